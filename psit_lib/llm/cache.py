@@ -1,0 +1,88 @@
+"""Persistent response cache (SQLite).
+
+The key is a canonical hash of everything that determines a reply — model, endpoint, role,
+messages, tools, sampling parameters and seed — and never the credentials. Modes:
+
+* ``off``: every call goes to the model;
+* ``rw``: hits are served from the cache (zero usage, marked ``cached``), misses are stored;
+* ``replay``: hits only; a miss raises :class:`CacheMissError` naming the request, so a
+  published run can be re-executed bit for bit without a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from .errors import CacheMissError
+from .types import ChatRequest, ChatResult
+
+
+def request_key(request: ChatRequest, endpoint: str) -> str:
+    """Canonical SHA-256 of the request; equal requests give equal keys across processes."""
+    payload = {"endpoint": endpoint, "role": request.role, **request.wire_body()}
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class ResponseCache:
+    """A small thread-safe SQLite key/value store of ChatResults."""
+
+    def __init__(self, path: str | Path, mode: str = "rw") -> None:
+        if mode not in ("off", "rw", "replay"):
+            raise ValueError(f"cache mode must be off, rw or replay, not {mode!r}")
+        self.mode = mode
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        if mode != "off":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, role TEXT, "
+                "request TEXT, result TEXT, created REAL)")
+
+    def get(self, request: ChatRequest, endpoint: str) -> ChatResult | None:
+        """The cached result (marked cached, zero usage), None on a miss in ``rw`` mode."""
+        if self._conn is None:
+            return None
+        key = request_key(request, endpoint)
+        with self._lock:
+            row = self._conn.execute("SELECT result FROM responses WHERE key=?", (key,)).fetchone()
+        if row is None:
+            if self.mode == "replay":
+                raise CacheMissError(
+                    f"replay-only cache {self.path} has no entry for {request.describe()} "
+                    f"(key {key[:16]}); run once with PSIT_CACHE=rw to record it")
+            return None
+        data = json.loads(row[0])
+        data.update(cached=True, usage={})
+        return ChatResult.from_json(data)
+
+    def put(self, request: ChatRequest, endpoint: str, result: ChatResult) -> None:
+        if self._conn is None or self.mode != "rw":
+            return
+        key = request_key(request, endpoint)
+        body = json.dumps(request.wire_body(), sort_keys=True, ensure_ascii=False)
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
+                (key, request.role, body, json.dumps(result.to_json()), time.time()))
+
+    def __len__(self) -> int:
+        if self._conn is None:
+            return 0
+        with self._lock:
+            return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        if self._conn is not None:
+            with self._lock:
+                self._conn.close()
+            self._conn = None

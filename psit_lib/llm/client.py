@@ -1,0 +1,263 @@
+"""The single seam for every model call.
+
+``LLMClient`` wraps ``openai.AsyncOpenAI`` (one per endpoint) with bounded concurrency, retries
+with exponential backoff and jitter that honour ``Retry-After``, the response cache, and call
+statistics. On the ``sim`` backend the same OpenAI client talks to the embedded simulator
+through an in-process HTTP transport, so the code path is identical to a real endpoint's.
+
+``ModelSession`` is an episode's view of the client: it derives each call's seed from
+(run seed, episode id, branch path, call index) and keeps the episode's call log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import httpx2
+import openai
+
+from .cache import ResponseCache
+from .errors import ModelCallError, ModelOutputError
+from .seeds import derive_seed
+from .settings import SIM_BASE_URL, LLMSettings
+from .types import CallRecord, ChatRequest, ChatResult, ToolCall, Usage
+
+ROLE_HEADER = "X-PSIT-Role"
+PROFILE_HEADER = "X-PSIT-Profile"
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+@dataclass
+class CallStats:
+    """Counters for run metadata: what the model was actually asked, and what the cache saved."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    by_role: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"model_calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
+                "failures": self.failures, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "calls_by_role": dict(self.by_role)}
+
+
+def retry_after_seconds(response: httpx2.Response | None) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms``, ``retry-after`` secs or date)."""
+    if response is None:
+        return None
+    headers = response.headers
+    if headers.get("retry-after-ms"):
+        try:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _result_from_response(response: Any) -> ChatResult:
+    if not getattr(response, "choices", None):
+        raise ModelOutputError("the endpoint returned a completion with no choices")
+    choice = response.choices[0]
+    message = choice.message
+    extra = getattr(message, "model_extra", None) or {}
+    reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+    calls = tuple(ToolCall(id=tc.id or f"call_{i}", name=tc.function.name,
+                           arguments=tc.function.arguments or "{}")
+                  for i, tc in enumerate(message.tool_calls or ()))
+    usage = response.usage
+    return ChatResult(
+        content=message.content or "",
+        reasoning=reasoning if isinstance(reasoning, str) else None,
+        tool_calls=calls,
+        usage=Usage(getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0),
+        finish_reason=choice.finish_reason,
+        model=response.model or "",
+    )
+
+
+class LLMClient:
+    """Makes chat-completions calls for the whole process; one per run."""
+
+    def __init__(self, settings: LLMSettings | None = None, *, cache: ResponseCache | None = None,
+                 transport: httpx2.AsyncBaseTransport | None = None) -> None:
+        self.settings = settings or LLMSettings.from_env()
+        self.cache = cache
+        self.stats = CallStats()
+        self._transport = transport
+        self._clients: dict[str, openai.AsyncOpenAI] = {}
+        self._semaphore: asyncio.Semaphore | None = None
+        self._jitter = random.Random()
+
+    # -- endpoints -----------------------------------------------------------------------
+    def endpoint_for(self, request: ChatRequest) -> str:
+        """Stable choice among several base URLs (by request), so cache keys do not wander."""
+        if self.settings.backend == "sim":
+            return SIM_BASE_URL
+        urls = self.settings.base_urls
+        return urls[(request.seed or 0) % len(urls)]
+
+    def _openai(self, base_url: str) -> openai.AsyncOpenAI:
+        if base_url not in self._clients:
+            pool = max(128, 2 * self.settings.concurrency)
+            transport = self._transport
+            if transport is None and self.settings.backend == "sim":
+                from psit_lib.sim.transport import SimTransport
+
+                transport = SimTransport()
+            http = httpx2.AsyncClient(
+                transport=transport,
+                limits=httpx2.Limits(max_connections=pool, max_keepalive_connections=pool),
+                timeout=self.settings.timeout)
+            key = self.settings.api_key.get_secret_value() if self.settings.api_key else "not-needed"
+            self._clients[base_url] = openai.AsyncOpenAI(
+                base_url=base_url, api_key=key, max_retries=0, http_client=http,
+                timeout=self.settings.timeout)
+        return self._clients[base_url]
+
+    # -- calls ---------------------------------------------------------------------------
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        """One chat completion: cache, then the endpoint with retries; raises ModelCallError."""
+        endpoint = self.endpoint_for(request)
+        if self.cache is not None:
+            hit = self.cache.get(request, endpoint)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return hit
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.settings.concurrency)
+        async with self._semaphore:
+            result = await self._call_with_retries(request, endpoint)
+        self.stats.calls += 1
+        self.stats.by_role[request.role] = self.stats.by_role.get(request.role, 0) + 1
+        self.stats.prompt_tokens += result.usage.prompt_tokens
+        self.stats.completion_tokens += result.usage.completion_tokens
+        if self.cache is not None:
+            self.cache.put(request, endpoint, result)
+        return result
+
+    async def _call_with_retries(self, request: ChatRequest, endpoint: str) -> ChatResult:
+        client = self._openai(endpoint)
+        headers = {ROLE_HEADER: request.role, PROFILE_HEADER: self.settings.sim_profile}
+        attempts = self.settings.max_retries + 1
+        last_reason = ""
+        for attempt in range(attempts):
+            try:
+                response = await client.chat.completions.create(
+                    **request.wire_body(), extra_headers=headers)
+                return _result_from_response(response)
+            except openai.APIStatusError as exc:
+                last_reason = f"HTTP {exc.status_code}"
+                if exc.status_code not in RETRYABLE_STATUS:
+                    self.stats.failures += 1
+                    raise ModelCallError(
+                        f"the endpoint refused the call with HTTP {exc.status_code} "
+                        f"({_short(exc.message)}) for {request.describe()}") from None
+                wait = retry_after_seconds(exc.response)
+            except openai.APITimeoutError:
+                last_reason, wait = f"timeout after {self.settings.timeout:g}s", None
+            except openai.APIConnectionError as exc:
+                last_reason, wait = f"connection error ({_short(str(exc.__cause__ or exc))})", None
+            if attempt == attempts - 1:
+                break
+            self.stats.retries += 1
+            await asyncio.sleep(self._backoff(attempt) if wait is None else min(wait, self.settings.backoff_max))
+        self.stats.failures += 1
+        raise ModelCallError(f"model call failed after {attempts} tries, last: {last_reason}; "
+                             f"endpoint {endpoint}; {request.describe()}")
+
+    def _backoff(self, attempt: int) -> float:
+        """Exponential backoff with full jitter, capped."""
+        ceiling = min(self.settings.backoff_max, self.settings.backoff_base * (2 ** attempt))
+        return self._jitter.uniform(0, ceiling)
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            await client.close()
+        self._clients.clear()
+        if self.cache is not None:
+            self.cache.close()
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class SamplingDefaults:
+    """The run's sampling parameters (SPEC §1: temperature 0.3, 2048 generated tokens)."""
+
+    temperature: float = 0.3
+    max_tokens: int = 2048
+
+
+class ModelSession:
+    """An episode's handle on the model: derived seeds, per-branch paths and a call log."""
+
+    def __init__(self, client: LLMClient, *, run_seed: int, episode_id: str,
+                 sampling: SamplingDefaults | None = None, path: str = "main",
+                 log: list[CallRecord] | None = None) -> None:
+        self.client = client
+        self.run_seed = run_seed
+        self.episode_id = episode_id
+        self.sampling = sampling or SamplingDefaults()
+        self.path = path
+        self.log: list[CallRecord] = [] if log is None else log
+        self._index = 0
+
+    def branch(self, name: str) -> "ModelSession":
+        """A child session for a fork branch: own seed path, shared call log."""
+        return ModelSession(self.client, run_seed=self.run_seed, episode_id=self.episode_id,
+                            sampling=self.sampling, path=f"{self.path}/{name}", log=self.log)
+
+    @property
+    def model(self) -> str:
+        return self.client.settings.model
+
+    async def chat(self, messages: Sequence[dict[str, Any]], *, role: str,
+                   tools: Sequence[dict[str, Any]] | None = None, tool_choice: Any = None,
+                   response_format: dict[str, Any] | None = None,
+                   temperature: float | None = None, max_tokens: int | None = None) -> ChatResult:
+        index = self._index
+        self._index += 1
+        seed = derive_seed(self.run_seed, self.episode_id, self.path, index)
+        request = ChatRequest(
+            role=role, messages=tuple(messages), model=self.model,
+            temperature=self.sampling.temperature if temperature is None else temperature,
+            max_tokens=self.sampling.max_tokens if max_tokens is None else max_tokens,
+            seed=seed, tools=tuple(tools) if tools else None, tool_choice=tool_choice,
+            response_format=response_format)
+        try:
+            result = await self.client.chat(request)
+        except Exception as exc:
+            self.log.append(CallRecord(role, self.path, index, seed, False, 0, 0, error=str(exc)))
+            raise
+        self.log.append(CallRecord(role, self.path, index, seed, result.cached,
+                                   result.usage.prompt_tokens, result.usage.completion_tokens))
+        return result
+
+    def usage_summary(self) -> dict[str, Any]:
+        """Totals for the episode record: calls, cache hits, tokens, calls per role."""
+        by_role: dict[str, int] = {}
+        for rec in self.log:
+            by_role[rec.role] = by_role.get(rec.role, 0) + 1
+        return {"calls": len(self.log), "cache_hits": sum(r.cached for r in self.log),
+                "prompt_tokens": sum(r.prompt_tokens for r in self.log),
+                "completion_tokens": sum(r.completion_tokens for r in self.log),
+                "calls_by_role": by_role}

@@ -1,0 +1,100 @@
+"""Model-layer settings, read from the environment (never from notebook parameters).
+
+Credentials live only here, as a ``SecretStr``: they are not part of ``public_dict()`` (what
+run metadata records), of cache keys, or of any error message.
+
+Environment variables
+---------------------
+``PSIT_BACKEND``        ``sim`` (default, the embedded simulated model) or ``openai`` (any
+                        OpenAI-compatible endpoint: vLLM, SGLang, llama.cpp, Ollama, OpenAI).
+``PSIT_BASE_URLS``      comma-separated endpoint URLs (``OPENAI_BASE_URL`` is used if unset).
+``PSIT_API_KEY``        key for the endpoint (``OPENAI_API_KEY`` is used if unset).
+``PSIT_MODEL``          model name (default ``psit-sim`` on the simulator).
+``PSIT_SIM_PROFILE``    simulator behaviour profile (default ``default``).
+``PSIT_CONCURRENCY``    maximum calls in flight (default 32).
+``PSIT_TIMEOUT``        seconds per HTTP attempt (default 120).
+``PSIT_MAX_RETRIES``    retries after the first try on 429/5xx/timeouts (default 5).
+``PSIT_CACHE``          ``rw`` (default), ``off`` or ``replay`` (replay-only: a miss is an error).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from .errors import ConfigurationError
+
+Backend = Literal["sim", "openai"]
+CacheMode = Literal["off", "rw", "replay"]
+
+SIM_MODEL_NAME = "psit-sim"
+SIM_BASE_URL = "http://psit-sim.invalid/v1"
+
+
+class LLMSettings(BaseModel):
+    """Where model calls go and how they are made."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    backend: Backend = "sim"
+    base_urls: tuple[str, ...] = ()
+    api_key: SecretStr | None = Field(default=None, repr=False)
+    model: str = SIM_MODEL_NAME
+    sim_profile: str = "default"
+    concurrency: int = Field(default=32, ge=1, le=4096)
+    timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=5, ge=0, le=50)
+    cache: CacheMode = "rw"
+    backoff_base: float = Field(default=0.5, ge=0)
+    backoff_max: float = Field(default=30.0, ge=0)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "LLMSettings":
+        """Settings from environment variables, then ``overrides`` (per-run or per-call)."""
+        env = os.environ if env is None else env
+        raw: dict[str, Any] = {}
+        backend = env.get("PSIT_BACKEND")
+        if backend:
+            raw["backend"] = backend.strip().lower()
+        urls = env.get("PSIT_BASE_URLS") or env.get("OPENAI_BASE_URL")
+        if urls:
+            raw["base_urls"] = tuple(u.strip() for u in urls.split(",") if u.strip())
+        key = env.get("PSIT_API_KEY") or env.get("OPENAI_API_KEY")
+        if key:
+            raw["api_key"] = key
+        for name, field in (("PSIT_MODEL", "model"), ("PSIT_SIM_PROFILE", "sim_profile"),
+                            ("PSIT_CONCURRENCY", "concurrency"), ("PSIT_TIMEOUT", "timeout"),
+                            ("PSIT_MAX_RETRIES", "max_retries"), ("PSIT_CACHE", "cache")):
+            if env.get(name):
+                raw[field] = env[name].strip()
+        raw.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            settings = cls(**raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigurationError(f"bad model setting {where!r}: {first['msg']}") from None
+        if settings.backend == "openai" and not settings.base_urls:
+            raise ConfigurationError(
+                "PSIT_BACKEND=openai needs an endpoint: set PSIT_BASE_URLS (or OPENAI_BASE_URL), "
+                "e.g. http://localhost:8000/v1 for a vLLM server")
+        return settings
+
+    @property
+    def simulated(self) -> bool:
+        """True for the embedded simulator and for a loopback ``psit sim serve`` endpoint."""
+        return self.backend == "sim" or self.model.startswith(SIM_MODEL_NAME)
+
+    @property
+    def profile_label(self) -> str:
+        """The profile shown in banners: a simulator profile, or 'n/a' for a real model."""
+        return self.sim_profile if self.simulated else "n/a"
+
+    def public_dict(self) -> dict[str, Any]:
+        """What run metadata may record: everything but the credentials."""
+        data = self.model_dump(exclude={"api_key"})
+        data["base_urls"] = list(self.base_urls) if self.backend == "openai" else ["in-process simulator"]
+        data["simulated"] = self.simulated
+        return data

@@ -1,0 +1,129 @@
+"""What a notebook opens: settings, client, cache, run folder and store in one object.
+
+Where things go
+---------------
+``PSIT_RUN_DIR`` (set by ``psit run``) -> ``<run dir>/<notebook>/`` holds the notebook's
+params, metadata and episode records; ``<run dir>/cache.sqlite`` is the run's response cache.
+Without it (a notebook opened by hand, nbval) the folder is
+``<results root>/adhoc/<notebook>-<hash of parameters>``, so re-running with the same
+parameters resumes and different parameters never mix. ``PSIT_RESULTS_DIR`` moves the
+results root (default ``results/`` in the repository); ``PSIT_FIGURES_DIR`` moves the
+figures copy (default ``figures/``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from psit_lib.llm.cache import ResponseCache
+from psit_lib.llm.client import LLMClient, SamplingDefaults
+from psit_lib.llm.settings import LLMSettings
+
+from .metadata import base_metadata, now_iso
+from .runner import EpisodeFn, EpisodeSpec, run_episodes
+from .store import RunStore
+
+
+def repo_root() -> Path:
+    here = Path(__file__).resolve().parents[2]
+    return here if (here / "pyproject.toml").exists() else Path.cwd()
+
+
+def results_root() -> Path:
+    return Path(os.environ.get("PSIT_RESULTS_DIR") or repo_root() / "results")
+
+
+def figures_dir() -> Path:
+    return Path(os.environ.get("PSIT_FIGURES_DIR") or repo_root() / "figures")
+
+
+def params_hash(params: dict[str, Any]) -> str:
+    text = json.dumps(params, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+class Experiment:
+    """One notebook's experiment: call ``await exp.run(specs, fn)`` then ``exp.finish()``."""
+
+    def __init__(self, notebook: str, params: dict[str, Any], *, seed: int = 0,
+                 temperature: float = 0.3, max_tokens: int = 2048,
+                 settings: LLMSettings | None = None, run_dir: str | Path | None = None) -> None:
+        self.notebook = notebook
+        self.params = dict(params)
+        self.seed = seed
+        self.settings = settings or LLMSettings.from_env()
+        self.sampling = SamplingDefaults(temperature=temperature, max_tokens=max_tokens)
+        identity = {**self.params, "_backend": self.settings.backend, "_model": self.settings.model,
+                    "_profile": self.settings.profile_label}
+        if run_dir is None and os.environ.get("PSIT_RUN_DIR"):
+            run_dir = Path(os.environ["PSIT_RUN_DIR"])
+            folder = run_dir / notebook
+        elif run_dir is not None:
+            folder = Path(run_dir) / notebook
+        else:
+            run_dir = results_root() / "adhoc" / f"{notebook}-{params_hash(identity)}"
+            folder = Path(run_dir)
+        self.run_dir = Path(run_dir)
+        self.store = RunStore(folder)
+        self.store.bind_params(identity)
+        self.cache = ResponseCache(self.run_dir / "cache.sqlite", mode=self.settings.cache)
+        self.client = LLMClient(self.settings, cache=self.cache)
+        previous = self.store.read_metadata()
+        self.metadata = {**base_metadata(self.settings, seed=seed, notebook=notebook),
+                         "executions": previous.get("executions", [])}
+        self.store.write_metadata(self.metadata)
+
+    # -- provenance ---------------------------------------------------------------------------
+    @property
+    def label(self) -> str:
+        """The provenance line every table and figure carries."""
+        from psit_lib.analysis.labels import provenance_label
+
+        return provenance_label(self.settings.backend if not self.settings.simulated else "sim",
+                                self.settings.model, self.settings.profile_label)
+
+    def banner(self) -> str:
+        """Markdown banner for the top of a notebook."""
+        kind = ("**SIMULATED MODEL** — numbers show the protocol's information flow, not any "
+                "real model's behaviour" if self.settings.simulated else "real endpoint")
+        return (f"**Backend:** `{self.settings.backend}` ({kind}) · **model:** `{self.settings.model}` · "
+                f"**profile:** `{self.settings.profile_label}` · **seed:** `{self.seed}` · "
+                f"**temperature:** `{self.sampling.temperature}`")
+
+    # -- running ------------------------------------------------------------------------------
+    async def run(self, specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *,
+                  concurrency: int | None = None, desc: str | None = None,
+                  progress: bool = True) -> list[dict[str, Any]]:
+        return await run_episodes(specs, episode_fn, store=self.store, client=self.client,
+                                  run_seed=self.seed, sampling=self.sampling,
+                                  concurrency=concurrency or self.settings.concurrency,
+                                  desc=desc or self.notebook, progress=progress)
+
+    def save_figure(self, fig, name: str) -> Path:
+        """Save a figure to the run folder and to ``figures/`` (``<notebook>__<name>.png``)."""
+        filename = f"{self.notebook}__{name}.png"
+        local = self.store.dir / "figures" / filename
+        local.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(local, dpi=120, bbox_inches="tight")
+        shared = figures_dir() / filename
+        shared.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(shared, dpi=120, bbox_inches="tight")
+        return local
+
+    def finish(self, **summary: Any) -> dict[str, Any]:
+        """Write this execution's call statistics into the run metadata and return them."""
+        records = self.store.records()
+        execution = {"started": self.metadata["started"], "ended": now_iso(),
+                     **self.client.stats.as_dict(),
+                     "episodes_recorded": len(records),
+                     "episodes_failed": sum(r.get("status") != "ok" for r in records.values()),
+                     **summary}
+        self.metadata["executions"].append(execution)
+        self.metadata["ended"] = execution["ended"]
+        self.metadata["last_execution"] = execution
+        self.store.write_metadata(self.metadata)
+        return execution

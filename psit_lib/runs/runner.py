@@ -1,0 +1,75 @@
+"""The one episode runner every experiment uses.
+
+Bounded concurrency, a progress bar, per-episode seeds (through ``ModelSession``), and an
+error record per failed episode instead of an exception that would abort the whole run.
+Finished episodes found in the store are skipped, which is what makes runs resumable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Sequence
+
+from tqdm.auto import tqdm
+
+from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
+
+from .store import RunStore
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One planned episode: a stable id (its seed depends on it) and its design cell."""
+
+    episode_id: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+EpisodeFn = Callable[[EpisodeSpec, ModelSession], Awaitable[dict[str, Any]]]
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line: the exception type and message, without a traceback wall."""
+    text = " ".join(str(exc).split()) or "(no message)"
+    return f"{type(exc).__name__}: {text[:500]}"
+
+
+async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, store: RunStore,
+                       client: LLMClient, run_seed: int, sampling: SamplingDefaults | None = None,
+                       concurrency: int = 16, desc: str = "episodes",
+                       progress: bool = True) -> list[dict[str, Any]]:
+    """Run the unfinished episodes of ``specs`` and return every planned episode's record."""
+    ids = [s.episode_id for s in specs]
+    if len(set(ids)) != len(ids):
+        raise ValueError("episode ids must be unique within a run")
+    finished = store.finished_ids()
+    todo = [s for s in specs if s.episode_id not in finished]
+    bar = tqdm(total=len(specs), initial=len(specs) - len(todo), desc=desc, disable=not progress,
+               unit="ep", mininterval=0.5)
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(spec: EpisodeSpec) -> None:
+        async with gate:
+            session = ModelSession(client, run_seed=run_seed, episode_id=spec.episode_id,
+                                   sampling=sampling)
+            started = time.perf_counter()
+            try:
+                body, status, error = await episode_fn(spec, session), "ok", None
+            except Exception as exc:  # recorded, never dropped
+                body, status, error = {}, "error", describe_error(exc)
+            record = {"episode_id": spec.episode_id, "status": status, "error": error,
+                      "spec": spec.params, "usage": session.usage_summary(),
+                      "calls": [dataclasses.asdict(c) for c in session.log],
+                      "wall_seconds": round(time.perf_counter() - started, 4), **body}
+            store.append(record)
+            bar.update(1)
+
+    try:
+        await asyncio.gather(*(one(s) for s in todo))
+    finally:
+        bar.close()
+    records = store.records()
+    return [records[i] for i in ids if i in records]

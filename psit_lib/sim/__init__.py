@@ -1,0 +1,9 @@
+"""The offline simulated model of SPEC §8 (deterministic, information-flow faithful)."""
+
+from .context import SimContext, SimReply
+from .engine import complete
+from .profiles import PROFILES, SimProfile, get_profile, profiles_table
+from .registry import known_roles, register_role
+
+__all__ = ["PROFILES", "SimContext", "SimProfile", "SimReply", "complete", "get_profile",
+           "known_roles", "profiles_table", "register_role"]

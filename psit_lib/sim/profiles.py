@@ -1,0 +1,79 @@
+"""Simulator profiles: named sets of behaviour knobs, documented as *assumptions*.
+
+A profile describes how the simulated model behaves, never how an agent should score: the
+simulator has no per-agent outcome rates. Differences between agents emerge only from what
+each agent puts into the model's context (SPEC §8).
+
+Knobs
+-----
+reasoning              emits ``reasoning_content`` (its private choice of secret lives there).
+tool_use_reliability   P(the model calls a memory tool on its own when it has something worth
+                       remembering) — matters for autonomous memory agents.
+edit_error_rate        P(a memory edit it writes is malformed JSON or fails the tool's checks).
+leak_propensity        P(a public reply lets the secret slip).
+unheld_secret          what it does when asked about a secret it does not hold in context:
+                       ``reimagine`` (samples a secret compatible with the public history and
+                       answers by it), ``play_along`` (agrees with whatever is suggested) or
+                       ``deny`` (answers no).
+malformed_output_rate  P(a public reply is unusable: no pattern, no yes/no, garbled JSON).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class UnknownProfileError(ValueError):
+    """A profile name that the simulator does not define."""
+
+
+class SimProfile(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    description: str
+    reasoning: bool = True
+    tool_use_reliability: float = Field(0.7, ge=0, le=1)
+    edit_error_rate: float = Field(0.05, ge=0, le=1)
+    leak_propensity: float = Field(0.01, ge=0, le=1)
+    unheld_secret: Literal["reimagine", "play_along", "deny"] = "reimagine"
+    malformed_output_rate: float = Field(0.0, ge=0, le=1)
+
+
+PROFILES: dict[str, SimProfile] = {
+    p.name: p
+    for p in (
+        SimProfile(name="default",
+                   description="Reasons privately, usually reliable with tools, re-imagines a "
+                               "compatible secret when it holds none."),
+        SimProfile(name="agreeable", unheld_secret="play_along",
+                   description="Like default, but says yes to whatever secret is suggested "
+                               "when it holds none (drives over-confirmation)."),
+        SimProfile(name="cautious", unheld_secret="deny",
+                   description="Like default, but denies any suggested secret when it holds "
+                               "none (drives all-denial)."),
+        SimProfile(name="sloppy", tool_use_reliability=0.4, edit_error_rate=0.25,
+                   leak_propensity=0.05, malformed_output_rate=0.05,
+                   description="Unreliable with tools and formats; leaks more often."),
+        SimProfile(name="no_reasoning", reasoning=False,
+                   description="Like default, but returns no reasoning trace, so a private-CoT "
+                               "agent has nothing private to keep."),
+    )
+}
+
+
+def get_profile(name: str) -> SimProfile:
+    """The named profile, or an error listing the valid names."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise UnknownProfileError(
+            f"unknown simulator profile {name!r}; choose one of {', '.join(sorted(PROFILES))}"
+        ) from None
+
+
+def profiles_table() -> list[dict]:
+    """Rows describing every profile (for the notebooks' assumptions table)."""
+    return [p.model_dump() for p in PROFILES.values()]

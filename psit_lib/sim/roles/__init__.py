@@ -1,0 +1,1 @@
+"""Simulated roles; importing this package registers them all."""

@@ -1,0 +1,70 @@
+"""The simulator as a loopback HTTP server (``psit sim serve``).
+
+Third-party libraries (memory baselines, other harnesses) can point an OpenAI client at it
+unchanged. It binds to 127.0.0.1 by default and serves the same engine as the in-process
+transport. ``running_server()`` starts one on a free port in a thread, for tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Iterator
+
+from .engine import handle_http
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    default_profile = "default"
+
+    def _respond(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        headers = dict(self.headers.items())
+        headers.setdefault("X-PSIT-Profile", self.default_profile)
+        status, payload = handle_http(self.command, self.path, headers, raw)
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = _respond
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - quiet by default
+        pass
+
+
+def make_server(host: str = "127.0.0.1", port: int = 0, profile: str = "default") -> ThreadingHTTPServer:
+    handler = type("SimHandler", (_Handler,), {"default_profile": profile})
+    server = ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    return server
+
+
+@contextlib.contextmanager
+def running_server(profile: str = "default") -> Iterator[str]:
+    """Yield the base URL (``http://127.0.0.1:PORT/v1``) of a simulator server in a thread."""
+    server = make_server(port=0, profile=profile)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def serve(host: str = "127.0.0.1", port: int = 8765, profile: str = "default") -> None:
+    server = make_server(host, port, profile)
+    print(f"psit simulator (simulated model, profile {profile!r}) on http://{host}:{port}/v1 — Ctrl-C stops")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
