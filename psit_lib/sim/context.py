@@ -103,3 +103,8 @@ class SimContext:
         top = max(logs)
         scaled = [math.exp(v - top) for v in logs]
         return self.rng.choices(list(items), weights=scaled, k=1)[0]
+
+    def prior_choice(self, items: Sequence[T], frequencies: Sequence[float]) -> T:
+        """Sample a secret from the model's prior ``frequency ** alpha``, sharpened by 1/T."""
+        alpha = self.profile.prior_exponent
+        return self.weighted_choice(items, [max(f, 1e-12) ** alpha for f in frequencies])

@@ -16,6 +16,14 @@ unheld_secret          what it does when asked about a secret it does not hold i
                        answers by it), ``play_along`` (agrees with whatever is suggested) or
                        ``deny`` (answers no).
 malformed_output_rate  P(a public reply is unusable: no pattern, no yes/no, garbled JSON).
+prior_exponent         alpha in the secret prior ``frequency ** (alpha / T)``: how strongly the
+                       model favours common secrets (1 = proportional to corpus frequency).
+late_tool_use          P(a model that did not write its secret down when it chose it does so
+                       on a later turn, when it re-imagines one).
+mask_error_rate        P(the BASIS cortex agent's ingest call is unusable: a malformed access
+                       mask, or no ingest call at all); the harness then falls back.
+notices_contradictions P(an orchestrator that *can see* evidence contradicting the user's request
+                       (in its shared context or tool results) notices it and corrects course).
 """
 
 from __future__ import annotations
@@ -40,6 +48,10 @@ class SimProfile(BaseModel):
     leak_propensity: float = Field(0.01, ge=0, le=1)
     unheld_secret: Literal["reimagine", "play_along", "deny"] = "reimagine"
     malformed_output_rate: float = Field(0.0, ge=0, le=1)
+    prior_exponent: float = Field(0.25, gt=0, le=2)
+    late_tool_use: float = Field(0.15, ge=0, le=1)
+    mask_error_rate: float = Field(0.05, ge=0, le=1)
+    notices_contradictions: float = Field(0.9, ge=0, le=1)
 
 
 PROFILES: dict[str, SimProfile] = {

@@ -1,1 +1,5 @@
 """Simulated roles; importing this package registers them all."""
+
+from . import candidates  # noqa: F401
+from . import hangman  # noqa: F401
+from . import updater  # noqa: F401

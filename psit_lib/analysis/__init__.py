@@ -1,0 +1,72 @@
+"""Analysis layer: outcome vocabulary, statistics, pass@k, secret spread, provenance labels, figures.
+
+Names are re-exported lazily (PEP 562): the protocol imports ``Outcome`` from here on every
+run, and that must not pull in matplotlib, seaborn, scipy and statsmodels. A name's module is
+imported the first time the name is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    # outcomes
+    "Outcome": "outcomes",
+    "ForkInputError": "outcomes",
+    "OUTCOME_ORDER": "outcomes",
+    "OUTCOME_COLOURS": "outcomes",
+    "OUTCOME_LABELS": "outcomes",
+    "classify_fork": "outcomes",
+    "secret_appears_in": "outcomes",
+    # stats
+    "wilson_interval": "stats",
+    "fisher_one_sided": "stats",
+    "holm": "stats",
+    "rate_table": "stats",
+    "significance_table": "stats",
+    # passk
+    "pass_at_k": "passk",
+    "pass_hat_k": "passk",
+    "first_k_all_succeed": "passk",
+    "passk_table": "passk",
+    "PASSK_COLUMN_LABELS": "passk",
+    # secrets
+    "shannon_entropy": "secrets",
+    "normalised_entropy": "secrets",
+    "effective_number": "secrets",
+    "top_share": "secrets",
+    "top_k": "secrets",
+    "bootstrap_ci": "secrets",
+    "chi_square_vs_prior": "secrets",
+    "ChiSquareResult": "secrets",
+    "secret_summary": "secrets",
+    # labels
+    "provenance_label": "labels",
+    "is_simulated_backend": "labels",
+    "label_figure": "labels",
+    "label_table": "labels",
+    "figure_provenance": "labels",
+    # plots
+    "plot_outcome_bars": "plots",
+    "plot_rate_intervals": "plots",
+    "plot_state_size": "plots",
+    "plot_topk_facets": "plots",
+    "plot_entropy_vs_temperature": "plots",
+    "plot_passk_curves": "plots",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module_name}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,134 @@
+"""The outcome vocabulary of the self-consistency test (SPEC §1 step 3), shared by protocol and plots.
+
+One fork episode ends in exactly one :class:`Outcome`. The protocol records it, the statistics
+count it, and the failure-mode figure stacks it, so all three must agree on the names, the
+order and the colours. That is why they live together here and nowhere else.
+
+:func:`classify_fork` is the single rule that turns what happened at a fork (the revealed
+secret, the public transcript before the reveal, the yes/no answers per candidate) into an
+outcome. It is pure so it can be tested on hand-made episodes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from enum import Enum
+
+
+class Outcome(str, Enum):
+    """How a fork episode ended. A ``str`` enum, so values compare equal to plain strings."""
+
+    LEAKAGE = "leakage"
+    SELF_CONSISTENT = "self_consistent"
+    OVER_CONFIRMATION = "over_confirmation"
+    STATE_SUBSTITUTION = "state_substitution"
+    ALL_DENIAL = "all_denial"
+    UNPARSEABLE = "unparseable"
+    ERROR = "error"
+
+
+class ForkInputError(ValueError):
+    """The fork record handed to :func:`classify_fork` breaks its contract (a protocol bug)."""
+
+
+#: Stacking order for bars: success at the bottom, then the four failure modes of SPEC §1 in
+#: order of "how close to consistent", then the recorded-but-not-judged outcomes on top.
+OUTCOME_ORDER: tuple[Outcome, ...] = (
+    Outcome.SELF_CONSISTENT,
+    Outcome.OVER_CONFIRMATION,
+    Outcome.STATE_SUBSTITUTION,
+    Outcome.ALL_DENIAL,
+    Outcome.LEAKAGE,
+    Outcome.UNPARSEABLE,
+    Outcome.ERROR,
+)
+
+#: Fixed colours (Okabe-Ito, readable with the common colour-vision deficiencies) so the same
+#: outcome has the same colour in every figure of the workbook.
+OUTCOME_COLOURS: dict[Outcome, str] = {
+    Outcome.SELF_CONSISTENT: "#009E73",  # bluish green
+    Outcome.OVER_CONFIRMATION: "#E69F00",  # orange
+    Outcome.STATE_SUBSTITUTION: "#D55E00",  # vermillion
+    Outcome.ALL_DENIAL: "#0072B2",  # blue
+    Outcome.LEAKAGE: "#CC79A7",  # reddish purple
+    Outcome.UNPARSEABLE: "#999999",  # grey
+    Outcome.ERROR: "#333333",  # near black
+}
+
+#: Human-readable names for legends and tables.
+OUTCOME_LABELS: dict[Outcome, str] = {
+    Outcome.SELF_CONSISTENT: "self-consistent",
+    Outcome.OVER_CONFIRMATION: "over-confirmation",
+    Outcome.STATE_SUBSTITUTION: "state substitution",
+    Outcome.ALL_DENIAL: "all denial",
+    Outcome.LEAKAGE: "leakage",
+    Outcome.UNPARSEABLE: "unparseable",
+    Outcome.ERROR: "error",
+}
+
+
+def secret_appears_in(secret: str, text: str) -> bool:
+    """Whether ``secret`` occurs in ``text`` as a whole word (or whole phrase), ignoring case.
+
+    Why whole words: Hangman secrets are short common words, and a substring test would call
+    "cat" leaked by "category", "ant" by "want" or "art" by "start", which would turn ordinary
+    host chatter into false leakage. A whole-word test flags the cases the protocol cares
+    about: the secret written out where the player can read it. Multi-word secrets (diagnosis
+    names) match as a phrase with any run of whitespace between the words. Word edges are
+    "not a letter, digit or underscore" on either side, so secrets that start or end with
+    punctuation still match. A pattern such as ``c _ t`` never spells the secret and so is
+    not leakage.
+    """
+    words = secret.split()
+    if not words:
+        return False
+    phrase = r"\s+".join(re.escape(word) for word in words)
+    return re.search(rf"(?<!\w){phrase}(?!\w)", text, flags=re.IGNORECASE) is not None
+
+
+def classify_fork(
+    revealed: str | None,
+    transcript_before_reveal: str,
+    answers: Mapping[str, bool | None],
+) -> Outcome:
+    """Outcome of one fork episode, applying SPEC §1 step 3 in its stated order.
+
+    Arguments:
+        revealed: the normalised secret parsed from the reveal branch, or None when the reveal
+            reply could not be read.
+        transcript_before_reveal: the public transcript (both sides) up to the fork, i.e.
+            everything the player could read before the reveal turn.
+        answers: yes/no answer per candidate, keyed by normalised secret; None where the
+            answer could not be parsed. The revealed secret must be one of the keys.
+
+    Order: an unreadable reveal is UNPARSEABLE (nothing to check leakage or answers
+    against); then LEAKAGE (it wins over everything, including unparseable yes/no answers,
+    because a secret already shown in public makes the fork test meaningless); then any
+    unparseable answer makes the episode UNPARSEABLE (a partial answer set cannot be judged);
+    then the four answer patterns. :attr:`Outcome.ERROR` is never returned here: it is for the
+    protocol to record when a model call fails before there is anything to classify.
+
+    Raises:
+        ForkInputError: when the revealed secret is not among the candidate keys.
+    """
+    if revealed is None or not revealed.strip():
+        return Outcome.UNPARSEABLE
+    if revealed not in answers:
+        raise ForkInputError(
+            f"revealed secret {revealed!r} is not among the candidate keys {sorted(answers)!r}; "
+            "the protocol must include the revealed secret, normalised, as a candidate"
+        )
+    if secret_appears_in(revealed, transcript_before_reveal):
+        return Outcome.LEAKAGE
+    if any(answer is None for answer in answers.values()):
+        return Outcome.UNPARSEABLE
+    yes_to_revealed = bool(answers[revealed])
+    yes_to_other = any(bool(answer) for secret, answer in answers.items() if secret != revealed)
+    if yes_to_revealed and not yes_to_other:
+        return Outcome.SELF_CONSISTENT
+    if yes_to_revealed:
+        return Outcome.OVER_CONFIRMATION
+    if yes_to_other:
+        return Outcome.STATE_SUBSTITUTION
+    return Outcome.ALL_DENIAL

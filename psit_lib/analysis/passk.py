@@ -1,0 +1,113 @@
+"""Reliability over repeated trials: pass@k, pass^k and the "first k succeed" variant (SPEC §6).
+
+With ``n`` trials of which ``c`` succeed:
+
+* ``pass@k`` (at least one of k trials succeeds) is estimated without bias by
+  ``1 - C(n-c, k) / C(n, k)``, the share of k-subsets of the trials that contain a success.
+* ``pass^k`` (all k trials succeed, the reliability view) is estimated without bias by
+  ``C(c, k) / C(n, k)``, the share of k-subsets made only of successes.
+
+The reference code instead looked at whether the *first* k trials all succeeded. For
+exchangeable trials that is also unbiased for pass^k, but it uses one k-subset out of C(n, k)
+and so has far more variance; ``C(c, k) / C(n, k)`` is exactly its average over all orderings.
+The table shows both, labelled, so the two can be compared rather than confused.
+
+Arithmetic is exact (``math.comb`` on integers, divided once as a Fraction) so large ``n`` does
+not lose precision.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+
+import pandas as pd
+
+DEFAULT_KS: tuple[int, ...] = (1, 2, 5, 10)
+
+#: Display names for the columns of :func:`passk_table` (for plots and rendered tables).
+PASSK_COLUMN_LABELS: dict[str, str] = {
+    "group": "group",
+    "k": "k",
+    "n": "trials n",
+    "successes": "successes c",
+    "pass_at_k": "pass@k (unbiased: 1 - C(n-c,k)/C(n,k))",
+    "pass_hat_k": "pass^k (unbiased: C(c,k)/C(n,k))",
+    "first_k_all_succeed": "first k trials all succeed (reference-code variant)",
+}
+
+
+def _check_nck(n: int, c: int, k: int) -> None:
+    for name, value in (("n", n), ("c", c), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be an int, got {value!r}.")
+    if n < 0 or not 0 <= c <= n:
+        raise ValueError(f"need 0 <= c <= n, got n={n}, c={c}.")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got k={k}.")
+    if k > n:
+        raise ValueError(f"k={k} exceeds the number of trials n={n}; pass@k and pass^k need k <= n.")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from ``c`` successes in ``n`` trials: 1 - C(n-c, k) / C(n, k)."""
+    _check_nck(n, c, k)
+    return float(1 - Fraction(math.comb(n - c, k), math.comb(n, k)))
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k from ``c`` successes in ``n`` trials: C(c, k) / C(n, k)."""
+    _check_nck(n, c, k)
+    return float(Fraction(math.comb(c, k), math.comb(n, k)))
+
+
+def first_k_all_succeed(outcomes: Sequence[bool], k: int) -> bool | float:
+    """Whether the first ``k`` trials (in recorded order) all succeeded; NaN when fewer than k exist.
+
+    This is the reference code's estimator of pass^k. It depends on trial order, which is why
+    the trials must be passed in the order they were run.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be an int of at least 1, got {k!r}.")
+    trials = list(outcomes)
+    if len(trials) < k:
+        return float("nan")
+    return all(bool(trial) for trial in trials[:k])
+
+
+def passk_table(
+    outcomes_by_group: Mapping[str, Sequence[bool]],
+    ks: Sequence[int] = DEFAULT_KS,
+) -> pd.DataFrame:
+    """pass@k, pass^k and the first-k variant per group and k, side by side.
+
+    One row per (group, k) in the mapping's order and the order of ``ks``. Where ``k`` exceeds
+    a group's number of trials all three estimates are NaN (not estimable) instead of an error,
+    so one table can hold groups of different sizes. ``first_k_all_succeed`` is 1.0/0.0/NaN.
+    Column meanings are in :data:`PASSK_COLUMN_LABELS`, also stored in ``df.attrs["labels"]``.
+    """
+    ks = list(ks)
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"every k must be an int of at least 1, got {k!r}.")
+    rows = []
+    for group, outcomes in outcomes_by_group.items():
+        trials = [bool(trial) for trial in outcomes]
+        n, c = len(trials), sum(trials)
+        for k in ks:
+            estimable = k <= n
+            rows.append(
+                {
+                    "group": group,
+                    "k": k,
+                    "n": n,
+                    "successes": c,
+                    "pass_at_k": pass_at_k(n, c, k) if estimable else float("nan"),
+                    "pass_hat_k": pass_hat_k(n, c, k) if estimable else float("nan"),
+                    "first_k_all_succeed": float(first_k_all_succeed(trials, k)),
+                }
+            )
+    table = pd.DataFrame(rows, columns=list(PASSK_COLUMN_LABELS))
+    table.attrs["labels"] = dict(PASSK_COLUMN_LABELS)
+    return table

@@ -1,0 +1,356 @@
+"""Figure builders for the PSIT results (SPEC §4, §6); each returns a labelled matplotlib Figure.
+
+Every builder takes the provenance ``label`` (see :mod:`psit_lib.analysis.labels`) and puts
+it in the figure footer, so a figure made on the simulator cannot leave the notebook without
+saying so.
+
+Figures are created as bare ``matplotlib.figure.Figure`` objects, not through ``pyplot``:
+nothing is registered in pyplot's global figure list, so building many figures neither leaks
+memory nor makes Jupyter display each one twice (once for the pyplot figure, once for the
+returned object). Callers display the returned figure or ``savefig`` it; nothing here calls
+``show`` or picks a backend.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
+
+from .labels import label_figure
+from .outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, OUTCOME_ORDER, Outcome
+from .passk import PASSK_COLUMN_LABELS
+from .secrets import secret_summary, top_k
+
+#: Outcomes always shown in the failure-mode legend; the others appear only when they occur.
+_JUDGED_OUTCOMES = (
+    Outcome.SELF_CONSISTENT,
+    Outcome.OVER_CONFIRMATION,
+    Outcome.STATE_SUBSTITUTION,
+    Outcome.ALL_DENIAL,
+    Outcome.LEAKAGE,
+)
+_FOOTER_INCHES = 0.22
+_GROUP_SEPARATOR = " · "
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    """A pyplot-free figure whose layout leaves a strip at the bottom for the provenance footer."""
+    bottom = min(0.2, _FOOTER_INCHES / height)
+    engine = ConstrainedLayoutEngine(rect=(0.0, bottom, 1.0, 1.0 - bottom))
+    return Figure(figsize=(width, height), layout=engine)
+
+
+def _require(df: pd.DataFrame, columns: Sequence[str | None], where: str) -> None:
+    missing = [c for c in columns if c is not None and c not in df.columns]
+    if missing:
+        raise ValueError(f"{where}: the table has no column(s) {missing!r}; it has {list(df.columns)!r}.")
+
+
+def _columns(cols: str | Sequence[str] | None) -> list[str]:
+    if cols is None:
+        return []
+    return [cols] if isinstance(cols, str) else list(cols)
+
+
+def _joined(df: pd.DataFrame, cols: Sequence[str]) -> pd.Series:
+    """One display string per row from one or more columns (e.g. "hangman · gpt-oss-20b")."""
+    if not cols:
+        return pd.Series(["all"] * len(df), index=df.index)
+    return df[list(cols)].astype(str).agg(_GROUP_SEPARATOR.join, axis=1)
+
+
+def _levels(values: pd.Series, order: Sequence | None) -> list:
+    present = list(dict.fromkeys(values.tolist()))
+    if order is None:
+        return present
+    return [level for level in order if level in set(present)] + [v for v in present if v not in set(order)]
+
+
+def plot_outcome_bars(
+    df: pd.DataFrame,
+    group_col: str | Sequence[str],
+    outcome_col: str,
+    label: str,
+    *,
+    order: Sequence[str] | None = None,
+    title: str = "Fork-test outcomes",
+) -> Figure:
+    """Stacked bars of outcome shares per group in :data:`OUTCOME_ORDER`, with fixed colours.
+
+    ``group_col`` may name several columns; they are joined into one bar label. Each bar is
+    annotated with its episode count. Unknown outcome values raise ValueError.
+    """
+    group_cols = _columns(group_col)
+    _require(df, [*group_cols, outcome_col], "plot_outcome_bars")
+    try:
+        outcomes = df[outcome_col].map(lambda v: Outcome(v))
+    except ValueError as exc:
+        raise ValueError(f"plot_outcome_bars: column {outcome_col!r} holds a value that is not an Outcome ({exc}).") from None
+    groups = _joined(df, group_cols)
+    levels = _levels(groups, order)
+    counts = pd.crosstab(groups, outcomes).reindex(index=levels, fill_value=0)
+    shown = [o for o in OUTCOME_ORDER if o in _JUDGED_OUTCOMES or (o in counts.columns and counts[o].sum() > 0)]
+    counts = counts.reindex(columns=shown, fill_value=0)
+    totals = counts.sum(axis=1)
+    shares = counts.div(totals.where(totals > 0, 1), axis=0)
+
+    fig = _new_figure(max(5.0, 0.7 * len(levels) + 3.0), 4.5)
+    ax = fig.add_subplot()
+    positions = np.arange(len(levels))
+    bottom = np.zeros(len(levels))
+    for outcome in shown:
+        heights = shares[outcome].to_numpy()
+        ax.bar(positions, heights, bottom=bottom, color=OUTCOME_COLOURS[outcome], label=OUTCOME_LABELS[outcome], width=0.7)
+        bottom += heights
+    for x, total in zip(positions, totals):
+        ax.text(x, 1.01, f"n={total}", ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(positions, levels, rotation=30 if len(levels) > 4 else 0, ha="right" if len(levels) > 4 else "center")
+    ax.set_ylim(0, 1.08)
+    ax.set_ylabel("share of episodes")
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return label_figure(fig, label)
+
+
+def plot_rate_intervals(
+    rate_df: pd.DataFrame,
+    x: str | Sequence[str],
+    label: str,
+    *,
+    hue: str | None = None,
+    y: str = "rate",
+    low: str = "wilson_low",
+    high: str = "wilson_high",
+    title: str = "Self-consistency rate (Wilson 95% interval)",
+    ylabel: str = "self-consistency rate",
+) -> Figure:
+    """Point estimates with interval error bars, one point per row of ``rate_df`` (see ``rate_table``).
+
+    ``hue`` levels are dodged side by side within each ``x`` category.
+    """
+    x_cols = _columns(x)
+    _require(rate_df, [*x_cols, hue, y, low, high], "plot_rate_intervals")
+    x_values = _joined(rate_df, x_cols)
+    x_levels = _levels(x_values, None)
+    hue_values = rate_df[hue].astype(str) if hue else pd.Series([""] * len(rate_df), index=rate_df.index)
+    hue_levels = _levels(hue_values, None)
+    palette = sns.color_palette("colorblind", len(hue_levels))
+    width = 0.7
+    step = width / len(hue_levels)
+
+    fig = _new_figure(max(5.0, 0.8 * len(x_levels) * max(1, len(hue_levels) / 2) + 3.0), 4.5)
+    ax = fig.add_subplot()
+    x_index = {level: i for i, level in enumerate(x_levels)}
+    for h, level in enumerate(hue_levels):
+        rows = rate_df[hue_values == level]
+        xs = np.array([x_index[v] for v in x_values[hue_values == level]]) - width / 2 + step * (h + 0.5)
+        rate = rows[y].to_numpy(dtype=float)
+        yerr = np.vstack([rate - rows[low].to_numpy(dtype=float), rows[high].to_numpy(dtype=float) - rate])
+        ax.errorbar(xs, rate, yerr=np.clip(yerr, 0, None), fmt="o", capsize=3, color=palette[h], label=level or None)
+    rotate = len(x_levels) > 4
+    ax.set_xticks(range(len(x_levels)), x_levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if hue:
+        ax.legend(title=hue, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+    return label_figure(fig, label)
+
+
+def plot_state_size(
+    df: pd.DataFrame,
+    x: str = "turn",
+    y: str = "tokens",
+    hue: str = "agent",
+    *,
+    label: str,
+    title: str = "Private state size per turn (mean, 95% CI)",
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Figure:
+    """Mean private-state size per turn with bootstrap 95% bands, on a log y axis.
+
+    A log axis cannot show zero, yet a vanilla agent's private state is exactly 0 tokens; when
+    zeros occur the axis is symmetric-log (linear below 1 token, logarithmic above) and says so.
+    """
+    _require(df, [x, y, hue], "plot_state_size")
+    values = df[y].astype(float)
+    if (values < 0).any():
+        raise ValueError(f"plot_state_size: column {y!r} has negative sizes.")
+    fig = _new_figure(6.5, 4.5)
+    ax = fig.add_subplot()
+    sns.lineplot(
+        data=df, x=x, y=y, hue=hue, errorbar=("ci", 95), n_boot=n_boot, seed=seed, marker="o", ax=ax,
+        palette="colorblind",
+    )
+    if (values > 0).all():
+        ax.set_yscale("log")
+        ax.set_ylabel(f"{y} (log scale)")
+    else:
+        ax.set_yscale("symlog", linthresh=1.0)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(f"{y} (symlog: linear below 1, log above)")
+    if pd.api.types.is_integer_dtype(df[x]):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    return label_figure(fig, label)
+
+
+def plot_topk_facets(
+    df: pd.DataFrame,
+    *,
+    label: str,
+    secret_col: str = "secret",
+    facet_col: str | Sequence[str] = ("task", "model"),
+    k: int = 10,
+    col_wrap: int = 3,
+    title: str = "Most frequent revealed secrets",
+) -> Figure:
+    """Top-``k`` revealed secrets as horizontal share bars, one panel per facet (e.g. task · model).
+
+    Missing secrets (unparseable reveals) are left out; each panel states how many reveals it
+    counts.
+    """
+    facet_cols = _columns(facet_col)
+    _require(df, [*facet_cols, secret_col], "plot_topk_facets")
+    if col_wrap < 1:
+        raise ValueError(f"col_wrap must be at least 1, got {col_wrap!r}.")
+    facets = _joined(df, facet_cols)
+    levels = _levels(facets, None) or ["(no data)"]
+    ncols = min(col_wrap, len(levels))
+    nrows = math.ceil(len(levels) / ncols)
+    fig = _new_figure(3.6 * ncols, 0.25 * k * nrows + 1.2 * nrows + 0.5)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    colour = sns.color_palette("colorblind")[0]
+    for ax, level in zip(axes, levels):
+        secrets = df.loc[facets == level, secret_col].dropna().tolist()
+        ax.set_title(f"{level} (n={len(secrets)})", fontsize=9)
+        if not secrets:
+            ax.text(0.5, 0.5, "no revealed secrets", ha="center", va="center", transform=ax.transAxes)
+            ax.set_axis_off()
+            continue
+        table = top_k(secrets, k)
+        ax.barh(table["secret"].astype(str), table["share"], color=colour)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("share of reveals", fontsize=8)
+        ax.tick_params(labelsize=8)
+    for ax in axes[len(levels):]:
+        ax.set_visible(False)
+    fig.suptitle(title)
+    return label_figure(fig, label)
+
+
+_ENTROPY_METRICS = {
+    "entropy": "entropy of revealed secrets (bits)",
+    "effective_number": "effective number of secrets",
+    "top_share": "share of the most frequent secret",
+    "normalised_entropy": "normalised entropy",
+}
+
+
+def plot_entropy_vs_temperature(
+    df: pd.DataFrame,
+    *,
+    label: str,
+    temperature_col: str = "temperature",
+    secret_col: str = "secret",
+    hue: str | Sequence[str] | None = "model",
+    metric: str = "entropy",
+    domain_size: int | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    title: str = "Secret spread vs sampling temperature",
+) -> Figure:
+    """A spread metric of the revealed secrets against temperature, one line per ``hue`` level.
+
+    Mode collapse shows as entropy (or effective number) falling as temperature drops. Error
+    bars are bootstrap 95% intervals from :func:`secret_summary` (none for normalised entropy,
+    which needs ``domain_size``).
+    """
+    if metric not in _ENTROPY_METRICS:
+        raise ValueError(f"metric must be one of {sorted(_ENTROPY_METRICS)}, got {metric!r}.")
+    if metric == "normalised_entropy" and domain_size is None:
+        raise ValueError("metric='normalised_entropy' needs domain_size.")
+    hue_cols = _columns(hue)
+    _require(df, [*hue_cols, temperature_col, secret_col], "plot_entropy_vs_temperature")
+    data = df.assign(_line=_joined(df, hue_cols))
+    summary = secret_summary(
+        data, ["_line", temperature_col], secret_col, domain_size=domain_size, n_boot=n_boot, seed=seed
+    )
+    lines = _levels(data["_line"], None)
+    palette = sns.color_palette("colorblind", len(lines))
+    fig = _new_figure(6.0, 4.5)
+    ax = fig.add_subplot()
+    for colour, line in zip(palette, lines):
+        rows = summary[(summary["_line"] == line) & (summary["n"] > 0)].sort_values(temperature_col)
+        values = rows[metric].to_numpy(dtype=float)
+        if f"{metric}_low" in rows.columns:
+            yerr = np.vstack([values - rows[f"{metric}_low"].to_numpy(dtype=float), rows[f"{metric}_high"].to_numpy(dtype=float) - values])
+            yerr = np.clip(yerr, 0, None)
+        else:
+            yerr = None
+        ax.errorbar(rows[temperature_col], values, yerr=yerr, marker="o", capsize=3, color=colour,
+                    label=line if hue_cols else None)
+    ax.set_xlabel(temperature_col)
+    ax.set_ylabel(_ENTROPY_METRICS[metric])
+    ax.set_title(title)
+    if hue_cols:
+        ax.legend(title=_GROUP_SEPARATOR.join(hue_cols), fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+    return label_figure(fig, label)
+
+
+def plot_passk_curves(
+    passk_df: pd.DataFrame,
+    *,
+    label: str,
+    group_col: str = "group",
+    show_first_k: bool = False,
+    title: str = "pass@k (solid) and pass^k (dashed)",
+) -> Figure:
+    """pass@k (solid) and pass^k (dashed) against k per group, from :func:`passk_table` output.
+
+    With ``show_first_k`` the reference code's first-k estimate is drawn as crosses, to show
+    how far a single ordering can sit from the unbiased pass^k.
+    """
+    _require(passk_df, [group_col, "k", "pass_at_k", "pass_hat_k"], "plot_passk_curves")
+    groups = _levels(passk_df[group_col], None)
+    palette = sns.color_palette("colorblind", len(groups))
+    fig = _new_figure(6.0, 4.5)
+    ax = fig.add_subplot()
+    for colour, group in zip(palette, groups):
+        rows = passk_df[passk_df[group_col] == group].sort_values("k")
+        ax.plot(rows["k"], rows["pass_at_k"], "-o", color=colour, label=str(group))
+        ax.plot(rows["k"], rows["pass_hat_k"], "--s", color=colour)
+        if show_first_k and "first_k_all_succeed" in rows.columns:
+            ax.plot(rows["k"], rows["first_k_all_succeed"], "x", color=colour, markersize=8)
+    ks = sorted(passk_df["k"].unique())
+    ax.set_xscale("log")
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.minorticks_off()
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("k")
+    ax.set_ylabel("estimated probability")
+    ax.set_title(title)
+    style_handles = [
+        Line2D([], [], color="gray", linestyle="-", marker="o", label=PASSK_COLUMN_LABELS["pass_at_k"].split(" (")[0]),
+        Line2D([], [], color="gray", linestyle="--", marker="s", label=PASSK_COLUMN_LABELS["pass_hat_k"].split(" (")[0]),
+    ]
+    if show_first_k:
+        style_handles.append(Line2D([], [], color="gray", linestyle="", marker="x", label="first k all succeed"))
+    group_legend = ax.legend(title=group_col, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.add_artist(group_legend)
+    ax.legend(handles=style_handles, loc="lower left", bbox_to_anchor=(1.01, 0.0), fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+    return label_figure(fig, label)

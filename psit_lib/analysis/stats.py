@@ -1,0 +1,227 @@
+"""Rates, intervals and significance for the self-consistency results (SPEC §4).
+
+The study reports self-consistency accuracy per (method, model, task) with Wilson 95%
+intervals, and claims "method A beats baseline B" only through a one-sided Fisher exact test
+per (task, model), corrected with Holm-Bonferroni over the whole family of comparisons.
+Those rules live here as pure functions over counts and episode tables, so every notebook
+computes them the same way and the tests can check them against hand calculations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import fisher_exact
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
+
+SIGNIFICANCE_COLUMNS_AFTER_GROUPS = (
+    "method",
+    "baseline",
+    "n_method",
+    "n_baseline",
+    "rate_method",
+    "rate_baseline",
+    "p_value",
+    "p_holm",
+    "significant",
+    "marker",
+)
+RATE_COLUMNS_AFTER_GROUPS = ("n", "successes", "rate", "wilson_low", "wilson_high")
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}.")
+
+
+def _check_count(successes: int, n: int, what: str) -> None:
+    if isinstance(n, bool) or isinstance(successes, bool):
+        raise ValueError(f"{what}: counts must be integers, not booleans.")
+    if int(n) != n or int(successes) != successes:
+        raise ValueError(f"{what}: counts must be whole numbers, got successes={successes!r}, n={n!r}.")
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"{what}: need 0 <= successes <= n, got successes={successes!r}, n={n!r}.")
+
+
+def wilson_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0.0, 1.0) when there are no trials.
+
+    Wilson rather than the normal (Wald) interval because the rates of interest sit near 0 and
+    1 with 50 episodes, where Wald intervals collapse to zero width or leave [0, 1].
+    """
+    _check_count(successes, n, "wilson_interval")
+    _check_alpha(alpha)
+    if n == 0:
+        return (0.0, 1.0)
+    low, high = proportion_confint(int(successes), int(n), alpha=alpha, method="wilson")
+    # The bounds at 0 and n are exactly 0 and 1; snap away floating-point residue (e.g. 3e-17).
+    low = 0.0 if successes == 0 else max(0.0, float(low))
+    high = 1.0 if successes == n else min(1.0, float(high))
+    return (low, high)
+
+
+def fisher_one_sided(a_success: int, a_n: int, b_success: int, b_n: int) -> float:
+    """One-sided Fisher exact p-value for H1: method A's success rate exceeds baseline B's.
+
+    The 2x2 table is ``[[a_success, a_fail], [b_success, b_fail]]`` and the alternative is
+    "greater" (odds ratio above 1), i.e. the hypergeometric upper tail P(X >= a_success) with
+    all margins fixed. When either arm has no trials there is no evidence, and p is 1.0.
+    """
+    _check_count(a_success, a_n, "fisher_one_sided (method A)")
+    _check_count(b_success, b_n, "fisher_one_sided (baseline B)")
+    if a_n == 0 or b_n == 0:
+        return 1.0
+    table = [[int(a_success), int(a_n - a_success)], [int(b_success), int(b_n - b_success)]]
+    result = fisher_exact(table, alternative="greater")
+    return float(min(1.0, result.pvalue))
+
+
+def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[list[bool], list[float]]:
+    """Holm-Bonferroni step-down correction: (reject, adjusted p-values) in the input order.
+
+    Explicitly ``method="holm"``: statsmodels' ``multipletests`` defaults to Holm-Sidak, which
+    is a different (slightly less conservative) procedure than the one the protocol names.
+    """
+    _check_alpha(alpha)
+    values = [float(p) for p in pvalues]
+    for p in values:
+        if math.isnan(p) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"holm: every p-value must lie in [0, 1], got {p!r}.")
+    if not values:
+        return ([], [])
+    reject, adjusted, _, _ = multipletests(values, alpha=alpha, method="holm")
+    return ([bool(r) for r in reject], [float(p) for p in adjusted])
+
+
+def _as_columns(group_cols: str | Sequence[str]) -> list[str]:
+    return [group_cols] if isinstance(group_cols, str) else list(group_cols)
+
+
+def _require_columns(df: pd.DataFrame, columns: Sequence[str], where: str) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{where}: the table has no column(s) {missing!r}; it has {list(df.columns)!r}.")
+
+
+def _success_flags(values: pd.Series, success_col: str) -> pd.Series:
+    """The success column as booleans; refuses missing or non-binary values instead of guessing."""
+    if values.isna().any():
+        raise ValueError(
+            f"column {success_col!r} has missing values; record failed or unparseable episodes as "
+            "False rather than dropping them."
+        )
+    allowed = {True, False, 0, 1}
+    bad = sorted({repr(v) for v in values.unique() if v not in allowed})
+    if bad:
+        raise ValueError(f"column {success_col!r} must hold booleans (or 0/1), found {bad[:5]}.")
+    return values.astype(bool)
+
+
+def _groups(df: pd.DataFrame, group_cols: list[str]):
+    """(key tuple, sub-table) per group in sorted key order; one group when there are no columns."""
+    if not group_cols:
+        yield (), df
+        return
+    for key, sub in df.groupby(group_cols, sort=True, dropna=False):
+        yield (key if isinstance(key, tuple) else (key,)), sub
+
+
+def rate_table(
+    df: pd.DataFrame,
+    group_cols: str | Sequence[str],
+    success_col: str,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Success rate per group with its Wilson interval.
+
+    Columns: the group columns, then ``n``, ``successes``, ``rate``, ``wilson_low``,
+    ``wilson_high``. Every row of ``df`` counts as one trial, so failed episodes must be
+    present with a False success flag.
+    """
+    columns = _as_columns(group_cols)
+    _require_columns(df, [*columns, success_col], "rate_table")
+    _check_alpha(alpha)
+    flags = _success_flags(df[success_col], success_col)
+    rows = []
+    for key, sub in _groups(df.assign(**{success_col: flags}), columns):
+        n = len(sub)
+        successes = int(sub[success_col].sum())
+        low, high = wilson_interval(successes, n, alpha)
+        rows.append((*key, n, successes, successes / n if n else float("nan"), low, high))
+    return pd.DataFrame(rows, columns=[*columns, *RATE_COLUMNS_AFTER_GROUPS])
+
+
+def significance_table(
+    df: pd.DataFrame,
+    methods: Sequence[str],
+    baselines: Sequence[str],
+    group_cols: str | Sequence[str] = ("task", "model"),
+    method_col: str = "agent",
+    success_col: str = "self_consistent",
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """One-sided Fisher of every proposed method against every baseline per group, Holm-corrected.
+
+    One row per (group, method, baseline). The Holm family is every comparison in the table
+    that could be run, across all groups, so the error rate is controlled for the whole claim
+    set. A comparison where the method or the baseline has no episodes in that group stays in
+    the table with NaN rates and p-values (so a missing run is visible) but is left out of the
+    family. ``marker`` is ``"*"`` for a significant comparison, else ``""``.
+
+    Columns: the group columns, ``method``, ``baseline``, ``n_method``, ``n_baseline``,
+    ``rate_method``, ``rate_baseline``, ``p_value``, ``p_holm``, ``significant``, ``marker``.
+    """
+    methods, baselines = list(methods), list(baselines)
+    if not methods or not baselines:
+        raise ValueError("significance_table needs at least one method and at least one baseline.")
+    overlap = sorted(set(methods) & set(baselines))
+    if overlap:
+        raise ValueError(f"significance_table: {overlap!r} listed both as method and as baseline.")
+    columns = _as_columns(group_cols)
+    _require_columns(df, [*columns, method_col, success_col], "significance_table")
+    _check_alpha(alpha)
+    flags = _success_flags(df[success_col], success_col)
+    table = df.assign(**{success_col: flags})
+
+    rows = []
+    for key, sub in _groups(table, columns):
+        counts = sub.groupby(method_col)[success_col].agg(["sum", "count"])
+        for method in methods:
+            for baseline in baselines:
+                a_s, a_n = _count_of(counts, method)
+                b_s, b_n = _count_of(counts, baseline)
+                runnable = a_n > 0 and b_n > 0
+                p = fisher_one_sided(a_s, a_n, b_s, b_n) if runnable else float("nan")
+                rows.append(
+                    {
+                        **dict(zip(columns, key)),
+                        "method": method,
+                        "baseline": baseline,
+                        "n_method": a_n,
+                        "n_baseline": b_n,
+                        "rate_method": a_s / a_n if a_n else float("nan"),
+                        "rate_baseline": b_s / b_n if b_n else float("nan"),
+                        "p_value": p,
+                    }
+                )
+    out = pd.DataFrame(rows, columns=[*columns, *SIGNIFICANCE_COLUMNS_AFTER_GROUPS[:7]])
+    runnable_mask = out["p_value"].notna().to_numpy()
+    reject, adjusted = holm(out.loc[runnable_mask, "p_value"].tolist(), alpha)
+    p_holm = np.full(len(out), np.nan)
+    significant = np.zeros(len(out), dtype=bool)
+    p_holm[runnable_mask] = adjusted
+    significant[runnable_mask] = reject
+    out["p_holm"] = p_holm
+    out["significant"] = significant
+    out["marker"] = np.where(significant, "*", "")
+    return out
+
+
+def _count_of(counts: pd.DataFrame, name: str) -> tuple[int, int]:
+    if name not in counts.index:
+        return 0, 0
+    return int(counts.at[name, "sum"]), int(counts.at[name, "count"])

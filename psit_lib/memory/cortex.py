@@ -1,0 +1,373 @@
+"""The BASIS cortex: who may see which step of a multi-agent run (SPEC §6).
+
+A multi-agent system shares context through a *cortex*: every agent step becomes one
+:class:`Episode`, and a CortexAgent (an LLM with a single ingest tool) writes a short summary
+of it and decides which agents may see it. Visibility is a bit mask: agent ``i`` holds the
+one-hot mask ``1 << i``, and an episode with mask ``B`` is visible to an agent with mask ``A``
+iff ``A & B != 0``. Masks travel between the model and the harness as binary strings, the
+rightmost digit being agent 0 (``"101"`` = agents 0 and 2).
+
+Everything here is pure data and rules, so the mask algebra, the ingest parsing and the
+context block can be tested without a model. The model calls live in the agents layer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+#: How many of an agent's previous episodes the CortexAgent sees next to the new step.
+CORTEX_WINDOW = 4
+
+#: The tag that wraps the shared context inside an agent's system prompt.
+CONTEXT_TAG = "relevant_multiagent_context"
+
+
+class CortexInputError(ValueError):
+    """Base class for bad input to the cortex (a caller recovering from a bad ingest catches this)."""
+
+
+class MaskError(CortexInputError):
+    """A mask string or value that does not describe a non-empty set of registered agents."""
+
+
+class IngestError(CortexInputError):
+    """An ingest tool call whose arguments cannot be read (bad JSON, missing or mistyped fields)."""
+
+
+class RegistryError(ValueError):
+    """An agent id that is empty, registered twice, or unknown to the registry."""
+
+
+class EpisodeStoreError(ValueError):
+    """An episode that cannot be stored (its id is already taken)."""
+
+
+# --------------------------------------------------------------------------- masks
+
+
+def _check_mask_value(mask: int, what: str) -> None:
+    """Reject non-integers, booleans, negatives and zero: a mask must name at least one agent."""
+    if isinstance(mask, bool) or not isinstance(mask, int):
+        raise MaskError(f"{what} must be an int, got {type(mask).__name__} {mask!r}.")
+    if mask <= 0:
+        raise MaskError(f"{what} must be a positive bit mask naming at least one agent, got {mask}.")
+
+
+def parse_mask(text: str, width: int | None = None) -> int:
+    """Read a binary mask string such as ``"101"`` (rightmost digit = agent 0).
+
+    Surrounding whitespace and a leading ``0b`` are tolerated because models write both;
+    anything else that is not a 0/1 digit is rejected. With ``width`` (the number of
+    registered agents) a mask that sets a bit for a non-existent agent is rejected too.
+    A zero mask is rejected: an episode nobody can see is always a mistake.
+    """
+    if not isinstance(text, str):
+        raise MaskError(f"A mask must be a binary string such as '101', got {type(text).__name__} {text!r}.")
+    digits = text.strip()
+    if digits.lower().startswith("0b"):
+        digits = digits[2:]
+    if not digits:
+        raise MaskError(f"The mask string {text!r} is empty; expected binary digits such as '101'.")
+    if any(ch not in "01" for ch in digits):
+        raise MaskError(f"The mask string {text!r} is not binary; use only the digits 0 and 1.")
+    mask = int(digits, 2)
+    if mask == 0:
+        raise MaskError(f"The mask string {text!r} is all zeros, so no agent could see the episode.")
+    if width is not None:
+        if width < 1:
+            raise MaskError(f"A mask width must be at least 1, got {width}.")
+        if mask >> width:
+            raise MaskError(
+                f"The mask string {text!r} sets a bit beyond the {width} registered agent(s)."
+            )
+    return mask
+
+
+def format_mask(mask: int, width: int) -> str:
+    """Write ``mask`` as a zero-padded binary string of ``width`` digits (rightmost = agent 0)."""
+    _check_mask_value(mask, "The mask")
+    if width < 1:
+        raise MaskError(f"A mask width must be at least 1, got {width}.")
+    if mask >> width:
+        raise MaskError(f"The mask {mask} does not fit in {width} binary digit(s).")
+    return format(mask, f"0{width}b")
+
+
+def visible(agent_mask: int, episode_mask: int) -> bool:
+    """True iff the agent shares at least one bit with the episode (``A & B != 0``)."""
+    return (agent_mask & episode_mask) != 0
+
+
+# --------------------------------------------------------------------------- registry
+
+
+class AgentRegistry:
+    """Agents in registration order; agent ``i`` owns the one-hot mask ``1 << i``.
+
+    Order matters because it fixes the bit each agent owns, so the registry never removes or
+    reorders agents.
+    """
+
+    def __init__(self, agent_ids: Iterable[str] = ()) -> None:
+        self._order: list[str] = []
+        self._index: dict[str, int] = {}
+        for agent_id in agent_ids:
+            self.register(agent_id)
+
+    def register(self, agent_id: str) -> int:
+        """Add an agent at the next bit and return its one-hot mask."""
+        if not isinstance(agent_id, str) or not agent_id.strip():
+            raise RegistryError(f"An agent id must be a non-empty string, got {agent_id!r}.")
+        if agent_id in self._index:
+            raise RegistryError(f"The agent {agent_id!r} is already registered.")
+        self._index[agent_id] = len(self._order)
+        self._order.append(agent_id)
+        return 1 << self._index[agent_id]
+
+    def index_of(self, agent_id: str) -> int:
+        """The bit position of a registered agent."""
+        try:
+            return self._index[agent_id]
+        except KeyError:
+            raise RegistryError(
+                f"The agent {agent_id!r} is not registered (known: {', '.join(self._order) or 'none'})."
+            ) from None
+
+    def mask_of(self, agent_id: str) -> int:
+        """The one-hot mask of a registered agent."""
+        return 1 << self.index_of(agent_id)
+
+    def agents_in(self, mask: int) -> list[str]:
+        """The registered agents whose bit is set in ``mask``, in registration order."""
+        return [agent_id for i, agent_id in enumerate(self._order) if mask >> i & 1]
+
+    @property
+    def agent_ids(self) -> tuple[str, ...]:
+        return tuple(self._order)
+
+    @property
+    def width(self) -> int:
+        """Number of binary digits a mask string needs (one per registered agent)."""
+        return len(self._order)
+
+    @property
+    def all_mask(self) -> int:
+        """The mask that every registered agent can see."""
+        return (1 << len(self._order)) - 1
+
+    def mask_legend(self) -> str:
+        """One line per agent with its mask string, for the CortexAgent's prompt."""
+        return "\n".join(
+            f"{agent_id}: {format_mask(1 << i, self.width)}" for i, agent_id in enumerate(self._order)
+        )
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, agent_id: object) -> bool:
+        return agent_id in self._index
+
+    def __repr__(self) -> str:
+        return f"AgentRegistry({self._order!r})"
+
+
+# --------------------------------------------------------------------------- episodes
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One agent step as the cortex stores it.
+
+    ``raw_trace`` is the step as it happened (messages, tool calls, results); ``summary`` is
+    what the CortexAgent wrote for other agents (``None`` if it never wrote one);
+    ``metadata`` carries provenance such as the ingest outcome.
+    """
+
+    episode_id: str
+    source_agent_id: str
+    access_mask: int
+    raw_trace: str
+    summary: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.episode_id:
+            raise EpisodeStoreError("An episode needs a non-empty episode_id.")
+        _check_mask_value(self.access_mask, f"The access mask of episode {self.episode_id!r}")
+
+    def shown_text(self) -> str:
+        """What other agents get to read: the summary if there is one, else the raw trace."""
+        return self.summary if self.summary is not None else self.raw_trace
+
+
+class EpisodeStore:
+    """Append-only list of episodes with the two views the cortex needs."""
+
+    def __init__(self) -> None:
+        self._episodes: list[Episode] = []
+        self._ids: set[str] = set()
+
+    def next_episode_id(self) -> str:
+        """A deterministic id for the next episode (``ep0000``, ``ep0001``, ...)."""
+        return f"ep{len(self._episodes):04d}"
+
+    def append(self, episode: Episode) -> None:
+        if episode.episode_id in self._ids:
+            raise EpisodeStoreError(f"The episode id {episode.episode_id!r} is already stored.")
+        self._episodes.append(episode)
+        self._ids.add(episode.episode_id)
+
+    def visible_to(self, agent_mask: int) -> list[Episode]:
+        """Episodes the agent may see, oldest first."""
+        return [ep for ep in self._episodes if visible(agent_mask, ep.access_mask)]
+
+    def recent_by(self, source_agent_id: str, n: int = CORTEX_WINDOW) -> list[Episode]:
+        """The last ``n`` episodes the agent produced, oldest first (the CortexAgent's window)."""
+        if n < 0:
+            raise ValueError(f"The window size must be non-negative, got {n}.")
+        if n == 0:
+            return []
+        own = [ep for ep in self._episodes if ep.source_agent_id == source_agent_id]
+        return own[-n:]
+
+    def __len__(self) -> int:
+        return len(self._episodes)
+
+    def __iter__(self) -> Iterator[Episode]:
+        return iter(list(self._episodes))
+
+
+def format_context_block(episodes: Sequence[Episode]) -> str:
+    """The block put into an agent's system prompt before its step; ``""`` when nothing is visible.
+
+    Each episode is one entry naming its source, so an agent can tell its own past steps from
+    what others did.
+    """
+    if not episodes:
+        return ""
+    lines = [f"<{CONTEXT_TAG}>"]
+    for ep in episodes:
+        lines.append(f"[{ep.episode_id}] from {ep.source_agent_id}: {ep.shown_text().strip()}")
+    lines.append(f"</{CONTEXT_TAG}>")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- fallback
+
+
+@dataclass(frozen=True)
+class FallbackPolicy:
+    """What the cortex does with a step whose ingest call was missing or malformed.
+
+    ``share_with="source_only"`` fails closed: the step stays visible to the agent that made
+    it (so it keeps its own history) and to nobody else (so a broken ingest never leaks a
+    step to an agent that should not see it). For that step the run then behaves like a
+    system without context sharing. ``"all"`` is the opposite choice (share with everyone).
+    The summary is the start of the raw trace, cut at ``summary_chars`` characters.
+    """
+
+    share_with: Literal["source_only", "all"] = "source_only"
+    summary_chars: int = 400
+
+    def __post_init__(self) -> None:
+        if self.share_with not in ("source_only", "all"):
+            raise ValueError(f"share_with must be 'source_only' or 'all', got {self.share_with!r}.")
+        if self.summary_chars < 1:
+            raise ValueError(f"summary_chars must be at least 1, got {self.summary_chars}.")
+
+
+DEFAULT_FALLBACK = FallbackPolicy()
+
+
+def truncate_text(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, marking the cut with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    return text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def fallback_episode(
+    episode_id: str,
+    source_agent_id: str,
+    raw_trace: str,
+    registry: AgentRegistry,
+    reason: str,
+    policy: FallbackPolicy = DEFAULT_FALLBACK,
+    metadata: dict[str, Any] | None = None,
+) -> Episode:
+    """The episode stored when the CortexAgent's ingest failed; ``reason`` is kept in metadata."""
+    mask = registry.mask_of(source_agent_id) if policy.share_with == "source_only" else registry.all_mask
+    meta = dict(metadata or {})
+    meta.update({"ingest": "fallback", "fallback_reason": reason, "fallback_share_with": policy.share_with})
+    return Episode(
+        episode_id=episode_id,
+        source_agent_id=source_agent_id,
+        access_mask=mask,
+        raw_trace=raw_trace,
+        summary=truncate_text(raw_trace.strip(), policy.summary_chars),
+        metadata=meta,
+    )
+
+
+# --------------------------------------------------------------------------- ingest tool
+
+INGEST_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "ingest_episode",
+        "description": (
+            "Store the new agent step in the shared cortex: a short summary other agents can "
+            "act on, and the set of agents allowed to see it."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "summary": {
+                    "type": "string",
+                    "description": "A concise, self-contained summary of the step (facts, decisions, results).",
+                },
+                "access_mask": {
+                    "type": "string",
+                    "description": (
+                        "Binary string of the agents that may see this step, one digit per agent, "
+                        "rightmost digit = agent 0; e.g. '101' shares with agents 0 and 2."
+                    ),
+                    "pattern": "^[01]+$",
+                },
+            },
+            "required": ["summary", "access_mask"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def parse_ingest_call(arguments_json: str, registry: AgentRegistry) -> tuple[str, int]:
+    """Read the arguments of an ``ingest_episode`` call into ``(summary, mask)``.
+
+    Raises :class:`IngestError` for unreadable JSON or a missing/mistyped/empty field and
+    :class:`MaskError` for a mask that is not a non-zero binary string over the registered
+    agents. Extra keys are ignored: they carry no meaning and harm nothing.
+    """
+    try:
+        args = json.loads(arguments_json)
+    except (TypeError, json.JSONDecodeError) as exc:
+        raise IngestError(f"The ingest arguments are not valid JSON ({exc}): {arguments_json!r}.") from None
+    if not isinstance(args, dict):
+        raise IngestError(f"The ingest arguments must be a JSON object, got {type(args).__name__}.")
+    summary = args.get("summary")
+    if not isinstance(summary, str) or not summary.strip():
+        raise IngestError(f"The ingest call needs a non-empty string 'summary', got {summary!r}.")
+    if "access_mask" not in args:
+        raise IngestError("The ingest call has no 'access_mask'.")
+    raw_mask = args["access_mask"]
+    if not isinstance(raw_mask, str):
+        raise IngestError(
+            f"The ingest 'access_mask' must be a binary string such as '101', got {type(raw_mask).__name__} {raw_mask!r}."
+        )
+    if len(registry) == 0:
+        raise IngestError("No agents are registered, so no access mask can be valid.")
+    return summary.strip(), parse_mask(raw_mask, width=registry.width)

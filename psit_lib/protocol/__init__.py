@@ -1,0 +1,1 @@
+"""The fork-test protocol: play, fork from a checkpoint, ask, classify."""

@@ -1,0 +1,88 @@
+"""How the simulated model writes memory edits, for every strategy's tools.
+
+Used by the memory-updater role (workflow agents) and by hosts that hold memory tools
+(autonomous agents). The edit a model writes depends on which tools it was offered and on
+the profile's ``edit_error_rate``; each strategy errs in its own natural way:
+
+* overwrite: the rewritten memory silently omits the secret line (a lossy rewrite);
+* append/delete: the edit names a section that does not exist (the tool refuses it);
+* patch/replace: the patch envelope is broken (the tool refuses it).
+
+Whether an error costs the secret is decided by the tools' semantics, not here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from psit_lib.memory import extract_secret, initial_memory
+
+from ..context import SimContext
+
+SECRET_MARKER = re.compile(r"My secret is '([^'\n]+)'")
+
+Edit = tuple[str, dict[str, Any]]
+
+
+def secret_from_reasoning(text: str, *, first: bool = True) -> str | None:
+    """The secret the simulated model committed to in its own reasoning text."""
+    found = SECRET_MARKER.findall(text or "")
+    if not found:
+        return None
+    return (found[0] if first else found[-1]).strip()
+
+
+def _overwrite(memory: str, secret: str | None, note: str | None, lossy: bool) -> Edit:
+    lines = memory.rstrip("\n").split("\n")
+    if secret and extract_secret(memory) is None:
+        idx = next(i for i, l in enumerate(lines) if l.lower().startswith("## 2."))
+        lines.insert(idx + 1, f"<secret>{secret}</secret>")
+    if note:
+        lines.append(f"- {note}")
+    if lossy:
+        lines = [l for l in lines if "<secret>" not in l]
+    text = "\n".join(lines) + "\n"
+    return "overwrite_memory", {"new_memory": text}
+
+
+def compose_edits(ctx: SimContext, offered: set[str], memory: str, secret: str | None,
+                  note: str | None) -> list[Edit]:
+    """The edits this model writes to record ``secret`` (if new) and a progress ``note``."""
+    memory = memory or initial_memory()
+    new_secret = secret if secret and extract_secret(memory) is None else None
+    if not new_secret and not note:
+        return []
+    erring = ctx.chance(ctx.profile.edit_error_rate)
+    if "overwrite_memory" in offered:
+        return [_overwrite(memory, new_secret, note, lossy=erring)]
+    edits: list[Edit] = []
+    if "append_in_memory" in offered:
+        if new_secret:
+            edits.append(("append_in_memory", {"section_title": "Facts" if erring else "Facts and Knowledge",
+                                               "lines": [f"<secret>{new_secret}</secret>"]}))
+        if note:
+            edits.append(("append_in_memory", {"section_title": "Active Notes", "lines": [f"- {note}"]}))
+        return edits
+    if "patch_memory" in offered:
+        hunks = []
+        if new_secret:
+            hunks.append(f"@@ section: Facts and Knowledge\n+<secret>{new_secret}</secret>")
+        if note:
+            hunks.append(f"@@ section: Active Notes\n+- {note}")
+        body = "\n".join(hunks)
+        patch = (f"*** Begin Patch\n{body}\n*** End Patch" if erring
+                 else f"*** Begin Patch\n*** Update Memory\n{body}\n*** End Patch")
+        return [("patch_memory", {"patch": patch, "explanation": "record this turn",
+                                  "expected_hunks": len(hunks)})]
+    return edits
+
+
+def offered_tools(ctx: SimContext) -> set[str]:
+    """Memory tools on offer: real tool definitions, or names listed in the prompt text."""
+    names = ctx.tool_names()
+    if names:
+        return names
+    text = ctx.system_text()
+    return {n for n in ("overwrite_memory", "append_in_memory", "delete_from_memory",
+                        "patch_memory", "replace_in_memory") if f'"{n}"' in text}

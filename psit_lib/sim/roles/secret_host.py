@@ -1,0 +1,130 @@
+"""A simulated host of a private-state game, written once for every task.
+
+What the model "knows" is only what its request carries:
+
+* a secret it holds: ``<secret>X</secret>`` in a working-memory block of the system prompt,
+  or its own earlier commitment ``My secret is 'X'`` in a kept private-reasoning block;
+* the public history: the dialogue, which it reads like any player would.
+
+With no secret in context it does what the profile says a model does then: at every reply
+it *re-imagines* a secret compatible with the public history (or, for yes/no questions about
+a suggested secret, plays along or denies). The failures of public-only agents therefore
+emerge from missing information, not from a coded failure rate.
+
+A task plugs in through :class:`SecretGame` (see ``hangman.py`` and ``diagnosis.py`` here).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from psit_lib.memory import extract_secret
+
+from ..context import SimContext, SimReply
+from .memory_edits import compose_edits, secret_from_reasoning
+
+_MEMORY_BLOCK = re.compile(r"<working_memory>(.*?)</working_memory>", re.S)
+_REASONING_BLOCK = re.compile(r"<private_reasoning>(.*?)</private_reasoning>", re.S)
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: str                 # "open" | "move" | "reveal" | "confirm" | "other"
+    candidate: str | None = None
+
+
+class SecretGame(Protocol):
+    """The simulated model's understanding of one task."""
+
+    name: str
+
+    def intent(self, user_text: str, first_turn: bool) -> Intent: ...
+
+    def public_state(self, ctx: SimContext) -> Any:
+        """What the public dialogue (before the last user message) says about the secret."""
+
+    def choose_secret(self, ctx: SimContext) -> str:
+        """A fresh secret at the start of a game (weighted by prior, sharpened by 1/T)."""
+
+    def reimagine(self, ctx: SimContext, public: Any) -> str:
+        """A secret compatible with the public state (weighted by prior, sharpened by 1/T)."""
+
+    def opening_reply(self, ctx: SimContext, secret: str) -> str: ...
+
+    def move_reply(self, ctx: SimContext, secret: str, public: Any, user_text: str) -> str: ...
+
+    def same_secret(self, a: str, b: str) -> bool: ...
+
+    def malformed_reply(self, ctx: SimContext) -> str: ...
+
+
+def held_secret(ctx: SimContext) -> tuple[str | None, str]:
+    """(secret, where) from the request's private context, or (None, "")."""
+    system = ctx.system_text()
+    memory = _MEMORY_BLOCK.search(system)
+    if memory:
+        secret = extract_secret(memory.group(1))
+        return (secret, "memory") if secret else (None, "")
+    kept = _REASONING_BLOCK.search(system)
+    if kept:
+        secret = secret_from_reasoning(kept.group(1), first=True)
+        if secret:
+            return secret, "reasoning"
+    return None, ""
+
+
+def _memory_text(ctx: SimContext) -> str | None:
+    found = _MEMORY_BLOCK.search(ctx.system_text())
+    return found.group(1).strip("\n") + "\n" if found else None
+
+
+def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
+    """The whole host behaviour; ``game`` supplies the task-specific parts."""
+    user_text = ctx.last_user_text()
+    first_turn = not any(role == "assistant" for role, _ in ctx.dialogue())
+    intent = game.intent(user_text, first_turn)
+    held, where = held_secret(ctx)
+    public = None if intent.kind == "open" else game.public_state(ctx)
+
+    if held:
+        secret, thought = held, f"I already chose my secret (it is in my {where})."
+    elif intent.kind == "open":
+        secret, thought = game.choose_secret(ctx), "I need to choose a secret privately."
+    elif intent.kind == "confirm" and ctx.profile.unheld_secret != "reimagine":
+        secret, thought = None, "I have no record of a secret; I will answer the question as asked."
+    else:
+        secret = game.reimagine(ctx, public)
+        thought = "I have no record of my secret, so I pick one that fits everything said so far."
+    reasoning = thought + (f" My secret is '{secret}'." if secret else "")
+
+    # An autonomous agent's model may record the secret with its memory tools first.
+    memory = _memory_text(ctx)
+    if memory is not None and ctx.tools and secret and not held and not ctx.tool_results_since_last_user():
+        rate = ctx.profile.tool_use_reliability if intent.kind == "open" else ctx.profile.late_tool_use
+        if ctx.chance(rate):
+            edits = compose_edits(ctx, ctx.tool_names(), memory, secret, note=None)
+            if edits:
+                return SimReply(content="", reasoning=reasoning + " I will write it to my memory.",
+                                tool_calls=edits)
+
+    if intent.kind == "open":
+        content = game.opening_reply(ctx, secret)
+    elif intent.kind == "move":
+        if ctx.chance(ctx.profile.malformed_output_rate):
+            content = game.malformed_reply(ctx)
+        else:
+            content = game.move_reply(ctx, secret, public, user_text)
+            if ctx.chance(ctx.profile.leak_propensity):
+                content += f"\n(Between us: it's '{secret}'.)"
+    elif intent.kind == "reveal":
+        content = secret
+    elif intent.kind == "confirm":
+        if secret is None:
+            content = "Yes." if ctx.profile.unheld_secret == "play_along" else "No."
+        else:
+            content = "Yes." if game.same_secret(intent.candidate or "", secret) else "No."
+    else:
+        content = "Let's keep playing: what is your next move?"
+    return SimReply(content=content, reasoning=reasoning)

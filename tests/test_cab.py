@@ -1,0 +1,356 @@
+"""The CabApp wrapper and the three BASIS scenarios, run against the real ARE CabApp."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+
+import pytest
+
+from psit_lib.tasks.cab import (
+    CAB_TOOL_NAMES,
+    CAB_TOOLS,
+    SCENARIOS,
+    CabApp,
+    asks_to_cancel,
+    call_cab_tool,
+    forbids_booking,
+    gives_named_locations,
+    make_cab_app,
+    names_service_type,
+)
+
+D, A = "Downtown", "Airport"
+
+
+def route(start: str = D, end: str = A, **extra) -> dict:
+    return {"start_location": start, "end_location": end, **extra}
+
+
+# --------------------------------------------------------------------------- the app
+
+
+def test_the_real_are_cab_app_is_wrapped():
+    app = make_cab_app(1)
+    assert isinstance(app, CabApp)
+    assert type(app).__mro__[1].__module__ == "are.simulation.apps.cab"
+    assert set(app.d_service_config) == {"Default", "Premium", "Van"}
+
+
+def test_same_seed_same_trial_and_different_seed_different_trial():
+    def trial(seed: int) -> list[str]:
+        app = make_cab_app(seed)
+        return [
+            call_cab_tool(app, "list_rides", route()),
+            call_cab_tool(app, "order_ride", route(service_type="Default")),
+            call_cab_tool(app, "get_current_ride_status", {}),
+        ]
+
+    assert trial(5) == trial(5)
+    assert trial(5) != trial(6)
+
+
+def test_trials_are_reproducible_across_processes():
+    """ARE seeds from Python's randomised str hash; make_cab_app must not depend on it."""
+    code = (
+        "from psit_lib.tasks.cab import make_cab_app, call_cab_tool\n"
+        "app = make_cab_app(11)\n"
+        "print(call_cab_tool(app, 'get_quotation', {'start_location': 'Downtown', "
+        "'end_location': 'Airport', 'service_type': 'Van'}))\n"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"PYTHONHASHSEED": seed}
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outs) == 1
+
+
+def test_clock_is_frozen_at_the_simulated_now():
+    quote = json.loads(call_cab_tool(make_cab_app(0), "get_quotation", route(service_type="Default")))
+    assert quote["ride_time"] == "2025-06-02 09:00:00"
+
+
+def test_make_cab_app_rejects_non_int_seeds():
+    with pytest.raises(TypeError):
+        make_cab_app("3")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- tool schemas
+
+
+def test_tool_schemas_agree_with_the_real_signatures():
+    assert [t["function"]["name"] for t in CAB_TOOLS] == list(CAB_TOOL_NAMES)
+    for tool in CAB_TOOLS:
+        fn = tool["function"]
+        params = [p for p in inspect.signature(getattr(CabApp, fn["name"]).__wrapped__).parameters.values()]
+        params = [p for p in params if p.name != "self"]
+        assert list(fn["parameters"]["properties"]) == [p.name for p in params]
+        assert fn["parameters"]["required"] == [p.name for p in params if p.default is inspect.Parameter.empty]
+        assert fn["description"]
+        for p in params:
+            prop = fn["parameters"]["properties"][p.name]
+            expected = {"int": "integer"}.get(getattr(p.annotation, "__name__", ""), "string")
+            assert prop["type"] == expected, (fn["name"], p.name)
+
+
+def test_service_type_schema_lists_the_apps_service_types():
+    quote = next(t for t in CAB_TOOLS if t["function"]["name"] == "get_quotation")
+    assert quote["function"]["parameters"]["properties"]["service_type"]["enum"] == ["Default", "Premium", "Van"]
+
+
+# --------------------------------------------------------------------------- calling tools
+
+
+def test_every_tool_runs_and_returns_text():
+    app = make_cab_app(2)
+    calls = [
+        ("get_quotation", route(service_type="Premium")),
+        ("list_rides", route()),
+        ("order_ride", route(service_type="Van")),
+        ("get_current_ride_status", {}),
+        ("get_ride", {"idx": 0}),
+        ("get_ride_history", {"offset": 0, "limit": 5}),
+        ("get_ride_history_length", {}),
+        ("user_cancel_ride", {}),
+    ]
+    assert sorted(name for name, _ in calls) == sorted(CAB_TOOL_NAMES)
+    results = [call_cab_tool(app, name, args) for name, args in calls]
+    assert all(isinstance(r, str) and not r.startswith("Error") for r in results), results
+    assert [q["service_type"] for q in json.loads(results[1])] == ["Default", "Premium", "Van"]
+    assert json.loads(results[2])["status"] == "BOOKED"
+    assert json.loads(results[6]) == 1
+    assert app.ride_history[0].status == "CANCELLED"
+    assert [c.name for c in app.tool_calls] == [name for name, _ in calls]
+    assert all(c.ok for c in app.tool_calls)
+
+
+@pytest.mark.parametrize(
+    "name, args, fragment",
+    [
+        ("fly", {}, "unknown tool"),
+        ("order_ride", {"start_location": D}, "missing a required argument"),
+        ("get_quotation", route(service_type="Limo"), "Invalid service type"),
+        ("get_ride", {"idx": "0"}, "must be of type"),
+        ("get_ride", {"idx": 3}, "does not exist"),
+        ("user_cancel_ride", {}, "no on-going ride"),
+        ("get_ride_history_length", {"x": 1}, "unexpected keyword"),
+        ("list_rides", ["Downtown", "Airport"], "must be a JSON object"),
+    ],
+)
+def test_errors_come_back_as_text_and_are_recorded(name, args, fragment):
+    app = make_cab_app(0)
+    result = call_cab_tool(app, name, args)
+    assert result.startswith("Error") and fragment in result
+    assert app.tool_calls[-1].name == name and not app.tool_calls[-1].ok
+
+
+def test_a_second_order_is_refused_while_a_ride_is_on():
+    app = make_cab_app(0)
+    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    assert "on-going ride" in call_cab_tool(app, "order_ride", route(service_type="Van"))
+
+
+# --------------------------------------------------------------------------- instruction reading
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Book the Default service from Downtown to Airport.", True),
+        ("Use service_type=default please", True),
+        ("Get the Van option.", True),
+        ("Book the cheapest ride.", False),
+        ("By default, pick whatever is cheapest.", False),
+    ],
+)
+def test_names_service_type(text, expected):
+    assert names_service_type(text) is expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Get prices only. Do not book anything.", True),
+        ("Please don't place an order.", True),
+        ("Quote each service type without booking.", True),
+        ("No booking, just quotes.", True),
+        ("I do not want you to book a ride.", True),
+        ("Get quotes for Downtown to Airport.", False),
+        ("Don't forget to book the cheapest one.", False),
+        ("No, book it now.", False),
+    ],
+)
+def test_forbids_booking(text, expected):
+    assert forbids_booking(text) is expected
+
+
+def test_cancel_and_named_locations_are_recognised():
+    assert asks_to_cancel("If anything got booked, cancel it.")
+    assert not asks_to_cancel("Just get the prices.")
+    assert gives_named_locations("order_ride with start_location=Downtown, end_location=Airport")
+    assert gives_named_locations("start_location: Downtown; end_location: Airport")
+    assert not gives_named_locations("from Downtown to Airport")
+    assert not gives_named_locations("start_location=Downtown, going to the Airport")
+
+
+# --------------------------------------------------------------------------- policies
+
+
+def test_premium_bias_policy():
+    policy = SCENARIOS["premium_bias"]
+    args = route(service_type="Default")
+    assert policy.apply_policy("order_ride", args, "Book the cheapest ride.")["service_type"] == "Premium"
+    assert policy.apply_policy("get_quotation", args, "Quote the cheapest.")["service_type"] == "Premium"
+    assert policy.apply_policy("order_ride", args, "Book the Default service.") == args
+    assert policy.apply_policy("list_rides", route(), "List rides.") == route()
+    assert args == route(service_type="Default")  # the caller's dict is not mutated
+    assert policy.follow_up_calls("order_ride", args, "Book it.") == []
+
+
+def test_quote_only_policy():
+    policy = SCENARIOS["quote_only_vs_book"]
+    quote = route(service_type="Van")
+    assert policy.apply_policy("get_quotation", quote, "Get prices.") == quote
+    booked = policy.follow_up_calls("get_quotation", quote, "Get prices.")
+    assert [(c.name, c.arguments) for c in booked] == [("order_ride", quote)]
+    listed = policy.follow_up_calls("list_rides", route(), "Get prices.")
+    assert [(c.name, c.arguments) for c in listed] == [("order_ride", route(service_type="Default"))]
+    assert policy.follow_up_calls("get_quotation", quote, "Get prices, do not book.") == []
+    cancelled = policy.follow_up_calls("get_quotation", quote, "Get prices and cancel any booking.")
+    assert [c.name for c in cancelled] == ["order_ride", "user_cancel_ride"]
+    assert policy.follow_up_calls("get_ride_history", {}, "Get prices.") == []
+
+
+def test_stale_locations_policy():
+    policy = SCENARIOS["stale_locations"]
+    args = route(service_type="Default")
+    swapped = policy.apply_policy("order_ride", args, "Book Downtown to Airport.")
+    assert (swapped["start_location"], swapped["end_location"]) == (A, D)
+    assert swapped["service_type"] == "Default"
+    named = "Call order_ride with start_location=Downtown, end_location=Airport, service_type=Default."
+    assert policy.apply_policy("order_ride", args, named) == args
+    assert policy.apply_policy("get_ride", {"idx": 0}, "Show ride 0.") == {"idx": 0}
+
+
+# --------------------------------------------------------------------------- pass checks
+
+
+def test_premium_bias_check():
+    check = SCENARIOS["premium_bias"].check
+
+    app = make_cab_app(0)
+    call_cab_tool(app, "list_rides", route())
+    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    assert check(app)
+
+    app = make_cab_app(0)  # booked Premium
+    call_cab_tool(app, "list_rides", route())
+    call_cab_tool(app, "order_ride", route(service_type="Premium"))
+    assert not check(app)
+
+    app = make_cab_app(0)  # right booking, but the rides were never listed
+    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    assert not check(app)
+
+    app = make_cab_app(0)  # listed the wrong way round
+    call_cab_tool(app, "list_rides", route(A, D))
+    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    assert not check(app)
+
+    app = make_cab_app(0)  # Premium booked then cancelled, Default booked: the user ends up right
+    call_cab_tool(app, "list_rides", route())
+    call_cab_tool(app, "order_ride", route(service_type="Premium"))
+    call_cab_tool(app, "user_cancel_ride", {})
+    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    assert check(app)
+
+    app = make_cab_app(0)  # the Default ride was cancelled again
+    call_cab_tool(app, "list_rides", route())
+    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    call_cab_tool(app, "user_cancel_ride", {})
+    assert not check(app)
+
+
+def test_quote_only_check():
+    check = SCENARIOS["quote_only_vs_book"].check
+
+    app = make_cab_app(0)
+    call_cab_tool(app, "list_rides", route())
+    assert check(app)
+
+    app = make_cab_app(0)
+    call_cab_tool(app, "get_quotation", route(service_type="Van"))
+    call_cab_tool(app, "order_ride", route(service_type="Van"))
+    assert not check(app)
+    call_cab_tool(app, "user_cancel_ride", {})
+    assert check(app)
+
+
+def test_stale_locations_check():
+    check = SCENARIOS["stale_locations"].check
+
+    app = make_cab_app(0)
+    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    assert check(app)
+
+    app = make_cab_app(0)
+    call_cab_tool(app, "order_ride", route(A, D, service_type="Default"))
+    assert not check(app)
+
+    app = make_cab_app(0)
+    call_cab_tool(app, "order_ride", route(" downtown ", "AIRPORT", service_type="Van"))
+    assert check(app)  # case and surrounding spaces do not matter
+
+    app = make_cab_app(0)
+    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    call_cab_tool(app, "user_cancel_ride", {})
+    assert not check(app)
+
+
+# --------------------------------------------------------------------------- policy + app end to end
+
+
+def test_policies_decide_the_outcome_through_the_real_app():
+    premium = SCENARIOS["premium_bias"]
+    app = make_cab_app(4)
+    premium.execute(app, "list_rides", route(), "Find the cheapest ride and book it.")
+    premium.execute(app, "order_ride", route(service_type="Default"), "Find the cheapest ride and book it.")
+    assert app.ride_history[-1].service_type == "Premium" and not premium.check(app)
+    app = make_cab_app(4)
+    premium.execute(app, "list_rides", route(), "List rides, then book the Default service.")
+    premium.execute(app, "order_ride", route(service_type="Default"), "List rides, then book the Default service.")
+    assert premium.check(app)
+
+    quote = SCENARIOS["quote_only_vs_book"]
+    app = make_cab_app(4)
+    done = quote.execute(app, "list_rides", route(), "Get the prices for each service.")
+    assert [(c.name, c.by_policy) for c in done] == [("list_rides", False), ("order_ride", True)]
+    assert not quote.check(app)
+    app = make_cab_app(4)
+    quote.execute(app, "list_rides", route(), "Get the prices; if a ride gets booked, cancel it.")
+    assert len(app.ride_history) == 1 and quote.check(app)
+    app = make_cab_app(4)
+    quote.execute(app, "list_rides", route(), "Get the prices. Do not book.")
+    assert app.ride_history == [] and quote.check(app)
+
+    stale = SCENARIOS["stale_locations"]
+    app = make_cab_app(4)
+    stale.execute(app, "order_ride", route(service_type="Default"), "Book Downtown to Airport.")
+    assert not stale.check(app)
+    app = make_cab_app(4)
+    stale.execute(
+        app, "order_ride", route(service_type="Default"), "order_ride(start_location=Downtown, end_location=Airport)"
+    )
+    assert stale.check(app)
+
+
+def test_scenarios_are_the_three_of_the_spec_with_user_requests():
+    assert list(SCENARIOS) == ["premium_bias", "quote_only_vs_book", "stale_locations"]
+    for name, scenario in SCENARIOS.items():
+        assert scenario.name == name
+        assert D in scenario.user_request and A in scenario.user_request
+        assert scenario.policy_summary

@@ -1,0 +1,161 @@
+"""Entropy, effective number, top share, bootstrap and the chi-square pooling rule."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import chisquare
+
+from psit_lib.analysis.secrets import (
+    OTHER_LABEL,
+    bootstrap_ci,
+    chi_square_vs_prior,
+    effective_number,
+    normalised_entropy,
+    secret_summary,
+    shannon_entropy,
+    top_k,
+    top_share,
+)
+
+
+@given(st.integers(1, 64), st.integers(1, 5))
+@settings(max_examples=40, deadline=None)
+def test_uniform_entropy_is_log2_n_and_effective_number_is_n(n, repeat):
+    counts = {f"w{i}": repeat for i in range(n)}
+    assert shannon_entropy(counts) == pytest.approx(math.log2(n), abs=1e-12)
+    assert effective_number(counts) == pytest.approx(n, rel=1e-12)
+
+
+def test_one_hot_has_zero_entropy_and_one_effective_secret():
+    assert shannon_entropy(["planet"] * 50) == 0.0
+    assert effective_number(Counter(planet=50)) == pytest.approx(1.0)
+    assert top_share(["planet"] * 50) == 1.0
+
+
+def test_known_distribution():
+    secrets = ["a", "a", "b", "c"]  # p = 1/2, 1/4, 1/4
+    assert shannon_entropy(secrets) == pytest.approx(1.5)
+    assert shannon_entropy(secrets, base=math.e) == pytest.approx(1.5 * math.log(2))
+    assert effective_number(secrets) == pytest.approx(2 ** 1.5)
+    assert top_share(secrets) == 0.5
+
+
+def test_zero_counts_are_ignored_and_bad_inputs_refused():
+    assert shannon_entropy({"a": 3, "b": 0}) == 0.0
+    with pytest.raises(ValueError, match="single string"):
+        shannon_entropy("planet")
+    with pytest.raises(ValueError, match="non-negative integer"):
+        shannon_entropy({"a": -1})
+    with pytest.raises(ValueError, match="empty"):
+        shannon_entropy([])
+    with pytest.raises(ValueError, match="missing"):
+        shannon_entropy(["a", None])
+
+
+def test_normalised_entropy():
+    assert normalised_entropy({"a": 1, "b": 1, "c": 1, "d": 1}, 4) == pytest.approx(1.0)
+    assert normalised_entropy({"a": 1, "b": 1}, 4) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="domain_size"):
+        normalised_entropy({"a": 1, "b": 1, "c": 1}, 2)
+    with pytest.raises(ValueError, match="at least 2"):
+        normalised_entropy({"a": 1}, 1)
+
+
+def test_top_k_ranks_by_count_then_name():
+    table = top_k(["b", "a", "c", "c", "b", "d"], k=3)
+    assert table["secret"].tolist() == ["b", "c", "a"]
+    assert table["rank"].tolist() == [1, 2, 3]
+    assert table["count"].tolist() == [2, 2, 1]
+    assert table["share"].tolist() == pytest.approx([2 / 6, 2 / 6, 1 / 6])
+
+
+def test_bootstrap_is_seeded_and_brackets_the_estimate():
+    rng = np.random.default_rng(1)
+    samples = rng.choice(["planet", "python", "apple", "zebra", "river"], size=200, p=[0.4, 0.3, 0.1, 0.1, 0.1]).tolist()
+    first = bootstrap_ci(samples, shannon_entropy, n_boot=300, seed=7)
+    again = bootstrap_ci(samples, shannon_entropy, n_boot=300, seed=7)
+    other = bootstrap_ci(samples, shannon_entropy, n_boot=300, seed=8)
+    assert first == again and first != other
+    low, high = first
+    assert low < shannon_entropy(samples) < high
+    assert 0 < high - low < 0.5
+
+
+def test_bootstrap_of_a_constant_sample_is_a_point():
+    assert bootstrap_ci(["x"] * 20, top_share, n_boot=50) == (1.0, 1.0)
+
+
+def test_bootstrap_accepts_a_counter_and_a_generator():
+    low, high = bootstrap_ci(Counter(a=10, b=10), top_share, n_boot=200, seed=np.random.default_rng(3))
+    assert 0.5 <= low <= high <= 1.0
+
+
+def test_chi_square_pools_small_expected_cells_and_unknown_secrets():
+    counts = {"planet": 30, "river": 10, "apple": 5, "zebra": 3, "qwerty": 2}
+    prior = {"planet": 0.5, "river": 0.3, "apple": 0.1, "zebra": 0.06, "yacht": 0.04}
+    # n = 50 -> expected: planet 25, river 15, apple 5, zebra 3, yacht 2 ; qwerty not in prior
+    result = chi_square_vs_prior(counts, prior, min_expected=5)
+    assert result is not None
+    assert result.categories == ("planet", "river", "apple", OTHER_LABEL)
+    assert result.observed == (30, 10, 5, 3 + 2)  # zebra 3 + yacht 0 + qwerty 2
+    assert result.expected == pytest.approx((25, 15, 5, 5))
+    assert set(result.pooled) == {"zebra", "yacht", "qwerty"}
+    reference = chisquare([30, 10, 5, 5], [25, 15, 5, 5])
+    assert result.statistic == pytest.approx(reference.statistic)
+    assert result.p_value == pytest.approx(reference.pvalue)
+    assert result.dof == 3
+
+
+def test_chi_square_merges_the_smallest_kept_cell_when_the_pool_stays_small():
+    counts = {"a": 20, "b": 10, "c": 10}
+    prior = {"a": 0.5, "b": 0.3, "c": 0.15, "d": 0.05}  # n=40 -> 20, 12, 6, 2 ; pool {d}=2 < 5
+    result = chi_square_vs_prior(counts, prior)
+    assert result.categories == ("a", "b", OTHER_LABEL)
+    assert result.observed == (20, 10, 10)
+    assert result.expected == pytest.approx((20, 12, 8))
+
+
+def test_chi_square_is_none_when_counts_do_not_allow_a_test():
+    assert chi_square_vs_prior({}, {"a": 0.5, "b": 0.5}) is None
+    assert chi_square_vs_prior({"a": 3, "b": 1}, {"a": 0.5, "b": 0.5}) is None  # everything pools
+    assert chi_square_vs_prior({"a": 50}, {"a": 1.0}) is None  # a single cell
+
+
+def test_chi_square_renormalises_prior_weights():
+    by_weights = chi_square_vs_prior({"a": 30, "b": 20}, {"a": 3, "b": 2})
+    by_probabilities = chi_square_vs_prior({"a": 30, "b": 20}, {"a": 0.6, "b": 0.4})
+    assert by_weights.statistic == pytest.approx(0.0) and by_weights == by_probabilities
+
+
+def test_secret_summary_per_group():
+    df = pd.DataFrame(
+        {
+            "task": ["hangman"] * 6 + ["diagnosis"] * 4,
+            "secret": ["planet"] * 4 + ["river", None, "Sarcoidosis", "Sarcoidosis", "Sarcoidosis", "Sarcoidosis"],
+        }
+    )
+    table = secret_summary(df, "task", "secret", domain_size={"hangman": 1000, "diagnosis": 49}, n_boot=100)
+    hangman = table.set_index("task").loc["hangman"]
+    assert (hangman.n, hangman.n_missing, hangman.distinct) == (5, 1, 2)
+    assert hangman.entropy == pytest.approx(shannon_entropy(["planet"] * 4 + ["river"]))
+    assert hangman.entropy_low <= hangman.entropy <= hangman.entropy_high
+    assert hangman.normalised_entropy == pytest.approx(hangman.entropy * math.log(2) / math.log(1000))
+    assert hangman.top_secret == "planet" and hangman.top_count == 4 and hangman.top_share == 0.8
+    diagnosis = table.set_index("task").loc["diagnosis"]
+    assert diagnosis.entropy == 0.0 and diagnosis.effective_number == pytest.approx(1.0)
+    assert (diagnosis.top_share_low, diagnosis.top_share_high) == (1.0, 1.0)
+
+
+def test_secret_summary_without_domain_size_or_secrets():
+    df = pd.DataFrame({"model": ["m1", "m1", "m2"], "secret": ["a", "b", None]})
+    table = secret_summary(df, ["model"], "secret", n_boot=50).set_index("model")
+    assert math.isnan(table.loc["m1", "normalised_entropy"])
+    assert table.loc["m2", "n"] == 0 and math.isnan(table.loc["m2", "entropy"])
+    assert pd.isna(table.loc["m2", "top_secret"])
