@@ -153,7 +153,7 @@ class LLMClient:
 
     async def _call_with_retries(self, request: ChatRequest, endpoint: str) -> ChatResult:
         client = self._openai(endpoint)
-        headers = {ROLE_HEADER: request.role, PROFILE_HEADER: self.settings.sim_profile}
+        headers = {ROLE_HEADER: request.role, PROFILE_HEADER: sim_profile_for(request.model, self.settings)}
         attempts = self.settings.max_retries + 1
         last_reason = ""
         for attempt in range(attempts):
@@ -192,6 +192,13 @@ class LLMClient:
         self._clients.clear()
         if self.cache is not None:
             self.cache.close()
+
+
+def sim_profile_for(model: str, settings: LLMSettings) -> str:
+    """A simulator model id may name its profile (``psit-sim:agreeable``); else the setting."""
+    if model.startswith("psit-sim:"):
+        return model.split(":", 1)[1] or settings.sim_profile
+    return settings.sim_profile
 
 
 def _short(text: str, limit: int = 160) -> str:

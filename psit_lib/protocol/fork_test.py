@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from psit_lib.agents import ChatAgent, parse_agent
+from psit_lib.agents.factory import ForkableAgent, build_agent, canonical_agent_name
 from psit_lib.analysis.outcomes import Outcome, classify_fork
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.seeds import derive_seed
@@ -44,7 +44,7 @@ def host_text(public: list[dict[str, str]]) -> str:
     return "\n".join(m["content"] for m in public if m["role"] == "assistant")
 
 
-async def play_until_fork(task: PsitTask, agent: ChatAgent, session: ModelSession,
+async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSession,
                           settings: ForkSettings, rng: random.Random) -> tuple[Any, int]:
     """Opener plus up to ``t_fork`` moves; returns (public state, moves played)."""
     state = task.initial_state()
@@ -74,10 +74,10 @@ class _Unreadable(Exception):
 async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSession,
                            settings: ForkSettings) -> dict[str, Any]:
     """One fork-test episode; returns its audit record (JSON-serialisable)."""
-    config = parse_agent(agent_name)
-    agent = ChatAgent(config, system_prompt=task.host_system_prompt(), host_role=host_role(task))
+    name = canonical_agent_name(agent_name)
+    agent = build_agent(name, system_prompt=task.host_system_prompt(), host_role=host_role(task))
     rng = player_rng(session)
-    record: dict[str, Any] = {"task": task.name, "agent": config.name, "model": session.model}
+    record: dict[str, Any] = {"task": task.name, "agent": name, "model": session.model}
     try:
         state, moves = await play_until_fork(task, agent, session, settings, rng)
     except _Unreadable as exc:

@@ -51,13 +51,15 @@ class Experiment:
 
     def __init__(self, notebook: str, params: dict[str, Any], *, seed: int = 0,
                  temperature: float = 0.3, max_tokens: int = 2048,
+                 models: Sequence[str] | None = None, profile: str | None = None,
                  settings: LLMSettings | None = None, run_dir: str | Path | None = None) -> None:
         self.notebook = notebook
         self.params = dict(params)
         self.seed = seed
-        self.settings = settings or LLMSettings.from_env()
+        self.settings = settings or LLMSettings.from_env(sim_profile=profile)
+        self.models = list(models) if models else [self.settings.model]
         self.sampling = SamplingDefaults(temperature=temperature, max_tokens=max_tokens)
-        identity = {**self.params, "_backend": self.settings.backend, "_model": self.settings.model,
+        identity = {**self.params, "_backend": self.settings.backend, "_models": self.models,
                     "_profile": self.settings.profile_label}
         if run_dir is None and os.environ.get("PSIT_RUN_DIR"):
             run_dir = Path(os.environ["PSIT_RUN_DIR"])
@@ -71,7 +73,9 @@ class Experiment:
         self.store = RunStore(folder)
         self.store.bind_params(identity)
         self.cache = ResponseCache(self.run_dir / "cache.sqlite", mode=self.settings.cache)
-        self.client = LLMClient(self.settings, cache=self.cache)
+        self.clients = {m: LLMClient(self.settings.model_copy(update={"model": m}), cache=self.cache)
+                        for m in self.models}
+        self.client = self.clients[self.models[0]]
         previous = self.store.read_metadata()
         self.metadata = {**base_metadata(self.settings, seed=seed, notebook=notebook),
                          "executions": previous.get("executions", [])}
@@ -84,13 +88,13 @@ class Experiment:
         from psit_lib.analysis.labels import provenance_label
 
         return provenance_label(self.settings.backend if not self.settings.simulated else "sim",
-                                self.settings.model, self.settings.profile_label)
+                                ", ".join(self.models), self.settings.profile_label)
 
     def banner(self) -> str:
         """Markdown banner for the top of a notebook."""
         kind = ("**SIMULATED MODEL** — numbers show the protocol's information flow, not any "
                 "real model's behaviour" if self.settings.simulated else "real endpoint")
-        return (f"**Backend:** `{self.settings.backend}` ({kind}) · **model:** `{self.settings.model}` · "
+        return (f"**Backend:** `{self.settings.backend}` ({kind}) · **model:** `{', '.join(self.models)}` · "
                 f"**profile:** `{self.settings.profile_label}` · **seed:** `{self.seed}` · "
                 f"**temperature:** `{self.sampling.temperature}`")
 
@@ -98,10 +102,26 @@ class Experiment:
     async def run(self, specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *,
                   concurrency: int | None = None, desc: str | None = None,
                   progress: bool = True) -> list[dict[str, Any]]:
-        return await run_episodes(specs, episode_fn, store=self.store, client=self.client,
+        return await run_episodes(specs, episode_fn, store=self.store, client=self.client_for,
                                   run_seed=self.seed, sampling=self.sampling,
                                   concurrency=concurrency or self.settings.concurrency,
                                   desc=desc or self.notebook, progress=progress)
+
+    def client_for(self, spec: EpisodeSpec) -> LLMClient:
+        """The client of an episode: by its ``model`` parameter when several models run."""
+        return self.clients.get(spec.params.get("model", self.models[0]), self.client)
+
+    def call_stats(self) -> dict[str, Any]:
+        totals: dict[str, Any] = {}
+        for client in self.clients.values():
+            for key, value in client.stats.as_dict().items():
+                if isinstance(value, dict):
+                    merged = totals.setdefault(key, {})
+                    for k, v in value.items():
+                        merged[k] = merged.get(k, 0) + v
+                else:
+                    totals[key] = totals.get(key, 0) + value
+        return totals
 
     def save_figure(self, fig, name: str) -> Path:
         """Save a figure to the run folder and to ``figures/`` (``<notebook>__<name>.png``)."""
@@ -118,7 +138,7 @@ class Experiment:
         """Write this execution's call statistics into the run metadata and return them."""
         records = self.store.records()
         execution = {"started": self.metadata["started"], "ended": now_iso(),
-                     **self.client.stats.as_dict(),
+                     **self.call_stats(),
                      "episodes_recorded": len(records),
                      "episodes_failed": sum(r.get("status") != "ok" for r in records.values()),
                      **summary}

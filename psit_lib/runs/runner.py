@@ -38,10 +38,14 @@ def describe_error(exc: BaseException) -> str:
 
 
 async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, store: RunStore,
-                       client: LLMClient, run_seed: int, sampling: SamplingDefaults | None = None,
+                       client: LLMClient | Callable[[EpisodeSpec], LLMClient], run_seed: int, sampling: SamplingDefaults | None = None,
                        concurrency: int = 16, desc: str = "episodes",
                        progress: bool = True) -> list[dict[str, Any]]:
-    """Run the unfinished episodes of ``specs`` and return every planned episode's record."""
+    """Run the unfinished episodes of ``specs`` and return every planned episode's record.
+
+    ``client`` is one client, or a function choosing the client of an episode (several models).
+    """
+    pick = client if callable(client) and not isinstance(client, LLMClient) else (lambda spec: client)
     ids = [s.episode_id for s in specs]
     if len(set(ids)) != len(ids):
         raise ValueError("episode ids must be unique within a run")
@@ -53,7 +57,7 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
 
     async def one(spec: EpisodeSpec) -> None:
         async with gate:
-            session = ModelSession(client, run_seed=run_seed, episode_id=spec.episode_id,
+            session = ModelSession(pick(spec), run_seed=run_seed, episode_id=spec.episode_id,
                                    sampling=sampling)
             started = time.perf_counter()
             try:

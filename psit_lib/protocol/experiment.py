@@ -1,0 +1,149 @@
+"""Fork-test experiments as notebooks run them: parameters, plan, episode function, tables.
+
+Notebooks 02 (Hangman), 03 (diagnosis) and 04 (memory strategies) share all of this; only
+the task and the agent list differ.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pandas as pd
+from pydantic import Field, field_validator
+
+from psit_lib.agents import PSIT_AGENTS, UnknownAgentError
+from psit_lib.agents.factory import canonical_agent_name
+from psit_lib.analysis.outcomes import OUTCOME_ORDER, Outcome
+from psit_lib.llm.client import ModelSession
+from psit_lib.runs.params import NotebookParams
+from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.tasks.base import PsitTask
+
+from .fork_test import ForkSettings, run_fork_episode
+
+
+class ForkTestParams(NotebookParams):
+    """Parameters of a fork-test notebook (defaults small; the study uses n_episodes=50)."""
+
+    agents: list[str] = Field(default_factory=lambda: list(PSIT_AGENTS))
+    models: list[str] = Field(default_factory=list)
+    n_episodes: int = Field(10, ge=1, le=100_000)
+    t_fork: int = Field(4, ge=1, le=26)
+    n_candidates: int = Field(5, ge=2, le=50)
+    temperature: float = Field(0.3, ge=0.0, le=2.0)
+    max_tokens: int = Field(2048, ge=16, le=131_072)
+    seed: int = 0
+    profile: str | None = None
+    concurrency: int = Field(16, ge=1, le=4096)
+
+    @field_validator("agents")
+    @classmethod
+    def _known_agents(cls, agents: list[str]) -> list[str]:
+        if not agents:
+            raise ValueError("name at least one agent")
+        names = []
+        for name in agents:
+            try:
+                names.append(canonical_agent_name(name))
+            except UnknownAgentError as exc:
+                raise ValueError(str(exc)) from None
+        if len(set(names)) != len(names):
+            raise ValueError("an agent is listed twice")
+        return names
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, profile: str | None) -> str | None:
+        if profile is not None:
+            from psit_lib.sim.profiles import get_profile
+
+            get_profile(profile)
+        return profile
+
+
+def plan_fork_episodes(task: PsitTask, params: ForkTestParams, models: list[str]) -> list[EpisodeSpec]:
+    """One spec per (model, agent, episode index); ids are stable across runs."""
+    return [EpisodeSpec(f"{task.name}/{model}/{agent}/{i:04d}",
+                        {"task": task.name, "model": model, "agent": agent, "index": i})
+            for model in models for agent in params.agents for i in range(params.n_episodes)]
+
+
+def fork_episode_fn(task: PsitTask, params: ForkTestParams) -> Callable[[EpisodeSpec, ModelSession], Any]:
+    settings = ForkSettings(t_fork=params.t_fork, n_candidates=params.n_candidates)
+
+    async def episode(spec: EpisodeSpec, session: ModelSession) -> dict[str, Any]:
+        return await run_fork_episode(task, spec.params["agent"], session, settings)
+
+    return episode
+
+
+def fork_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per episode; failed episodes appear with outcome ``error``, never dropped."""
+    rows = []
+    for rec in records:
+        spec = rec.get("spec", {})
+        outcome = rec.get("outcome") if rec.get("status") == "ok" else Outcome.ERROR.value
+        cands = rec.get("candidates") or []
+        rows.append({
+            "episode_id": rec["episode_id"], "task": spec.get("task", rec.get("task")),
+            "model": spec.get("model", rec.get("model")), "agent": spec.get("agent", rec.get("agent")),
+            "outcome": outcome or Outcome.ERROR.value,
+            "self_consistent": outcome == Outcome.SELF_CONSISTENT.value,
+            "revealed": (rec.get("reveal") or {}).get("parsed"),
+            "model_candidates": sum(c.get("source") == "model" for c in cands),
+            "calls": rec.get("usage", {}).get("calls", 0),
+            "error": rec.get("error") or rec.get("failure"),
+        })
+    df = pd.DataFrame(rows)
+    if not df.empty:
+        df["outcome"] = pd.Categorical(df["outcome"], [o.value for o in OUTCOME_ORDER])
+    return df
+
+
+def agent_order(df: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(df["agent"]))
+
+
+def outcome_mix(df: pd.DataFrame) -> pd.DataFrame:
+    """Counts of each outcome per (model, agent), in the fixed outcome order."""
+    table = pd.crosstab([df["model"], df["agent"]], df["outcome"], dropna=False)
+    table = table.reindex(columns=[o.value for o in OUTCOME_ORDER], fill_value=0)
+    order = agent_order(df)
+    return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
+
+
+def state_size_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Tokens of private state per (agent, turn) for the state-size figure."""
+    rows = [{"agent": rec["spec"]["agent"], "model": rec["spec"]["model"], "turn": turn, "tokens": tokens}
+            for rec in records if rec.get("status") == "ok"
+            for turn, tokens in enumerate(rec.get("state_size_per_turn") or [], start=1)]
+    return pd.DataFrame(rows, columns=["agent", "model", "turn", "tokens"])
+
+
+def example_transcript(record: dict[str, Any]) -> str:
+    """A readable audit of one episode: public play, private state at the fork, branches."""
+    lines = [f"episode {record['episode_id']} · agent {record['spec']['agent']} · outcome "
+             f"{record.get('outcome', 'error')}"]
+    if record.get("status") != "ok":
+        return lines[0] + f"\n  error: {record.get('error')}"
+    for msg in record.get("transcript", []):
+        who = "PLAYER" if msg["role"] == "user" else "HOST  "
+        lines.append(f"{who}: " + msg["content"].replace("\n", " | "))
+    private = record.get("private_state_at_fork")
+    lines.append("PRIVATE STATE AT FORK: " + (private.replace("\n", " | ") if private else "(none)"))
+    if record.get("reveal"):
+        lines.append(f"[reveal] {record['reveal']['question']} -> {record['reveal']['answer']!r}")
+    for cand in record.get("candidates", []):
+        lines.append(f"[{cand['source']:8}] {cand['question']} -> {cand['answer']!r}")
+    if record.get("failure"):
+        lines.append(f"failure: {record['failure']}")
+    return "\n".join(lines)
+
+
+def examples_by_outcome(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The first episode (in plan order) of each outcome that occurred."""
+    found: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        outcome = rec.get("outcome") if rec.get("status") == "ok" else Outcome.ERROR.value
+        found.setdefault(outcome, rec)
+    return {o.value: found[o.value] for o in OUTCOME_ORDER if o.value in found}
