@@ -3,3 +3,5 @@
 from . import candidates  # noqa: F401
 from . import hangman  # noqa: F401
 from . import updater  # noqa: F401
+from . import basis  # noqa: F401
+from . import diagnosis  # noqa: F401
