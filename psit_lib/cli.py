@@ -32,7 +32,7 @@ class CliError(RuntimeError):
 
 
 def notebooks_dir() -> Path:
-    return repo_root() / "notebooks"
+    return Path(os.environ.get("PSIT_NOTEBOOKS_DIR") or repo_root() / "notebooks")
 
 
 def resolve_notebooks(names: list[str]) -> list[Path]:

@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable, Sequence
 from tqdm.auto import tqdm
 
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
+from psit_lib.llm.errors import FatalRunError
 
 from .store import RunStore
 
@@ -62,6 +63,8 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
             started = time.perf_counter()
             try:
                 body, status, error = await episode_fn(spec, session), "ok", None
+            except FatalRunError:
+                raise  # e.g. a replay-only cache miss: the run must stop, not record a failure
             except Exception as exc:  # recorded, never dropped
                 body, status, error = {}, "error", describe_error(exc)
             record = {"episode_id": spec.episode_id, "status": status, "error": error,
@@ -72,7 +75,11 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
             bar.update(1)
 
     try:
-        await asyncio.gather(*(one(s) for s in todo))
+        async with asyncio.TaskGroup() as group:  # a fatal error cancels the episodes in flight
+            for spec in todo:
+                group.create_task(one(spec))
+    except* FatalRunError as errors:
+        raise errors.exceptions[0] from None
     finally:
         bar.close()
     records = store.records()

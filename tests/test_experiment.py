@@ -1,0 +1,56 @@
+"""Experiment-level guarantees: a re-executed notebook makes zero model calls (resume or
+cache), a replay-only run stops on a miss naming the request, provenance is recorded."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from psit_lib.llm import CacheMissError, LLMSettings
+from psit_lib.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
+from psit_lib.runs import Experiment
+from psit_lib.tasks.hangman import HangmanTask
+
+PARAMS = ForkTestParams(agents=["vanilla", "workflow_overwrite"], n_episodes=2)
+
+
+async def _execute(tmp_path, cache="rw", fresh=False):
+    exp = Experiment("02_test", PARAMS.model_dump(), seed=0, settings=LLMSettings(cache=cache),
+                     run_dir=tmp_path / "run")
+    if fresh:
+        (exp.store.dir / exp.store.RECORDS).unlink(missing_ok=True)
+    task = HangmanTask()
+    records = await exp.run(plan_fork_episodes(task, PARAMS, exp.models), fork_episode_fn(task, PARAMS),
+                            progress=False)
+    return exp.finish(), fork_frame(records)
+
+
+async def test_second_execution_makes_zero_model_calls(tmp_path):
+    first, table1 = await _execute(tmp_path)
+    assert first["model_calls"] > 0
+    resumed, table2 = await _execute(tmp_path)
+    assert resumed["model_calls"] == 0
+    from_cache, table3 = await _execute(tmp_path, fresh=True)
+    assert from_cache["model_calls"] == 0 and from_cache["cache_hits"] == first["model_calls"]
+    assert table1.equals(table2) and table1.equals(table3)
+    meta = json.loads((tmp_path / "run" / "02_test" / "metadata.json").read_text())
+    assert [e["model_calls"] for e in meta["executions"]] == [first["model_calls"], 0, 0]
+    assert meta["simulated"] is True and meta["backend"] == "sim" and meta["profile"] == "default"
+
+
+async def test_replay_only_run_stops_on_a_missing_entry(tmp_path):
+    with pytest.raises(CacheMissError, match=r"no entry for role='hangman_host'"):
+        await _execute(tmp_path, cache="replay")
+
+
+async def test_same_seed_same_table_different_seed_different_table(tmp_path):
+    _, a = await _execute(tmp_path / "a", cache="off")
+    _, b = await _execute(tmp_path / "b", cache="off")
+    assert a.drop(columns="calls").equals(b.drop(columns="calls"))
+    other = Experiment("02_test", PARAMS.model_dump(), seed=1, settings=LLMSettings(cache="off"),
+                       run_dir=tmp_path / "c")
+    task = HangmanTask()
+    c = fork_frame(await other.run(plan_fork_episodes(task, PARAMS, other.models), fork_episode_fn(task, PARAMS),
+                                   progress=False))
+    assert list(c["revealed"]) != list(a["revealed"])
