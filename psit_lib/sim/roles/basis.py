@@ -1,0 +1,472 @@
+"""Simulated BASIS roles: the orchestrator, the cab subagent and the cortex agent (SPEC §6, §8).
+
+Each role reads only its request, like a model would:
+
+* ``basis_orchestrator`` reads the user's request, its own earlier delegations, the tool
+  results (the cab agent's replies) and, if present, the ``<relevant_multiagent_context>``
+  block of its system prompt. Its first delegation relays the request; each detail that would
+  pin the subagent down (named ``start_location=``/``end_location=`` arguments, an explicit
+  ``service_type`` for "cheapest", the "do not book" constraint) is included with weight
+  :data:`EXPLICIT_DETAIL_WEIGHT` against leaving it implicit, sharpened by temperature like
+  every choice of the simulator (about 0.30 at T=0.3, 0.44 at T=1). After a delegation it looks
+  for evidence in what it can read that the cab agent did something the user did not ask for
+  (a booking when only prices were wanted, a ride in the wrong direction, a dearer service type
+  than the cheapest). When there is such evidence, it notices it with probability
+  ``profile.notices_contradictions`` and delegates a correction with explicit named
+  arguments, an explicit service type and an instruction to cancel; otherwise it answers the
+  user. Without the cortex the only evidence would be the cab agent's reply, which never
+  mentions what it did, so the difference between systems comes from the context alone.
+* ``cab_subagent`` sees its instruction and its tool results, plans the CabApp calls the
+  instruction asks for (cancel, list rides, order), and replies with the outcome it was asked
+  for, never with its calls or their arguments. With ``profile.malformed_output_rate`` a tool
+  call's arguments come out as broken JSON.
+* ``cortex_agent`` reads the step trace it is given, writes a factual summary of the calls
+  (real arguments and results) and shares it with every agent in the mask legend of its
+  prompt. With ``profile.mask_error_rate`` its ingest is unusable: a non-binary, too wide or
+  all-zero mask, or no tool call at all.
+
+The summary sentences the cortex writes ("booked a Premium ride from A to B", "listed rides
+from A to B: Default $x, ...", "cancelled the ongoing ride") are the ones the orchestrator
+recognises: one simulated model reads what the same model writes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..context import SimContext, SimReply
+from ..registry import register_role
+
+#: Weight of spelling a detail out (vs. leaving it implicit) when relaying the user's request.
+EXPLICIT_DETAIL_WEIGHT = 0.44
+#: The orchestrator stops correcting after this many delegations in one conversation.
+MAX_DELEGATIONS = 3
+SERVICE_TYPES = ("Default", "Premium", "Van")
+CONTEXT_TAG = "relevant_multiagent_context"
+
+_LOC = r"[A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)*"
+_FROM_TO = re.compile(rf"\bfrom\s+(?:the\s+)?({_LOC})\s+to\s+(?:the\s+)?({_LOC})")
+_NAMED_START = re.compile(rf"\bstart_location\s*[=:]\s*['\"]?({_LOC})")
+_NAMED_END = re.compile(rf"\bend_location\s*[=:]\s*['\"]?({_LOC})")
+_NAMED_SERVICE = re.compile(r"\bservice_type\s*[=:]\s*['\"]?(default|premium|van)\b", re.IGNORECASE)
+_BARE_SERVICE = re.compile(r"\b(Default|Premium|Van)\b")
+_FORBID_BOOKING = re.compile(
+    r"\b(?:do\s+not|don['’]?t|never|without|no)\b(?:\W+\w+){0,3}?\W+(?:book|order|reserv)\w*", re.IGNORECASE
+)
+_BOOKING = re.compile(r"\b(?:book|order|reserv)\w*", re.IGNORECASE)
+_CANCEL = re.compile(r"\bcancel", re.IGNORECASE)
+_NO_CANCEL = re.compile(r"\b(?:do\s+not|don['’]?t|never)\s+cancel", re.IGNORECASE)
+_PRICES = re.compile(r"\b(?:price|prices|cost|costs|quote|quotes|fare|fares|list)\b", re.IGNORECASE)
+_CHEAPEST = re.compile(r"\bcheap", re.IGNORECASE)
+_CONTEXT_BLOCK = re.compile(rf"<{CONTEXT_TAG}>(.*?)</{CONTEXT_TAG}>", re.DOTALL)
+
+# What the cortex writes and the orchestrator reads back.
+_BOOKED = re.compile(rf"\bbooked an? (Default|Premium|Van) ride from ({_LOC}) to ({_LOC})")
+_LISTED = re.compile(rf"\blisted rides from ({_LOC}) to ({_LOC}): ((?:(?:Default|Premium|Van) \$\d+(?:\.\d+)?(?:, )?)+)")
+_PRICE_ITEM = re.compile(r"(Default|Premium|Van) \$(\d+(?:\.\d+)?)")
+_CANCELLED = re.compile(r"\bcancelled the ongoing ride\b")
+_EVENT = re.compile(f"{_BOOKED.pattern}|{_LISTED.pattern}|{_CANCELLED.pattern}")
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _first_user_text(ctx: SimContext) -> str:
+    for message in ctx.messages:
+        if message.get("role") == "user":
+            return _text(message.get("content"))
+    return ""
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and a.strip().casefold() == b.strip().casefold()
+
+
+# --------------------------------------------------------------------------- reading requests
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a piece of text asks for, as the simulated model understands it."""
+
+    start: str | None
+    end: str | None
+    named_locations: bool
+    service: str | None
+    book: bool
+    forbid_booking: bool
+    cancel: bool
+    prices: bool
+    cheapest: bool
+
+
+def read_request(text: str) -> Request:
+    """Route, service type and intents of an instruction or a user request.
+
+    Named arguments win over a "from X to Y" phrase, so a correction that describes the
+    mistake in words still gives the right route.
+    """
+    start_m, end_m = _NAMED_START.search(text), _NAMED_END.search(text)
+    named = bool(start_m and end_m)
+    if named:
+        start, end = start_m.group(1), end_m.group(1)
+    elif (m := _FROM_TO.search(text)) is not None:
+        start, end = m.group(1), m.group(2)
+    else:
+        start = end = None
+    service = None
+    if (m := _NAMED_SERVICE.search(text)) is not None:
+        service = m.group(1).capitalize()
+    else:
+        bare = set(_BARE_SERVICE.findall(text))
+        if len(bare) == 1:
+            service = bare.pop()
+    forbid = bool(_FORBID_BOOKING.search(text))
+    return Request(
+        start=start,
+        end=end,
+        named_locations=named,
+        service=service,
+        book=bool(_BOOKING.search(text)) and not forbid,
+        forbid_booking=forbid,
+        cancel=bool(_CANCEL.search(text)) and not _NO_CANCEL.search(text),
+        prices=bool(_PRICES.search(text)),
+        cheapest=bool(_CHEAPEST.search(text)),
+    )
+
+
+@dataclass(frozen=True)
+class MadeCall:
+    """A tool call found in the conversation and the result that came back for it."""
+
+    name: str
+    arguments: dict[str, Any]
+    result: str | None
+
+    @property
+    def failed(self) -> bool:
+        return self.result is None or self.result.startswith("Error")
+
+    @property
+    def unreadable(self) -> bool:
+        """The harness could not read the arguments (so the call did not happen)."""
+        return self.result is not None and self.result.startswith("Error: the tool arguments")
+
+
+def calls_in(ctx: SimContext) -> list[MadeCall]:
+    """Every assistant tool call in the request, in order, with its tool result."""
+    results = {m.get("tool_call_id"): _text(m.get("content")) for m in ctx.messages if m.get("role") == "tool"}
+    out = []
+    for message in ctx.messages:
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function", {})
+            try:
+                args = json.loads(fn.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                args = {}
+            out.append(MadeCall(fn.get("name", ""), args if isinstance(args, dict) else {}, results.get(call.get("id"))))
+    return out
+
+
+def _json_or_none(text: str | None) -> Any:
+    try:
+        return json.loads(text) if text else None
+    except json.JSONDecodeError:
+        return None
+
+
+def _money(value: Any) -> str:
+    return f"${float(value):.2f}" if isinstance(value, (int, float)) else "$?"
+
+
+# --------------------------------------------------------------------------- cab subagent
+
+
+def _cheapest_listed(calls: list[MadeCall]) -> str | None:
+    for call in reversed(calls):
+        if call.name == "list_rides" and not call.failed:
+            rides = _json_or_none(call.result)
+            priced = [r for r in rides or [] if isinstance(r, dict) and isinstance(r.get("price"), (int, float))]
+            if priced:
+                return min(priced, key=lambda r: r["price"]).get("service_type")
+    return None
+
+
+def _price_list(call: MadeCall | None) -> str | None:
+    rides = _json_or_none(call.result) if call is not None and not call.failed else None
+    if not isinstance(rides, list):
+        return None
+    items = [f"{r.get('service_type')} {_money(r.get('price'))}" for r in rides if isinstance(r, dict)]
+    return ", ".join(items) or None
+
+
+def _subagent_reply(req: Request, calls: list[MadeCall]) -> str:
+    """The outcome the orchestrator asked for, and nothing about how it was reached."""
+    last = {call.name: call for call in calls if not call.unreadable}
+    parts = []
+    if req.cancel:
+        cancel = last.get("user_cancel_ride")
+        parts.append("The ride has been cancelled." if cancel and not cancel.failed
+                     else f"I could not cancel the ride: {cancel.result if cancel else 'no ride to cancel'}.")
+    if req.book:
+        order = last.get("order_ride")
+        parts.append("Done, the ride is booked." if order and not order.failed
+                     else f"I could not book the ride: {order.result if order else 'nothing was ordered'}.")
+    elif req.prices:
+        prices = _price_list(last.get("list_rides"))
+        parts.append(f"Prices: {prices}." if prices else "I could not get the prices.")
+    return " ".join(parts) or "Done."
+
+
+@register_role("cab_subagent")
+def cab_subagent(ctx: SimContext) -> SimReply:
+    """Carry out the instruction with the CabApp tools, then report the outcome."""
+    instruction = _first_user_text(ctx)
+    req = read_request(instruction)
+    calls = calls_in(ctx)
+    attempted = {call.name for call in calls if not call.unreadable}
+    route = {"start_location": req.start, "end_location": req.end}
+    tools = ctx.tool_names()
+
+    plan: tuple[str, dict[str, Any]] | None = None
+    needs_route = req.book or req.prices
+    if req.cancel and "user_cancel_ride" not in attempted and "user_cancel_ride" in tools:
+        plan = ("user_cancel_ride", {})
+    elif needs_route and req.start is None:
+        return SimReply(content="Which start and end locations should I use?")
+    elif needs_route and "list_rides" not in attempted and "list_rides" in tools:
+        plan = ("list_rides", route)
+    elif req.book and "order_ride" not in attempted and "order_ride" in tools:
+        service = req.service or _cheapest_listed(calls) or "Default"
+        plan = ("order_ride", {**route, "service_type": service})
+    if plan is None:
+        return SimReply(content=_subagent_reply(req, calls))
+    name, args = plan
+    if ctx.chance(ctx.profile.malformed_output_rate):
+        return SimReply(content="", tool_calls=[(name, json.dumps(args)[:-2])])
+    return SimReply(content="", tool_calls=[(name, args)])
+
+
+# --------------------------------------------------------------------------- orchestrator
+
+
+@dataclass
+class Evidence:
+    """What the orchestrator can tell about the cab agent's actions from its visible text."""
+
+    listings: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    active: tuple[str, str, str] | None = None  # (service type, start, end) of the standing booking
+
+
+def read_evidence(text: str) -> Evidence:
+    """Replay bookings, listings and cancellations in the order they appear in ``text``."""
+    evidence = Evidence()
+    for m in _EVENT.finditer(text):
+        if m.group(1):  # booked
+            evidence.active = (m.group(1), m.group(2), m.group(3))
+        elif m.group(4):  # listed; the first listing of a route is the one a booking was based on
+            prices = {t: float(p) for t, p in _PRICE_ITEM.findall(m.group(6))}
+            evidence.listings.setdefault((m.group(4).casefold(), m.group(5).casefold()), prices)
+        else:  # cancelled
+            evidence.active = None
+    return evidence
+
+
+def visible_evidence_text(ctx: SimContext) -> str:
+    """The orchestrator's context block(s) followed by every tool result it received."""
+    blocks = [m.group(1) for m in _CONTEXT_BLOCK.finditer(ctx.system_text())]
+    results = [_text(m.get("content")) for m in ctx.messages if m.get("role") == "tool"]
+    return "\n".join([*blocks, *results])
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    cancel_only: bool
+    rebook_service: str | None
+
+
+def find_contradiction(user: Request, evidence: Evidence, asked_service: str | None = None) -> Contradiction | None:
+    """A correction to make, if the visible evidence contradicts the user's request.
+
+    ``asked_service`` is the service type the orchestrator itself last named in a delegation:
+    once it has said which type it wants, it checks the cab agent against that instead of
+    re-judging "cheapest" from later quotes (which the app re-prices on every call).
+    Otherwise "cheapest" is judged from the first visible listing of the user's route.
+    """
+    if evidence.active is None:
+        return None
+    service, start, end = evidence.active
+    if user.forbid_booking:
+        return Contradiction(cancel_only=True, rebook_service=None)
+    if not user.book:
+        return None
+    wrong_route = user.start is not None and not (_same(start, user.start) and _same(end, user.end))
+    wanted = user.service or asked_service
+    if user.cheapest and wanted is None:
+        listing = evidence.listings.get(((user.start or "").casefold(), (user.end or "").casefold()))
+        if listing:
+            wanted = min(listing, key=listing.get)
+        elif service == "Premium":  # the upmarket tier is never the cheapest
+            wanted = "Default"
+    wrong_service = wanted is not None and service != wanted
+    if wrong_route or wrong_service:
+        return Contradiction(cancel_only=False, rebook_service=wanted)
+    return None
+
+
+def _explicit(ctx: SimContext) -> bool:
+    return ctx.weighted_choice([True, False], [EXPLICIT_DETAIL_WEIGHT, 1 - EXPLICIT_DETAIL_WEIGHT])
+
+
+def first_instruction(ctx: SimContext, user: Request) -> str:
+    """Relay the user's request; each pinning detail is spelled out or left implicit."""
+    named, service_named, constraint_kept = _explicit(ctx), _explicit(ctx), _explicit(ctx)
+    if named:
+        route = f"with start_location={user.start}, end_location={user.end}"
+    else:
+        route = f"from {user.start} to the {user.end}"
+    if user.book:
+        if user.cheapest and service_named:
+            return (f"Book a ride {route}. List the available rides first, then order "
+                    "service_type=Default, the economy tier, which is the cheapest.")
+        if user.cheapest:
+            return f"Book the cheapest ride {route}. List the available rides first and order the cheapest option."
+        if user.service:
+            return f"Book a {user.service} ride {route}."
+        return f"Book a ride {route}."
+    text = f"Find out what a ride {route} costs for each service type."
+    if user.forbid_booking and constraint_kept:
+        text += " Do not book anything; the user only wants the prices."
+    return text
+
+
+def correction_instruction(user: Request, fix: Contradiction) -> str:
+    if fix.cancel_only:
+        return ("A ride was booked, but the user does not want any booking. Cancel the ongoing ride "
+                "with user_cancel_ride and do not book anything else.")
+    text = (f"The ride that was booked does not match the user's request. Cancel the ongoing ride with "
+            f"user_cancel_ride, then order a new ride with start_location={user.start}, "
+            f"end_location={user.end}")
+    if fix.rebook_service:
+        text += f", service_type={fix.rebook_service}"
+    return text + "."
+
+
+def final_answer(user: Request, ctx: SimContext) -> str:
+    replies = [_text(m.get("content")) for m in ctx.messages if m.get("role") == "tool"]
+    last = replies[-1] if replies else ""
+    if user.prices and not user.book:
+        return f"Here is what I found for a ride from {user.start} to {user.end}: {last}".strip()
+    if last.startswith("I could not") or last.startswith("Error"):
+        return f"I am sorry, the booking did not go through: {last}"
+    return f"Your ride from {user.start} to {user.end} is booked."
+
+
+@register_role("basis_orchestrator")
+def basis_orchestrator(ctx: SimContext) -> SimReply:
+    """Delegate the user's request; correct the cab agent when visible evidence contradicts it."""
+    user = read_request(_first_user_text(ctx))
+    delegate = next((name for name in sorted(ctx.tool_names()) if "delegate" in name), None)
+    if delegate is None or user.start is None:
+        return SimReply(content="I can help with cab rides; where would you like to go, and from where?")
+    delegations = [call for call in calls_in(ctx) if call.name == delegate]
+    if not delegations:
+        return SimReply(content="", tool_calls=[(delegate, {"instruction": first_instruction(ctx, user)})])
+    asked = [read_request(str(call.arguments.get("instruction", ""))).service for call in delegations]
+    asked_service = next((service for service in reversed(asked) if service), None)
+    fix = find_contradiction(user, read_evidence(visible_evidence_text(ctx)), asked_service)
+    if fix is not None and len(delegations) < MAX_DELEGATIONS and ctx.chance(ctx.profile.notices_contradictions):
+        return SimReply(content="", tool_calls=[(delegate, {"instruction": correction_instruction(user, fix)})])
+    return SimReply(content=final_answer(user, ctx))
+
+
+# --------------------------------------------------------------------------- cortex agent
+
+_LEGEND = re.compile(r"^\s*([\w.\-]+):\s*([01]+)\s*$", re.MULTILINE)
+_TRACE_LINE = re.compile(r"^(agent|kind|instruction|user request|cab agent reply|tool call|tool result|reply): (.*)$")
+
+
+def _trace_of(ctx: SimContext) -> list[tuple[str, str]]:
+    text = ctx.last_user_text()
+    marker = "New step to ingest:"
+    if marker in text:
+        text = text.split(marker, 1)[1]
+    return [(m.group(1), m.group(2)) for line in text.splitlines() if (m := _TRACE_LINE.match(line.strip()))]
+
+
+def _call_sentence(name: str, args: dict[str, Any], result: str) -> str:
+    data = _json_or_none(result)
+    if result.startswith("Error"):
+        return f"called {name} with {json.dumps(args, sort_keys=True)} and got an error: {result}"
+    if name == "list_rides" and isinstance(data, list):
+        prices = ", ".join(f"{r.get('service_type')} {_money(r.get('price'))}" for r in data if isinstance(r, dict))
+        return f"listed rides from {args.get('start_location')} to {args.get('end_location')}: {prices}"
+    if name in ("order_ride", "get_quotation") and isinstance(data, dict):
+        where = f"from {data.get('start_location')} to {data.get('end_location')}"
+        ride = f"{data.get('service_type')} ride {where}"
+        if name == "order_ride":
+            return f"booked a {ride} (ride {str(data.get('ride_id'))[:8]}, {_money(data.get('price'))}, status {data.get('status')})"
+        return f"got a quote for a {ride}: {_money(data.get('price'))}"
+    if name == "user_cancel_ride":
+        return "cancelled the ongoing ride"
+    if name.startswith("delegate"):
+        return f"delegated to the cab agent: \"{args.get('instruction', '')}\""
+    short = result if len(result) <= 120 else result[:119] + "…"
+    return f"called {name} ({short})"
+
+
+def summarise_step(lines: list[tuple[str, str]]) -> str:
+    """A factual one-paragraph summary of a step trace: real arguments, results, replies."""
+    fields = dict(lines)
+    agent = fields.get("agent", "an agent")
+    kind = fields.get("kind", "")
+    sentences = []
+    pending: tuple[str, dict[str, Any]] | None = None
+    for label, value in lines:
+        if label == "tool call":
+            name, _, raw = value.partition(" ")
+            args = _json_or_none(raw)
+            pending = (name, args if isinstance(args, dict) else {})
+            if name.startswith("delegate"):
+                sentences.append(_call_sentence(name, pending[1], ""))
+                pending = None
+        elif label == "tool result" and pending is not None:
+            sentences.append(_call_sentence(pending[0], pending[1], value))
+            pending = None
+    if pending is not None:
+        sentences.append(f"called {pending[0]}")
+    if kind == "delegation":
+        sentences.append(f"received the cab agent's reply: \"{fields.get('cab agent reply', '')}\"")
+    if "reply" in fields:
+        to = "the user" if kind == "orchestrator_step" else "the orchestrator"
+        sentences.append(f"replied to {to}: \"{fields['reply']}\"")
+    if not sentences:
+        sentences.append("took a step with no visible effect")
+    return f"{agent} " + "; then ".join(sentences) + "."
+
+
+@register_role("cortex_agent")
+def cortex_agent(ctx: SimContext) -> SimReply:
+    """Summarise the new step and share it with every agent; sometimes botch the mask."""
+    summary = summarise_step(_trace_of(ctx))
+    width = max((len(bits) for _, bits in _LEGEND.findall(ctx.system_text())), default=1)
+    tool = next((name for name in sorted(ctx.tool_names()) if "ingest" in name), None)
+    mask = "1" * width
+    if tool is not None and ctx.chance(ctx.profile.mask_error_rate):
+        mistake = ctx.rng.choice(("no_call", "non_binary", "too_wide", "all_zero"))
+        if mistake == "no_call":
+            return SimReply(content=f"Episode summary: {summary}")
+        mask = {"non_binary": "all", "too_wide": "1" * (width + 1), "all_zero": "0" * width}[mistake]
+    if tool is None:
+        return SimReply(content=summary)
+    return SimReply(content="", tool_calls=[(tool, {"summary": summary, "access_mask": mask})])

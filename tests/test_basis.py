@@ -1,0 +1,429 @@
+"""The BASIS multi-agent system on the real CabApp graph, its simulated roles and its tables."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from psit_lib.agents.basis import BasisLimits, CabMultiAgentSystem, UnknownSystemError
+from psit_lib.agents.basis_experiment import BasisParams, app_seed, make_specs, run_basis_trial
+from psit_lib.agents.basis_prompts import DELEGATE_TOOL, ORCHESTRATOR_ID, SUBAGENT_ID
+from psit_lib.agents.basis_results import (
+    MEAN_ROW,
+    REFERENCE,
+    REFERENCE_SUCCESS,
+    episode_table,
+    pass_hat_at_n,
+    passk_frame,
+    success_table,
+    trials_frame,
+    visibility_matrix,
+)
+from psit_lib.analysis.passk import pass_at_k, pass_hat_k
+from psit_lib.analysis.stats import wilson_interval
+from psit_lib.llm import ChatResult, LLMClient, LLMSettings, ModelSession, ToolCall
+from psit_lib.memory.cortex import CONTEXT_TAG, INGEST_TOOL, AgentRegistry, CortexInputError, parse_ingest_call
+from psit_lib.runs.params import ParameterError, validate_params
+from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.sim import profiles as sim_profiles
+from psit_lib.sim.context import SimContext
+from psit_lib.sim.roles import basis as sim_basis
+from psit_lib.tasks.cab import CAB_TOOL_NAMES, SCENARIOS, make_cab_app
+
+OPEN_TAG = f"<{CONTEXT_TAG}>"
+
+
+class CapturingSession:
+    """Wraps a ModelSession: records every request as sent, optionally answers some roles itself."""
+
+    def __init__(self, inner, sink: list, override=None) -> None:
+        self.inner, self.sink, self.override = inner, sink, override
+
+    def branch(self, name: str) -> "CapturingSession":
+        return CapturingSession(self.inner.branch(name), self.sink, self.override)
+
+    async def chat(self, messages, **kwargs):
+        self.sink.append({"role": kwargs["role"], "messages": copy.deepcopy(list(messages))})
+        if self.override is not None:
+            scripted = self.override(kwargs["role"])
+            if scripted is not None:
+                return scripted
+        return await self.inner.chat(messages, **kwargs)
+
+
+def session(episode_id: str, seed: int = 0) -> ModelSession:
+    return ModelSession(LLMClient(LLMSettings(cache="off")), run_seed=seed, episode_id=episode_id)
+
+
+async def run_system(scenario: str, system: str, trial: int = 0, override=None, limits=BasisLimits()):
+    sent: list = []
+    wrapped = CapturingSession(session(f"{scenario}/{system}/{trial}"), sent, override)
+    app = make_cab_app(app_seed(0, scenario, trial))
+    mas = CabMultiAgentSystem(SCENARIOS[scenario], app, wrapped, system=system, limits=limits)
+    run = await mas.run()
+    return mas, run, app, sent
+
+
+def system_text(request: dict) -> str:
+    return "\n".join(m["content"] for m in request["messages"] if m["role"] == "system")
+
+
+def everything_sent(request: dict) -> str:
+    return json.dumps(request["messages"])
+
+
+@pytest.fixture
+def exact_cortex(monkeypatch):
+    """The default profile with a cortex that never botches a mask, for assertions on visibility."""
+    profile = sim_profiles.PROFILES["default"].model_copy(update={"mask_error_rate": 0.0})
+    monkeypatch.setitem(sim_profiles.PROFILES, "default", profile)
+
+
+# --------------------------------------------------------------------------- information flow
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+async def test_baseline_orchestrator_never_receives_cortex_context(scenario):
+    for trial in range(3):
+        _, run, _, sent = await run_system(scenario, "baseline", trial)
+        assert {r["role"] for r in sent} == {ORCHESTRATOR_ID, SUBAGENT_ID}  # no cortex calls at all
+        orchestrator = [r for r in sent if r["role"] == ORCHESTRATOR_ID]
+        assert len(orchestrator) >= 2  # it did get the subagent's reply back
+        assert all(CONTEXT_TAG not in everything_sent(r) for r in sent)
+        assert run.episodes == [] and all(not v.episode_ids for v in run.views)
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+async def test_basis_orchestrator_receives_the_subagents_steps(scenario, exact_cortex):
+    _, run, _, sent = await run_system(scenario, "basis")
+    orchestrator = [r for r in sent if r["role"] == ORCHESTRATOR_ID]
+    assert OPEN_TAG not in system_text(orchestrator[0])  # nothing stored before the first step
+    later = [system_text(r) for r in orchestrator[1:]]
+    assert later and all(OPEN_TAG in text for text in later)
+    assert all(f"from {SUBAGENT_ID}:" in text for text in later)
+    # the block sits in the system prompt, nowhere else
+    for r in orchestrator:
+        assert all(CONTEXT_TAG not in json.dumps(m) for m in r["messages"] if m["role"] != "system")
+    assert {r["role"] for r in sent} == {ORCHESTRATOR_ID, SUBAGENT_ID, "cortex_agent"}
+
+
+async def test_basis_context_shows_what_the_subagent_really_did(exact_cortex):
+    """stale_locations: the subagent's reply hides the swap; only the cortex context shows it."""
+    for trial in range(10):
+        _, run, _, sent = await run_system("stale_locations", "basis", trial)
+        first = run.delegations[0]
+        if "start_location=" in first.instruction:
+            continue  # explicit delegation, nothing swapped
+        assert "Airport" not in (first.reply or "") and "Downtown" not in (first.reply or "")
+        second = [r for r in sent if r["role"] == ORCHESTRATOR_ID][1]
+        assert "ride from Airport to Downtown" in system_text(second)
+        return
+    pytest.fail("no implicit first delegation in 10 trials")
+
+
+async def test_every_agent_step_becomes_exactly_one_episode():
+    _, run, _, sent = await run_system("quote_only_vs_book", "basis", trial=1)
+    agent_steps = [r for r in sent if r["role"] != "cortex_agent"]
+    cortex_calls = [r for r in sent if r["role"] == "cortex_agent"]
+    assert len(run.episodes) == len(cortex_calls) == len(agent_steps) + len(run.delegations)
+    assert len(run.views) == len(agent_steps)
+    kinds = [ep.metadata["kind"] for ep in run.episodes]
+    assert kinds.count("delegation") == len(run.delegations)
+    for i, ep in enumerate(run.episodes):  # the cortex saw at most 4 earlier episodes, all from the same agent
+        window = ep.metadata["cortex_window"]
+        own = [e.episode_id for e in run.episodes[:i] if e.source_agent_id == ep.source_agent_id]
+        assert window == own[-4:]
+
+
+REVEALING = {"premium_bias": ("Premium",), "quote_only_vs_book": ("book",), "stale_locations": ("Airport", "Downtown")}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+async def test_subagent_replies_never_mention_policy_or_tool_calls(scenario):
+    words = (*CAB_TOOL_NAMES, "service_type", "start_location", "end_location", *REVEALING[scenario])
+    for trial in range(3):
+        _, run, _, _ = await run_system(scenario, "baseline", trial)
+        assert all(not any(w in (d.reply or "") for w in words) for d in run.delegations)
+
+
+# --------------------------------------------------------------------------- cortex failures
+
+
+def scripted_cortex(arguments: str | None):
+    def answer(role: str):
+        if role != "cortex_agent":
+            return None
+        calls = () if arguments is None else (ToolCall("call_x", "ingest_episode", arguments),)
+        return ChatResult(content="stored", tool_calls=calls)
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason"),
+    [
+        (json.dumps({"summary": "s", "access_mask": "2"}), "not binary"),
+        (json.dumps({"summary": "s", "access_mask": "111"}), "beyond the 2 registered"),
+        (json.dumps({"summary": "s", "access_mask": "00"}), "all zeros"),
+        ('{"summary": "s", "access_mask": ', "not valid JSON"),
+        (None, "no ingest_episode call"),
+    ],
+)
+async def test_malformed_ingest_is_recorded_and_falls_back_to_the_source_only(arguments, reason):
+    mas, run, app, _ = await run_system("premium_bias", "basis", override=scripted_cortex(arguments))
+    assert run.final_answer  # the run went on to the end
+    assert run.episodes and all(ep.metadata["ingest"] == "fallback" for ep in run.episodes)
+    assert all(reason in ep.metadata["fallback_reason"] for ep in run.episodes)
+    assert all(ep.access_mask == mas.registry.mask_of(ep.source_agent_id) for ep in run.episodes)
+    assert all(ep.summary for ep in run.episodes)  # the documented fallback summary
+    # failing closed: the orchestrator never sees a subagent step
+    for view in run.views:
+        if view.agent_id == ORCHESTRATOR_ID:
+            seen = {ep.source_agent_id for ep in run.episodes if ep.episode_id in view.episode_ids}
+            assert seen <= {ORCHESTRATOR_ID}
+    if arguments is not None and "access_mask" in arguments and arguments.endswith("}"):
+        assert run.episodes[0].metadata["mask_text"] == json.loads(arguments)["access_mask"]
+
+
+def sim_ctx(role: str, messages: list, tools: list, profile: str = "default", seed: int = 0, **knobs) -> SimContext:
+    prof = sim_profiles.get_profile(profile).model_copy(update=knobs)
+    return SimContext(role=role, profile=prof, messages=messages, tools=tools, temperature=0.3, max_tokens=2048,
+                      seed=seed, response_format=None, rng=random.Random(seed))
+
+
+def cortex_request(width_agents=("basis_orchestrator", "cab_subagent")) -> list:
+    from psit_lib.agents.basis_prompts import cortex_system_prompt, cortex_user_prompt, step_trace, TracedCall
+
+    registry = AgentRegistry(width_agents)
+    trace = step_trace(SUBAGENT_ID, "subagent_step", inputs=[("instruction", "Book a ride from Downtown to the Airport.")],
+                       calls=[TracedCall("order_ride", {"start_location": "Airport", "end_location": "Downtown",
+                                                        "service_type": "Premium"},
+                                         json.dumps({"ride_id": "abc", "status": "BOOKED", "service_type": "Premium",
+                                                     "start_location": "Airport", "end_location": "Downtown",
+                                                     "price": 30.0}))])
+    return [{"role": "system", "content": cortex_system_prompt(registry)},
+            {"role": "user", "content": cortex_user_prompt(SUBAGENT_ID, [], trace)}], registry
+
+
+def test_simulated_cortex_mask_error_rate_controls_unusable_ingests():
+    messages, registry = cortex_request()
+    for seed in range(40):
+        bad = sim_basis.cortex_agent(sim_ctx("cortex_agent", messages, [INGEST_TOOL], seed=seed, mask_error_rate=1.0))
+        if bad.tool_calls:
+            with pytest.raises(CortexInputError):
+                parse_ingest_call(json.dumps(bad.tool_calls[0][1]), registry)
+        good = sim_basis.cortex_agent(sim_ctx("cortex_agent", messages, [INGEST_TOOL], seed=seed, mask_error_rate=0.0))
+        summary, mask = parse_ingest_call(json.dumps(good.tool_calls[0][1]), registry)
+        assert mask == registry.all_mask
+        assert "booked a Premium ride from Airport to Downtown" in summary
+
+
+# --------------------------------------------------------------------------- simulated orchestrator
+
+
+def orchestrator_messages(request: str, block: str, reply: str = "Done, the ride is booked.") -> list:
+    return [
+        {"role": "system", "content": "prompt\n" + block},
+        {"role": "user", "content": request},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "delegate_to_cab_agent", "arguments": json.dumps({"instruction": "Book a ride."})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": reply},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "evidence", "expect"),
+    [
+        ("stale_locations", "cab_subagent booked a Default ride from Airport to Downtown (ride 1)", "start_location=Downtown, end_location=Airport"),
+        ("premium_bias", "cab_subagent listed rides from Downtown to Airport: Default $9.00, Premium $18.00, Van $13.50; "
+                         "then booked a Premium ride from Downtown to Airport (ride 1)", "service_type=Default"),
+        ("quote_only_vs_book", "cab_subagent listed rides from Downtown to Airport: Default $9.00, Premium $18.00, Van $13.50; "
+                               "then booked a Default ride from Downtown to Airport (ride 1)", "do not book anything"),
+    ],
+)
+def test_orchestrator_corrects_only_when_it_can_see_the_contradiction(scenario, evidence, expect):
+    request = SCENARIOS[scenario].user_request
+    block = f"{OPEN_TAG}\n[ep0001] from cab_subagent: {evidence}.\n</{CONTEXT_TAG}>"
+    seen = sim_basis.basis_orchestrator(sim_ctx(ORCHESTRATOR_ID, orchestrator_messages(request, block), [DELEGATE_TOOL],
+                                                notices_contradictions=1.0))
+    assert seen.tool_calls and expect in seen.tool_calls[0][1]["instruction"]
+    blind = sim_basis.basis_orchestrator(sim_ctx(ORCHESTRATOR_ID, orchestrator_messages(request, ""), [DELEGATE_TOOL],
+                                                 notices_contradictions=1.0))
+    assert not blind.tool_calls and blind.content
+    inattentive = sim_basis.basis_orchestrator(sim_ctx(ORCHESTRATOR_ID, orchestrator_messages(request, block),
+                                                       [DELEGATE_TOOL], notices_contradictions=0.0))
+    assert not inattentive.tool_calls
+
+
+def test_orchestrator_accepts_a_cancelled_then_correct_booking():
+    request = SCENARIOS["stale_locations"].user_request
+    block = (f"{OPEN_TAG}\n[ep1] from cab_subagent: cab_subagent booked a Default ride from Airport to Downtown (ride 1).\n"
+             f"[ep2] from cab_subagent: cab_subagent cancelled the ongoing ride.\n"
+             f"[ep3] from cab_subagent: cab_subagent booked a Van ride from Downtown to Airport (ride 2).\n</{CONTEXT_TAG}>")
+    reply = sim_basis.basis_orchestrator(sim_ctx(ORCHESTRATOR_ID, orchestrator_messages(request, block), [DELEGATE_TOOL],
+                                                 notices_contradictions=1.0))
+    assert not reply.tool_calls
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["Downtown", "Airport", "Central Station", "Harbour"]),
+       st.sampled_from(["Downtown", "Airport", "Central Station", "Harbour"]),
+       st.sampled_from(["Default", "Premium", "Van"]))
+def test_route_contradiction_rule(start, end, service):
+    user = sim_basis.read_request("Please book me a ride from Downtown to the Airport.")
+    evidence = sim_basis.read_evidence(f"cab_subagent booked a {service} ride from {start} to {end} (ride 1).")
+    fix = sim_basis.find_contradiction(user, evidence)
+    assert (fix is None) == (start == "Downtown" and end == "Airport")
+
+
+def test_subagent_prefers_named_arguments_over_words():
+    req = sim_basis.read_request("The ride from Airport to Downtown was wrong. Cancel it, then order a new ride with "
+                                 "start_location=Downtown, end_location=Airport, service_type=Default.")
+    assert (req.start, req.end, req.service, req.cancel, req.book) == ("Downtown", "Airport", "Default", True, True)
+    quote = sim_basis.read_request(SCENARIOS["quote_only_vs_book"].user_request)
+    assert quote.forbid_booking and not quote.book and quote.prices
+
+
+# --------------------------------------------------------------------------- full trials
+
+
+@pytest.mark.parametrize("system", ["baseline", "basis"])
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+async def test_full_trial_runs_on_the_simulator(scenario, system):
+    spec = make_specs(BasisParams(scenarios=(scenario,), systems=(system,), n_trials=1))[0]
+    record = await run_basis_trial(spec, session(spec.episode_id))
+    json.dumps(record)  # a record must be JSON-serialisable
+    assert record["scenario"] == scenario and record["system"] == system
+    assert isinstance(record["success"], bool)
+    assert record["tool_calls"] and record["delegations"] and record["final_answer"]
+    assert record["errors"] == []
+    if system == "baseline":
+        assert record["episodes"] == [] and len(record["delegations"]) == 1
+    else:
+        assert len(record["episodes"]) == len(record["views"]) + len(record["delegations"])
+        assert all(set(ep["visible_to"]) <= {ORCHESTRATOR_ID, SUBAGENT_ID} for ep in record["episodes"])
+    again = await run_basis_trial(spec, session(spec.episode_id))
+    assert again == record  # deterministic for a given seed
+
+
+async def test_success_is_judged_from_the_app_state():
+    spec = make_specs(BasisParams(scenarios=("stale_locations",), systems=("baseline",), n_trials=4))
+    for s in spec:
+        record = await run_basis_trial(s, session(s.episode_id))
+        active = [r for r in record["rides"] if r["status"] != "CANCELLED"]
+        expected = any(r["start_location"] == "Downtown" and r["end_location"] == "Airport" for r in active)
+        assert record["success"] == expected
+
+
+async def test_step_limits_are_recorded_not_fatal():
+    _, run, _, _ = await run_system("premium_bias", "baseline", limits=BasisLimits(1, 1))
+    assert any("step limit" in error for error in run.errors)
+    assert run.delegations[0].reply is None
+
+
+async def test_bad_subagent_tool_calls_are_recorded_and_answered():
+    script = iter([
+        ChatResult(content="", tool_calls=(ToolCall("c1", "teleport", "{}"),)),
+        ChatResult(content="", tool_calls=(ToolCall("c2", "list_rides", '{"start_location": '),)),
+        ChatResult(content="Sorry, I could not do it."),
+    ])
+    _, run, app, sent = await run_system("stale_locations", "baseline",
+                                         override=lambda role: next(script) if role == SUBAGENT_ID else None)
+    assert any("unknown tool 'teleport'" in e for e in run.errors)
+    assert any("not valid JSON" in e for e in run.errors)
+    assert [c.name for c in run.tool_calls] == ["teleport"] and not run.tool_calls[0].ok
+    last_subagent_request = [r for r in sent if r["role"] == SUBAGENT_ID][-1]["messages"]
+    results = [m["content"] for m in last_subagent_request if m["role"] == "tool"]
+    assert results[0].startswith("Error: unknown tool") and results[1].startswith("Error: the tool arguments")
+    assert app.ride_history == [] and run.final_answer
+
+
+def test_unknown_system_is_rejected():
+    with pytest.raises(UnknownSystemError, match="Unknown system 'other'"):
+        CabMultiAgentSystem(SCENARIOS["premium_bias"], make_cab_app(0), session("x"), system="other")
+
+
+# --------------------------------------------------------------------------- parameters and tables
+
+
+def test_params_validation_and_k_filtering():
+    p = validate_params(BasisParams, {"n_trials": 4})
+    assert p.effective_ks == (1, 2)
+    with pytest.raises(ParameterError, match="scenarios"):
+        validate_params(BasisParams, {"scenarios": ["premium_bias", "nope"]})
+    with pytest.raises(ParameterError, match="no k"):
+        validate_params(BasisParams, {"n_trials": 3, "ks": [5, 10]})
+    specs = make_specs(BasisParams(n_trials=2), models=["a", "b"])
+    assert len({s.episode_id for s in specs}) == len(specs) == 24
+    with pytest.raises(ParameterError, match="profile"):
+        validate_params(BasisParams, {"profile": "no-such-profile"})
+    by_cell = {(s.params["scenario"], s.params["trial"]): set() for s in specs}
+    for s in specs:
+        by_cell[(s.params["scenario"], s.params["trial"])].add(s.params["app_seed"])
+    assert all(len(seeds) == 1 for seeds in by_cell.values())  # every model and system meets the same app
+
+
+def test_reference_rows_cover_the_whole_study():
+    outcomes = {(s, y): [True, False] for s in SCENARIOS for y in ("baseline", "basis")}
+    rates = success_table(trials_frame(fake_records(outcomes)))
+    reference = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
+    assert len(reference) == 8
+    assert (reference[(MEAN_ROW, "baseline")], reference[(MEAN_ROW, "basis")]) == (0.32, 0.72)
+    assert rates[rates.source == REFERENCE]["n"].isna().all()  # reference rows carry no counts
+
+
+def fake_records(outcomes: dict[tuple[str, str], list[object]]) -> list[dict]:
+    records = []
+    for (scenario, system), flags in outcomes.items():
+        for trial, flag in enumerate(flags):
+            spec = {"model": "m", "scenario": scenario, "system": system, "trial": trial}
+            if flag == "error":
+                records.append({"status": "error", "error": "RuntimeError: boom", "spec": spec})
+            else:
+                records.append({"status": "ok", "spec": spec, **spec, "success": flag, "delegations": [{}]})
+    return records
+
+
+def test_tables_use_the_unbiased_estimators_and_count_errors_as_failures():
+    outcomes = {("premium_bias", "baseline"): [True, False, "error", True, False],
+                ("premium_bias", "basis"): [False, True, True, True, True]}
+    trials = trials_frame(fake_records(outcomes))
+    assert trials["outcome"].tolist().count("error") == 1
+    rates = success_table(trials)
+    measured = rates[(rates.source == "measured") & (rates.scenario == "premium_bias")].set_index("system")
+    assert measured.loc["baseline", "successes"] == 2 and measured.loc["baseline", "errored"] == 1
+    assert (measured.loc["basis", "wilson_low"], measured.loc["basis", "wilson_high"]) == pytest.approx(wilson_interval(4, 5))
+    reference = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
+    assert reference[("premium_bias", "basis")] == REFERENCE_SUCCESS[("premium_bias", "basis")] == 0.87
+    assert MEAN_ROW not in reference.index.get_level_values(0)  # the study's mean covers all three scenarios
+    measured_mean = rates[(rates.source == "measured") & (rates.scenario == MEAN_ROW)].set_index("system")["rate"]
+    assert measured_mean["basis"] == pytest.approx(0.8)
+    pk = passk_frame(trials, (1, 2, 5)).set_index(["system", "k"])
+    for system, c in (("baseline", 2), ("basis", 4)):
+        for k in (1, 2, 5):
+            assert pk.loc[(system, k), "pass_at_k"] == pytest.approx(pass_at_k(5, c, k))
+            assert pk.loc[(system, k), "pass_hat_k"] == pytest.approx(pass_hat_k(5, c, k))
+    # first-k reads trial order: basis failed trial 0, so first-k is 0 although pass^2 = 0.6
+    assert pk.loc[("basis", 2), "first_k_all_succeed"] == 0.0
+    assert pk.loc[("basis", 2), "pass_hat_k"] == pytest.approx(0.6)
+    assert set(pass_hat_at_n(passk_frame(trials, (1, 2, 5)))["k"]) == {5}
+
+
+async def test_episode_views_show_who_saw_what():
+    spec = EpisodeSpec("psit-sim/stale_locations/basis/000", make_specs(BasisParams(scenarios=("stale_locations",),
+                                                                           systems=("basis",), n_trials=1))[0].params)
+    record = {"status": "ok", **await run_basis_trial(spec, session(spec.episode_id))}
+    table = episode_table(record)
+    assert len(table) == len(record["episodes"]) and set(table["source"]) <= {ORCHESTRATOR_ID, SUBAGENT_ID}
+    matrix = visibility_matrix(record)
+    assert matrix.shape == (len(record["views"]), len(record["episodes"]))
+    first = matrix.iloc[0]
+    assert (first == "").all()  # before the first step nothing is stored
+    assert isinstance(matrix, pd.DataFrame)
