@@ -18,7 +18,7 @@ from pydantic import Field, field_validator, model_validator
 from psit_lib.analysis.passk import DEFAULT_KS
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
-from psit_lib.runs.params import NotebookParams
+from psit_lib.runs.params import ModelRunParams, distinct
 from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.tasks.cab import SCENARIOS, RecordingCabApp, make_cab_app
 
@@ -32,7 +32,7 @@ class UnknownScenarioError(ValueError):
     """A scenario name that is not one of the BASIS scenarios."""
 
 
-class BasisParams(NotebookParams):
+class BasisParams(ModelRunParams):
     """Parameters of notebook 06 (the full study uses the defaults: 3 scenarios x 2 systems x 10).
 
     ``models`` empty means the model of the settings (``PSIT_MODEL``); ``profile`` None means
@@ -43,53 +43,21 @@ class BasisParams(NotebookParams):
     systems: tuple[SystemKind, ...] = SYSTEMS
     n_trials: int = Field(10, ge=1, le=10_000)
     ks: tuple[int, ...] = DEFAULT_KS
-    models: tuple[str, ...] = ()
-    profile: str | None = None
-    seed: int = 0
-    temperature: float = Field(0.3, ge=0.0, le=2.0)
-    max_tokens: int = Field(2048, ge=16, le=131_072)
     orchestrator_max_steps: int = Field(4, ge=1, le=50)
     subagent_max_steps: int = Field(6, ge=1, le=50)
-    concurrency: int = Field(16, ge=1, le=4096)
 
     @field_validator("scenarios")
     @classmethod
     def _known_scenarios(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if not value:
-            raise ValueError("name at least one scenario")
         unknown = [name for name in value if name not in SCENARIOS]
         if unknown:
             raise ValueError(f"unknown scenario(s) {unknown}; choose from {list(SCENARIOS)}")
-        if len(set(value)) != len(value):
-            raise ValueError("each scenario may appear only once")
-        return value
+        return tuple(distinct(value, "scenario"))
 
     @field_validator("systems")
     @classmethod
     def _distinct_systems(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if not value:
-            raise ValueError("name at least one system")
-        if len(set(value)) != len(value):
-            raise ValueError("each system may appear only once")
-        return value
-
-    @field_validator("models")
-    @classmethod
-    def _distinct_models(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if any(not isinstance(m, str) or not m.strip() for m in value):
-            raise ValueError("model names must be non-empty strings")
-        if len(set(value)) != len(value):
-            raise ValueError("a model is listed twice")
-        return value
-
-    @field_validator("profile")
-    @classmethod
-    def _known_profile(cls, value: str | None) -> str | None:
-        if value is not None:
-            from psit_lib.sim.profiles import get_profile
-
-            get_profile(value)
-        return value
+        return tuple(distinct(value, "system"))
 
     @field_validator("ks")
     @classmethod

@@ -6,59 +6,30 @@ the task and the agent list differ.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Annotated, Any, Callable
 
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
-from psit_lib.agents import PSIT_AGENTS, UnknownAgentError
-from psit_lib.agents.factory import canonical_agent_name
+from psit_lib.agents import PSIT_AGENTS
+from psit_lib.agents.factory import validate_agent_names
 from psit_lib.analysis.outcomes import OUTCOME_ORDER, Outcome
 from psit_lib.llm.client import ModelSession
-from psit_lib.runs.params import NotebookParams
+from psit_lib.runs.params import ModelRunParams
 from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.tasks.base import PsitTask
 
 from .fork_test import ForkSettings, run_fork_episode
 
 
-class ForkTestParams(NotebookParams):
+class ForkTestParams(ModelRunParams):
     """Parameters of a fork-test notebook (defaults small; the study uses n_episodes=50)."""
 
-    agents: list[str] = Field(default_factory=lambda: list(PSIT_AGENTS))
-    models: list[str] = Field(default_factory=list)
+    agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
+        default_factory=lambda: list(PSIT_AGENTS))
     n_episodes: int = Field(10, ge=1, le=100_000)
     t_fork: int = Field(4, ge=1, le=26)
     n_candidates: int = Field(5, ge=2, le=50)
-    temperature: float = Field(0.3, ge=0.0, le=2.0)
-    max_tokens: int = Field(2048, ge=16, le=131_072)
-    seed: int = 0
-    profile: str | None = None
-    concurrency: int = Field(16, ge=1, le=4096)
-
-    @field_validator("agents")
-    @classmethod
-    def _known_agents(cls, agents: list[str]) -> list[str]:
-        if not agents:
-            raise ValueError("name at least one agent")
-        names = []
-        for name in agents:
-            try:
-                names.append(canonical_agent_name(name))
-            except UnknownAgentError as exc:
-                raise ValueError(str(exc)) from None
-        if len(set(names)) != len(names):
-            raise ValueError("an agent is listed twice")
-        return names
-
-    @field_validator("profile")
-    @classmethod
-    def _known_profile(cls, profile: str | None) -> str | None:
-        if profile is not None:
-            from psit_lib.sim.profiles import get_profile
-
-            get_profile(profile)
-        return profile
 
 
 def plan_fork_episodes(task: PsitTask, params: ForkTestParams, models: list[str]) -> list[EpisodeSpec]:

@@ -8,11 +8,12 @@ and which stops papermill with the same sentence.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Annotated, Any, Sequence, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class ParameterError(ValueError):
@@ -45,3 +46,40 @@ def validate_params(model: type[M], values: dict[str, Any]) -> M:
 def notebook_values(namespace: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
     """Pick the model's parameters out of a notebook's global namespace."""
     return {name: namespace[name] for name in model.model_fields if name in namespace}
+
+
+def distinct(values: Sequence[T], what: str, *, allow_empty: bool = False) -> Sequence[T]:
+    """``values`` unchanged, or ValueError when empty (unless allowed) or holding a repeat."""
+    if not values and not allow_empty:
+        raise ValueError(f"name at least one {what}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"a {what} is listed twice")
+    return values
+
+
+def check_profile(profile: str | None) -> str | None:
+    """A simulator profile name (or None for the environment's), checked against the simulator."""
+    if profile is not None:
+        from psit_lib.sim.profiles import get_profile
+
+        get_profile(profile)
+    return profile
+
+
+class ModelRunParams(NotebookParams):
+    """Parameters every notebook that calls models shares (models and profile are not secrets:
+    endpoint URLs and keys stay in the environment)."""
+
+    models: list[str] = Field(default_factory=list)
+    profile: Annotated[str | None, AfterValidator(check_profile)] = None
+    seed: int = 0
+    temperature: float = Field(0.3, ge=0.0, le=2.0)
+    max_tokens: int = Field(2048, ge=16, le=131_072)
+    concurrency: int = Field(16, ge=1, le=4096)
+
+    @field_validator("models")
+    @classmethod
+    def _distinct_models(cls, models: list[str]) -> list[str]:
+        if any(not isinstance(m, str) or not m.strip() for m in models):
+            raise ValueError("model names must be non-empty strings")
+        return list(distinct(models, "model", allow_empty=True))
