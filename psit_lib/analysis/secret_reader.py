@@ -1,0 +1,162 @@
+"""Read the secrets agents revealed, from the episode records of any run folder.
+
+The mode-collapse analysis (SPEC §4, last item) looks at *which* secrets were revealed,
+whichever experiment produced them: the fork tests of notebooks 02-04 reveal at the fork,
+the quick secret-choice experiment of notebook 07 reveals right after the opener. All of
+them write ``episodes.jsonl`` records with ``spec`` (task, model, agent, maybe temperature),
+``status`` and ``reveal.parsed``, so one reader serves them all.
+
+Nothing is dropped: a failed episode, or one whose reveal could not be read, stays as a row
+with ``secret`` None, so :func:`psit_lib.analysis.secrets.secret_summary` counts it in
+``n_missing`` and the top-k and entropy figures simply leave it out.
+
+The reader only reads: it never creates folders or repairs files (a notebook may be writing
+the same folder), and it applies the results store's rules itself — the newest record per
+episode id wins, a partial last line from a killed run is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+RECORDS_FILE = "episodes.jsonl"
+PARAMS_FILE = "params.json"
+METADATA_FILE = "metadata.json"
+
+#: Columns of the table :func:`read_revealed_secrets` returns.
+COLUMNS = ("task", "model", "agent", "temperature", "secret", "status", "episode_id", "source_notebook")
+
+
+class NoRevealRecordsError(ValueError):
+    """A path holds no episode records with revealed secrets (or does not exist)."""
+
+
+def read_jsonl_records(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Latest record per episode id from one ``episodes.jsonl`` (unreadable lines skipped)."""
+    latest: dict[str, dict[str, Any]] = {}
+    for line in Path(path).read_bytes().split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a partial line from a killed run: that episode never finished
+        if isinstance(record, dict) and "episode_id" in record:
+            latest[record["episode_id"]] = record
+    return latest
+
+
+def has_reveal_records(records: Iterable[dict[str, Any]]) -> bool:
+    """Whether any record carries a ``reveal`` block (i.e. the experiment asks for the secret)."""
+    return any(isinstance(r.get("reveal"), dict) for r in records)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _number(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+    return number if math.isfinite(number) else float("nan")
+
+
+def status_of(record: dict[str, Any]) -> str:
+    """``ok`` (a secret was revealed and read), ``unparseable`` (no readable reveal) or ``error``."""
+    if record.get("status") != "ok":
+        return "error"
+    parsed = (record.get("reveal") or {}).get("parsed")
+    return "ok" if isinstance(parsed, str) and parsed.strip() else "unparseable"
+
+
+def rows_from_records(records: Iterable[dict[str, Any]], *, source_notebook: str,
+                      default_temperature: float = float("nan"),
+                      default_model: str | None = None) -> list[dict[str, Any]]:
+    """One row per episode: the spec's cell, the revealed secret (None if missing), its status.
+
+    The temperature comes from the episode's spec when the experiment varied it, else from
+    ``default_temperature`` (the notebook's one temperature), else NaN.
+    """
+    rows = []
+    for rec in records:
+        spec = rec.get("spec") or {}
+        status = status_of(rec)
+        temperature = _number(spec.get("temperature", rec.get("temperature")))
+        rows.append({
+            "task": spec.get("task", rec.get("task")),
+            "model": spec.get("model", rec.get("model", default_model)),
+            "agent": spec.get("agent", rec.get("agent")),
+            "temperature": default_temperature if math.isnan(temperature) else temperature,
+            "secret": rec["reveal"]["parsed"] if status == "ok" else None,
+            "status": status,
+            "episode_id": rec["episode_id"],
+            "source_notebook": source_notebook,
+        })
+    return rows
+
+
+def _notebook_folders(path: Path) -> list[Path]:
+    """``path`` itself when it holds records, else its sub-folders that do (sorted)."""
+    if (path / RECORDS_FILE).is_file():
+        return [path]
+    return sorted(p for p in path.iterdir() if p.is_dir() and (p / RECORDS_FILE).is_file())
+
+
+def read_revealed_secrets(path: str | Path, *, notebooks: Iterable[str] | None = None,
+                          exclude: Iterable[str] = ()) -> pd.DataFrame:
+    """Every revealed secret under ``path``: one notebook folder or a whole run folder.
+
+    A run folder (``results/<run-id>/``) is scanned one level deep; only notebooks whose
+    records ask for the secret (``reveal`` blocks) count, so e.g. the BASIS notebook is
+    ignored. ``notebooks`` keeps only those notebook names, ``exclude`` leaves some out (a
+    notebook reading its own run folder excludes itself). Notebook names come from the
+    folder's ``metadata.json``, else the folder name.
+
+    Returns columns :data:`COLUMNS`, rows sorted by (source_notebook, episode_id); failed and
+    unreadable reveals are rows with ``secret`` None (``status`` says which), and
+    ``df.attrs["n_missing"]`` is their number. Raises :class:`NoRevealRecordsError` naming
+    the path when nothing matching is found.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise NoRevealRecordsError(f"{root} is not a folder of episode records (it does not exist).")
+    wanted = set(notebooks) if notebooks is not None else None
+    skipped = set(exclude)
+    rows: list[dict[str, Any]] = []
+    for folder in _notebook_folders(root):
+        metadata = _read_json(folder / METADATA_FILE)
+        name = str(metadata.get("notebook") or folder.name)
+        if name in skipped or folder.name in skipped:
+            continue
+        if wanted is not None and name not in wanted and folder.name not in wanted:
+            continue
+        records = read_jsonl_records(folder / RECORDS_FILE)
+        if not has_reveal_records(records.values()):
+            continue
+        params = _read_json(folder / PARAMS_FILE)
+        models = params.get("_models") or []
+        rows += rows_from_records(
+            records.values(), source_notebook=name,
+            default_temperature=_number(params.get("temperature")),
+            default_model=models[0] if len(models) == 1 else metadata.get("model"))
+    if not rows:
+        which = "" if wanted is None else f" for notebooks {sorted(wanted)}"
+        raise NoRevealRecordsError(
+            f"{root} holds no episode records with revealed secrets{which}; point it at a run "
+            "folder (results/<run-id>) or a notebook folder of a fork-test or secret-choice run.")
+    df = pd.DataFrame(rows, columns=list(COLUMNS))
+    df = df.sort_values(["source_notebook", "episode_id"], kind="stable").reset_index(drop=True)
+    df.attrs["n_missing"] = int(df["secret"].isna().sum())
+    return df

@@ -1,0 +1,235 @@
+"""Notebook 07's machinery: the reveal reader on recorded run folders, the quick secret-choice
+experiment on the simulator (temperature really applied, entropy rising with it), the plan,
+the parameters and the chi-square references."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from psit_lib.analysis.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets
+from psit_lib.analysis.secrets import chi_square_vs_prior, shannon_entropy
+from psit_lib.llm import LLMClient, LLMSettings
+from psit_lib.protocol import secret_choice as sc
+from psit_lib.runs import RunStore, run_episodes
+from psit_lib.runs.params import ParameterError, validate_params
+
+
+class RecordingClient(LLMClient):
+    """An LLMClient that remembers every request it sent."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.requests = []
+
+    async def chat(self, request):
+        self.requests.append(request)
+        return await super().chat(request)
+
+
+def _write_jsonl(path, records, partial_tail: str = ""):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) + partial_tail)
+
+
+def _fork_record(eid, secret, *, status="ok", agent="vanilla"):
+    rec = {"episode_id": eid, "status": status, "error": None if status == "ok" else "ModelCallError: boom",
+           "spec": {"task": "hangman", "model": "m1", "agent": agent, "index": 0}}
+    if status == "ok":
+        rec["reveal"] = {"question": "reveal?", "answer": str(secret), "parsed": secret}
+    return rec
+
+
+@pytest.fixture
+def run_folder(tmp_path):
+    """A hand-written run folder: a fork-test notebook, a notebook without reveals, a cache file."""
+    run = tmp_path / "run-x"
+    fork = run / "02_hangman_fork_tests"
+    fork.mkdir(parents=True)
+    records = [
+        _fork_record("hangman/m1/vanilla/0000", "planet"),
+        _fork_record("hangman/m1/vanilla/0001", "stale"),
+        _fork_record("hangman/m1/vanilla/0002", None),                     # unreadable reveal
+        _fork_record("hangman/m1/vanilla/0003", None, status="error"),     # failed episode
+        _fork_record("hangman/m1/vanilla/0001", "planet"),                 # a retry: newest wins
+    ]
+    _write_jsonl(fork / "episodes.jsonl", records, partial_tail='{"episode_id": "hangman/m1/van')
+    (fork / "params.json").write_text(json.dumps({"temperature": 0.3, "_models": ["m1"]}))
+    (fork / "metadata.json").write_text(json.dumps({"notebook": "02_hangman_fork_tests"}))
+    basis = run / "06_basis_cab_scenarios"
+    basis.mkdir()
+    _write_jsonl(basis / "episodes.jsonl", [{"episode_id": "b/0", "status": "ok", "spec": {"scenario": "x"}}])
+    (run / "notebooks").mkdir()
+    (run / "cache.sqlite").write_bytes(b"")
+    return run
+
+
+def test_reader_reads_a_run_folder_keeping_failed_episodes_as_missing(run_folder):
+    df = read_revealed_secrets(run_folder)
+    assert list(df.columns) == list(COLUMNS)
+    assert set(df["source_notebook"]) == {"02_hangman_fork_tests"}  # no reveals in 06: ignored
+    assert len(df) == 4                                             # newest record per id, partial line dropped
+    by_id = df.set_index("episode_id")
+    assert by_id.loc["hangman/m1/vanilla/0001", "secret"] == "planet"
+    assert by_id["status"].to_dict() == {
+        "hangman/m1/vanilla/0000": "ok", "hangman/m1/vanilla/0001": "ok",
+        "hangman/m1/vanilla/0002": "unparseable", "hangman/m1/vanilla/0003": "error"}
+    assert df.attrs["n_missing"] == 2 and df["secret"].isna().sum() == 2
+    assert (df["temperature"] == 0.3).all() and (df["model"] == "m1").all()
+    assert Counter(df["secret"].dropna()) == Counter(planet=2)
+
+
+def test_reader_takes_one_notebook_folder_and_filters(run_folder):
+    one = read_revealed_secrets(run_folder / "02_hangman_fork_tests")
+    assert len(one) == 4
+    with pytest.raises(NoRevealRecordsError, match="run-x"):
+        read_revealed_secrets(run_folder, exclude=["02_hangman_fork_tests"])
+    with pytest.raises(NoRevealRecordsError, match="03_diagnosis"):
+        read_revealed_secrets(run_folder, notebooks=["03_diagnosis_fork_tests"])
+
+
+def test_reader_errors_clearly_on_paths_without_records(tmp_path):
+    with pytest.raises(NoRevealRecordsError, match="does not exist"):
+        read_revealed_secrets(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(NoRevealRecordsError, match="no episode records with revealed secrets"):
+        read_revealed_secrets(tmp_path / "empty")
+
+
+def test_plan_is_deterministic_unique_and_stable_when_growing():
+    params = sc.SecretChoiceParams(tasks=["hangman", "diagnosis"], temperatures=[1.5, 0.1], n_samples=3)
+    plan = sc.plan_secret_choice(params, ["m1", "m2"])
+    assert plan == sc.plan_secret_choice(params, ["m1", "m2"])
+    ids = [s.episode_id for s in plan]
+    assert len(ids) == len(set(ids)) == 2 * 2 * 2 * 3
+    assert ids[0] == "hangman/m1/T0.10/0000"          # temperatures are sorted by validation
+    assert {s.params["temperature"] for s in plan} == {0.1, 1.5}
+    assert all(s.params["agent"] == "vanilla" for s in plan)
+    bigger = sc.plan_secret_choice(params.model_copy(update={"n_samples": 5}), ["m1", "m2"])
+    assert set(ids) <= {s.episode_id for s in bigger}  # more samples never renames old episodes
+
+
+@pytest.mark.parametrize("values, fragment", [
+    ({"tasks": ["chess"]}, "tasks"), ({"tasks": []}, "tasks"),
+    ({"temperatures": [0.3, 0.3]}, "temperatures"), ({"temperatures": [2.5]}, "temperatures"),
+    ({"agent": "telepath"}, "agent"), ({"read_from": "/no/such/run"}, "read_from"),
+    ({"n_sample": 3}, "n_sample"),
+])
+def test_bad_parameters_are_named(values, fragment):
+    with pytest.raises(ParameterError, match=fragment):
+        validate_params(sc.SecretChoiceParams, values)
+
+
+async def _run_quick(tmp_path, params, name="07_secret_distribution_mode_collapse"):
+    client = RecordingClient(LLMSettings(cache="off"))
+    store = RunStore(tmp_path / "run" / name)
+    specs = sc.plan_secret_choice(params, [client.settings.model])
+    records = await run_episodes(specs, sc.secret_choice_episode_fn(params), store=store, client=client,
+                                 run_seed=params.seed, progress=False)
+    return client, records
+
+
+async def test_quick_experiment_applies_each_episode_temperature_and_is_read_back(tmp_path):
+    params = sc.SecretChoiceParams(temperatures=[0.1, 1.5], n_samples=2, seed=3)
+    client, records = await _run_quick(tmp_path, params)
+    assert len(records) == 2 * 2 * 2 and all(r["status"] == "ok" for r in records)
+    for rec in records:
+        assert rec["usage"]["calls"] == 2                      # opener + reveal, logged by the runner
+        assert rec["temperature"] == rec["spec"]["temperature"]
+    sent = Counter((r.role, r.temperature) for r in client.requests)
+    assert sent == {("hangman_host", 0.1): 4, ("hangman_host", 1.5): 4,
+                    ("diagnosis_host", 0.1): 4, ("diagnosis_host", 1.5): 4}
+    df = read_revealed_secrets(tmp_path / "run")
+    assert len(df) == 8 and df.attrs["n_missing"] == 0
+    assert set(df["temperature"]) == {0.1, 1.5}
+    hangman = df[df.task == "hangman"]
+    assert all(sc.make_task("hangman").vocabulary.frequency(w) > 0 for w in hangman["secret"])
+    diagnosis = df[df.task == "diagnosis"]
+    assert set(diagnosis["secret"]) <= set(sc.domain_of("diagnosis"))
+    for rec in records:                                        # the reveal fits the public opening
+        if rec["task"] == "hangman":
+            assert rec["reveal"]["compatible"] is True
+            assert len(rec["reveal"]["parsed"]) == rec["opening"]["constraints"]["length"]
+    frame = sc.secret_frame(records)
+    assert frame.sort_values("episode_id")["secret"].tolist() == df.sort_values("episode_id")["secret"].tolist()
+
+
+async def test_simulated_hangman_secrets_spread_out_as_temperature_rises(tmp_path):
+    """SPEC §8: the simulator draws secrets from prior ** (alpha / T), so entropy rises with T."""
+    params = sc.SecretChoiceParams(tasks=["hangman"], temperatures=[0.1, 1.5], n_samples=24, seed=11)
+    _, records = await _run_quick(tmp_path, params)
+    df = sc.secret_frame(records)
+    entropy = {t: shannon_entropy(part["secret"].tolist()) for t, part in df.groupby("temperature")}
+    assert entropy[1.5] > entropy[0.1] + 0.5
+    summary = sc.metrics_table(df, ["task", "model", "temperature"], n_boot=50)
+    table = sc.entropy_by_temperature(summary)
+    assert table["rises"].all()
+    assert summary.set_index("temperature").loc[0.1, "top_share"] > summary.set_index("temperature").loc[1.5, "top_share"]
+
+
+def test_min_n_for_test_and_chi_square_table_say_when_a_test_is_possible():
+    assert sc.min_n_for_test(dict.fromkeys("abcd", 1.0)) == 20
+    assert sc.min_n_for_test({"a": 3.0, "b": 1.0}) == 20          # the pooled rest needs 5 too
+    conditions = sc.domain_of("diagnosis")
+    assert len(conditions) == 49 and sc.domain_size("diagnosis") == 49
+    small = pd.DataFrame({"task": "diagnosis", "model": "m", "secret": list(conditions[:10])})
+    row = sc.chi_square_table(small, ["task", "model"]).iloc[0]
+    assert pd.isna(row["chi2"]) and "needs n >= 245" in row["note"]
+    collapsed = pd.DataFrame({"task": "diagnosis", "model": "m", "secret": [conditions[0]] * 300})
+    row = sc.chi_square_table(collapsed, ["task", "model"]).iloc[0]
+    assert row["n"] == 300 and row["dof"] == 48 and row["p_value"] < 1e-6
+    spread = pd.DataFrame({"task": "diagnosis", "model": "m", "secret": list(conditions) * 6})
+    assert sc.chi_square_table(spread, ["task", "model"]).iloc[0]["p_value"] == pytest.approx(1.0)
+    hangman = pd.DataFrame({"task": "hangman", "model": "m", "secret": ["planet"] * 200})
+    refs = sc.chi_square_table(hangman, ["task", "model"]).set_index("reference")
+    assert refs.loc["wordfreq frequency", "p_value"] < 1e-4      # "planet" is far from word frequency
+    assert pd.isna(refs.loc["uniform over vocabulary", "chi2"])
+
+
+def test_attractor_rows_are_labelled_reference_rows_with_local_counts():
+    df = pd.DataFrame({"task": ["hangman"] * 3 + ["diagnosis"], "secret": ["planet", "planet", "stone", "Sarcoidosis"]})
+    rows = sc.attractor_rows(df).set_index("attractor")
+    assert (rows["source"] == "reference study (reported)").all()
+    assert rows.loc["planet", "revealed here"] == 2 and rows.loc["planet", "rank here"] == 1
+    assert rows.loc["python", "revealed here"] == 0 and pd.isna(rows.loc["python", "rank here"])
+    assert rows.loc["Sarcoidosis", "of"] == 1
+
+
+def test_read_fork_reveals_uses_the_psit_run_folder_only_when_it_has_reveals(tmp_path, run_folder):
+    params = sc.SecretChoiceParams()
+    df, note = sc.read_fork_reveals(params, env={})
+    assert df is None and "skipped" in note
+    lonely = tmp_path / "run-07-only"
+    (lonely / sc.NOTEBOOK).mkdir(parents=True)
+    _write_jsonl(lonely / sc.NOTEBOOK / "episodes.jsonl", [_fork_record("x/0", "planet")])
+    df, note = sc.read_fork_reveals(params, env={"PSIT_RUN_DIR": str(lonely)})
+    assert df is None and "run 02/03 first" in note               # its own records do not count
+    df, note = sc.read_fork_reveals(params, env={"PSIT_RUN_DIR": str(run_folder)})
+    assert len(df) == 4 and "02_hangman_fork_tests" in note
+    explicit = params.model_copy(update={"read_from": str(lonely)})
+    with pytest.raises(NoRevealRecordsError):
+        sc.read_fork_reveals(explicit, env={})
+
+
+def test_sweep_banner_replaces_the_single_temperature():
+    banner = "**Backend:** `sim` · **seed:** `0` · **temperature:** `0.3`"
+    assert sc.sweep_banner(banner, [0.1, 1.5]) == "**Backend:** `sim` · **seed:** `0` · **temperatures (swept):** `0.1, 1.5`"
+
+
+@given(st.lists(st.integers(1, 40), min_size=2, max_size=8), st.sampled_from([1, 5]))
+@settings(max_examples=60, deadline=None)
+def test_min_n_for_test_is_exactly_where_the_pooling_rule_first_allows_a_test(weights, min_expected):
+    prior = {f"s{i}": float(w) for i, w in enumerate(weights)}
+    n = sc.min_n_for_test(prior, min_expected)
+    assert chi_square_vs_prior({"s0": n}, prior, min_expected) is not None
+    if n > 1:
+        assert chi_square_vs_prior({"s0": n - 1}, prior, min_expected) is None
+
+
+def test_min_n_for_test_refuses_a_single_secret_prior():
+    with pytest.raises(ValueError, match="at least two"):
+        sc.min_n_for_test({"planet": 1.0, "python": 0.0})
