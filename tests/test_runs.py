@@ -113,3 +113,16 @@ def test_sigkill_then_resume_gives_exactly_the_planned_episodes(tmp_path):
     lines = [json.loads(l) for l in records.read_bytes().splitlines() if l.strip()]
     ids = [l["episode_id"] for l in lines]
     assert sorted(ids) == [f"ep{i:03d}" for i in range(60)]  # none missing, none duplicated
+
+
+def test_notebook_parameter_models_reject_bad_values_in_one_sentence():
+    from psit_lib.protocol.ablation import AblationParams
+
+    with pytest.raises(ParameterError, match=r"^parameter 'agents' is invalid: unknown agent 'vanila'"):
+        validate_params(AblationParams, {"agents": ["vanila"]})
+    with pytest.raises(ParameterError, match=r"parameter 'tasks' is invalid: unknown task 'chess'"):
+        validate_params(AblationParams, {"tasks": ["chess"]})
+    with pytest.raises(ParameterError, match=r"parameter 'profile' is invalid: unknown simulator profile"):
+        validate_params(AblationParams, {"profile": "grumpy"})
+    with pytest.raises(ParameterError, match=r"parameter 'n_episodes' is invalid"):
+        validate_params(AblationParams, {"n_episodes": 0})

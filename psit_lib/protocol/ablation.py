@@ -9,49 +9,29 @@ correction over the whole family (SPEC §4).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from psit_lib.agents.config import STRATEGY_NAMES
+from psit_lib.agents.factory import validate_agent_names
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.tasks.base import PsitTask
+from psit_lib.tasks.registry import TASK_NAMES, make_task, validate_task_names
 
 from .experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
 
 GRID_AGENTS = ["vanilla", "private_cot"] + [f"{family}_{strategy}" for family in ("workflow", "autonomous")
                                             for strategy in STRATEGY_NAMES]
-TASKS = ("hangman", "diagnosis")
-
-
-def make_task(name: str) -> PsitTask:
-    """The task object for a task name (imports lazily: diagnosis loads its dataset)."""
-    if name == "hangman":
-        from psit_lib.tasks.hangman import HangmanTask
-
-        return HangmanTask()
-    if name == "diagnosis":
-        from psit_lib.tasks.diagnosis import DiagnosisTask
-
-        return DiagnosisTask()
-    raise ValueError(f"unknown task {name!r}; choose from {', '.join(TASKS)}")
 
 
 class AblationParams(ForkTestParams):
-    agents: list[str] = Field(default_factory=lambda: list(GRID_AGENTS))
-    tasks: list[str] = Field(default_factory=lambda: list(TASKS))
+    agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
+        default_factory=lambda: list(GRID_AGENTS))
+    tasks: Annotated[list[str], AfterValidator(validate_task_names)] = Field(
+        default_factory=lambda: list(TASK_NAMES))
     n_episodes: int = Field(4, ge=1, le=100_000)
-
-    @field_validator("tasks")
-    @classmethod
-    def _known_tasks(cls, tasks: list[str]) -> list[str]:
-        if not tasks:
-            raise ValueError("name at least one task")
-        unknown = [t for t in tasks if t not in TASKS]
-        if unknown:
-            raise ValueError(f"unknown task(s) {unknown}; choose from {list(TASKS)}")
-        return list(dict.fromkeys(tasks))
 
 
 def split_methods(agents: list[str]) -> tuple[list[str], list[str]]:

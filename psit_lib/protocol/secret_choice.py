@@ -34,10 +34,10 @@ import re
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Annotated, Any, Callable, Mapping
 
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
 from psit_lib.agents import UnknownAgentError
 from psit_lib.agents.factory import build_agent, canonical_agent_name
@@ -46,32 +46,15 @@ from psit_lib.analysis.reference import MODE_COLLAPSE_ATTRACTORS
 from psit_lib.analysis.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets, rows_from_records
 from psit_lib.analysis.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.llm.client import ModelSession, SamplingDefaults
-from psit_lib.runs.params import NotebookParams
+from psit_lib.runs.params import NotebookParams, check_profile
 from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.tasks.base import HostReplyError, PsitTask
 
+from psit_lib.tasks.registry import TASK_NAMES, UnknownTaskError, make_task, validate_task_names
+
 from .fork_test import host_role
 
-TASK_NAMES = ("hangman", "diagnosis")
 NOTEBOOK = "07_secret_distribution_mode_collapse"
-
-
-class UnknownTaskError(ValueError):
-    """A task name the secret-choice experiment does not know."""
-
-
-@lru_cache(maxsize=None)
-def make_task(name: str) -> PsitTask:
-    """The task object for ``name`` (built once per process; tasks are immutable)."""
-    if name == "hangman":
-        from psit_lib.tasks.hangman import HangmanTask
-
-        return HangmanTask()
-    if name == "diagnosis":
-        from psit_lib.tasks.diagnosis import DiagnosisTask
-
-        return DiagnosisTask()
-    raise UnknownTaskError(f"unknown task {name!r}; choose from {', '.join(TASK_NAMES)}")
 
 
 # -- parameters ---------------------------------------------------------------------------
@@ -80,29 +63,18 @@ def make_task(name: str) -> PsitTask:
 class SecretChoiceParams(NotebookParams):
     """Parameters of notebook 07 (defaults small; a study would use n_samples=200 or more)."""
 
-    tasks: list[str] = Field(default_factory=lambda: list(TASK_NAMES))
+    tasks: Annotated[list[str], AfterValidator(validate_task_names)] = Field(
+        default_factory=lambda: list(TASK_NAMES))
     temperatures: list[float] = Field(default_factory=lambda: [0.1, 0.3, 0.7, 1.0, 1.5])
     n_samples: int = Field(40, ge=1, le=100_000)
     models: list[str] = Field(default_factory=list)
     agent: str = "vanilla"
     max_tokens: int = Field(2048, ge=16, le=131_072)
     seed: int = 0
-    profile: str | None = None
+    profile: Annotated[str | None, AfterValidator(check_profile)] = None
     concurrency: int = Field(16, ge=1, le=4096)
     n_boot: int = Field(1000, ge=10, le=100_000)
     read_from: str | None = None
-
-    @field_validator("tasks")
-    @classmethod
-    def _known_tasks(cls, tasks: list[str]) -> list[str]:
-        if not tasks:
-            raise ValueError("name at least one task")
-        unknown = [t for t in tasks if t not in TASK_NAMES]
-        if unknown:
-            raise ValueError(f"unknown task {unknown[0]!r}; choose from {', '.join(TASK_NAMES)}")
-        if len(set(tasks)) != len(tasks):
-            raise ValueError("a task is listed twice")
-        return tasks
 
     @field_validator("temperatures")
     @classmethod
@@ -123,15 +95,6 @@ class SecretChoiceParams(NotebookParams):
             return canonical_agent_name(agent)
         except UnknownAgentError as exc:
             raise ValueError(str(exc)) from None
-
-    @field_validator("profile")
-    @classmethod
-    def _known_profile(cls, profile: str | None) -> str | None:
-        if profile is not None:
-            from psit_lib.sim.profiles import get_profile
-
-            get_profile(profile)
-        return profile
 
     @field_validator("read_from")
     @classmethod

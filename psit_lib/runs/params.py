@@ -39,7 +39,8 @@ def validate_params(model: type[M], values: dict[str, Any]) -> M:
         if err["type"] == "extra_forbidden":
             raise ParameterError(f"unknown parameter {name!r}; valid ones are "
                                  f"{', '.join(model.model_fields)}") from None
-        raise ParameterError(f"parameter {name!r} is invalid: {err['msg']} "
+        message = err["msg"].removeprefix("Value error, ")
+        raise ParameterError(f"parameter {name!r} is invalid: {message} "
                              f"(got {err.get('input')!r})") from None
 
 
