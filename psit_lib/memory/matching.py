@@ -1,0 +1,230 @@
+"""Shared machinery of the memory edit tools: results, options, text matching, guards.
+
+Every tool must report the same `meta` keys, validate options the same way and protect
+section headers the same way; keeping those rules here means the five tools cannot drift
+apart. Everything is a pure function of its arguments.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from psit_lib.memory.working_memory import (
+    MemoryToolError,
+    is_header_line,
+    normalize_title,
+    parse_sections,
+)
+
+META_KEYS = ("applied_hunks", "changed_lines", "sections_touched", "warnings")
+OPTION_KEYS = ("strict_context", "normalize_whitespace", "case_sensitive")
+
+# Bullet markers forgiven by deletion matching: "- ", "* ", "• " and numbered "1. " / "1) ".
+_BULLET_PREFIX = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+
+# Deletion targets shorter than this (after normalisation) must equal a whole line, so a
+# short word such as "e" cannot wipe every line that happens to contain it.
+MIN_SUBSTRING_TARGET = 8
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """Outcome of a successful tool call: the new memory and what changed.
+
+    `meta` always has exactly the keys applied_hunks, changed_lines, sections_touched and
+    warnings, so callers can log and compare calls of different tools uniformly.
+    """
+
+    new_memory: str
+    meta: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The SPEC §3 return shape `{new_memory, meta}` as a plain dict (for logs and JSON)."""
+        return {"new_memory": self.new_memory, "meta": dict(self.meta)}
+
+    def __getitem__(self, key: str) -> Any:
+        """Allow `result["new_memory"]` / `result["meta"]`, matching the SPEC's dict wording."""
+        if key not in ("new_memory", "meta"):
+            raise KeyError(key)
+        return getattr(self, key)
+
+
+def make_result(
+    new_memory: str,
+    *,
+    applied_hunks: int,
+    changed_lines: int,
+    sections_touched: Iterable[str],
+    warnings: Iterable[str],
+) -> ToolResult:
+    """Build a ToolResult with the canonical meta keys (sections deduplicated, order kept)."""
+    touched = list(dict.fromkeys(sections_touched))
+    return ToolResult(
+        new_memory=new_memory,
+        meta={
+            "applied_hunks": applied_hunks,
+            "changed_lines": changed_lines,
+            "sections_touched": touched,
+            "warnings": list(warnings),
+        },
+    )
+
+
+@dataclass(frozen=True)
+class MatchOptions:
+    """How strictly patch and replace match text against the memory (SPEC §3 options)."""
+
+    strict_context: bool
+    normalize_whitespace: bool
+    case_sensitive: bool
+
+
+def resolve_options(options: Any, defaults: MatchOptions, tool: str) -> MatchOptions:
+    """Merge user options over the tool's defaults; unknown keys or non-bools are errors."""
+    if options is None:
+        return defaults
+    if not isinstance(options, Mapping):
+        raise MemoryToolError(f"{tool}: options must be an object, got {type(options).__name__}.")
+    unknown = sorted(str(key) for key in options if key not in OPTION_KEYS)
+    if unknown:
+        raise MemoryToolError(
+            f"{tool}: unknown option(s) {', '.join(unknown)}; allowed: {', '.join(OPTION_KEYS)}."
+        )
+    values = {name: getattr(defaults, name) for name in OPTION_KEYS}
+    for name, value in options.items():
+        if value is None:
+            continue
+        if not isinstance(value, bool):
+            raise MemoryToolError(f"{tool}: option {name} must be true or false, got {value!r}.")
+        values[name] = value
+    return MatchOptions(**values)
+
+
+def require_str(value: Any, name: str, tool: str, *, allow_empty: bool = True) -> str:
+    """Return `value` if it is a string (non-blank when required), else raise."""
+    if not isinstance(value, str):
+        raise MemoryToolError(f"{tool}: {name} must be a string, got {type(value).__name__}.")
+    if not allow_empty and not value.strip():
+        raise MemoryToolError(f"{tool}: {name} must not be empty.")
+    return value
+
+
+def require_count(value: Any, name: str, tool: str, *, optional: bool) -> int | None:
+    """Return a positive integer count argument (None allowed when optional), else raise."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemoryToolError(f"{tool}: {name} must be a positive integer, got {value!r}.")
+    if value < 1:
+        raise MemoryToolError(f"{tool}: {name} must be at least 1, got {value}.")
+    return value
+
+
+def split_lines_argument(lines: Any, tool: str) -> list[str]:
+    """Accept a list of strings or one string with newlines; return the individual lines."""
+    if isinstance(lines, str):
+        pieces = [lines]
+    elif isinstance(lines, (list, tuple)):
+        for item in lines:
+            if not isinstance(item, str):
+                raise MemoryToolError(
+                    f"{tool}: lines must be strings, got an item of type {type(item).__name__}."
+                )
+        pieces = list(lines)
+    else:
+        raise MemoryToolError(
+            f"{tool}: lines must be a string or a list of strings, got {type(lines).__name__}."
+        )
+    return [line for piece in pieces for line in piece.split("\n")]
+
+
+def collapse_whitespace(text: str) -> str:
+    """Runs of whitespace become one space; leading and trailing whitespace go."""
+    return " ".join(text.split())
+
+
+def normalize_line(text: str, options: MatchOptions) -> str:
+    """Comparable form of one line under the patch/replace options."""
+    if options.normalize_whitespace:
+        text = collapse_whitespace(text)
+    if not options.case_sensitive:
+        text = text.casefold()
+    return text
+
+
+def normalize_for_deletion(text: str) -> str:
+    """Forgiving comparable form for deletion: whitespace, case and bullet markers ignored."""
+    collapsed = collapse_whitespace(text).casefold()
+    return _BULLET_PREFIX.sub("", collapsed, count=1)
+
+
+def deletion_target_matches(target: str, line: str) -> bool:
+    """True if deletion target `target` selects memory line `line` (SPEC §3 rule).
+
+    Short targets (under MIN_SUBSTRING_TARGET characters after normalisation) must equal
+    the whole normalised line; longer ones may match as a substring.
+    """
+    wanted = normalize_for_deletion(target)
+    have = normalize_for_deletion(line)
+    if not wanted:
+        return False
+    if len(wanted) < MIN_SUBSTRING_TARGET:
+        return wanted == have
+    return wanted in have
+
+
+def reject_header_lines(lines: Iterable[str], tool: str, role: str) -> None:
+    """Raise if any line looks like a section header: headers are never added or removed."""
+    for line in lines:
+        if is_header_line(line):
+            raise MemoryToolError(
+                f"{tool}: {role} {line.strip()!r} is a section header; "
+                "section headers cannot be edited, added or deleted."
+            )
+
+
+def header_lines(memory: str) -> list[str]:
+    """The section header lines of a memory, in order."""
+    return [section.header for section in parse_sections(memory)]
+
+
+def ensure_headers_unchanged(before: str, after: str, tool: str) -> None:
+    """Final guard: the edit must leave the exact sequence of header lines intact."""
+    if header_lines(before) != header_lines(after):
+        raise MemoryToolError(
+            f"{tool}: the edit would change the section headers; headers cannot be edited, added or deleted."
+        )
+
+
+def count_changed_lines(before: str, after: str) -> int:
+    """Number of lines removed plus lines added between two memory texts."""
+    if before == after:
+        return 0
+    diff = difflib.ndiff(before.split("\n"), after.split("\n"))
+    return sum(1 for line in diff if line[:2] in ("- ", "+ "))
+
+
+def sections_with_changes(before: str, after: str) -> list[str]:
+    """Titles (as in `after`, else `before`) of sections whose body differs between texts."""
+    old = {normalize_title(s.title): s for s in parse_sections(before)}
+    new = {normalize_title(s.title): s for s in parse_sections(after)}
+    touched = []
+    for key in list(new) + [k for k in old if k not in new]:
+        if key not in old or key not in new or old[key].body != new[key].body:
+            touched.append((new.get(key) or old[key]).title)
+    return touched
+
+
+def last_content_index(lines: list[str], start: int, end: int) -> int:
+    """Index after the last non-blank line of `lines[start:end]` (or `start` if all blank).
+
+    Appending there keeps the blank line that separates a section from the next header.
+    """
+    position = start
+    for index in range(start, end):
+        if lines[index].strip():
+            position = index + 1
+    return position
