@@ -39,6 +39,18 @@ from psit_lib.memory.working_memory import (
     parse_sections,
 )
 
+__all__ = [
+    "STRATEGIES",
+    "MemoryToolError",
+    "ToolResult",
+    "append_in_memory",
+    "apply_tool_call",
+    "delete_from_memory",
+    "overwrite_memory",
+    "patch_memory",
+    "replace_in_memory",
+]
+
 
 def overwrite_memory(memory: str, new_memory: str) -> ToolResult:
     """Replace the whole memory by `new_memory`.
