@@ -13,20 +13,9 @@ from psit_lib.protocol.experiment import ForkTestParams, fork_episode_fn, fork_f
 from psit_lib.protocol.fork_test import ForkSettings, host_role, run_fork_episode
 from psit_lib.runs import RunStore, run_episodes
 from psit_lib.tasks.hangman import HangmanTask
+from recording import RecordingClient
 
 AGENTS = ["vanilla", "private_cot", "workflow_overwrite", "autonomous_overwrite"]
-
-
-class RecordingClient(LLMClient):
-    """An LLMClient that remembers every request it was asked to send."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.requests = []
-
-    async def chat(self, request):
-        self.requests.append(request)
-        return await super().chat(request)
 
 
 @pytest.fixture(scope="module")

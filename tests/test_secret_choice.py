@@ -18,18 +18,7 @@ from psit_lib.llm import LLMClient, LLMSettings
 from psit_lib.protocol import secret_choice as sc
 from psit_lib.runs import RunStore, run_episodes
 from psit_lib.runs.params import ParameterError, validate_params
-
-
-class RecordingClient(LLMClient):
-    """An LLMClient that remembers every request it sent."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.requests = []
-
-    async def chat(self, request):
-        self.requests.append(request)
-        return await super().chat(request)
+from recording import RecordingClient
 
 
 def _write_jsonl(path, records, partial_tail: str = ""):

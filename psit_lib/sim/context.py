@@ -25,7 +25,8 @@ def request_rng(role: str, profile: str, body: dict[str, Any]) -> random.Random:
     return random.Random(int.from_bytes(hashlib.sha256(canonical.encode()).digest()[:8], "big"))
 
 
-def _text(content: Any) -> str:
+def message_text(content: Any) -> str:
+    """The text of a message's content (a string, or the text parts of a content list)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -56,21 +57,21 @@ class SimContext:
 
     # -- reading the request ---------------------------------------------------------------
     def system_text(self) -> str:
-        return "\n".join(_text(m.get("content")) for m in self.messages if m.get("role") == "system")
+        return "\n".join(message_text(m.get("content")) for m in self.messages if m.get("role") == "system")
 
     def last_user_text(self) -> str:
         for message in reversed(self.messages):
             if message.get("role") == "user":
-                return _text(message.get("content"))
+                return message_text(message.get("content"))
         return ""
 
     def dialogue(self) -> list[tuple[str, str]]:
         """(role, text) of user and assistant turns, in order."""
-        return [(m["role"], _text(m.get("content"))) for m in self.messages
+        return [(m["role"], message_text(m.get("content"))) for m in self.messages
                 if m.get("role") in ("user", "assistant")]
 
     def all_text(self) -> str:
-        return "\n".join(_text(m.get("content")) for m in self.messages)
+        return "\n".join(message_text(m.get("content")) for m in self.messages)
 
     def tool_names(self) -> set[str]:
         return {t.get("function", {}).get("name", "") for t in self.tools}
@@ -81,7 +82,7 @@ class SimContext:
             if message.get("role") == "user":
                 break
             if message.get("role") == "tool":
-                out.append(_text(message.get("content")))
+                out.append(message_text(message.get("content")))
         return list(reversed(out))
 
     @property

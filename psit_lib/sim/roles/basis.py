@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import SimContext, SimReply
+from ..context import SimContext, SimReply, message_text
 from ..registry import register_role
 
 #: Weight of spelling a detail out (vs. leaving it implicit) when relaying the user's request.
@@ -71,18 +71,10 @@ _CANCELLED = re.compile(r"\bcancelled the ongoing ride\b")
 _EVENT = re.compile(f"{_BOOKED.pattern}|{_LISTED.pattern}|{_CANCELLED.pattern}")
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
-
 def _first_user_text(ctx: SimContext) -> str:
     for message in ctx.messages:
         if message.get("role") == "user":
-            return _text(message.get("content"))
+            return message_text(message.get("content"))
     return ""
 
 
@@ -163,7 +155,7 @@ class MadeCall:
 
 def calls_in(ctx: SimContext) -> list[MadeCall]:
     """Every assistant tool call in the request, in order, with its tool result."""
-    results = {m.get("tool_call_id"): _text(m.get("content")) for m in ctx.messages if m.get("role") == "tool"}
+    results = {m.get("tool_call_id"): message_text(m.get("content")) for m in ctx.messages if m.get("role") == "tool"}
     out = []
     for message in ctx.messages:
         if message.get("role") != "assistant":
@@ -285,7 +277,7 @@ def read_evidence(text: str) -> Evidence:
 def visible_evidence_text(ctx: SimContext) -> str:
     """The orchestrator's context block(s) followed by every tool result it received."""
     blocks = [m.group(1) for m in _CONTEXT_BLOCK.finditer(ctx.system_text())]
-    results = [_text(m.get("content")) for m in ctx.messages if m.get("role") == "tool"]
+    results = [message_text(m.get("content")) for m in ctx.messages if m.get("role") == "tool"]
     return "\n".join([*blocks, *results])
 
 
@@ -363,7 +355,7 @@ def correction_instruction(user: Request, fix: Contradiction) -> str:
 
 
 def final_answer(user: Request, ctx: SimContext) -> str:
-    replies = [_text(m.get("content")) for m in ctx.messages if m.get("role") == "tool"]
+    replies = [message_text(m.get("content")) for m in ctx.messages if m.get("role") == "tool"]
     last = replies[-1] if replies else ""
     if user.prices and not user.book:
         return f"Here is what I found for a ride from {user.start} to {user.end}: {last}".strip()
