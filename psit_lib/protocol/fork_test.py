@@ -92,19 +92,32 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
                   private_state_at_fork=agent.private_state(at_fork),
                   state_size_per_turn=[t["private_state_tokens"] for t in at_fork.get("turn_log", [])],
                   memory_edits=[t["edits"] for t in at_fork.get("turn_log", []) if t.get("edits")])
+    record.update(await fork_from_checkpoint(task, agent, state, fork_id, session,
+                                             settings.n_candidates, rng))
+    return record
 
+
+async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any, fork_id: str,
+                               session: ModelSession, n_candidates: int,
+                               rng: random.Random) -> dict[str, Any]:
+    """SPEC §1 step 2-3 from checkpoint ``fork_id``: the reveal branch, the candidates, one
+    yes/no branch per candidate (concurrently, each from the identical state), the outcome.
+
+    Returns ``reveal``, ``candidates``, ``candidate_search``, ``outcome`` (and ``failure`` when
+    the reveal was unreadable). The checkpoint itself is never changed.
+    """
+    at_fork = await agent.state(checkpoint_id=fork_id)
     reveal_q = task.reveal_prompt()
     reveal_a = (await agent.send(reveal_q, session.branch("reveal"), checkpoint_id=fork_id))["reply"]
     revealed = task.parse_reveal(reveal_a)
     revealed = task.normalise(revealed) if revealed else None
-    record["reveal"] = {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
-                        "compatible": bool(revealed) and task.is_compatible(state, revealed)}
+    result: dict[str, Any] = {"reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
+                                         "compatible": bool(revealed) and task.is_compatible(state, revealed)}}
     if revealed is None:
-        record.update(outcome=Outcome.UNPARSEABLE.value, failure="reveal answer unreadable",
-                      candidates=[])
-        return record
+        return {**result, "outcome": Outcome.UNPARSEABLE.value, "failure": "reveal answer unreadable",
+                "candidates": [], "candidate_search": {}}
 
-    candidates, note = await pick_candidates(task, state, revealed, settings.n_candidates, rng,
+    candidates, note = await pick_candidates(task, state, revealed, n_candidates, rng,
                                              session.branch("candidates"))
 
     async def ask(i: int, secret: str) -> dict[str, Any]:
@@ -113,10 +126,7 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
         return {"question": question, "answer": answer, "parsed": parse_yes_no(answer)}
 
     branches = await asyncio.gather(*(ask(i, c.secret) for i, c in enumerate(candidates)))
-    record["candidates"] = [{"secret": c.secret, "source": c.source, **b}
-                            for c, b in zip(candidates, branches)]
-    record["candidate_search"] = note
+    rows = [{"secret": c.secret, "source": c.source, **b} for c, b in zip(candidates, branches)]
     outcome = classify_fork(revealed, host_text(at_fork.get("public", [])),
-                            {c.secret: b["parsed"] for c, b in zip(candidates, branches)})
-    record["outcome"] = outcome.value
-    return record
+                            {row["secret"]: row["parsed"] for row in rows})
+    return {**result, "candidates": rows, "candidate_search": note, "outcome": outcome.value}

@@ -1,0 +1,104 @@
+"""Parameters of notebook 01 (the theorem illustration), validated before anything runs.
+
+The notebook mixes exact computation (no model) with a tiny live fork test on the configured
+backend, so its parameters come in two groups: the theory ones (word length, games, k,
+Monte-Carlo episodes, temperatures of the frequency-weighted POCA, the small dictionary of
+the entropy table) and the live ones (agents, episodes, model sampling). Defaults are small so
+the notebook runs under nbval in well under a minute; comments in the notebook give the
+full-study values.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator, model_validator
+
+from psit_lib.agents.config import UnknownAgentError
+from psit_lib.agents.factory import canonical_agent_name
+from psit_lib.runs.params import NotebookParams
+
+
+class TheoremParams(NotebookParams):
+    """Parameters of ``01_theorem_illustration`` (see the notebook's parameters cell)."""
+
+    # Theory (exact computation and seeded Monte Carlo of idealised hosts; no model).
+    word_length: int = Field(5, ge=3, le=12)  # the vocabulary keeps 3..12-letter words
+    n_games: int = Field(200, ge=1, le=100_000)
+    n_turns: int = Field(10, ge=1, le=26)
+    k: int = Field(5, ge=2, le=50)
+    t_fork: int = Field(4, ge=1, le=26)
+    n_episodes: int = Field(2000, ge=10, le=10_000_000)
+    sizes: list[int] = Field(default_factory=lambda: [2, 3, 5, 10, 20, 50, 100, 300])
+    temperatures: list[float] = Field(default_factory=lambda: [1.0, 0.3])
+    example_min_size: int = Field(10, ge=2)
+    example_max_size: int = Field(40, ge=2)
+    entropy_dictionary_size: int = Field(60, ge=2, le=400)
+    entropy_guesses: str = "eaot"
+    # Live fork test on the configured backend (through psit_lib, like notebook 02).
+    live_agents: list[str] = Field(default_factory=lambda: ["vanilla", "workflow_overwrite"])
+    n_live_episodes: int = Field(6, ge=1, le=10_000)
+    temperature: float = Field(0.3, ge=0.0, le=2.0)
+    max_tokens: int = Field(2048, ge=16, le=131_072)
+    seed: int = 0
+    profile: str | None = None
+    concurrency: int = Field(16, ge=1, le=4096)
+
+    @field_validator("sizes")
+    @classmethod
+    def _sizes_positive_and_distinct(cls, sizes: list[int]) -> list[int]:
+        if not sizes:
+            raise ValueError("give at least one compatible-set size")
+        if any(size < 1 for size in sizes):
+            raise ValueError("every compatible-set size must be at least 1")
+        if len(set(sizes)) != len(sizes):
+            raise ValueError("a compatible-set size is listed twice")
+        return sorted(sizes)
+
+    @field_validator("temperatures")
+    @classmethod
+    def _temperatures_positive(cls, temperatures: list[float]) -> list[float]:
+        if any(not value > 0 for value in temperatures):
+            raise ValueError("temperatures of the frequency-weighted POCA must be positive")
+        if len(set(temperatures)) != len(temperatures):
+            raise ValueError("a temperature is listed twice")
+        return temperatures
+
+    @field_validator("entropy_guesses")
+    @classmethod
+    def _distinct_letters(cls, guesses: str) -> str:
+        if not guesses.isascii() or not guesses.isalpha() or guesses != guesses.lower():
+            raise ValueError("entropy_guesses must be lowercase letters a-z, e.g. 'eaot'")
+        if len(set(guesses)) != len(guesses):
+            raise ValueError("entropy_guesses repeats a letter; the player never does")
+        return guesses
+
+    @field_validator("live_agents")
+    @classmethod
+    def _known_agents(cls, agents: list[str]) -> list[str]:
+        if not agents:
+            raise ValueError("name at least one agent for the live demonstration")
+        names = []
+        for name in agents:
+            try:
+                names.append(canonical_agent_name(name))
+            except UnknownAgentError as exc:
+                raise ValueError(str(exc)) from None
+        if len(set(names)) != len(names):
+            raise ValueError("an agent is listed twice")
+        return names
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, profile: str | None) -> str | None:
+        if profile is not None:
+            from psit_lib.sim.profiles import get_profile
+
+            get_profile(profile)
+        return profile
+
+    @model_validator(mode="after")
+    def _example_range(self) -> TheoremParams:
+        if self.example_min_size > self.example_max_size:
+            raise ValueError(
+                f"example_min_size ({self.example_min_size}) exceeds example_max_size ({self.example_max_size})"
+            )
+        return self

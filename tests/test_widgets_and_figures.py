@@ -1,0 +1,363 @@
+"""Notebook 01's figures, widgets, play session and parameters.
+
+Figures must build and carry their provenance footer ("exact computation (no model)" for
+theory, the run's label when a model answered). Widgets must build headless without a single
+model call (a client that raises proves it) and degrade to text without ipywidgets. The
+play-it-yourself game logic (:class:`PlaySession`) is driven against the in-process simulator:
+input checks, forks that leave the game untouched, and the same outcome rule as the protocol.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+import pytest
+
+from psit_lib.analysis.labels import figure_provenance, provenance_label
+from psit_lib.analysis.outcomes import Outcome, classify_fork
+from psit_lib.llm import LLMClient, LLMSettings
+from psit_lib.protocol.fork_test import host_text
+from psit_lib.runs.params import ParameterError, validate_params
+from psit_lib.tasks.hangman import HangmanTask, is_compatible
+from psit_lib.tasks.vocabulary import get_vocabulary
+from psit_lib.theory import (
+    DEFAULT_POLICIES,
+    compatible_set,
+    p_self_consistent_uniform,
+    policy_table,
+    self_consistency_points,
+    simulate_set_sizes,
+)
+from psit_lib.theory.figures import (
+    THEORY_LABEL,
+    NoExampleError,
+    compatible_set_samples,
+    fork_diagram_from_record,
+    fork_example,
+    plot_consistency_vs_size,
+    plot_fork_diagram,
+    plot_policy_outcomes,
+    plot_set_sizes,
+    size_quantiles,
+    theory_label,
+    weighted_consistency_exact,
+    weighted_consistency_points,
+)
+from psit_lib.theory.params import TheoremParams
+from psit_lib.widgets import (
+    HangmanPlayer,
+    PlayError,
+    PlaySession,
+    fork_explorer,
+    fork_record_html,
+    fork_record_text,
+    hangman_player,
+    workbook_agents,
+)
+
+SMALL_VOCABULARY = 3000
+LIVE_LABEL = provenance_label("sim", "psit-sim", "default")
+
+
+@pytest.fixture(scope="module")
+def vocabulary():
+    return get_vocabulary(SMALL_VOCABULARY)
+
+
+@pytest.fixture(scope="module")
+def sizes(vocabulary):
+    return simulate_set_sizes(40, 5, seed=3, n_turns=8, dictionary=vocabulary)
+
+
+@pytest.fixture(scope="module")
+def samples(sizes, vocabulary):
+    return compatible_set_samples(sizes, vocabulary, max_size=120)
+
+
+class RaisingClient(LLMClient):
+    """A client that fails the test if any model call is attempted."""
+
+    calls = 0
+
+    async def chat(self, request):
+        RaisingClient.calls += 1
+        raise AssertionError(f"unexpected model call (role {request.role})")
+
+
+class BrokenClient(LLMClient):
+    """A client whose every call fails, as an unreachable endpoint would."""
+
+    async def chat(self, request):
+        raise ConnectionError("endpoint unreachable")
+
+
+def sim_client() -> LLMClient:
+    return LLMClient(LLMSettings(cache="off"))
+
+
+def _record(episode_id="hangman/psit-sim/vanilla/0000", agent="vanilla", outcome="all_denial", private=""):
+    return {
+        "episode_id": episode_id, "status": "ok", "error": None, "spec": {"agent": agent, "model": "psit-sim"},
+        "outcome": outcome, "turns_played": 2,
+        "transcript": [{"role": "user", "content": "Let's play"}, {"role": "assistant", "content": "_ _ _"},
+                       {"role": "user", "content": "My next guess is the letter 'e'."},
+                       {"role": "assistant", "content": "No e. <b>_ _ _</b>"}],
+        "private_state_at_fork": private, "constraints": {"guessed": ["e", "a"]},
+        "reveal": {"question": "Reveal?", "answer": "cat", "parsed": "cat", "compatible": True},
+        "candidates": [{"secret": "cat", "source": "revealed", "question": "Is it 'cat'?", "answer": "No <script>x</script>",
+                        "parsed": False},
+                       {"secret": "cot", "source": "dataset", "question": "Is it 'cot'?", "answer": "maybe", "parsed": None}],
+    }  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Figures and their data
+# --------------------------------------------------------------------------------------------
+
+
+def test_size_quantiles_carry_finished_games_forward():
+    table = pd.DataFrame({"game": [0, 0, 0, 1, 1, 1, 1], "turn": [0, 1, 2, 0, 1, 2, 3], "size": [10, 5, 1, 10, 8, 4, 2]})
+    bands = size_quantiles(table, quantiles=(0.5,))
+    assert bands["running"].tolist() == [2, 2, 2, 1]
+    assert bands["games"].tolist() == [2, 2, 2, 2]
+    assert bands["q0.5"].tolist() == [10.0, 6.5, 2.5, 1.5]  # game 0 keeps |C| = 1 at turn 3
+    with pytest.raises(ValueError, match="Quantiles"):
+        size_quantiles(table, quantiles=(1.5,))
+
+
+def test_set_size_figure_is_labelled_and_logarithmic(sizes):
+    fig = plot_set_sizes(sizes, t_fork=4)
+    assert figure_provenance(fig) == THEORY_LABEL
+    assert fig.axes[0].get_yscale() == "log"
+
+
+def test_compatible_set_samples_are_real_distinct_sets(samples, vocabulary):
+    assert samples
+    assert len({s.words for s in samples}) == len(samples)
+    for sample in samples[:25]:
+        assert 2 <= sample.size <= 120
+        assert sample.secret in sample.words
+        assert list(sample.words) == compatible_set(vocabulary, sample.state)
+        assert all(is_compatible(sample.state, word) for word in sample.words)
+
+
+def test_fork_example_respects_the_range_or_says_why(samples):
+    sizes_at_2 = [s.size for s in samples if s.turn == 2]
+    example = fork_example(samples, 2, min(sizes_at_2), max(sizes_at_2))
+    assert example.turn == 2
+    with pytest.raises(NoExampleError, match="widen"):
+        fork_example(samples, 2, 10_000, 20_000)
+
+
+def test_weighted_points_fall_inside_their_intervals_and_beat_uniform(samples, vocabulary):
+    points = weighted_consistency_points(samples, vocabulary, [1.0, 0.2], [3, 10, 40], k=5, n_episodes=600,
+                                         seed=1, alpha=0.01)
+    assert set(points["temperature"]) == {1.0, 0.2}
+    for row in points.itertuples():
+        assert row.wilson_low <= row.exact <= row.wilson_high
+    exact = weighted_consistency_exact(samples[:30], vocabulary, [0.2], k=5)
+    uniform = [p_self_consistent_uniform(size, 5) for size in exact["size"]]
+    # Mode collapse: a frequency-weighted POCA at low temperature looks more consistent.
+    assert (exact["exact"].to_numpy() >= pd.Series(uniform).to_numpy() - 1e-12).mean() > 0.8
+
+
+def test_consistency_figure_draws_every_layer_with_a_theory_label(samples, vocabulary):
+    uniform = self_consistency_points([2, 5, 20], k=5, n_episodes=100, seed=0)
+    exact = weighted_consistency_exact(samples[:20], vocabulary, [1.0, 0.3], k=5)
+    points = weighted_consistency_points(samples, vocabulary, [1.0, 0.3], [3, 30], k=5, n_episodes=50, seed=0)
+    fig = plot_consistency_vs_size(uniform, k=5, weighted_exact=exact, weighted_points=points)
+    label = figure_provenance(fig)
+    assert label.startswith(THEORY_LABEL) and label == theory_label(monte_carlo=True)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert len(legend) == 2 + 2 * 2
+    assert fig.axes[0].get_xscale() == "log"
+    with pytest.raises(ValueError, match="no column"):
+        plot_consistency_vs_size(uniform.drop(columns="rate"), k=5)
+
+
+def test_policy_outcome_figure_has_exact_and_monte_carlo_bars(samples):
+    table = policy_table(list(DEFAULT_POLICIES), samples[0].words, k=5, n_episodes=200, seed=0)
+    fig = plot_policy_outcomes(table)
+    assert "no model" in figure_provenance(fig)
+    ax = fig.axes[0]
+    assert len(ax.patches) == len(DEFAULT_POLICIES) * 2 * 4
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["exact", "MC"] * len(DEFAULT_POLICIES)
+
+
+def test_fork_diagram_schematic_and_from_a_live_record():
+    fig = plot_fork_diagram(t_fork=4, k=5)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert sum(t.startswith("is it") for t in texts) == 5
+    assert sum(t.startswith("reveal") for t in texts) == 1
+    assert figure_provenance(fig) == THEORY_LABEL
+    live = fork_diagram_from_record(_record(), LIVE_LABEL)
+    texts = [t.get_text() for t in live.axes[0].texts]
+    assert "is it 'cat'?  →  no" in texts and "is it 'cot'?  →  unreadable" in texts
+    assert any("guess 'e'" in t for t in texts)
+    assert figure_provenance(live) == LIVE_LABEL
+    with pytest.raises(ValueError, match="branches"):
+        plot_fork_diagram(t_fork=2, k=1, branches=[("a", "yes"), ("b", "no")])
+
+
+# --------------------------------------------------------------------------------------------
+# Widgets (headless)
+# --------------------------------------------------------------------------------------------
+
+
+def test_workbook_agents_are_all_buildable_names():
+    names = workbook_agents()
+    assert len(names) == 8 and names[0] == "vanilla" and "autonomous_patch_replace" in names
+
+
+def test_hangman_player_builds_without_calling_a_model():
+    RaisingClient.calls = 0
+    factory_calls = []
+
+    def factory():
+        factory_calls.append(1)
+        return RaisingClient(LLMSettings(cache="off"))
+
+    player = hangman_player(HangmanTask(), workbook_agents(), factory)
+    assert isinstance(player, HangmanPlayer)
+    assert factory_calls == [] and RaisingClient.calls == 0
+    assert player.agent.options == tuple(workbook_agents())
+    assert not player.new_game.disabled
+    assert player.guess_button.disabled and player.fork_button.disabled
+    assert "No game yet" in player.status.value
+    assert "application/vnd.jupyter.widget-view+json" in player._repr_mimebundle_()
+
+
+def test_widgets_degrade_to_text_without_ipywidgets(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)
+    text = hangman_player(HangmanTask(), ["vanilla"], RaisingClient(LLMSettings(cache="off")))
+    assert isinstance(text, str) and "ipywidgets" in text
+    text = fork_explorer([_record()])
+    assert isinstance(text, str) and "ipywidgets" in text and "PRIVATE STATE AT FORK" in text
+
+
+def test_fork_explorer_filters_by_agent():
+    records = [_record(), _record("hangman/psit-sim/workflow_overwrite/0000", "workflow_overwrite",
+                                   "self_consistent", "<secret>cat</secret>"),
+               {"episode_id": "x/err", "status": "error", "error": "ModelCallError: boom", "spec": {"agent": "vanilla"}}]
+    explorer = fork_explorer(records)
+    agent_filter, picker = explorer.children[0].children
+    view = explorer.children[1]
+    assert len(picker.options) == 3
+    agent_filter.value = "workflow_overwrite"
+    assert len(picker.options) == 1 and "&lt;secret&gt;cat&lt;/secret&gt;" in view.value
+    agent_filter.value = "vanilla"
+    picker.value = 2  # the error record (its index in ``records``) is listed too
+    assert "ModelCallError: boom" in view.value
+
+
+def test_fork_record_rendering_escapes_and_explains():
+    page = fork_record_html(_record())
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "(none: nothing private survives" in page
+    assert page.count("<tr><td>") >= 3  # reveal + two candidate branches
+    text = fork_record_text(_record())
+    assert "(unreadable)" in text and "PRIVATE STATE AT FORK: (none)" in text
+
+
+# --------------------------------------------------------------------------------------------
+# The play session against the in-process simulator
+# --------------------------------------------------------------------------------------------
+
+
+async def test_play_session_checks_moves_before_calling_the_model():
+    RaisingClient.calls = 0
+    session = PlaySession(HangmanTask(), "vanilla", RaisingClient(LLMSettings(cache="off")))
+    with pytest.raises(PlayError, match="Start a game"):
+        await session.guess("e")
+    with pytest.raises(PlayError, match="Start a game"):
+        await session.fork()
+    assert RaisingClient.calls == 0
+    with pytest.raises(ValueError, match="n_candidates"):
+        PlaySession(HangmanTask(), "vanilla", RaisingClient(LLMSettings()), n_candidates=0)
+
+
+@pytest.mark.parametrize("agent", ["vanilla", "workflow_overwrite"])
+async def test_play_session_forks_without_touching_the_game(agent):
+    task = HangmanTask()
+    session = PlaySession(task, agent, sim_client(), seed=5, game_id=f"test/{agent}", n_candidates=4)
+    opening = await session.start()
+    assert opening.pattern is not None and set(opening.pattern.replace(" ", "")) == {"_"}
+    with pytest.raises(PlayError, match="already started"):
+        await session.start()
+    first = await session.guess(" E ")
+    assert first.letter == "e" and "e" in session.letters_sent
+    for bad, reason in (("e", "already guessed"), ("ab", "single letter"), ("1", "single letter")):
+        with pytest.raises(PlayError, match=reason):
+            await session.guess(bad)
+    await session.auto_guess()
+    assert len(session.letters_sent) == 2 and session.problem is None
+    before = await session.public_transcript()
+    private_before = await session.private_state()
+
+    fork = await session.fork()
+    assert await session.public_transcript() == before  # the fork never mutates the game
+    assert await session.private_state() == private_before
+    assert fork.turns_played == 2 and fork.transcript == before
+    assert fork.revealed is not None
+    assert fork.candidates[0] == {**fork.candidates[0], "secret": fork.revealed, "source": "revealed"}
+    assert len(fork.candidates) == 4
+    for cand in fork.candidates[1:]:
+        assert is_compatible(session.state, cand["secret"])
+    expected = classify_fork(fork.revealed, host_text(before), {c["secret"]: c["parsed"] for c in fork.candidates})
+    assert fork.outcome == expected.value
+    if agent == "vanilla":
+        assert fork.private_state == ""
+    else:
+        assert fork.private_state and fork.private_state == private_before
+
+    after = await session.guess("o" if "o" not in session.letters_sent else "u")
+    transcript = await session.public_transcript()
+    assert len(transcript) == len(before) + 2 and transcript[-1]["content"] == after.reply
+    second = await session.fork()
+    assert second.fork_number == 2 and second.turns_played == 3
+    record = second.as_record(session.agent_name, session.model, session.game_id)
+    assert record["episode_id"] == f"test/{agent}/fork-2" and record["outcome"] in {o.value for o in Outcome}
+
+
+async def test_widget_plays_a_game_and_shows_errors_in_the_widget():
+    player = hangman_player(HangmanTask(), ["workflow_overwrite", "vanilla"], sim_client())
+    player.new_game.click()
+    await player.wait_idle()
+    assert "Pattern" in player.status.value and not player.guess_button.disabled
+    assert player.error.value == ""
+    player.letter.value = "e"
+    player.guess_button.click()
+    await player.wait_idle()
+    assert "guessed: e" in player.status.value and player.letter.value == ""
+    player.letter.value = "zz"
+    player.guess_button.click()
+    await player.wait_idle()
+    assert "single letter" in player.error.value
+    player.fork_button.click()
+    await player.wait_idle()
+    assert "Branches" in player.fork_view.value and player.error.value == ""
+
+    broken = hangman_player(HangmanTask(), ["vanilla"], lambda: BrokenClient(LLMSettings(cache="off", max_retries=0)))
+    broken.new_game.click()
+    await broken.wait_idle()
+    assert "starting a game failed" in broken.error.value and "unreachable" in broken.error.value
+    assert not broken.new_game.disabled
+
+
+# --------------------------------------------------------------------------------------------
+# Parameters
+# --------------------------------------------------------------------------------------------
+
+
+def test_theorem_params_defaults_and_clear_errors():
+    params = validate_params(TheoremParams, {})
+    assert params.k == 5 and params.live_agents == ["vanilla", "workflow_overwrite"]
+    assert validate_params(TheoremParams, {"sizes": [50, 2, 10]}).sizes == [2, 10, 50]
+    for values, name in (({"live_agents": ["telepath"]}, "live_agents"), ({"entropy_guesses": "eae"}, "entropy_guesses"),
+                         ({"temperatures": [0.0]}, "temperatures"), ({"word_length": 2}, "word_length"),
+                         ({"n_gamez": 3}, "n_gamez")):
+        with pytest.raises(ParameterError, match=name):
+            validate_params(TheoremParams, values)
+    with pytest.raises(ParameterError, match="example_min_size"):
+        validate_params(TheoremParams, {"example_min_size": 50, "example_max_size": 10})
