@@ -10,14 +10,15 @@ full-study values.
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator, model_validator
+from typing import Annotated
 
-from psit_lib.agents.config import UnknownAgentError
-from psit_lib.agents.factory import canonical_agent_name
-from psit_lib.runs.params import NotebookParams
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from psit_lib.agents.factory import validate_agent_names
+from psit_lib.runs.params import ModelRunParams
 
 
-class TheoremParams(NotebookParams):
+class TheoremParams(ModelRunParams):
     """Parameters of ``01_theorem_illustration`` (see the notebook's parameters cell)."""
 
     # Theory (exact computation and seeded Monte Carlo of idealised hosts; no model).
@@ -34,13 +35,10 @@ class TheoremParams(NotebookParams):
     entropy_dictionary_size: int = Field(60, ge=2, le=400)
     entropy_guesses: str = "eaot"
     # Live fork test on the configured backend (through psit_lib, like notebook 02).
-    live_agents: list[str] = Field(default_factory=lambda: ["vanilla", "workflow_overwrite"])
+    # (plus models, profile, seed, temperature, max_tokens, concurrency from ModelRunParams)
+    live_agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
+        default_factory=lambda: ["vanilla", "workflow_overwrite"])
     n_live_episodes: int = Field(6, ge=1, le=10_000)
-    temperature: float = Field(0.3, ge=0.0, le=2.0)
-    max_tokens: int = Field(2048, ge=16, le=131_072)
-    seed: int = 0
-    profile: str | None = None
-    concurrency: int = Field(16, ge=1, le=4096)
 
     @field_validator("sizes")
     @classmethod
@@ -70,30 +68,6 @@ class TheoremParams(NotebookParams):
         if len(set(guesses)) != len(guesses):
             raise ValueError("entropy_guesses repeats a letter; the player never does")
         return guesses
-
-    @field_validator("live_agents")
-    @classmethod
-    def _known_agents(cls, agents: list[str]) -> list[str]:
-        if not agents:
-            raise ValueError("name at least one agent for the live demonstration")
-        names = []
-        for name in agents:
-            try:
-                names.append(canonical_agent_name(name))
-            except UnknownAgentError as exc:
-                raise ValueError(str(exc)) from None
-        if len(set(names)) != len(names):
-            raise ValueError("an agent is listed twice")
-        return names
-
-    @field_validator("profile")
-    @classmethod
-    def _known_profile(cls, profile: str | None) -> str | None:
-        if profile is not None:
-            from psit_lib.sim.profiles import get_profile
-
-            get_profile(profile)
-        return profile
 
     @model_validator(mode="after")
     def _example_range(self) -> TheoremParams:
