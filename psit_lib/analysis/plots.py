@@ -41,6 +41,11 @@ _FOOTER_INCHES = 0.22
 _GROUP_SEPARATOR = " · "
 
 
+def _needs_rotation(levels: Sequence) -> bool:
+    """Tilt tick labels when they would collide: many bars, or long names."""
+    return len(levels) > 4 or sum(len(str(level)) for level in levels) > 8 * len(levels) + 12
+
+
 def _new_figure(width: float, height: float) -> Figure:
     """A pyplot-free figure whose layout leaves a strip at the bottom for the provenance footer."""
     bottom = min(0.2, _FOOTER_INCHES / height)
@@ -112,7 +117,8 @@ def plot_outcome_bars(
         bottom += heights
     for x, total in zip(positions, totals):
         ax.text(x, 1.01, f"n={total}", ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(positions, levels, rotation=30 if len(levels) > 4 else 0, ha="right" if len(levels) > 4 else "center")
+    rotate = _needs_rotation(levels)
+    ax.set_xticks(positions, levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
     ax.set_ylim(0, 1.08)
     ax.set_ylabel("share of episodes")
     ax.set_title(title)
@@ -155,7 +161,7 @@ def plot_rate_intervals(
         rate = rows[y].to_numpy(dtype=float)
         yerr = np.vstack([rate - rows[low].to_numpy(dtype=float), rows[high].to_numpy(dtype=float) - rate])
         ax.errorbar(xs, rate, yerr=np.clip(yerr, 0, None), fmt="o", capsize=3, color=palette[h], label=level or None)
-    rotate = len(x_levels) > 4
+    rotate = _needs_rotation(x_levels)
     ax.set_xticks(range(len(x_levels)), x_levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel(ylabel)
