@@ -159,3 +159,12 @@ def test_secret_summary_without_domain_size_or_secrets():
     assert math.isnan(table.loc["m1", "normalised_entropy"])
     assert table.loc["m2", "n"] == 0 and math.isnan(table.loc["m2", "entropy"])
     assert pd.isna(table.loc["m2", "top_secret"])
+
+
+def test_centred_bootstrap_brackets_the_estimate_when_most_secrets_are_distinct():
+    samples = [f"w{i}" for i in range(36)] + ["a", "a", "b", "b"]
+    estimate = shannon_entropy(samples)
+    _, plain_high = bootstrap_ci(samples, shannon_entropy, n_boot=400, seed=1)
+    assert plain_high < estimate  # the plain percentile interval misses (plug-in entropy bias)
+    low, high = bootstrap_ci(samples, shannon_entropy, n_boot=400, seed=1, centred=True, bounds=(0, np.inf))
+    assert low <= estimate <= high

@@ -281,8 +281,8 @@ def plot_entropy_vs_temperature(
     """A spread metric of the revealed secrets against temperature, one line per ``hue`` level.
 
     Mode collapse shows as entropy (or effective number) falling as temperature drops. Error
-    bars are bootstrap 95% intervals from :func:`secret_summary` (none for normalised entropy,
-    which needs ``domain_size``).
+    bars are centred bootstrap 95% intervals from :func:`secret_summary` (none for normalised
+    entropy); for entropy a dashed line marks log2 n, the most n samples can show.
     """
     if metric not in _ENTROPY_METRICS:
         raise ValueError(f"metric must be one of {sorted(_ENTROPY_METRICS)}, got {metric!r}.")
@@ -308,6 +308,12 @@ def plot_entropy_vs_temperature(
             yerr = None
         ax.errorbar(rows[temperature_col], values, yerr=yerr, marker="o", capsize=3, color=colour,
                     label=line if hue_cols else None)
+    if metric == "entropy":
+        ceilings = summary.loc[summary["n"] > 0, "entropy_ceiling"].unique()
+        if len(ceilings) == 1:  # one sample size: show how high n samples could possibly go
+            ax.axhline(ceilings[0], ls="--", lw=1, color="grey")
+            ax.annotate(f"log2 n = {ceilings[0]:.2f} (ceiling at this sample size)", (0.01, ceilings[0]),
+                        xycoords=("axes fraction", "data"), va="bottom", fontsize=7, color="grey")
     ax.set_xlabel(temperature_col)
     ax.set_ylabel(_ENTROPY_METRICS[metric])
     ax.set_title(title)

@@ -125,13 +125,20 @@ def bootstrap_ci(
     n_boot: int = 1000,
     seed: int | np.random.Generator = 0,
     alpha: float = 0.05,
+    centred: bool = False,
+    bounds: tuple[float, float] = (-np.inf, np.inf),
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic`` over resamples (with replacement) of ``samples``.
+    """Bootstrap interval of ``statistic`` over resamples (with replacement) of ``samples``.
 
     ``statistic`` receives each resample as a list of the original items. Resampling uses a
-    numpy ``Generator`` built from ``seed`` so the interval is reproducible. Note that the
-    percentile interval inherits the downward bias of plug-in entropy; it shows sampling
-    spread, not a bias correction.
+    numpy ``Generator`` built from ``seed`` so the interval is reproducible.
+
+    The plain percentile interval inherits the downward bias of plug-in entropy: resamples
+    repeat items, so they look less diverse, and when most secrets are distinct the interval
+    can lie wholly below the estimate. ``centred=True`` shifts the bootstrap distribution so
+    its mean sits on the estimate (then clips to ``bounds``): the interval shows the sampling
+    spread *around* the estimate. Neither removes the estimator's own bias (entropy of n
+    samples can never exceed log2 n).
     """
     items = _as_samples(samples)
     if not items:
@@ -144,7 +151,10 @@ def bootstrap_ci(
     indices = rng.integers(0, len(items), size=(n_boot, len(items)))
     values = np.array([statistic([items[i] for i in row]) for row in indices], dtype=float)
     low, high = np.quantile(values, [alpha / 2, 1 - alpha / 2])
-    return (float(low), float(high))
+    if centred:
+        shift = float(statistic(items)) - float(values.mean())
+        low, high = low + shift, high + shift
+    return (float(np.clip(low, *bounds)), float(np.clip(high, *bounds)))
 
 
 @dataclass(frozen=True)
@@ -235,6 +245,9 @@ def _domain_size_for(
     return domain_size.get(key[domain_key])
 
 
+_STATISTIC_BOUNDS = {"entropy": (0.0, np.inf), "effective_number": (1.0, np.inf), "top_share": (0.0, 1.0)}
+
+
 def secret_summary(
     df: pd.DataFrame,
     group_cols: str | Sequence[str],
@@ -253,6 +266,9 @@ def secret_summary(
     the value of the ``domain_key`` group column (e.g. ``{"hangman": 30_000, "diagnosis": 49}``);
     without it ``normalised_entropy`` is NaN. Each group is bootstrapped with the same
     ``seed``, so adding a group does not change the others' intervals.
+
+    Intervals are centred bootstrap intervals (see :func:`bootstrap_ci`), clipped to each
+    statistic's range; ``entropy_ceiling`` is log2(n), the most n samples can show.
 
     Columns: group columns, ``n``, ``n_missing``, ``distinct``, ``entropy`` (bits),
     ``entropy_low``, ``entropy_high``, ``normalised_entropy``, ``effective_number``,
@@ -276,13 +292,14 @@ def secret_summary(
         secrets = [s for s in sub[secret_col].tolist() if not _is_missing(s)]
         row: dict = {**key_map, "n": len(secrets), "n_missing": len(sub) - len(secrets)}
         row["distinct"] = len(set(secrets))
+        row["entropy_ceiling"] = math.log2(len(secrets)) if secrets else float("nan")
         size = _domain_size_for(key_map, domain_size, domain_key)
         if secrets:
             for name, statistic in statistics.items():
                 row[name] = statistic(secrets)
                 row[f"{name}_low"], row[f"{name}_high"] = bootstrap_ci(
-                    secrets, statistic, n_boot=n_boot, seed=seed, alpha=alpha
-                )
+                    secrets, statistic, n_boot=n_boot, seed=seed, alpha=alpha, centred=True,
+                    bounds=_STATISTIC_BOUNDS[name])
             row["normalised_entropy"] = normalised_entropy(secrets, size) if size else float("nan")
             row["top_secret"], row["top_count"] = _ranked(Counter(secrets))[0]
         else:
@@ -292,7 +309,7 @@ def secret_summary(
             row["top_secret"], row["top_count"] = float("nan"), 0
         rows.append(row)
     order = [
-        *columns, "n", "n_missing", "distinct", "entropy", "entropy_low", "entropy_high",
+        *columns, "n", "n_missing", "distinct", "entropy", "entropy_low", "entropy_high", "entropy_ceiling",
         "normalised_entropy", "effective_number", "effective_number_low", "effective_number_high",
         "top_share", "top_share_low", "top_share_high", "top_secret", "top_count",
     ]
