@@ -20,26 +20,12 @@ from psit_lib.acc.store import ArtifactStore, StoreError, content_terms, qualify
 from psit_lib.llm import ChatResult, LLMClient, LLMSettings, ModelSession
 from psit_lib.runs.params import ParameterError, validate_params
 from psit_lib.sim.roles import acc as sim_acc
+from recording import CapturingSession
 
 
 def session(episode_id: str = "ep", seed: int = 0, profile: str = "default") -> ModelSession:
     return ModelSession(LLMClient(LLMSettings(cache="off", sim_profile=profile)), run_seed=seed,
                         episode_id=episode_id)
-
-
-class CapturingSession:
-    """Records every request; optionally answers some roles itself with scripted text."""
-
-    def __init__(self, inner, sink: list, override=None) -> None:
-        self.inner, self.sink, self.override = inner, sink, override
-
-    def branch(self, name: str) -> "CapturingSession":
-        return CapturingSession(self.inner.branch(name), self.sink, self.override)
-
-    async def chat(self, messages, **kwargs):
-        self.sink.append({"role": kwargs["role"], "messages": copy.deepcopy(list(messages))})
-        scripted = self.override(kwargs["role"]) if self.override else None
-        return ChatResult(content=scripted) if scripted is not None else await self.inner.chat(messages, **kwargs)
 
 
 def valid_ccs_dict() -> dict:

@@ -35,26 +35,9 @@ from psit_lib.sim import profiles as sim_profiles
 from psit_lib.sim.context import SimContext
 from psit_lib.sim.roles import basis as sim_basis
 from psit_lib.tasks.cab import CAB_TOOL_NAMES, SCENARIOS, make_cab_app
+from recording import CapturingSession
 
 OPEN_TAG = f"<{CONTEXT_TAG}>"
-
-
-class CapturingSession:
-    """Wraps a ModelSession: records every request as sent, optionally answers some roles itself."""
-
-    def __init__(self, inner, sink: list, override=None) -> None:
-        self.inner, self.sink, self.override = inner, sink, override
-
-    def branch(self, name: str) -> "CapturingSession":
-        return CapturingSession(self.inner.branch(name), self.sink, self.override)
-
-    async def chat(self, messages, **kwargs):
-        self.sink.append({"role": kwargs["role"], "messages": copy.deepcopy(list(messages))})
-        if self.override is not None:
-            scripted = self.override(kwargs["role"])
-            if scripted is not None:
-                return scripted
-        return await self.inner.chat(messages, **kwargs)
 
 
 def session(episode_id: str, seed: int = 0) -> ModelSession:
