@@ -22,8 +22,9 @@ from psit_lib.tasks.registry import TASK_NAMES, make_task, validate_task_names
 
 from .experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
 
-GRID_AGENTS = ["vanilla", "private_cot"] + [f"{family}_{strategy}" for family in ("workflow", "autonomous")
-                                            for strategy in STRATEGY_NAMES]
+GRID_AGENTS = (["vanilla", "private_cot"]
+               + [f"{family}_{strategy}" for family in ("workflow", "autonomous") for strategy in STRATEGY_NAMES]
+               + ["mem0", "amem", "lightmem", "memoryos"])
 
 
 class AblationParams(ForkTestParams):

@@ -63,6 +63,7 @@ def fork_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             "revealed": (rec.get("reveal") or {}).get("parsed"),
             "model_candidates": sum(c.get("source") == "model" for c in cands),
             "calls": rec.get("usage", {}).get("calls", 0),
+            "hidden_calls": len(rec.get("hidden_calls") or []) + len(rec.get("branch_hidden_calls") or []),
             "error": rec.get("error") or rec.get("failure"),
         })
     df = pd.DataFrame(rows)
@@ -118,3 +119,17 @@ def examples_by_outcome(records: list[dict[str, Any]]) -> dict[str, dict[str, An
         outcome = rec.get("outcome") if rec.get("status") == "ok" else Outcome.ERROR.value
         found.setdefault(outcome, rec)
     return {o.value: found[o.value] for o in OUTCOME_ORDER if o.value in found}
+
+
+def cost_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per (model, agent): model calls per episode (the harness's), hidden calls per episode
+    (memory libraries' own, incl. fork branches) and private-state tokens at the fork."""
+    rows = [{"model": rec["spec"]["model"], "agent": rec["spec"]["agent"],
+             "calls": rec.get("usage", {}).get("calls", 0),
+             "hidden_calls": len(rec.get("hidden_calls") or []) + len(rec.get("branch_hidden_calls") or []),
+             "state_tokens_at_fork": (rec.get("state_size_per_turn") or [0])[-1]}
+            for rec in records if rec.get("status") == "ok"]
+    df = pd.DataFrame(rows, columns=["model", "agent", "calls", "hidden_calls", "state_tokens_at_fork"])
+    order = list(dict.fromkeys(df["agent"]))
+    table = df.groupby(["model", "agent"], sort=False).mean().round(1)
+    return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))

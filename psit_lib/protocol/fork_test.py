@@ -65,6 +65,12 @@ async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSe
     return state, moves
 
 
+def new_hidden_calls(at_fork: dict[str, Any], after: dict[str, Any], branch: str) -> list[dict[str, Any]]:
+    """Hidden model calls (memory libraries' own) a branch made after the fork."""
+    calls = after.get("hidden_calls") or []
+    return [{**call, "branch": branch} for call in calls[len(at_fork.get("hidden_calls") or []):]]
+
+
 class _Unreadable(Exception):
     def __init__(self, stage: str, reply: str, cause: Exception) -> None:
         super().__init__(f"{stage}: {cause}")
@@ -91,7 +97,8 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
                   constraints=task.public_constraints(state),
                   private_state_at_fork=agent.private_state(at_fork),
                   state_size_per_turn=[t["private_state_tokens"] for t in at_fork.get("turn_log", [])],
-                  memory_edits=[t["edits"] for t in at_fork.get("turn_log", []) if t.get("edits")])
+                  memory_edits=[t["edits"] for t in at_fork.get("turn_log", []) if t.get("edits")],
+                  hidden_calls=list(at_fork.get("hidden_calls") or []))
     record.update(await fork_from_checkpoint(task, agent, state, fork_id, session,
                                              settings.n_candidates, rng))
     return record
@@ -107,12 +114,20 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     the reveal was unreadable). The checkpoint itself is never changed.
     """
     at_fork = await agent.state(checkpoint_id=fork_id)
+    hidden: list[dict[str, Any]] = []  # memory-library calls made inside the branches
+
+    async def branch_turn(question: str, name: str) -> str:
+        after = await agent.send(question, session.branch(name), checkpoint_id=fork_id)
+        hidden.extend(new_hidden_calls(at_fork, after, name))
+        return after["reply"]
+
     reveal_q = task.reveal_prompt()
-    reveal_a = (await agent.send(reveal_q, session.branch("reveal"), checkpoint_id=fork_id))["reply"]
+    reveal_a = await branch_turn(reveal_q, "reveal")
     revealed = task.parse_reveal(reveal_a)
     revealed = task.normalise(revealed) if revealed else None
     result: dict[str, Any] = {"reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
-                                         "compatible": bool(revealed) and task.is_compatible(state, revealed)}}
+                                         "compatible": bool(revealed) and task.is_compatible(state, revealed)},
+                              "branch_hidden_calls": hidden}
     if revealed is None:
         return {**result, "outcome": Outcome.UNPARSEABLE.value, "failure": "reveal answer unreadable",
                 "candidates": [], "candidate_search": {}}
@@ -122,7 +137,7 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
 
     async def ask(i: int, secret: str) -> dict[str, Any]:
         question = task.confirm_prompt(secret)
-        answer = (await agent.send(question, session.branch(f"confirm-{i}"), checkpoint_id=fork_id))["reply"]
+        answer = await branch_turn(question, f"confirm-{i}")
         return {"question": question, "answer": answer, "parsed": parse_yes_no(answer)}
 
     branches = await asyncio.gather(*(ask(i, c.secret) for i, c in enumerate(candidates)))

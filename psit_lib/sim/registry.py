@@ -25,8 +25,14 @@ def register_role(name: str) -> Callable[[RoleHandler], RoleHandler]:
 
 
 def minimal_reply(ctx: SimContext) -> SimReply:
-    """A valid reply for roles the simulator does not model: '{}' for JSON, else a short ack."""
-    return SimReply(content="{}" if ctx.wants_json else "OK.")
+    """A valid reply for roles the simulator does not model: '{}' for JSON, else a short ack.
+
+    Requests a memory library sends without our role header (Mem0, MemoryOS) are recognised
+    from their prompts and answered in the format the library parses.
+    """
+    from .roles.memory_libraries import library_reply
+
+    return library_reply(ctx) or SimReply(content="{}" if ctx.wants_json else "OK.")
 
 
 def handler_for(role: str | None) -> RoleHandler:
