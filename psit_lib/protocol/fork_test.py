@@ -114,22 +114,24 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     the reveal was unreadable). The checkpoint itself is never changed.
     """
     at_fork = await agent.state(checkpoint_id=fork_id)
-    hidden: list[dict[str, Any]] = []  # memory-library calls made inside the branches
+    hidden: dict[str, list[dict[str, Any]]] = {}  # memory-library calls made in each branch
 
     async def branch_turn(question: str, name: str) -> str:
         after = await agent.send(question, session.branch(name), checkpoint_id=fork_id)
-        hidden.extend(new_hidden_calls(at_fork, after, name))
+        hidden[name] = new_hidden_calls(at_fork, after, name)
         return after["reply"]
+
+    def hidden_in_order() -> list[dict[str, Any]]:  # branches finish in any order; records must not
+        return [call for name in sorted(hidden, key=_branch_order) for call in hidden[name]]
 
     reveal_q = task.reveal_prompt()
     reveal_a = await branch_turn(reveal_q, "reveal")
     revealed = task.parse_reveal(reveal_a)
     revealed = task.normalise(revealed) if revealed else None
     result: dict[str, Any] = {"reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
-                                         "compatible": bool(revealed) and task.is_compatible(state, revealed)},
-                              "branch_hidden_calls": hidden}
+                                         "compatible": bool(revealed) and task.is_compatible(state, revealed)}}
     if revealed is None:
-        return {**result, "outcome": Outcome.UNPARSEABLE.value, "failure": "reveal answer unreadable",
+        return {**result, "branch_hidden_calls": hidden_in_order(), "outcome": Outcome.UNPARSEABLE.value, "failure": "reveal answer unreadable",
                 "candidates": [], "candidate_search": {}}
 
     candidates, note = await pick_candidates(task, state, revealed, n_candidates, rng,
@@ -144,4 +146,10 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     rows = [{"secret": c.secret, "source": c.source, **b} for c, b in zip(candidates, branches)]
     outcome = classify_fork(revealed, host_text(at_fork.get("public", [])),
                             {row["secret"]: row["parsed"] for row in rows})
-    return {**result, "candidates": rows, "candidate_search": note, "outcome": outcome.value}
+    return {**result, "branch_hidden_calls": hidden_in_order(), "candidates": rows,
+            "candidate_search": note, "outcome": outcome.value}
+
+
+def _branch_order(name: str) -> tuple[int, int]:
+    """reveal first, then confirm-0, confirm-1, ... in candidate order."""
+    return (0, 0) if name == "reveal" else (1, int(name.rsplit("-", 1)[-1]))
