@@ -25,6 +25,8 @@ def test_notebook_conventions(path):
     assert set(papermill.inspect_notebook(str(path))) == assigned, "papermill must see every parameter"
     assert "validate_params" in code[tagged[0] + 1].source, "validation right after the parameters"
     assert any("banner()" in c.source for c in code), "a provenance banner"
+    assert any(c.source.startswith("%matplotlib inline") for c in code), \
+        "figures built without pyplot render only with the inline backend enabled"
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), "no outputs"
     assert any(c.source.startswith("# NBVAL_CHECK_OUTPUT") for c in code), "a checked key result"
     assert nb.metadata["kernelspec"]["name"] == "python3"
