@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
@@ -17,7 +16,7 @@ from psit_lib.acc.judge import CanonicalMemory, JudgeOutputError, LiveJudge, par
 from psit_lib.acc.metrics import drift_rate, hallucination_rate, key_table, rate_table, turns_frame
 from psit_lib.acc.scenarios import DOMAINS, STRESS_TOPICS, ScenarioError, build_scenario
 from psit_lib.acc.store import ArtifactStore, StoreError, content_terms, qualify
-from psit_lib.llm import ChatResult, LLMClient, LLMSettings, ModelSession
+from psit_lib.llm import LLMClient, LLMSettings, ModelSession
 from psit_lib.runs.params import ParameterError, validate_params
 from psit_lib.sim.roles import acc as sim_acc
 from recording import CapturingSession

@@ -27,6 +27,7 @@ from psit_lib.protocol.fork_test import ForkSettings, host_role, run_fork_episod
 from psit_lib.sim.engine import complete
 from psit_lib.sim.roles import memory_libraries as ml
 from psit_lib.tasks.hangman import HangmanTask
+from recording import RecordingClient
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTCOMES = {"self_consistent", "over_confirmation", "state_substitution", "all_denial", "leakage", "unparseable"}
@@ -99,18 +100,6 @@ def test_the_network_guard_blocks_and_records_non_loopback_connections(network_a
         probe.connect(("203.0.113.7", 443))  # refused by the guard before any packet is sent
     assert network_attempts == ["connect ('203.0.113.7', 443)"]
     network_attempts.clear()
-
-
-class RecordingClient(LLMClient):
-    """An LLMClient that remembers every request (the host's and the reimplementations')."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.requests = []
-
-    async def chat(self, request):
-        self.requests.append(request)
-        return await super().chat(request)
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ private state never public, end-to-end episodes, and in-process == loopback HTTP
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 

@@ -3,7 +3,6 @@ cache modes, credential hygiene and seeds."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
 

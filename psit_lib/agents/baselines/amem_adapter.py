@@ -29,7 +29,7 @@ from psit_lib.llm.errors import ModelOutputError
 from .base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
 from .calls import HiddenCall
 from .embedder import embed, require_embedder
-from .similarity import top_k
+from .similarity import recall_top_k, top_k
 
 AMEM_SETTINGS = BaselineSettings(window=30, top_k=8)
 EVOLUTION_NEIGHBOURS = 5
@@ -147,12 +147,8 @@ class AMemBackend:
         return {"notes": []}
 
     async def recall(self, store: dict[str, Any], turn: TurnInput) -> Recall:
-        notes = store.get("notes", [])
-        if not notes:
-            return Recall("", store)
-        query = await asyncio.to_thread(embed, turn.user)
-        best = top_k(query, [n["vector"] for n in notes], self.settings.top_k)
-        return Recall("\n".join(format_note(notes[i]) for i in best), store)
+        block = await recall_top_k(store.get("notes", []), turn.user, self.settings.top_k, format_note)
+        return Recall(block, store)
 
     async def memorize(self, store: dict[str, Any], turn: TurnInput, reply: str) -> Memorized:
         notes = copy.deepcopy(store.get("notes", []))

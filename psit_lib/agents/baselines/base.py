@@ -35,6 +35,8 @@ from langgraph.runtime import Runtime
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.tokens import count_tokens
 
+from psit_lib.agents.checkpointed import CheckpointedAgent
+
 from .calls import HiddenCall, summarise_hidden_calls
 
 CLOCK_START = dt.datetime(2025, 1, 6, 9, 0)  # a Monday; the episode's synthetic clock starts here
@@ -183,7 +185,7 @@ def build_baseline_graph():
     return graph.compile(checkpointer=InMemorySaver())
 
 
-class BaselineAgent:
+class BaselineAgent(CheckpointedAgent):
     """One retrieval-baseline agent for one episode (own graph, own checkpointer).
 
     Same interface as :class:`psit_lib.agents.ChatAgent`. The state it returns carries
@@ -198,29 +200,9 @@ class BaselineAgent:
         self.host_role = host_role
         self.graph = build_baseline_graph()
 
-    @staticmethod
-    def _config(thread: str, checkpoint_id: str | None) -> dict[str, Any]:
-        configurable = {"thread_id": thread}
-        if checkpoint_id:
-            configurable["checkpoint_id"] = checkpoint_id
-        return {"configurable": configurable}
-
-    async def send(self, text: str, session: ModelSession, *, thread: str = "main",
-                   checkpoint_id: str | None = None) -> dict[str, Any]:
-        """Run one turn (from ``checkpoint_id`` when forking) and return the state after it."""
-        context = BaselineContext(session=session, backend=self.backend,
-                                  system_prompt=self.system_prompt, host_role=self.host_role)
-        state = await self.graph.ainvoke({"pending_user": text}, self._config(thread, checkpoint_id),
-                                         context=context)
-        return dict(state)
-
-    async def checkpoint_id(self, thread: str = "main") -> str:
-        snapshot = await self.graph.aget_state(self._config(thread, None))
-        return snapshot.config["configurable"]["checkpoint_id"]
-
-    async def state(self, thread: str = "main", checkpoint_id: str | None = None) -> dict[str, Any]:
-        snapshot = await self.graph.aget_state(self._config(thread, checkpoint_id))
-        return dict(snapshot.values)
+    def _context(self, session: ModelSession) -> BaselineContext:
+        return BaselineContext(session=session, backend=self.backend,
+                               system_prompt=self.system_prompt, host_role=self.host_role)
 
     def private_state(self, values: dict[str, Any]) -> str:
         """The retrieved block of the latest turn: what the size figure counts for baselines."""

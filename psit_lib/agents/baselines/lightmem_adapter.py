@@ -29,7 +29,7 @@ from psit_lib.llm.errors import ModelOutputError
 from .base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
 from .calls import HiddenCall
 from .embedder import embed, require_embedder
-from .similarity import cosine_scores, top_k
+from .similarity import cosine_scores, recall_top_k
 
 LIGHTMEM_SETTINGS = BaselineSettings(window=10, top_k=10)
 SEGMENT_THRESHOLD = 0.5
@@ -111,12 +111,8 @@ class LightMemBackend:
         return {"buffer": [], "entries": [], "next_source": 0}
 
     async def recall(self, store: dict[str, Any], turn: TurnInput) -> Recall:
-        entries = store.get("entries", [])
-        if not entries:
-            return Recall("", store)
-        query = await asyncio.to_thread(embed, turn.user)
-        best = top_k(query, [e["vector"] for e in entries], self.settings.top_k)
-        return Recall("\n".join(format_entry(entries[i]) for i in best), store)
+        block = await recall_top_k(store.get("entries", []), turn.user, self.settings.top_k, format_entry)
+        return Recall(block, store)
 
     async def memorize(self, store: dict[str, Any], turn: TurnInput, reply: str) -> Memorized:
         source = store.get("next_source", 0)

@@ -29,3 +29,16 @@ def top_k(query: Sequence[float], vectors: Sequence[Sequence[float]], k: int) ->
     scores = cosine_scores(query, vectors)
     order = sorted(range(len(scores)), key=lambda i: (-round(scores[i], 9), i))
     return order[:k]
+
+
+async def recall_top_k(items: Sequence[dict], query_text: str, k: int, render) -> str:
+    """The ``k`` stored items (each with a ``vector``) nearest to ``query_text``, rendered one
+    per line best first; '' for an empty store. Embedding runs off the event loop."""
+    if not items:
+        return ""
+    import asyncio
+
+    from .embedder import embed
+
+    query = await asyncio.to_thread(embed, query_text)
+    return "\n".join(render(items[i]) for i in top_k(query, [item["vector"] for item in items], k))
