@@ -133,3 +133,11 @@ def cost_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     order = list(dict.fromkeys(df["agent"]))
     table = df.groupby(["model", "agent"], sort=False).mean().round(1)
     return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
+
+
+def in_agent_order(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:
+    """Rows sorted by the notebook's agent order (tables otherwise come out alphabetical)."""
+    rank = {name: i for i, name in enumerate(agents)}
+    keys = [c for c in ("task", "model") if c in df.columns]
+    return df.sort_values([*keys, "agent"], key=lambda col: col.map(rank) if col.name == "agent" else col,
+                          ignore_index=True)
