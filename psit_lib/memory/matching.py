@@ -73,6 +73,11 @@ def make_result(
     )
 
 
+def unchanged(memory: str, warning: str) -> ToolResult:
+    """The result of a call that changes nothing (already applied, identical text)."""
+    return make_result(memory, applied_hunks=0, changed_lines=0, sections_touched=[], warnings=[warning])
+
+
 @dataclass(frozen=True)
 class MatchOptions:
     """How strictly patch and replace match text against the memory (SPEC §3 options)."""

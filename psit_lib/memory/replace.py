@@ -19,6 +19,7 @@ from psit_lib.memory.matching import (
     count_changed_lines,
     ensure_headers_unchanged,
     make_result,
+    unchanged,
     reject_header_lines,
     require_count,
     require_str,
@@ -183,13 +184,7 @@ def replace_in_memory(
 
     if not pending:
         if old_spans or any(context.accepts(span) for span in new_spans):
-            return make_result(
-                memory,
-                applied_hunks=0,
-                changed_lines=0,
-                sections_touched=[],
-                warnings=[f"{TOOL}: already applied (new_string is in place in {scope}); nothing changed."],
-            )
+            return unchanged(memory, f"{TOOL}: already applied (new_string is in place in {scope}); nothing changed.")
         hint = " (if it was removed already, there is nothing left to do)" if not new_string.strip() else ""
         raise MemoryToolError(
             f"{TOOL}: old_string {old_string!r} not found in {scope}{_context_note(pre, post)}{hint}."

@@ -21,6 +21,7 @@ from psit_lib.memory.matching import (
     ensure_headers_unchanged,
     last_content_index,
     make_result,
+    unchanged,
     normalize_for_deletion,
     reject_header_lines,
     require_str,
@@ -63,13 +64,7 @@ def overwrite_memory(memory: str, new_memory: str) -> ToolResult:
     require_str(memory, "memory", tool)
     require_str(new_memory, "new_memory", tool)
     if new_memory == memory:
-        return make_result(
-            memory,
-            applied_hunks=0,
-            changed_lines=0,
-            sections_touched=[],
-            warnings=[f"{tool}: new_memory is identical to the current memory; nothing changed."],
-        )
+        return unchanged(memory, f"{tool}: new_memory is identical to the current memory; nothing changed.")
     warnings = []
     present = {normalize_title(section.title) for section in parse_sections(new_memory)}
     missing = [title for title in SECTION_TITLES if normalize_title(title) not in present]
