@@ -9,22 +9,23 @@ import argparse
 import asyncio
 import time
 
+from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings
-from psit_lib.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
+from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
 from psit_lib.runs import RunStore, run_episodes
 
 
 def make_task(name: str):
     if name == "hangman":
-        from psit_lib.tasks.hangman import HangmanTask
+        from psit_lib.studies.psit.tasks.hangman import HangmanTask
         return HangmanTask()
-    from psit_lib.tasks.diagnosis import DiagnosisTask
+    from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
     return DiagnosisTask()
 
 
 async def bench(task, agent: str, n: int, folder: str) -> tuple[float, float, int]:
     params = ForkTestParams(agents=[agent], n_episodes=n)
-    client = LLMClient(LLMSettings(cache="off"))
+    client = make_client(LLMSettings(cache="off"))
     started = time.perf_counter()
     records = await run_episodes(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params),
                                  store=RunStore(folder), client=client, run_seed=0, progress=False)

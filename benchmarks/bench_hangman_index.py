@@ -15,8 +15,8 @@ import random
 import statistics
 import time
 
-from psit_lib.tasks.hangman import HangmanState, apply_guess
-from psit_lib.tasks.vocabulary import ALPHABET, Vocabulary, get_vocabulary
+from psit_lib.studies.psit.tasks.hangman import HangmanState, apply_guess
+from psit_lib.studies.psit.tasks.vocabulary import ALPHABET, Vocabulary, get_vocabulary
 
 
 def random_constraints(vocabulary: Vocabulary, rng: random.Random, from_game: bool):

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import time
 
+from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings, ModelSession
 from psit_lib.sim.engine import complete
 from psit_lib.sim.server import running_server
@@ -31,7 +32,7 @@ def engine_seconds_per_call(n: int) -> float:
 
 
 async def run(settings: LLMSettings, n: int, concurrency: int) -> float:
-    client = LLMClient(settings)
+    client = make_client(settings)
     gate = asyncio.Semaphore(concurrency)
 
     async def one(i: int) -> None:

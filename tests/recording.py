@@ -10,8 +10,12 @@ from psit_lib.llm import ChatResult, LLMClient
 class RecordingClient(LLMClient):
     """An LLMClient that remembers every request it was asked to send."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, settings, **kwargs):
+        if settings.backend == "sim" and "transport" not in kwargs:
+            from psit_lib.sim.transport import SimTransport
+
+            kwargs["transport"] = SimTransport()
+        super().__init__(settings, **kwargs)
         self.requests = []
 
     async def chat(self, request):

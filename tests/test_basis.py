@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.agents.basis import BasisLimits, CabMultiAgentSystem, UnknownSystemError
-from psit_lib.agents.basis_experiment import BasisParams, app_seed, make_specs, run_basis_trial
-from psit_lib.agents.basis_prompts import DELEGATE_TOOL, ORCHESTRATOR_ID, SUBAGENT_ID
-from psit_lib.agents.basis_results import (
+from psit_lib.studies.basis.system import BasisLimits, CabMultiAgentSystem, UnknownSystemError
+from psit_lib.studies.basis.experiment import BasisParams, app_seed, make_specs, run_basis_trial
+from psit_lib.studies.basis.prompts import DELEGATE_TOOL, ORCHESTRATOR_ID, SUBAGENT_ID
+from psit_lib.studies.basis.results import (
     MEAN_ROW,
     REFERENCE,
     REFERENCE_SUCCESS,
@@ -26,6 +26,7 @@ from psit_lib.agents.basis_results import (
 )
 from psit_lib.analysis.passk import pass_at_k, pass_hat_k
 from psit_lib.analysis.stats import wilson_interval
+from psit_lib.runs.backend import make_client
 from psit_lib.llm import ChatResult, LLMClient, LLMSettings, ModelSession, ToolCall
 from psit_lib.memory.cortex import CONTEXT_TAG, INGEST_TOOL, AgentRegistry, CortexInputError, parse_ingest_call
 from psit_lib.runs.params import ParameterError, validate_params
@@ -33,14 +34,14 @@ from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.sim import profiles as sim_profiles
 from psit_lib.sim.context import SimContext
 from psit_lib.sim.roles import basis as sim_basis
-from psit_lib.tasks.cab import CAB_TOOL_NAMES, SCENARIOS, make_cab_app
+from psit_lib.studies.basis.cab import CAB_TOOL_NAMES, SCENARIOS, make_cab_app
 from recording import CapturingSession
 
 OPEN_TAG = f"<{CONTEXT_TAG}>"
 
 
 def session(episode_id: str, seed: int = 0) -> ModelSession:
-    return ModelSession(LLMClient(LLMSettings(cache="off")), run_seed=seed, episode_id=episode_id)
+    return ModelSession(make_client(LLMSettings(cache="off")), run_seed=seed, episode_id=episode_id)
 
 
 async def run_system(scenario: str, system: str, trial: int = 0, override=None, limits=BasisLimits()):
@@ -180,7 +181,7 @@ def sim_ctx(role: str, messages: list, tools: list, profile: str = "default", se
 
 
 def cortex_request(width_agents=("basis_orchestrator", "cab_subagent")) -> list:
-    from psit_lib.agents.basis_prompts import cortex_system_prompt, cortex_user_prompt, step_trace, TracedCall
+    from psit_lib.studies.basis.prompts import cortex_system_prompt, cortex_user_prompt, step_trace, TracedCall
 
     registry = AgentRegistry(width_agents)
     trace = step_trace(SUBAGENT_ID, "subagent_step", inputs=[("instruction", "Book a ride from Downtown to the Airport.")],

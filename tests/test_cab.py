@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from psit_lib.tasks.cab import (
+from psit_lib.studies.basis.cab import (
     CAB_TOOL_NAMES,
     CAB_TOOLS,
     SCENARIOS,
@@ -55,7 +55,7 @@ def test_same_seed_same_trial_and_different_seed_different_trial():
 def test_trials_are_reproducible_across_processes():
     """ARE seeds from Python's randomised str hash; make_cab_app must not depend on it."""
     code = (
-        "from psit_lib.tasks.cab import make_cab_app, call_cab_tool\n"
+        "from psit_lib.studies.basis.cab import make_cab_app, call_cab_tool\n"
         "app = make_cab_app(11)\n"
         "print(call_cab_tool(app, 'get_quotation', {'start_location': 'Downtown', "
         "'end_location': 'Airport', 'service_type': 'Van'}))\n"

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.protocol.answers import parse_yes_no
-from psit_lib.tasks.base import HostReplyError, PsitTask
-from psit_lib.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes
-from psit_lib.tasks.diagnosis_data import DatasetError, default_data_dir, load_ddxplus
+from psit_lib.llm.readers import parse_yes_no
+from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
+from psit_lib.studies.psit.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes
+from psit_lib.studies.psit.tasks.diagnosis_data import DatasetError, default_data_dir, load_ddxplus
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "ddxplus"
 RAW_CONDITIONS = json.loads((DATA_DIR / "release_conditions.json").read_text(encoding="utf-8"))

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from psit_lib.llm import CacheMissError, LLMSettings
-from psit_lib.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
+from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
 from psit_lib.runs import Experiment
-from psit_lib.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.tasks.hangman import HangmanTask
 
 PARAMS = ForkTestParams(agents=["vanilla", "workflow_overwrite"], n_episodes=2)
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from psit_lib.agents import ChatAgent, parse_agent
+from psit_lib.studies.psit.agents import ChatAgent, parse_agent
+from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings, ModelSession
-from psit_lib.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
-from psit_lib.protocol.fork_test import ForkSettings, host_role, run_fork_episode
+from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
+from psit_lib.studies.psit.protocol.fork_test import ForkSettings, host_role, run_fork_episode
 from psit_lib.runs import RunStore, run_episodes
-from psit_lib.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from recording import RecordingClient
 
 AGENTS = ["vanilla", "private_cot", "workflow_overwrite", "autonomous_overwrite"]
@@ -57,7 +58,7 @@ async def test_branches_start_from_the_identical_state_and_never_see_each_other(
 
 @pytest.mark.parametrize("agent_name", AGENTS)
 async def test_episode_completes_and_private_state_never_goes_public(task, agent_name):
-    client = LLMClient(LLMSettings(cache="off"))
+    client = make_client(LLMSettings(cache="off"))
     for i in range(3):
         record = await run_fork_episode(task, agent_name, ModelSession(client, run_seed=0, episode_id=f"{agent_name}-{i}"),
                                         ForkSettings())
@@ -76,7 +77,7 @@ async def test_episode_completes_and_private_state_never_goes_public(task, agent
 
 
 async def test_memory_agent_answers_from_its_stored_secret(task):
-    client = LLMClient(LLMSettings(cache="off"))
+    client = make_client(LLMSettings(cache="off"))
     record = await run_fork_episode(task, "workflow_overwrite", ModelSession(client, run_seed=3, episode_id="w"),
                                     ForkSettings())
     from psit_lib.memory import extract_secret
@@ -91,7 +92,7 @@ async def _table(client_settings, tmp_path, name):
     task = HangmanTask()
     params = ForkTestParams(agents=AGENTS, n_episodes=3)
     records = await run_episodes(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params),
-                                 store=RunStore(tmp_path / name), client=LLMClient(client_settings),
+                                 store=RunStore(tmp_path / name), client=make_client(client_settings),
                                  run_seed=0, progress=False)
     return fork_frame(records)[["episode_id", "agent", "outcome", "revealed"]]
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.tasks.base import HostReplyError, PsitTask
-from psit_lib.tasks.hangman import (
+from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
+from psit_lib.studies.psit.tasks.hangman import (
     ENGLISH_LETTER_FREQUENCY,
     HangmanState,
     HangmanTask,
@@ -34,7 +34,7 @@ from psit_lib.tasks.hangman import (
     sample_by_frequency,
     slots_from_text,
 )
-from psit_lib.tasks.vocabulary import (
+from psit_lib.studies.psit.tasks.vocabulary import (
     ALPHABET,
     Vocabulary,
     VocabularyQueryError,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from psit_lib.runs.backend import make_client
 from psit_lib.llm import (CacheMissError, ConfigurationError, LLMClient, LLMSettings,
                           ModelCallError, ModelSession, ResponseCache, derive_seed)
 from psit_lib.sim import SimReply, register_role
@@ -116,7 +117,7 @@ async def test_credentials_never_leak(fault_server, tmp_path):
     assert SECRET_KEY.encode() not in path.read_bytes()
     fault_server.script = [Scripted(401)]
     with pytest.raises(ModelCallError) as info:
-        await chat(LLMClient(settings), episode="other")
+        await chat(make_client(settings), episode="other")
     assert SECRET_KEY not in str(info.value)
 
 
@@ -126,7 +127,7 @@ async def test_role_header_is_sent(fault_server):
 
 
 async def test_seeds_differ_by_episode_and_branch_and_reproduce():
-    client = LLMClient(LLMSettings(cache="off"))
+    client = make_client(LLMSettings(cache="off"))
     a1 = await chat(client, episode="a")
     a2 = await chat(client, episode="a")
     b = await chat(client, episode="b")
@@ -149,7 +150,7 @@ def test_derive_seed_properties():
 
 
 async def test_in_process_and_loopback_simulator_agree(sim_server_url):
-    local = await chat(LLMClient(LLMSettings(cache="off")))
+    local = await chat(make_client(LLMSettings(cache="off")))
     remote = await chat(LLMClient(http_settings(sim_server_url)))
     assert local.content == remote.content and local.usage == remote.usage
 

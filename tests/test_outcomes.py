@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from psit_lib.analysis.outcomes import (
+from psit_lib.studies.psit.protocol.outcomes import (
     OUTCOME_COLOURS,
     OUTCOME_LABELS,
     OUTCOME_ORDER,

@@ -20,17 +20,17 @@ from psit_lib.analysis.labels import (  # noqa: E402
     label_table,
     provenance_label,
 )
-from psit_lib.analysis.outcomes import OUTCOME_COLOURS, Outcome  # noqa: E402
+from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome  # noqa: E402
 from psit_lib.analysis.passk import passk_table  # noqa: E402
 from psit_lib.analysis.plots import (  # noqa: E402
     plot_entropy_vs_temperature,
-    plot_outcome_bars,
     plot_passk_curves,
     plot_rate_intervals,
     plot_state_size,
     plot_topk_facets,
 )
 from psit_lib.analysis.stats import rate_table  # noqa: E402
+from psit_lib.studies.psit.figures import plot_outcome_bars  # noqa: E402
 
 LABEL = provenance_label("sim", "psit-sim", "default")
 

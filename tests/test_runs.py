@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings
 from psit_lib.runs import EpisodeSpec, ParameterMismatchError, RunStore, run_episodes
 from psit_lib.runs.params import NotebookParams, ParameterError, validate_params
@@ -26,7 +27,7 @@ async def _episode(spec, session):
 
 async def test_runner_records_ok_and_errors_and_resumes(tmp_path):
     store = RunStore(tmp_path / "run")
-    client = LLMClient(LLMSettings(cache="off"))
+    client = make_client(LLMSettings(cache="off"))
     specs = [EpisodeSpec(f"e{i}", {"fail": i == 2}) for i in range(5)]
     records = await run_episodes(specs, _episode, store=store, client=client, run_seed=0, progress=False)
     assert [r["episode_id"] for r in records] == [s.episode_id for s in specs]
@@ -77,7 +78,7 @@ def test_parameter_validation_names_the_bad_parameter():
 KILL_SCRIPT = textwrap.dedent("""
     import asyncio, sys
     from psit_lib.llm import LLMClient, LLMSettings
-    from psit_lib.runs import EpisodeSpec, RunStore, run_episodes
+    from psit_lib.runs import EpisodeSpec, RunStore, make_client, run_episodes
 
     async def episode(spec, session):
         await asyncio.sleep(0.02)
@@ -87,7 +88,7 @@ KILL_SCRIPT = textwrap.dedent("""
     async def main():
         store = RunStore(sys.argv[1])
         specs = [EpisodeSpec(f"ep{i:03d}") for i in range(60)]
-        await run_episodes(specs, episode, store=store, client=LLMClient(LLMSettings(cache="off")),
+        await run_episodes(specs, episode, store=store, client=make_client(LLMSettings(cache="off")),
                            run_seed=0, concurrency=2, progress=False)
     asyncio.run(main())
 """)
@@ -115,7 +116,7 @@ def test_sigkill_then_resume_gives_exactly_the_planned_episodes(tmp_path):
 
 
 def test_notebook_parameter_models_reject_bad_values_in_one_sentence():
-    from psit_lib.protocol.ablation import AblationParams
+    from psit_lib.studies.psit.protocol.ablation import AblationParams
 
     with pytest.raises(ParameterError, match=r"^parameter 'agents' is invalid: unknown agent 'vanila'"):
         validate_params(AblationParams, {"agents": ["vanila"]})

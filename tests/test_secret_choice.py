@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.analysis.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets
+from psit_lib.studies.psit.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets
 from psit_lib.analysis.secrets import chi_square_vs_prior, shannon_entropy
 from psit_lib.llm import LLMSettings
-from psit_lib.protocol import secret_choice as sc
+from psit_lib.studies.psit.protocol import secret_choice as sc
 from psit_lib.runs import RunStore, run_episodes
 from psit_lib.runs.params import ParameterError, validate_params
 from recording import RecordingClient

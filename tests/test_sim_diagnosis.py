@@ -18,15 +18,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.agents.config import PSIT_AGENTS
-from psit_lib.agents.prompts import memory_block, private_reasoning_block
-from psit_lib.analysis.outcomes import Outcome
+from psit_lib.studies.psit.agents.config import PSIT_AGENTS
+from psit_lib.studies.psit.agents.prompts import memory_block, private_reasoning_block
+from psit_lib.studies.psit.protocol.outcomes import Outcome
+from psit_lib.runs.backend import make_client
 from psit_lib.llm.client import LLMClient, ModelSession
 from psit_lib.llm.settings import LLMSettings
 from psit_lib.memory import extract_secret, initial_memory
-from psit_lib.protocol.answers import parse_yes_no
-from psit_lib.protocol.candidates import candidate_request, parse_string_array
-from psit_lib.protocol.fork_test import ForkSettings, run_fork_episode
+from psit_lib.llm.readers import parse_yes_no
+from psit_lib.studies.psit.protocol.candidates import candidate_request, parse_string_array
+from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
 from psit_lib.sim import SimProfile, complete, get_profile
 from psit_lib.sim.context import SimContext
 from psit_lib.sim.roles.diagnosis import (
@@ -38,7 +39,7 @@ from psit_lib.sim.roles.diagnosis import (
     short_answer,
 )
 from psit_lib.sim.roles.memory_edits import secret_from_reasoning
-from psit_lib.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes, is_consistent
+from psit_lib.studies.psit.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes, is_consistent
 
 TASK = DiagnosisTask()
 GAME = DiagnosisGame(TASK)
@@ -94,7 +95,7 @@ def held_condition(record: dict) -> str | None:
 def episodes() -> dict[str, list[dict]]:
     """A few fork episodes per agent on the real graphs and the in-process simulator."""
     async def run_all():
-        client = LLMClient(LLMSettings(cache="off"))
+        client = make_client(LLMSettings(cache="off"))
         try:
             return {agent: [await run_fork_episode(
                         TASK, agent, ModelSession(client, run_seed=0, episode_id=f"sim-dx/{agent}/{i}"),

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.analysis.outcomes import Outcome
+from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.analysis.stats import wilson_interval
-from psit_lib.tasks.hangman import HangmanState, apply_guess
-from psit_lib.tasks.vocabulary import get_vocabulary
-from psit_lib.theory import (
+from psit_lib.studies.psit.tasks.hangman import HangmanState, apply_guess
+from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
+from psit_lib.studies.psit.theory import (
     FORK_OUTCOMES,
     ExactComputationTooLargeError,
     FirstCompatiblePoca,

@@ -15,13 +15,14 @@ import pandas as pd
 import pytest
 
 from psit_lib.analysis.labels import figure_provenance, provenance_label
-from psit_lib.analysis.outcomes import Outcome, classify_fork
+from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
+from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings
-from psit_lib.protocol.fork_test import host_text
+from psit_lib.studies.psit.protocol.fork_test import host_text
 from psit_lib.runs.params import ParameterError, validate_params
-from psit_lib.tasks.hangman import HangmanTask, is_compatible
-from psit_lib.tasks.vocabulary import get_vocabulary
-from psit_lib.theory import (
+from psit_lib.studies.psit.tasks.hangman import HangmanTask, is_compatible
+from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
+from psit_lib.studies.psit.theory import (
     DEFAULT_POLICIES,
     compatible_set,
     p_self_consistent_uniform,
@@ -29,7 +30,7 @@ from psit_lib.theory import (
     self_consistency_points,
     simulate_set_sizes,
 )
-from psit_lib.theory.figures import (
+from psit_lib.studies.psit.theory.figures import (
     THEORY_LABEL,
     NoExampleError,
     compatible_set_samples,
@@ -44,8 +45,8 @@ from psit_lib.theory.figures import (
     weighted_consistency_exact,
     weighted_consistency_points,
 )
-from psit_lib.theory.params import TheoremParams
-from psit_lib.widgets import (
+from psit_lib.studies.psit.theory.params import TheoremParams
+from psit_lib.studies.psit.widgets import (
     HangmanPlayer,
     PlayError,
     PlaySession,
@@ -93,7 +94,7 @@ class BrokenClient(LLMClient):
 
 
 def sim_client() -> LLMClient:
-    return LLMClient(LLMSettings(cache="off"))
+    return make_client(LLMSettings(cache="off"))
 
 
 def _record(episode_id="hangman/psit-sim/vanilla/0000", agent="vanilla", outcome="all_denial", private=""):

@@ -1,4 +1,4 @@
-"""Analysis layer: outcome vocabulary, statistics, pass@k, secret spread, provenance labels, figures.
+"""Analysis layer (shared by every study): statistics, pass@k, secret spread, provenance labels, figures.
 
 Names are re-exported lazily (PEP 562): the protocol imports ``Outcome`` from here on every
 run, and that must not pull in matplotlib, seaborn, scipy and statsmodels. A name's module is
@@ -11,14 +11,6 @@ import importlib
 from typing import Any
 
 _EXPORTS: dict[str, str] = {
-    # outcomes
-    "Outcome": "outcomes",
-    "ForkInputError": "outcomes",
-    "OUTCOME_ORDER": "outcomes",
-    "OUTCOME_COLOURS": "outcomes",
-    "OUTCOME_LABELS": "outcomes",
-    "classify_fork": "outcomes",
-    "secret_appears_in": "outcomes",
     # stats
     "wilson_interval": "stats",
     "fisher_one_sided": "stats",
@@ -48,7 +40,6 @@ _EXPORTS: dict[str, str] = {
     "label_table": "labels",
     "figure_provenance": "labels",
     # plots
-    "plot_outcome_bars": "plots",
     "plot_rate_intervals": "plots",
     "plot_state_size": "plots",
     "plot_topk_facets": "plots",

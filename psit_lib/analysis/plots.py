@@ -1,4 +1,4 @@
-"""Figure builders for the PSIT results (SPEC §4, §6); each returns a labelled matplotlib Figure.
+"""Figure builders shared by the studies; each returns a labelled matplotlib Figure.
 
 Every builder takes the provenance ``label`` (see :mod:`psit_lib.analysis.labels`) and puts
 it in the figure footer, so a figure made on the simulator cannot leave the notebook without
@@ -24,106 +24,50 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from .labels import label_figure
-from .outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, OUTCOME_ORDER, Outcome
-from .passk import PASSK_COLUMN_LABELS
-from .secrets import secret_summary, top_k
+from psit_lib.analysis.labels import label_figure
+from psit_lib.analysis.passk import PASSK_COLUMN_LABELS
+from psit_lib.analysis.secrets import secret_summary, top_k
 
-#: Outcomes always shown in the failure-mode legend; the others appear only when they occur.
-_JUDGED_OUTCOMES = (
-    Outcome.SELF_CONSISTENT,
-    Outcome.OVER_CONFIRMATION,
-    Outcome.STATE_SUBSTITUTION,
-    Outcome.ALL_DENIAL,
-    Outcome.LEAKAGE,
-)
 _FOOTER_INCHES = 0.22
 _GROUP_SEPARATOR = " · "
 
 
-def _needs_rotation(levels: Sequence) -> bool:
+def needs_rotation(levels: Sequence) -> bool:
     """Tilt tick labels when they would collide: many bars, or long names."""
     return len(levels) > 4 or sum(len(str(level)) for level in levels) > 8 * len(levels) + 12
 
 
-def _new_figure(width: float, height: float) -> Figure:
+def new_figure(width: float, height: float) -> Figure:
     """A pyplot-free figure whose layout leaves a strip at the bottom for the provenance footer."""
     bottom = min(0.2, _FOOTER_INCHES / height)
     engine = ConstrainedLayoutEngine(rect=(0.0, bottom, 1.0, 1.0 - bottom))
     return Figure(figsize=(width, height), layout=engine)
 
 
-def _require(df: pd.DataFrame, columns: Sequence[str | None], where: str) -> None:
+def require_columns(df: pd.DataFrame, columns: Sequence[str | None], where: str) -> None:
     missing = [c for c in columns if c is not None and c not in df.columns]
     if missing:
         raise ValueError(f"{where}: the table has no column(s) {missing!r}; it has {list(df.columns)!r}.")
 
 
-def _columns(cols: str | Sequence[str] | None) -> list[str]:
+def as_columns(cols: str | Sequence[str] | None) -> list[str]:
     if cols is None:
         return []
     return [cols] if isinstance(cols, str) else list(cols)
 
 
-def _joined(df: pd.DataFrame, cols: Sequence[str]) -> pd.Series:
+def joined_labels(df: pd.DataFrame, cols: Sequence[str]) -> pd.Series:
     """One display string per row from one or more columns (e.g. "hangman · gpt-oss-20b")."""
     if not cols:
         return pd.Series(["all"] * len(df), index=df.index)
     return df[list(cols)].astype(str).agg(_GROUP_SEPARATOR.join, axis=1)
 
 
-def _levels(values: pd.Series, order: Sequence | None) -> list:
+def ordered_levels(values: pd.Series, order: Sequence | None) -> list:
     present = list(dict.fromkeys(values.tolist()))
     if order is None:
         return present
     return [level for level in order if level in set(present)] + [v for v in present if v not in set(order)]
-
-
-def plot_outcome_bars(
-    df: pd.DataFrame,
-    group_col: str | Sequence[str],
-    outcome_col: str,
-    label: str,
-    *,
-    order: Sequence[str] | None = None,
-    title: str = "Fork-test outcomes",
-) -> Figure:
-    """Stacked bars of outcome shares per group in :data:`OUTCOME_ORDER`, with fixed colours.
-
-    ``group_col`` may name several columns; they are joined into one bar label. Each bar is
-    annotated with its episode count. Unknown outcome values raise ValueError.
-    """
-    group_cols = _columns(group_col)
-    _require(df, [*group_cols, outcome_col], "plot_outcome_bars")
-    try:
-        outcomes = df[outcome_col].map(lambda v: Outcome(v))
-    except ValueError as exc:
-        raise ValueError(f"plot_outcome_bars: column {outcome_col!r} holds a value that is not an Outcome ({exc}).") from None
-    groups = _joined(df, group_cols)
-    levels = _levels(groups, order)
-    counts = pd.crosstab(groups, outcomes).reindex(index=levels, fill_value=0)
-    shown = [o for o in OUTCOME_ORDER if o in _JUDGED_OUTCOMES or (o in counts.columns and counts[o].sum() > 0)]
-    counts = counts.reindex(columns=shown, fill_value=0)
-    totals = counts.sum(axis=1)
-    shares = counts.div(totals.where(totals > 0, 1), axis=0)
-
-    fig = _new_figure(max(5.0, 0.7 * len(levels) + 3.0), 4.5)
-    ax = fig.add_subplot()
-    positions = np.arange(len(levels))
-    bottom = np.zeros(len(levels))
-    for outcome in shown:
-        heights = shares[outcome].to_numpy()
-        ax.bar(positions, heights, bottom=bottom, color=OUTCOME_COLOURS[outcome], label=OUTCOME_LABELS[outcome], width=0.7)
-        bottom += heights
-    for x, total in zip(positions, totals):
-        ax.text(x, 1.01, f"n={total}", ha="center", va="bottom", fontsize=7)
-    rotate = _needs_rotation(levels)
-    ax.set_xticks(positions, levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
-    ax.set_ylim(0, 1.08)
-    ax.set_ylabel("share of episodes")
-    ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    return label_figure(fig, label)
 
 
 def plot_rate_intervals(
@@ -142,17 +86,17 @@ def plot_rate_intervals(
 
     ``hue`` levels are dodged side by side within each ``x`` category.
     """
-    x_cols = _columns(x)
-    _require(rate_df, [*x_cols, hue, y, low, high], "plot_rate_intervals")
-    x_values = _joined(rate_df, x_cols)
-    x_levels = _levels(x_values, None)
+    x_cols = as_columns(x)
+    require_columns(rate_df, [*x_cols, hue, y, low, high], "plot_rate_intervals")
+    x_values = joined_labels(rate_df, x_cols)
+    x_levels = ordered_levels(x_values, None)
     hue_values = rate_df[hue].astype(str) if hue else pd.Series([""] * len(rate_df), index=rate_df.index)
-    hue_levels = _levels(hue_values, None)
+    hue_levels = ordered_levels(hue_values, None)
     palette = sns.color_palette("colorblind", len(hue_levels))
     width = 0.7
     step = width / len(hue_levels)
 
-    fig = _new_figure(max(5.0, 0.8 * len(x_levels) * max(1, len(hue_levels) / 2) + 3.0), 4.5)
+    fig = new_figure(max(5.0, 0.8 * len(x_levels) * max(1, len(hue_levels) / 2) + 3.0), 4.5)
     ax = fig.add_subplot()
     x_index = {level: i for i, level in enumerate(x_levels)}
     for h, level in enumerate(hue_levels):
@@ -161,7 +105,7 @@ def plot_rate_intervals(
         rate = rows[y].to_numpy(dtype=float)
         yerr = np.vstack([rate - rows[low].to_numpy(dtype=float), rows[high].to_numpy(dtype=float) - rate])
         ax.errorbar(xs, rate, yerr=np.clip(yerr, 0, None), fmt="o", capsize=3, color=palette[h], label=level or None)
-    rotate = _needs_rotation(x_levels)
+    rotate = needs_rotation(x_levels)
     ax.set_xticks(range(len(x_levels)), x_levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel(ylabel)
@@ -188,11 +132,11 @@ def plot_state_size(
     A log axis cannot show zero, yet a vanilla agent's private state is exactly 0 tokens; when
     zeros occur the axis is symmetric-log (linear below 1 token, logarithmic above) and says so.
     """
-    _require(df, [x, y, hue], "plot_state_size")
+    require_columns(df, [x, y, hue], "plot_state_size")
     values = df[y].astype(float)
     if (values < 0).any():
         raise ValueError(f"plot_state_size: column {y!r} has negative sizes.")
-    fig = _new_figure(6.5, 4.5)
+    fig = new_figure(6.5, 4.5)
     ax = fig.add_subplot()
     sns.lineplot(
         data=df, x=x, y=y, hue=hue, errorbar=("ci", 95), n_boot=n_boot, seed=seed, marker="o", ax=ax,
@@ -227,15 +171,15 @@ def plot_topk_facets(
     Missing secrets (unparseable reveals) are left out; each panel states how many reveals it
     counts.
     """
-    facet_cols = _columns(facet_col)
-    _require(df, [*facet_cols, secret_col], "plot_topk_facets")
+    facet_cols = as_columns(facet_col)
+    require_columns(df, [*facet_cols, secret_col], "plot_topk_facets")
     if col_wrap < 1:
         raise ValueError(f"col_wrap must be at least 1, got {col_wrap!r}.")
-    facets = _joined(df, facet_cols)
-    levels = _levels(facets, None) or ["(no data)"]
+    facets = joined_labels(df, facet_cols)
+    levels = ordered_levels(facets, None) or ["(no data)"]
     ncols = min(col_wrap, len(levels))
     nrows = math.ceil(len(levels) / ncols)
-    fig = _new_figure(3.6 * ncols, 0.25 * k * nrows + 1.2 * nrows + 0.5)
+    fig = new_figure(3.6 * ncols, 0.25 * k * nrows + 1.2 * nrows + 0.5)
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     colour = sns.color_palette("colorblind")[0]
     for ax, level in zip(axes, levels):
@@ -288,15 +232,15 @@ def plot_entropy_vs_temperature(
         raise ValueError(f"metric must be one of {sorted(_ENTROPY_METRICS)}, got {metric!r}.")
     if metric == "normalised_entropy" and domain_size is None:
         raise ValueError("metric='normalised_entropy' needs domain_size.")
-    hue_cols = _columns(hue)
-    _require(df, [*hue_cols, temperature_col, secret_col], "plot_entropy_vs_temperature")
-    data = df.assign(_line=_joined(df, hue_cols))
+    hue_cols = as_columns(hue)
+    require_columns(df, [*hue_cols, temperature_col, secret_col], "plot_entropy_vs_temperature")
+    data = df.assign(_line=joined_labels(df, hue_cols))
     summary = secret_summary(
         data, ["_line", temperature_col], secret_col, domain_size=domain_size, n_boot=n_boot, seed=seed
     )
-    lines = _levels(data["_line"], None)
+    lines = ordered_levels(data["_line"], None)
     palette = sns.color_palette("colorblind", len(lines))
-    fig = _new_figure(6.0, 4.5)
+    fig = new_figure(6.0, 4.5)
     ax = fig.add_subplot()
     for colour, line in zip(palette, lines):
         rows = summary[(summary["_line"] == line) & (summary["n"] > 0)].sort_values(temperature_col)
@@ -336,10 +280,10 @@ def plot_passk_curves(
     With ``show_first_k`` the reference code's first-k estimate is drawn as crosses, to show
     how far a single ordering can sit from the unbiased pass^k.
     """
-    _require(passk_df, [group_col, "k", "pass_at_k", "pass_hat_k"], "plot_passk_curves")
-    groups = _levels(passk_df[group_col], None)
+    require_columns(passk_df, [group_col, "k", "pass_at_k", "pass_hat_k"], "plot_passk_curves")
+    groups = ordered_levels(passk_df[group_col], None)
     palette = sns.color_palette("colorblind", len(groups))
-    fig = _new_figure(6.0, 4.5)
+    fig = new_figure(6.0, 4.5)
     ax = fig.add_subplot()
     for colour, group in zip(palette, groups):
         rows = passk_df[passk_df[group_col] == group].sort_values("k")

@@ -1,14 +1,14 @@
 """Model layer: settings, the OpenAI-compatible client, the response cache, seeds, tokens."""
 
-from .cache import ResponseCache, request_key
-from .client import (PROFILE_HEADER, ROLE_HEADER, CallStats, LLMClient, ModelSession,
+from psit_lib.llm.cache import ResponseCache, request_key
+from psit_lib.llm.client import (PROFILE_HEADER, ROLE_HEADER, CallStats, LLMClient, ModelSession,
                      SamplingDefaults)
-from .errors import (CacheMissError, ConfigurationError, FatalRunError, LLMError, ModelCallError,
+from psit_lib.llm.errors import (CacheMissError, ConfigurationError, FatalRunError, LLMError, ModelCallError,
                      ModelOutputError)
-from .seeds import derive_seed
-from .settings import SIM_MODEL_NAME, LLMSettings
-from .tokens import TOKENIZER_NAME, count_message_tokens, count_tokens
-from .types import CallRecord, ChatRequest, ChatResult, ToolCall, Usage
+from psit_lib.llm.seeds import derive_seed
+from psit_lib.llm.settings import SIM_MODEL_NAME, LLMSettings
+from psit_lib.llm.tokens import TOKENIZER_NAME, count_message_tokens, count_tokens
+from psit_lib.llm.types import CallRecord, ChatRequest, ChatResult, ToolCall, Usage
 
 __all__ = [
     "CacheMissError", "CallRecord", "CallStats", "ChatRequest", "ChatResult",

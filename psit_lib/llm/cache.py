@@ -18,8 +18,8 @@ import threading
 import time
 from pathlib import Path
 
-from .errors import CacheMissError
-from .types import ChatRequest, ChatResult
+from psit_lib.llm.errors import CacheMissError
+from psit_lib.llm.types import ChatRequest, ChatResult
 
 
 def request_key(request: ChatRequest, endpoint: str) -> str:

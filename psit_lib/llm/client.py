@@ -3,7 +3,9 @@
 ``LLMClient`` wraps ``openai.AsyncOpenAI`` (one per endpoint) with bounded concurrency, retries
 with exponential backoff and jitter that honour ``Retry-After``, the response cache, and call
 statistics. On the ``sim`` backend the same OpenAI client talks to the embedded simulator
-through an in-process HTTP transport, so the code path is identical to a real endpoint's.
+through an in-process HTTP transport that the caller supplies (``psit_lib.runs.make_client``
+does), so the code path is identical to a real endpoint's and this layer never imports the
+simulator.
 
 ``ModelSession`` is an episode's view of the client: it derives each call's seed from
 (run seed, episode id, branch path, call index) and keeps the episode's call log.
@@ -22,14 +24,13 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 
-from .cache import ResponseCache
-from .errors import ModelCallError, ModelOutputError
-from .seeds import derive_seed
-from .settings import SIM_BASE_URL, LLMSettings
-from .types import CallRecord, ChatRequest, ChatResult, ToolCall, Usage
+from psit_lib.llm.cache import ResponseCache
+from psit_lib.llm.errors import ConfigurationError, ModelCallError, ModelOutputError
+from psit_lib.llm.seeds import derive_seed
+from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings
+from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER
+from psit_lib.llm.types import CallRecord, ChatRequest, ChatResult, ToolCall, Usage
 
-ROLE_HEADER = "X-PSIT-Role"
-PROFILE_HEADER = "X-PSIT-Profile"
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
@@ -118,9 +119,9 @@ class LLMClient:
             pool = max(128, 2 * self.settings.concurrency)
             transport = self._transport
             if transport is None and self.settings.backend == "sim":
-                from psit_lib.sim.transport import SimTransport
-
-                transport = SimTransport()
+                raise ConfigurationError(
+                    "the simulator backend has no network address: build the client with "
+                    "psit_lib.runs.make_client(), which connects it to the in-process simulator")
             http = httpx2.AsyncClient(
                 transport=transport,
                 limits=httpx2.Limits(max_connections=pool, max_keepalive_connections=pool),
@@ -248,7 +249,7 @@ class ModelSession:
         self._index += 1
         seed = derive_seed(self.run_seed, self.episode_id, self.path, index)
         request = ChatRequest(
-            role=role, messages=tuple(messages), model=self.model,
+            role=role, messages=tuple(messages), model=self.client.settings.wire_model(),
             temperature=self.sampling.temperature if temperature is None else temperature,
             max_tokens=self.sampling.max_tokens if max_tokens is None else max_tokens,
             seed=seed, tools=tuple(tools) if tools else None, tool_choice=tool_choice,

@@ -24,12 +24,12 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from .errors import ConfigurationError
+from psit_lib.llm.errors import ConfigurationError
+from psit_lib.wire import SIM_MODEL_NAME
 
 Backend = Literal["sim", "openai"]
 CacheMode = Literal["off", "rw", "replay"]
 
-SIM_MODEL_NAME = "psit-sim"
 SIM_BASE_URL = "http://psit-sim.invalid/v1"
 
 
@@ -91,6 +91,17 @@ class LLMSettings(BaseModel):
     def profile_label(self) -> str:
         """The profile shown in banners: a simulator profile, or 'n/a' for a real model."""
         return self.sim_profile if self.simulated else "n/a"
+
+    def wire_model(self) -> str:
+        """The model name sent on the wire: on the simulator it names the profile too.
+
+        ``psit-sim`` becomes ``psit-sim:<profile>``, so the request alone says which simulated
+        behaviour answers it (headers are only hints) and the response cache keeps profiles
+        apart. Real model names are sent unchanged.
+        """
+        if self.simulated and self.model == SIM_MODEL_NAME:
+            return f"{SIM_MODEL_NAME}:{self.sim_profile}"
+        return self.model
 
     def public_dict(self) -> dict[str, Any]:
         """What run metadata may record: everything but the credentials."""

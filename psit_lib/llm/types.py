@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .errors import ModelOutputError
+from psit_lib.llm.errors import ModelOutputError
 
 
 @dataclass(frozen=True)

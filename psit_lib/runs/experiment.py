@@ -23,9 +23,10 @@ from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.client import LLMClient, SamplingDefaults
 from psit_lib.llm.settings import LLMSettings
 
-from .metadata import base_metadata, now_iso
-from .runner import EpisodeFn, EpisodeSpec, run_episodes
-from .store import RunStore
+from psit_lib.runs.backend import make_client
+from psit_lib.runs.metadata import base_metadata, now_iso
+from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, run_episodes
+from psit_lib.runs.store import RunStore
 
 
 def repo_root() -> Path:
@@ -73,7 +74,7 @@ class Experiment:
         self.store = RunStore(folder)
         self.store.bind_params(identity)
         self.cache = ResponseCache(self.run_dir / "cache.sqlite", mode=self.settings.cache)
-        self.clients = {m: LLMClient(self.settings.model_copy(update={"model": m}), cache=self.cache)
+        self.clients = {m: make_client(self.settings.model_copy(update={"model": m}), cache=self.cache)
                         for m in self.models}
         self.client = self.clients[self.models[0]]
         previous = self.store.read_metadata()

@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
 from psit_lib.llm.errors import FatalRunError
 
-from .store import RunStore
+from psit_lib.runs.store import RunStore
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from typing import Any
 
-from psit_lib.llm.settings import SIM_MODEL_NAME
+from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER, SIM_MODEL_NAME
 from psit_lib.llm.tokens import count_message_tokens, count_tokens
 
 from .context import SimContext, request_rng
 from .profiles import get_profile
-from .registry import handler_for
+from .registry import GENERIC_ROLE, handler_for, resolve_role
 
 
 class BadSimRequest(ValueError):
@@ -35,19 +36,25 @@ def _validate(body: Any) -> None:
 
 
 def complete(body: dict[str, Any], role: str | None, profile_name: str | None) -> dict[str, Any]:
-    """A chat.completion JSON object for ``body`` as the given simulated role and profile."""
+    """A chat.completion JSON object for ``body`` under the given profile.
+
+    The role is read from the request itself (:func:`registry.resolve_role`); ``role`` is the
+    optional header hint, used only to break ties.
+    """
     _validate(body)
     profile = get_profile(profile_name or "default")
-    role = role or "generic"
     sampling = {k: body.get(k) for k in ("messages", "tools", "tool_choice", "temperature",
                                          "max_tokens", "max_completion_tokens", "seed",
                                          "response_format", "top_p")}
     ctx = SimContext(
-        role=role, profile=profile, messages=body["messages"], tools=body.get("tools") or [],
+        role=GENERIC_ROLE, profile=profile, messages=body["messages"], tools=body.get("tools") or [],
         temperature=float(body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0),
         max_tokens=int(body.get("max_tokens") or body.get("max_completion_tokens") or 2048),
         seed=body.get("seed"), response_format=body.get("response_format"),
-        rng=request_rng(role, profile.name, sampling))
+        rng=random.Random(0))
+    role = resolve_role(ctx, role)
+    ctx.role = role
+    ctx.rng = request_rng(role, profile.name, sampling)
     reply = handler_for(role)(ctx)
     reasoning = reply.reasoning if profile.reasoning else None
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
@@ -77,6 +84,13 @@ def complete(body: dict[str, Any], role: str | None, profile_name: str | None) -
     }
 
 
+def profile_from_model(model: object) -> str | None:
+    """``agreeable`` for the model name ``psit-sim:agreeable``; None for any other name."""
+    if isinstance(model, str) and model.startswith(SIM_MODEL_NAME + ":"):
+        return model.split(":", 1)[1] or None
+    return None
+
+
 def models_listing() -> dict[str, Any]:
     return {"object": "list", "data": [{"id": SIM_MODEL_NAME, "object": "model", "created": 0,
                                         "owned_by": "psit-workbench (simulated)"}]}
@@ -85,7 +99,6 @@ def models_listing() -> dict[str, Any]:
 def handle_http(method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, Any]]:
     """Shared HTTP routing for the in-process transport and the loopback server."""
     from .profiles import UnknownProfileError
-    from psit_lib.llm.client import PROFILE_HEADER, ROLE_HEADER
 
     lower = {k.lower(): v for k, v in headers.items()}
     path = path.split("?", 1)[0].rstrip("/")
@@ -96,7 +109,8 @@ def handle_http(method: str, path: str, headers: dict[str, str], raw: bytes) -> 
             body = json.loads(raw or b"{}")
             if body.get("stream"):
                 raise BadSimRequest("the simulator does not stream; send stream=false")
-            return 200, complete(body, lower.get(ROLE_HEADER.lower()), lower.get(PROFILE_HEADER.lower()))
+            return 200, complete(body, lower.get(ROLE_HEADER.lower()),
+                                 profile_from_model(body.get("model")) or lower.get(PROFILE_HEADER.lower()))
         except (json.JSONDecodeError, BadSimRequest, UnknownProfileError) as exc:
             return 400, {"error": {"message": str(exc), "type": "invalid_request_error"}}
     return 404, {"error": {"message": f"the simulator serves /v1/chat/completions and /v1/models, not {path}",

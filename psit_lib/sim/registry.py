@@ -1,43 +1,76 @@
 """The role registry: which simulated behaviour answers a request.
 
-Roles are selected by the ``X-PSIT-Role`` header the harness sends (real servers ignore it).
-An unknown or missing role still gets a valid, minimal reply, so third-party libraries that
-never send the header keep working against the loopback server.
+A real model works out what it is being asked to do from the request itself. So does the
+simulator: every role registers a *recogniser*, a predicate over the request (system prompt,
+messages, tools, response format) written in the simulator's own words. :func:`resolve_role`
+picks the role whose recogniser accepts the request; the optional ``X-PSIT-Role`` header is a
+hint used only to break a tie between several accepting roles, or when none accepts. An
+unrecognised request still gets a valid, minimal reply, so third-party clients keep working.
+
+Each role also declares its *assumptions*: the constants that shape its behaviour beyond the
+profile knobs (e.g. how attention fades with distance). Run metadata records them, so two
+runs can be compared by configuration.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 from .context import SimContext, SimReply
 
 RoleHandler = Callable[[SimContext], SimReply]
-_ROLES: dict[str, RoleHandler] = {}
+Recogniser = Callable[[SimContext], bool]
+GENERIC_ROLE = "generic"
 
 
-def register_role(name: str) -> Callable[[RoleHandler], RoleHandler]:
+@dataclass(frozen=True)
+class RoleSpec:
+    name: str
+    handler: RoleHandler
+    recognise: Recogniser | None = None
+    assumptions: Mapping[str, Any] = field(default_factory=dict)
+
+
+_ROLES: dict[str, RoleSpec] = {}
+
+
+def register_role(name: str, *, recognise: Recogniser | None = None,
+                  assumptions: Mapping[str, Any] | None = None) -> Callable[[RoleHandler], RoleHandler]:
+    """Register ``fn`` as the behaviour of role ``name``, recognised by ``recognise``."""
     def decorate(fn: RoleHandler) -> RoleHandler:
-        if name in _ROLES and _ROLES[name] is not fn:
+        if name in _ROLES and _ROLES[name].handler is not fn:
             raise ValueError(f"simulator role {name!r} is registered twice")
-        _ROLES[name] = fn
+        _ROLES[name] = RoleSpec(name, fn, recognise, dict(assumptions or {}))
         return fn
     return decorate
 
 
 def minimal_reply(ctx: SimContext) -> SimReply:
-    """A valid reply for roles the simulator does not model: '{}' for JSON, else a short ack.
+    """A valid reply for requests the simulator does not model: '{}' for JSON, else a short ack."""
+    return SimReply(content="{}" if ctx.wants_json else "OK.")
 
-    Requests a memory library sends without our role header (Mem0, MemoryOS) are recognised
-    from their prompts and answered in the format the library parses.
-    """
-    from .roles.memory_libraries import library_reply
 
-    return library_reply(ctx) or SimReply(content="{}" if ctx.wants_json else "OK.")
+def recognised_roles(ctx: SimContext) -> list[str]:
+    """Every role whose recogniser accepts this request (registration order)."""
+    _load_builtin_roles()
+    return [spec.name for spec in _ROLES.values() if spec.recognise is not None and spec.recognise(ctx)]
+
+
+def resolve_role(ctx: SimContext, hint: str | None = None) -> str:
+    """The role this request reads as; ``hint`` (the optional header) only breaks ties."""
+    accepted = recognised_roles(ctx)
+    if len(accepted) == 1:
+        return accepted[0]
+    if accepted:
+        return hint if hint in accepted else accepted[0]
+    return hint if hint in _ROLES else GENERIC_ROLE
 
 
 def handler_for(role: str | None) -> RoleHandler:
     _load_builtin_roles()
-    return _ROLES.get(role or "", minimal_reply)
+    spec = _ROLES.get(role or "")
+    return spec.handler if spec is not None else minimal_reply
 
 
 def known_roles() -> list[str]:
@@ -45,5 +78,12 @@ def known_roles() -> list[str]:
     return sorted(_ROLES)
 
 
+def role_assumptions(roles: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The declared assumption constants of ``roles`` (default: every role)."""
+    _load_builtin_roles()
+    names = roles if roles is not None else sorted(_ROLES)
+    return {name: dict(_ROLES[name].assumptions) for name in names if name in _ROLES}
+
+
 def _load_builtin_roles() -> None:
-    import psit_lib.sim.roles  # noqa: F401  (registers the task roles on import)
+    from . import roles  # noqa: F401  (importing the package registers the built-in roles)

@@ -29,7 +29,7 @@ Every role reads only its request, the way a model reads its context window:
   followed), and derives its 0-10 scores from those checks with a small seeded jitter. The
   simulated judge is exact about what it checks, which a model judge is not.
 
-The statement forms are the ones ``psit_lib.acc.scenarios`` writes and ``psit_lib.acc.ccs``
+The statement forms are the ones ``psit_lib.studies.acc.scenarios`` writes and ``psit_lib.studies.acc.ccs``
 renders; one simulated model reads what the harness and the same model write.
 """
 

@@ -1,6 +1,6 @@
 """The simulated diagnosis host (DDXPlus): a patient, or the attending who holds the case.
 
-Everything task-specific is read through :class:`psit_lib.tasks.diagnosis.DiagnosisTask`, so
+Everything task-specific is read through :class:`psit_lib.studies.psit.tasks.diagnosis.DiagnosisTask`, so
 the simulated model understands exactly the prompts the harness sends and plays by the same
 rule R the harness scores with:
 
@@ -33,8 +33,8 @@ import json
 import re
 from functools import lru_cache
 
-from psit_lib.protocol.answers import parse_yes_no
-from psit_lib.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes, is_consistent
+from psit_lib.llm.readers import parse_yes_no
+from psit_lib.studies.psit.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes, is_consistent
 
 from ..context import SimContext, SimReply
 from ..registry import register_role

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from psit_lib.tasks.base import HostReplyError
-from psit_lib.tasks.hangman import HangmanState, HangmanTask, apply_guess, normalise_word
-from psit_lib.tasks.vocabulary import get_vocabulary
+from psit_lib.studies.psit.tasks.base import HostReplyError
+from psit_lib.studies.psit.tasks.hangman import HangmanState, HangmanTask, apply_guess, normalise_word
+from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
 
 from ..context import SimContext, SimReply
 from ..registry import register_role

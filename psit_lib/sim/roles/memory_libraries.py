@@ -252,7 +252,7 @@ def memoryos_reply(kind: str, user: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# A-Mem and LightMem reimplementations (psit_lib.agents.baselines): their prompts carry JSON
+# A-Mem and LightMem reimplementations (psit_lib.studies.psit.agents.baselines): their prompts carry JSON
 # inside tags, so the rules read data, not prose.
 # --------------------------------------------------------------------------------------------
 
@@ -338,7 +338,7 @@ def _fallback(ctx: SimContext) -> SimReply:
     return SimReply(content="{}" if ctx.wants_json else "OK.")
 
 
-@register_role(LIBRARY_ROLE)
+@register_role(LIBRARY_ROLE, recognise=lambda ctx: classify_request(ctx.messages, ctx.response_format) is not None)
 def memory_library(ctx: SimContext) -> SimReply:
     """Role sent by the baseline adapters with every library call."""
     return library_reply(ctx) or _fallback(ctx)

@@ -1,0 +1,191 @@
+"""The three compared agents of the ACC study (SPEC §5), with one per-turn interface.
+
+``await agent.respond(turn, query) -> AgentTurn``; after answering, each agent keeps the turn
+in its own memory. They differ *only* in what they put into the model's context:
+
+* :class:`TranscriptReplayAgent` replays the whole conversation (every earlier query and
+  its own answers) before the new query; its memory footprint is that transcript.
+* :class:`RetrievalAgent` keeps each turn as an artifact in its own store and puts the top-k
+  (k=5 by default, 3 also studied) artifacts most similar to the query into its context.
+* :class:`AccAgent` keeps one Compressed Cognitive State. Per turn: recall a bounded set of
+  artifacts by (input, previous CCS); a qualification gate keeps the decision-relevant ones;
+  the compressor (role ``acc_compressor``, JSON output) commits the next CCS from (input,
+  previous CCS, qualified artifacts); the CCS is parsed and validated without a second model
+  call; the agent (role ``acc_agent``) answers from (CCS, input); the turn is stored as
+  evidence. A compression that fails validation is recorded on the turn, and the previous
+  CCS stays in force (the failure is visible, never silently passed as a valid state).
+
+Plain async classes rather than LangGraph graphs: each turn is a fixed pipeline with no
+branching or tool loop, so a graph would add machinery without adding behaviour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from psit_lib.llm.tokens import count_message_tokens, count_tokens
+
+from psit_lib.studies.acc.ccs import CCS, CCSValidationError, empty_ccs, parse_ccs, render_ccs
+from psit_lib.studies.acc.store import ArtifactStore, qualify
+
+AGENT_NAMES: tuple[str, ...] = ("transcript", "retrieval", "acc")
+
+AGENT_SYSTEM = (
+    "You are the assistant in a long-running operations session. Answer the user's latest "
+    "message using what your context tells you. Standing rules (R1, R2, ...) stay in force "
+    "until they are withdrawn. Format: when rules require tags, put every required tag on a "
+    "first line 'Tags: ...'; then write one bullet per item asked for, exactly "
+    "'- the <item> is <value>.' (use 'unknown' when your context does not establish it); "
+    "then one line starting 'Next step:'."
+)
+
+COMPRESSOR_SYSTEM = (
+    "You are the cognitive compressor of an agent. From the previous Compressed Cognitive "
+    "State (CCS), the qualified artifacts recalled from the agent's store and the new input, "
+    "commit the next CCS: it REPLACES the previous one, so carry forward everything that still "
+    "matters. Return only one JSON object with exactly these fields: episodic_trace (list of "
+    "short strings, at most 12), semantic_gist (string), focal_entities (list of {name, type}), "
+    "relational_map (list of {subject, relation, object}; facts go here, e.g. subject 'failing "
+    "node', relation 'is', object 'db-07'), goal_orientation (string), constraints (list of the "
+    "standing rules still in force, verbatim with their ids; drop withdrawn ones), "
+    "predictive_cue (string), uncertainty_signal (string: what is unknown or unverified), "
+    "retrieved_artifacts (list of {artifact_id, turn, source} for the artifacts you used). "
+    "Treat stakeholder claims and pasted snippets as unverified unless the evidence confirms them."
+)
+
+
+@dataclass
+class AgentTurn:
+    """One agent's answer to one turn, and what its memory cost in context tokens."""
+
+    agent: str
+    turn: int
+    answer: str
+    footprint_tokens: int
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Agent(Protocol):
+    name: str
+
+    async def respond(self, turn: int, query: str) -> AgentTurn: ...
+
+
+class TranscriptReplayAgent:
+    """Replays the full transcript every turn."""
+
+    name = "transcript"
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.history: list[dict[str, str]] = []
+
+    async def respond(self, turn: int, query: str) -> AgentTurn:
+        footprint = count_message_tokens(self.history) if self.history else 0
+        messages = [{"role": "system", "content": AGENT_SYSTEM}, *self.history,
+                    {"role": "user", "content": query}]
+        result = await self.session.chat(messages, role="acc_agent")
+        self.history += [{"role": "user", "content": query},
+                         {"role": "assistant", "content": result.content}]
+        return AgentTurn(self.name, turn, result.content, footprint,
+                         {"replayed_messages": len(messages) - 2})
+
+
+def _artifact_text(query: str, answer: str) -> str:
+    return f"User: {query}\nAssistant: {answer}"
+
+
+def _notes_block(title: str, artifacts: list) -> str:
+    lines = [title]
+    for a in artifacts:
+        lines.append(f"[{a.artifact_id}] turn {a.turn}, {a.source}:\n{a.text}")
+    return "\n".join(lines)
+
+
+class RetrievalAgent:
+    """Answers from its top-k stored turns most similar to the new query."""
+
+    name = "retrieval"
+
+    def __init__(self, session: Any, *, k: int = 5) -> None:
+        if k < 1:
+            raise ValueError(f"retrieval k must be a positive integer, got {k!r}")
+        self.session = session
+        self.k = k
+        self.store = ArtifactStore()
+
+    async def respond(self, turn: int, query: str) -> AgentTurn:
+        recalled = self.store.recall(query, self.k) if len(self.store) else []
+        block = (_notes_block("Notes retrieved from earlier turns (most relevant first):",
+                              [r.artifact for r in recalled]) if recalled else "")
+        system = AGENT_SYSTEM + ("\n\n" + block if block else "")
+        result = await self.session.chat([{"role": "system", "content": system},
+                                          {"role": "user", "content": query}], role="acc_agent")
+        self.store.add(f"t{turn}", turn, _artifact_text(query, result.content), "stored turn")
+        return AgentTurn(self.name, turn, result.content, count_tokens(block),
+                         {"retrieved": [r.artifact.artifact_id for r in recalled]})
+
+
+def compressor_message(previous: CCS, qualified: list, turn: int, query: str) -> str:
+    """The compressor's user message: previous CCS, qualified artifacts, new input (in that order)."""
+    artifacts = (_notes_block("", qualified).strip() if qualified else "(none)")
+    return (f"Previous CCS:\n{previous.to_json()}\n\nQualified artifacts:\n{artifacts}\n\n"
+            f"New input (turn {turn}):\n{query}")
+
+
+class AccAgent:
+    """Agent Cognitive Compressor: one CCS, replaced every turn, plus a gated artifact store."""
+
+    name = "acc"
+
+    def __init__(self, session: Any, *, recall_limit: int = 8, max_qualified: int = 3,
+                 min_score: float = 0.1) -> None:
+        if recall_limit < 1:
+            raise ValueError(f"recall_limit must be a positive integer, got {recall_limit!r}")
+        self.session = session
+        self.recall_limit = recall_limit
+        self.max_qualified = max_qualified
+        self.min_score = min_score
+        self.store = ArtifactStore()
+        self.state: CCS = empty_ccs()
+
+    async def respond(self, turn: int, query: str) -> AgentTurn:
+        previous_text = render_ccs(self.state)
+        recalled = (self.store.recall(f"{query}\n{previous_text}", self.recall_limit)
+                    if len(self.store) else [])
+        decisions = qualify(recalled, query, previous_text, min_score=self.min_score,
+                            max_qualified=self.max_qualified)
+        qualified = [d.recalled.artifact for d in decisions if d.qualified]
+        reply = await self.session.chat(
+            [{"role": "system", "content": COMPRESSOR_SYSTEM},
+             {"role": "user", "content": compressor_message(self.state, qualified, turn, query)}],
+            role="acc_compressor", response_format={"type": "json_object"})
+        try:
+            self.state = parse_ccs(reply.content)
+            ccs_error = None
+        except CCSValidationError as exc:  # recorded on the turn; the previous CCS stays in force
+            ccs_error = str(exc)
+        rendered = render_ccs(self.state)
+        system = AGENT_SYSTEM + "\n\nCompressed cognitive state:\n" + (rendered or "(empty)")
+        result = await self.session.chat([{"role": "system", "content": system},
+                                          {"role": "user", "content": query}], role="acc_agent")
+        self.store.add(f"t{turn}", turn, _artifact_text(query, result.content), "stored turn")
+        return AgentTurn(self.name, turn, result.content, count_tokens(rendered), {
+            "ccs_valid": ccs_error is None,
+            "ccs_error": ccs_error,
+            "ccs": self.state.model_dump(),
+            "ccs_json_tokens": count_tokens(self.state.to_json()),
+            "recalled": [d.recalled.artifact.artifact_id for d in decisions],
+            "qualified": [a.artifact_id for a in qualified],
+            "gate": {d.recalled.artifact.artifact_id: d.reason for d in decisions},
+        })
+
+
+def make_agents(session: Any, *, k: int = 5, recall_limit: int = 8, max_qualified: int = 3,
+                min_score: float = 0.1) -> list[Agent]:
+    """The three agents in the fixed answering order, each on its own session branch."""
+    return [TranscriptReplayAgent(session.branch("transcript")),
+            RetrievalAgent(session.branch("retrieval"), k=k),
+            AccAgent(session.branch("acc"), recall_limit=recall_limit,
+                     max_qualified=max_qualified, min_score=min_score)]

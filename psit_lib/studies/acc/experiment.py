@@ -1,0 +1,142 @@
+"""Notebook 05's experiment: parameters, episode specs and one live evaluation (SPEC §5).
+
+One episode = one scripted scenario run live: per turn the judge issues the query, the three
+agents answer in the fixed order (transcript replay, retrieval, ACC), and the judge updates
+its canonical memory and scores the blinded answers. The scenario's seed depends on (run
+seed, domain, scenario index) only, so every model meets the same scripts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from psit_lib.llm.seeds import derive_seed
+from psit_lib.llm.settings import SIM_MODEL_NAME
+from psit_lib.runs.params import ModelRunParams, distinct
+from psit_lib.runs.runner import EpisodeSpec
+
+from psit_lib.studies.acc.agents import AGENT_NAMES, make_agents
+from psit_lib.studies.acc.judge import LiveJudge
+from psit_lib.studies.acc.scenarios import DOMAINS, build_scenario
+
+
+class AccParams(ModelRunParams):
+    """Parameters of notebook 05. Full study: n_turns=50, scenarios_per_domain=200 (600 live
+    evaluations, 30,000 turns); retrieval_k=5, and 3 as the studied alternative."""
+
+    domains: tuple[str, ...] = DOMAINS
+    n_turns: int = Field(10, ge=1, le=1000)
+    scenarios_per_domain: int = Field(1, ge=1, le=100_000)
+    retrieval_k: int = Field(5, ge=1, le=100)
+    recall_limit: int = Field(8, ge=1, le=100)
+    max_qualified: int = Field(3, ge=0, le=16)
+    gate_min_score: float = Field(0.1, ge=0.0, le=1.0)
+    judge_answer_chars: int = Field(1200, ge=100, le=100_000)
+    n_boot: int = Field(1000, ge=100, le=100_000)
+
+    @field_validator("domains")
+    @classmethod
+    def _known_domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [d for d in value if d not in DOMAINS]
+        if unknown:
+            raise ValueError(f"unknown domain(s) {unknown}; choose from {list(DOMAINS)}")
+        return tuple(distinct(value, "domain"))
+
+
+def scenario_seed(run_seed: int, domain: str, index: int) -> int:
+    """The script seed of a scenario (independent of model and of everything the agents do)."""
+    return derive_seed(run_seed, f"{domain}/{index:03d}", "acc_scenario", 0)
+
+
+def make_specs(params: AccParams, models: Sequence[str] = (SIM_MODEL_NAME,)) -> list[EpisodeSpec]:
+    """One episode per (model, domain, scenario index), ids ``model/domain/NNN``."""
+    if not models:
+        raise ValueError("make_specs needs at least one model name.")
+    specs = []
+    for model, domain in itertools.product(models, params.domains):
+        for index in range(params.scenarios_per_domain):
+            specs.append(EpisodeSpec(f"{model}/{domain}/{index:03d}", {
+                "model": model, "domain": domain, "index": index,
+                "scenario_seed": scenario_seed(params.seed, domain, index),
+                "n_turns": params.n_turns, "retrieval_k": params.retrieval_k,
+                "recall_limit": params.recall_limit, "max_qualified": params.max_qualified,
+                "gate_min_score": params.gate_min_score,
+                "judge_answer_chars": params.judge_answer_chars,
+            }))
+    return specs
+
+
+async def run_acc_episode(spec: EpisodeSpec, session: Any) -> dict[str, Any]:
+    """Run one scenario live with the judge; returns the episode's record body."""
+    p = spec.params
+    scenario = build_scenario(p["domain"], int(p["n_turns"]), int(p["scenario_seed"]))
+    agents = make_agents(session, k=int(p["retrieval_k"]), recall_limit=int(p["recall_limit"]),
+                         max_qualified=int(p["max_qualified"]), min_score=float(p["gate_min_score"]))
+    judge = LiveJudge(session.branch("judge"), seed=int(p["scenario_seed"]),
+                      answer_chars=int(p["judge_answer_chars"]))
+    turns = []
+    for turn in scenario.turns:
+        query = judge.issue_query(turn)
+        answers = [await agent.respond(turn.index, query) for agent in agents]  # fixed order
+        judgement = await judge.judge_turn(turn.index, query, answers)
+        turns.append({
+            "turn": turn.index, "topic": turn.topic, "query": query,
+            "agents": {a.agent: {"answer": a.answer, "footprint_tokens": a.footprint_tokens,
+                                 "details": a.details} for a in answers},
+            "judge": {"order": judgement.order, "evaluations": judgement.evaluations,
+                      "memory_error": judgement.memory_error, "scoring_error": judgement.scoring_error,
+                      "canonical_memory": judge.memory.model_dump()},
+        })
+    return {
+        "model": p.get("model", getattr(session, "model", None)),
+        "domain": p["domain"], "scenario_id": scenario.scenario_id,
+        "scenario_seed": int(p["scenario_seed"]), "n_turns": len(turns),
+        "turns": turns,
+        "ccs_failures": sum(not t["agents"]["acc"]["details"]["ccs_valid"] for t in turns),
+        "judge_failures": sum(t["judge"]["scoring_error"] is not None for t in turns),
+        "memory_failures": sum(t["judge"]["memory_error"] is not None for t in turns),
+    }
+
+
+def describe_turn(record: dict[str, Any], turn: int) -> str:
+    """Markdown of one recorded turn: query, each agent's answer and verdict, the ACC's CCS."""
+    t = next((x for x in record["turns"] if x["turn"] == turn), None)
+    if t is None:
+        raise ValueError(f"episode {record.get('episode_id')!r} has no turn {turn}")
+    judge = t["judge"]
+    shown = {name: chr(ord("A") + i) for i, name in enumerate(judge["order"])}
+    lines = [f"**Turn {turn} · {t['topic'].replace('_', ' ')}** — query: _{t['query']}_", ""]
+    for name in [n for n in AGENT_NAMES if n in t["agents"]]:
+        answer, ev = t["agents"][name], judge["evaluations"].get(name)
+        verdict = ("judge failed: " + str(judge["scoring_error"])) if ev is None else (
+            f"scores {ev['relevance']}/{ev['answer_quality']}/{ev['instruction_following']}/{ev['coherence']} "
+            f"(relevance/quality/instructions/coherence) · claims {ev['supported_claims']} supported, "
+            f"{ev['unsupported_claims']} unsupported · rules {ev['active_constraints']} in force, "
+            f"{ev['violations']} violated, {ev['omitted_required']} omitted")
+        lines += [f"*{name}* (shown to the judge as Response {shown.get(name, '?')}, "
+                  f"memory {answer['footprint_tokens']} tokens) — {verdict}", "",
+                  "```", answer["answer"], "```", ""]
+    details = t["agents"]["acc"]["details"]
+    lines += [f"ACC gate: recalled {details['recalled']}, qualified {details['qualified']}; "
+              f"CCS valid: {details['ccs_valid']}" + (f" ({details['ccs_error']})" if details["ccs_error"] else ""),
+              "", "```json", json.dumps(details["ccs"], indent=1), "```"]
+    return "\n".join(lines)
+
+
+def most_divergent_turn(record: dict[str, Any]) -> int:
+    """The earliest turn where the agents' failure counts (unsupported + violated + omitted) differ most."""
+    def failures(ev: dict[str, int]) -> int:
+        return ev["unsupported_claims"] + ev["violations"] + ev["omitted_required"]
+
+    best, best_spread = record["turns"][-1]["turn"], -1
+    for t in record["turns"]:
+        counts = [failures(ev) for ev in t["judge"]["evaluations"].values()]
+        spread = max(counts) - min(counts) if counts else -1
+        if spread > best_spread:
+            best, best_spread = t["turn"], spread
+    return best

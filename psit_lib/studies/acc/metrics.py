@@ -1,0 +1,171 @@
+"""ACC study metrics (SPEC §5) as pure rules, and the tables built from episode records.
+
+* Hallucination rate per turn = unsupported / max(1, supported + unsupported) atomic claims,
+  support judged by the judge against the query and its canonical memory.
+* Drift rate per turn, from turn 2 on = (violations + omitted required elements) /
+  max(1, active constraints).
+* Memory footprint per turn = tokens of what the agent carried into its context: the replayed
+  transcript, the retrieved notes, or the rendered CCS.
+
+Pooled rates (sum of failures over sum of opportunities) get Wilson intervals; mean 0-10
+scores get percentile-bootstrap intervals over scored turns. Both treat turns as independent,
+which they are not within an episode, so the intervals are optimistic; a study with many
+scenarios should resample whole episodes (``cluster="episode"`` in :func:`score_table`).
+Failed episodes and failed judgements stay in the frame with their own status and are counted
+by :func:`status_table`; means and rates are over scored rows only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from psit_lib.analysis.stats import wilson_interval
+
+from psit_lib.studies.acc.agents import AGENT_NAMES
+from psit_lib.studies.acc.judge import COUNTS, CRITERIA
+
+
+def hallucination_rate(supported: int, unsupported: int) -> float:
+    """unsupported / max(1, supported + unsupported); 0 for an answer with no claims."""
+    if supported < 0 or unsupported < 0:
+        raise ValueError(f"claim counts must be non-negative, got supported={supported}, unsupported={unsupported}")
+    return unsupported / max(1, supported + unsupported)
+
+
+def drift_rate(violations: int, omitted: int, active: int, turn: int) -> float | None:
+    """(violations + omitted) / max(1, active); None on turn 1, where drift is not defined."""
+    if min(violations, omitted, active) < 0:
+        raise ValueError(f"constraint counts must be non-negative, got {violations}, {omitted}, {active}")
+    if turn < 2:
+        return None
+    return (violations + omitted) / max(1, active)
+
+
+def turn_rows(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per (turn, agent) of an episode record; a failed episode gives one 'error' row."""
+    base = {"episode_id": record["episode_id"], "domain": record.get("domain") or record.get("spec", {}).get("domain")}
+    if record.get("status") != "ok":
+        return [{**base, "status": "episode_error", "error": record.get("error"), "agent": None, "turn": None}]
+    rows = []
+    for t in record["turns"]:
+        judgement = t["judge"]
+        for name, answer in t["agents"].items():
+            row = {**base, "turn": t["turn"], "topic": t["topic"], "agent": name,
+                   "footprint_tokens": answer["footprint_tokens"],
+                   "ccs_valid": answer["details"].get("ccs_valid"),
+                   "presented_as": judgement["order"].index(name) if name in judgement["order"] else None,
+                   "memory_error": judgement.get("memory_error")}
+            ev = judgement["evaluations"].get(name)
+            if ev is None:
+                rows.append({**row, "status": "judge_error", "error": judgement.get("scoring_error")})
+                continue
+            row.update({k: ev[k] for k in (*CRITERIA, *COUNTS)})
+            row["hallucination"] = hallucination_rate(ev["supported_claims"], ev["unsupported_claims"])
+            row["drift"] = drift_rate(ev["violations"], ev["omitted_required"], ev["active_constraints"], t["turn"])
+            rows.append({**row, "status": "ok", "error": None})
+    return rows
+
+
+def turns_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """All (turn, agent) rows of all episodes, failures included with their status."""
+    rows = [row for record in records for row in turn_rows(record)]
+    df = pd.DataFrame(rows)
+    if "agent" in df:
+        df["agent"] = pd.Categorical(df["agent"], categories=list(AGENT_NAMES))
+    return df
+
+
+def status_table(df: pd.DataFrame) -> pd.DataFrame:
+    """How many (turn, agent) evaluations were scored, failed at the judge, or lost with an episode."""
+    table = df.groupby("status", observed=True).size().rename("rows").reset_index()
+    return table.sort_values("status").reset_index(drop=True)
+
+
+def _bootstrap_mean(values: np.ndarray, groups: np.ndarray, n_boot: int,
+                    rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile interval of the mean, resampling whole groups (a group per value = plain bootstrap)."""
+    if len(values) == 0:
+        return (float("nan"), float("nan"))
+    keys, inverse = np.unique(groups, return_inverse=True)
+    sums = np.bincount(inverse, weights=values, minlength=len(keys))
+    counts = np.bincount(inverse, minlength=len(keys))
+    picks = rng.integers(0, len(keys), size=(n_boot, len(keys)))
+    means = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+    return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+def score_table(df: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
+                cluster: str = "turn") -> pd.DataFrame:
+    """Mean 0-10 judge score per (agent, criterion) with a percentile-bootstrap 95% interval.
+
+    ``cluster="turn"`` resamples scored turns; ``cluster="episode"`` resamples whole episodes
+    (honest when turns of one episode are correlated; needs several episodes to mean much).
+    """
+    if cluster not in ("turn", "episode"):
+        raise ValueError(f"cluster must be 'turn' or 'episode', got {cluster!r}")
+    ok = df[df["status"] == "ok"]
+    rng = np.random.default_rng(seed)
+    rows = []
+    for agent in AGENT_NAMES:
+        sub = ok[ok["agent"] == agent]
+        groups = (sub["episode_id"].to_numpy() if cluster == "episode" else np.arange(len(sub)))
+        for criterion in CRITERIA:
+            values = sub[criterion].to_numpy(dtype=float)
+            low, high = _bootstrap_mean(values, groups, n_boot, rng)
+            rows.append({"agent": agent, "criterion": criterion, "n": len(values),
+                         "mean": float(values.mean()) if len(values) else float("nan"),
+                         "ci_low": low, "ci_high": high})
+    return pd.DataFrame(rows)
+
+
+def rate_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Pooled hallucination (claims) and drift (constraint checks, turn >= 2) per agent, Wilson 95%."""
+    ok = df[df["status"] == "ok"]
+    rows = []
+    for agent in AGENT_NAMES:
+        sub = ok[ok["agent"] == agent]
+        claims = int(sub["supported_claims"].sum() + sub["unsupported_claims"].sum()) if len(sub) else 0
+        bad = int(sub["unsupported_claims"].sum()) if len(sub) else 0
+        later = sub[sub["turn"] >= 2]
+        checks = int(later["active_constraints"].sum()) if len(later) else 0
+        failures = int(later["violations"].sum() + later["omitted_required"].sum()) if len(later) else 0
+        failures = min(failures, checks)
+        for metric, k, n in (("hallucination", bad, claims), ("drift", failures, checks)):
+            low, high = wilson_interval(k, n)
+            rows.append({"agent": agent, "metric": metric, "failures": k, "opportunities": n,
+                         "rate": k / n if n else float("nan"), "wilson_low": low, "wilson_high": high})
+    return pd.DataFrame(rows)
+
+
+def per_turn_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean hallucination and drift (scored rows) and footprint (every answered turn) per (turn, agent)."""
+    answered = df[df["agent"].notna()].astype({"turn": int})
+    return (answered.groupby(["turn", "agent"], observed=True)
+              .agg(hallucination=("hallucination", "mean"), drift=("drift", "mean"),
+                   footprint_tokens=("footprint_tokens", "mean"), n_scored=("hallucination", "count"))
+              .reset_index())
+
+
+def key_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The compact deterministic summary the notebook checks: one row per agent."""
+    ok = df[df["status"] == "ok"]
+    rates = rate_table(df).pivot(index="agent", columns="metric", values="rate")
+    rows = []
+    answered = df[df["agent"].notna()]
+    last_turn = answered["turn"].max() if len(answered) else None
+    for agent in AGENT_NAMES:
+        sub = ok[ok["agent"] == agent]
+        mine = answered[answered["agent"] == agent]
+        rows.append({
+            "agent": agent,
+            "scored_turns": len(sub),
+            **{c: round(float(sub[c].mean()), 2) if len(sub) else float("nan") for c in CRITERIA},
+            "hallucination": round(float(rates.loc[agent, "hallucination"]), 3),
+            "drift": round(float(rates.loc[agent, "drift"]), 3),
+            "footprint_last_turn": int(mine.loc[mine["turn"] == last_turn, "footprint_tokens"].mean()) if len(mine) else 0,
+            "ccs_failures": int((df.loc[df["agent"] == agent, "ccs_valid"] == False).sum()),  # noqa: E712
+        })
+    return pd.DataFrame(rows).set_index("agent")

@@ -1,0 +1,164 @@
+"""Notebook 06's experiment: parameters, episode specs and one BASIS trial (SPEC §6).
+
+One trial = one scenario's user request served once by one system (``baseline`` or
+``basis``) on a fresh, seeded CabApp, then judged by the scenario's pass check, which reads
+only the app's state and call record. The CabApp seed depends on (run seed, scenario, trial)
+but not on the system, so trial *i* of both systems starts from the same app.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from psit_lib.analysis.passk import DEFAULT_KS
+from psit_lib.llm.seeds import derive_seed
+from psit_lib.llm.settings import SIM_MODEL_NAME
+from psit_lib.runs.params import ModelRunParams, distinct
+from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.studies.basis.cab import SCENARIOS, RecordingCabApp, make_cab_app
+
+from psit_lib.studies.basis.system import SYSTEMS, BasisLimits, CabMultiAgentSystem, SystemKind, executed_calls_json
+
+
+DEFAULT_MODEL = SIM_MODEL_NAME
+
+
+class UnknownScenarioError(ValueError):
+    """A scenario name that is not one of the BASIS scenarios."""
+
+
+class BasisParams(ModelRunParams):
+    """Parameters of notebook 06 (the full study uses the defaults: 3 scenarios x 2 systems x 10).
+
+    ``models`` empty means the model of the settings (``PSIT_MODEL``); ``profile`` None means
+    ``PSIT_SIM_PROFILE`` or ``default``. Both go to ``Experiment(models=..., profile=...)``.
+    """
+
+    scenarios: tuple[str, ...] = tuple(SCENARIOS)
+    systems: tuple[SystemKind, ...] = SYSTEMS
+    n_trials: int = Field(10, ge=1, le=10_000)
+    ks: tuple[int, ...] = DEFAULT_KS
+    orchestrator_max_steps: int = Field(4, ge=1, le=50)
+    subagent_max_steps: int = Field(6, ge=1, le=50)
+
+    @field_validator("scenarios")
+    @classmethod
+    def _known_scenarios(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [name for name in value if name not in SCENARIOS]
+        if unknown:
+            raise ValueError(f"unknown scenario(s) {unknown}; choose from {list(SCENARIOS)}")
+        return tuple(distinct(value, "scenario"))
+
+    @field_validator("systems")
+    @classmethod
+    def _distinct_systems(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(distinct(value, "system"))
+
+    @field_validator("ks")
+    @classmethod
+    def _positive_ks(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if not value or any(k < 1 for k in value):
+            raise ValueError("ks must be a non-empty list of positive integers")
+        return tuple(sorted(set(value)))
+
+    @model_validator(mode="after")
+    def _some_k_fits(self) -> "BasisParams":
+        if not self.effective_ks:
+            raise ValueError(f"no k in ks={list(self.ks)} is <= n_trials={self.n_trials}")
+        return self
+
+    @property
+    def effective_ks(self) -> tuple[int, ...]:
+        """The k values that n_trials can estimate (pass@k and pass^k need k <= n)."""
+        return tuple(k for k in self.ks if k <= self.n_trials)
+
+    @property
+    def limits(self) -> BasisLimits:
+        return BasisLimits(self.orchestrator_max_steps, self.subagent_max_steps)
+
+
+def app_seed(run_seed: int, scenario: str, trial: int) -> int:
+    """The CabApp seed of a trial; the system is left out so both systems meet the same app."""
+    return derive_seed(run_seed, f"{scenario}/{trial:03d}", "cab_app", 0)
+
+
+def make_specs(params: BasisParams, models: Sequence[str] = (DEFAULT_MODEL,)) -> list[EpisodeSpec]:
+    """One episode per (model, scenario, system, trial), ids ``model/scenario/system/NNN``.
+
+    ``models`` is the experiment's model list (``exp.models``); the CabApp seed does not
+    depend on the model either, so every model and system meets the same apps.
+    """
+    if not models:
+        raise ValueError("make_specs needs at least one model name.")
+    specs = []
+    for model, scenario, system in itertools.product(models, params.scenarios, params.systems):
+        for trial in range(params.n_trials):
+            specs.append(
+                EpisodeSpec(
+                    f"{model}/{scenario}/{system}/{trial:03d}",
+                    {
+                        "model": model,
+                        "scenario": scenario,
+                        "system": system,
+                        "trial": trial,
+                        "app_seed": app_seed(params.seed, scenario, trial),
+                        "orchestrator_max_steps": params.orchestrator_max_steps,
+                        "subagent_max_steps": params.subagent_max_steps,
+                    },
+                )
+            )
+    return specs
+
+
+def rides_json(app: RecordingCabApp) -> list[dict[str, Any]]:
+    """The app's ride history as the pass checks see it."""
+    return [
+        {
+            "service_type": ride.service_type,
+            "start_location": ride.start_location,
+            "end_location": ride.end_location,
+            "status": ride.status,
+        }
+        for ride in app.ride_history
+    ]
+
+
+async def run_basis_trial(spec: EpisodeSpec, session: Any) -> dict[str, Any]:
+    """Run one trial and return its record body (success judged from the app's state)."""
+    params = spec.params
+    name = params.get("scenario")
+    if name not in SCENARIOS:
+        raise UnknownScenarioError(f"Unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)}.")
+    scenario = SCENARIOS[name]
+    limits = BasisLimits(
+        int(params.get("orchestrator_max_steps", BasisLimits.orchestrator_max_steps)),
+        int(params.get("subagent_max_steps", BasisLimits.subagent_max_steps)),
+    )
+    app = make_cab_app(int(params["app_seed"]))
+    system = CabMultiAgentSystem(scenario, app, session, system=params.get("system"), limits=limits)
+    run = await system.run()
+    episodes = run.episodes_json(system.registry)
+    return {
+        "model": params.get("model", getattr(session, "model", None)),
+        "scenario": name,
+        "system": run.system,
+        "trial": int(params["trial"]),
+        "app_seed": int(params["app_seed"]),
+        "success": bool(scenario.check(app)),
+        "final_answer": run.final_answer,
+        "orchestrator_steps": run.orchestrator_steps,
+        "delegations": [asdict(d) for d in run.delegations],
+        "tool_calls": executed_calls_json(run),
+        "policy_calls": sum(call.by_policy for call in run.tool_calls),
+        "rides": rides_json(app),
+        "agents": list(system.registry.agent_ids),
+        "episodes": episodes,
+        "ingest_fallbacks": sum(ep["ingest"] == "fallback" for ep in episodes),
+        "views": run.views_json(),
+        "errors": list(run.errors),
+    }

@@ -1,0 +1,187 @@
+"""Tables for notebook 06: trial outcomes, success rates, pass@k / pass^k, episode views.
+
+Failed episodes (runner status ``error``) stay in every table as trials that did not
+succeed, and are counted in their own column, so a crash can never raise a success rate.
+The reference study's numbers (SPEC §7) sit beside the measured ones as separate, labelled
+rows; they are never mixed into a measured quantity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from psit_lib.analysis.passk import passk_table
+from psit_lib.studies.basis.reference import BASIS_MEAN_RELIABILITY, BASIS_SUCCESS
+from psit_lib.analysis.stats import rate_table
+
+#: SPEC §7 success rates of the reference study per (scenario, system).
+REFERENCE_SUCCESS: dict[tuple[str, str], float] = {
+    (scenario, system): rate
+    for scenario, rates in BASIS_SUCCESS.items()
+    for system, rate in zip(("baseline", "basis"), rates)
+}
+#: The reference study's headline: mean reliability baseline -> BASIS, as reported.
+REFERENCE_MEAN: dict[str, float] = dict(zip(("baseline", "basis"), BASIS_MEAN_RELIABILITY))
+MEASURED = "measured"
+REFERENCE = "reference study (reported)"
+REFERENCE_MODEL = "reference study"
+MEAN_ROW = "mean over scenarios"
+GROUP_SEPARATOR = " · "
+CELL = ["model", "scenario", "system"]
+
+
+def trials_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per planned trial: design cell, outcome (pass / fail / error) and a few counts."""
+    rows = []
+    for record in records:
+        spec = record.get("spec") or {}
+        ok = record.get("status") == "ok"
+        success = bool(record.get("success")) if ok else False
+        rows.append(
+            {
+                "model": record.get("model") or spec.get("model") or "unknown",
+                "scenario": record.get("scenario", spec.get("scenario")),
+                "system": record.get("system", spec.get("system")),
+                "trial": int(record.get("trial", spec.get("trial", -1))),
+                "status": record.get("status"),
+                "success": success,
+                "outcome": "error" if not ok else ("pass" if success else "fail"),
+                "delegations": len(record.get("delegations") or []),
+                "policy_calls": record.get("policy_calls", 0),
+                "ingest_fallbacks": record.get("ingest_fallbacks", 0),
+                "recorded_errors": len(record.get("errors") or []),
+                "error": record.get("error"),
+            }
+        )
+    columns = [*CELL, "trial", "status", "success", "outcome", "delegations", "policy_calls",
+               "ingest_fallbacks", "recorded_errors", "error"]
+    return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
+
+
+def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.DataFrame:
+    """Success rate with a Wilson 95% interval per model x scenario x system, plus reference rows.
+
+    Measured rows carry ``n``, ``successes``, the interval and ``errored`` (episodes that
+    crashed, counted as failures); reference rows (model "reference study") carry only the
+    published rate. A "mean over scenarios" row per model and system gives the headline
+    reliability; the reference one is the study's reported mean.
+    """
+    rates = rate_table(trials, CELL, "success")
+    errored = trials.assign(_err=trials["status"] != "ok").groupby(CELL)["_err"].sum()
+    rates["errored"] = [int(errored.get(tuple(row), 0)) for row in rates[CELL].itertuples(index=False)]
+    rates.insert(3, "source", MEASURED)
+    scenarios = list(dict.fromkeys(trials["scenario"]))
+    systems = list(dict.fromkeys(trials["system"]))
+    models = list(dict.fromkeys(trials["model"]))
+    means = rates.groupby(["model", "system"], sort=False)["rate"].mean().reset_index()
+    parts = [rates, means.assign(scenario=MEAN_ROW, source=MEASURED)]
+    if with_reference:
+        ref = [{"model": REFERENCE_MODEL, "scenario": s, "system": y, "source": REFERENCE, "rate": rate}
+               for (s, y), rate in REFERENCE_SUCCESS.items() if s in scenarios and y in systems]
+        if set(scenarios) == {s for s, _ in REFERENCE_SUCCESS}:
+            ref += [{"model": REFERENCE_MODEL, "scenario": MEAN_ROW, "system": y, "source": REFERENCE,
+                     "rate": REFERENCE_MEAN[y]} for y in systems if y in REFERENCE_MEAN]
+        parts.append(pd.DataFrame(ref))
+    table = pd.concat([p for p in parts if not p.empty], ignore_index=True)
+    order_s = {name: i for i, name in enumerate([*scenarios, MEAN_ROW])}
+    order_y = {name: i for i, name in enumerate(systems)}
+    order_m = {name: i for i, name in enumerate([*models, REFERENCE_MODEL])}
+    table = (
+        table.assign(_s=table["scenario"].map(order_s), _y=table["system"].map(order_y), _m=table["model"].map(order_m))
+        .sort_values(["_s", "_y", "_m"], kind="stable")
+        .drop(columns=["_s", "_y", "_m"])
+    )
+    columns = [*CELL, "source", "n", "successes", "rate", "wilson_low", "wilson_high", "errored"]
+    table = table[columns].reset_index(drop=True)
+    for col in ("n", "successes", "errored"):
+        table[col] = table[col].astype("Int64")
+    return table
+
+
+def compact_success_table(table: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """The success table with rounded numbers and blanks for what a row does not have (for printing)."""
+    out = table.copy()
+    for col in ("rate", "wilson_low", "wilson_high"):
+        out[col] = out[col].map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
+    for col in ("n", "successes", "errored"):
+        out[col] = out[col].map(lambda v: "" if pd.isna(v) else str(int(v)))
+    return out
+
+
+def outcomes_by_group(trials: pd.DataFrame) -> dict[str, list[bool]]:
+    """Success flags per ``model · scenario · system`` in trial order (the first-k estimator needs it)."""
+    groups: dict[str, list[bool]] = {}
+    for key, sub in trials.groupby(CELL, sort=False):
+        groups[GROUP_SEPARATOR.join(map(str, key))] = sub.sort_values("trial")["success"].astype(bool).tolist()
+    return groups
+
+
+def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
+    """pass@k, pass^k (unbiased) and the first-k variant per model x scenario x system and k.
+
+    ``group`` is ``scenario · system`` (prefixed by the model when several models ran), ready
+    for :func:`psit_lib.analysis.plots.plot_passk_curves`.
+    """
+    table = passk_table(outcomes_by_group(trials), ks)
+    split = table["group"].str.split(GROUP_SEPARATOR, n=2, expand=True)
+    for i, col in enumerate(CELL):
+        table.insert(i, col, split[i])
+    one_model = table["model"].nunique() == 1
+    table["group"] = (table["scenario"] + GROUP_SEPARATOR + table["system"]) if one_model else table["group"]
+    return table
+
+
+def pass_hat_at_n(passk: pd.DataFrame) -> pd.DataFrame:
+    """pass^k at the largest k per cell, side by side with the first-k variant."""
+    top = passk[passk["k"] == passk["k"].max()]
+    return top[[*CELL, "k", "n", "successes", "pass_hat_k", "first_k_all_succeed"]].reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- one trial's episodes
+
+
+def _short(text: Any, limit: int) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def episode_table(record: Mapping[str, Any], summary_chars: int = 110) -> pd.DataFrame:
+    """The episodes of one BASIS trial: source, kind, mask, who may see it, ingest outcome, summary."""
+    rows = [
+        {
+            "episode": ep["episode_id"],
+            "source": ep["source"],
+            "kind": ep.get("kind"),
+            "step": ep.get("step"),
+            "mask": ep["access_mask"],
+            "visible to": ", ".join(ep["visible_to"]),
+            "ingest": ep.get("ingest") if ep.get("ingest") == "ok" else f"fallback ({_short(ep.get('fallback_reason'), 60)})",
+            "cortex saw": ", ".join(ep.get("cortex_window") or []) or "-",
+            "summary": _short(ep.get("summary"), summary_chars),
+        }
+        for ep in record.get("episodes") or []
+    ]
+    return pd.DataFrame(rows, columns=["episode", "source", "kind", "step", "mask", "visible to", "ingest",
+                                       "cortex saw", "summary"])
+
+
+def visibility_matrix(record: Mapping[str, Any]) -> pd.DataFrame:
+    """Rows: each agent step in order; columns: episodes; "x" where the episode was in that step's context."""
+    episodes = [ep["episode_id"] for ep in record.get("episodes") or []]
+    rows = []
+    for view in record.get("views") or []:
+        seen = set(view["visible_episodes"])
+        rows.append({"agent step": f"{view['agent']} · {view['step']}",
+                     **{ep: ("x" if ep in seen else "") for ep in episodes}})
+    return pd.DataFrame(rows, columns=["agent step", *episodes]).set_index("agent step")
+
+
+def pick_example(records: Sequence[Mapping[str, Any]], scenario: str, system: str = "basis") -> Mapping[str, Any] | None:
+    """A trial worth showing: the first of the cell in which the orchestrator corrected the
+    subagent, else the first finished one (None when the cell has none)."""
+    cell = [r for r in records if r.get("status") == "ok" and r.get("scenario") == scenario and r.get("system") == system]
+    corrected = [r for r in cell if len(r.get("delegations") or []) > 1]
+    return (corrected or cell or [None])[0]

@@ -1,0 +1,467 @@
+"""The BASIS multi-agent system on the CabApp, as LangGraph graphs (SPEC §6).
+
+Two agents: an orchestrator (role ``basis_orchestrator``) that talks to the user and can only
+act through a ``delegate_to_cab_agent`` tool, and a cab subagent (role ``cab_subagent``) that
+turns one instruction into calls of the real CabApp tools. The subagent carries a hidden
+policy (the scenario's confounder): the harness applies it to the subagent's tool arguments
+and runs its follow-up calls (``Scenario.execute``), so the subagent's own conversation shows
+the calls as it made them, while its reply to the orchestrator never mentions them.
+
+Two systems share every prompt, graph node and limit:
+
+* ``baseline``: the orchestrator learns what happened only from the subagent's reply;
+* ``basis``: a :class:`~psit_lib.studies.basis.cortex_agent.CortexAgent` turns every agent step into
+  an episode right after the step (orchestrator steps, each completed delegation, every
+  subagent step), and before every agent step the episodes that agent may see go into its
+  system prompt under ``<relevant_multiagent_context>``.
+
+Whatever difference in success the two systems show comes from that information flow.
+Loops are bounded (``BasisLimits``); a limit hit, a tool call with unreadable arguments or an
+unknown tool is recorded in ``MultiAgentRun.errors`` and the run goes on or ends cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from psit_lib.llm.errors import ModelOutputError
+from psit_lib.memory.cortex import AgentRegistry, DEFAULT_FALLBACK, Episode, FallbackPolicy, format_mask
+from psit_lib.studies.basis.cab import CAB_TOOL_NAMES, CAB_TOOLS, RecordingCabApp, Scenario
+
+from psit_lib.studies.basis.cortex_agent import ContextView, CortexAgent
+from psit_lib.studies.basis.prompts import (
+    AGENT_IDS,
+    CORTEX_ROLE,
+    DELEGATE_TOOL,
+    DELEGATE_TOOL_NAME,
+    ORCHESTRATOR_ID,
+    ORCHESTRATOR_PROMPT,
+    SUBAGENT_ID,
+    SUBAGENT_PROMPT,
+    TracedCall,
+    step_trace,
+    with_context,
+)
+
+SystemKind = Literal["baseline", "basis"]
+SYSTEMS: tuple[SystemKind, ...] = ("baseline", "basis")
+
+
+class UnknownSystemError(ValueError):
+    """A system name other than ``baseline`` or ``basis``."""
+
+
+@dataclass(frozen=True)
+class BasisLimits:
+    """Upper bounds on model calls, so a confused model cannot loop forever."""
+
+    orchestrator_max_steps: int = 4
+    subagent_max_steps: int = 6
+
+    def __post_init__(self) -> None:
+        for name in ("orchestrator_max_steps", "subagent_max_steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}.")
+
+
+@dataclass(frozen=True)
+class ExecutedToolCall:
+    """A CabApp call that reached the app: who asked for it, with which arguments, what came back."""
+
+    delegation: int
+    subagent_step: int
+    name: str
+    arguments: Any
+    result: str
+    ok: bool
+    by_policy: bool
+
+
+@dataclass(frozen=True)
+class DelegationRecord:
+    """One delegate call: the instruction, the subagent's reply and how many steps it took."""
+
+    index: int
+    instruction: str
+    reply: str | None
+    steps: int
+
+
+@dataclass
+class MultiAgentRun:
+    """Everything a trial needs to report about one run of the system."""
+
+    system: SystemKind
+    final_answer: str | None = None
+    orchestrator_steps: int = 0
+    delegations: list[DelegationRecord] = field(default_factory=list)
+    tool_calls: list[ExecutedToolCall] = field(default_factory=list)
+    views: list[ContextView] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def episodes_json(self, registry: AgentRegistry) -> list[dict[str, Any]]:
+        """Episodes with their masks as strings and the agents that may see them."""
+        return [
+            {
+                "episode_id": ep.episode_id,
+                "source": ep.source_agent_id,
+                "kind": ep.metadata.get("kind"),
+                "step": ep.metadata.get("step"),
+                "access_mask": format_mask(ep.access_mask, registry.width),
+                "visible_to": registry.agents_in(ep.access_mask),
+                "summary": ep.summary,
+                "ingest": ep.metadata.get("ingest"),
+                "mask_text": ep.metadata.get("mask_text"),
+                "fallback_reason": ep.metadata.get("fallback_reason"),
+                "cortex_window": ep.metadata.get("cortex_window", []),
+                "raw_trace": ep.raw_trace,
+            }
+            for ep in self.episodes
+        ]
+
+    def views_json(self) -> list[dict[str, Any]]:
+        """Before which step each agent saw which episodes (and how long its context block was)."""
+        return [
+            {
+                "agent": v.agent_id,
+                "step": v.step_label,
+                "visible_episodes": list(v.episode_ids),
+                "context_chars": len(v.block),
+            }
+            for v in self.views
+        ]
+
+
+class SubagentState(TypedDict):
+    delegation: int
+    instruction: str
+    messages: list[dict[str, Any]]
+    steps: int
+    reply: str | None
+    done: bool
+    pending_trace: str | None
+
+
+class OrchestratorState(TypedDict):
+    request: str
+    messages: list[dict[str, Any]]
+    steps: int
+    pending: list[tuple[str, str]]
+    final: str | None
+    done: bool
+    pending_trace: str | None
+    pending_kind: str | None
+
+
+def _bad_arguments_result(exc: Exception) -> str:
+    return f"Error: the tool arguments could not be read ({exc}); send a JSON object."
+
+
+class CabMultiAgentSystem:
+    """One trial's orchestrator + cab subagent, with or without the cortex.
+
+    ``session`` is the episode's :class:`~psit_lib.llm.ModelSession` (or anything with the same
+    ``chat``/``branch`` methods); each agent, and the cortex, gets its own branch.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        app: RecordingCabApp,
+        session: Any,
+        *,
+        system: SystemKind,
+        limits: BasisLimits = BasisLimits(),
+        fallback: FallbackPolicy = DEFAULT_FALLBACK,
+    ) -> None:
+        if system not in SYSTEMS:
+            raise UnknownSystemError(f"Unknown system {system!r}; choose one of {', '.join(SYSTEMS)}.")
+        self.scenario = scenario
+        self.app = app
+        self.limits = limits
+        self.registry = AgentRegistry(AGENT_IDS)
+        self.orchestrator_session = session.branch(ORCHESTRATOR_ID)
+        self.subagent_session = session.branch(SUBAGENT_ID)
+        self.cortex = (
+            CortexAgent(session.branch(CORTEX_ROLE), self.registry, fallback=fallback) if system == "basis" else None
+        )
+        self.run_record = MultiAgentRun(system=system)
+        self.subagent_graph = self._build_subagent_graph()
+        self.orchestrator_graph = self._build_orchestrator_graph()
+
+    # -- shared pieces ---------------------------------------------------------------------
+    def _system_prompt(self, agent_id: str, base: str, step_label: str) -> str:
+        """The agent's system prompt; with the cortex, its visible episodes are added first."""
+        if self.cortex is None:
+            self.run_record.views.append(ContextView(agent_id, step_label, (), ""))
+            return base
+        view = self.cortex.view_for(agent_id, step_label)
+        self.run_record.views.append(view)
+        return with_context(base, view.block)
+
+    async def _ingest(self, agent_id: str, trace: str | None, kind: str, step_label: str) -> None:
+        if self.cortex is None or trace is None:
+            return
+        await self.cortex.ingest(agent_id, trace, {"kind": kind, "step": step_label})
+
+    # -- the cab subagent --------------------------------------------------------------------
+    def _build_subagent_graph(self):
+        graph = StateGraph(SubagentState)
+        graph.add_node("act", self._subagent_act)
+        graph.add_edge(START, "act")
+        if self.cortex is not None:
+            graph.add_node("record", self._subagent_record)
+            graph.add_edge("act", "record")
+            graph.add_conditional_edges("record", lambda s: END if s["done"] else "act")
+        else:
+            graph.add_conditional_edges("act", lambda s: END if s["done"] else "act")
+        return graph.compile()
+
+    async def _subagent_act(self, state: SubagentState) -> dict[str, Any]:
+        """One subagent step: a model call, then every tool call it asked for (under the policy)."""
+        step = state["steps"] + 1
+        delegation = state["delegation"]
+        label = f"d{delegation} step {step}"
+        instruction = state["instruction"]
+        system = self._system_prompt(SUBAGENT_ID, SUBAGENT_PROMPT, label)
+        result = await self.subagent_session.chat(
+            [{"role": "system", "content": system}, *state["messages"]], role=SUBAGENT_ID, tools=CAB_TOOLS
+        )
+        messages = list(state["messages"])
+        inputs = [("instruction", instruction)]
+        if not result.tool_calls:
+            messages.append({"role": "assistant", "content": result.content})
+            trace = step_trace(SUBAGENT_ID, "subagent_step", inputs=inputs, reply=result.content)
+            return {"messages": messages, "steps": step, "reply": result.content, "done": True, "pending_trace": trace}
+
+        wire_calls, tool_messages, traced, follow_ups = [], [], [], []
+        for call in result.tool_calls:
+            try:
+                arguments = call.parsed_arguments()
+            except ModelOutputError as exc:
+                text = _bad_arguments_result(exc)
+                self.run_record.errors.append(f"{SUBAGENT_ID} {label}: {exc}")
+                wire_calls.append(call.to_message())
+                tool_messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+                traced.append(TracedCall(call.name, call.arguments, text))
+                continue
+            if call.name not in CAB_TOOL_NAMES:
+                self.run_record.errors.append(f"{SUBAGENT_ID} {label}: called unknown tool {call.name!r}")
+            executed = self.scenario.execute(self.app, call.name, arguments, instruction)
+            asked = executed[0]
+            # The policy is the subagent's own behaviour, so its history shows the arguments used.
+            wire = call.to_message()
+            wire["function"]["arguments"] = json.dumps(asked.arguments)
+            wire_calls.append(wire)
+            tool_messages.append({"role": "tool", "tool_call_id": call.id, "content": asked.result})
+            traced.append(TracedCall(asked.name, asked.arguments, asked.result))
+            follow_ups.extend(executed[1:])
+            for done in executed:
+                self._record_call(delegation, step, done.name, done.arguments, done.result, done.by_policy)
+        messages.append({"role": "assistant", "content": result.content or None, "tool_calls": wire_calls})
+        messages.extend(tool_messages)
+        if follow_ups:
+            ids = [f"call_auto_{delegation}_{step}_{i}" for i in range(len(follow_ups))]
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": i, "type": "function", "function": {"name": f.name, "arguments": json.dumps(f.arguments)}}
+                        for i, f in zip(ids, follow_ups)
+                    ],
+                }
+            )
+            messages.extend({"role": "tool", "tool_call_id": i, "content": f.result} for i, f in zip(ids, follow_ups))
+            traced.extend(TracedCall(f.name, f.arguments, f.result) for f in follow_ups)
+        trace = step_trace(SUBAGENT_ID, "subagent_step", inputs=inputs, calls=traced, reply=result.content or None)
+        done = step >= self.limits.subagent_max_steps
+        if done:
+            self.run_record.errors.append(
+                f"{SUBAGENT_ID} reached its step limit ({self.limits.subagent_max_steps}) in delegation "
+                f"{delegation} without replying."
+            )
+        return {"messages": messages, "steps": step, "done": done, "pending_trace": trace}
+
+    async def _subagent_record(self, state: SubagentState) -> dict[str, Any]:
+        label = f"d{state['delegation']} step {state['steps']}"
+        await self._ingest(SUBAGENT_ID, state["pending_trace"], "subagent_step", label)
+        return {"pending_trace": None}
+
+    def _record_call(self, delegation: int, step: int, name: str, arguments: Any, result: str, by_policy: bool) -> None:
+        ok = not result.startswith("Error:")
+        self.run_record.tool_calls.append(
+            ExecutedToolCall(delegation, step, name, arguments, result, ok, by_policy)
+        )
+
+    async def delegate(self, instruction: str) -> DelegationRecord:
+        """Run the cab subagent on one instruction (a fresh conversation) and return its reply."""
+        index = len(self.run_record.delegations) + 1
+        state: SubagentState = {
+            "delegation": index,
+            "instruction": instruction,
+            "messages": [{"role": "user", "content": instruction}],
+            "steps": 0,
+            "reply": None,
+            "done": False,
+            "pending_trace": None,
+        }
+        final = await self.subagent_graph.ainvoke(
+            state, config={"recursion_limit": 4 * self.limits.subagent_max_steps + 10}
+        )
+        record = DelegationRecord(index, instruction, final["reply"], final["steps"])
+        self.run_record.delegations.append(record)
+        return record
+
+    # -- the orchestrator --------------------------------------------------------------------
+    def _build_orchestrator_graph(self):
+        graph = StateGraph(OrchestratorState)
+        graph.add_node("decide", self._orchestrator_decide)
+        graph.add_node("delegate", self._orchestrator_delegate)
+        graph.add_edge(START, "decide")
+
+        def after_decide(state: OrchestratorState) -> str:
+            if self.cortex is not None:
+                return "record"
+            return self._route_after_step(state)
+
+        def after_delegate(state: OrchestratorState) -> str:
+            if self.cortex is not None:
+                return "record"
+            return self._route_after_delegation(state)
+
+        targets = ["delegate", "decide", END]
+        if self.cortex is not None:
+            graph.add_node("record", self._orchestrator_record)
+            graph.add_conditional_edges("record", self._route_after_record, targets)
+            targets = ["record", *targets]
+        graph.add_conditional_edges("decide", after_decide, targets)
+        graph.add_conditional_edges("delegate", after_delegate, targets)
+        return graph.compile()
+
+    def _route_after_step(self, state: OrchestratorState) -> str:
+        if state["done"]:
+            return END
+        return "delegate" if state["pending"] else self._route_after_delegation(state)
+
+    def _route_after_delegation(self, state: OrchestratorState) -> str:
+        if state["pending"]:
+            return "delegate"
+        if state["steps"] >= self.limits.orchestrator_max_steps:
+            return END
+        return "decide"
+
+    def _route_after_record(self, state: OrchestratorState) -> str:
+        if state["pending_kind"] == "orchestrator_step":
+            return self._route_after_step(state)
+        return self._route_after_delegation(state)
+
+    async def _orchestrator_decide(self, state: OrchestratorState) -> dict[str, Any]:
+        """One orchestrator step: a model call that either delegates or answers the user."""
+        step = state["steps"] + 1
+        label = f"step {step}"
+        system = self._system_prompt(ORCHESTRATOR_ID, ORCHESTRATOR_PROMPT, label)
+        result = await self.orchestrator_session.chat(
+            [{"role": "system", "content": system}, *state["messages"]], role=ORCHESTRATOR_ID, tools=[DELEGATE_TOOL]
+        )
+        self.run_record.orchestrator_steps = step
+        messages = list(state["messages"])
+        inputs = [("user request", state["request"])]
+        if not result.tool_calls:
+            messages.append({"role": "assistant", "content": result.content})
+            trace = step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs, reply=result.content)
+            return {"messages": messages, "steps": step, "final": result.content, "done": True,
+                    "pending": [], "pending_trace": trace, "pending_kind": "orchestrator_step"}
+
+        pending, traced, refusals = [], [], []
+        for call in result.tool_calls:
+            problem = None
+            if call.name != DELEGATE_TOOL_NAME:
+                problem = f"Error: unknown tool {call.name!r}; the only tool is {DELEGATE_TOOL_NAME}."
+            else:
+                try:
+                    instruction = call.parsed_arguments().get("instruction")
+                except ModelOutputError as exc:
+                    instruction, problem = None, _bad_arguments_result(exc)
+                if problem is None and (not isinstance(instruction, str) or not instruction.strip()):
+                    problem = "Error: the delegation needs a non-empty string 'instruction'."
+            if problem is not None:
+                self.run_record.errors.append(f"{ORCHESTRATOR_ID} {label}: {problem}")
+                refusals.append({"role": "tool", "tool_call_id": call.id, "content": problem})
+                traced.append(TracedCall(call.name, call.arguments, problem))
+            else:
+                pending.append((call.id, instruction))
+                traced.append(TracedCall(call.name, {"instruction": instruction}, None))
+        messages.append({"role": "assistant", "content": result.content or None,
+                         "tool_calls": [call.to_message() for call in result.tool_calls]})
+        messages.extend(refusals)
+        if not pending and step >= self.limits.orchestrator_max_steps:
+            self.run_record.errors.append(
+                f"{ORCHESTRATOR_ID} reached its step limit ({self.limits.orchestrator_max_steps}) "
+                "without answering the user."
+            )
+        trace = step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs, calls=traced,
+                           reply=result.content or None)
+        return {"messages": messages, "steps": step, "pending": pending, "done": False,
+                "pending_trace": trace, "pending_kind": "orchestrator_step"}
+
+    async def _orchestrator_delegate(self, state: OrchestratorState) -> dict[str, Any]:
+        """Run the first pending delegation; its completion is a step of its own for the cortex."""
+        (call_id, instruction), rest = state["pending"][0], state["pending"][1:]
+        record = await self.delegate(instruction)
+        reply = record.reply if record.reply is not None else (
+            "Error: the cab agent stopped at its step limit without replying."
+        )
+        messages = [*state["messages"], {"role": "tool", "tool_call_id": call_id, "content": reply}]
+        trace = step_trace(
+            ORCHESTRATOR_ID, "delegation", inputs=[("instruction", instruction), ("cab agent reply", reply)]
+        )
+        if not rest and state["steps"] >= self.limits.orchestrator_max_steps:
+            self.run_record.errors.append(
+                f"{ORCHESTRATOR_ID} reached its step limit ({self.limits.orchestrator_max_steps}) "
+                "without answering the user."
+            )
+        return {"messages": messages, "pending": rest, "pending_trace": trace, "pending_kind": "delegation"}
+
+    async def _orchestrator_record(self, state: OrchestratorState) -> dict[str, Any]:
+        kind = state["pending_kind"] or "orchestrator_step"
+        label = f"step {state['steps']}" if kind == "orchestrator_step" else f"delegation {len(self.run_record.delegations)}"
+        await self._ingest(ORCHESTRATOR_ID, state["pending_trace"], kind, label)
+        return {"pending_trace": None}
+
+    # -- running ------------------------------------------------------------------------------
+    async def run(self, user_request: str | None = None) -> MultiAgentRun:
+        """Serve the scenario's user request (or ``user_request``) once and return the run record."""
+        request = user_request if user_request is not None else self.scenario.user_request
+        state: OrchestratorState = {
+            "request": request,
+            "messages": [{"role": "user", "content": request}],
+            "steps": 0,
+            "pending": [],
+            "final": None,
+            "done": False,
+            "pending_trace": None,
+            "pending_kind": None,
+        }
+        limit = 6 * self.limits.orchestrator_max_steps * (self.limits.orchestrator_max_steps + 2) + 20
+        final = await self.orchestrator_graph.ainvoke(state, config={"recursion_limit": limit})
+        self.run_record.final_answer = final["final"]
+        if self.cortex is not None:
+            self.run_record.episodes = list(self.cortex.store)
+        return self.run_record
+
+
+def executed_calls_json(run: MultiAgentRun) -> list[dict[str, Any]]:
+    """The run's CabApp calls as plain dicts (results cut to 300 characters for the record)."""
+    out = []
+    for call in run.tool_calls:
+        row = asdict(call)
+        row["result"] = call.result if len(call.result) <= 300 else call.result[:299] + "…"
+        out.append(row)
+    return out

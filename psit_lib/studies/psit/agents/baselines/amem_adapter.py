@@ -1,0 +1,193 @@
+"""A-Mem (Xu et al., 2025) as a small, faithful reimplementation of its memory policy.
+
+Why not the library: ``a-mem`` 0.2.6 runs offline but costs about 600 MB, about 13 s per
+import, and caps ``openai`` below 3, which this workbench cannot take. Its *policy* is small,
+so it is reimplemented here with the same steps and our own prompt wording:
+
+1. **Note construction** (one hidden call per turn): the finished public exchange becomes a
+   note; the model analyses it, seeing the last ``m`` = 30 messages of public dialogue for
+   context, and returns keywords, a one-sentence context and tags (JSON schema).
+2. **Embedding**: all-MiniLM-L6-v2 over content + context + keywords + tags.
+3. **Memory evolution** (one hidden call when the store has notes): the new note and its
+   nearest neighbours (5, A-Mem's default) go to the model, which may *strengthen* (link the
+   note to neighbours, retag it) and *update neighbours* (new context and tags).
+4. **Retrieval**: the top ``k`` = 8 notes by cosine similarity with the new user message.
+
+Deviation from the reference set-up: an in-memory vector list instead of ChromaDB (same
+cosine ranking; ties broken by age), and a synthetic clock for note timestamps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from typing import Any
+
+from psit_lib.llm.errors import ModelOutputError
+
+from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
+from psit_lib.studies.psit.agents.baselines.calls import HiddenCall
+from psit_lib.studies.psit.agents.baselines.embedder import embed, require_embedder
+from psit_lib.studies.psit.agents.baselines.similarity import recall_top_k, top_k
+
+AMEM_SETTINGS = BaselineSettings(window=30, top_k=8)
+EVOLUTION_NEIGHBOURS = 5
+
+ANALYSIS_SYSTEM = (
+    "You organise an assistant's long-term memory as a network of notes. For the new note you "
+    "are given, generate: 'keywords' (the most important concepts, nouns and verbs first, at "
+    "least three), 'context' (one sentence on the topic, the main points and the purpose of the "
+    "note) and 'tags' (broad categories for classifying it, at least three). Reply with JSON only.")
+
+EVOLUTION_SYSTEM = (
+    "You maintain a network of memory notes. Given a new note and its nearest neighbours, decide "
+    "whether the memory should evolve. 'strengthen' links the new note to the neighbours listed in "
+    "'suggested_connections' and replaces its tags with 'tags_to_update'; 'update_neighbor' "
+    "replaces each neighbour's context and tags, in the order given, with "
+    "'new_context_neighborhood' and 'new_tags_neighborhood' (repeat a neighbour's values to keep "
+    "them). Reply with JSON only.")
+
+ANALYSIS_FORMAT = {"type": "json_schema", "json_schema": {"name": "note_analysis", "strict": True, "schema": {
+    "type": "object", "additionalProperties": False, "required": ["keywords", "context", "tags"],
+    "properties": {"keywords": {"type": "array", "items": {"type": "string"}},
+                   "context": {"type": "string"},
+                   "tags": {"type": "array", "items": {"type": "string"}}}}}}
+
+EVOLUTION_FORMAT = {"type": "json_schema", "json_schema": {"name": "memory_evolution", "strict": True, "schema": {
+    "type": "object", "additionalProperties": False,
+    "required": ["should_evolve", "actions", "suggested_connections", "tags_to_update",
+                 "new_context_neighborhood", "new_tags_neighborhood"],
+    "properties": {"should_evolve": {"type": "boolean"},
+                   "actions": {"type": "array", "items": {"type": "string", "enum": ["strengthen", "update_neighbor"]}},
+                   "suggested_connections": {"type": "array", "items": {"type": "string"}},
+                   "tags_to_update": {"type": "array", "items": {"type": "string"}},
+                   "new_context_neighborhood": {"type": "array", "items": {"type": "string"}},
+                   "new_tags_neighborhood": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}}}}}
+
+
+def _dialogue_lines(messages: list[dict[str, str]]) -> str:
+    return "\n".join(f"{m['role'].capitalize()}: {m['content']}" for m in messages)
+
+
+def analysis_messages(content: str, recent: list[dict[str, str]]) -> list[dict[str, str]]:
+    user = (f"<recent_dialogue>\n{_dialogue_lines(recent)}\n</recent_dialogue>\n\n"
+            f"<note>\n{content}\n</note>\n\nAnalyse the note.")
+    return [{"role": "system", "content": ANALYSIS_SYSTEM}, {"role": "user", "content": user}]
+
+
+def _public_view(note: dict[str, Any]) -> dict[str, Any]:
+    return {k: note[k] for k in ("id", "content", "context", "keywords", "tags")}
+
+
+def evolution_messages(note: dict[str, Any], neighbours: list[dict[str, Any]]) -> list[dict[str, str]]:
+    user = (f"<new_note>\n{json.dumps(_public_view(note))}\n</new_note>\n\n"
+            f"<neighbours>\n{json.dumps([_public_view(n) for n in neighbours])}\n</neighbours>\n\n"
+            "Decide how the memory evolves.")
+    return [{"role": "system", "content": EVOLUTION_SYSTEM}, {"role": "user", "content": user}]
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def parse_analysis(text: str) -> dict[str, Any]:
+    """keywords / context / tags from the model's JSON; ModelOutputError when unusable."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelOutputError(f"note analysis is not JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ModelOutputError("note analysis must be a JSON object")
+    return {"keywords": _strings(data.get("keywords")), "context": str(data.get("context", "")),
+            "tags": _strings(data.get("tags"))}
+
+
+def apply_evolution(note: dict[str, Any], neighbours: list[dict[str, Any]], decision: dict[str, Any]) -> None:
+    """Apply an evolution decision in place (A-Mem's strengthen / update_neighbor)."""
+    if not decision.get("should_evolve"):
+        return
+    actions = set(_strings(decision.get("actions")))
+    if "strengthen" in actions:
+        valid = {n["id"] for n in neighbours}
+        links = [i for i in _strings(decision.get("suggested_connections")) if i in valid]
+        note["links"] = list(dict.fromkeys([*note["links"], *links]))
+        if _strings(decision.get("tags_to_update")):
+            note["tags"] = _strings(decision.get("tags_to_update"))
+    if "update_neighbor" in actions:
+        contexts = _strings(decision.get("new_context_neighborhood"))
+        tag_lists = decision.get("new_tags_neighborhood") or []
+        for i, neighbour in enumerate(neighbours):
+            if i < len(contexts) and contexts[i]:
+                neighbour["context"] = contexts[i]
+            if i < len(tag_lists) and _strings(tag_lists[i]):
+                neighbour["tags"] = _strings(tag_lists[i])
+
+
+def note_vector_text(note: dict[str, Any]) -> str:
+    return " ".join([note["content"], note["context"], " ".join(note["keywords"]), " ".join(note["tags"])])
+
+
+def format_note(note: dict[str, Any]) -> str:
+    content = " ".join(note["content"].split())
+    return (f"[{note['timestamp']}] {content} | context: {note['context']} | keywords: "
+            f"{', '.join(note['keywords'])} | tags: {', '.join(note['tags'])}")
+
+
+class AMemBackend:
+    """A-Mem's policy over a store ``{"notes": [...]}`` (each note JSON with its vector)."""
+
+    name = "amem"
+
+    def __init__(self, settings: BaselineSettings = AMEM_SETTINGS) -> None:
+        require_embedder()
+        self.settings = settings
+
+    def empty_store(self) -> dict[str, Any]:
+        return {"notes": []}
+
+    async def recall(self, store: dict[str, Any], turn: TurnInput) -> Recall:
+        block = await recall_top_k(store.get("notes", []), turn.user, self.settings.top_k, format_note)
+        return Recall(block, store)
+
+    async def memorize(self, store: dict[str, Any], turn: TurnInput, reply: str) -> Memorized:
+        notes = copy.deepcopy(store.get("notes", []))
+        exchange = [{"role": "user", "content": turn.user}, {"role": "assistant", "content": reply}]
+        content = _dialogue_lines(exchange)
+        recent = [*turn.history, *exchange][-self.settings.window:]
+        calls: list[HiddenCall] = []
+
+        result = await turn.session.chat(analysis_messages(content, recent), role="amem_note_analysis",
+                                         response_format=ANALYSIS_FORMAT)
+        try:
+            analysis = parse_analysis(result.content)
+            calls.append(HiddenCall(self.name, "amem.note_analysis", result.usage.prompt_tokens,
+                                    result.usage.completion_tokens))
+        except ModelOutputError as exc:  # A-Mem keeps the note with empty metadata
+            analysis = {"keywords": [], "context": "General", "tags": []}
+            calls.append(HiddenCall(self.name, "amem.note_analysis", result.usage.prompt_tokens,
+                                    result.usage.completion_tokens, ok=False, error=str(exc)))
+        note = {"id": f"n{turn.turn:04d}", "content": content,
+                "timestamp": turn_time(turn.turn).strftime("%Y-%m-%d %H:%M"), "links": [], **analysis}
+
+        if notes:
+            probe = await asyncio.to_thread(embed, note_vector_text(note))
+            neighbours = [notes[i] for i in top_k(probe, [n["vector"] for n in notes], EVOLUTION_NEIGHBOURS)]
+            result = await turn.session.chat(evolution_messages(note, neighbours), role="amem_evolution",
+                                             response_format=EVOLUTION_FORMAT)
+            try:
+                decision = json.loads(result.content)
+                if not isinstance(decision, dict):
+                    raise ValueError("not a JSON object")
+                apply_evolution(note, neighbours, decision)
+                calls.append(HiddenCall(self.name, "amem.evolution", result.usage.prompt_tokens,
+                                        result.usage.completion_tokens))
+            except (ValueError, TypeError) as exc:  # A-Mem skips evolution on a bad reply
+                calls.append(HiddenCall(self.name, "amem.evolution", result.usage.prompt_tokens,
+                                        result.usage.completion_tokens, ok=False,
+                                        error=f"evolution reply unusable: {exc}"[:300]))
+            for neighbour in neighbours:  # neighbours' metadata may have changed
+                neighbour["vector"] = await asyncio.to_thread(embed, note_vector_text(neighbour))
+
+        note["vector"] = await asyncio.to_thread(embed, note_vector_text(note))
+        return Memorized({"notes": [*notes, note]}, calls)

@@ -1,0 +1,185 @@
+"""Mem0, the real library (``mem0ai==1.0.11``), configured as in the reference study.
+
+Why 1.0.11: it is the last release whose ``add`` does LLM fact extraction followed by an
+LLM decision to ADD / UPDATE / DELETE memories, as the study describes (2.x replaced this
+with one additive call). Configuration: ``openai`` LLM provider pointed at the run's endpoint
+(the loopback simulator server offline; its LiteLLM route rejects unknown model names),
+``huggingface`` embedder given the local all-MiniLM-L6-v2 path (384 dims), ``qdrant`` in
+memory, history in an in-memory SQLite database, telemetry off.
+
+Policy per turn:
+- recall: ``Memory.search(user message, limit=k)`` with k = 10 (no model call);
+- memorize: ``Memory.add(last m messages)`` with m = 10 (the finished exchange and the
+  messages before it), scoped to one ``user_id``: one fact-extraction call, then one update
+  call when facts were found. These are the hidden calls.
+
+Forking: a ``Memory`` object is only a scratch workspace. Each operation takes an idle one
+from a process-wide pool, loads the store snapshot from the state into its Qdrant collection,
+runs, and exports the collection back into a snapshot (ids re-keyed by position and wall-clock
+``updated_at`` dropped, so snapshots are deterministic). Memories carry the synthetic turn time
+as ``created_at``.
+
+Guarded faults: Mem0 logs and swallows a failed model call (and then stores nothing); the
+adapter records every call and raises :class:`BaselineLibraryError` if one failed, so a broken
+endpoint shows up as an episode error rather than as silently empty memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from typing import Any
+
+from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
+from psit_lib.studies.psit.agents.baselines.base import BaselineLibraryError, BaselineSettings, Memorized, Recall, TurnInput, turn_time
+from psit_lib.studies.psit.agents.baselines.calls import CountingOpenAI, CallLedger
+from psit_lib.studies.psit.agents.baselines.embedder import EMBEDDING_DIMS, model_path, shared_encoder
+from psit_lib.studies.psit.agents.baselines.endpoint import LibraryEndpoint, library_endpoint
+
+try:
+    import mem0.embeddings.huggingface as _mem0_hf
+    from mem0 import Memory
+    from mem0.memory.storage import SQLiteManager
+except ImportError as exc:  # pragma: no cover - exercised only without the optional packages
+    from psit_lib.studies.psit.agents.baselines.embedder import BaselineUnavailableError
+
+    raise BaselineUnavailableError("the mem0 baseline needs mem0ai==1.0.11, qdrant-client and "
+                                   "sentence-transformers (see the install script)") from exc
+
+MEM0_SETTINGS = BaselineSettings(window=10, top_k=10)
+USER_ID = "player"
+COLLECTION = "psit_mem0"
+_ID_NAMESPACE = uuid.UUID("6f1c2a52-4d55-4c8e-9d2e-8c3b5a0e7f11")
+_MAX_POINTS = 100_000
+
+
+def _use_shared_embedder() -> None:
+    """Make Mem0's HuggingFace embedder use the process's shared model for our model path."""
+    if getattr(_mem0_hf, "_psit_shared_encoder", False):
+        return
+    original, path = _mem0_hf.SentenceTransformer, model_path()
+
+    def sentence_transformer(name: str, *args: Any, **kwargs: Any) -> Any:
+        return shared_encoder() if name == path else original(name, *args, **kwargs)
+
+    _mem0_hf.SentenceTransformer = sentence_transformer
+    _mem0_hf._psit_shared_encoder = True
+
+
+class _Workspace:
+    """One Mem0 ``Memory`` (Qdrant in memory) used as scratch space for one operation at a time."""
+
+    def __init__(self, endpoint: LibraryEndpoint) -> None:
+        _use_shared_embedder()
+        self.memory = Memory.from_config({
+            "llm": {"provider": "openai", "config": {"model": endpoint.model, "api_key": endpoint.api_key,
+                                                     "openai_base_url": endpoint.base_url}},
+            "embedder": {"provider": "huggingface", "config": {"model": model_path(),
+                                                               "embedding_dims": EMBEDDING_DIMS}},
+            "vector_store": {"provider": "qdrant", "config": {"collection_name": COLLECTION, "path": ":memory:",
+                                                              "embedding_model_dims": EMBEDDING_DIMS}},
+            "history_db_path": ":memory:",
+        })
+        self.counter = CountingOpenAI(endpoint, "mem0")
+        self.memory.llm.client = self.counter
+
+    def load(self, store: dict[str, Any]) -> CallLedger:
+        """Replace the collection's contents with the snapshot; returns a fresh call ledger."""
+        vs = self.memory.vector_store
+        vs.delete_col()
+        vs.create_col(EMBEDDING_DIMS, False)
+        self.memory.db.close()  # a fresh history log (SQLiteManager.reset deadlocks in 1.0.11)
+        self.memory.db = SQLiteManager(":memory:")
+        entries = store.get("memories", [])
+        if entries:
+            vs.insert(vectors=[e["vector"] for e in entries], payloads=[dict(e["payload"]) for e in entries],
+                      ids=[e["id"] for e in entries])
+        self.counter.ledger = CallLedger()
+        return self.counter.ledger
+
+    def export(self) -> dict[str, Any]:
+        vs = self.memory.vector_store
+        points, _ = vs.client.scroll(collection_name=vs.collection_name, limit=_MAX_POINTS,
+                                     with_payload=True, with_vectors=True)
+        points = sorted(points, key=lambda p: (str(p.payload.get("created_at", "")), str(p.payload.get("data", ""))))
+        memories = []
+        for i, point in enumerate(points):
+            payload = {k: v for k, v in point.payload.items() if k != "updated_at"}
+            memories.append({"id": str(uuid.uuid5(_ID_NAMESPACE, f"{i}:{payload.get('hash', '')}")),
+                             "vector": [float(x) for x in point.vector], "payload": payload})
+        return {"memories": memories}
+
+
+_pool: dict[LibraryEndpoint, list[_Workspace]] = {}
+_pool_lock = threading.Lock()
+
+
+def _acquire(endpoint: LibraryEndpoint) -> _Workspace:
+    with _pool_lock:
+        idle = _pool.setdefault(endpoint, [])
+        if idle:
+            return idle.pop()
+    return _Workspace(endpoint)
+
+
+def _release(endpoint: LibraryEndpoint, workspace: _Workspace) -> None:
+    with _pool_lock:
+        _pool.setdefault(endpoint, []).append(workspace)
+
+
+def _check(ledger: CallLedger) -> None:
+    """Raise if any model call of the operation failed (Mem0 swallows a failed update call)."""
+    failed = ledger.failures()
+    if failed:
+        raise BaselineLibraryError(f"mem0's {failed[0].kind} model call failed ({failed[0].error}); "
+                                   "Mem0 would have continued with its memory silently unchanged")
+
+
+class Mem0Backend:
+    """The real Mem0 over a store ``{"memories": [{"id", "vector", "payload"}]}``."""
+
+    name = "mem0"
+
+    def __init__(self, settings: BaselineSettings = MEM0_SETTINGS) -> None:
+        self.settings = settings
+
+    def empty_store(self) -> dict[str, Any]:
+        return {"memories": []}
+
+    def _recall(self, endpoint: LibraryEndpoint, store: dict[str, Any], query: str) -> Recall:
+        workspace = _acquire(endpoint)
+        try:
+            ledger = workspace.load(store)
+            found = workspace.memory.search(query, user_id=USER_ID, limit=self.settings.top_k)["results"]
+        finally:
+            _release(endpoint, workspace)
+        _check(ledger)
+        return Recall("\n".join(f"- {m['memory']}" for m in found), store, ledger.calls)
+
+    def _memorize(self, endpoint: LibraryEndpoint, store: dict[str, Any], messages: list[dict[str, str]],
+                  created_at: str) -> Memorized:
+        workspace = _acquire(endpoint)
+        try:
+            ledger = workspace.load(store)
+            try:
+                workspace.memory.add(messages, user_id=USER_ID, metadata={"created_at": created_at})
+            except Exception as exc:  # a failed extraction call propagates out of Memory.add
+                _check(ledger)
+                raise BaselineLibraryError(f"mem0 failed while adding memories: {exc}") from exc
+            new_store = workspace.export()
+        finally:
+            _release(endpoint, workspace)
+        _check(ledger)
+        return Memorized(new_store, ledger.calls)
+
+    async def recall(self, store: dict[str, Any], turn: TurnInput) -> Recall:
+        if not store.get("memories"):
+            return Recall("", store)
+        return await asyncio.to_thread(self._recall, library_endpoint(turn.session), store, turn.user)
+
+    async def memorize(self, store: dict[str, Any], turn: TurnInput, reply: str) -> Memorized:
+        messages = [*turn.history, {"role": "user", "content": turn.user},
+                    {"role": "assistant", "content": reply}][-self.settings.window:]
+        return await asyncio.to_thread(self._memorize, library_endpoint(turn.session), store,
+                                       [dict(m) for m in messages], turn_time(turn.turn).isoformat())

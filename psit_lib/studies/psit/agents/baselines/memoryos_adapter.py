@@ -1,0 +1,237 @@
+"""MemoryOS, the real library (``memoryos-pro==0.1.0``), configured as in the reference study.
+
+MemoryOS keeps three tiers in local JSON files: a short-term FIFO of question-answer pairs
+(capacity m = 10, the library's unit and default), mid-term topic sessions filled by eviction
+from short-term (continuity check, meta summary, topic summary and keyword calls), and a
+long-term user profile and knowledge base promoted from "hot" mid-term sessions (heat =
+visits + interaction length + recency). Retrieval returns up to k = 7 mid-term pages plus
+matching knowledge.
+
+Policy per turn:
+- recall: ``Retriever.retrieve_context(user message)`` (one keyword call once mid-term memory
+  exists; visits raise session heat, so the store changes); the block is built as the
+  library's own ``get_response`` builds its prompt: short-term history, retrieved pages,
+  user profile and knowledge;
+- memorize: ``Memoryos.add_memory(user message, reply)`` with the exchange's synthetic time.
+  With the default m = 10 the short-term tier only overflows after ten exchanges, so a
+  4-move Hangman fork test makes no hidden calls at all: that is the library's behaviour.
+
+Forking: each operation rebuilds a ``Memoryos`` in a fresh temporary directory from the store
+snapshot in the state (its JSON files plus the updater's last evicted page) and exports the
+files back, with session and page ids re-keyed by position so snapshots are deterministic.
+
+Guarded faults (library-wide patches, installed once, carrying no per-agent state):
+- a topic-summary reply that is a JSON object instead of an array crashed the updater:
+  :func:`normalise_summaries` turns it into the list the library iterates;
+- the library returns the string "Error: Could not get response from LLM." instead of raising
+  and would store it as a summary or keyword: every call is recorded, and a failed one raises
+  :class:`BaselineLibraryError` after the operation;
+- it prints progress on every step (silenced into debug logging) and loads its embedder by
+  name (pre-filled with the shared local model); its internal clock is frozen at the episode
+  start, so heat recency stays 1, as it would within a minutes-long episode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import tempfile
+from typing import Any
+
+from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
+from psit_lib.studies.psit.agents.baselines.base import CLOCK_START, BaselineLibraryError, BaselineSettings, Memorized, Recall, TurnInput, turn_time
+from psit_lib.studies.psit.agents.baselines.calls import CallLedger, CountingOpenAI
+from psit_lib.studies.psit.agents.baselines.embedder import shared_encoder
+from psit_lib.studies.psit.agents.baselines.endpoint import LibraryEndpoint, library_endpoint
+
+try:
+    import memoryos.long_term
+    import memoryos.memoryos
+    import memoryos.mid_term
+    import memoryos.retriever
+    import memoryos.short_term
+    import memoryos.updater
+    import memoryos.utils
+except ImportError as exc:  # pragma: no cover - exercised only without the optional packages
+    from psit_lib.studies.psit.agents.baselines.embedder import BaselineUnavailableError
+
+    raise BaselineUnavailableError("the memoryos baseline needs memoryos-pro==0.1.0 (installed with "
+                                   "--no-deps), faiss-cpu and sentence-transformers (see the install "
+                                   "script)") from exc
+
+MEMORYOS_SETTINGS = BaselineSettings(window=10, top_k=7)
+USER_ID = "player"
+ASSISTANT_ID = "host"
+LIBRARY_MODEL_NAME = "all-MiniLM-L6-v2"
+FROZEN_CLOCK = CLOCK_START.strftime("%Y-%m-%d %H:%M:%S")
+_FILES = {"short_term": ("users", USER_ID, "short_term.json"),
+          "mid_term": ("users", USER_ID, "mid_term.json"),
+          "long_term_user": ("users", USER_ID, "long_term_user.json"),
+          "long_term_assistant": ("assistants", ASSISTANT_ID, "long_term_assistant.json")}
+_MODULES = (memoryos.memoryos, memoryos.utils, memoryos.short_term, memoryos.mid_term,
+            memoryos.long_term, memoryos.updater, memoryos.retriever)
+_log = logging.getLogger("psit.memoryos")
+
+
+def normalise_summaries(parsed: Any) -> list[dict[str, Any]]:
+    """The list of topic dicts MemoryOS iterates, from whatever JSON the model returned."""
+    if isinstance(parsed, dict):
+        inner = next((v for v in parsed.values()
+                      if isinstance(v, list) and any(isinstance(x, dict) for x in v)), None)
+        parsed = inner if inner is not None else [parsed]
+    if not isinstance(parsed, list):
+        return []
+    return [item for item in parsed if isinstance(item, dict)]
+
+
+def _quiet_print(*args: Any, **_: Any) -> None:
+    _log.debug(" ".join(str(a) for a in args))
+
+
+def _install_patches() -> None:
+    if getattr(memoryos.utils, "_psit_patched", False):
+        return
+    original_summary = memoryos.utils.gpt_generate_multi_summary
+
+    def guarded_multi_summary(text: str, client: Any, model: str = "gpt-4o-mini") -> dict[str, Any]:
+        result = original_summary(text, client, model=model)
+        return {**result, "summaries": normalise_summaries(result.get("summaries"))}
+
+    for module in _MODULES:
+        module.print = _quiet_print
+        if hasattr(module, "get_timestamp"):
+            module.get_timestamp = lambda: FROZEN_CLOCK
+    memoryos.updater.gpt_generate_multi_summary = guarded_multi_summary
+    memoryos.utils._model_cache[LIBRARY_MODEL_NAME] = shared_encoder()
+    memoryos.utils._psit_patched = True
+
+
+def rekey(files: dict[str, Any], last_page: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Rename session and page ids by position (``session_0001``, ``page_0001``), everywhere."""
+    mid = files.get("mid_term") or {}
+    sessions = mid.get("sessions", {})
+    session_ids = {sid: f"session_{i:04d}" for i, sid in enumerate(sessions, 1)}
+    page_ids: dict[str, str] = {}
+    for session in sessions.values():
+        for page in session.get("details", []):
+            page_ids.setdefault(page.get("page_id"), f"page_{len(page_ids) + 1:04d}")
+    if last_page and last_page.get("page_id") not in page_ids:
+        page_ids[last_page.get("page_id")] = f"page_{len(page_ids) + 1:04d}"
+
+    def page(p: dict[str, Any]) -> dict[str, Any]:
+        return {**p, **{k: page_ids.get(p[k], p[k]) for k in ("page_id", "pre_page", "next_page") if k in p}}
+
+    new_sessions = {session_ids[sid]: {**s, "id": session_ids[sid], "details": [page(p) for p in s.get("details", [])]}
+                    for sid, s in sessions.items()}
+    frequency = {session_ids.get(sid, sid): n for sid, n in mid.get("access_frequency", {}).items()}
+    files = {**files, "mid_term": {**mid, "sessions": new_sessions, "access_frequency": frequency}}
+    return files, (page(last_page) if last_page else None)
+
+
+class _Workspace:
+    """A ``Memoryos`` rebuilt from a snapshot in a temporary directory, for one operation."""
+
+    def __init__(self, endpoint: LibraryEndpoint, settings: BaselineSettings, store: dict[str, Any]) -> None:
+        _install_patches()
+        self._dir = tempfile.TemporaryDirectory(prefix="psit-memoryos-")
+        for key, parts in _FILES.items():
+            if key in store.get("files", {}):
+                path = os.path.join(self._dir.name, *parts)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(store["files"][key], f)
+        self.mos = memoryos.memoryos.Memoryos(
+            user_id=USER_ID, assistant_id=ASSISTANT_ID, openai_api_key=endpoint.api_key,
+            openai_base_url=endpoint.base_url, data_storage_path=self._dir.name,
+            short_term_capacity=settings.window, retrieval_queue_capacity=settings.top_k,
+            llm_model=endpoint.model)
+        self.ledger = CallLedger()
+        self.mos.client.client = CountingOpenAI(endpoint, "memoryos", self.ledger)
+        self.mos.updater.last_evicted_page_for_continuity = store.get("last_evicted_page")
+
+    def export(self) -> dict[str, Any]:
+        m = self.mos
+        for part in (m.short_term_memory, m.mid_term_memory, m.user_long_term_memory, m.assistant_long_term_memory):
+            part.save()
+        files = {}
+        for key, parts in _FILES.items():
+            with open(os.path.join(self._dir.name, *parts), encoding="utf-8") as f:
+                files[key] = json.load(f)
+        files, last = rekey(files, m.updater.last_evicted_page_for_continuity)
+        return {"files": files, "last_evicted_page": last}
+
+    def check(self) -> None:
+        failed = self.ledger.failures()
+        if failed:
+            raise BaselineLibraryError(
+                f"MemoryOS's {failed[0].kind} model call failed ({failed[0].error}); the library would "
+                "have stored its error message as memory")
+
+    def close(self) -> None:
+        self.mos.client.executor.shutdown(wait=False)
+        self._dir.cleanup()
+
+
+def memory_block(mos: Any, retrieved: dict[str, Any]) -> str:
+    """The library's prompt context (as in ``Memoryos.get_response``), in our layout."""
+    parts = []
+    history = mos.short_term_memory.get_all()
+    if history:
+        parts.append("Recent conversation (short-term memory):\n" + "\n".join(
+            f"User: {qa.get('user_input', '')}\nAssistant: {qa.get('agent_response', '')} (Time: {qa.get('timestamp', '')})"
+            for qa in history))
+    if retrieved["retrieved_pages"]:
+        parts.append("Related earlier conversation (mid-term memory):\n" + "\n".join(
+            f"User: {p.get('user_input', '')}\nAssistant: {p.get('agent_response', '')}\nTime: {p.get('timestamp', '')}"
+            f"\nConversation chain overview: {p.get('meta_info', 'N/A')}" for p in retrieved["retrieved_pages"]))
+    profile = mos.user_long_term_memory.get_raw_user_profile(USER_ID)
+    if profile and profile.lower() != "none":
+        parts.append(f"User profile:\n{profile}")
+    for title, key in (("Relevant user knowledge", "retrieved_user_knowledge"),
+                       ("Assistant knowledge", "retrieved_assistant_knowledge")):
+        if retrieved[key]:
+            parts.append(f"{title}:\n" + "\n".join(f"- {k['knowledge']} (Recorded: {k['timestamp']})"
+                                                  for k in retrieved[key]))
+    return "\n\n".join(parts)
+
+
+class MemoryOSBackend:
+    """The real MemoryOS over a store ``{"files": {...}, "last_evicted_page": ...}``."""
+
+    name = "memoryos"
+
+    def __init__(self, settings: BaselineSettings = MEMORYOS_SETTINGS) -> None:
+        self.settings = settings
+
+    def empty_store(self) -> dict[str, Any]:
+        return {"files": {}, "last_evicted_page": None}
+
+    def _recall(self, endpoint: LibraryEndpoint, store: dict[str, Any], query: str) -> Recall:
+        workspace = _Workspace(endpoint, self.settings, store)
+        try:
+            retrieved = workspace.mos.retriever.retrieve_context(user_query=query, user_id=USER_ID)
+            block, new_store = memory_block(workspace.mos, retrieved), workspace.export()
+        finally:
+            workspace.close()
+        workspace.check()
+        return Recall(block, new_store, workspace.ledger.calls)
+
+    def _memorize(self, endpoint: LibraryEndpoint, store: dict[str, Any], user: str, reply: str,
+                  timestamp: str) -> Memorized:
+        workspace = _Workspace(endpoint, self.settings, store)
+        try:
+            workspace.mos.add_memory(user_input=user, agent_response=reply, timestamp=timestamp)
+            new_store = workspace.export()
+        finally:
+            workspace.close()
+        workspace.check()
+        return Memorized(new_store, workspace.ledger.calls)
+
+    async def recall(self, store: dict[str, Any], turn: TurnInput) -> Recall:
+        return await asyncio.to_thread(self._recall, library_endpoint(turn.session), store, turn.user)
+
+    async def memorize(self, store: dict[str, Any], turn: TurnInput, reply: str) -> Memorized:
+        return await asyncio.to_thread(self._memorize, library_endpoint(turn.session), store, turn.user,
+                                       reply, turn_time(turn.turn).strftime("%Y-%m-%d %H:%M:%S"))

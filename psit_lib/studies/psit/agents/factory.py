@@ -1,0 +1,84 @@
+"""Build any agent of the workbook by its table name.
+
+PSIT agents (vanilla, private CoT, working memory) are built here; other agent families
+(e.g. retrieval-memory baselines) register a builder with :func:`register_agent_family`.
+Every agent offers the same small interface the fork test uses:
+``send(text, session, checkpoint_id=None) -> state``, ``checkpoint_id()``,
+``state(checkpoint_id=None)`` and ``private_state(values) -> str``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Protocol
+
+from psit_lib.llm.client import ModelSession
+
+from psit_lib.studies.psit.agents.chat_agent import ChatAgent
+from psit_lib.studies.psit.agents.config import UnknownAgentError, parse_agent
+
+
+class ForkableAgent(Protocol):
+    async def send(self, text: str, session: ModelSession, *, thread: str = "main",
+                   checkpoint_id: str | None = None) -> dict[str, Any]: ...
+
+    async def checkpoint_id(self, thread: str = "main") -> str: ...
+
+    async def state(self, thread: str = "main", checkpoint_id: str | None = None) -> dict[str, Any]: ...
+
+    def private_state(self, values: dict[str, Any]) -> str: ...
+
+
+AgentBuilder = Callable[[str, str, str], ForkableAgent]
+_FAMILIES: dict[str, AgentBuilder] = {}
+
+
+# Agents whose module is imported only when one of them is built, so the fork test and the
+# parameter checks work without their heavy optional dependencies (torch, memory libraries).
+OPTIONAL_AGENTS: dict[str, str] = {name: "psit_lib.studies.psit.agents.baselines"
+                                   for name in ("mem0", "amem", "lightmem", "memoryos")}
+
+
+def register_agent_family(prefix: str, builder: AgentBuilder) -> None:
+    """Agents whose name is ``prefix`` or starts with ``prefix + '_'`` are built by ``builder``."""
+    _FAMILIES[prefix] = builder
+
+
+def canonical_agent_name(name: str) -> str:
+    """The table name of an agent, or UnknownAgentError listing what exists."""
+    text = name.strip().lower()
+    if text in OPTIONAL_AGENTS:
+        return text
+    for prefix in _FAMILIES:
+        if text == prefix or text.startswith(prefix + "_"):
+            return text
+    return parse_agent(text).name
+
+
+def validate_agent_names(names: list[str]) -> list[str]:
+    """Canonical names for a parameter list of agents: known, at least one, no repeats."""
+    canonical = []
+    for name in names:
+        try:
+            canonical.append(canonical_agent_name(name))
+        except UnknownAgentError as exc:
+            raise ValueError(str(exc)) from None
+    if not canonical:
+        raise ValueError("name at least one agent")
+    if len(set(canonical)) != len(canonical):
+        raise ValueError("an agent is listed twice")
+    return canonical
+
+
+def build_agent(name: str, *, system_prompt: str, host_role: str) -> ForkableAgent:
+    text = name.strip().lower()
+    if text in OPTIONAL_AGENTS and text not in _FAMILIES:
+        importlib.import_module(OPTIONAL_AGENTS[text])  # registers the family
+    for prefix, builder in _FAMILIES.items():
+        if text == prefix or text.startswith(prefix + "_"):
+            return builder(text, system_prompt, host_role)
+    return ChatAgent(parse_agent(text), system_prompt=system_prompt, host_role=host_role)
+
+
+__all__ = ["OPTIONAL_AGENTS", "ForkableAgent", "UnknownAgentError", "build_agent", "canonical_agent_name",
+           "register_agent_family", "validate_agent_names"]

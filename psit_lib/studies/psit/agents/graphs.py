@@ -1,0 +1,190 @@
+"""The four PSIT agents as LangGraph graphs with a checkpointer.
+
+One turn is one graph run on a thread; the checkpointer keeps the state between turns, and
+a fork is a run started from an earlier checkpoint (``ChatAgent.send(..., checkpoint_id=)``),
+so every fork branch starts from the identical state: public history, kept reasoning and
+working memory alike.
+
+    vanilla      respond -> finish                    (reasoning dropped every turn)
+    private_cot  respond -> finish                    (reasoning kept in private context)
+    workflow     respond -> update_memory -> finish   (memory read-only while answering)
+    autonomous   respond <-> apply_tools -> finish    (the model edits memory through tools)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
+from psit_lib.llm.client import ModelSession
+from psit_lib.llm.errors import ModelOutputError
+from psit_lib.llm.tokens import count_tokens
+from psit_lib.memory import MemoryToolError, apply_tool_call, initial_memory, tool_schemas
+
+from psit_lib.studies.psit.agents.config import AgentConfig
+from psit_lib.studies.psit.agents.prompts import memory_block, private_reasoning_block, updater_messages
+from psit_lib.studies.psit.agents.tool_json import parse_tool_calls_json
+
+
+class AgentState(TypedDict, total=False):
+    public: list[dict[str, str]]        # the public transcript (user / assistant)
+    kept_reasoning: list[str]           # private CoT only
+    memory: str                         # working-memory agents only
+    turn_log: list[dict[str, Any]]      # per-turn audit (private state size, memory edits)
+    pending_user: str                   # this turn's input
+    reply: str                          # this turn's public answer
+    reasoning: str                      # this turn's private reasoning (never public)
+    tool_exchange: list[dict[str, Any]] # autonomous: this turn's tool-call messages
+    tool_rounds: int
+    edits: list[dict[str, Any]]         # this turn's memory edits
+
+
+@dataclass
+class AgentContext:
+    """Per-run context: the model session of this branch, the agent and the host prompt."""
+
+    session: ModelSession
+    config: AgentConfig
+    system_prompt: str
+    host_role: str
+
+
+def private_state_text(config: AgentConfig, state: AgentState) -> str:
+    """The private state an agent carries into its next turn (what the size figure counts)."""
+    if config.kind == "private_cot":
+        return private_reasoning_block(state.get("kept_reasoning", []))
+    if config.has_memory:
+        return state.get("memory", "")
+    return ""
+
+
+def _system(ctx: AgentContext, state: AgentState) -> str:
+    parts = [ctx.system_prompt]
+    if ctx.config.kind == "private_cot":
+        block = private_reasoning_block(state.get("kept_reasoning", []))
+        if block:
+            parts.append(block)
+    elif ctx.config.has_memory:
+        parts.append(memory_block(state.get("memory") or initial_memory(),
+                                  autonomous=ctx.config.kind == "autonomous"))
+    return "\n\n".join(parts)
+
+
+def _apply(memory: str, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Apply one edit; a failing edit leaves memory unchanged and is recorded."""
+    try:
+        result = apply_tool_call(memory, name, arguments)
+    except MemoryToolError as exc:
+        return memory, {"name": name, "ok": False, "error": str(exc)}
+    return result.new_memory, {"name": name, "ok": True, "meta": result.meta}
+
+
+async def respond(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    messages = [{"role": "system", "content": _system(ctx, state)}, *state.get("public", []),
+                {"role": "user", "content": state["pending_user"]}, *state.get("tool_exchange", [])]
+    autonomous = ctx.config.kind == "autonomous"
+    tools = tool_schemas(ctx.config.strategy) if autonomous else None
+    result = await ctx.session.chat(messages, role=ctx.host_role, tools=tools)
+    reasoning = "\n".join(x for x in (state.get("reasoning", ""), result.reasoning or "") if x)
+    update: dict[str, Any] = {"reply": result.content, "reasoning": reasoning}
+    if autonomous and result.tool_calls and state.get("tool_rounds", 0) < ctx.config.max_tool_rounds:
+        assistant = {"role": "assistant", "content": result.content or "",
+                     "tool_calls": [c.to_message() for c in result.tool_calls]}
+        update["tool_exchange"] = [*state.get("tool_exchange", []), assistant]
+        update["pending_tool_calls"] = [(c.id, c.name, c.arguments) for c in result.tool_calls]
+    return update
+
+
+class _AutonomousState(AgentState, total=False):
+    pending_tool_calls: list[tuple[str, str, str]]
+
+
+async def apply_tools(state: _AutonomousState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    memory = state.get("memory") or initial_memory()
+    exchange = list(state.get("tool_exchange", []))
+    edits = list(state.get("edits", []))
+    for call_id, name, raw in state.get("pending_tool_calls", []):
+        from psit_lib.llm.types import ToolCall
+
+        try:
+            arguments = ToolCall(call_id, name, raw).parsed_arguments()
+            memory, edit = _apply(memory, name, arguments)
+        except ModelOutputError as exc:
+            edit = {"name": name, "ok": False, "error": str(exc)}
+        edits.append(edit)
+        text = "ok: memory updated" if edit["ok"] else f"error: {edit['error']}"
+        exchange.append({"role": "tool", "tool_call_id": call_id, "content": text})
+    return {"memory": memory, "tool_exchange": exchange, "edits": edits, "pending_tool_calls": [],
+            "tool_rounds": state.get("tool_rounds", 0) + 1}
+
+
+async def update_memory(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    memory = state.get("memory") or initial_memory()
+    dialogue = [*state.get("public", []), {"role": "user", "content": state["pending_user"]},
+                {"role": "assistant", "content": state.get("reply", "")}][-ctx.config.dialogue_window:]
+    tools = tool_schemas(ctx.config.strategy)
+    result = await ctx.session.chat(
+        updater_messages(memory, dialogue, state.get("reasoning", ""), state.get("reply", ""), tools),
+        role="memory_updater")
+    edits = []
+    try:
+        calls = parse_tool_calls_json(result.content)
+    except ModelOutputError as exc:
+        return {"memory": memory, "edits": [{"name": "(unparsed)", "ok": False, "error": str(exc)}]}
+    allowed = {t["function"]["name"] for t in tools}
+    for name, arguments in calls:
+        if name not in allowed:
+            edits.append({"name": name, "ok": False,
+                          "error": f"tool {name!r} is not available to the {ctx.config.strategy} strategy"})
+            continue
+        memory, edit = _apply(memory, name, arguments)
+        edits.append(edit)
+    return {"memory": memory, "edits": edits}
+
+
+async def finish(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    public = [*state.get("public", []), {"role": "user", "content": state["pending_user"]},
+              {"role": "assistant", "content": state.get("reply", "")}]
+    kept = list(state.get("kept_reasoning", []))
+    if ctx.config.kind == "private_cot" and state.get("reasoning"):
+        kept.append(state["reasoning"])
+    new_state: AgentState = {"public": public, "kept_reasoning": kept,
+                             "memory": state.get("memory") or (initial_memory() if ctx.config.has_memory else "")}
+    log_entry = {"turn": len(public) // 2,
+                 "private_state_tokens": count_tokens(private_state_text(ctx.config, new_state)),
+                 "reasoning_tokens": count_tokens(state.get("reasoning", "")),
+                 "edits": state.get("edits", [])}
+    return {**new_state, "turn_log": [*state.get("turn_log", []), log_entry], "pending_user": "",
+            "reasoning": "", "tool_exchange": [], "tool_rounds": 0, "edits": [],
+            "pending_tool_calls": []}
+
+
+def _after_respond(state: _AutonomousState) -> str:
+    return "apply_tools" if state.get("pending_tool_calls") else "finish"
+
+
+def build_graph(config: AgentConfig):
+    """The compiled graph for ``config`` with an in-memory checkpointer (one per episode)."""
+    graph = StateGraph(_AutonomousState, context_schema=AgentContext)
+    graph.add_node("respond", respond)
+    graph.add_node("finish", finish)
+    graph.add_edge(START, "respond")
+    if config.kind == "workflow":
+        graph.add_node("update_memory", update_memory)
+        graph.add_edge("respond", "update_memory")
+        graph.add_edge("update_memory", "finish")
+    elif config.kind == "autonomous":
+        graph.add_node("apply_tools", apply_tools)
+        graph.add_conditional_edges("respond", _after_respond, ["apply_tools", "finish"])
+        graph.add_edge("apply_tools", "respond")
+    else:
+        graph.add_edge("respond", "finish")
+    graph.add_edge("finish", END)
+    return graph.compile(checkpointer=InMemorySaver())

@@ -1,0 +1,72 @@
+"""Figures of the private-state study that only it draws: the fork-test outcome mix.
+
+Generic builders (rates with intervals, state size per turn, secret spread) live in
+:mod:`psit_lib.analysis.plots`; this module adds the outcome vocabulary of the fork test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from psit_lib.analysis.labels import label_figure
+from psit_lib.analysis.plots import as_columns, joined_labels, needs_rotation, new_figure, ordered_levels, require_columns
+from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, OUTCOME_ORDER, Outcome
+
+#: Outcomes always shown in the failure-mode legend; the others appear only when they occur.
+_JUDGED_OUTCOMES = (
+    Outcome.SELF_CONSISTENT,
+    Outcome.OVER_CONFIRMATION,
+    Outcome.STATE_SUBSTITUTION,
+    Outcome.ALL_DENIAL,
+    Outcome.LEAKAGE,
+)
+
+def plot_outcome_bars(
+    df: pd.DataFrame,
+    group_col: str | Sequence[str],
+    outcome_col: str,
+    label: str,
+    *,
+    order: Sequence[str] | None = None,
+    title: str = "Fork-test outcomes",
+) -> Figure:
+    """Stacked bars of outcome shares per group in :data:`OUTCOME_ORDER`, with fixed colours.
+
+    ``group_col`` may name several columns; they are joined into one bar label. Each bar is
+    annotated with its episode count. Unknown outcome values raise ValueError.
+    """
+    group_cols = as_columns(group_col)
+    require_columns(df, [*group_cols, outcome_col], "plot_outcome_bars")
+    try:
+        outcomes = df[outcome_col].map(lambda v: Outcome(v))
+    except ValueError as exc:
+        raise ValueError(f"plot_outcome_bars: column {outcome_col!r} holds a value that is not an Outcome ({exc}).") from None
+    groups = joined_labels(df, group_cols)
+    levels = ordered_levels(groups, order)
+    counts = pd.crosstab(groups, outcomes).reindex(index=levels, fill_value=0)
+    shown = [o for o in OUTCOME_ORDER if o in _JUDGED_OUTCOMES or (o in counts.columns and counts[o].sum() > 0)]
+    counts = counts.reindex(columns=shown, fill_value=0)
+    totals = counts.sum(axis=1)
+    shares = counts.div(totals.where(totals > 0, 1), axis=0)
+
+    fig = new_figure(max(5.0, 0.7 * len(levels) + 3.0), 4.5)
+    ax = fig.add_subplot()
+    positions = np.arange(len(levels))
+    bottom = np.zeros(len(levels))
+    for outcome in shown:
+        heights = shares[outcome].to_numpy()
+        ax.bar(positions, heights, bottom=bottom, color=OUTCOME_COLOURS[outcome], label=OUTCOME_LABELS[outcome], width=0.7)
+        bottom += heights
+    for x, total in zip(positions, totals):
+        ax.text(x, 1.01, f"n={total}", ha="center", va="bottom", fontsize=7)
+    rotate = needs_rotation(levels)
+    ax.set_xticks(positions, levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
+    ax.set_ylim(0, 1.08)
+    ax.set_ylabel("share of episodes")
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return label_figure(fig, label)

@@ -1,0 +1,57 @@
+"""The memory-strategy ablation (notebook 04): the agent grid, several tasks, significance.
+
+Grid: {workflow, autonomous} x {overwrite, append_delete, patch_replace}, with vanilla and
+private CoT as anchors (and retrieval baselines when named). Proposed methods are the
+working-memory agents; baselines are vanilla and any retrieval agent. Each proposed method is
+tested against each baseline with a one-sided Fisher exact test per (task, model), Holm
+correction over the whole family (SPEC §4).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
+
+from psit_lib.studies.psit.agents.config import STRATEGY_NAMES
+from psit_lib.studies.psit.agents.factory import validate_agent_names
+from psit_lib.llm.client import ModelSession
+from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.studies.psit.tasks.base import PsitTask
+from psit_lib.studies.psit.tasks.registry import TASK_NAMES, make_task, validate_task_names
+
+from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
+
+GRID_AGENTS = (["vanilla", "private_cot"]
+               + [f"{family}_{strategy}" for family in ("workflow", "autonomous") for strategy in STRATEGY_NAMES]
+               + ["mem0", "amem", "lightmem", "memoryos"])
+
+
+class AblationParams(ForkTestParams):
+    agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
+        default_factory=lambda: list(GRID_AGENTS))
+    tasks: Annotated[list[str], AfterValidator(validate_task_names)] = Field(
+        default_factory=lambda: list(TASK_NAMES))
+    n_episodes: int = Field(4, ge=1, le=100_000)
+
+
+def split_methods(agents: list[str]) -> tuple[list[str], list[str]]:
+    """(proposed methods, baselines) among the agents of a run."""
+    methods = [a for a in agents if a.startswith(("workflow", "autonomous"))]
+    baselines = [a for a in agents if a not in methods and a != "private_cot"]
+    return methods, baselines
+
+
+def plan_ablation(params: AblationParams, models: list[str]) -> tuple[list[EpisodeSpec], dict[str, PsitTask]]:
+    tasks = {name: make_task(name) for name in params.tasks}
+    specs = [spec for task in tasks.values() for spec in plan_fork_episodes(task, params, models)]
+    return specs, tasks
+
+
+def ablation_episode_fn(tasks: dict[str, PsitTask], params: AblationParams):
+    per_task = {name: fork_episode_fn(task, params) for name, task in tasks.items()}
+
+    async def episode(spec: EpisodeSpec, session: ModelSession) -> dict[str, Any]:
+        return await per_task[spec.params["task"]](spec, session)
+
+    return episode

@@ -1,0 +1,70 @@
+"""Candidates for the yes/no branches at the fork (SPEC §1 step 2).
+
+The revealed secret comes first; the others are compatible with every public constraint so
+far, drawn from the task's own data in a seeded order. Only when the data gives too few is a
+model asked for more (role ``candidate_generator``), and each proposal is re-checked against
+the constraints and marked ``source="model"``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+from psit_lib.llm.client import ModelSession
+from psit_lib.studies.psit.tasks.base import Candidate, PsitTask
+
+
+def candidate_request(task: PsitTask, constraints: dict[str, Any], count: int,
+                      exclude: list[str]) -> list[dict[str, str]]:
+    payload = json.dumps({"task": task.name, **constraints}, sort_keys=True, default=str)
+    text = (f"We are checking a game of {task.name}. Propose {count} different possible secrets "
+            "that are consistent with all of these public constraints:\n"
+            f"<constraints>{payload}</constraints>\n"
+            f"Do not repeat any of these: {json.dumps(exclude)}.\n"
+            "Reply with a JSON array of strings only.")
+    return [{"role": "user", "content": text}]
+
+
+def parse_string_array(text: str) -> list[str]:
+    """Strings from a JSON array in the reply (tolerates code fences and prose around it)."""
+    match = re.search(r"\[.*\]", text or "", re.S)
+    if not match:
+        return []
+    try:
+        value = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return []
+    return [v for v in value if isinstance(v, str) and v.strip()] if isinstance(value, list) else []
+
+
+async def pick_candidates(task: PsitTask, state: Any, revealed: str, n_candidates: int,
+                          rng: random.Random, session: ModelSession) -> tuple[list[Candidate], dict]:
+    """``n_candidates`` candidates (revealed first) and a note of how they were found."""
+    chosen = [Candidate(revealed, "revealed")]
+    seen = {revealed}
+    for secret in task.compatible_secrets(state, rng, n_candidates + 5):
+        key = task.normalise(secret)
+        if key not in seen and len(chosen) < n_candidates:
+            chosen.append(Candidate(key, "dataset"))
+            seen.add(key)
+    note = {"from_dataset": len(chosen) - 1, "model_proposed": 0, "model_rejected": []}
+    missing = n_candidates - len(chosen)
+    if missing > 0:
+        reply = await session.chat(
+            candidate_request(task, task.public_constraints(state), missing + 2, sorted(seen)),
+            role="candidate_generator")
+        for proposal in parse_string_array(reply.content):
+            key = task.normalise(proposal)
+            if key in seen or len(chosen) >= n_candidates:
+                continue
+            if not task.is_compatible(state, key):
+                note["model_rejected"].append(proposal)
+                continue
+            chosen.append(Candidate(key, "model"))
+            seen.add(key)
+            note["model_proposed"] += 1
+    note["short_by"] = n_candidates - len(chosen)
+    return chosen, note

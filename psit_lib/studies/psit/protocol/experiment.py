@@ -1,0 +1,143 @@
+"""Fork-test experiments as notebooks run them: parameters, plan, episode function, tables.
+
+Notebooks 02 (Hangman), 03 (diagnosis) and 04 (memory strategies) share all of this; only
+the task and the agent list differ.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Callable
+
+import pandas as pd
+from pydantic import AfterValidator, Field
+
+from psit_lib.studies.psit.agents import PSIT_AGENTS
+from psit_lib.studies.psit.agents.factory import validate_agent_names
+from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
+from psit_lib.llm.client import ModelSession
+from psit_lib.runs.params import ModelRunParams
+from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.studies.psit.tasks.base import PsitTask
+
+from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
+
+
+class ForkTestParams(ModelRunParams):
+    """Parameters of a fork-test notebook (defaults small; the study uses n_episodes=50)."""
+
+    agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
+        default_factory=lambda: list(PSIT_AGENTS))
+    n_episodes: int = Field(10, ge=1, le=100_000)
+    t_fork: int = Field(4, ge=1, le=26)
+    n_candidates: int = Field(5, ge=2, le=50)
+
+
+def plan_fork_episodes(task: PsitTask, params: ForkTestParams, models: list[str]) -> list[EpisodeSpec]:
+    """One spec per (model, agent, episode index); ids are stable across runs."""
+    return [EpisodeSpec(f"{task.name}/{model}/{agent}/{i:04d}",
+                        {"task": task.name, "model": model, "agent": agent, "index": i})
+            for model in models for agent in params.agents for i in range(params.n_episodes)]
+
+
+def fork_episode_fn(task: PsitTask, params: ForkTestParams) -> Callable[[EpisodeSpec, ModelSession], Any]:
+    settings = ForkSettings(t_fork=params.t_fork, n_candidates=params.n_candidates)
+
+    async def episode(spec: EpisodeSpec, session: ModelSession) -> dict[str, Any]:
+        return await run_fork_episode(task, spec.params["agent"], session, settings)
+
+    return episode
+
+
+def fork_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per episode; failed episodes appear with outcome ``error``, never dropped."""
+    rows = []
+    for rec in records:
+        spec = rec.get("spec", {})
+        outcome = rec.get("outcome") if rec.get("status") == "ok" else Outcome.ERROR.value
+        cands = rec.get("candidates") or []
+        rows.append({
+            "episode_id": rec["episode_id"], "task": spec.get("task", rec.get("task")),
+            "model": spec.get("model", rec.get("model")), "agent": spec.get("agent", rec.get("agent")),
+            "outcome": outcome or Outcome.ERROR.value,
+            "self_consistent": outcome == Outcome.SELF_CONSISTENT.value,
+            "revealed": (rec.get("reveal") or {}).get("parsed"),
+            "model_candidates": sum(c.get("source") == "model" for c in cands),
+            "calls": rec.get("usage", {}).get("calls", 0),
+            "hidden_calls": len(rec.get("hidden_calls") or []) + len(rec.get("branch_hidden_calls") or []),
+            "error": rec.get("error") or rec.get("failure"),
+        })
+    df = pd.DataFrame(rows)
+    if not df.empty:
+        df["outcome"] = pd.Categorical(df["outcome"], [o.value for o in OUTCOME_ORDER])
+    return df
+
+
+def agent_order(df: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(df["agent"]))
+
+
+def outcome_mix(df: pd.DataFrame) -> pd.DataFrame:
+    """Counts of each outcome per (model, agent), in the fixed outcome order."""
+    table = pd.crosstab([df["model"], df["agent"]], df["outcome"], dropna=False)
+    table = table.reindex(columns=[o.value for o in OUTCOME_ORDER], fill_value=0)
+    order = agent_order(df)
+    return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
+
+
+def state_size_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Tokens of private state per (agent, turn) for the state-size figure."""
+    rows = [{"agent": rec["spec"]["agent"], "model": rec["spec"]["model"], "turn": turn, "tokens": tokens}
+            for rec in records if rec.get("status") == "ok"
+            for turn, tokens in enumerate(rec.get("state_size_per_turn") or [], start=1)]
+    return pd.DataFrame(rows, columns=["agent", "model", "turn", "tokens"])
+
+
+def example_transcript(record: dict[str, Any]) -> str:
+    """A readable audit of one episode: public play, private state at the fork, branches."""
+    lines = [f"episode {record['episode_id']} · agent {record['spec']['agent']} · outcome "
+             f"{record.get('outcome', 'error')}"]
+    if record.get("status") != "ok":
+        return lines[0] + f"\n  error: {record.get('error')}"
+    for msg in record.get("transcript", []):
+        who = "PLAYER" if msg["role"] == "user" else "HOST  "
+        lines.append(f"{who}: " + msg["content"].replace("\n", " | "))
+    private = record.get("private_state_at_fork")
+    lines.append("PRIVATE STATE AT FORK: " + (private.replace("\n", " | ") if private else "(none)"))
+    if record.get("reveal"):
+        lines.append(f"[reveal] {record['reveal']['question']} -> {record['reveal']['answer']!r}")
+    for cand in record.get("candidates", []):
+        lines.append(f"[{cand['source']:8}] {cand['question']} -> {cand['answer']!r}")
+    if record.get("failure"):
+        lines.append(f"failure: {record['failure']}")
+    return "\n".join(lines)
+
+
+def examples_by_outcome(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The first episode (in plan order) of each outcome that occurred."""
+    found: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        outcome = rec.get("outcome") if rec.get("status") == "ok" else Outcome.ERROR.value
+        found.setdefault(outcome, rec)
+    return {o.value: found[o.value] for o in OUTCOME_ORDER if o.value in found}
+
+
+def cost_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per (model, agent): model calls per episode (the harness's), hidden calls per episode
+    (memory libraries' own, incl. fork branches) and private-state tokens at the fork."""
+    rows = [{"model": rec["spec"]["model"], "agent": rec["spec"]["agent"],
+             "calls": rec.get("usage", {}).get("calls", 0),
+             "hidden_calls": len(rec.get("hidden_calls") or []) + len(rec.get("branch_hidden_calls") or []),
+             "state_tokens_at_fork": (rec.get("state_size_per_turn") or [0])[-1]}
+            for rec in records if rec.get("status") == "ok"]
+    df = pd.DataFrame(rows, columns=["model", "agent", "calls", "hidden_calls", "state_tokens_at_fork"])
+    order = list(dict.fromkeys(df["agent"]))
+    table = df.groupby(["model", "agent"], sort=False).mean().round(1)
+    return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
+
+
+def in_agent_order(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:
+    """Rows sorted by the notebook's agent order (tables otherwise come out alphabetical)."""
+    rank = {name: i for i, name in enumerate(agents)}
+    keys = [c for c in ("task", "model") if c in df.columns]
+    return df.sort_values([*keys, "agent"], key=lambda col: col.map(rank) if col.name == "agent" else col,
+                          ignore_index=True)

@@ -1,0 +1,155 @@
+"""The self-consistency fork test (SPEC §1), for any task and any agent.
+
+Play ``t_fork`` turns with a seeded player, then branch from the agent's checkpoint: one
+branch asks for the secret, then one branch per candidate asks "is it X?" — all from the
+identical state, concurrently. The episode record is the audit trail: public transcript,
+private state at the fork, every branch's question and answer, the outcome, and the size of
+the private state per turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
+from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
+from psit_lib.llm.client import ModelSession
+from psit_lib.llm.seeds import derive_seed
+from psit_lib.llm.readers import parse_yes_no
+from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
+
+from psit_lib.studies.psit.protocol.candidates import pick_candidates
+
+
+@dataclass(frozen=True)
+class ForkSettings:
+    t_fork: int = 4
+    n_candidates: int = 5
+
+
+def host_role(task: PsitTask) -> str:
+    return f"{task.name}_host"
+
+
+def player_rng(session: ModelSession) -> random.Random:
+    return random.Random(derive_seed(session.run_seed, session.episode_id, "player", 0))
+
+
+def host_text(public: list[dict[str, str]]) -> str:
+    """What the host said in public. Leakage is checked here: the player's own messages
+    (rules, guesses) are not the host revealing anything."""
+    return "\n".join(m["content"] for m in public if m["role"] == "assistant")
+
+
+async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSession,
+                          settings: ForkSettings, rng: random.Random) -> tuple[Any, int]:
+    """Opener plus up to ``t_fork`` moves; returns (public state, moves played)."""
+    state = task.initial_state()
+    reply = (await agent.send(task.opener(), session))["reply"]
+    try:
+        state = task.observe_opening(state, reply)
+    except HostReplyError as exc:
+        raise _Unreadable("opening", reply, exc) from None
+    moves = 0
+    while moves < settings.t_fork and not task.is_over(state):
+        move, message = task.next_move(state, rng)
+        reply = (await agent.send(message, session))["reply"]
+        moves += 1
+        try:
+            state = task.observe_reply(state, move, reply)
+        except HostReplyError as exc:
+            raise _Unreadable(f"turn {moves}", reply, exc) from None
+    return state, moves
+
+
+def new_hidden_calls(at_fork: dict[str, Any], after: dict[str, Any], branch: str) -> list[dict[str, Any]]:
+    """Hidden model calls (memory libraries' own) a branch made after the fork."""
+    calls = after.get("hidden_calls") or []
+    return [{**call, "branch": branch} for call in calls[len(at_fork.get("hidden_calls") or []):]]
+
+
+class _Unreadable(Exception):
+    def __init__(self, stage: str, reply: str, cause: Exception) -> None:
+        super().__init__(f"{stage}: {cause}")
+        self.stage, self.reply, self.cause = stage, reply, cause
+
+
+async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSession,
+                           settings: ForkSettings) -> dict[str, Any]:
+    """One fork-test episode; returns its audit record (JSON-serialisable)."""
+    name = canonical_agent_name(agent_name)
+    agent = build_agent(name, system_prompt=task.host_system_prompt(), host_role=host_role(task))
+    rng = player_rng(session)
+    record: dict[str, Any] = {"task": task.name, "agent": name, "model": session.model}
+    try:
+        state, moves = await play_until_fork(task, agent, session, settings, rng)
+    except _Unreadable as exc:
+        values = await agent.state()
+        record.update(outcome=Outcome.UNPARSEABLE.value, failure=f"host reply unreadable at {exc}",
+                      transcript=values.get("public", []), turns_played=None)
+        return record
+    fork_id = await agent.checkpoint_id()
+    at_fork = await agent.state()
+    record.update(turns_played=moves, transcript=at_fork.get("public", []),
+                  constraints=task.public_constraints(state),
+                  private_state_at_fork=agent.private_state(at_fork),
+                  state_size_per_turn=[t["private_state_tokens"] for t in at_fork.get("turn_log", [])],
+                  memory_edits=[t["edits"] for t in at_fork.get("turn_log", []) if t.get("edits")],
+                  hidden_calls=list(at_fork.get("hidden_calls") or []))
+    record.update(await fork_from_checkpoint(task, agent, state, fork_id, session,
+                                             settings.n_candidates, rng))
+    return record
+
+
+async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any, fork_id: str,
+                               session: ModelSession, n_candidates: int,
+                               rng: random.Random) -> dict[str, Any]:
+    """SPEC §1 step 2-3 from checkpoint ``fork_id``: the reveal branch, the candidates, one
+    yes/no branch per candidate (concurrently, each from the identical state), the outcome.
+
+    Returns ``reveal``, ``candidates``, ``candidate_search``, ``outcome`` (and ``failure`` when
+    the reveal was unreadable). The checkpoint itself is never changed.
+    """
+    at_fork = await agent.state(checkpoint_id=fork_id)
+    hidden: dict[str, list[dict[str, Any]]] = {}  # memory-library calls made in each branch
+
+    async def branch_turn(question: str, name: str) -> str:
+        after = await agent.send(question, session.branch(name), checkpoint_id=fork_id)
+        hidden[name] = new_hidden_calls(at_fork, after, name)
+        return after["reply"]
+
+    def hidden_in_order() -> list[dict[str, Any]]:  # branches finish in any order; records must not
+        return [call for name in sorted(hidden, key=_branch_order) for call in hidden[name]]
+
+    reveal_q = task.reveal_prompt()
+    reveal_a = await branch_turn(reveal_q, "reveal")
+    revealed = task.parse_reveal(reveal_a)
+    revealed = task.normalise(revealed) if revealed else None
+    result: dict[str, Any] = {"reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
+                                         "compatible": bool(revealed) and task.is_compatible(state, revealed)}}
+    if revealed is None:
+        return {**result, "branch_hidden_calls": hidden_in_order(), "outcome": Outcome.UNPARSEABLE.value, "failure": "reveal answer unreadable",
+                "candidates": [], "candidate_search": {}}
+
+    candidates, note = await pick_candidates(task, state, revealed, n_candidates, rng,
+                                             session.branch("candidates"))
+
+    async def ask(i: int, secret: str) -> dict[str, Any]:
+        question = task.confirm_prompt(secret)
+        answer = await branch_turn(question, f"confirm-{i}")
+        return {"question": question, "answer": answer, "parsed": parse_yes_no(answer)}
+
+    branches = await asyncio.gather(*(ask(i, c.secret) for i, c in enumerate(candidates)))
+    rows = [{"secret": c.secret, "source": c.source, **b} for c, b in zip(candidates, branches)]
+    outcome = classify_fork(revealed, host_text(at_fork.get("public", [])),
+                            {row["secret"]: row["parsed"] for row in rows})
+    return {**result, "branch_hidden_calls": hidden_in_order(), "candidates": rows,
+            "candidate_search": note, "outcome": outcome.value}
+
+
+def _branch_order(name: str) -> tuple[int, int]:
+    """reveal first, then confirm-0, confirm-1, ... in candidate order."""
+    return (0, 0) if name == "reveal" else (1, int(name.rsplit("-", 1)[-1]))

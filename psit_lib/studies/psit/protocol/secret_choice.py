@@ -1,0 +1,333 @@
+"""The quick secret-choice experiment (notebook 07): which secrets does a model pick?
+
+Mode collapse (SPEC §4, last item; §7) is about the *choice* of the secret, not the game,
+so this experiment skips the play: the player sends the task's opener, then immediately
+asks the host to reveal its secret. Many seeds per (task, model, temperature) give the
+distribution of revealed secrets; a sweep over temperatures shows how it narrows as the
+temperature drops.
+
+What the reveal measures. The vanilla agent (a public-only chat agent) keeps no private
+state, so at the reveal the model names a secret that fits its public opening reply (for
+Hangman: a word of the announced length). That is still the model's own prior over secrets,
+which is the object of the analysis; an agent with private state (``agent="private_cot"``)
+reveals the secret it committed to at the opener instead.
+
+Each episode's temperature is part of its spec and is applied through the episode's own
+``ModelSession`` sampling defaults, so every call of the episode (opener and reveal) runs at
+that temperature and the response cache keys it correctly.
+
+On the simulated model (SPEC §8) the secret is drawn from ``prior ** (alpha / T)``, so the
+entropy of the revealed secrets rises with temperature *by construction*; on a real endpoint
+the same code measures the model.
+
+References for the chi-square goodness-of-fit test: Hangman against wordfreq frequencies over
+the task's vocabulary (``psit_lib.studies.psit.tasks.vocabulary``, independent of the simulator) and
+against uniform; diagnosis against uniform over the 49 DDXPlus conditions (there is no
+corpus frequency of "conditions a patient picks", so uniform is the reference).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Callable, Mapping
+
+import pandas as pd
+from pydantic import AfterValidator, Field, field_validator
+
+from psit_lib.studies.psit.agents import UnknownAgentError
+from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
+from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
+from psit_lib.studies.psit.reference import MODE_COLLAPSE_ATTRACTORS
+from psit_lib.studies.psit.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets, rows_from_records
+from psit_lib.analysis.secrets import chi_square_vs_prior, secret_summary
+from psit_lib.llm.client import ModelSession, SamplingDefaults
+from psit_lib.runs.params import NotebookParams, check_profile
+from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
+
+from psit_lib.studies.psit.tasks.registry import TASK_NAMES, UnknownTaskError, make_task, validate_task_names
+
+from psit_lib.studies.psit.protocol.fork_test import host_role
+
+NOTEBOOK = "07_secret_distribution_mode_collapse"
+
+
+# -- parameters ---------------------------------------------------------------------------
+
+
+class SecretChoiceParams(NotebookParams):
+    """Parameters of notebook 07 (defaults small; a study would use n_samples=200 or more)."""
+
+    tasks: Annotated[list[str], AfterValidator(validate_task_names)] = Field(
+        default_factory=lambda: list(TASK_NAMES))
+    temperatures: list[float] = Field(default_factory=lambda: [0.1, 0.3, 0.7, 1.0, 1.5])
+    n_samples: int = Field(40, ge=1, le=100_000)
+    models: list[str] = Field(default_factory=list)
+    agent: str = "vanilla"
+    max_tokens: int = Field(2048, ge=16, le=131_072)
+    seed: int = 0
+    profile: Annotated[str | None, AfterValidator(check_profile)] = None
+    concurrency: int = Field(16, ge=1, le=4096)
+    n_boot: int = Field(1000, ge=10, le=100_000)
+    read_from: str | None = None
+
+    @field_validator("temperatures")
+    @classmethod
+    def _valid_temperatures(cls, temperatures: list[float]) -> list[float]:
+        if not temperatures:
+            raise ValueError("name at least one temperature")
+        bad = [t for t in temperatures if not 0.0 <= t <= 2.0]
+        if bad:
+            raise ValueError(f"temperature {bad[0]!r} is outside [0, 2]")
+        if len({round(t, 6) for t in temperatures}) != len(temperatures):
+            raise ValueError("a temperature is listed twice")
+        return sorted(float(t) for t in temperatures)
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, agent: str) -> str:
+        try:
+            return canonical_agent_name(agent)
+        except UnknownAgentError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("read_from")
+    @classmethod
+    def _existing_folder(cls, read_from: str | None) -> str | None:
+        if read_from is not None and not Path(read_from).is_dir():
+            raise ValueError(f"{read_from!r} is not a folder (give a run folder such as results/<run-id>)")
+        return read_from
+
+
+# -- plan and episodes --------------------------------------------------------------------
+
+
+def temperature_tag(temperature: float) -> str:
+    """Stable text of a temperature for episode ids (``T0.30``)."""
+    return f"T{temperature:.2f}"
+
+
+def plan_secret_choice(params: SecretChoiceParams, models: list[str]) -> list[EpisodeSpec]:
+    """One spec per (task, model, temperature, sample); ids are stable across runs."""
+    return [EpisodeSpec(f"{task}/{model}/{temperature_tag(t)}/{i:04d}",
+                        {"task": task, "model": model, "agent": params.agent, "temperature": t, "index": i})
+            for task in params.tasks for model in models for t in params.temperatures
+            for i in range(params.n_samples)]
+
+
+def session_at_temperature(session: ModelSession, temperature: float) -> ModelSession:
+    """The episode's session with its own sampling temperature (same seeds path and call log)."""
+    sampling = SamplingDefaults(temperature=temperature, max_tokens=session.sampling.max_tokens)
+    return ModelSession(session.client, run_seed=session.run_seed, episode_id=session.episode_id,
+                        sampling=sampling, path=session.path, log=session.log)
+
+
+async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: ModelSession) -> dict[str, Any]:
+    """Opener, then the reveal prompt on the same conversation; returns the audit record."""
+    agent = build_agent(agent_name, system_prompt=task.host_system_prompt(), host_role=host_role(task))
+    opener = task.opener()
+    opening = (await agent.send(opener, session))["reply"]
+    try:
+        state = task.observe_opening(task.initial_state(), opening)
+        constraints = task.public_constraints(state)
+    except HostReplyError as exc:
+        state, constraints = None, {"unreadable": str(exc)}
+    reveal_q = task.reveal_prompt()
+    reveal_a = (await agent.send(reveal_q, session.branch("reveal")))["reply"]
+    parsed = task.parse_reveal(reveal_a)
+    revealed = task.normalise(parsed) if parsed else None
+    record: dict[str, Any] = {
+        "task": task.name, "agent": canonical_agent_name(agent_name), "model": session.model,
+        "temperature": session.sampling.temperature,
+        "opening": {"question": opener, "answer": opening, "constraints": constraints},
+        "reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
+                   "compatible": None if (state is None or revealed is None)
+                   else bool(task.is_compatible(state, revealed)),
+                   "said_in_opening": bool(revealed) and secret_appears_in(revealed, opening)},
+    }
+    if revealed is None:
+        record["failure"] = "reveal answer unreadable"
+    return record
+
+
+def secret_choice_episode_fn(params: SecretChoiceParams) -> Callable[[EpisodeSpec, ModelSession], Any]:
+    """The runner's episode function: each spec's task, agent and temperature."""
+    tasks = {name: make_task(name) for name in params.tasks}
+
+    async def episode(spec: EpisodeSpec, session: ModelSession) -> dict[str, Any]:
+        at_t = session_at_temperature(session, float(spec.params["temperature"]))
+        return await run_secret_choice_episode(tasks[spec.params["task"]], spec.params["agent"], at_t)
+
+    return episode
+
+
+def secret_frame(records: list[dict[str, Any]], notebook: str = NOTEBOOK) -> pd.DataFrame:
+    """The reader's table (one row per episode, failed ones with secret None) from run records."""
+    df = pd.DataFrame(rows_from_records(records, source_notebook=notebook), columns=list(COLUMNS))
+    df.attrs["n_missing"] = int(df["secret"].isna().sum())
+    return df
+
+
+def sweep_banner(banner: str, temperatures: list[float]) -> str:
+    """The experiment banner with its single default temperature replaced by the sweep."""
+    sweep = ", ".join(f"{t:g}" for t in temperatures)
+    replaced, count = re.subn(r"\*\*temperature:\*\* `[^`]*`", f"**temperatures (swept):** `{sweep}`", banner)
+    return replaced if count else f"{banner} · **temperatures (swept):** `{sweep}`"
+
+
+# -- references ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _hangman_frequencies() -> dict[str, float]:
+    """wordfreq frequency of every word of the Hangman task's vocabulary (most frequent first)."""
+    vocabulary = make_task("hangman").vocabulary  # type: ignore[attr-defined]
+    return {word: vocabulary.frequency(word) for word in vocabulary.words}
+
+
+def domain_of(task: str) -> tuple[str, ...]:
+    """Every secret the task's reference distributions cover (vocabulary words / conditions)."""
+    if task == "hangman":
+        return tuple(_hangman_frequencies())
+    if task == "diagnosis":
+        return tuple(make_task("diagnosis").dataset.condition_names)  # type: ignore[attr-defined]
+    raise UnknownTaskError(f"unknown task {task!r}; choose from {', '.join(TASK_NAMES)}")
+
+
+def domain_size(task: str) -> int:
+    """Size of the task's secret domain for normalised entropy (dictionary words / 49 conditions)."""
+    return len(domain_of(task))
+
+
+def reference_priors(task: str) -> dict[str, dict[str, float]]:
+    """Reference distributions per task, by label, for the chi-square comparison."""
+    uniform = dict.fromkeys(domain_of(task), 1.0)
+    if task == "hangman":
+        return {"wordfreq frequency": _hangman_frequencies(), "uniform over vocabulary": uniform}
+    return {"uniform over 49 conditions (frequency reference)": uniform}
+
+
+def min_n_for_test(prior: Mapping[str, float], min_expected: float = 5) -> int:
+    """Smallest sample size at which the chi-square test has two cells of expected count >= ``min_expected``.
+
+    The most likely secret's cell fills first; the rest can always be pooled, so the answer is
+    ``min_expected / p_max`` (for a uniform prior over ``K`` secrets: ``min_expected * K``).
+    """
+    weights = [float(w) for w in prior.values() if w > 0]
+    if len(weights) < 2:
+        raise ValueError("a prior needs at least two secrets of positive weight to be tested against.")
+    total = sum(weights)
+    p_max = max(weights) / total
+    return max(math.ceil(min_expected / p_max - 1e-9), math.ceil(min_expected / (1 - p_max) - 1e-9))
+
+
+def chi_square_table(df: pd.DataFrame, group_cols: list[str], *, min_expected: float = 5) -> pd.DataFrame:
+    """Chi-square goodness of fit of each group's revealed secrets against each reference prior.
+
+    Groups are keyed by ``group_cols`` (which must include ``task``). When the counts do not
+    allow a test (every cell's expected count below ``min_expected`` after pooling), the row
+    says so and gives the sample size a test would need.
+    """
+    if "task" not in group_cols:
+        raise ValueError("chi_square_table groups must include the 'task' column.")
+    rows = []
+    for key, sub in df.groupby(group_cols, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        cell = dict(zip(group_cols, key))
+        secrets = sub["secret"].dropna().tolist()
+        for label, prior in reference_priors(cell["task"]).items():
+            result = chi_square_vs_prior(Counter(secrets), prior, min_expected=min_expected) if secrets else None
+            row = {**cell, "reference": label, "n": len(secrets)}
+            if result is None:
+                row.update(cells=None, dof=None, chi2=None, p_value=None,
+                           note=f"not testable: needs n >= {min_n_for_test(prior, min_expected)}")
+            else:
+                row.update(cells=len(result.categories), dof=result.dof, chi2=result.statistic,
+                           p_value=result.p_value, note=f"{len(result.pooled)} secrets pooled into '(other)'")
+            rows.append(row)
+    return pd.DataFrame(rows, columns=[*group_cols, "reference", "n", "cells", "dof", "chi2", "p_value", "note"])
+
+
+# -- tables -------------------------------------------------------------------------------
+
+
+def metrics_table(df: pd.DataFrame, group_cols: list[str], *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Entropy, normalised entropy, effective number, top share (bootstrap 95% CIs) per group."""
+    sizes = {task: domain_size(task) for task in df["task"].dropna().unique()}
+    return secret_summary(df, group_cols, "secret", domain_size=sizes, domain_key="task",
+                          n_boot=n_boot, seed=seed)
+
+
+def top_k_by_temperature(df: pd.DataFrame, task: str, model: str, k: int = 10) -> pd.DataFrame:
+    """Rank x temperature table of the ``k`` most revealed secrets, cells ``"secret (count)"``."""
+    sub = df[(df["task"] == task) & (df["model"] == model)]
+    columns = {}
+    for temperature, part in sub.groupby("temperature", sort=True):
+        ranked = sorted(Counter(part["secret"].dropna()).items(), key=lambda item: (-item[1], str(item[0])))[:k]
+        columns[f"T={temperature:g}"] = [f"{s} ({c})" for s, c in ranked] + [""] * (k - len(ranked))
+    table = pd.DataFrame(columns, index=pd.RangeIndex(1, k + 1, name="rank"))
+    return table
+
+
+def entropy_by_temperature(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """Compact (task, model) x temperature table of entropy in bits, plus whether it rises.
+
+    ``rises`` compares the highest temperature with the lowest; mode collapse is entropy
+    falling as the temperature drops.
+    """
+    table = summary.pivot_table(index=["task", "model"], columns="temperature", values="entropy")
+    table.columns = [f"T={t:g}" for t in table.columns]
+    table = table.round(digits)
+    table["rises"] = table.iloc[:, -1] > table.iloc[:, 0]
+    return table
+
+
+def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """SPEC §7 reference attractors as labelled rows, with how often each was revealed here."""
+    rows = []
+    for (task, reference_model), secret in MODE_COLLAPSE_ATTRACTORS.items():
+        revealed = df[(df["task"] == task)]["secret"].dropna()
+        ranking = [s for s, _ in sorted(Counter(revealed).items(), key=lambda i: (-i[1], str(i[0])))]
+        matches = revealed.map(lambda s: str(s).lower() == secret.lower())
+        rows.append({"task": task, "attractor": secret, "reported for": reference_model,
+                     "source": "reference study (reported)",
+                     "revealed here": int(matches.sum()), "of": int(len(revealed)),
+                     "rank here": next((i + 1 for i, s in enumerate(ranking) if str(s).lower() == secret.lower()), None)})
+    return pd.DataFrame(rows)
+
+
+# -- reading earlier fork-test runs -------------------------------------------------------
+
+
+def resolve_read_from(params: SecretChoiceParams, env: Mapping[str, str] | None = None) -> Path | None:
+    """Folder to read fork-test reveals from: ``read_from``, else the ``psit run`` folder, else None."""
+    if params.read_from is not None:
+        return Path(params.read_from)
+    env = os.environ if env is None else env
+    return Path(env["PSIT_RUN_DIR"]) if env.get("PSIT_RUN_DIR") else None
+
+
+def read_fork_reveals(params: SecretChoiceParams, *, own_notebook: str = NOTEBOOK,
+                      env: Mapping[str, str] | None = None) -> tuple[pd.DataFrame | None, str]:
+    """Revealed secrets of the other notebooks of the run (02/03/...), and a one-line note.
+
+    An explicit ``read_from`` without reveal records is an error; the implicit run folder
+    simply may not have them yet (e.g. ``psit run 07`` alone), which returns ``(None, note)``.
+    """
+    folder = resolve_read_from(params, env)
+    if folder is None:
+        return None, "no run folder to read (not started by `psit run` and no read_from given): skipped"
+    try:
+        df = read_revealed_secrets(folder, exclude=[own_notebook])
+    except NoRevealRecordsError:
+        if params.read_from is not None:
+            raise
+        return None, f"the run folder {folder.name} has no fork-test reveals yet (run 02/03 first): skipped"
+    notebooks = ", ".join(sorted(df["source_notebook"].unique()))
+    return df, (f"read {len(df)} episodes from {notebooks} in {folder.name} "
+                f"({df.attrs['n_missing']} without a readable reveal)")

@@ -1,0 +1,81 @@
+"""The contract every private-state interactive task (PSIT) implements.
+
+The fork-test protocol (``psit_lib.studies.psit.protocol``) is written once against this interface, so
+Hangman and the diagnosis simulator differ only in their rules, their player and their
+wording. Everything here is pure and synchronous: model calls happen in the protocol layer.
+
+A game's *public state* is what the player has learned from the host's public replies. It is
+the only thing the player, the candidate search and the theory module may look at.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+
+class HostReplyError(ValueError):
+    """The host's public reply could not be read (recorded as its own outcome, never dropped)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A secret offered in a yes/no branch at the fork.
+
+    ``source`` says where it came from: ``"revealed"`` (what the agent revealed),
+    ``"dataset"`` (the task's own vocabulary or dataset) or ``"model"`` (proposed by a model
+    because the dataset gave too few, then re-checked against the public constraints).
+    """
+
+    secret: str
+    source: str
+
+
+@runtime_checkable
+class PsitTask(Protocol):
+    """What the protocol needs from a task. ``state`` objects are task-specific and immutable."""
+
+    name: str
+
+    def host_system_prompt(self) -> str:
+        """System prompt for the hosting agent (rules of the game, in our own words)."""
+
+    def opener(self) -> str:
+        """The player's first message: let's play, you host, choose privately, the rules."""
+
+    def initial_state(self) -> Any:
+        """Public state before the host's first reply."""
+
+    def observe_opening(self, state: Any, reply: str) -> Any:
+        """Update the public state from the host's reply to the opener (may raise HostReplyError)."""
+
+    def next_move(self, state: Any, rng: random.Random) -> tuple[Any, str]:
+        """The seeded player's next move: (move, message to send). Never repeats a move."""
+
+    def observe_reply(self, state: Any, move: Any, reply: str) -> Any:
+        """Apply rule R's public consequences of the host's reply to ``move`` (may raise HostReplyError)."""
+
+    def is_over(self, state: Any) -> bool:
+        """True when the game has ended (won, lost, or nothing left to ask)."""
+
+    def reveal_prompt(self) -> str:
+        """Fork branch: ask the host to reveal the secret, answering with the secret only."""
+
+    def parse_reveal(self, reply: str) -> str | None:
+        """Normalised secret from a reveal reply, or None when unreadable."""
+
+    def confirm_prompt(self, secret: str) -> str:
+        """Fork branch: 'is the secret X? answer only yes or no'."""
+
+    def is_compatible(self, state: Any, secret: str) -> bool:
+        """Whether ``secret`` explains every public reply so far."""
+
+    def compatible_secrets(self, state: Any, rng: random.Random, limit: int) -> list[str]:
+        """Up to ``limit`` distinct compatible secrets from the task's own data, in a seeded order."""
+
+    def normalise(self, secret: str) -> str:
+        """Canonical form of a secret for comparisons (case, whitespace, dataset names)."""
+
+    def public_constraints(self, state: Any) -> dict[str, Any]:
+        """JSON-serialisable summary of the public constraints (for audit records and prompts)."""

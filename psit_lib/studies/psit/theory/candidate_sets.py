@@ -1,0 +1,187 @@
+"""Compatible sets C_t: which secrets still explain the public Hangman history.
+
+The theorem of SPEC §0 turns on one object. After t public replies, the compatible set C_t is
+every dictionary word that an honest host could have been holding: same length, the revealed
+letters at exactly their revealed positions, none of the missed letters. While |C_t| >= 2 the
+secret is not pinned down by the public record, so a public-only agent (POCA) cannot know which
+of those words "it" chose; the fork test probes exactly that gap. This module computes C_t
+and how fast it shrinks when the workbench's seeded player plays against a truthful host.
+
+Everything here is exact and pure; the only randomness is the seeded player (and, in
+:func:`simulate_set_sizes`, the seeded choice of secrets).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from psit_lib.studies.psit.tasks.hangman import (
+    DEFAULT_LIVES,
+    HangmanState,
+    Slots,
+    apply_guess,
+    choose_letter,
+    constraints_from_history,
+    is_compatible,
+)
+from psit_lib.studies.psit.tasks.vocabulary import DEFAULT_VOCABULARY_SIZE, Vocabulary, get_vocabulary
+
+Dictionary = Sequence[str] | Vocabulary
+"""A word list (any order, kept) or the indexed wordfreq :class:`Vocabulary` (frequency order)."""
+
+
+class EmptyDictionaryError(ValueError):
+    """A dictionary has no word of the requested length, so no game can be played on it."""
+
+
+def words_of_length(dictionary: Dictionary, length: int) -> list[str]:
+    """The dictionary's words of ``length`` letters, in dictionary order (frequency order for a
+    :class:`Vocabulary`)."""
+    if isinstance(dictionary, Vocabulary):
+        return dictionary.matching(length, {}, ())
+    return [word for word in dictionary if len(word) == length]
+
+
+def compatible_set(dictionary: Dictionary, state: HangmanState) -> list[str]:
+    """C_t: the dictionary words compatible with the public ``state``, in dictionary order.
+
+    Uses the same Hangman semantics as :func:`psit_lib.studies.psit.tasks.hangman.is_compatible` (a revealed
+    letter occurs at exactly its revealed positions), via the vectorised index when the
+    dictionary is a :class:`Vocabulary`. Before the opening (no length yet) every word fits.
+    """
+    if isinstance(dictionary, Vocabulary):
+        lengths = dictionary.lengths if state.length is None else (state.length,)
+        return [
+            word
+            for length in lengths
+            for word in dictionary.matching(length, state.known, state.absent, present_only_at_known=True)
+        ]
+    return [word for word in dictionary if is_compatible(state, word)]
+
+
+def compatible_from_history(
+    dictionary: Dictionary,
+    length: int,
+    guesses_and_patterns: Iterable[tuple[str, Slots | str]],
+    max_lives: int = DEFAULT_LIVES,
+) -> list[str]:
+    """C_t for a public history given as (guess, pattern shown) pairs after an all-blank
+    opening of ``length`` letters (patterns as ``"_ a _ e _"`` text or as slots)."""
+    state = constraints_from_history(length, guesses_and_patterns, max_lives)
+    return compatible_set(dictionary, state)
+
+
+def _as_rng(rng: random.Random | int) -> random.Random:
+    if isinstance(rng, random.Random):
+        return rng
+    if isinstance(rng, bool) or not isinstance(rng, int):
+        raise TypeError(f"Expected a random.Random or an integer seed, got {type(rng).__name__}.")
+    return random.Random(rng)
+
+
+def play_truthful_game(
+    secret: str,
+    rng: random.Random | int,
+    n_turns: int,
+    exploration: float = 0.2,
+    max_lives: int = DEFAULT_LIVES,
+) -> list[HangmanState]:
+    """Public states of a game between the seeded player and a truthful host holding ``secret``.
+
+    Element 0 is the state right after the all-blank opening; element t the state after the
+    t-th guess. The game stops after ``n_turns`` guesses or earlier when won or lost, so the
+    list has at most ``n_turns + 1`` states.
+    """
+    if n_turns < 0:
+        raise ValueError(f"n_turns must be non-negative, got {n_turns}.")
+    generator = _as_rng(rng)
+    state = HangmanState.started(len(secret), max_lives)
+    states = [state]
+    for _ in range(n_turns):
+        if state.finished:
+            break
+        letter = choose_letter(state, generator, exploration)
+        state = apply_guess(secret, state, letter)
+        states.append(state)
+    return states
+
+
+def candidate_set_sizes(
+    secret: str,
+    dictionary: Dictionary,
+    rng: random.Random | int,
+    n_turns: int,
+    exploration: float = 0.2,
+    max_lives: int = DEFAULT_LIVES,
+) -> list[int]:
+    """|C_t| for t = 0 .. (guesses played): the seeded player against a truthful host.
+
+    Entry 0 counts the dictionary words of the secret's length (what the opening reveals);
+    entry t counts those still compatible after the t-th guess. The secret must be in the
+    dictionary, so every size is at least 1, and sizes never increase.
+    """
+    lowered = secret.lower()
+    if lowered != secret or not secret.isalpha() or not secret.isascii():
+        raise ValueError(f"Secret {secret!r} must be a lowercase a-z word.")
+    if secret not in words_of_length(dictionary, len(secret)):
+        raise ValueError(f"Secret {secret!r} is not in the dictionary, so C_t would not contain it.")
+    states = play_truthful_game(secret, rng, n_turns, exploration, max_lives)
+    return [len(compatible_set(dictionary, state)) for state in states]
+
+
+def simulate_set_sizes(
+    n_games: int,
+    length: int,
+    seed: int,
+    n_turns: int = 10,
+    dictionary: Dictionary | None = None,
+    vocabulary_size: int = DEFAULT_VOCABULARY_SIZE,
+    secret_choice: str = "uniform",
+    exploration: float = 0.2,
+    max_lives: int = DEFAULT_LIVES,
+) -> pd.DataFrame:
+    """|C_t| per turn over ``n_games`` seeded games, as a long table for a figure.
+
+    Secrets are the dictionary's words of ``length`` letters, drawn uniformly
+    (``secret_choice="uniform"``) or in proportion to word frequency (``"frequency"``, needs a
+    :class:`Vocabulary`); the default dictionary is the wordfreq vocabulary of
+    ``vocabulary_size`` words. Game g uses its own generator derived from ``seed``, so adding
+    games never changes earlier ones.
+
+    Columns: ``game``, ``turn`` (0 = after the opening), ``guess`` (letter of that turn, ``""``
+    at turn 0), ``size`` (|C_t|), ``secret``. A game that ends early has fewer rows.
+    """
+    if n_games < 1:
+        raise ValueError(f"n_games must be at least 1, got {n_games}.")
+    if secret_choice not in ("uniform", "frequency"):
+        raise ValueError(f"secret_choice must be 'uniform' or 'frequency', got {secret_choice!r}.")
+    words = dictionary if dictionary is not None else get_vocabulary(vocabulary_size)
+    pool = words_of_length(words, length)
+    if not pool:
+        raise EmptyDictionaryError(f"The dictionary has no word of length {length}.")
+    if secret_choice == "frequency":
+        if not isinstance(words, Vocabulary):
+            raise ValueError("secret_choice='frequency' needs a Vocabulary (a plain list has no frequencies).")
+        weights = [words.frequency(word) for word in pool]
+    else:
+        weights = None
+    master = random.Random(seed)
+    rows = []
+    for game in range(n_games):
+        game_rng = random.Random(master.getrandbits(64))
+        secret = game_rng.choices(pool, weights=weights)[0] if weights else game_rng.choice(pool)
+        states = play_truthful_game(secret, game_rng, n_turns, exploration, max_lives)
+        for turn, state in enumerate(states):
+            rows.append(
+                {
+                    "game": game,
+                    "turn": turn,
+                    "guess": state.guessed[-1] if turn else "",
+                    "size": len(compatible_set(words, state)),
+                    "secret": secret,
+                }
+            )
+    return pd.DataFrame(rows, columns=["game", "turn", "guess", "size", "secret"])

@@ -1,0 +1,514 @@
+"""The fork test (SPEC §1) on the idealised hosts of :mod:`psit_lib.studies.psit.theory.policies`, exactly and by simulation.
+
+The fork protocol, made explicit so that probabilities are well defined:
+
+1. The public history so far leaves the compatible set C (n words). The host's
+   :meth:`~psit_lib.studies.psit.theory.policies.HostPolicy.belief` p over C is the distribution of the
+   word it answers for.
+2. **Reveal branch**: the host reveals r. A public-only host draws r ~ p afresh; a host with
+   private state reveals its one committed word (also distributed as p for an observer).
+3. **Candidates**: r plus m = min(k, n) - 1 distinct other words of C. The others are drawn
+   without replacement from C minus r, either uniformly (``candidate_weights=None``) or by
+   successive sampling proportional to ``candidate_weights`` (the protocol's frequency-weighted
+   draw: its Efraimidis-Spirakis sample restricted to C minus r is exactly that). When n < k the
+   list is short, as in the protocol when no further compatible word exists.
+4. **Yes/no branches**: each candidate c gets its own branch. A public-only host draws a word
+   w ~ p afresh in each branch (independently of the reveal branch and of the other branches)
+   and answers yes iff w = c. A host with private state answers yes iff c is its word.
+5. The outcome follows :func:`psit_lib.studies.psit.protocol.outcomes.classify_fork` (no leakage: these
+   hosts never write their word before the reveal).
+
+Exact results. Write Q = prod over the other candidates of (1 - p_c). Given r and the others,
+P(yes to r) = p_r independently of Q, so for a public-only host
+
+    P(self-consistent)    = E[p_r Q]
+    P(over-confirmation)  = E[p_r] - E[p_r Q]
+    P(all denial)         = E[Q] - E[p_r Q]
+    P(state substitution) = 1 - E[p_r] - E[Q] + E[p_r Q]
+
+with r ~ p, E[p_r] = sum_r p_r^2, and E[. | r] over the candidate draw. For uniform p = 1/n
+every Q equals (1 - 1/n)^m whatever the draw, which gives the closed form
+P(self-consistent) = (1/n) (1 - 1/n)^(min(k, n) - 1) of :func:`p_self_consistent_uniform`.
+For general p and a uniform draw, E[Q | r] is an elementary symmetric mean computed by a
+stable dynamic programme (any n); for a weighted draw it is enumerated (small n). A host with
+private state is self-consistent with probability 1. :func:`enumerate_outcomes` recomputes
+everything by brute force over every draw and every answer pattern, as an independent check.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
+from psit_lib.analysis.stats import wilson_interval
+from psit_lib.studies.psit.theory.policies import HostPolicy, PolicyInputError, ReimaginingPoca
+
+FORK_OUTCOMES: tuple[Outcome, ...] = (
+    Outcome.SELF_CONSISTENT,
+    Outcome.OVER_CONFIRMATION,
+    Outcome.STATE_SUBSTITUTION,
+    Outcome.ALL_DENIAL,
+)
+"""The four answer patterns an idealised host can produce (it never leaks and never garbles)."""
+
+DEFAULT_MAX_ENUMERATED = 2_000_000
+
+
+class ExactComputationTooLargeError(ValueError):
+    """An enumeration would visit more cases than allowed; use a smaller set or the simulation."""
+
+
+# --------------------------------------------------------------------------------------------
+# Closed forms for the uniform stochastic POCA
+# --------------------------------------------------------------------------------------------
+
+
+def _check_n_k(n: int, k: int) -> None:
+    for name, value in (("n", n), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+
+
+def other_candidate_count(n: int, k: int) -> int:
+    """m = min(k, n) - 1: how many candidates besides the revealed word a set of n words allows."""
+    _check_n_k(n, k)
+    return min(k, n) - 1
+
+
+def p_self_consistent_uniform(n: int, k: int) -> float:
+    """P(self-consistent) of the uniform re-imagining POCA: (1/n)(1 - 1/n)^(min(k, n) - 1).
+
+    The reveal is some r; the branch asking about r says yes with probability 1/n; each of the
+    m other candidates is a different word and gets no with probability 1 - 1/n, independently.
+    """
+    m = other_candidate_count(n, k)
+    return (1.0 / n) * (1.0 - 1.0 / n) ** m
+
+
+def uniform_outcome_distribution(n: int, k: int) -> dict[Outcome, float]:
+    """All four outcomes of the uniform re-imagining POCA in closed form (a = 1/n, q = (1-a)^m):
+    self-consistent a q, over-confirmation a (1-q), state substitution (1-a)(1-q), all denial (1-a) q."""
+    m = other_candidate_count(n, k)
+    a = 1.0 / n
+    q = (1.0 - a) ** m
+    return {
+        Outcome.SELF_CONSISTENT: a * q,
+        Outcome.OVER_CONFIRMATION: a * (1.0 - q),
+        Outcome.STATE_SUBSTITUTION: (1.0 - a) * (1.0 - q),
+        Outcome.ALL_DENIAL: (1.0 - a) * q,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+
+
+def _check_compatible(compatible: Sequence[str]) -> list[str]:
+    words = list(compatible)
+    if not words:
+        raise PolicyInputError("The compatible set is empty: no word explains the public history.")
+    if len(set(words)) != len(words):
+        raise PolicyInputError("The compatible set lists a word twice; pass distinct words.")
+    return words
+
+
+def _belief_vector(policy: HostPolicy, words: list[str]) -> np.ndarray:
+    belief = policy.belief(words)
+    unknown = set(belief) - set(words)
+    if unknown:
+        raise PolicyInputError(f"Policy {policy.name!r} put weight on words outside C: {sorted(unknown)[:3]}.")
+    p = np.array([float(belief.get(word, 0.0)) for word in words])
+    if np.any(p < 0) or not math.isclose(float(p.sum()), 1.0, abs_tol=1e-9):
+        raise PolicyInputError(f"Policy {policy.name!r} returned a belief that is not a distribution.")
+    return p
+
+
+def _candidate_weight_vector(words: list[str], candidate_weights: Mapping[str, float] | None) -> np.ndarray | None:
+    if candidate_weights is None:
+        return None
+    values = []
+    for word in words:
+        if word not in candidate_weights:
+            raise PolicyInputError(f"Word {word!r} has no candidate weight.")
+        value = float(candidate_weights[word])
+        if not (math.isfinite(value) and value > 0):
+            raise PolicyInputError(
+                f"Word {word!r} has candidate weight {value!r}; candidate weights must be positive and finite."
+            )
+        values.append(value)
+    return np.array(values)
+
+
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k (number of candidates) must be a positive integer, got {k!r}.")
+
+
+def _all_consistent() -> dict[Outcome, float]:
+    return {outcome: (1.0 if outcome is Outcome.SELF_CONSISTENT else 0.0) for outcome in FORK_OUTCOMES}
+
+
+# --------------------------------------------------------------------------------------------
+# Exact computation
+# --------------------------------------------------------------------------------------------
+
+
+def _prefix_subset_means(x: np.ndarray, m: int) -> np.ndarray:
+    """means[i, j] = mean of prod(x over S) over the j-subsets S of x[:i] (0 where j > i).
+
+    Averages instead of sums (elementary symmetric polynomials) keep every number in [0, 1],
+    so the programme is stable for thousands of words.
+    """
+    n = len(x)
+    means = np.zeros((n + 1, m + 1))
+    means[0, 0] = 1.0
+    j = np.arange(m + 1)
+    for i in range(n):
+        current = means[i]
+        shifted = np.concatenate(([0.0], current[:-1]))
+        # Entries with j > i + 1 stay 0 by induction (both terms read zeros).
+        means[i + 1] = ((i + 1 - j) * current + j * x[i] * shifted) / (i + 1)
+    return means
+
+
+def _hypergeometric_shares(total: int, m: int) -> np.ndarray:
+    """shares[r, j] = P(j of a uniform m-subset of ``total`` items lie among the first r), r = 0..total.
+
+    Built from ratios of falling factorials, each at most about 1, so it neither overflows nor
+    loses precision for large ``total`` (scipy's generic pmf is far slower here).
+    """
+    r = np.arange(total + 1, dtype=float)
+    rest = total - r
+    shares = np.empty((total + 1, m + 1))
+    for j in range(m + 1):
+        column = np.full(total + 1, float(math.comb(m, j)))
+        for i in range(j):
+            column *= np.maximum(r - i, 0.0) / (total - i)
+        for i in range(m - j):
+            column *= np.maximum(rest - i, 0.0) / (total - j - i)
+        shares[:, j] = column
+    return shares
+
+
+def _mean_product_uniform_draw(x: np.ndarray, m: int) -> np.ndarray:
+    """E[prod of x over m others | r] for each r, the others a uniform m-subset of C minus r."""
+    n = len(x)
+    if m == 0:
+        return np.ones(n)
+    prefix = _prefix_subset_means(x, m)  # prefix[r] covers words 0..r-1
+    suffix = _prefix_subset_means(x[::-1], m)[::-1]  # suffix[r + 1] covers words r+1..n-1
+    r = np.arange(n)[:, None]
+    j = np.arange(m + 1)[None, :]
+    # How many of the m others fall among the r earlier words is hypergeometric; given that
+    # count, the two parts are uniform subsets of their sides and their products independent.
+    share = _hypergeometric_shares(n - 1, m)
+    valid = (j <= r) & (m - j <= n - 1 - r)
+    left = prefix[r, np.minimum(j, r)]
+    right = suffix[r + 1, np.clip(m - j, 0, None)]
+    return np.where(valid, share * left * right, 0.0).sum(axis=1)
+
+
+def _mean_product_weighted_draw(x: np.ndarray, q: np.ndarray, m: int, max_enumerated: int) -> np.ndarray:
+    """E[prod of x over m others | r] for each r, the others drawn by successive sampling ∝ q.
+
+    Memoised over the set of words already drawn (bit mask), so the cost is the number of
+    such sets times n rather than the number of ordered draws.
+    """
+    n = len(x)
+    if m == 0:
+        return np.ones(n)
+    states = sum(math.comb(n, size) for size in range(1, m + 1))
+    if states * n > max_enumerated:
+        raise ExactComputationTooLargeError(
+            f"A weighted candidate draw of {m} from {n} words needs about {states * n:,} steps "
+            f"(limit {max_enumerated:,}); use a uniform draw or simulate_outcomes."
+        )
+    weights = [float(value) for value in q]
+    values = [float(value) for value in x]
+
+    @lru_cache(maxsize=None)
+    def expected(removed: int, depth: int) -> float:
+        if depth == 0:
+            return 1.0
+        available = [i for i in range(n) if not removed >> i & 1]
+        total = sum(weights[i] for i in available)
+        return sum(weights[i] / total * values[i] * expected(removed | 1 << i, depth - 1) for i in available)
+
+    return np.array([expected(1 << r, m) for r in range(n)])
+
+
+def exact_outcomes(
+    policy: HostPolicy,
+    compatible: Sequence[str],
+    k: int,
+    candidate_weights: Mapping[str, float] | None = None,
+    max_enumerated: int = DEFAULT_MAX_ENUMERATED,
+) -> dict[Outcome, float]:
+    """Exact fork-test outcome distribution of ``policy`` at a compatible set, with k candidates.
+
+    See the module docstring for the protocol and the formulas. ``candidate_weights`` None
+    draws the other candidates uniformly (exact for any n); a mapping draws them by
+    frequency-weighted successive sampling (exact by memoised enumeration, small n only;
+    :class:`ExactComputationTooLargeError` beyond ``max_enumerated`` steps).
+    """
+    _check_k(k)
+    words = _check_compatible(compatible)
+    p = _belief_vector(policy, words)
+    q = _candidate_weight_vector(words, candidate_weights)
+    if policy.keeps_private_state:
+        # Every branch answers for the one committed word, which is also the revealed word.
+        return _all_consistent()
+    m = other_candidate_count(len(words), k)
+    x = 1.0 - p
+    if q is None:
+        expected_q = _mean_product_uniform_draw(x, m)
+    else:
+        expected_q = _mean_product_weighted_draw(x, q, m, max_enumerated)
+    e_pr_q = float(np.sum(p * p * expected_q))
+    e_q = float(np.sum(p * expected_q))
+    e_pr = float(np.sum(p * p))
+    raw = {
+        Outcome.SELF_CONSISTENT: e_pr_q,
+        Outcome.OVER_CONFIRMATION: e_pr - e_pr_q,
+        Outcome.STATE_SUBSTITUTION: 1.0 - e_pr - e_q + e_pr_q,
+        Outcome.ALL_DENIAL: e_q - e_pr_q,
+    }
+    if min(raw.values()) < -1e-9:
+        raise ArithmeticError(f"Exact fork probabilities went negative: {raw}.")
+    return {outcome: min(1.0, max(0.0, value)) for outcome, value in raw.items()}
+
+
+def _ordered_draws(others: list[int], q: np.ndarray | None, m: int) -> Iterable[tuple[tuple[int, ...], float]]:
+    """Every ordered draw of m of ``others`` with its successive-sampling probability."""
+    for sequence in itertools.permutations(others, m):
+        probability = 1.0
+        remaining = list(others)
+        for index in sequence:
+            if q is None:
+                probability /= len(remaining)
+            else:
+                probability *= q[index] / sum(q[i] for i in remaining)
+            remaining.remove(index)
+        yield sequence, probability
+
+
+def enumerate_outcomes(
+    policy: HostPolicy,
+    compatible: Sequence[str],
+    k: int,
+    candidate_weights: Mapping[str, float] | None = None,
+    max_enumerated: int = 200_000,
+) -> dict[Outcome, float]:
+    """The same distribution as :func:`exact_outcomes`, by brute force (a check, small n only).
+
+    Walks every revealed word, every ordered candidate draw and every yes/no answer pattern,
+    and classifies each with :func:`classify_fork`; no formula is used.
+    """
+    _check_k(k)
+    words = _check_compatible(compatible)
+    p = _belief_vector(policy, words)
+    q = _candidate_weight_vector(words, candidate_weights)
+    n = len(words)
+    m = other_candidate_count(n, k)
+    cases = n * math.perm(n - 1, m) * (1 if policy.keeps_private_state else 2 ** (m + 1))
+    if cases > max_enumerated:
+        raise ExactComputationTooLargeError(
+            f"Brute force over {n} words and {m + 1} candidates visits {cases:,} cases (limit {max_enumerated:,})."
+        )
+    totals = {outcome: 0.0 for outcome in FORK_OUTCOMES}
+    for r in range(n):
+        if p[r] == 0.0:
+            continue
+        others = [i for i in range(n) if i != r]
+        for draw, p_draw in _ordered_draws(others, q, m):
+            candidates = (r, *draw)
+            if policy.keeps_private_state:
+                answers = {words[c]: c == r for c in candidates}
+                totals[classify_fork(words[r], "", answers)] += p[r] * p_draw
+                continue
+            for pattern in itertools.product((True, False), repeat=len(candidates)):
+                p_answers = 1.0
+                for c, yes in zip(candidates, pattern):
+                    p_answers *= p[c] if yes else 1.0 - p[c]
+                if p_answers == 0.0:
+                    continue
+                answers = {words[c]: yes for c, yes in zip(candidates, pattern)}
+                totals[classify_fork(words[r], "", answers)] += p[r] * p_draw * p_answers
+    return totals
+
+
+# --------------------------------------------------------------------------------------------
+# Simulation
+# --------------------------------------------------------------------------------------------
+
+
+class _Sampler:
+    """Seeded draws from the belief and the candidate distribution over one compatible set."""
+
+    def __init__(self, words: list[str], p: np.ndarray, q: np.ndarray | None, rng: random.Random):
+        self.words = words
+        self.rng = rng
+        self.indices = range(len(words))
+        self.belief_cumulative = list(itertools.accumulate(float(v) for v in p))
+        self.q = None if q is None else [float(v) for v in q]
+        self.q_cumulative = None if q is None else list(itertools.accumulate(self.q))
+
+    def word_in_mind(self) -> int:
+        return self.rng.choices(self.indices, cum_weights=self.belief_cumulative)[0]
+
+    def others(self, revealed: int, m: int) -> list[int]:
+        if m == 0:
+            return []
+        if self.q is None:
+            drawn = self.rng.sample(self.indices, m + 1)
+            return [i for i in drawn if i != revealed][:m]
+        chosen: list[int] = []
+        taken = {revealed}
+        misses = 0
+        while len(chosen) < m:
+            if misses < 50:
+                # Rejection keeps successive sampling exact and is fast unless a few words hold
+                # almost all the weight; then fall back to a direct draw over what is left.
+                index = self.rng.choices(self.indices, cum_weights=self.q_cumulative)[0]
+                if index in taken:
+                    misses += 1
+                    continue
+            else:
+                left = [i for i in self.indices if i not in taken]
+                index = self.rng.choices(left, weights=[self.q[i] for i in left])[0]
+            chosen.append(index)
+            taken.add(index)
+            misses = 0
+        return chosen
+
+
+def simulate_outcomes(
+    policy: HostPolicy,
+    compatible: Sequence[str],
+    k: int,
+    n: int,
+    seed: int,
+    candidate_weights: Mapping[str, float] | None = None,
+) -> dict[Outcome, int]:
+    """Counts of each outcome over ``n`` simulated fork episodes (seeded; same protocol as
+    :func:`exact_outcomes`, every branch played out and classified by :func:`classify_fork`)."""
+    _check_k(k)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n (episodes) must be a non-negative integer, got {n!r}.")
+    words = _check_compatible(compatible)
+    p = _belief_vector(policy, words)
+    q = _candidate_weight_vector(words, candidate_weights)
+    sampler = _Sampler(words, p, q, random.Random(seed))
+    m = other_candidate_count(len(words), k)
+    counts = {outcome: 0 for outcome in FORK_OUTCOMES}
+    for _ in range(n):
+        committed = sampler.word_in_mind() if policy.keeps_private_state else None
+        revealed = committed if committed is not None else sampler.word_in_mind()
+        candidates = [revealed, *sampler.others(revealed, m)]
+        answers = {}
+        for candidate in candidates:
+            in_mind = committed if committed is not None else sampler.word_in_mind()
+            answers[words[candidate]] = in_mind == candidate
+        counts[classify_fork(words[revealed], "", answers)] += 1
+    return counts
+
+
+# --------------------------------------------------------------------------------------------
+# Tables for the notebook
+# --------------------------------------------------------------------------------------------
+
+POLICY_TABLE_COLUMNS = (
+    "policy", "outcome", "exact", "simulated", "count", "episodes", "wilson_low", "wilson_high",
+)  # fmt: skip
+
+
+def policy_table(
+    policies: Sequence[HostPolicy],
+    compatible: Sequence[str],
+    k: int = 5,
+    n_episodes: int = 2000,
+    seed: int = 0,
+    candidate_weights: Mapping[str, float] | None = None,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Exact and simulated outcome rates side by side, one row per (policy, outcome).
+
+    ``outcome`` holds :class:`Outcome` values (strings such as ``"self_consistent"``), so
+    ``OUTCOME_COLOURS[Outcome(value)]`` colours a bar. ``simulated`` is count / episodes with a
+    Wilson (1 - alpha) interval. Policy i is simulated with seed ``seed + i``.
+    """
+    rows = []
+    for offset, policy in enumerate(policies):
+        exact = exact_outcomes(policy, compatible, k, candidate_weights)
+        counts = simulate_outcomes(policy, compatible, k, n_episodes, seed + offset, candidate_weights)
+        for outcome in FORK_OUTCOMES:
+            low, high = wilson_interval(counts[outcome], n_episodes, alpha)
+            rows.append(
+                (policy.name, outcome.value, exact[outcome],
+                 counts[outcome] / n_episodes if n_episodes else float("nan"),
+                 counts[outcome], n_episodes, low, high)
+            )  # fmt: skip
+    return pd.DataFrame(rows, columns=list(POLICY_TABLE_COLUMNS))
+
+
+def self_consistency_curve(sizes: Iterable[int], k: int = 5) -> pd.DataFrame:
+    """Analytic P(self-consistent) of the uniform re-imagining POCA for each |C_t| in ``sizes``.
+
+    Columns ``size``, ``k``, ``p_self_consistent``; all four outcomes are added as
+    ``p_<outcome>`` columns for stacked plots.
+    """
+    rows = []
+    for size in sizes:
+        distribution = uniform_outcome_distribution(int(size), k)
+        rows.append(
+            {"size": int(size), "k": k, "p_self_consistent": distribution[Outcome.SELF_CONSISTENT]}
+            | {f"p_{outcome.value}": distribution[outcome] for outcome in FORK_OUTCOMES[1:]}
+        )
+    return pd.DataFrame(rows)
+
+
+def synthetic_compatible_set(size: int) -> list[str]:
+    """``size`` distinct placeholder words; for uniform policies only |C_t| matters."""
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"A compatible set needs at least one word, got size {size!r}.")
+    return [f"word{i}" for i in range(size)]
+
+
+def self_consistency_points(
+    sizes: Iterable[int],
+    k: int = 5,
+    n_episodes: int = 400,
+    seed: int = 0,
+    alpha: float = 0.05,
+    policy: HostPolicy | None = None,
+) -> pd.DataFrame:
+    """Simulated P(self-consistent) at each |C_t| with Wilson intervals, next to the exact value.
+
+    Uses ``policy`` (default: the uniform :class:`ReimaginingPoca`) on a synthetic set of each
+    size; size i of the list is simulated with seed ``seed + i``. Columns ``size``, ``k``,
+    ``episodes``, ``successes``, ``rate``, ``wilson_low``, ``wilson_high``, ``exact``.
+    """
+    host = policy if policy is not None else ReimaginingPoca()
+    rows = []
+    for offset, size in enumerate(sizes):
+        words = synthetic_compatible_set(int(size))
+        counts = simulate_outcomes(host, words, k, n_episodes, seed + offset)
+        successes = counts[Outcome.SELF_CONSISTENT]
+        low, high = wilson_interval(successes, n_episodes, alpha)
+        rows.append(
+            {
+                "size": int(size), "k": k, "episodes": n_episodes, "successes": successes,
+                "rate": successes / n_episodes if n_episodes else float("nan"),
+                "wilson_low": low, "wilson_high": high,
+                "exact": exact_outcomes(host, words, k)[Outcome.SELF_CONSISTENT],
+            }
+        )  # fmt: skip
+    return pd.DataFrame(rows)
