@@ -8,6 +8,7 @@ known faults are guarded, and the factory imports the baselines only when one is
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import ipaddress
 import json
@@ -17,6 +18,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import httpx2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,6 +28,7 @@ from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings, ModelSession
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, host_role, run_fork_episode
 from psit_lib.sim.engine import complete
+from psit_lib.sim.transport import SimTransport
 from psit_lib.sim.roles import memory_libraries as ml
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from recording import RecordingClient
@@ -398,10 +401,70 @@ def test_memoryos_summaries_are_normalised_and_ids_rekeyed_by_position():
     assert last == {"page_id": "page_0002", "pre_page": "page_0001"}
 
 
-def test_libraries_use_the_run_endpoint_on_a_real_backend():
-    from psit_lib.studies.psit.agents.baselines.endpoint import library_endpoint
+# -- one seam: library calls go through the run's client ----------------------------------------
 
-    settings = LLMSettings(backend="openai", base_urls=("http://127.0.0.1:9/v1",), model="qwen3", api_key="k")
-    endpoint = library_endpoint(ModelSession(make_client(settings), run_seed=0, episode_id="x"))
-    assert (endpoint.base_url, endpoint.model, endpoint.api_key) == ("http://127.0.0.1:9/v1", "qwen3", "k")
-    assert dict(endpoint.headers)["X-PSIT-Role"] == "memory_library"
+class _NoNetwork(httpx2.AsyncBaseTransport):
+    """A transport that fails the test if any request reaches it (replay must not call out)."""
+
+    async def handle_async_request(self, request):
+        raise AssertionError(f"a replayed run sent a request: {request.url}")
+
+
+class _CountingSim(SimTransport):
+    """The in-process simulator, slowed a little so overlapping calls are visible, counting
+    the calls in flight at once."""
+
+    def __init__(self):
+        super().__init__()
+        self.in_flight = self.peak = 0
+
+    async def handle_async_request(self, request):
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            await asyncio.sleep(0.005)
+            return await super().handle_async_request(request)
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.mark.parametrize("name", [pytest.param("mem0", marks=needs_mem0), pytest.param("memoryos", marks=needs_memoryos)])
+async def test_a_replayed_baseline_run_makes_no_network_call_and_repeats_its_records(task, name, tmp_path, monkeypatch):
+    from psit_lib.llm.cache import ResponseCache
+
+    def settings_for(mode):
+        return LLMSettings(cache=mode)
+
+    first = LLMClient(settings_for("rw"), cache=ResponseCache(tmp_path / "cache.sqlite", "rw"), transport=SimTransport())
+    recorded = await run_fork_episode(task, name, ModelSession(first, run_seed=4, episode_id=f"{name}-replay"),
+                                      ForkSettings())
+    await first.aclose()
+    assert first.stats.by_role.get("memory_library", 0) > 0 or name == "memoryos"
+    assert first.stats.calls == sum(first.stats.by_role.values())
+
+    def no_socket(self, address):
+        raise AssertionError(f"replay opened a socket to {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", no_socket)
+    replay = LLMClient(settings_for("replay"), cache=ResponseCache(tmp_path / "cache.sqlite", "replay"),
+                       transport=_NoNetwork())
+    again = await run_fork_episode(task, name, ModelSession(replay, run_seed=4, episode_id=f"{name}-replay"),
+                                   ForkSettings())
+    await replay.aclose()
+    assert again == recorded
+    assert replay.stats.calls == 0 and replay.stats.cache_hits == first.stats.calls
+
+
+@needs_memoryos
+async def test_library_calls_count_as_model_calls_and_respect_the_concurrency_limit(task):
+    from psit_lib.studies.psit.agents.baselines.base import BaselineSettings
+
+    transport = _CountingSim()
+    client = LLMClient(LLMSettings(cache="off", concurrency=2), transport=transport)
+    agent = _agent(task, "memoryos", settings=BaselineSettings(window=2, top_k=7))
+    state = await _play(agent, task, ModelSession(client, run_seed=3, episode_id="mos-seam"), letters="eaoin")
+    library_calls = client.stats.by_role.get("memory_library", 0)
+    assert library_calls == len(state["hidden_calls"]) > 0
+    assert client.stats.calls == sum(client.stats.by_role.values())
+    assert 1 <= transport.peak <= 2
+    await client.aclose()

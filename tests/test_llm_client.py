@@ -76,7 +76,7 @@ async def test_timeouts_are_retried_then_reported(fault_server):
     assert len(fault_server.requests) == 2
 
 
-async def test_cache_read_write_serves_hits_with_zero_usage(fault_server, tmp_path):
+async def test_cache_hits_keep_the_calls_usage_but_spend_nothing(fault_server, tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite", "rw")
     client = LLMClient(http_settings(fault_server.url), cache=cache)
     first = await chat(client)
@@ -84,8 +84,9 @@ async def test_cache_read_write_serves_hits_with_zero_usage(fault_server, tmp_pa
     assert len(fault_server.requests) == 1
     assert second.cached and not first.cached
     assert second.content == first.content
-    assert second.usage.total_tokens == 0 and first.usage.total_tokens > 0
+    assert second.usage == first.usage and first.usage.total_tokens > 0  # records stay identical
     assert client.stats.calls == 1 and client.stats.cache_hits == 1
+    assert client.stats.prompt_tokens == first.usage.prompt_tokens  # spent once
 
 
 async def test_cache_off_always_calls(fault_server, tmp_path):

@@ -38,17 +38,24 @@ from psit_lib.sim.roles.diagnosis import (
     propose_conditions,
     short_answer,
 )
-from psit_lib.sim.roles.memory_edits import secret_from_reasoning
+from psit_lib.sim.knowledge.ddxplus import medical_knowledge
+from psit_lib.sim.reading import secret_statements
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes, is_consistent
 
 TASK = DiagnosisTask()
-GAME = DiagnosisGame(TASK)
+GAME = DiagnosisGame()
 NAMES = list(TASK.dataset.condition_names)
 BINARY = [e.code for e in TASK.dataset.binary_evidences]
 EPISODES_PER_AGENT = 3
 
 
 # ----- helpers ------------------------------------------------------------------------------
+
+def secret_from_reasoning(text: str) -> str | None:
+    """The first secret the simulated model stated in its reasoning."""
+    found = secret_statements(text or "")
+    return found[0] if found else None
+
 
 def host(messages, *, seed=1, temperature=0.3, profile="default"):
     """The diagnosis host's reply message to a chat request."""
@@ -225,7 +232,7 @@ def test_intent_follows_the_tasks_own_wording(name, code):
 def test_public_state_reads_the_hosts_own_readable_answers():
     a, b, c = BINARY[:3]
     messages = game_messages("sys", [(a, "Yes, I do."), (b, "Hmm, let me think..."), (c, "No.")], question(BINARY[3]))
-    assert GAME.public_state(ctx_for(messages)) == DiagnosisState(((a, True), (c, False)))
+    assert GAME.public_state(ctx_for(messages)) == [(a, True), (c, False)]
 
 
 @settings(max_examples=40, deadline=None)
@@ -234,12 +241,12 @@ def test_public_state_reads_the_hosts_own_readable_answers():
 def test_reimagined_condition_is_compatible(name, codes, seed):
     truth = TASK.dataset.condition(name)
     state = DiagnosisState(tuple((code, answers_yes(truth, code)) for code in codes))
-    picked = GAME.reimagine(ctx_for([], seed=seed), state)
+    picked = GAME.reimagine(ctx_for([], seed=seed), list(state.answers))
     assert is_consistent(TASK.dataset.condition(picked), state.answers)
 
 
 def test_prior_is_not_uniform_and_low_temperature_collapses_onto_its_mode():
-    prior = condition_prior(TASK)
+    prior = condition_prior(medical_knowledge())
     mode = max(prior, key=prior.get)
     assert set(prior) == set(NAMES) and max(prior.values()) >= 10 * min(prior.values())
 

@@ -4,7 +4,7 @@ The key is a canonical hash of everything that determines a reply — model, end
 messages, tools, sampling parameters and seed — and never the credentials. Modes:
 
 * ``off``: every call goes to the model;
-* ``rw``: hits are served from the cache (zero usage, marked ``cached``), misses are stored;
+* ``rw``: hits are served from the cache (marked ``cached``), misses are stored;
 * ``replay``: hits only; a miss raises :class:`CacheMissError` naming the request, so a
   published run can be re-executed bit for bit without a model.
 """
@@ -49,7 +49,9 @@ class ResponseCache:
                 "request TEXT, result TEXT, created REAL)")
 
     def get(self, request: ChatRequest, endpoint: str) -> ChatResult | None:
-        """The cached result (marked cached, zero usage), None on a miss in ``rw`` mode."""
+        """The cached result (marked cached, with the usage the endpoint reported when it was
+        made), None on a miss in ``rw`` mode. Records keep the call's size either way; the
+        client's statistics count only tokens actually spent."""
         if self._conn is None:
             return None
         key = request_key(request, endpoint)
@@ -62,7 +64,7 @@ class ResponseCache:
                     f"(key {key[:16]}); run once with PSIT_CACHE=rw to record it")
             return None
         data = json.loads(row[0])
-        data.update(cached=True, usage={})
+        data.update(cached=True)
         return ChatResult.from_json(data)
 
     def put(self, request: ChatRequest, endpoint: str, result: ChatResult) -> None:

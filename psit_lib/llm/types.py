@@ -97,7 +97,7 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class ChatResult:
-    """What one call returned. ``cached`` results carry zero usage (nothing was generated)."""
+    """What one call returned. A ``cached`` result carries the usage of the call that made it."""
 
     content: str
     reasoning: str | None = None

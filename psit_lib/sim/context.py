@@ -70,6 +70,9 @@ class SimContext:
         return [(m["role"], message_text(m.get("content"))) for m in self.messages
                 if m.get("role") in ("user", "assistant")]
 
+    def first_user_text(self) -> str:
+        return first_user_text(self.messages)
+
     def all_text(self) -> str:
         return "\n".join(message_text(m.get("content")) for m in self.messages)
 
@@ -109,3 +112,11 @@ class SimContext:
         """Sample a secret from the model's prior ``frequency ** alpha``, sharpened by 1/T."""
         alpha = self.profile.prior_exponent
         return self.weighted_choice(items, [max(f, 1e-12) ** alpha for f in frequencies])
+
+
+def first_user_text(messages: list[dict[str, Any]]) -> str:
+    """The first user message: in a chat game, the player's opening with the rules."""
+    for message in messages:
+        if message.get("role") == "user":
+            return message_text(message.get("content"))
+    return ""

@@ -13,10 +13,10 @@ import random
 from typing import Any
 
 from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER, SIM_MODEL_NAME
-from psit_lib.llm.tokens import count_message_tokens, count_tokens
 
 from .context import SimContext, request_rng
 from .profiles import get_profile
+from .tokens import prompt_token_count, token_count
 from .registry import GENERIC_ROLE, handler_for, resolve_role
 
 
@@ -66,10 +66,10 @@ def complete(body: dict[str, Any], role: str | None, profile_name: str | None) -
              "function": {"name": name,
                           "arguments": args if isinstance(args, str) else json.dumps(args)}}
             for i, (name, args) in enumerate(reply.tool_calls)]
-    completion_tokens = (count_tokens(reply.content) + count_tokens(reasoning)
-                         + sum(count_tokens(c["function"]["arguments"])
+    completion_tokens = (token_count(reply.content) + token_count(reasoning)
+                         + sum(token_count(c["function"]["arguments"])
                                for c in message.get("tool_calls", [])))
-    prompt_tokens = count_message_tokens(body["messages"])
+    prompt_tokens = prompt_token_count(body["messages"])
     digest = hashlib.sha256(json.dumps(sampling, sort_keys=True).encode()).hexdigest()[:24]
     return {
         "id": f"chatcmpl-sim-{digest}",

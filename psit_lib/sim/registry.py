@@ -2,14 +2,21 @@
 
 A real model works out what it is being asked to do from the request itself. So does the
 simulator: every role registers a *recogniser*, a predicate over the request (system prompt,
-messages, tools, response format) written in the simulator's own words. :func:`resolve_role`
-picks the role whose recogniser accepts the request; the optional ``X-PSIT-Role`` header is a
-hint used only to break a tie between several accepting roles, or when none accepts. An
+messages, tools, response format) written in the simulator's own words. Roles come in two
+tiers: tier 0 roles answer a specific instruction of this call (update a memory, propose
+candidates, extract facts, score answers), tier 1 roles carry on a conversation (host a game,
+answer an operator, book a cab). As for a model, a specific instruction in the call outranks
+the conversation's general setting, so :func:`resolve_role` picks an accepting role of the
+lowest tier; the optional ``X-PSIT-Role`` header is a hint used only to break a tie between
+several accepting roles of that tier, or when none accepts. An
 unrecognised request still gets a valid, minimal reply, so third-party clients keep working.
 
 Each role also declares its *assumptions*: the constants that shape its behaviour beyond the
 profile knobs (e.g. how attention fades with distance). Run metadata records them, so two
 runs can be compared by configuration.
+
+The registry holds no roles of its own: importing ``psit_lib.sim`` registers the built-in
+roles (``psit_lib.sim.roles``), so the registry never imports the roles that import it.
 """
 
 from __future__ import annotations
@@ -30,18 +37,19 @@ class RoleSpec:
     handler: RoleHandler
     recognise: Recogniser | None = None
     assumptions: Mapping[str, Any] = field(default_factory=dict)
+    tier: int = 1
 
 
 _ROLES: dict[str, RoleSpec] = {}
 
 
-def register_role(name: str, *, recognise: Recogniser | None = None,
+def register_role(name: str, *, recognise: Recogniser | None = None, tier: int = 1,
                   assumptions: Mapping[str, Any] | None = None) -> Callable[[RoleHandler], RoleHandler]:
     """Register ``fn`` as the behaviour of role ``name``, recognised by ``recognise``."""
     def decorate(fn: RoleHandler) -> RoleHandler:
         if name in _ROLES and _ROLES[name].handler is not fn:
             raise ValueError(f"simulator role {name!r} is registered twice")
-        _ROLES[name] = RoleSpec(name, fn, recognise, dict(assumptions or {}))
+        _ROLES[name] = RoleSpec(name, fn, recognise, dict(assumptions or {}), tier)
         return fn
     return decorate
 
@@ -52,9 +60,12 @@ def minimal_reply(ctx: SimContext) -> SimReply:
 
 
 def recognised_roles(ctx: SimContext) -> list[str]:
-    """Every role whose recogniser accepts this request (registration order)."""
-    _load_builtin_roles()
-    return [spec.name for spec in _ROLES.values() if spec.recognise is not None and spec.recognise(ctx)]
+    """The accepting roles of the lowest tier that has any (registration order)."""
+    accepted = [spec for spec in _ROLES.values() if spec.recognise is not None and spec.recognise(ctx)]
+    if not accepted:
+        return []
+    top = min(spec.tier for spec in accepted)
+    return [spec.name for spec in accepted if spec.tier == top]
 
 
 def resolve_role(ctx: SimContext, hint: str | None = None) -> str:
@@ -68,22 +79,15 @@ def resolve_role(ctx: SimContext, hint: str | None = None) -> str:
 
 
 def handler_for(role: str | None) -> RoleHandler:
-    _load_builtin_roles()
     spec = _ROLES.get(role or "")
     return spec.handler if spec is not None else minimal_reply
 
 
 def known_roles() -> list[str]:
-    _load_builtin_roles()
     return sorted(_ROLES)
 
 
 def role_assumptions(roles: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """The declared assumption constants of ``roles`` (default: every role)."""
-    _load_builtin_roles()
     names = roles if roles is not None else sorted(_ROLES)
     return {name: dict(_ROLES[name].assumptions) for name in names if name in _ROLES}
-
-
-def _load_builtin_roles() -> None:
-    from . import roles  # noqa: F401  (importing the package registers the built-in roles)

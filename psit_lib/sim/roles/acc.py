@@ -41,10 +41,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from psit_lib.llm.tokens import count_tokens
 
 from ..context import SimContext, SimReply, message_text
 from ..registry import register_role
+from ..tokens import token_count
 
 FULL_ATTENTION_TOKENS = 2000
 RECALL_HALF_LIFE_TOKENS = 6000
@@ -71,9 +71,8 @@ ASK = re.compile(rf"\bthe current ({_SUBJ})(?=[,.;:?!]| and )")
 TAGS = re.compile(r"^\s*Tags:(.*)$", re.MULTILINE)
 
 
-@lru_cache(maxsize=8192)
 def _tokens(text: str) -> int:
-    return count_tokens(text)
+    return token_count(text)
 
 
 def notice_probability(distance_tokens: int) -> float:
@@ -179,7 +178,33 @@ def _follows_injection(ctx: SimContext, reading: Reading, query: str) -> str | N
 
 
 # -- the answering agent ---------------------------------------------------------------------
-@register_role("acc_agent")
+def _system_lower(ctx: SimContext) -> str:
+    return ctx.system_text().lower()
+
+
+def is_operations_assistant(ctx: SimContext) -> bool:
+    """I answer an operator in a long session governed by numbered standing rules."""
+    system = _system_lower(ctx)
+    return "standing rules" in system and "the <item> is <value>" in system
+
+
+def is_compressor_call(ctx: SimContext) -> bool:
+    """I am asked to commit the next compressed cognitive state (not to answer from one)."""
+    system = _system_lower(ctx)
+    return "compressed cognitive state" in system and ("commit the next" in system or ctx.wants_json)
+
+
+def is_judge_call(ctx: SimContext) -> bool:
+    """I keep a canonical memory of an evaluation, or score anonymous responses against it."""
+    return "canonical memory" in _system_lower(ctx)
+
+
+ASSUMPTIONS = {"FULL_ATTENTION_TOKENS": FULL_ATTENTION_TOKENS, "RECALL_HALF_LIFE_TOKENS": RECALL_HALF_LIFE_TOKENS,
+               "GUESS_WHEN_MISSING": GUESS_WHEN_MISSING, "PRESSURE_ADOPTION": PRESSURE_ADOPTION,
+               "POISON_ADOPTION": POISON_ADOPTION, "INJECTION_COMPLIANCE": INJECTION_COMPLIANCE}
+
+
+@register_role("acc_agent", recognise=is_operations_assistant, assumptions=ASSUMPTIONS)
 def agent(ctx: SimContext) -> SimReply:
     query = ctx.last_user_text()
     reading = read_segments(ctx, [message_text(m.get("content")) for m in ctx.messages])
@@ -231,7 +256,7 @@ def _first_sentence(text: str, words: int = 16) -> str:
     return " ".join(sentence.split()[:words])
 
 
-@register_role("acc_compressor")
+@register_role("acc_compressor", recognise=is_compressor_call, tier=0, assumptions=ASSUMPTIONS)
 def compressor(ctx: SimContext) -> SimReply:
     parts = _sections(ctx.last_user_text())
     previous = _json_object(parts.get("Previous CCS", ""))
@@ -391,7 +416,7 @@ def _score(ctx: SimContext) -> SimReply:
     return SimReply(content=json.dumps({"evaluations": evaluations}))
 
 
-@register_role("acc_judge")
+@register_role("acc_judge", recognise=is_judge_call, tier=0, assumptions={"SCORE_JITTER": SCORE_JITTER})
 def judge(ctx: SimContext) -> SimReply:
     system = ctx.system_text()
     if MEMORY_TASK in system:

@@ -220,7 +220,29 @@ def _subagent_reply(req: Request, calls: list[MadeCall]) -> str:
     return " ".join(parts) or "Done."
 
 
-@register_role("cab_subagent")
+_RIDE_TOOLS = {"order_ride", "list_rides", "get_quotation", "user_cancel_ride"}
+
+
+def is_cab_agent(ctx: SimContext) -> bool:
+    """I carry out an instruction with ride-booking tools (or am told I am the cab agent)."""
+    return bool(_RIDE_TOOLS & ctx.tool_names()) or bool(re.search(r"\byou are the cab agent\b", ctx.system_text(), re.I))
+
+
+def is_orchestrator(ctx: SimContext) -> bool:
+    """I serve a user through a team: I can only delegate, not use the cab tools myself."""
+    if _RIDE_TOOLS & ctx.tool_names():
+        return False
+    return (any("delegate" in name for name in ctx.tool_names())
+            or bool(re.search(r"\byou are the orchestrator\b", ctx.system_text(), re.I)))
+
+
+def is_cortex_call(ctx: SimContext) -> bool:
+    """I store an agent's step in a shared memory with an access mask."""
+    return (any("ingest" in name for name in ctx.tool_names())
+            or "access mask" in ctx.system_text().lower() and "episode" in ctx.system_text().lower())
+
+
+@register_role("cab_subagent", recognise=is_cab_agent)
 def cab_subagent(ctx: SimContext) -> SimReply:
     """Carry out the instruction with the CabApp tools, then report the outcome."""
     instruction = _first_user_text(ctx)
@@ -364,7 +386,7 @@ def final_answer(user: Request, ctx: SimContext) -> str:
     return f"Your ride from {user.start} to {user.end} is booked."
 
 
-@register_role("basis_orchestrator")
+@register_role("basis_orchestrator", recognise=is_orchestrator, assumptions={"EXPLICIT_DETAIL_WEIGHT": EXPLICIT_DETAIL_WEIGHT, "MAX_DELEGATIONS": MAX_DELEGATIONS})
 def basis_orchestrator(ctx: SimContext) -> SimReply:
     """Delegate the user's request; correct the cab agent when visible evidence contradicts it."""
     user = read_request(_first_user_text(ctx))
@@ -447,7 +469,7 @@ def summarise_step(lines: list[tuple[str, str]]) -> str:
     return f"{agent} " + "; then ".join(sentences) + "."
 
 
-@register_role("cortex_agent")
+@register_role("cortex_agent", recognise=is_cortex_call, tier=0)
 def cortex_agent(ctx: SimContext) -> SimReply:
     """Summarise the new step and share it with every agent; sometimes botch the mask."""
     summary = summarise_step(_trace_of(ctx))

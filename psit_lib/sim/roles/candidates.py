@@ -1,8 +1,10 @@
 """The candidate generator: proposes extra secrets that fit the public constraints.
 
 The protocol asks for these only when the task's own data gives too few, and re-checks every
-proposal against the constraints. The request carries the constraints as JSON inside
-``<constraints>`` tags with a ``"task"`` key; each task registers a proposer here.
+proposal against the constraints. The model reads the constraints from the JSON in the request
+(inside ``<constraints>`` tags, or the first JSON object) and works out the game from it: the
+``"task"`` key when present, else the shape of the constraints (a word length and revealed
+letters mean Hangman; answered evidences mean diagnosis). Each game registers a proposer here.
 """
 
 from __future__ import annotations
@@ -27,16 +29,37 @@ def register_proposer(task: str) -> Callable[[Proposer], Proposer]:
     return decorate
 
 
-@register_role("candidate_generator")
+def _constraints(text: str) -> dict[str, Any] | None:
+    found = _CONSTRAINTS.search(text) or re.search(r"(\{.*\})", text, re.S)
+    try:
+        value = json.loads(found.group(1)) if found else None
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _game_of(constraints: dict[str, Any]) -> str:
+    if constraints.get("task") in PROPOSERS:
+        return str(constraints["task"])
+    if "length" in constraints and "known" in constraints:
+        return "hangman"
+    if "present_evidences" in constraints or "absent_evidences" in constraints:
+        return "diagnosis"
+    return ""
+
+
+def asked_for_candidates(ctx: SimContext) -> bool:
+    """The call asks me to list possible secrets that fit some stated constraints."""
+    text = ctx.last_user_text()
+    return bool(_COUNT.search(text)) and _constraints(text) is not None and "secret" in text.lower()
+
+
+@register_role("candidate_generator", recognise=asked_for_candidates, tier=0)
 def candidate_generator(ctx: SimContext) -> SimReply:
     text = ctx.last_user_text()
-    found = _CONSTRAINTS.search(text)
     count = int(m.group(1)) if (m := _COUNT.search(text)) else 5
-    try:
-        constraints = json.loads(found.group(1)) if found else {}
-    except json.JSONDecodeError:
-        constraints = {}
-    proposer = PROPOSERS.get(str(constraints.get("task", "")))
+    constraints = _constraints(text) or {}
+    proposer = PROPOSERS.get(_game_of(constraints))
     proposals = proposer(ctx, constraints, count) if proposer else []
     return SimReply(content=json.dumps(proposals),
                     reasoning=f"I list {len(proposals)} options that fit the constraints.")

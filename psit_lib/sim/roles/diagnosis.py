@@ -1,19 +1,19 @@
 """The simulated diagnosis host (DDXPlus): a patient, or the attending who holds the case.
 
-Everything task-specific is read through :class:`psit_lib.studies.psit.tasks.diagnosis.DiagnosisTask`, so
-the simulated model understands exactly the prompts the harness sends and plays by the same
-rule R the harness scores with:
+The model recognises the game from the conversation (a diagnosis game in which it holds a
+condition and a resident asks yes/no questions) and answers from its own medical knowledge
+(:mod:`psit_lib.sim.knowledge.ddxplus`, read from the DDXPlus release files):
 
-* intent comes from the task's own wording (its opener, its verbatim evidence questions, its
-  reveal prompt and its "is the condition you chose X?" template, with loose fallbacks);
-* the public state is what the host itself answered earlier in the dialogue: each player
-  message's evidence (``find_asked_evidence``) paired with the yes/no read from the next host
-  reply (``parse_yes_no``);
-* a held condition is answered by R (``answers_yes``); without one the generic host
-  (``secret_host.host_reply``) re-imagines a condition compatible with those public answers.
+* intent is read from the user's wording: an opening that sets up the game, a question about a
+  symptom or history item it recognises, a request to name the condition, or "is it X?";
+* the public state is what it answered earlier in the dialogue: each question it recognised,
+  paired with the yes/no its next reply started with;
+* a held condition is answered truthfully (yes exactly when the evidence belongs to it); without
+  one the generic host (``secret_host.host_reply``) re-imagines a condition that fits those
+  public answers.
 
 The model's prior over conditions (an assumption, documented here because it drives mode
-collapse) is derived from the dataset alone: weight = number of evidences (symptoms plus
+collapse) comes from the dataset alone: weight = number of evidences (symptoms plus
 antecedents) x DDXPlus severity level. Asked to play a patient, a model reaches for an
 everyday case (severity runs from 1, life-threatening, e.g. anaphylaxis, to 5, mildest, e.g.
 URTI; mild conditions dominate real case loads) with a rich, textbook presentation (many
@@ -23,20 +23,18 @@ conditions below T = 0.1, and collapses onto the mode near T = 0.
 
 The candidate generator (``register_proposer("diagnosis")``) proposes dataset conditions that
 fit the public answers, then, when those run out, familiar conditions outside DDXPlus
-(``OUTSIDE_CONDITIONS``): the simulated model has no evidence list for them, so neither it nor
-rule R can refute them, which is why the protocol marks them ``source="model"``.
+(``OUTSIDE_CONDITIONS``): the model knows no evidence list for them, so nothing it said can
+refute them, which is why the protocol marks them ``source="model"``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
-
-from psit_lib.llm.readers import parse_yes_no
-from psit_lib.studies.psit.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes, is_consistent
 
 from ..context import SimContext, SimReply
+from ..knowledge.ddxplus import Illness, MedicalKnowledge, medical_knowledge, name_key
+from ..reading import leading_yes_no
 from ..registry import register_role
 from .candidates import register_proposer
 from .secret_host import Intent, host_reply
@@ -60,25 +58,22 @@ _SHORT_ANSWERS: dict[str, tuple[str, str]] = {
 }
 _OTHER_ANSWERS = (("Yes.", "No."), ("Yes, that's right.", "No, not at all."))
 
-_LOOSE_CONFIRM = re.compile(r"\bis (?:the|your) (?:condition|diagnosis)(?: you chose)?\s+(.+?)\s*\?", re.I | re.S)
-_LOOSE_REVEAL = re.compile(r"\b(?:which|what) (?:condition|diagnosis) did you (?:choose|pick)|\breveal\b", re.I)
+_CONFIRM = re.compile(r"\bis (?:the|your) (?:condition|diagnosis|illness)(?: (?:you|that you) (?:chose|picked|have))?\s*:?\s+(.+?)\s*\?", re.I | re.S)
+_REVEAL = re.compile(r"\b(?:which|what) (?:condition|diagnosis|illness) (?:did|do) you (?:choose|pick|have)|\breveal\b|"
+                     r"\bname (?:the|your) condition\b", re.I)
+_SETUP = re.compile(r"\b(?:diagnosis|diagnostic) (?:game|training|simulator)|\bpick one condition|"
+                    r"\bchoose (?:exactly )?one condition", re.I)
 _EXCLUDE = re.compile(r"Do not repeat any of these:\s*(\[.*?\])", re.S)
 
 
-@lru_cache(maxsize=1)
-def default_task() -> DiagnosisTask:
-    """The diagnosis task on the project's DDXPlus copy (loaded on first use, not at import)."""
-    return DiagnosisTask()
+def knowledge() -> MedicalKnowledge:
+    """The model's medical knowledge (loaded on first use, not at import)."""
+    return medical_knowledge()
 
 
-def condition_prior(task: DiagnosisTask) -> dict[str, float]:
+def condition_prior(known: MedicalKnowledge) -> dict[str, float]:
     """Prior weight per condition name: its number of evidences times its severity level."""
-    return {c.name: float(len(c.evidences) * c.severity) for c in task.dataset.conditions}
-
-
-@lru_cache(maxsize=4)
-def _cached_prior(task: DiagnosisTask) -> dict[str, float]:
-    return condition_prior(task)
+    return {i.name: float(len(i.evidences) * i.severity) for i in known.illnesses}
 
 
 def short_answer(question: str, yes: bool, variant: int) -> str:
@@ -95,68 +90,60 @@ def answer_variants(question: str) -> int:
     return len(_OTHER_ANSWERS) + (opening in _SHORT_ANSWERS)
 
 
+def is_diagnosis_game(ctx: SimContext) -> bool:
+    """The conversation is a diagnosis game in which I hold the patient's condition."""
+    return bool(_SETUP.search(ctx.system_text() + "\n" + ctx.first_user_text()))
+
+
 class DiagnosisGame:
     """The simulated model's understanding of the diagnosis game (implements ``SecretGame``)."""
 
     name = "diagnosis"
 
-    def __init__(self, task: DiagnosisTask | None = None) -> None:
-        self._task = task
-
-    @property
-    def task(self) -> DiagnosisTask:
-        return self._task if self._task is not None else default_task()
-
-    # -- reading the request -----------------------------------------------------------------
-    def _confirm_template(self) -> re.Pattern[str]:
-        marker = "\x00"
-        before, after = self.task.confirm_prompt(marker).split(marker)
-        return re.compile(re.escape(before) + r"(.+?)" + re.escape(after), re.S)
-
     def intent(self, user_text: str, first_turn: bool) -> Intent:
-        """The task's exact wording first; loose phrasings only when no evidence is asked."""
-        task = self.task
-        if first_turn or task.opener() in user_text:
+        if first_turn or (_SETUP.search(user_text) and knowledge().asked_evidence(user_text) is None):
             return Intent("open")
-        if (m := self._confirm_template().search(user_text)):
-            return Intent("confirm", m.group(1).strip())
-        if task.reveal_prompt() in user_text:
+        if (m := _CONFIRM.search(user_text)):
+            return Intent("confirm", m.group(1).strip().strip("'\"*"))
+        if _REVEAL.search(user_text):
             return Intent("reveal")
-        if task.find_asked_evidence(user_text) is not None:
+        if knowledge().asked_evidence(user_text) is not None:
             return Intent("move")
-        if (m := _LOOSE_CONFIRM.search(user_text)):
-            return Intent("confirm", m.group(1).strip().strip("'\""))
-        if _LOOSE_REVEAL.search(user_text):
-            return Intent("reveal")
         return Intent("other")
 
-    def public_state(self, ctx: SimContext) -> DiagnosisState:
-        """My earlier public answers: each asked evidence with the yes/no I replied to it."""
-        task = self.task
-        state = task.initial_state()
+    def public_state(self, ctx: SimContext) -> list[tuple[str, bool]]:
+        """My earlier public answers: each question I recognised with the yes/no I replied."""
+        answers: list[tuple[str, bool]] = []
         pending: str | None = None
         for role, text in ctx.dialogue()[:-1]:  # everything before the current user message
             if role == "user":
-                pending = task.find_asked_evidence(text)
+                pending = knowledge().asked_evidence(text)
                 continue
-            yes = parse_yes_no(text) if pending else None
-            if pending and yes is not None and pending not in state.asked:
-                state = state.with_answer(pending, yes)
+            yes = leading_yes_no(text) if pending else None
+            if pending and yes is not None and pending not in {code for code, _ in answers}:
+                answers.append((pending, yes))
             pending = None  # an unreadable reply constrains nothing
-        return state
+        return answers
+
+    def as_secret(self, text: str) -> str | None:
+        illness = knowledge().illness(text)
+        return illness.name if illness else (text.strip() or None)
 
     # -- choosing a condition ----------------------------------------------------------------
     def prior_pick(self, ctx: SimContext, names: list[str]) -> str:
         """One of ``names`` drawn from the condition prior (sharpened by alpha / T)."""
-        prior = _cached_prior(self.task)
+        prior = condition_prior(knowledge())
         return ctx.prior_choice(names, [prior[n] for n in names])
 
     def choose_secret(self, ctx: SimContext) -> str:
-        return self.prior_pick(ctx, list(self.task.dataset.condition_names))
+        return self.prior_pick(ctx, knowledge().names)
 
-    def reimagine(self, ctx: SimContext, public: DiagnosisState | None) -> str:
-        compatible = [c.name for c in self.task.compatible_conditions(public)] if public else []
-        return self.prior_pick(ctx, compatible or list(self.task.dataset.condition_names))
+    def fitting(self, answers: list[tuple[str, bool]]) -> list[Illness]:
+        return [i for i in knowledge().illnesses if knowledge().fits(i, answers)]
+
+    def reimagine(self, ctx: SimContext, public: list[tuple[str, bool]] | None) -> str:
+        compatible = [i.name for i in self.fitting(public)] if public is not None else []
+        return self.prior_pick(ctx, compatible or knowledge().names)
 
     # -- replying ----------------------------------------------------------------------------
     def opening_reply(self, ctx: SimContext, secret: str) -> str:
@@ -165,17 +152,21 @@ class DiagnosisGame:
             "Ready. I have picked a condition from my list; go ahead with your questions.",
         ))
 
-    def move_reply(self, ctx: SimContext, secret: str, public: DiagnosisState, user_text: str) -> str:
-        """Rule R for my condition; a condition I cannot look up has none of the evidences."""
-        task = self.task
-        code = task.find_asked_evidence(user_text)
-        question = task.question_for(code)
-        canonical = task.normalise(secret)
-        yes = task.is_dataset_condition(secret) and answers_yes(task.dataset.condition(canonical), code)
+    def move_reply(self, ctx: SimContext, secret: str, public, user_text: str) -> str:
+        """Truthful for my condition; a condition I know nothing about has none of the evidences."""
+        known = knowledge()
+        code = known.asked_evidence(user_text)
+        question = known.questions[code]
+        yes = known.has_it(secret, code)
         return short_answer(question, yes, ctx.rng.randrange(answer_variants(question)))
 
     def same_secret(self, a: str, b: str) -> bool:
-        return self.task.normalise(a) == self.task.normalise(b)
+        return self._key(a) == self._key(b)
+
+    @staticmethod
+    def _key(name: str) -> str:
+        illness = knowledge().illness(name)
+        return illness.name if illness else name_key(name)
 
     def malformed_reply(self, ctx: SimContext) -> str:
         return "Hmm, let me think about how to describe that to you..."
@@ -184,7 +175,9 @@ class DiagnosisGame:
 GAME = DiagnosisGame()
 
 
-@register_role("diagnosis_host")
+@register_role("diagnosis_host", recognise=is_diagnosis_game,
+               assumptions={"condition_prior": "n_evidences x severity, ** prior_exponent, sharpened by 1/T",
+                            "outside_conditions": len(OUTSIDE_CONDITIONS)})
 def diagnosis_host(ctx: SimContext) -> SimReply:
     return host_reply(GAME, ctx)
 
@@ -196,7 +189,7 @@ def _excluded(ctx: SimContext) -> set[str]:
         names = json.loads(found.group(1)) if found else []
     except json.JSONDecodeError:
         return set()
-    return {GAME.task.normalise(n) for n in names if isinstance(n, str)}
+    return {GAME._key(n) for n in names if isinstance(n, str)}
 
 
 @register_proposer("diagnosis")
@@ -206,22 +199,20 @@ def propose_conditions(ctx: SimContext, constraints: dict, count: int) -> list[s
     With the profile's ``edit_error_rate`` one proposal, at a random position, is replaced by a
     dataset condition that contradicts an answer (the protocol's re-check must reject it).
     """
-    task = GAME.task
     present, absent = constraints.get("present_evidences"), constraints.get("absent_evidences")
     if not isinstance(present, list) or not isinstance(absent, list):
         return []
-    answers = tuple((str(code), True) for code in present) + tuple((str(code), False) for code in absent)
+    answers = [(str(code), True) for code in present] + [(str(code), False) for code in absent]
     excluded = _excluded(ctx)
-    fitting = [c.name for c in task.dataset.conditions
-               if is_consistent(c, answers) and c.name not in excluded]
-    outside = [n for n in OUTSIDE_CONDITIONS if task.normalise(n) not in excluded]
+    fitting = [i.name for i in GAME.fitting(answers) if i.name not in excluded]
+    outside = [n for n in OUTSIDE_CONDITIONS if GAME._key(n) not in excluded]
     picks: list[str] = []
     while fitting and len(picks) < count:
         picks.append(GAME.prior_pick(ctx, fitting))
         fitting.remove(picks[-1])
     while outside and len(picks) < count:  # no evidence lists to weigh them by: seeded order
         picks.append(outside.pop(ctx.rng.randrange(len(outside))))
-    contradicting = [c.name for c in task.dataset.conditions if not is_consistent(c, answers)]
+    contradicting = [i.name for i in knowledge().illnesses if not knowledge().fits(i, answers)]
     if picks and contradicting and ctx.chance(ctx.profile.edit_error_rate):
         picks[ctx.rng.randrange(len(picks))] = ctx.rng.choice(contradicting)
     return picks

@@ -1,111 +1,136 @@
-"""The simulated Hangman host: reads guesses and its own earlier patterns from the dialogue."""
+"""The simulated Hangman host: reads guesses and its own earlier patterns from the dialogue.
+
+The model recognises a Hangman game from the conversation (the system prompt or the player's
+opening message names it), knows the rules itself (:mod:`psit_lib.sim.knowledge.hangman`) and
+draws secrets from its own English vocabulary (:mod:`psit_lib.sim.knowledge.words`).
+"""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
-from psit_lib.studies.psit.tasks.base import HostReplyError
-from psit_lib.studies.psit.tasks.hangman import HangmanState, HangmanTask, apply_guess, normalise_word
-from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
-
 from ..context import SimContext, SimReply
+from ..knowledge.hangman import LIVES, Board, board_from_dialogue, play, read_lives
+from ..knowledge.words import english_words
 from ..registry import register_role
 from .candidates import register_proposer
 from .secret_host import Intent, host_reply
 
-_GUESS = re.compile(r"letter\s+'([a-zA-Z])'")
-_CONFIRM = re.compile(r"is your word\s+'([^']+)'", re.I)
 POOL_SIZE = 3000          # the common words the simulated model draws a fresh secret from
 REIMAGINE_POOL = 400      # compatible words considered when re-imagining
+OPENING_LENGTHS = (5, 9)  # lengths of a fresh secret: a "good Hangman word" is 5-9 letters
+
+_LETTER = r"['\"“‘]?([a-zA-Z])['\"”’]?"
+_GUESS = [
+    re.compile(rf"\bletter\s+{_LETTER}(?![a-zA-Z])", re.I),
+    re.compile(rf"\bguess(?:ing)?\s*(?:is)?\s*[:=]?\s*{_LETTER}(?![a-zA-Z])", re.I),
+    re.compile(rf"\bis there an?\s+{_LETTER}(?![a-zA-Z])", re.I),
+    re.compile(rf"\b(?:try|how about|what about)\s+{_LETTER}(?![a-zA-Z])", re.I),
+]
+_CONFIRM = [
+    re.compile(r"\bis (?:your|the) (?:secret )?word\s*:?\s*['\"“‘]?([A-Za-z]+)['\"”’]?\s*\?", re.I),
+    re.compile(r"\bis it\s+['\"“‘]?([A-Za-z]{2,})['\"”’]?\s*\?", re.I),
+    re.compile(r"\bdid you (?:choose|pick)\s+['\"“‘]?([A-Za-z]{2,})['\"”’]?\s*\?", re.I),
+]
+_REVEAL = re.compile(r"\breveal\b|\bwhat (?:word|was the word|is the word) did you (?:choose|pick)|"
+                     r"\bwhich word did you (?:choose|pick)|\btell me (?:the|your) word", re.I)
+_OPEN = re.compile(r"\bshow me the (?:blank )?pattern|\blet'?s (?:play|begin|start)", re.I)
+
+
+def read_guess(text: str) -> str | None:
+    """The letter a player's message guesses, if it guesses one."""
+    for pattern in _GUESS:
+        if (m := pattern.search(text)):
+            return m.group(1).lower()
+    return None
+
+
+def read_word(text: str) -> str | None:
+    """A Hangman secret from a statement of it: its first word, in lowercase."""
+    m = re.search(r"[A-Za-z]+", text or "")
+    return m.group(0).lower() if m else None
 
 
 @lru_cache(maxsize=1)
 def _opening_pool() -> tuple[tuple[str, ...], tuple[float, ...]]:
-    vocab = get_vocabulary()
-    words = [w for w in vocab.words if 5 <= len(w) <= 9][:POOL_SIZE]
-    return tuple(words), tuple(vocab.frequency(w) for w in words)
+    words = english_words()
+    low, high = OPENING_LENGTHS
+    pool = [w for w in words.ranked if low <= len(w) <= high][:POOL_SIZE]
+    return tuple(pool), tuple(words.frequency(w) for w in pool)
+
+
+def is_hangman_game(ctx: SimContext) -> bool:
+    """The conversation is a game of Hangman that I host."""
+    setting = (ctx.system_text() + "\n" + ctx.first_user_text()).lower()
+    return "hangman" in setting
 
 
 class HangmanGame:
     name = "hangman"
 
-    def __init__(self) -> None:
-        self.task = HangmanTask()
-
     def intent(self, user_text: str, first_turn: bool) -> Intent:
-        text = user_text.lower()
-        if first_turn or "show me the blank pattern" in text:
+        if first_turn or _OPEN.search(user_text) and read_guess(user_text) is None:
             return Intent("open")
-        if (m := _CONFIRM.search(user_text)):
-            return Intent("confirm", m.group(1))
-        if "reveal" in text:
+        for pattern in _CONFIRM:
+            if (m := pattern.search(user_text)):
+                return Intent("confirm", m.group(1))
+        if _REVEAL.search(user_text):
             return Intent("reveal")
-        if _GUESS.search(user_text):
+        if read_guess(user_text):
             return Intent("move")
         return Intent("other")
 
-    def public_state(self, ctx: SimContext) -> HangmanState:
-        """Replay the public dialogue: my blank pattern, then each guess and my reply to it."""
-        state = self.task.initial_state()
-        pending: str | None = None
-        dialogue = ctx.dialogue()[:-1]  # everything before the current user message
-        for role, text in dialogue:
-            if role == "user":
-                m = _GUESS.search(text)
-                pending = m.group(1).lower() if m else None
-                continue
-            try:
-                if state.length is None:
-                    state = self.task.observe_opening(state, text)
-                elif pending and pending not in state.guessed:
-                    state = self.task.observe_reply(state, pending, text)
-            except (HostReplyError, ValueError):
-                pass  # my earlier reply was unreadable: it constrains nothing
-            pending = None
-        return state
+    def public_state(self, ctx: SimContext) -> Board | None:
+        """Replay the public dialogue (everything before the current user message)."""
+        return board_from_dialogue(ctx.dialogue()[:-1], read_guess)
+
+    def as_secret(self, text: str) -> str | None:
+        return read_word(text)
 
     def choose_secret(self, ctx: SimContext) -> str:
         words, freqs = _opening_pool()
         return ctx.prior_choice(words, freqs)
 
-    def reimagine(self, ctx: SimContext, public: HangmanState) -> str:
-        vocab = get_vocabulary()
-        if public is None or public.length is None:
+    def reimagine(self, ctx: SimContext, public: Board | None) -> str:
+        if public is None:
             return self.choose_secret(ctx)
-        words = vocab.matching(public.length, public.known, set(public.absent))[:REIMAGINE_POOL]
+        return self._prior_pick(ctx, public.length, public.shown, public.missed)
+
+    def _prior_pick(self, ctx: SimContext, length: int, shown: dict[int, str], missed) -> str:
+        vocab = english_words()
+        words = vocab.fitting(length, shown, frozenset(missed))[:REIMAGINE_POOL]
         if not words:
-            words = vocab.matching(public.length, {}, set())[:REIMAGINE_POOL] or ["secret"]
+            words = vocab.fitting(length, {}, frozenset())[:REIMAGINE_POOL] or ["secret"]
         return ctx.prior_choice(words, [vocab.frequency(w) for w in words])
 
     def opening_reply(self, ctx: SimContext, secret: str) -> str:
         blank = " ".join("_" for _ in secret)
+        lives = read_lives(ctx.first_user_text()) or LIVES
         return (f"I've chosen a word with {len(secret)} letters. Let's begin!\n"
-                f"Pattern: {blank}\nLives left: {self.task.lives}\nGuessed letters: none")
+                f"Pattern: {blank}\nLives left: {lives}\nGuessed letters: none")
 
-    def move_reply(self, ctx: SimContext, secret: str, public: HangmanState, user_text: str) -> str:
-        letter = _GUESS.search(user_text).group(1).lower()
-        state = HangmanState.started(len(secret), self.task.lives)
-        try:
-            for earlier in public.guessed if public else ():
-                state = apply_guess(secret, state, earlier)
-            if letter in state.guessed:
-                return f"You already tried '{letter}'.\nPattern: {state.pattern_text}\nLives left: {state.lives}"
-            state = apply_guess(secret, state, letter)
-        except ValueError:
-            return f"The game is already over.\nPattern: {state.pattern_text}\nLives left: {state.lives}"
+    def move_reply(self, ctx: SimContext, secret: str, public: Board | None, user_text: str) -> str:
+        letter = read_guess(user_text)
+        earlier = public.guesses if public else ()
+        lives = public.lives if public else LIVES
+        before = play(secret, earlier, lives)
+        if letter in earlier:
+            return f"You already tried '{letter}'.\nPattern: {before.pattern}\nLives left: {before.lives_left}"
+        if before.over:
+            return f"The game is already over.\nPattern: {before.pattern}\nLives left: {before.lives_left}"
+        after = play(secret, earlier + (letter,), lives)
         verdict = f"Yes, '{letter}' is in the word!" if letter in secret else f"Sorry, no '{letter}'."
         tail = ""
-        if state.won:
+        if after.solved:
             tail = "\nYou solved it, well done!"
-        elif state.lost:
+        elif after.lives_left <= 0:
             tail = "\nNo lives left: the game is over."
-        guessed = ", ".join(state.guessed)
-        return (f"{verdict}\nPattern: {state.pattern_text}\nLives left: {state.lives}\n"
-                f"Guessed letters: {guessed}{tail}")
+        return (f"{verdict}\nPattern: {after.pattern}\nLives left: {after.lives_left}\n"
+                f"Guessed letters: {', '.join(after.guesses)}{tail}")
 
     def same_secret(self, a: str, b: str) -> bool:
-        return normalise_word(a) == normalise_word(b)
+        return (read_word(a) or "") == (read_word(b) or "")
 
     def malformed_reply(self, ctx: SimContext) -> str:
         return "Ooh, good one! Let me think about how that fits..."
@@ -114,7 +139,10 @@ class HangmanGame:
 GAME = HangmanGame()
 
 
-@register_role("hangman_host")
+@register_role("hangman_host", recognise=is_hangman_game,
+               assumptions={"opening_pool_size": POOL_SIZE, "opening_word_lengths": list(OPENING_LENGTHS),
+                            "reimagine_pool_size": REIMAGINE_POOL,
+                            "secret_prior": "wordfreq frequency ** prior_exponent, sharpened by 1/T"})
 def hangman_host(ctx: SimContext) -> SimReply:
     return host_reply(GAME, ctx)
 
@@ -122,13 +150,14 @@ def hangman_host(ctx: SimContext) -> SimReply:
 @register_proposer("hangman")
 def propose_words(ctx: SimContext, constraints: dict, count: int) -> list[str]:
     """Words that fit; with the profile's error rate one proposal ignores the constraints."""
-    fields = {k: v for k, v in constraints.items() if k != "task"}
     try:
-        state = HangmanState.from_public(**fields)
-    except (TypeError, ValueError):
+        length = int(constraints["length"])
+        shown = {int(p): str(l) for p, l in (constraints.get("known") or {}).items()}
+        missed = frozenset(str(l) for l in constraints.get("absent") or ())
+    except (KeyError, TypeError, ValueError):
         return []
-    vocab = get_vocabulary()
-    pool = vocab.matching(state.length, state.known, set(state.absent))[:REIMAGINE_POOL]
+    vocab = english_words()
+    pool = vocab.fitting(length, shown, missed)[:REIMAGINE_POOL]
     picks: list[str] = []
     for _ in range(min(count, len(pool))):
         remaining = [w for w in pool if w not in picks]

@@ -16,26 +16,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from psit_lib.memory import extract_secret, initial_memory
-
 from ..context import SimContext
+from ..reading import secret_statements
 
-SECRET_MARKER = re.compile(r"My secret is '([^'\n]+)'")
+DEFAULT_LAYOUT = "## 1. Goals and Plans\n## 2. Facts and Knowledge\n## 3. Active Notes\n"
+"""The three sections a working memory starts with (SPEC §2), when the request shows none."""
 
 Edit = tuple[str, dict[str, Any]]
 
 
-def secret_from_reasoning(text: str, *, first: bool = True) -> str | None:
-    """The secret the simulated model committed to in its own reasoning text."""
-    found = SECRET_MARKER.findall(text or "")
-    if not found:
-        return None
-    return (found[0] if first else found[-1]).strip()
+def _has_secret(memory: str) -> bool:
+    return bool(re.search(r"<secret>\s*\S.*?</secret>", memory, re.I | re.S)) or bool(secret_statements(memory))
 
 
 def _overwrite(memory: str, secret: str | None, note: str | None, lossy: bool) -> Edit:
     lines = memory.rstrip("\n").split("\n")
-    if secret and extract_secret(memory) is None:
+    if secret and not _has_secret(memory):
         idx = next(i for i, l in enumerate(lines) if l.lower().startswith("## 2."))
         lines.insert(idx + 1, f"<secret>{secret}</secret>")
     if note:
@@ -49,8 +45,8 @@ def _overwrite(memory: str, secret: str | None, note: str | None, lossy: bool) -
 def compose_edits(ctx: SimContext, offered: set[str], memory: str, secret: str | None,
                   note: str | None) -> list[Edit]:
     """The edits this model writes to record ``secret`` (if new) and a progress ``note``."""
-    memory = memory or initial_memory()
-    new_secret = secret if secret and extract_secret(memory) is None else None
+    memory = memory or DEFAULT_LAYOUT
+    new_secret = secret if secret and not _has_secret(memory) else None
     if not new_secret and not note:
         return []
     erring = ctx.chance(ctx.profile.edit_error_rate)

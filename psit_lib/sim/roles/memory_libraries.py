@@ -271,7 +271,12 @@ def _tag_text(text: str, tag: str) -> str:
     return found.group(1) if found else ""
 
 
-@register_role("amem_note_analysis")
+def _has_tags(ctx: SimContext, *tags: str) -> bool:
+    text = ctx.last_user_text()
+    return all(re.search(rf"<{tag}>.*?</{tag}>", text, re.S) for tag in tags)
+
+
+@register_role("amem_note_analysis", tier=0, recognise=lambda ctx: _has_tags(ctx, "note"))
 def amem_note_analysis(ctx: SimContext) -> SimReply:
     """Keywords, a one-sentence context and tags for a new note (A-Mem's note construction)."""
     user = ctx.last_user_text()
@@ -283,7 +288,7 @@ def amem_note_analysis(ctx: SimContext) -> SimReply:
                                         "tags": tags}))
 
 
-@register_role("amem_evolution")
+@register_role("amem_evolution", tier=0, recognise=lambda ctx: _has_tags(ctx, "new_note", "neighbours"))
 def amem_evolution(ctx: SimContext) -> SimReply:
     """Strengthen links to neighbours that share a keyword with the new note; else no change."""
     user = ctx.last_user_text()
@@ -303,7 +308,7 @@ def amem_evolution(ctx: SimContext) -> SimReply:
     return SimReply(content=json.dumps(reply))
 
 
-@register_role("lightmem_extraction")
+@register_role("lightmem_extraction", tier=0, recognise=lambda ctx: _has_tags(ctx, "segment"))
 def lightmem_extraction(ctx: SimContext) -> SimReply:
     """One fact per sentence of each numbered message of the topic segment (at most 3 each)."""
     messages = _tag_json(ctx.last_user_text(), "segment") or []
@@ -338,7 +343,7 @@ def _fallback(ctx: SimContext) -> SimReply:
     return SimReply(content="{}" if ctx.wants_json else "OK.")
 
 
-@register_role(LIBRARY_ROLE, recognise=lambda ctx: classify_request(ctx.messages, ctx.response_format) is not None)
+@register_role(LIBRARY_ROLE, tier=0, recognise=lambda ctx: classify_request(ctx.messages, ctx.response_format) is not None)
 def memory_library(ctx: SimContext) -> SimReply:
     """Role sent by the baseline adapters with every library call."""
     return library_reply(ctx) or _fallback(ctx)

@@ -2,8 +2,9 @@
 
 What the model "knows" is only what its request carries:
 
-* a secret it holds: ``<secret>X</secret>`` in a working-memory block of the system prompt,
-  or its own earlier commitment ``My secret is 'X'`` in a kept private-reasoning block;
+* a secret it holds: stated in its private working memory (``<secret>X</secret>`` or any clear
+  phrasing, see :mod:`psit_lib.sim.reading`), or committed to in reasoning it kept from
+  earlier turns;
 * the public history: the dialogue, which it reads like any player would.
 
 With no secret in context it does what the profile says a model does then: at every reply
@@ -16,17 +17,12 @@ A task plugs in through :class:`SecretGame` (see ``hangman.py`` and ``diagnosis.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from psit_lib.memory import extract_secret
-
 from ..context import SimContext, SimReply
-from .memory_edits import compose_edits, secret_from_reasoning
-
-_MEMORY_BLOCK = re.compile(r"<working_memory>(.*?)</working_memory>", re.S)
-_REASONING_BLOCK = re.compile(r"<private_reasoning>(.*?)</private_reasoning>", re.S)
+from ..reading import kept_reasoning, memory_text, secret_statements
+from .memory_edits import compose_edits
 
 
 @dataclass(frozen=True)
@@ -45,6 +41,9 @@ class SecretGame(Protocol):
     def public_state(self, ctx: SimContext) -> Any:
         """What the public dialogue (before the last user message) says about the secret."""
 
+    def as_secret(self, text: str) -> str | None:
+        """A secret of this game read from a statement of it (None if it names none)."""
+
     def choose_secret(self, ctx: SimContext) -> str:
         """A fresh secret at the start of a game (weighted by prior, sharpened by 1/T)."""
 
@@ -60,24 +59,27 @@ class SecretGame(Protocol):
     def malformed_reply(self, ctx: SimContext) -> str: ...
 
 
-def held_secret(ctx: SimContext) -> tuple[str | None, str]:
-    """(secret, where) from the request's private context, or (None, "")."""
-    system = ctx.system_text()
-    memory = _MEMORY_BLOCK.search(system)
-    if memory:
-        secret = extract_secret(memory.group(1))
+def _first_secret(game: SecretGame, texts: list[str]) -> str | None:
+    for text in texts:
+        for statement in secret_statements(text):
+            secret = game.as_secret(statement)
+            if secret:
+                return secret
+    return None
+
+
+def held_secret(game: SecretGame, ctx: SimContext) -> tuple[str | None, str]:
+    """(secret, where) from the request's private context, or (None, "").
+
+    A working memory is authoritative: when the agent gives me one, I look for my secret
+    there and nowhere else. Otherwise I look in the reasoning I kept from earlier turns.
+    """
+    memory = memory_text(ctx.system_text())
+    if memory is not None:
+        secret = _first_secret(game, [memory])
         return (secret, "memory") if secret else (None, "")
-    kept = _REASONING_BLOCK.search(system)
-    if kept:
-        secret = secret_from_reasoning(kept.group(1), first=True)
-        if secret:
-            return secret, "reasoning"
-    return None, ""
-
-
-def _memory_text(ctx: SimContext) -> str | None:
-    found = _MEMORY_BLOCK.search(ctx.system_text())
-    return found.group(1).strip("\n") + "\n" if found else None
+    secret = _first_secret(game, kept_reasoning(ctx.messages))
+    return (secret, "reasoning") if secret else (None, "")
 
 
 def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
@@ -85,7 +87,7 @@ def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
     user_text = ctx.last_user_text()
     first_turn = not any(role == "assistant" for role, _ in ctx.dialogue())
     intent = game.intent(user_text, first_turn)
-    held, where = held_secret(ctx)
+    held, where = held_secret(game, ctx)
     public = None if intent.kind == "open" else game.public_state(ctx)
 
     if held:
@@ -100,11 +102,11 @@ def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
     reasoning = thought + (f" My secret is '{secret}'." if secret else "")
 
     # An autonomous agent's model may record the secret with its memory tools first.
-    memory = _memory_text(ctx)
+    memory = memory_text(ctx.system_text())
     if memory is not None and ctx.tools and secret and not held and not ctx.tool_results_since_last_user():
         rate = ctx.profile.tool_use_reliability if intent.kind == "open" else ctx.profile.late_tool_use
         if ctx.chance(rate):
-            edits = compose_edits(ctx, ctx.tool_names(), memory, secret, note=None)
+            edits = compose_edits(ctx, ctx.tool_names(), _as_memory(memory), secret, note=None)
             if edits:
                 return SimReply(content="", reasoning=reasoning + " I will write it to my memory.",
                                 tool_calls=edits)
@@ -128,3 +130,7 @@ def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
     else:
         content = "Let's keep playing: what is your next move?"
     return SimReply(content=content, reasoning=reasoning)
+
+
+def _as_memory(block: str) -> str:
+    return block.strip("\n") + "\n"

@@ -1,8 +1,8 @@
 """The workflow agents' memory-update call, simulated.
 
-Sees the memory, recent dialogue, this turn's private reasoning and the public answer (all in
+Sees the memory, the dialogue, this turn's private reasoning and the public answer (all in
 its request) and returns JSON tool calls. It records the secret only if the reasoning it was
-shown contains one; it can never know a secret that is not in its request.
+shown states one; it can never know a secret that is not in its request.
 """
 
 from __future__ import annotations
@@ -11,10 +11,14 @@ import json
 import re
 
 from ..context import SimContext, SimReply
+from ..reading import secret_statements, tagged_blocks
 from ..registry import register_role
-from .memory_edits import compose_edits, offered_tools, secret_from_reasoning
+from .memory_edits import compose_edits, offered_tools
 
-_BLOCK = re.compile(r"<(working_memory|private_reasoning_this_turn|public_answer)>\n?(.*?)\n?</\1>", re.S)
+
+def _block(text: str, tag: str) -> str:
+    found = tagged_blocks(text, (tag,))
+    return found[0].strip("\n") if found else ""
 
 
 def _note(answer: str) -> str | None:
@@ -22,12 +26,20 @@ def _note(answer: str) -> str | None:
     return f"After my last reply: {first[:80]}" if first else None
 
 
-@register_role("memory_updater")
+def asked_to_update_memory(ctx: SimContext) -> bool:
+    """The request hands me a working memory and this turn's answer, and wants edits back."""
+    text = ctx.last_user_text()
+    return bool(tagged_blocks(text, ("working_memory",))) and bool(
+        re.search(r"<(public_answer|private_reasoning_this_turn)>", text, re.I))
+
+
+@register_role("memory_updater", recognise=asked_to_update_memory, tier=0)
 def memory_updater(ctx: SimContext) -> SimReply:
-    blocks = {name: body for name, body in _BLOCK.findall(ctx.last_user_text())}
-    memory = blocks.get("working_memory", "")
-    secret = secret_from_reasoning(blocks.get("private_reasoning_this_turn", ""))
-    edits = compose_edits(ctx, offered_tools(ctx), memory, secret, _note(blocks.get("public_answer", "")))
+    text = ctx.last_user_text()
+    memory = _block(text, "working_memory")
+    stated = secret_statements(_block(text, "private_reasoning_this_turn"))
+    edits = compose_edits(ctx, offered_tools(ctx), memory, stated[0] if stated else None,
+                          _note(_block(text, "public_answer")))
     if ctx.chance(ctx.profile.malformed_output_rate):
         return SimReply(content='[{"name": "append_in_memory", "arguments": {"section_title": ')
     payload = [{"name": name, "arguments": args} for name, args in edits]

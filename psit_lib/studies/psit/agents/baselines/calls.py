@@ -1,23 +1,39 @@
-"""Hidden model calls: the calls a memory library makes on its own, counted per agent turn.
+"""Hidden model calls: the calls a memory library makes on its own, through the run's client.
 
 A baseline's private cost is not only the retrieved block: the library also calls the model
 to extract facts, decide updates, summarise or tag. Those calls never appear in the public
-dialogue, so each adapter records them here (kind, token usage, success) and the agent puts
-them in its state (``hidden_calls``), one list per conversation lineage.
+dialogue, but they are model calls like any other, so they go through the same seam: the
+episode's :class:`~psit_lib.llm.client.ModelSession` (response cache and replay mode, derived
+seeds, the concurrency limit, retries, call statistics, endpoint selection).
 
-Real libraries make the calls through their own OpenAI client; :class:`CountingOpenAI` is the
-client handed to them: it forwards each ``chat.completions.create`` to the configured endpoint
-and appends a :class:`HiddenCall` to the current :class:`CallLedger`.
+Real libraries (Mem0, MemoryOS) call a synchronous OpenAI client from their own threads.
+:class:`LibraryClient` is the client handed to them: it looks like ``openai.OpenAI``
+(``.chat.completions.create``), hands each call to the event loop that runs the episode and
+waits for the answer, and records a :class:`HiddenCall` in the current :class:`CallLedger`.
+Library operations therefore run in worker threads (``asyncio.to_thread``), never on the loop.
+
+Seeds. A library may issue several calls at once from a thread pool, so a shared call
+counter would make seeds depend on thread scheduling. Each hidden call instead gets its seed
+from the operation's branch of the session and a hash of the request itself: the same
+request in the same place of an episode always gets the same seed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
 import threading
 from dataclasses import asdict, dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from psit_lib.studies.psit.agents.baselines.endpoint import LibraryEndpoint, openai_client
+from openai.types.chat import ChatCompletion
+
+from psit_lib.llm.client import ModelSession
+from psit_lib.llm.types import ChatResult
+
+LIBRARY_ROLE = "memory_library"
 
 
 @dataclass(frozen=True)
@@ -55,40 +71,102 @@ class CallLedger:
         return [c for c in self.calls if not c.ok]
 
 
-def _classify(messages: Any, response_format: Any) -> str:
-    from psit_lib.sim.roles.memory_libraries import classify_request
+# What each library's own prompts ask for, recognised from their system prompt or request
+# (mem0ai 1.0.11 and memoryos-pro 0.1.0). Used only to label hidden calls in the records.
+_KIND_MARKERS: tuple[tuple[str, str], ...] = (
+    ("personal information organizer", "fact_extraction"),
+    ("information organizer", "fact_extraction"),
+    ("smart memory manager", "memory_update"),
+    ("keyword extraction", "keywords"),
+    ("continuity detector", "continuity"),
+    ("meta-summary", "meta_info"),
+    ("analyzing dialogue topics", "multi_summary"),
+    ("user preference analysis", "profile"),
+    ("knowledge extraction", "knowledge"),
+    ("summarizing dialogue topics", "summary"),
+    ("merging and updating user profiles", "update_profile"),
+    ("extracting the main theme", "theme"),
+    ("communication expert", "response"),
+)
 
-    return classify_request(list(messages or []), response_format) or "unrecognised"
+
+def call_kind(library: str, messages: Any) -> str:
+    """A short label for what a library call asks (``mem0.fact_extraction``), for the records."""
+    text = " ".join(str(m.get("content") or "") for m in messages or () if isinstance(m, dict)).lower()
+    for marker, kind in _KIND_MARKERS:
+        if marker in text:
+            return f"{library}.{kind}"
+    return f"{library}.other"
 
 
-class CountingOpenAI:
-    """Looks like ``openai.OpenAI`` to a library (``.chat.completions.create``); counts calls.
+def completion_from_result(result: ChatResult, model: str) -> ChatCompletion:
+    """An ``openai`` ChatCompletion carrying a ChatResult, for libraries that parse one."""
+    message: dict[str, Any] = {"role": "assistant", "content": result.content}
+    if result.tool_calls:
+        message["tool_calls"] = [call.to_message() for call in result.tool_calls]
+    return ChatCompletion.model_validate({
+        "id": "chatcmpl-psit-library", "object": "chat.completion", "created": 0,
+        "model": result.model or model,
+        "choices": [{"index": 0, "message": message, "finish_reason": result.finish_reason or "stop"}],
+        "usage": {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
+                  "total_tokens": result.usage.prompt_tokens + result.usage.completion_tokens},
+    })
 
-    The library's own model name is replaced by the endpoint's, so a library configured for
-    e.g. ``gpt-4o-mini`` talks to whatever model the run uses. Swap :attr:`ledger` between
-    operations to attribute calls to the turn that caused them.
+
+@dataclass(frozen=True)
+class LibraryLink:
+    """Where one library operation's calls go: a branch of the episode's session on its loop."""
+
+    session: ModelSession
+    loop: asyncio.AbstractEventLoop
+
+    @classmethod
+    def here(cls, session: ModelSession, branch: str) -> "LibraryLink":
+        """A link for an operation started from the running event loop."""
+        return cls(session.branch(branch), asyncio.get_running_loop())
+
+
+def _request_digest(params: dict[str, Any]) -> str:
+    wanted = {k: params.get(k) for k in ("messages", "tools", "response_format", "temperature")}
+    return hashlib.sha256(json.dumps(wanted, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+class LibraryClient:
+    """Looks like ``openai.OpenAI`` to a library; every call goes through the episode's session.
+
+    Set :attr:`link` and :attr:`ledger` before each library operation (a workspace may be reused
+    across episodes). The library's own model name and sampling choices are kept where they
+    matter (temperature, max tokens, response format, tools); the model is the run's.
     """
 
-    def __init__(self, endpoint: LibraryEndpoint, library: str, ledger: CallLedger | None = None) -> None:
-        self.endpoint = endpoint
+    def __init__(self, library: str) -> None:
         self.library = library
-        self.ledger = ledger or CallLedger()
+        self.link: LibraryLink | None = None
+        self.ledger = CallLedger()
         self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
 
-    def _create(self, **params: Any) -> Any:
-        params["model"] = self.endpoint.model
-        kind = _classify(params.get("messages"), params.get("response_format"))
-        ledger = self.ledger
+    def _create(self, **params: Any) -> ChatCompletion:
+        link, ledger = self.link, self.ledger
+        if link is None:
+            raise RuntimeError(f"{self.library} made a model call outside an operation of the harness")
+        if params.get("stream"):
+            raise RuntimeError(f"{self.library} asked for a streamed completion; the harness does not stream")
+        messages = list(params.get("messages") or [])
+        kind = call_kind(self.library, messages)
+        session = link.session.branch(f"{kind}-{_request_digest(params)}")
+        call = session.chat(messages, role=LIBRARY_ROLE, tools=params.get("tools"),
+                            tool_choice=params.get("tool_choice"),
+                            response_format=params.get("response_format"),
+                            temperature=params.get("temperature"),
+                            max_tokens=params.get("max_tokens") or params.get("max_completion_tokens"))
         try:
-            response = openai_client(self.endpoint).chat.completions.create(**params)
+            result = asyncio.run_coroutine_threadsafe(call, link.loop).result()
         except Exception as exc:
             ledger.add(HiddenCall(self.library, kind, ok=False, error=f"{type(exc).__name__}: {exc}"[:300]))
             raise
-        usage = getattr(response, "usage", None)
-        ledger.add(HiddenCall(self.library, kind,
-                              prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                              completion_tokens=getattr(usage, "completion_tokens", 0) or 0))
-        return response
+        ledger.add(HiddenCall(self.library, kind, prompt_tokens=result.usage.prompt_tokens,
+                              completion_tokens=result.usage.completion_tokens))
+        return completion_from_result(result, session.model)
 
 
 def summarise_hidden_calls(records: list[dict[str, Any]]) -> dict[str, Any]:

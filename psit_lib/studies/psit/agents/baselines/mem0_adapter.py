@@ -2,10 +2,11 @@
 
 Why 1.0.11: it is the last release whose ``add`` does LLM fact extraction followed by an
 LLM decision to ADD / UPDATE / DELETE memories, as the study describes (2.x replaced this
-with one additive call). Configuration: ``openai`` LLM provider pointed at the run's endpoint
-(the loopback simulator server offline; its LiteLLM route rejects unknown model names),
+with one additive call). Configuration: ``openai`` LLM provider (its LiteLLM route rejects unknown model names),
 ``huggingface`` embedder given the local all-MiniLM-L6-v2 path (384 dims), ``qdrant`` in
-memory, history in an in-memory SQLite database, telemetry off.
+memory, history in an in-memory SQLite database, telemetry off. Mem0's OpenAI client is
+replaced by :class:`~psit_lib.studies.psit.agents.baselines.calls.LibraryClient`, so its calls
+go through the run's model session like every other call (the configured URL is never used).
 
 Policy per turn:
 - recall: ``Memory.search(user message, limit=k)`` with k = 10 (no model call);
@@ -33,9 +34,8 @@ from typing import Any
 
 from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
 from psit_lib.studies.psit.agents.baselines.base import BaselineLibraryError, BaselineSettings, Memorized, Recall, TurnInput, turn_time
-from psit_lib.studies.psit.agents.baselines.calls import CountingOpenAI, CallLedger
+from psit_lib.studies.psit.agents.baselines.calls import CallLedger, LibraryClient, LibraryLink
 from psit_lib.studies.psit.agents.baselines.embedder import EMBEDDING_DIMS, model_path, shared_encoder
-from psit_lib.studies.psit.agents.baselines.endpoint import LibraryEndpoint, library_endpoint
 
 try:
     import mem0.embeddings.huggingface as _mem0_hf
@@ -52,6 +52,7 @@ USER_ID = "player"
 COLLECTION = "psit_mem0"
 _ID_NAMESPACE = uuid.UUID("6f1c2a52-4d55-4c8e-9d2e-8c3b5a0e7f11")
 _MAX_POINTS = 100_000
+_UNUSED_URL = "http://library-calls-go-through-the-harness.invalid/v1"
 
 
 def _use_shared_embedder() -> None:
@@ -70,22 +71,23 @@ def _use_shared_embedder() -> None:
 class _Workspace:
     """One Mem0 ``Memory`` (Qdrant in memory) used as scratch space for one operation at a time."""
 
-    def __init__(self, endpoint: LibraryEndpoint) -> None:
+    def __init__(self) -> None:
         _use_shared_embedder()
         self.memory = Memory.from_config({
-            "llm": {"provider": "openai", "config": {"model": endpoint.model, "api_key": endpoint.api_key,
-                                                     "openai_base_url": endpoint.base_url}},
+            "llm": {"provider": "openai", "config": {"model": "run-model", "api_key": "not-used",
+                                                     "openai_base_url": _UNUSED_URL}},
             "embedder": {"provider": "huggingface", "config": {"model": model_path(),
                                                                "embedding_dims": EMBEDDING_DIMS}},
             "vector_store": {"provider": "qdrant", "config": {"collection_name": COLLECTION, "path": ":memory:",
                                                               "embedding_model_dims": EMBEDDING_DIMS}},
             "history_db_path": ":memory:",
         })
-        self.counter = CountingOpenAI(endpoint, "mem0")
-        self.memory.llm.client = self.counter
+        self.client = LibraryClient("mem0")
+        self.memory.llm.client = self.client
 
-    def load(self, store: dict[str, Any]) -> CallLedger:
-        """Replace the collection's contents with the snapshot; returns a fresh call ledger."""
+    def load(self, store: dict[str, Any], link: LibraryLink) -> CallLedger:
+        """Replace the collection's contents with the snapshot and route this operation's model
+        calls to ``link``; returns a fresh call ledger."""
         vs = self.memory.vector_store
         vs.delete_col()
         vs.create_col(EMBEDDING_DIMS, False)
@@ -95,8 +97,9 @@ class _Workspace:
         if entries:
             vs.insert(vectors=[e["vector"] for e in entries], payloads=[dict(e["payload"]) for e in entries],
                       ids=[e["id"] for e in entries])
-        self.counter.ledger = CallLedger()
-        return self.counter.ledger
+        self.client.link = link
+        self.client.ledger = CallLedger()
+        return self.client.ledger
 
     def export(self) -> dict[str, Any]:
         vs = self.memory.vector_store
@@ -111,21 +114,21 @@ class _Workspace:
         return {"memories": memories}
 
 
-_pool: dict[LibraryEndpoint, list[_Workspace]] = {}
+_pool: list[_Workspace] = []
 _pool_lock = threading.Lock()
 
 
-def _acquire(endpoint: LibraryEndpoint) -> _Workspace:
+def _acquire() -> _Workspace:
     with _pool_lock:
-        idle = _pool.setdefault(endpoint, [])
-        if idle:
-            return idle.pop()
-    return _Workspace(endpoint)
+        if _pool:
+            return _pool.pop()
+    return _Workspace()
 
 
-def _release(endpoint: LibraryEndpoint, workspace: _Workspace) -> None:
+def _release(workspace: _Workspace) -> None:
+    workspace.client.link = None
     with _pool_lock:
-        _pool.setdefault(endpoint, []).append(workspace)
+        _pool.append(workspace)
 
 
 def _check(ledger: CallLedger) -> None:
@@ -147,21 +150,21 @@ class Mem0Backend:
     def empty_store(self) -> dict[str, Any]:
         return {"memories": []}
 
-    def _recall(self, endpoint: LibraryEndpoint, store: dict[str, Any], query: str) -> Recall:
-        workspace = _acquire(endpoint)
+    def _recall(self, link: LibraryLink, store: dict[str, Any], query: str) -> Recall:
+        workspace = _acquire()
         try:
-            ledger = workspace.load(store)
+            ledger = workspace.load(store, link)
             found = workspace.memory.search(query, user_id=USER_ID, limit=self.settings.top_k)["results"]
         finally:
-            _release(endpoint, workspace)
+            _release(workspace)
         _check(ledger)
         return Recall("\n".join(f"- {m['memory']}" for m in found), store, ledger.calls)
 
-    def _memorize(self, endpoint: LibraryEndpoint, store: dict[str, Any], messages: list[dict[str, str]],
+    def _memorize(self, link: LibraryLink, store: dict[str, Any], messages: list[dict[str, str]],
                   created_at: str) -> Memorized:
-        workspace = _acquire(endpoint)
+        workspace = _acquire()
         try:
-            ledger = workspace.load(store)
+            ledger = workspace.load(store, link)
             try:
                 workspace.memory.add(messages, user_id=USER_ID, metadata={"created_at": created_at})
             except Exception as exc:  # a failed extraction call propagates out of Memory.add
@@ -169,17 +172,19 @@ class Mem0Backend:
                 raise BaselineLibraryError(f"mem0 failed while adding memories: {exc}") from exc
             new_store = workspace.export()
         finally:
-            _release(endpoint, workspace)
+            _release(workspace)
         _check(ledger)
         return Memorized(new_store, ledger.calls)
 
     async def recall(self, store: dict[str, Any], turn: TurnInput) -> Recall:
         if not store.get("memories"):
             return Recall("", store)
-        return await asyncio.to_thread(self._recall, library_endpoint(turn.session), store, turn.user)
+        link = LibraryLink.here(turn.session, f"mem0/recall/{turn.turn}")
+        return await asyncio.to_thread(self._recall, link, store, turn.user)
 
     async def memorize(self, store: dict[str, Any], turn: TurnInput, reply: str) -> Memorized:
         messages = [*turn.history, {"role": "user", "content": turn.user},
                     {"role": "assistant", "content": reply}][-self.settings.window:]
-        return await asyncio.to_thread(self._memorize, library_endpoint(turn.session), store,
+        link = LibraryLink.here(turn.session, f"mem0/memorize/{turn.turn}")
+        return await asyncio.to_thread(self._memorize, link, store,
                                        [dict(m) for m in messages], turn_time(turn.turn).isoformat())

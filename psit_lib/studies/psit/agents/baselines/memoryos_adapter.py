@@ -42,9 +42,8 @@ from typing import Any
 
 from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
 from psit_lib.studies.psit.agents.baselines.base import CLOCK_START, BaselineLibraryError, BaselineSettings, Memorized, Recall, TurnInput, turn_time
-from psit_lib.studies.psit.agents.baselines.calls import CallLedger, CountingOpenAI
+from psit_lib.studies.psit.agents.baselines.calls import CallLedger, LibraryClient, LibraryLink
 from psit_lib.studies.psit.agents.baselines.embedder import shared_encoder
-from psit_lib.studies.psit.agents.baselines.endpoint import LibraryEndpoint, library_endpoint
 
 try:
     import memoryos.long_term
@@ -133,7 +132,7 @@ def rekey(files: dict[str, Any], last_page: dict[str, Any] | None) -> tuple[dict
 class _Workspace:
     """A ``Memoryos`` rebuilt from a snapshot in a temporary directory, for one operation."""
 
-    def __init__(self, endpoint: LibraryEndpoint, settings: BaselineSettings, store: dict[str, Any]) -> None:
+    def __init__(self, link: LibraryLink, settings: BaselineSettings, store: dict[str, Any]) -> None:
         _install_patches()
         self._dir = tempfile.TemporaryDirectory(prefix="psit-memoryos-")
         for key, parts in _FILES.items():
@@ -143,12 +142,14 @@ class _Workspace:
                 with open(path, "w", encoding="utf-8") as f:
                     json.dump(store["files"][key], f)
         self.mos = memoryos.memoryos.Memoryos(
-            user_id=USER_ID, assistant_id=ASSISTANT_ID, openai_api_key=endpoint.api_key,
-            openai_base_url=endpoint.base_url, data_storage_path=self._dir.name,
-            short_term_capacity=settings.window, retrieval_queue_capacity=settings.top_k,
-            llm_model=endpoint.model)
-        self.ledger = CallLedger()
-        self.mos.client.client = CountingOpenAI(endpoint, "memoryos", self.ledger)
+            user_id=USER_ID, assistant_id=ASSISTANT_ID, openai_api_key="not-used",
+            openai_base_url="http://library-calls-go-through-the-harness.invalid/v1",
+            data_storage_path=self._dir.name, short_term_capacity=settings.window,
+            retrieval_queue_capacity=settings.top_k, llm_model="run-model")
+        client = LibraryClient("memoryos")
+        client.link = link
+        self.ledger = client.ledger
+        self.mos.client.client = client
         self.mos.updater.last_evicted_page_for_continuity = store.get("last_evicted_page")
 
     def export(self) -> dict[str, Any]:
@@ -208,8 +209,8 @@ class MemoryOSBackend:
     def empty_store(self) -> dict[str, Any]:
         return {"files": {}, "last_evicted_page": None}
 
-    def _recall(self, endpoint: LibraryEndpoint, store: dict[str, Any], query: str) -> Recall:
-        workspace = _Workspace(endpoint, self.settings, store)
+    def _recall(self, link: LibraryLink, store: dict[str, Any], query: str) -> Recall:
+        workspace = _Workspace(link, self.settings, store)
         try:
             retrieved = workspace.mos.retriever.retrieve_context(user_query=query, user_id=USER_ID)
             block, new_store = memory_block(workspace.mos, retrieved), workspace.export()
@@ -218,9 +219,9 @@ class MemoryOSBackend:
         workspace.check()
         return Recall(block, new_store, workspace.ledger.calls)
 
-    def _memorize(self, endpoint: LibraryEndpoint, store: dict[str, Any], user: str, reply: str,
+    def _memorize(self, link: LibraryLink, store: dict[str, Any], user: str, reply: str,
                   timestamp: str) -> Memorized:
-        workspace = _Workspace(endpoint, self.settings, store)
+        workspace = _Workspace(link, self.settings, store)
         try:
             workspace.mos.add_memory(user_input=user, agent_response=reply, timestamp=timestamp)
             new_store = workspace.export()
@@ -230,8 +231,10 @@ class MemoryOSBackend:
         return Memorized(new_store, workspace.ledger.calls)
 
     async def recall(self, store: dict[str, Any], turn: TurnInput) -> Recall:
-        return await asyncio.to_thread(self._recall, library_endpoint(turn.session), store, turn.user)
+        link = LibraryLink.here(turn.session, f"memoryos/recall/{turn.turn}")
+        return await asyncio.to_thread(self._recall, link, store, turn.user)
 
     async def memorize(self, store: dict[str, Any], turn: TurnInput, reply: str) -> Memorized:
-        return await asyncio.to_thread(self._memorize, library_endpoint(turn.session), store, turn.user,
+        link = LibraryLink.here(turn.session, f"memoryos/memorize/{turn.turn}")
+        return await asyncio.to_thread(self._memorize, link, store, turn.user,
                                        reply, turn_time(turn.turn).strftime("%Y-%m-%d %H:%M:%S"))

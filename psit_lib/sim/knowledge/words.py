@@ -1,0 +1,78 @@
+"""English words the simulated model knows, ranked by how common they are (``wordfreq``).
+
+The model's sense of "a common English word" is wordfreq's English ranking, kept to plain
+lowercase words of 3..12 letters. Which words fit a Hangman board is answered from per-length
+lists, so re-imagining a secret costs a scan of one length's words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+import wordfreq
+
+VOCABULARY_SIZE = 50_000
+"""How many ranked English words the model knows (after the shape filter)."""
+
+_SHAPE = re.compile(r"[a-z]{3,12}")
+
+
+class EnglishWords:
+    """The model's ranked word list with board-fitting queries."""
+
+    def __init__(self, ranked: list[str]) -> None:
+        self.ranked: tuple[str, ...] = tuple(ranked)
+        self._frequency = {w: float(wordfreq.word_frequency(w, "en")) for w in self.ranked}
+        order = sorted(range(len(self.ranked)), key=lambda i: (-self._frequency[self.ranked[i]], i))
+        self.ranked = tuple(self.ranked[i] for i in order)
+        self._by_length: dict[int, tuple[str, ...]] = {}
+        for word in self.ranked:
+            self._by_length.setdefault(len(word), ())
+        for length in self._by_length:
+            self._by_length[length] = tuple(w for w in self.ranked if len(w) == length)
+
+    def frequency(self, word: str) -> float:
+        return self._frequency.get(word) or float(wordfreq.word_frequency(word, "en"))
+
+    def of_length(self, length: int) -> tuple[str, ...]:
+        return self._by_length.get(length, ())
+
+    def fitting(self, length: int, shown: dict[int, str], missed: frozenset[str] | set[str]) -> list[str]:
+        """Words of ``length`` that explain a board, most common first.
+
+        A word fits when it has every shown letter at its position, none of the missed letters,
+        and no shown letter anywhere else (the host would have uncovered it there too).
+        """
+        return list(_fitting(self, length, tuple(sorted(shown.items())), frozenset(missed)))
+
+
+@lru_cache(maxsize=4096)
+def _fitting(words: EnglishWords, length: int, shown: tuple[tuple[int, str], ...],
+             missed: frozenset[str]) -> tuple[str, ...]:
+    at = dict(shown)
+    shown_counts = Counter(at.values())
+    out = []
+    for word in words.of_length(length):
+        if any(word[p] != letter for p, letter in shown):
+            continue
+        if missed and not missed.isdisjoint(word):
+            continue
+        counts = Counter(word)
+        if any(counts[letter] != n for letter, n in shown_counts.items()):
+            continue
+        out.append(word)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def english_words() -> EnglishWords:
+    """The model's vocabulary: the most frequent wordfreq English words of plain shape."""
+    wanted, request = VOCABULARY_SIZE, 2 * VOCABULARY_SIZE
+    while True:
+        listed = wordfreq.top_n_list("en", request)
+        kept = [w for w in listed if _SHAPE.fullmatch(w)]
+        if len(kept) >= wanted or len(listed) < request:
+            return EnglishWords(kept[:wanted])
+        request *= 2
