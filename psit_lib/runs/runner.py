@@ -69,7 +69,8 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
                 body, status, error = {}, "error", describe_error(exc)
             record = {"episode_id": spec.episode_id, "status": status, "error": error,
                       "spec": spec.params, "usage": session.usage_summary(),
-                      "calls": [dataclasses.asdict(c) for c in session.log],
+                      # concurrent branches finish in any order: list calls by where they were made
+                      "calls": [dataclasses.asdict(c) for c in sorted(session.log, key=lambda c: (c.path, c.index))],
                       "wall_seconds": round(time.perf_counter() - started, 4), **body}
             store.append(record)
             bar.update(1)

@@ -58,7 +58,8 @@ _SHORT_ANSWERS: dict[str, tuple[str, str]] = {
 }
 _OTHER_ANSWERS = (("Yes.", "No."), ("Yes, that's right.", "No, not at all."))
 
-_CONFIRM = re.compile(r"\bis (?:the|your) (?:condition|diagnosis|illness)(?: (?:you|that you) (?:chose|picked|have))?\s*:?\s+(.+?)\s*\?", re.I | re.S)
+_CONFIRM = re.compile(r"\bis (?:the|your) (?:condition|diagnosis|illness)(?: (?:you|that you) (?:chose|picked|have))?\s*:?\s+(.+?)\s*\?"
+                      r"|\bdid you (?:choose|pick)(?: the condition)?\s+(.+?)\s*\?", re.I | re.S)
 _REVEAL = re.compile(r"\b(?:which|what) (?:condition|diagnosis|illness) (?:did|do) you (?:choose|pick|have)|\breveal\b|"
                      r"\bname (?:the|your) condition\b", re.I)
 _SETUP = re.compile(r"\b(?:diagnosis|diagnostic) (?:game|training|simulator)|\bpick one condition|"
@@ -104,7 +105,7 @@ class DiagnosisGame:
         if first_turn or (_SETUP.search(user_text) and knowledge().asked_evidence(user_text) is None):
             return Intent("open")
         if (m := _CONFIRM.search(user_text)):
-            return Intent("confirm", m.group(1).strip().strip("'\"*"))
+            return Intent("confirm", (m.group(1) or m.group(2)).strip().strip("'\"*"))
         if _REVEAL.search(user_text):
             return Intent("reveal")
         if knowledge().asked_evidence(user_text) is not None:

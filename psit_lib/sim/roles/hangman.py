@@ -29,9 +29,11 @@ _GUESS = [
     re.compile(rf"\b(?:try|how about|what about)\s+{_LETTER}(?![a-zA-Z])", re.I),
 ]
 _CONFIRM = [
-    re.compile(r"\bis (?:your|the) (?:secret )?word\s*:?\s*['\"“‘]?([A-Za-z]+)['\"”’]?\s*\?", re.I),
-    re.compile(r"\bis it\s+['\"“‘]?([A-Za-z]{2,})['\"”’]?\s*\?", re.I),
-    re.compile(r"\bdid you (?:choose|pick)\s+['\"“‘]?([A-Za-z]{2,})['\"”’]?\s*\?", re.I),
+    re.compile(r"\bis (?:it|your word|the word|your secret(?: word)?|the secret(?: word)?)"
+               r"(?: (?:you|that you) (?:chose|picked|have|are thinking of))?\s*:?\s*['\"“‘]?([A-Za-z]{2,})['\"”’]?\s*\?", re.I),
+    re.compile(r"\bdid you (?:choose|pick)(?: the word)?\s+['\"“‘]?([A-Za-z]{2,})['\"”’]?\s*\?", re.I),
+    # a question about the word that names a quoted candidate: "Is the word you picked 'candy'?"
+    re.compile(r"\b(?:word|secret)\b[^?\n]{0,40}?['\"“‘]([A-Za-z]{2,})['\"”’]\s*\?", re.I),
 ]
 _REVEAL = re.compile(r"\breveal\b|\bwhat (?:word|was the word|is the word) did you (?:choose|pick)|"
                      r"\bwhich word did you (?:choose|pick)|\btell me (?:the|your) word", re.I)
