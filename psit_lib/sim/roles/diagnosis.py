@@ -104,10 +104,10 @@ class DiagnosisGame:
     def intent(self, user_text: str, first_turn: bool) -> Intent:
         if first_turn or (_SETUP.search(user_text) and knowledge().asked_evidence(user_text) is None):
             return Intent("open")
+        if _REVEAL.search(user_text):  # "which condition did you choose?" is not "did you choose X?"
+            return Intent("reveal")
         if (m := _CONFIRM.search(user_text)):
             return Intent("confirm", (m.group(1) or m.group(2)).strip().strip("'\"*"))
-        if _REVEAL.search(user_text):
-            return Intent("reveal")
         if knowledge().asked_evidence(user_text) is not None:
             return Intent("move")
         return Intent("other")
