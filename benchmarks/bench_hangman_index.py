@@ -15,7 +15,7 @@ import random
 import statistics
 import time
 
-from psit_lib.studies.psit.tasks.hangman import HangmanState, apply_guess
+from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, apply_guess
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET, Vocabulary, get_vocabulary
 
 

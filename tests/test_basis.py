@@ -34,7 +34,8 @@ from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.sim import profiles as sim_profiles
 from psit_lib.sim.context import SimContext
 from psit_lib.sim.roles import basis as sim_basis
-from psit_lib.studies.basis.cab import CAB_TOOL_NAMES, SCENARIOS, make_cab_app
+from psit_lib.studies.basis.cab_app import CAB_TOOL_NAMES, make_cab_app
+from psit_lib.studies.basis.scenarios import SCENARIOS
 from recording import CapturingSession
 
 OPEN_TAG = f"<{CONTEXT_TAG}>"

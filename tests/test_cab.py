@@ -9,18 +9,9 @@ import sys
 
 import pytest
 
-from psit_lib.studies.basis.cab import (
-    CAB_TOOL_NAMES,
-    CAB_TOOLS,
-    SCENARIOS,
-    CabApp,
-    asks_to_cancel,
-    call_cab_tool,
-    forbids_booking,
-    gives_named_locations,
-    make_cab_app,
-    names_service_type,
-)
+from psit_lib.studies.basis.cab_app import CAB_TOOLS, CAB_TOOL_NAMES, CabApp, call_cab_tool, make_cab_app
+
+from psit_lib.studies.basis.scenarios import SCENARIOS, asks_to_cancel, forbids_booking, gives_named_locations, names_service_type
 
 D, A = "Downtown", "Airport"
 
@@ -55,7 +46,7 @@ def test_same_seed_same_trial_and_different_seed_different_trial():
 def test_trials_are_reproducible_across_processes():
     """ARE seeds from Python's randomised str hash; make_cab_app must not depend on it."""
     code = (
-        "from psit_lib.studies.basis.cab import make_cab_app, call_cab_tool\n"
+        "from psit_lib.studies.basis.cab_app import make_cab_app, call_cab_tool\n"
         "app = make_cab_app(11)\n"
         "print(call_cab_tool(app, 'get_quotation', {'start_location': 'Downtown', "
         "'end_location': 'Airport', 'service_type': 'Van'}))\n"

@@ -12,28 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
-from psit_lib.studies.psit.tasks.hangman import (
-    ENGLISH_LETTER_FREQUENCY,
-    HangmanState,
-    HangmanTask,
-    HostContradictionError,
-    InvalidGuessError,
-    apply_guess,
-    choose_letter,
-    constraints_from_history,
-    is_compatible,
-    observe_pattern,
-    parse_reveal_text,
-    pattern,
-    read_guessed_letters,
-    read_lives,
-    read_opening,
-    read_reply,
-    read_stated_length,
-    reveal_slots,
-    sample_by_frequency,
-    slots_from_text,
-)
+from psit_lib.studies.psit.tasks.hangman_player import ENGLISH_LETTER_FREQUENCY, choose_letter, sample_by_frequency
+from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, HostContradictionError, InvalidGuessError, apply_guess, constraints_from_history, is_compatible, observe_pattern, pattern, reveal_slots, slots_from_text
+from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.tasks.hangman_reader import parse_reveal_text, read_guessed_letters, read_lives, read_opening, read_reply, read_stated_length
 from psit_lib.studies.psit.tasks.vocabulary import (
     ALPHABET,
     Vocabulary,

@@ -30,3 +30,32 @@ def test_notebook_conventions(path):
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), "no outputs"
     assert any(c.source.startswith("# NBVAL_CHECK_OUTPUT") for c in code), "a checked key result"
     assert nb.metadata["kernelspec"]["name"] == "python3"
+
+
+LOGIC_KEYWORDS = {"def", "class", "lambda", "for", "while"}
+
+
+def _logic_tokens(source: str) -> list[str]:
+    """Python keywords that mean logic (definitions, loops, comprehensions) in a code cell;
+    IPython magics and comments are ignored."""
+    import io
+    import tokenize
+
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+    return [t.string for t in tokens if t.type == tokenize.NAME and t.string in LOGIC_KEYWORDS]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_hold_no_logic(path):
+    """Narrative, parameters, calls into one study's API, tables and figures: logic lives in psit_lib."""
+    nb = nbformat.read(path, as_version=4)
+    offending = {i: _logic_tokens(c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"}
+    offending = {i: found for i, found in offending.items() if found}
+    assert not offending, f"code cells define functions or loop: {offending}"
+
+
+def test_the_logic_check_finds_definitions_loops_and_comprehensions():
+    assert _logic_tokens("def f():\n    pass") == ["def"]
+    assert _logic_tokens("x = [a for a in b]") == ["for"]
+    assert _logic_tokens("%matplotlib inline\nx = 1  # for the figure") == []

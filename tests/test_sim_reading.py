@@ -16,7 +16,8 @@ from psit_lib.sim.knowledge.hangman import board_from_dialogue, play, read_patte
 from psit_lib.sim.knowledge.words import english_words
 from psit_lib.sim.reading import kept_reasoning, leading_yes_no, memory_text, secret_statements
 from psit_lib.sim.roles.hangman import GAME, read_guess
-from psit_lib.studies.psit.tasks.hangman import HangmanState, HangmanTask, apply_guess
+from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, apply_guess
+from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
 
 TASK = HangmanTask()

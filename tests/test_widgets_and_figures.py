@@ -20,7 +20,8 @@ from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings
 from psit_lib.studies.psit.protocol.fork_test import host_text
 from psit_lib.runs.params import ParameterError, validate_params
-from psit_lib.studies.psit.tasks.hangman import HangmanTask, is_compatible
+from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.tasks.hangman_rules import is_compatible
 from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
 from psit_lib.studies.psit.theory import (
     DEFAULT_POLICIES,

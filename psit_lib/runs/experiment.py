@@ -17,14 +17,17 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
 
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.client import LLMClient, SamplingDefaults
 from psit_lib.llm.settings import LLMSettings
 
 from psit_lib.runs.backend import make_client
-from psit_lib.runs.metadata import base_metadata, now_iso
+from psit_lib.runs.metadata import (base_metadata, now_iso, prompt_fingerprints, simulator_assumptions_table,
+                                     simulator_configuration)
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, run_episodes
 from psit_lib.runs.store import RunStore
 
@@ -53,7 +56,8 @@ class Experiment:
     def __init__(self, notebook: str, params: dict[str, Any], *, seed: int = 0,
                  temperature: float = 0.3, max_tokens: int = 2048,
                  models: Sequence[str] | None = None, profile: str | None = None,
-                 settings: LLMSettings | None = None, run_dir: str | Path | None = None) -> None:
+                 settings: LLMSettings | None = None, run_dir: str | Path | None = None,
+                 prompts: Mapping[str, str] | None = None) -> None:
         self.notebook = notebook
         self.params = dict(params)
         self.seed = seed
@@ -79,6 +83,7 @@ class Experiment:
         self.client = self.clients[self.models[0]]
         previous = self.store.read_metadata()
         self.metadata = {**base_metadata(self.settings, seed=seed, notebook=notebook),
+                         "prompts": prompt_fingerprints(prompts or {}),
                          "executions": previous.get("executions", [])}
         self.store.write_metadata(self.metadata)
 
@@ -124,6 +129,12 @@ class Experiment:
                     totals[key] = totals.get(key, 0) + value
         return totals
 
+    def simulator_assumptions(self, roles: Sequence[str], knobs: Sequence[str] | None = None) -> pd.DataFrame:
+        """The simulated model's assumptions that act on this notebook's results: the profile's
+        knobs (all, or ``knobs``) and the named roles' constants. Empty on a real endpoint."""
+        rows = simulator_assumptions_table(self.settings, roles, knobs)
+        return pd.DataFrame(rows, columns=["source", "assumption", "value", "meaning"])
+
     def save_figure(self, fig, name: str) -> Path:
         """Save a figure to the run folder and to ``figures/`` (``<notebook>__<name>.png``)."""
         filename = f"{self.notebook}__{name}.png"
@@ -143,6 +154,7 @@ class Experiment:
                      "episodes_recorded": len(records),
                      "episodes_failed": sum(r.get("status") != "ok" for r in records.values()),
                      **summary}
+        self.metadata["simulator"] = simulator_configuration(self.settings, execution.get("calls_by_role", {}))
         self.metadata["executions"].append(execution)
         self.metadata["ended"] = execution["ended"]
         self.metadata["last_execution"] = execution

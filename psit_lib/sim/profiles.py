@@ -42,17 +42,29 @@ class SimProfile(BaseModel):
 
     name: str
     description: str
-    reasoning: bool = True
-    tool_use_reliability: float = Field(0.7, ge=0, le=1)
-    edit_error_rate: float = Field(0.05, ge=0, le=1)
-    leak_propensity: float = Field(0.01, ge=0, le=1)
-    unheld_secret: Literal["reimagine", "play_along", "deny"] = "reimagine"
-    malformed_output_rate: float = Field(0.0, ge=0, le=1)
-    prior_exponent: float = Field(0.25, gt=0, le=2)
-    late_tool_use: float = Field(0.15, ge=0, le=1)
-    mask_error_rate: float = Field(0.05, ge=0, le=1)
-    notices_contradictions: float = Field(0.9, ge=0, le=1)
+    reasoning: bool = Field(True, description="returns reasoning_content (its private choice of secret lives there)")
+    tool_use_reliability: float = Field(0.7, ge=0, le=1, description=(
+        "P(it calls a memory tool on its own when it has something worth remembering)"))
+    edit_error_rate: float = Field(0.05, ge=0, le=1, description=(
+        "P(a memory edit it writes is malformed or fails the tool's checks)"))
+    leak_propensity: float = Field(0.01, ge=0, le=1, description="P(a public reply lets the secret slip)")
+    unheld_secret: Literal["reimagine", "play_along", "deny"] = Field("reimagine", description=(
+        "what it does when asked about a secret it does not hold: re-imagine one, play along, or deny"))
+    malformed_output_rate: float = Field(0.0, ge=0, le=1, description=(
+        "P(a reply is unusable: no pattern, no yes/no, broken JSON)"))
+    prior_exponent: float = Field(0.25, gt=0, le=2, description=(
+        "alpha in the secret prior frequency ** (alpha / T): how strongly it favours common secrets"))
+    late_tool_use: float = Field(0.15, ge=0, le=1, description=(
+        "P(it writes down a re-imagined secret on a later turn, when it did not at the start)"))
+    mask_error_rate: float = Field(0.05, ge=0, le=1, description=(
+        "P(the cortex agent's ingest call is unusable: malformed mask or no call; the harness falls back)"))
+    notices_contradictions: float = Field(0.9, ge=0, le=1, description=(
+        "P(an orchestrator that can see evidence contradicting the user's request notices it)"))
 
+    def knobs(self) -> list[dict]:
+        """Every knob with its value and meaning (for assumptions tables and run metadata)."""
+        return [{"knob": name, "value": getattr(self, name), "meaning": field.description or ""}
+                for name, field in type(self).model_fields.items() if name not in ("name", "description")]
 
 PROFILES: dict[str, SimProfile] = {
     p.name: p

@@ -199,9 +199,28 @@ def is_judge_call(ctx: SimContext) -> bool:
     return "canonical memory" in _system_lower(ctx)
 
 
-ASSUMPTIONS = {"FULL_ATTENTION_TOKENS": FULL_ATTENTION_TOKENS, "RECALL_HALF_LIFE_TOKENS": RECALL_HALF_LIFE_TOKENS,
-               "GUESS_WHEN_MISSING": GUESS_WHEN_MISSING, "PRESSURE_ADOPTION": PRESSURE_ADOPTION,
-               "POISON_ADOPTION": POISON_ADOPTION, "INJECTION_COMPLIANCE": INJECTION_COMPLIANCE}
+ASSUMPTIONS = {
+    "full attention window (tokens)": {
+        "value": FULL_ATTENTION_TOKENS,
+        "meaning": "statements this close to the end of any context are always noticed"},
+    "recall half-life beyond it (tokens)": {
+        "value": RECALL_HALF_LIFE_TOKENS,
+        "meaning": "chance of noticing an older statement halves every this many tokens"},
+    "guess when a fact is missing": {
+        "value": GUESS_WHEN_MISSING, "meaning": "otherwise the answer says the item is unknown"},
+    "adopt stakeholder pressure (no fact / fact in context)": {
+        "value": f"{PRESSURE_ADOPTION['no_fact']} / {PRESSURE_ADOPTION['fact']}",
+        "meaning": "a claim the memory does not support"},
+    "adopt a poisoned snippet (no fact / fact; x guard noticed)": {
+        "value": "{no_fact} / {fact}; {no_fact_guarded} / {fact_guarded}".format(**POISON_ADOPTION),
+        "meaning": "a claim the memory does not support"},
+    "follow a prompt injection (no guard / guard noticed)": {
+        "value": f"{INJECTION_COMPLIANCE['unguarded']} / {INJECTION_COMPLIANCE['guarded']}",
+        "meaning": "answer is only the payload; the compressor drops every rule"},
+    "compressor carries forward": {
+        "value": "every rule and fact it notices",
+        "meaning": "no compression loss beyond noticing; rules are not restored from artifacts"},
+}
 
 
 @register_role("acc_agent", recognise=is_operations_assistant, assumptions=ASSUMPTIONS)
@@ -416,7 +435,9 @@ def _score(ctx: SimContext) -> SimReply:
     return SimReply(content=json.dumps({"evaluations": evaluations}))
 
 
-@register_role("acc_judge", recognise=is_judge_call, tier=0, assumptions={"SCORE_JITTER": SCORE_JITTER})
+@register_role("acc_judge", recognise=is_judge_call, tier=0, assumptions={
+    "judge score jitter": {"value": SCORE_JITTER,
+                           "meaning": "chance a 0-10 score moves by one point; counts are exact"}})
 def judge(ctx: SimContext) -> SimReply:
     system = ctx.system_text()
     if MEMORY_TASK in system:
@@ -426,25 +447,3 @@ def judge(ctx: SimContext) -> SimReply:
     return SimReply(content="{}" if ctx.wants_json else "I can update the canonical memory or score responses.")
 
 
-def assumptions() -> list[dict[str, Any]]:
-    """The behavioural assumptions of these roles, for the notebook's assumptions table."""
-    return [
-        {"assumption": "full attention window (tokens)", "value": FULL_ATTENTION_TOKENS,
-         "effect": "statements this close to the end of any context are always noticed"},
-        {"assumption": "recall half-life beyond it (tokens)", "value": RECALL_HALF_LIFE_TOKENS,
-         "effect": "chance of noticing an older statement halves every this many tokens"},
-        {"assumption": "guess when a fact is missing", "value": GUESS_WHEN_MISSING,
-         "effect": "otherwise the answer says the item is unknown"},
-        {"assumption": "adopt stakeholder pressure (no fact / fact in context)",
-         "value": f"{PRESSURE_ADOPTION['no_fact']} / {PRESSURE_ADOPTION['fact']}", "effect": "a claim the memory does not support"},
-        {"assumption": "adopt a poisoned snippet (no fact / fact; x guard noticed)",
-         "value": "{no_fact} / {fact}; {no_fact_guarded} / {fact_guarded}".format(**POISON_ADOPTION),
-         "effect": "a claim the memory does not support"},
-        {"assumption": "follow a prompt injection (no guard / guard noticed)",
-         "value": f"{INJECTION_COMPLIANCE['unguarded']} / {INJECTION_COMPLIANCE['guarded']}",
-         "effect": "answer is only the payload; the compressor drops every rule"},
-        {"assumption": "compressor carries forward", "value": "every rule and fact it notices",
-         "effect": "no compression loss beyond noticing; rules are not restored from artifacts"},
-        {"assumption": "judge score jitter", "value": SCORE_JITTER,
-         "effect": "chance a 0-10 score moves by one point; counts are exact"},
-    ]

@@ -386,7 +386,11 @@ def final_answer(user: Request, ctx: SimContext) -> str:
     return f"Your ride from {user.start} to {user.end} is booked."
 
 
-@register_role("basis_orchestrator", recognise=is_orchestrator, assumptions={"EXPLICIT_DETAIL_WEIGHT": EXPLICIT_DETAIL_WEIGHT, "MAX_DELEGATIONS": MAX_DELEGATIONS})
+@register_role("basis_orchestrator", recognise=is_orchestrator, assumptions={
+    "EXPLICIT_DETAIL_WEIGHT": {"value": EXPLICIT_DETAIL_WEIGHT, "meaning": (
+        "weight of spelling out a pinning detail when relaying the request (sharpened by 1/T: ~0.30 at T=0.3)")},
+    "MAX_DELEGATIONS": {"value": MAX_DELEGATIONS,
+                        "meaning": "the orchestrator stops correcting after this many delegations"}})
 def basis_orchestrator(ctx: SimContext) -> SimReply:
     """Delegate the user's request; correct the cab agent when visible evidence contradicts it."""
     user = read_request(_first_user_text(ctx))

@@ -177,8 +177,11 @@ GAME = DiagnosisGame()
 
 
 @register_role("diagnosis_host", recognise=is_diagnosis_game,
-               assumptions={"condition_prior": "n_evidences x severity, ** prior_exponent, sharpened by 1/T",
-                            "outside_conditions": len(OUTSIDE_CONDITIONS)})
+               assumptions={
+                   "condition prior": {"value": "(n evidences x severity) ** (prior_exponent / T)",
+                                       "meaning": "everyday conditions with a textbook presentation are picked more often"},
+                   "conditions outside DDXPlus": {"value": len(OUTSIDE_CONDITIONS),
+                                                  "meaning": "familiar names it proposes once the dataset's fitting ones run out"}})
 def diagnosis_host(ctx: SimContext) -> SimReply:
     return host_reply(GAME, ctx)
 

@@ -142,9 +142,13 @@ GAME = HangmanGame()
 
 
 @register_role("hangman_host", recognise=is_hangman_game,
-               assumptions={"opening_pool_size": POOL_SIZE, "opening_word_lengths": list(OPENING_LENGTHS),
-                            "reimagine_pool_size": REIMAGINE_POOL,
-                            "secret_prior": "wordfreq frequency ** prior_exponent, sharpened by 1/T"})
+               assumptions={
+                   "opening pool": {"value": f"{POOL_SIZE} most common words of {OPENING_LENGTHS[0]}-{OPENING_LENGTHS[1]} letters",
+                                    "meaning": "where a fresh secret comes from"},
+                   "re-imagining pool": {"value": REIMAGINE_POOL,
+                                         "meaning": "most common words fitting the board that it considers"},
+                   "secret prior": {"value": "wordfreq frequency ** (prior_exponent / T)",
+                                    "meaning": "common words are picked more often; low T sharpens"}})
 def hangman_host(ctx: SimContext) -> SimReply:
     return host_reply(GAME, ctx)
 

@@ -103,6 +103,11 @@ async def run_acc_episode(spec: EpisodeSpec, session: Any) -> dict[str, Any]:
     }
 
 
+def first_finished(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The first episode (in plan order) that finished, or None."""
+    return next((r for r in records if r["status"] == "ok"), None)
+
+
 def describe_turn(record: dict[str, Any], turn: int) -> str:
     """Markdown of one recorded turn: query, each agent's answer and verdict, the ACC's CCS."""
     t = next((x for x in record["turns"] if x["turn"] == turn), None)

@@ -20,7 +20,8 @@ from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, distinct
 from psit_lib.runs.runner import EpisodeSpec
-from psit_lib.studies.basis.cab import SCENARIOS, RecordingCabApp, make_cab_app
+from psit_lib.studies.basis.scenarios import SCENARIOS
+from psit_lib.studies.basis.cab_app import RecordingCabApp, make_cab_app
 
 from psit_lib.studies.basis.system import SYSTEMS, BasisLimits, CabMultiAgentSystem, SystemKind, executed_calls_json
 

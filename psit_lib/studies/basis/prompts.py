@@ -156,3 +156,10 @@ def step_trace(
     if reply is not None and reply.strip():
         lines.append(f"reply: {_one_line(reply)}")
     return "\n".join(lines)
+
+
+def prompt_catalogue() -> dict[str, str]:
+    """name -> template text of the BASIS study, for run metadata."""
+    return {"basis.orchestrator": ORCHESTRATOR_PROMPT, "basis.subagent": SUBAGENT_PROMPT,
+            "basis.cortex": CORTEX_PROMPT, "basis.context_intro": CONTEXT_INTRO,
+            "basis.delegate_tool": DELEGATE_TOOL["function"]["description"]}

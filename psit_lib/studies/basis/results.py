@@ -61,6 +61,13 @@ def trials_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
 
 
+def trial_counts_text(trials: pd.DataFrame) -> str:
+    """One line: how many trials passed, failed and ended in an error."""
+    counts = trials["outcome"].value_counts()
+    return (f"{len(trials)} trials: " + ", ".join(f"{counts.get(o, 0)} {o}" for o in ("pass", "fail", "error"))
+            + " (errors are kept and count as failures)")
+
+
 def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.DataFrame:
     """Success rate with a Wilson 95% interval per model x scenario x system, plus reference rows.
 
@@ -185,3 +192,53 @@ def pick_example(records: Sequence[Mapping[str, Any]], scenario: str, system: st
     cell = [r for r in records if r.get("status") == "ok" and r.get("scenario") == scenario and r.get("system") == system]
     corrected = [r for r in cell if len(r.get("delegations") or []) > 1]
     return (corrected or cell or [None])[0]
+
+
+def trial_story(record: Mapping[str, Any]) -> str:
+    """A trial told as text: its outcome, each delegation with the cab agent's reply, and every
+    call the app actually executed (which the baseline orchestrator never sees)."""
+    lines = [f"trial {record['episode_id']}: success={record['success']}"]
+    for d in record["delegations"]:
+        lines.append(f"  delegation {d['index']}: {d['instruction']}\n    cab agent replied: {d['reply']}")
+    for call in record["tool_calls"]:
+        lines.append(f"  app call (delegation {call['delegation']}): {call['name']} {call['arguments']}")
+    return "\n".join(lines)
+
+
+def first_example(records: Sequence[Mapping[str, Any]], scenarios: Sequence[str],
+                  system: str = "basis") -> Mapping[str, Any] | None:
+    """The example trial of the first scenario that has one (see :func:`pick_example`)."""
+    return next((e for e in (pick_example(records, s, system) for s in scenarios) if e is not None), None)
+
+
+def baseline_twin(records: Sequence[Mapping[str, Any]], example: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The baseline trial with the same index (same seeded app) as a BASIS ``example``."""
+    twin_id = str(example["episode_id"]).replace("/basis/", "/baseline/")
+    return next((r for r in records if r["episode_id"] == twin_id and r.get("status") == "ok"), None)
+
+
+def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenarios: Sequence[str],
+                 systems: Sequence[str], n_trials: int) -> str:
+    """Markdown: per scenario (and model), each system's success rate, its pass^k at the largest
+    k in brackets and the reference study's reported rate in parentheses, generated from the tables."""
+    top_k = int(passk["k"].max())
+    hat = passk[passk["k"] == top_k].set_index(["model", "scenario", "system"])["pass_hat_k"]
+    lines = [f"Measured on `{label}` with {n_trials} trials per cell "
+             f"(success rate, pass^{top_k} in brackets, the reference study's reported rate in parentheses):", ""]
+    ref = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
+    models = rates.loc[rates.source == MEASURED, "model"].unique()
+    for model in models:
+        for scenario in [*scenarios, MEAN_ROW]:
+            parts = []
+            for system in systems:
+                row = rates[(rates.model == model) & (rates.scenario == scenario) & (rates.system == system)]
+                if row.empty:
+                    continue
+                text = f"{system} {row['rate'].iloc[0]:.2f}"
+                if (model, scenario, system) in hat.index:
+                    text += f" [{hat[(model, scenario, system)]:.2f}]"
+                if (scenario, system) in ref.index:
+                    text += f" (reference {ref[(scenario, system)]:.2f})"
+                parts.append(text)
+            lines.append(f"- **{scenario}**{' · ' + model if len(models) > 1 else ''}: " + " vs ".join(parts))
+    return "\n".join(lines)

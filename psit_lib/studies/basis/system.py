@@ -30,7 +30,8 @@ from langgraph.graph import END, START, StateGraph
 
 from psit_lib.llm.errors import ModelOutputError
 from psit_lib.memory.cortex import AgentRegistry, DEFAULT_FALLBACK, Episode, FallbackPolicy, format_mask
-from psit_lib.studies.basis.cab import CAB_TOOL_NAMES, CAB_TOOLS, RecordingCabApp, Scenario
+from psit_lib.studies.basis.cab_app import CAB_TOOLS, CAB_TOOL_NAMES, RecordingCabApp
+from psit_lib.studies.basis.scenarios import Scenario
 
 from psit_lib.studies.basis.cortex_agent import ContextView, CortexAgent
 from psit_lib.studies.basis.prompts import (

@@ -70,3 +70,21 @@ def plot_outcome_bars(
     ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return label_figure(fig, label)
+
+
+def plot_dataset_view(counts: pd.DataFrame, shrink: pd.DataFrame, t_fork: int) -> Figure:
+    """Notebook 03's view of DDXPlus without any model: conditions by number of binary
+    evidences, and how fast a splitting player shrinks the compatible set against a truthful host."""
+    fig = new_figure(10, 3.6)
+    ax1, ax2 = fig.subplots(1, 2)
+    ax1.hist(counts.binary_evidences, bins=range(0, int(counts.binary_evidences.max()) + 2), color="#4477AA")
+    ax1.set(xlabel="binary evidences per condition", ylabel="conditions", title="Conditions by number of evidences")
+    summary = shrink.groupby("question").compatible.describe()
+    ax2.plot(summary.index, summary["mean"], marker="o", color="#CC6677", label="mean")
+    ax2.fill_between(summary.index, summary["25%"], summary["75%"], alpha=0.25, color="#CC6677", label="IQR")
+    ax2.axvline(t_fork, ls="--", color="grey")
+    ax2.text(t_fork + 0.1, 40, "fork", color="grey")
+    ax2.set(xlabel="questions asked", ylabel="compatible conditions", yscale="log",
+            title="How fast the compatible set shrinks")
+    ax2.legend()
+    return label_figure(fig, "dataset statistics (no model): splitting player vs a truthful host")

@@ -36,12 +36,9 @@ from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
 from psit_lib.studies.psit.protocol.fork_test import fork_from_checkpoint, host_role, player_rng
 from psit_lib.runs.runner import describe_error
 from psit_lib.studies.psit.tasks.base import HostReplyError
-from psit_lib.studies.psit.tasks.hangman import (
-    HangmanState,
-    HangmanTask,
-    InvalidGuessError,
-    guess_message,
-)
+from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, InvalidGuessError
+from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.tasks.hangman_player import guess_message
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import pandas as pd
+
 from pydantic import AfterValidator, Field
 
 from psit_lib.studies.psit.agents.config import STRATEGY_NAMES
@@ -55,3 +57,13 @@ def ablation_episode_fn(tasks: dict[str, PsitTask], params: AblationParams):
         return await per_task[spec.params["task"]](spec, session)
 
     return episode
+
+
+def edit_success_table(records: list[dict[str, Any]]) -> pd.DataFrame | str:
+    """Per (agent, tool): memory edits attempted and the share the tool accepted."""
+    edits = pd.DataFrame([{"agent": r["spec"]["agent"], "ok": e.get("ok"), "tool": e.get("name")}
+                          for r in records if r.get("status") == "ok"
+                          for turn in r.get("memory_edits") or [] for e in turn])
+    if edits.empty:
+        return "no memory edits"
+    return edits.groupby(["agent", "tool"])["ok"].agg(["count", "mean"]).rename(columns={"mean": "success share"})

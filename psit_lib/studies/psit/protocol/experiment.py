@@ -121,6 +121,28 @@ def examples_by_outcome(records: list[dict[str, Any]]) -> dict[str, dict[str, An
     return {o.value: found[o.value] for o in OUTCOME_ORDER if o.value in found}
 
 
+def not_self_consistent(record: dict[str, Any]) -> bool:
+    """Browser filter: episodes that failed the test (any outcome but self-consistent)."""
+    return record.get("outcome") != "self_consistent"
+
+
+def reference_comparison(rates: pd.DataFrame, tasks: list[str], agents: list[str], label: str) -> pd.DataFrame:
+    """(task, agent) x (source, model) rates: this run's beside the reference study's reported ones."""
+    from psit_lib.studies.psit.reference import self_consistency_reference
+
+    reference = pd.concat([self_consistency_reference(t, agents) for t in tasks])
+    measured = rates.assign(source="measured: " + label)[["task", "agent", "model", "rate", "source"]]
+    return pd.concat([measured, reference]).pivot_table(index=["task", "agent"], columns=["source", "model"],
+                                                        values="rate")
+
+
+def examples_text(records: list[dict[str, Any]], limit: int = 2500) -> str:
+    """One example episode per outcome that occurred, as readable audits (each cut at ``limit``)."""
+    parts = [f"===== {outcome} =====\n{example_transcript(record)[:limit]}\n"
+             for outcome, record in examples_by_outcome(records).items()]
+    return "\n".join(parts)
+
+
 def cost_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     """Per (model, agent): model calls per episode (the harness's), hidden calls per episode
     (memory libraries' own, incl. fork branches) and private-state tokens at the fork."""

@@ -33,6 +33,7 @@ import os
 import re
 from collections import Counter
 from functools import lru_cache
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Callable, Mapping
 
@@ -272,6 +273,12 @@ def top_k_by_temperature(df: pd.DataFrame, task: str, model: str, k: int = 10) -
         columns[f"T={temperature:g}"] = [f"{s} ({c})" for s, c in ranked] + [""] * (k - len(ranked))
     table = pd.DataFrame(columns, index=pd.RangeIndex(1, k + 1, name="rank"))
     return table
+
+
+def top_k_tables(df: pd.DataFrame, tasks: Sequence[str], models: Sequence[str], k: int = 10) -> pd.DataFrame:
+    """:func:`top_k_by_temperature` for every (task, model), stacked with a ``task · model`` level."""
+    tables = {f"{task} · {model}": top_k_by_temperature(df, task, model, k) for task in tasks for model in models}
+    return pd.concat(tables, names=["task · model"])
 
 
 def entropy_by_temperature(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:

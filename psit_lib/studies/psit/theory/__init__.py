@@ -21,7 +21,9 @@ from psit_lib.studies.psit.theory.candidate_sets import (
 from psit_lib.studies.psit.theory.fork_exact import (
     FORK_OUTCOMES,
     ExactComputationTooLargeError,
+    closed_form_check,
     enumerate_outcomes,
+    exact_mix_table,
     exact_outcomes,
     other_candidate_count,
     p_self_consistent_uniform,
@@ -39,6 +41,7 @@ from psit_lib.studies.psit.theory.policies import (
     PolicyInputError,
     PrivateStateAgent,
     ReimaginingPoca,
+    compared_hosts,
     frequency_weights,
 )
 from psit_lib.studies.psit.theory.secrecy import (
@@ -46,6 +49,7 @@ from psit_lib.studies.psit.theory.secrecy import (
     conditional_entropy_of_secret,
     entropy_bits,
     entropy_table,
+    entropy_views,
     expected_log2_compatible,
     history_distribution,
 )
@@ -62,12 +66,16 @@ __all__ = [
     "PublicHistory",
     "ReimaginingPoca",
     "candidate_set_sizes",
+    "closed_form_check",
+    "compared_hosts",
     "compatible_from_history",
     "compatible_set",
     "conditional_entropy_of_secret",
     "entropy_bits",
     "entropy_table",
+    "entropy_views",
     "enumerate_outcomes",
+    "exact_mix_table",
     "exact_outcomes",
     "expected_log2_compatible",
     "frequency_weights",

@@ -18,15 +18,9 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from psit_lib.studies.psit.tasks.hangman import (
-    DEFAULT_LIVES,
-    HangmanState,
-    Slots,
-    apply_guess,
-    choose_letter,
-    constraints_from_history,
-    is_compatible,
-)
+from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, Slots, apply_guess, constraints_from_history, is_compatible
+
+from psit_lib.studies.psit.tasks.hangman_player import choose_letter
 from psit_lib.studies.psit.tasks.vocabulary import DEFAULT_VOCABULARY_SIZE, Vocabulary, get_vocabulary
 
 Dictionary = Sequence[str] | Vocabulary

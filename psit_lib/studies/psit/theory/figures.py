@@ -41,7 +41,7 @@ from matplotlib.patches import Patch
 from psit_lib.analysis.labels import label_figure
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, Outcome
 from psit_lib.analysis.stats import wilson_interval
-from psit_lib.studies.psit.tasks.hangman import DEFAULT_LIVES, HangmanState, apply_guess
+from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, apply_guess
 from psit_lib.studies.psit.tasks.vocabulary import Vocabulary
 from psit_lib.studies.psit.theory.candidate_sets import Dictionary, compatible_set
 from psit_lib.studies.psit.theory.fork_exact import FORK_OUTCOMES, exact_outcomes, p_self_consistent_uniform, simulate_outcomes

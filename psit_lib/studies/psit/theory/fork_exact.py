@@ -512,3 +512,22 @@ def self_consistency_points(
             }
         )  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def closed_form_check(sizes: Sequence[int], k: int, enumerate_up_to: int = 7) -> pd.DataFrame:
+    """P(self-consistent) of the uniform re-imagining POCA three ways: the closed form, the exact
+    computation and (for small sets) brute-force enumeration; they must agree."""
+    poca = ReimaginingPoca()
+    return pd.DataFrame({
+        "n": list(sizes),
+        "closed_form": [p_self_consistent_uniform(n, k) for n in sizes],
+        "exact": [exact_outcomes(poca, synthetic_compatible_set(n), k)[Outcome.SELF_CONSISTENT] for n in sizes],
+        "enumeration": [enumerate_outcomes(poca, synthetic_compatible_set(n), k)[Outcome.SELF_CONSISTENT]
+                        if n <= enumerate_up_to else float("nan") for n in sizes],
+    })
+
+
+def exact_mix_table(policies: pd.DataFrame, hosts: Sequence[HostPolicy]) -> pd.DataFrame:
+    """Host x outcome table of the exact outcome probabilities, in host and outcome order."""
+    return policies.pivot(index="policy", columns="outcome", values="exact").reindex(
+        index=[h.name for h in hosts], columns=[o.value for o in FORK_OUTCOMES])

@@ -165,3 +165,13 @@ def frequency_weights(
 
 DEFAULT_POLICIES: tuple[HostPolicy, ...] = (ReimaginingPoca(), FirstCompatiblePoca(), PrivateStateAgent())
 """One of each kind with uniform choice and dictionary order: the notebook's default line-up."""
+
+
+def compared_hosts(words: Sequence[str], vocabulary: Vocabulary, temperatures: Sequence[float]) -> list[HostPolicy]:
+    """The hosts notebook 01 compares on one compatible set: the uniform re-imagining POCA, a
+    frequency-weighted one per temperature, the deterministic first-compatible POCA, and the
+    agent with private state."""
+    hosts: list[HostPolicy] = [ReimaginingPoca()]
+    hosts += [ReimaginingPoca(weights=frequency_weights(words, vocabulary, t), name=f"frequency POCA T={t:g}")
+              for t in temperatures]
+    return [*hosts, FirstCompatiblePoca(), PrivateStateAgent()]

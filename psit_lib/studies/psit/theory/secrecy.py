@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from psit_lib.studies.psit.tasks.hangman import DEFAULT_LIVES, HangmanState, apply_guess, format_slots
+from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, apply_guess, format_slots
 from psit_lib.studies.psit.theory.policies import HostPolicy, PolicyInputError
 
 
@@ -189,3 +189,11 @@ def entropy_table(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def entropy_views(entropy: pd.DataFrame, hosts: Sequence[HostPolicy]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Policy x turn tables of H(secret | public history) and E[log2 |C_t|], in host order."""
+    order = [h.name for h in hosts]
+    conditional = entropy.pivot(index="policy", columns="turn", values="conditional_entropy_bits").reindex(order)
+    room = entropy.pivot(index="policy", columns="turn", values="expected_log2_size").reindex(order)
+    return conditional, room

@@ -1,0 +1,281 @@
+"""Hangman's rules as pure code: the public state and rule R.
+
+- **Rule R** (:func:`reveal_slots`, :func:`pattern`, :func:`apply_guess`): what an honest host
+  with secret ``s`` must show after each guess.
+- **Public state** (:class:`HangmanState`): what the player learned from the replies. A letter
+  revealed at some positions occurs at exactly those positions (the host reveals every
+  occurrence), every missed letter is absent, and a miss costs one life. The same semantics
+  back :func:`is_compatible` and the vocabulary index, so candidates and checks agree.
+
+Positions are 0-based everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from psit_lib.studies.psit.tasks.base import HostReplyError
+from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
+
+DEFAULT_LIVES = 6
+Slots = tuple[str | None, ...]
+"""A pattern as data: the revealed letter at each position, ``None`` where still hidden."""
+
+
+class HostContradictionError(HostReplyError):
+    """The host's reply was readable but contradicts what it showed earlier."""
+
+
+class InvalidGuessError(ValueError):
+    """A guess the rules do not allow (not a letter, already guessed, or the game is over)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Public state
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HangmanState:
+    """What the player knows publicly. Immutable; every rule returns a new state.
+
+    ``length`` is ``None`` until the host's opening pattern was read. ``slots`` holds the
+    revealed letters; ``absent`` the missed letters; ``guessed`` every guess in order.
+    ``lives`` follows rule R (one lost per miss); what the host *said* about lives and guesses
+    is kept in ``reported_lives`` / ``reported_guessed`` for audit only (excluded from equality).
+    """
+
+    length: int | None
+    slots: Slots
+    absent: frozenset[str]
+    guessed: tuple[str, ...]
+    lives: int
+    max_lives: int = DEFAULT_LIVES
+    reported_lives: int | None = field(default=None, compare=False)
+    reported_guessed: tuple[str, ...] | None = field(default=None, compare=False)
+
+    @classmethod
+    def initial(cls, max_lives: int = DEFAULT_LIVES) -> HangmanState:
+        """The state before the host has shown anything."""
+        if max_lives < 1:
+            raise ValueError(f"A game needs at least one life, got {max_lives}.")
+        return cls(length=None, slots=(), absent=frozenset(), guessed=(), lives=max_lives, max_lives=max_lives)
+
+    @classmethod
+    def started(cls, length: int, max_lives: int = DEFAULT_LIVES) -> HangmanState:
+        """The state right after the host showed an all-blank pattern of ``length`` letters."""
+        if length < 1:
+            raise ValueError(f"A word needs at least one letter, got length {length}.")
+        return replace(cls.initial(max_lives), length=length, slots=(None,) * length)
+
+    @classmethod
+    def from_public(
+        cls,
+        length: int | None,
+        known: Mapping[int | str, str],
+        absent: Iterable[str],
+        guessed: Sequence[str] | None = None,
+        lives: int | None = None,
+        max_lives: int = DEFAULT_LIVES,
+    ) -> HangmanState:
+        """Build a state from public constraints (e.g. :meth:`HangmanTask.public_constraints`).
+
+        ``known`` maps 0-based positions (ints, or digit strings after a JSON round trip) to
+        letters. ``guessed`` defaults to the known and absent letters in alphabetical order.
+        ``lives`` follows rule R (``max_lives`` minus the absent letters); a different value is
+        rejected. ``length=None`` (before the opening) admits no constraints at all.
+        """
+        if length is None:
+            if known or list(absent) or guessed:
+                raise ValueError("Constraints without a word length cannot come from a real game.")
+            return cls.initial(max_lives)
+        state = cls.started(length, max_lives)
+        slots: list[str | None] = list(state.slots)
+        for raw_position, letter in known.items():
+            position = int(raw_position)
+            _require_letter(letter)
+            if not 0 <= position < length:
+                raise ValueError(f"Known position {position} is outside a word of length {length}.")
+            slots[position] = letter
+        absent_set = frozenset(absent)
+        for letter in absent_set:
+            _require_letter(letter)
+        revealed = {letter for letter in slots if letter is not None}
+        if revealed & absent_set:
+            raise ValueError(f"Letters {sorted(revealed & absent_set)} cannot be both revealed and absent.")
+        if guessed is None:
+            guessed_tuple = tuple(sorted(revealed | absent_set))
+        else:
+            guessed_tuple = tuple(guessed)
+            if len(set(guessed_tuple)) != len(guessed_tuple):
+                raise ValueError(f"Guessed letters {list(guessed_tuple)} contain a repeat.")
+            missing = (revealed | absent_set) - set(guessed_tuple)
+            if missing:
+                raise ValueError(f"Letters {sorted(missing)} are revealed or absent but not in guessed.")
+            unexplained = set(guessed_tuple) - revealed - absent_set
+            if unexplained:
+                raise ValueError(f"Guessed letters {sorted(unexplained)} are neither revealed nor absent.")
+        rule_lives = max_lives - len(absent_set)
+        if rule_lives < 0:
+            raise ValueError(f"{len(absent_set)} absent letters exceed the {max_lives} lives of the game.")
+        if lives is not None and lives != rule_lives:
+            raise ValueError(f"Lives {lives} disagree with {len(absent_set)} misses out of {max_lives} lives.")
+        lives = rule_lives
+        return replace(state, slots=tuple(slots), absent=absent_set, guessed=guessed_tuple, lives=lives)
+
+    @property
+    def known(self) -> dict[int, str]:
+        """Revealed letters by 0-based position."""
+        return {position: letter for position, letter in enumerate(self.slots) if letter is not None}
+
+    @property
+    def started_game(self) -> bool:
+        """True once the word length is known."""
+        return self.length is not None
+
+    @property
+    def won(self) -> bool:
+        """Every letter revealed."""
+        return self.length is not None and all(letter is not None for letter in self.slots)
+
+    @property
+    def lost(self) -> bool:
+        """No lives left."""
+        return self.lives <= 0
+
+    @property
+    def finished(self) -> bool:
+        """Won or lost."""
+        return self.won or self.lost
+
+    @property
+    def pattern_text(self) -> str:
+        """The pattern as the host shows it, e.g. ``_ a _ e _``."""
+        return format_slots(self.slots)
+
+
+def _require_letter(letter: str) -> None:
+    if not (isinstance(letter, str) and len(letter) == 1 and letter in ALPHABET):
+        raise InvalidGuessError(f"Guess {letter!r} is not a single lowercase a-z letter.")
+
+
+def format_slots(slots: Slots) -> str:
+    """Render slots as ``_ a _ e _`` (underscore for hidden letters, single spaces)."""
+    return " ".join(letter if letter is not None else "_" for letter in slots)
+
+
+# --------------------------------------------------------------------------------------------
+# Rule R
+# --------------------------------------------------------------------------------------------
+
+
+def reveal_slots(secret: str, guessed: Iterable[str]) -> Slots:
+    """What rule R reveals of ``secret`` once ``guessed`` letters were tried."""
+    guessed_set = set(guessed)
+    return tuple(letter if letter in guessed_set else None for letter in secret)
+
+
+def pattern(secret: str, guessed: Iterable[str]) -> str:
+    """Rule R's pattern text, e.g. ``pattern("paper", "ae") == "_ a _ e _"``."""
+    return format_slots(reveal_slots(secret, guessed))
+
+
+def observe_pattern(state: HangmanState, letter: str, slots: Slots) -> HangmanState:
+    """Public consequence of the host showing ``slots`` after the guess ``letter``.
+
+    The guess is a hit when the letter shows up in the new pattern, otherwise a miss (letter
+    absent, one life lost). Raises :class:`HostContradictionError` when the pattern cannot
+    follow the earlier one under rule R: a different length, a revealed letter changed or
+    gone, or a letter showing at a new position although it was not this turn's guess.
+    """
+    if state.length is None:
+        raise InvalidGuessError("The host's opening pattern must be read before any guess.")
+    if state.finished:
+        raise InvalidGuessError("The game is already over; no further guess can be applied.")
+    _require_letter(letter)
+    if letter in state.guessed:
+        raise InvalidGuessError(f"Letter {letter!r} was already guessed.")
+    if len(slots) != state.length:
+        raise HostContradictionError(
+            f"The pattern {format_slots(slots)!r} has {len(slots)} letters but the word has {state.length}."
+        )
+    for position, (before, after) in enumerate(zip(state.slots, slots)):
+        if before is not None and after != before:
+            shown = "a blank" if after is None else repr(after)
+            raise HostContradictionError(
+                f"Letter {before!r} revealed at position {position} now shows as {shown}."
+            )
+        if before is None and after is not None and after != letter:
+            if after in state.absent:
+                reason = "it was announced absent"
+            elif after in state.guessed:
+                reason = "all its positions were revealed when it was guessed"
+            else:
+                reason = "it was never guessed"
+            raise HostContradictionError(
+                f"Letter {after!r} appeared at position {position} although {reason}."
+            )
+    guessed = state.guessed + (letter,)
+    if letter in slots:
+        return replace(state, slots=tuple(slots), guessed=guessed)
+    return replace(state, absent=state.absent | {letter}, guessed=guessed, lives=state.lives - 1)
+
+
+def apply_guess(secret: str, state: HangmanState, letter: str) -> HangmanState:
+    """Rule R: the public state after guessing ``letter`` against the hidden ``secret``.
+
+    Hits reveal every occurrence; misses make the letter absent and cost a life; the game is
+    won when no blank remains and lost at zero lives (see :attr:`HangmanState.finished`).
+    """
+    if state.length is not None and len(secret) != state.length:
+        raise ValueError(f"Secret {secret!r} does not have the state's length {state.length}.")
+    if state.length is None:
+        state = HangmanState.started(len(secret), state.max_lives)
+    return observe_pattern(state, letter, reveal_slots(secret, state.guessed + (letter,)))
+
+
+def constraints_from_history(
+    length: int,
+    guesses_and_patterns: Iterable[tuple[str, Slots | str]],
+    max_lives: int = DEFAULT_LIVES,
+) -> HangmanState:
+    """Replay a public history of (guess, pattern shown) pairs from an all-blank start.
+
+    Patterns may be given as slots or as text (``"_ a _ e _"`` or ``"_a_e_"``). Raises
+    :class:`HostContradictionError` when the history is not explainable by any word.
+    """
+    state = HangmanState.started(length, max_lives)
+    for letter, shown in guesses_and_patterns:
+        slots = slots_from_text(shown) if isinstance(shown, str) else tuple(shown)
+        state = observe_pattern(state, letter, slots)
+    return state
+
+
+def slots_from_text(text: str) -> Slots:
+    """Slots from a clean pattern string such as ``"_ a _ e _"`` or ``"_a_e_"``."""
+    compact = re.sub(r"\s+", "", text)
+    if not re.fullmatch(r"[A-Za-z_]+", compact):
+        raise ValueError(f"Pattern {text!r} may contain only letters, underscores and spaces.")
+    return tuple(None if char == "_" else char.lower() for char in compact)
+
+
+def is_compatible(state: HangmanState, word: str) -> bool:
+    """Whether ``word`` explains every public reply: same length, revealed letters in place,
+    no absent letter, and every revealed letter at exactly its revealed positions."""
+    if not re.fullmatch(r"[a-z]+", word):
+        return False
+    if state.length is None:
+        return True
+    if len(word) != state.length:
+        return False
+    revealed = {letter for letter in state.slots if letter is not None}
+    for shown, actual in zip(state.slots, word):
+        if shown is not None and shown != actual:
+            return False
+        if shown is None and (actual in revealed or actual in state.absent):
+            return False
+    return True
+
+
