@@ -190,10 +190,3 @@ def make_agents(session: Any, *, k: int = 5, recall_limit: int = 8, max_qualifie
             AccAgent(session.branch("acc"), recall_limit=recall_limit,
                      max_qualified=max_qualified, min_score=min_score)]
 
-
-def prompt_catalogue() -> dict[str, str]:
-    """name -> template text of the ACC study (agents and judge), for run metadata."""
-    from psit_lib.studies.acc.judge import MEMORY_SYSTEM, SCORING_SYSTEM
-
-    return {"acc.agent_system": AGENT_SYSTEM, "acc.compressor_system": COMPRESSOR_SYSTEM,
-            "acc.judge_memory_system": MEMORY_SYSTEM, "acc.judge_scoring_system": SCORING_SYSTEM}
