@@ -31,32 +31,11 @@ from psit_lib.studies.psit.theory import (
     self_consistency_points,
     simulate_set_sizes,
 )
-from psit_lib.studies.psit.theory.figures import (
-    THEORY_LABEL,
-    NoExampleError,
-    compatible_set_samples,
-    fork_diagram_from_record,
-    fork_example,
-    plot_consistency_vs_size,
-    plot_fork_diagram,
-    plot_policy_outcomes,
-    plot_set_sizes,
-    size_quantiles,
-    theory_label,
-    weighted_consistency_exact,
-    weighted_consistency_points,
-)
+from psit_lib.studies.psit.theory.figure_data import NoExampleError, THEORY_LABEL, compatible_set_samples, fork_example, size_quantiles, theory_label, weighted_consistency_exact, weighted_consistency_points
+from psit_lib.studies.psit.theory.figures import fork_diagram_from_record, plot_consistency_vs_size, plot_fork_diagram, plot_policy_outcomes, plot_set_sizes
 from psit_lib.studies.psit.theory.params import TheoremParams
-from psit_lib.studies.psit.widgets import (
-    HangmanPlayer,
-    PlayError,
-    PlaySession,
-    fork_explorer,
-    fork_record_html,
-    fork_record_text,
-    hangman_player,
-    workbook_agents,
-)
+from psit_lib.studies.psit.widgets import HangmanPlayer, fork_explorer, hangman_player
+from psit_lib.studies.psit.play import PlayError, PlaySession, fork_record_html, fork_record_text, workbook_agents
 
 SMALL_VOCABULARY = 3000
 LIVE_LABEL = provenance_label("sim", "psit-sim", "default")

@@ -1,371 +1,26 @@
-"""Interactive explorers for notebook 01: play Hangman against any agent, and read fork episodes.
+"""Interactive explorers for notebook 01 (ipywidgets): play Hangman against any agent, read fork episodes.
 
-Two things live here, in two halves:
-
-- :class:`PlaySession` is the game logic of the play-it-yourself widget, with no UI: a human
-  (or the seeded player) guesses letters against any agent of the workbook on the configured
-  backend, and :meth:`PlaySession.fork` runs the fork test of SPEC §1 from the current
-  checkpoint (a reveal branch and k yes/no branches). Forking never mutates the game: each
-  move continues from the game's own last checkpoint, so a person can fork, read the answers,
-  keep playing and fork again. It is async and UI-free so tests drive it directly.
-- :func:`hangman_player` and :func:`fork_explorer` are ipywidgets front ends.
-  :func:`fork_record_html` / :func:`fork_record_text` render one episode record (of
-  :func:`psit_lib.studies.psit.protocol.fork_test.run_fork_episode`, or of a :class:`ForkResult`): public
-  transcript, private state at the fork, and every branch's question and answer.
-
-Widgets must survive headless execution (papermill, nbval): building one never calls a model
-and never blocks; model calls happen only in button callbacks, scheduled as tasks on the
-running event loop (ipykernel runs one), and any error they raise is shown in the widget
-instead of vanishing in a background task. Without ipywidgets the builders return a short
-text explanation.
+:func:`hangman_player` and :func:`fork_explorer` are front ends over the UI-free logic of
+:mod:`psit_lib.studies.psit.play`. Widgets must survive headless execution (papermill, nbval):
+building one never calls a model and never blocks; model calls happen only in button
+callbacks, scheduled as tasks on the running event loop (ipykernel runs one), and any error
+they raise is shown in the widget instead of vanishing in a background task. Without
+ipywidgets the builders return a short text explanation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
-import random
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from psit_lib.studies.psit.agents.config import KINDS, STRATEGY_NAMES
-from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
-from psit_lib.studies.psit.protocol.outcomes import Outcome
-from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
-from psit_lib.studies.psit.protocol.fork_test import fork_from_checkpoint, host_role, player_rng
+from psit_lib.llm.client import LLMClient, SamplingDefaults
 from psit_lib.runs.runner import describe_error
-from psit_lib.studies.psit.tasks.base import HostReplyError
-from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, InvalidGuessError
+from psit_lib.studies.psit.agents.factory import canonical_agent_name
+from psit_lib.studies.psit.play import PlayError, PlaySession, fork_record_html, fork_record_text, pre_html
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
-from psit_lib.studies.psit.tasks.hangman_player import guess_message
-from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
-
-
-def workbook_agents() -> list[str]:
-    """Every agent name the workbook defines (vanilla, private_cot, workflow_*, autonomous_*)."""
-    names = []
-    for kind in KINDS:
-        if kind in ("workflow", "autonomous"):
-            names += [f"{kind}_{strategy}" for strategy in STRATEGY_NAMES]
-        else:
-            names.append(kind)
-    return names
-
-
-# --------------------------------------------------------------------------------------------
-# Game logic (no UI)
-# --------------------------------------------------------------------------------------------
-
-
-class PlayError(ValueError):
-    """A move the game does not allow now (not started, started twice, bad or repeated letter, over)."""
-
-
-@dataclass(frozen=True)
-class TurnResult:
-    """One public exchange: what the player sent and what the host answered.
-
-    ``pattern`` and ``lives`` are what the reply said under rule R's reading (None when it
-    could not be read); ``problem`` says why a reply could not be read.
-    """
-
-    letter: str | None
-    message: str
-    reply: str
-    pattern: str | None
-    lives: int | None
-    problem: str | None = None
-
-
-@dataclass(frozen=True)
-class ForkResult:
-    """The fork test run from the game's current checkpoint.
-
-    ``candidates`` are dicts ``{secret, source, question, answer, parsed}`` (revealed secret
-    first); ``outcome`` an :class:`~psit_lib.studies.psit.protocol.outcomes.Outcome` value.
-    """
-
-    fork_number: int
-    turns_played: int
-    reveal_question: str
-    reveal_answer: str
-    revealed: str | None
-    revealed_compatible: bool
-    candidates: list[dict[str, Any]]
-    outcome: str
-    private_state: str
-    transcript: list[dict[str, str]]
-    constraints: dict[str, Any]
-    note: str | None = None
-    candidate_search: dict[str, Any] = field(default_factory=dict)
-
-    def as_record(self, agent: str, model: str, game_id: str) -> dict[str, Any]:
-        """The same shape as a fork-test episode record, so one renderer shows both."""
-        return {
-            "episode_id": f"{game_id}/fork-{self.fork_number}", "status": "ok", "error": None,
-            "spec": {"agent": agent, "model": model}, "agent": agent, "model": model,
-            "task": "hangman", "outcome": self.outcome, "turns_played": self.turns_played,
-            "transcript": self.transcript, "private_state_at_fork": self.private_state,
-            "constraints": self.constraints,
-            "reveal": {"question": self.reveal_question, "answer": self.reveal_answer,
-                       "parsed": self.revealed, "compatible": self.revealed_compatible},
-            "candidates": self.candidates, "candidate_search": self.candidate_search,
-            "failure": self.note,
-        }  # fmt: skip
-
-
-class PlaySession:
-    """One Hangman game between a person (or the seeded player) and one agent.
-
-    Seeds: model calls use ``ModelSession(client, run_seed=seed, episode_id=game_id)``; fork
-    number n runs on the branch ``fork-n``; the seeded player's letters and the candidate
-    draw use the protocol's player generator. Moves and forks are serialised by a lock, so
-    overlapping clicks cannot interleave turns.
-    """
-
-    def __init__(
-        self,
-        task: HangmanTask,
-        agent_name: str,
-        client: LLMClient,
-        *,
-        seed: int = 0,
-        game_id: str = "play/000",
-        sampling: SamplingDefaults | None = None,
-        n_candidates: int = 5,
-    ) -> None:
-        if n_candidates < 1:
-            raise ValueError(f"n_candidates must be at least 1, got {n_candidates}.")
-        self.task = task
-        self.agent_name = canonical_agent_name(agent_name)
-        self.game_id = game_id
-        self.n_candidates = n_candidates
-        self.session = ModelSession(client, run_seed=seed, episode_id=game_id, sampling=sampling)
-        self.agent: ForkableAgent = build_agent(
-            self.agent_name, system_prompt=task.host_system_prompt(), host_role=host_role(task)
-        )
-        self.rng: random.Random = player_rng(self.session)
-        self.state: HangmanState = task.initial_state()
-        self.turns: list[TurnResult] = []
-        self.letters_sent: list[str] = []
-        self.forks: list[ForkResult] = []
-        self.problem: str | None = None
-        self._head: str | None = None
-        self._lock = asyncio.Lock()
-
-    # -- status ---------------------------------------------------------------------------
-    @property
-    def started(self) -> bool:
-        return self._head is not None
-
-    @property
-    def over(self) -> bool:
-        """True once the public record shows the game won or lost (or no letter is left)."""
-        return self.started and (self.task.is_over(self.state) or len(self.letters_sent) >= len(ALPHABET))
-
-    @property
-    def model(self) -> str:
-        return self.session.model
-
-    def status_text(self) -> str:
-        """One line for the UI: pattern, lives, guessed letters (or why the record is unread)."""
-        if not self.started:
-            return "No game yet: choose an agent and start a game."
-        guessed = ", ".join(self.letters_sent) or "none"
-        if self.problem:
-            return f"Guessed: {guessed} · public record no longer read ({self.problem})"
-        end = " · game won" if self.state.won else " · game lost" if self.state.lost else ""
-        return f"Pattern: {self.state.pattern_text} · lives: {self.state.lives} · guessed: {guessed}{end}"
-
-    async def public_transcript(self) -> list[dict[str, str]]:
-        """The public conversation of the game so far (forks excluded)."""
-        if not self.started:
-            return []
-        values = await self.agent.state(checkpoint_id=self._head)
-        return list(values.get("public", []))
-
-    async def private_state(self) -> str:
-        """The agent's private state now (empty for a public-only agent)."""
-        if not self.started:
-            return ""
-        return self.agent.private_state(await self.agent.state(checkpoint_id=self._head))
-
-    # -- moves ----------------------------------------------------------------------------
-    async def _send(self, text: str) -> str:
-        reply = (await self.agent.send(text, self.session, checkpoint_id=self._head))["reply"]
-        self._head = await self.agent.checkpoint_id()
-        return reply
-
-    async def start(self) -> TurnResult:
-        """Send the opener; the host shows its blank pattern."""
-        async with self._lock:
-            if self.started:
-                raise PlayError("This game has already started; build a new session for a new game.")
-            message = self.task.opener()
-            reply = (await self.agent.send(message, self.session))["reply"]
-            self._head = await self.agent.checkpoint_id()
-            try:
-                self.state = self.task.observe_opening(self.state, reply)
-            except HostReplyError as exc:
-                self.problem = f"opening unreadable: {exc}"
-            result = self._turn(None, message, reply)
-            self.turns.append(result)
-            return result
-
-    def _check_letter(self, letter: str) -> str:
-        if not self.started:
-            raise PlayError("Start a game before guessing.")
-        if not isinstance(letter, str):
-            raise PlayError(f"A guess must be a letter, got {letter!r}.")
-        cleaned = letter.strip().lower()
-        if len(cleaned) != 1 or cleaned not in ALPHABET:
-            raise PlayError(f"Guess {letter!r} is not a single letter a-z.")
-        if cleaned in self.letters_sent:
-            raise PlayError(f"Letter {cleaned!r} was already guessed.")
-        if self.over:
-            raise PlayError("The game is over; start a new one or fork to question the host.")
-        return cleaned
-
-    async def guess(self, letter: str) -> TurnResult:
-        """Guess ``letter`` (case-insensitive); returns the host's public reply."""
-        async with self._lock:
-            cleaned = self._check_letter(letter)
-            return await self._play(cleaned)
-
-    async def auto_guess(self) -> TurnResult:
-        """Let the workbench's seeded player choose the next letter (as in the fork test)."""
-        async with self._lock:
-            if not self.started:
-                raise PlayError("Start a game before guessing.")
-            if self.problem:
-                unguessed = [c for c in ALPHABET if c not in self.letters_sent]
-                letter = self.rng.choice(unguessed) if unguessed else ""
-            else:
-                try:
-                    letter, _ = self.task.next_move(self.state, self.rng)
-                except InvalidGuessError as exc:
-                    raise PlayError(str(exc)) from None
-            return await self._play(self._check_letter(letter))
-
-    async def _play(self, letter: str) -> TurnResult:
-        message = guess_message(letter)
-        reply = await self._send(message)
-        self.letters_sent.append(letter)
-        if self.problem is None:
-            try:
-                self.state = self.task.observe_reply(self.state, letter, reply)
-            except (HostReplyError, InvalidGuessError) as exc:
-                self.problem = f"turn {len(self.letters_sent)}: {exc}"
-        result = self._turn(letter, message, reply)
-        self.turns.append(result)
-        return result
-
-    def _turn(self, letter: str | None, message: str, reply: str) -> TurnResult:
-        if self.problem:
-            return TurnResult(letter, message, reply, None, None, self.problem)
-        return TurnResult(letter, message, reply, self.state.pattern_text, self.state.lives)
-
-    # -- the fork -------------------------------------------------------------------------
-    async def fork(self) -> ForkResult:
-        """Run the reveal branch and the yes/no branches from the current checkpoint.
-
-        Same steps as :func:`psit_lib.studies.psit.protocol.fork_test.run_fork_episode`: reveal, candidates
-        compatible with the public record (the revealed word first), one concurrent yes/no
-        branch each, classification by :func:`classify_fork`. The game itself is untouched.
-        After an unreadable host reply the outcome is ``unparseable`` (the candidates only
-        reflect the record up to that reply), but the answers are still shown.
-        """
-        async with self._lock:
-            if not self.started:
-                raise PlayError("Start a game (and play a few letters) before forking.")
-            fork_id = self._head
-            number = len(self.forks) + 1
-            branch = self.session.branch(f"fork-{number}")
-            at_fork = await self.agent.state(checkpoint_id=fork_id)
-            forked = await fork_from_checkpoint(self.task, self.agent, self.state, fork_id, branch,
-                                                self.n_candidates, self.rng)
-            reveal = forked["reveal"]
-            outcome, note = forked["outcome"], forked.get("failure")
-            if self.problem and reveal["parsed"] is not None:
-                outcome, note = Outcome.UNPARSEABLE.value, f"host reply unreadable at {self.problem}"
-            result = ForkResult(
-                fork_number=number, turns_played=len(self.letters_sent), reveal_question=reveal["question"],
-                reveal_answer=reveal["answer"], revealed=reveal["parsed"], revealed_compatible=reveal["compatible"],
-                private_state=self.agent.private_state(at_fork), transcript=list(at_fork.get("public", [])),
-                constraints=self.task.public_constraints(self.state), candidates=forked["candidates"],
-                outcome=outcome, note=note, candidate_search=forked["candidate_search"])
-            self.forks.append(result)
-            return result
-
-
-# --------------------------------------------------------------------------------------------
-# Rendering one fork record
-# --------------------------------------------------------------------------------------------
-
-
-def _answer_word(parsed: Any) -> str:
-    return "yes" if parsed is True else "no" if parsed is False else "unreadable"
-
-
-def fork_record_text(record: dict[str, Any]) -> str:
-    """A plain-text audit of one fork episode (the headless fallback of the explorer)."""
-    spec = record.get("spec") or {}
-    lines = [f"episode {record.get('episode_id', '?')} · agent {spec.get('agent', record.get('agent', '?'))} · "
-             f"outcome {record.get('outcome') or record.get('status', 'error')}"]
-    if record.get("status", "ok") != "ok":
-        return lines[0] + f"\n  error: {record.get('error')}"
-    for message in record.get("transcript") or []:
-        who = "PLAYER" if message["role"] == "user" else "HOST  "
-        lines.append(f"{who}: " + message["content"].replace("\n", " | "))
-    private = record.get("private_state_at_fork")
-    lines.append("PRIVATE STATE AT FORK: " + (private.replace("\n", " | ") if private else "(none)"))
-    reveal = record.get("reveal")
-    if reveal:
-        lines.append(f"[reveal] {reveal['question']} -> {reveal['answer']!r} (parsed: {reveal.get('parsed')})")
-    for cand in record.get("candidates") or []:
-        lines.append(f"[{cand['source']:8}] {cand['question']} -> {cand['answer']!r} ({_answer_word(cand.get('parsed'))})")
-    if record.get("failure"):
-        lines.append(f"note: {record['failure']}")
-    return "\n".join(lines)
-
-
-def _pre(text: str) -> str:
-    return f"<pre style='white-space: pre-wrap; margin: 0'>{html.escape(text)}</pre>"
-
-
-def fork_record_html(record: dict[str, Any]) -> str:
-    """HTML for one fork episode: header, public transcript, private state, branch table."""
-    spec = record.get("spec") or {}
-    agent = spec.get("agent", record.get("agent", "?"))
-    outcome = record.get("outcome") or ("error" if record.get("status") != "ok" else "?")
-    parts = [f"<b>{html.escape(str(record.get('episode_id', '?')))}</b> · agent <code>{html.escape(str(agent))}</code>"
-             f" · outcome <b>{html.escape(str(outcome))}</b>"]
-    if record.get("status", "ok") != "ok":
-        parts.append(f"<p style='color:#b00'>error: {html.escape(str(record.get('error')))}</p>")
-        return "".join(parts)
-    rows = []
-    for message in record.get("transcript") or []:
-        who = "player" if message["role"] == "user" else "host"
-        rows.append(f"<tr><td style='vertical-align:top'><b>{who}</b></td><td>{_pre(message['content'])}</td></tr>")
-    parts.append("<h4>Public transcript up to the fork</h4><table>" + "".join(rows) + "</table>")
-    private = record.get("private_state_at_fork")
-    parts.append("<h4>Private state at the fork</h4>"
-                 + (_pre(private) if private else "<i>(none: nothing private survives between turns)</i>"))
-    branch_rows = []
-    reveal = record.get("reveal")
-    if reveal:
-        branch_rows.append(f"<tr><td>reveal</td><td>{html.escape(reveal['question'])}</td>"
-                           f"<td>{html.escape(reveal['answer'])}</td><td>{html.escape(str(reveal.get('parsed')))}</td></tr>")
-    for cand in record.get("candidates") or []:
-        branch_rows.append(f"<tr><td>{html.escape(cand['source'])}</td><td>{html.escape(cand['question'])}</td>"
-                           f"<td>{html.escape(cand['answer'])}</td><td>{_answer_word(cand.get('parsed'))}</td></tr>")
-    parts.append("<h4>Branches (each from the identical checkpoint)</h4><table>"
-                 "<tr><th>branch</th><th>question</th><th>answer</th><th>read as</th></tr>"
-                 + "".join(branch_rows) + "</table>")
-    if record.get("failure"):
-        parts.append(f"<p>note: {html.escape(str(record['failure']))}</p>")
-    return "".join(parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -574,8 +229,8 @@ class HangmanPlayer:
         assert self.session is not None
         rows = []
         for turn in self.session.turns:
-            rows.append(f"<tr><td><b>you</b></td><td>{_pre(turn.message)}</td></tr>"
-                        f"<tr><td><b>host</b></td><td>{_pre(turn.reply)}</td></tr>")
+            rows.append(f"<tr><td><b>you</b></td><td>{pre_html(turn.message)}</td></tr>"
+                        f"<tr><td><b>host</b></td><td>{pre_html(turn.reply)}</td></tr>")
         self.log.value = "<table>" + "".join(rows[-8:]) + "</table>"
 
 
@@ -593,21 +248,10 @@ def hangman_player(task: HangmanTask, agent_names: Sequence[str], experiment_or_
     w = _ipywidgets()
     if w is None:
         return NO_WIDGETS.format(what="Hangman player") + (
-            " Use psit_lib.studies.psit.widgets.PlaySession from an async cell to play: "
+            " Use psit_lib.studies.psit.play.PlaySession from an async cell to play: "
             "await s.start(); await s.guess('e'); await s.fork()."
         )
     return HangmanPlayer(task, agent_names, experiment_or_client_factory, n_candidates=n_candidates, widgets=w)
 
 
-__all__ = [
-    "ForkResult",
-    "HangmanPlayer",
-    "PlayError",
-    "PlaySession",
-    "TurnResult",
-    "fork_explorer",
-    "fork_record_html",
-    "fork_record_text",
-    "hangman_player",
-    "workbook_agents",
-]
+__all__ = ["HangmanPlayer", "fork_explorer", "hangman_player"]

@@ -19,237 +19,26 @@ live episode (:func:`fork_diagram_from_record`) carries the run's provenance lab
 Like :mod:`psit_lib.analysis.plots`, figures are bare ``matplotlib.figure.Figure`` objects
 built without pyplot, so nothing leaks into pyplot's global state or displays twice.
 
-The helpers in the first half turn the theory module's outputs into exactly the tables these
-figures draw (quantile bands, real compatible sets, weighted-POCA odds); they are pure and
-seeded.
+The tables these figures draw (quantile bands, real compatible sets, weighted-POCA odds) are
+computed in :mod:`psit_lib.studies.psit.theory.figure_data`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
-from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.patches import Patch
 
 from psit_lib.analysis.labels import label_figure
+from psit_lib.analysis.plots import new_figure as _new_figure, require_columns as _require
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, Outcome
-from psit_lib.analysis.stats import wilson_interval
-from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, apply_guess
-from psit_lib.studies.psit.tasks.vocabulary import Vocabulary
-from psit_lib.studies.psit.theory.candidate_sets import Dictionary, compatible_set
-from psit_lib.studies.psit.theory.fork_exact import FORK_OUTCOMES, exact_outcomes, p_self_consistent_uniform, simulate_outcomes
-from psit_lib.studies.psit.theory.policies import ReimaginingPoca, frequency_weights
-
-THEORY_LABEL = "exact computation (no model)"
-"""Provenance footer of every figure computed without any model."""
-
-MONTE_CARLO_NOTE = "Monte-Carlo estimates: seeded draws from the idealised hosts"
-"""Added to :data:`THEORY_LABEL` when a theory figure also shows Monte-Carlo estimates."""
-
-_FOOTER_INCHES = 0.22
-_QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
-
-
-class NoExampleError(ValueError):
-    """No seeded game produced a compatible set in the requested size range at the fork."""
-
-
-def theory_label(monte_carlo: bool = False) -> str:
-    """The footer of a theory figure; says so when Monte-Carlo points are drawn too."""
-    return f"{THEORY_LABEL} · {MONTE_CARLO_NOTE}" if monte_carlo else THEORY_LABEL
-
-
-def _new_figure(width: float, height: float) -> Figure:
-    """A pyplot-free figure with a strip at the bottom for the provenance footer."""
-    bottom = min(0.2, _FOOTER_INCHES / height)
-    return Figure(figsize=(width, height), layout=ConstrainedLayoutEngine(rect=(0.0, bottom, 1.0, 1.0 - bottom)))
-
-
-def _require(df: pd.DataFrame, columns: Sequence[str], where: str) -> None:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{where}: the table has no column(s) {missing!r}; it has {list(df.columns)!r}.")
-
-
-# --------------------------------------------------------------------------------------------
-# Data for the figures
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CompatibleSetSample:
-    """A real compatible set C_t: game ``game`` of the seeded table, after ``turn`` guesses."""
-
-    game: int
-    turn: int
-    secret: str
-    state: HangmanState
-    words: tuple[str, ...]
-
-    @property
-    def size(self) -> int:
-        return len(self.words)
-
-
-def size_quantiles(sizes: pd.DataFrame, quantiles: Sequence[float] = _QUANTILES) -> pd.DataFrame:
-    """Quantiles of |C_t| across games per turn, from :func:`~psit_lib.studies.psit.theory.simulate_set_sizes`.
-
-    A game that ended (won or lost) keeps its last |C_t| for the later turns, because its public
-    record no longer changes; ``running`` counts the games still being played at each turn.
-    Columns: ``turn``, ``running``, ``games`` and one ``q<quantile>`` column per quantile
-    (e.g. ``q0.5`` is the median).
-    """
-    _require(sizes, ["game", "turn", "size"], "size_quantiles")
-    if sizes.empty:
-        raise ValueError("size_quantiles: the table of set sizes is empty.")
-    if any(not 0.0 <= q <= 1.0 for q in quantiles):
-        raise ValueError(f"Quantiles must lie in [0, 1], got {list(quantiles)}.")
-    wide = sizes.pivot(index="game", columns="turn", values="size").sort_index(axis=1)
-    running = wide.notna().sum(axis=0)
-    filled = wide.ffill(axis=1)
-    table = pd.DataFrame({"turn": filled.columns.astype(int), "running": running.to_numpy(), "games": len(filled)})
-    for q in quantiles:
-        table[f"q{q:g}"] = filled.quantile(q, axis=0).to_numpy()
-    return table.reset_index(drop=True)
-
-
-def _replay(secret: str, guesses: Sequence[str], max_lives: int) -> HangmanState:
-    state = HangmanState.started(len(secret), max_lives)
-    for letter in guesses:
-        state = apply_guess(secret, state, letter)
-    return state
-
-
-def compatible_set_samples(
-    sizes: pd.DataFrame,
-    dictionary: Dictionary,
-    *,
-    min_size: int = 2,
-    max_size: int = 1000,
-    max_lives: int = DEFAULT_LIVES,
-) -> list[CompatibleSetSample]:
-    """The real compatible sets of the seeded games with ``min_size <= |C_t| <= max_size``.
-
-    ``sizes`` is the table of :func:`~psit_lib.studies.psit.theory.simulate_set_sizes` on the same
-    ``dictionary``; each (game, turn) is replayed from its secret and guesses. Each distinct
-    set is kept once (the first game and turn that produced it), in (game, turn) order.
-    """
-    _require(sizes, ["game", "turn", "guess", "size", "secret"], "compatible_set_samples")
-    if min_size < 1 or max_size < min_size:
-        raise ValueError(f"Need 1 <= min_size <= max_size, got min_size={min_size}, max_size={max_size}.")
-    samples: list[CompatibleSetSample] = []
-    seen: set[tuple[str, ...]] = set()
-    for game, rows in sizes.sort_values(["game", "turn"]).groupby("game", sort=True):
-        guesses = [g for g in rows["guess"].tolist() if g]
-        secret = rows["secret"].iloc[0]
-        for row in rows.itertuples():
-            if not min_size <= row.size <= max_size:
-                continue
-            state = _replay(secret, guesses[: row.turn], max_lives)
-            words = tuple(compatible_set(dictionary, state))
-            if words in seen:
-                continue
-            seen.add(words)
-            samples.append(CompatibleSetSample(int(game), int(row.turn), secret, state, words))
-    return samples
-
-
-def fork_example(
-    samples: Sequence[CompatibleSetSample], turn: int, min_size: int, max_size: int
-) -> CompatibleSetSample:
-    """The first sample taken after ``turn`` guesses whose |C_t| lies in [min_size, max_size]:
-    the worked example of the notebook (a real fork point of a seeded game)."""
-    for sample in samples:
-        if sample.turn == turn and min_size <= sample.size <= max_size:
-            return sample
-    raise NoExampleError(
-        f"No seeded game has {min_size}..{max_size} compatible words after {turn} guesses; "
-        "widen the size range or play more games."
-    )
-
-
-def _weighted_poca(words: Sequence[str], vocabulary: Vocabulary, temperature: float) -> ReimaginingPoca:
-    return ReimaginingPoca(weights=frequency_weights(words, vocabulary, temperature),
-                           name=f"frequency POCA T={temperature:g}")
-
-
-def weighted_consistency_exact(
-    samples: Sequence[CompatibleSetSample], vocabulary: Vocabulary, temperatures: Sequence[float], k: int
-) -> pd.DataFrame:
-    """Exact P(self-consistent) of the frequency-weighted re-imagining POCA on each real set.
-
-    The POCA draws a word with probability proportional to frequency^(1/T) at every reply;
-    the other candidates are drawn uniformly from the rest of C_t (the exact computation of
-    :func:`~psit_lib.studies.psit.theory.exact_outcomes` for any set size). Columns ``temperature``,
-    ``game``, ``turn``, ``size``, ``exact``.
-    """
-    rows = []
-    for temperature in temperatures:
-        for sample in samples:
-            policy = _weighted_poca(sample.words, vocabulary, temperature)
-            rows.append({
-                "temperature": float(temperature), "game": sample.game, "turn": sample.turn,
-                "size": sample.size,
-                "exact": exact_outcomes(policy, sample.words, k)[Outcome.SELF_CONSISTENT],
-            })  # fmt: skip
-    return pd.DataFrame(rows, columns=["temperature", "game", "turn", "size", "exact"])
-
-
-def _nearest_samples(samples: Sequence[CompatibleSetSample], targets: Sequence[int]) -> list[tuple[int, CompatibleSetSample]]:
-    """For each target size, the sample closest on a log scale (first on ties); each sample once."""
-    chosen: list[tuple[int, CompatibleSetSample]] = []
-    used: set[int] = set()
-    for target in targets:
-        best = min(range(len(samples)), key=lambda i: (abs(math.log(samples[i].size / target)), i))
-        if best not in used:
-            used.add(best)
-            chosen.append((int(target), samples[best]))
-    return chosen
-
-
-def weighted_consistency_points(
-    samples: Sequence[CompatibleSetSample],
-    vocabulary: Vocabulary,
-    temperatures: Sequence[float],
-    targets: Sequence[int],
-    k: int,
-    n_episodes: int,
-    seed: int,
-    alpha: float = 0.05,
-) -> pd.DataFrame:
-    """Monte-Carlo P(self-consistent) of the frequency-weighted POCA with Wilson intervals.
-
-    For each target size the real set nearest on a log scale is used (a set chosen for two
-    targets is simulated once). Point j of temperature i uses seed ``seed + 1000 * i + j``.
-    Columns ``temperature``, ``target``, ``size``, ``game``, ``turn``, ``episodes``,
-    ``successes``, ``rate``, ``wilson_low``, ``wilson_high``, ``exact``.
-    """
-    if not samples:
-        raise ValueError("weighted_consistency_points needs at least one compatible-set sample.")
-    rows = []
-    chosen = _nearest_samples(samples, targets)
-    for i, temperature in enumerate(temperatures):
-        for j, (target, sample) in enumerate(chosen):
-            policy = _weighted_poca(sample.words, vocabulary, temperature)
-            counts = simulate_outcomes(policy, sample.words, k, n_episodes, seed + 1000 * i + j)
-            successes = counts[Outcome.SELF_CONSISTENT]
-            low, high = wilson_interval(successes, n_episodes, alpha)
-            rows.append({
-                "temperature": float(temperature), "target": target, "size": sample.size,
-                "game": sample.game, "turn": sample.turn, "episodes": n_episodes,
-                "successes": successes, "rate": successes / n_episodes, "wilson_low": low,
-                "wilson_high": high,
-                "exact": exact_outcomes(policy, sample.words, k)[Outcome.SELF_CONSISTENT],
-            })  # fmt: skip
-    return pd.DataFrame(rows)
-
+from psit_lib.studies.psit.theory.figure_data import THEORY_LABEL, size_quantiles, theory_label
+from psit_lib.studies.psit.theory.fork_exact import FORK_OUTCOMES, p_self_consistent_uniform
 
 # --------------------------------------------------------------------------------------------
 # Figures
@@ -511,19 +300,9 @@ def fork_diagram_from_record(record: Mapping[str, Any], label: str, *, k: int | 
 
 
 __all__ = [
-    "MONTE_CARLO_NOTE",
-    "THEORY_LABEL",
-    "CompatibleSetSample",
-    "NoExampleError",
-    "compatible_set_samples",
     "fork_diagram_from_record",
-    "fork_example",
     "plot_consistency_vs_size",
     "plot_fork_diagram",
     "plot_policy_outcomes",
     "plot_set_sizes",
-    "size_quantiles",
-    "theory_label",
-    "weighted_consistency_exact",
-    "weighted_consistency_points",
 ]
