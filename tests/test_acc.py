@@ -13,6 +13,8 @@ from psit_lib.studies.acc.agents import AGENT_NAMES, AccAgent, AgentTurn
 from psit_lib.studies.acc.ccs import CCSValidationError, empty_ccs, parse_ccs, render_ccs
 from psit_lib.studies.acc.experiment import AccParams, make_specs, run_acc_episode
 from psit_lib.studies.acc.judge import CanonicalMemory, JudgeOutputError, LiveJudge, parse_evaluations
+from psit_lib.runs.records import read_records
+from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate, key_table, rate_table, turns_frame
 from psit_lib.studies.acc.scenarios import DOMAINS, STRESS_TOPICS, ScenarioError, build_scenario
 from psit_lib.studies.acc.store import ArtifactStore, StoreError, content_terms, qualify
@@ -218,9 +220,18 @@ def test_sim_judge_check_on_a_hand_made_turn():
     assert wrong.followed_injection and wrong.active == 3
 
 
+ENVELOPE = {"spec": {"domain": "x"}, "calls": [], "wall_seconds": 0.0,
+            "usage": {"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "calls_by_role": {}}}
+
+
+def typed(records: list[dict]) -> list:
+    """Stored-form records read back as the notebook reads them."""
+    return read_records(records, AccEpisode)
+
+
 def hand_record(episode_id: str, status: str = "ok") -> dict:
     if status != "ok":
-        return {"episode_id": episode_id, "status": "error", "error": "ModelCallError: boom", "spec": {"domain": "x"}}
+        return {"episode_id": episode_id, "status": "error", "error": "ModelCallError: boom", **ENVELOPE}
     ev = lambda s, u, a, v, o: {"relevance": 10, "answer_quality": 8, "instruction_following": 7, "coherence": 9,  # noqa: E731
                                 "supported_claims": s, "unsupported_claims": u, "active_constraints": a,
                                 "violations": v, "omitted_required": o}
@@ -230,15 +241,18 @@ def hand_record(episode_id: str, status: str = "ok") -> dict:
                       "agents": {n: {"answer": "x", "footprint_tokens": 10 * turn, "details": {"ccs_valid": True}}
                                  for n in AGENT_NAMES},
                       "judge": {"order": list(AGENT_NAMES), "memory_error": None, "scoring_error": None,
+                                "canonical_memory": {},
                                 "evaluations": {"transcript": ev(2, 0, 2, 0, 0), "retrieval": ev(1, 1, 2, 1, 1),
                                                 "acc": ev(3, 1, 2, 0, 1)}}})
     turns[1]["judge"]["evaluations"].pop("acc")
     turns[1]["judge"]["scoring_error"] = "bad"
-    return {"episode_id": episode_id, "status": "ok", "domain": "x", "turns": turns}
+    return {"episode_id": episode_id, "status": "ok", "error": None, **ENVELOPE, "model": "m", "domain": "x",
+            "scenario_id": "x/0", "scenario_seed": 0, "n_turns": 2, "turns": turns, "ccs_failures": 0,
+            "judge_failures": 1, "memory_failures": 0}
 
 
 def test_tables_pool_hand_made_turns_and_keep_failures():
-    df = turns_frame([hand_record("e1"), hand_record("e2", status="error")])
+    df = turns_frame(typed([hand_record("e1"), hand_record("e2", status="error")]))
     assert df["status"].value_counts().to_dict() == {"ok": 5, "judge_error": 1, "episode_error": 1}
     rates = rate_table(df).set_index(["agent", "metric"])
     assert rates.loc[("retrieval", "hallucination"), "rate"] == pytest.approx(2 / 4)
@@ -279,7 +293,7 @@ async def test_simulated_agent_honours_a_rule_only_when_it_is_in_context():
 # -- episodes on the simulator ---------------------------------------------------------------
 async def run_small(domain: str = "it_operations", n_turns: int = 10, profile: str = "default", seed: int = 0):
     spec = make_specs(AccParams(domains=(domain,), n_turns=n_turns, seed=seed))[0]
-    return await run_acc_episode(spec, session(spec.episode_id, seed, profile))
+    return (await run_acc_episode(spec, session(spec.episode_id, seed, profile))).model_dump(mode="json")
 
 
 async def test_episode_end_to_end_and_judge_memory_matches_the_script():
@@ -292,7 +306,7 @@ async def test_episode_end_to_end_and_judge_memory_matches_the_script():
         assert turn["judge"]["canonical_memory"]["rules"] == script.rules
     replayed = [t["agents"]["transcript"]["footprint_tokens"] for t in body["turns"]]
     assert replayed[0] == 0 and replayed == sorted(replayed)
-    df = turns_frame([{"episode_id": "e", "status": "ok", **body}])
+    df = turns_frame(typed([{"episode_id": "e", "status": "ok", "error": None, **ENVELOPE, **body}]))
     assert (df["status"] == "ok").all() and len(df) == 30
 
 

@@ -278,8 +278,8 @@ def test_the_factory_builds_baselines_by_name(task):
 @pytest.mark.parametrize("name", BASELINES)
 async def test_fork_episode_completes_offline_and_the_block_stays_private(task, name, network_attempts):
     client = RecordingClient(LLMSettings(cache="off"))
-    record = await run_fork_episode(task, name, ModelSession(client, run_seed=0, episode_id=f"{name}-e2e"),
-                                    ForkSettings())
+    record = (await run_fork_episode(task, name, ModelSession(client, run_seed=0, episode_id=f"{name}-e2e"),
+                                    ForkSettings())).model_dump(mode='json')
     assert record["outcome"] in OUTCOMES, record.get("failure")
     host_requests = [r for r in client.requests if r.role == "hangman_host"]
     with_block = [r for r in host_requests if "<retrieved_memories>" in r.messages[0]["content"]]
@@ -294,8 +294,8 @@ async def test_fork_episode_completes_offline_and_the_block_stays_private(task, 
         assert all("<retrieved_memories>" not in m["content"] for m in request.messages[1:])
     public = " ".join(m["content"] for m in record["transcript"])
     assert "<retrieved_memories>" not in public and "memory system" not in public
-    again = await run_fork_episode(task, name, ModelSession(make_client(LLMSettings(cache="off")), run_seed=0,
-                                                            episode_id=f"{name}-e2e"), ForkSettings())
+    again = (await run_fork_episode(task, name, ModelSession(make_client(LLMSettings(cache="off")), run_seed=0,
+                                                             episode_id=f"{name}-e2e"), ForkSettings())).model_dump(mode="json")
     assert again == record  # deterministic: same run seed and episode, same record
 
 
@@ -436,8 +436,8 @@ async def test_a_replayed_baseline_run_makes_no_network_call_and_repeats_its_rec
         return LLMSettings(cache=mode)
 
     first = LLMClient(settings_for("rw"), cache=ResponseCache(tmp_path / "cache.sqlite", "rw"), transport=SimTransport())
-    recorded = await run_fork_episode(task, name, ModelSession(first, run_seed=4, episode_id=f"{name}-replay"),
-                                      ForkSettings())
+    recorded = (await run_fork_episode(task, name, ModelSession(first, run_seed=4, episode_id=f"{name}-replay"),
+                                      ForkSettings())).model_dump(mode='json')
     await first.aclose()
     assert first.stats.by_role.get("memory_library", 0) > 0 or name == "memoryos"
     assert first.stats.calls == sum(first.stats.by_role.values())
@@ -448,8 +448,8 @@ async def test_a_replayed_baseline_run_makes_no_network_call_and_repeats_its_rec
     monkeypatch.setattr(socket.socket, "connect", no_socket)
     replay = LLMClient(settings_for("replay"), cache=ResponseCache(tmp_path / "cache.sqlite", "replay"),
                        transport=_NoNetwork())
-    again = await run_fork_episode(task, name, ModelSession(replay, run_seed=4, episode_id=f"{name}-replay"),
-                                   ForkSettings())
+    again = (await run_fork_episode(task, name, ModelSession(replay, run_seed=4, episode_id=f"{name}-replay"),
+                                   ForkSettings())).model_dump(mode='json')
     await replay.aclose()
     assert again == recorded
     assert replay.stats.calls == 0 and replay.stats.cache_hits == first.stats.calls

@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from psit_lib.studies.basis.system import BasisLimits, CabMultiAgentSystem, UnknownSystemError
+from psit_lib.runs.records import read_records
+from psit_lib.studies.basis.records import BasisTrial
 from psit_lib.studies.basis.experiment import BasisParams, app_seed, make_specs, run_basis_trial
 from psit_lib.studies.basis.prompts import DELEGATE_TOOL, ORCHESTRATOR_ID, SUBAGENT_ID
 from psit_lib.studies.basis.results import (
@@ -282,7 +284,7 @@ def test_subagent_prefers_named_arguments_over_words():
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 async def test_full_trial_runs_on_the_simulator(scenario, system):
     spec = make_specs(BasisParams(scenarios=(scenario,), systems=(system,), n_trials=1))[0]
-    record = await run_basis_trial(spec, session(spec.episode_id))
+    record = (await run_basis_trial(spec, session(spec.episode_id))).model_dump(mode="json")
     json.dumps(record)  # a record must be JSON-serialisable
     assert record["scenario"] == scenario and record["system"] == system
     assert isinstance(record["success"], bool)
@@ -293,14 +295,14 @@ async def test_full_trial_runs_on_the_simulator(scenario, system):
     else:
         assert len(record["episodes"]) == len(record["views"]) + len(record["delegations"])
         assert all(set(ep["visible_to"]) <= {ORCHESTRATOR_ID, SUBAGENT_ID} for ep in record["episodes"])
-    again = await run_basis_trial(spec, session(spec.episode_id))
+    again = (await run_basis_trial(spec, session(spec.episode_id))).model_dump(mode="json")
     assert again == record  # deterministic for a given seed
 
 
 async def test_success_is_judged_from_the_app_state():
     spec = make_specs(BasisParams(scenarios=("stale_locations",), systems=("baseline",), n_trials=4))
     for s in spec:
-        record = await run_basis_trial(s, session(s.episode_id))
+        record = (await run_basis_trial(s, session(s.episode_id))).model_dump(mode="json")
         active = [r for r in record["rides"] if r["status"] != "CANCELLED"]
         expected = any(r["start_location"] == "Downtown" and r["end_location"] == "Airport" for r in active)
         assert record["success"] == expected
@@ -363,16 +365,27 @@ def test_reference_rows_cover_the_whole_study():
     assert rates[rates.source == REFERENCE]["n"].isna().all()  # reference rows carry no counts
 
 
-def fake_records(outcomes: dict[tuple[str, str], list[object]]) -> list[dict]:
+USAGE = {"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "calls_by_role": {}}
+
+
+def fake_records(outcomes: dict[tuple[str, str], list[object]]) -> list:
+    """Complete stored records for the given outcomes, read back typed (as the notebook does)."""
     records = []
     for (scenario, system), flags in outcomes.items():
         for trial, flag in enumerate(flags):
             spec = {"model": "m", "scenario": scenario, "system": system, "trial": trial}
+            envelope = {"episode_id": f"m/{scenario}/{system}/{trial:03d}", "spec": spec, "usage": USAGE,
+                        "calls": [], "wall_seconds": 0.0}
             if flag == "error":
-                records.append({"status": "error", "error": "RuntimeError: boom", "spec": spec})
+                records.append({**envelope, "status": "error", "error": "RuntimeError: boom"})
             else:
-                records.append({"status": "ok", "spec": spec, **spec, "success": flag, "delegations": [{}]})
-    return records
+                records.append({**envelope, "status": "ok", "error": None, "model": "m", "scenario": scenario,
+                                "system": system, "trial": trial, "app_seed": 0, "success": flag,
+                                "final_answer": "", "orchestrator_steps": 1,
+                                "delegations": [{"index": 1, "instruction": "i", "reply": "r", "steps": 1}],
+                                "tool_calls": [], "policy_calls": 0, "rides": [], "agents": [], "episodes": [],
+                                "ingest_fallbacks": 0, "views": [], "errors": []})
+    return read_records(records, BasisTrial)
 
 
 def test_tables_use_the_unbiased_estimators_and_count_errors_as_failures():
@@ -403,11 +416,14 @@ def test_tables_use_the_unbiased_estimators_and_count_errors_as_failures():
 async def test_episode_views_show_who_saw_what():
     spec = EpisodeSpec("psit-sim/stale_locations/basis/000", make_specs(BasisParams(scenarios=("stale_locations",),
                                                                            systems=("basis",), n_trials=1))[0].params)
-    record = {"status": "ok", **await run_basis_trial(spec, session(spec.episode_id))}
+    trial = await run_basis_trial(spec, session(spec.episode_id))
+    record = read_records([{"episode_id": spec.episode_id, "status": "ok", "error": None, "spec": spec.params,
+                            "usage": USAGE, "calls": [], "wall_seconds": 0.0, **trial.model_dump(mode="json")}],
+                          BasisTrial)[0]
     table = episode_table(record)
-    assert len(table) == len(record["episodes"]) and set(table["source"]) <= {ORCHESTRATOR_ID, SUBAGENT_ID}
+    assert len(table) == len(trial.episodes) and set(table["source"]) <= {ORCHESTRATOR_ID, SUBAGENT_ID}
     matrix = visibility_matrix(record)
-    assert matrix.shape == (len(record["views"]), len(record["episodes"]))
+    assert matrix.shape == (len(trial.views), len(trial.episodes))
     first = matrix.iloc[0]
     assert (first == "").all()  # before the first step nothing is stored
     assert isinstance(matrix, pd.DataFrame)

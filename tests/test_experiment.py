@@ -54,3 +54,31 @@ async def test_same_seed_same_table_different_seed_different_table(tmp_path):
     c = fork_frame(await other.run(plan_fork_episodes(task, PARAMS, other.models), fork_episode_fn(task, PARAMS),
                                    progress=False))
     assert list(c["revealed"]) != list(a["revealed"])
+
+
+async def _configuration(tmp_path, name, profile, prompts):
+    exp = Experiment("02_test", PARAMS.model_dump(), seed=0, settings=LLMSettings(cache="off", sim_profile=profile),
+                     run_dir=tmp_path / name, prompts=prompts)
+    task = HangmanTask()
+    await exp.run(plan_fork_episodes(task, PARAMS, exp.models), fork_episode_fn(task, PARAMS), progress=False)
+    exp.finish()
+    meta = json.loads((tmp_path / name / "02_test" / "metadata.json").read_text())
+    return {"simulator": meta["simulator"], "prompts": meta["prompts"]}
+
+
+async def test_run_metadata_identifies_the_configuration(tmp_path):
+    from psit_lib.studies.psit.catalogue import prompt_catalogue
+
+    prompts = prompt_catalogue()
+    first = await _configuration(tmp_path, "a", "default", prompts)
+    again = await _configuration(tmp_path, "b", "default", prompts)
+    agreeable = await _configuration(tmp_path, "c", "agreeable", prompts)
+    reworded = await _configuration(tmp_path, "d", "default", {**prompts, "hangman.confirm": "Is it <X>?"})
+    assert first == again
+    assert first["simulator"]["knobs"]["unheld_secret"] == "reimagine"
+    assert agreeable["simulator"]["knobs"]["unheld_secret"] == "play_along" and agreeable != first
+    assert {"hangman_host", "memory_updater"} <= set(first["simulator"]["roles"])
+    assert first["simulator"]["roles"]["hangman_host"]["re-imagining pool"] == 400
+    assert reworded["prompts"]["hangman.confirm"] != first["prompts"]["hangman.confirm"]
+    assert {k: v for k, v in reworded["prompts"].items() if k != "hangman.confirm"} == \
+        {k: v for k, v in first["prompts"].items() if k != "hangman.confirm"}

@@ -11,6 +11,8 @@ from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings, ModelSession
 from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, host_role, run_fork_episode
+from psit_lib.runs.records import read_records
+from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.runs import RunStore, run_episodes
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from recording import RecordingClient
@@ -60,8 +62,8 @@ async def test_branches_start_from_the_identical_state_and_never_see_each_other(
 async def test_episode_completes_and_private_state_never_goes_public(task, agent_name):
     client = make_client(LLMSettings(cache="off"))
     for i in range(3):
-        record = await run_fork_episode(task, agent_name, ModelSession(client, run_seed=0, episode_id=f"{agent_name}-{i}"),
-                                        ForkSettings())
+        record = (await run_fork_episode(task, agent_name, ModelSession(client, run_seed=0, episode_id=f"{agent_name}-{i}"),
+                                        ForkSettings())).model_dump(mode='json')
         assert record["outcome"] in {"self_consistent", "over_confirmation", "state_substitution",
                                      "all_denial", "leakage", "unparseable"}
         public = " ".join(m["content"] for m in record["transcript"])
@@ -78,8 +80,8 @@ async def test_episode_completes_and_private_state_never_goes_public(task, agent
 
 async def test_memory_agent_answers_from_its_stored_secret(task):
     client = make_client(LLMSettings(cache="off"))
-    record = await run_fork_episode(task, "workflow_overwrite", ModelSession(client, run_seed=3, episode_id="w"),
-                                    ForkSettings())
+    record = (await run_fork_episode(task, "workflow_overwrite", ModelSession(client, run_seed=3, episode_id="w"),
+                                    ForkSettings())).model_dump(mode='json')
     from psit_lib.memory import extract_secret
 
     stored = extract_secret(record["private_state_at_fork"])
@@ -94,7 +96,7 @@ async def _table(client_settings, tmp_path, name):
     records = await run_episodes(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params),
                                  store=RunStore(tmp_path / name), client=make_client(client_settings),
                                  run_seed=0, progress=False)
-    return fork_frame(records)[["episode_id", "agent", "outcome", "revealed"]]
+    return fork_frame(read_records(records, ForkEpisode))[["episode_id", "agent", "outcome", "revealed"]]
 
 
 async def test_in_process_and_loopback_server_give_identical_tables(tmp_path, sim_server_url):

@@ -12,11 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.studies.psit.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets
+from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets
 from psit_lib.analysis.secrets import chi_square_vs_prior, shannon_entropy
 from psit_lib.llm import LLMSettings
 from psit_lib.studies.psit.protocol import secret_choice as sc
 from psit_lib.runs import RunStore, run_episodes
+from psit_lib.runs.records import EpisodeRecord, read_records
+from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpisode
 from psit_lib.runs.params import ParameterError, validate_params
 from recording import RecordingClient
 
@@ -26,11 +28,20 @@ def _write_jsonl(path, records, partial_tail: str = ""):
 
 
 def _fork_record(eid, secret, *, status="ok", agent="vanilla"):
-    rec = {"episode_id": eid, "status": status, "error": None if status == "ok" else "ModelCallError: boom",
-           "spec": {"task": "hangman", "model": "m1", "agent": agent, "index": 0}}
+    """A complete stored fork-test record (the reader validates every field)."""
+    result = None
     if status == "ok":
-        rec["reveal"] = {"question": "reveal?", "answer": str(secret), "parsed": secret}
-    return rec
+        result = ForkEpisode(
+            task="hangman", agent=agent, model="m1", outcome="self_consistent" if secret else "unparseable",
+            failure=None if secret else "reveal answer unreadable", transcript=[], turns_played=4, constraints={},
+            private_state_at_fork="", state_size_per_turn=[], memory_edits=[], hidden_calls=[],
+            reveal={"question": "reveal?", "answer": str(secret), "parsed": secret, "compatible": True},
+            candidates=[], candidate_search=None, branch_hidden_calls=[])
+    return EpisodeRecord[ForkEpisode](
+        episode_id=eid, status=status, error=None if status == "ok" else "ModelCallError: boom",
+        spec={"task": "hangman", "model": "m1", "agent": agent, "index": 0},
+        usage={"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "calls_by_role": {}},
+        calls=[], wall_seconds=0.0, result=result).stored()
 
 
 @pytest.fixture
@@ -143,7 +154,7 @@ async def test_quick_experiment_applies_each_episode_temperature_and_is_read_bac
         if rec["task"] == "hangman":
             assert rec["reveal"]["compatible"] is True
             assert len(rec["reveal"]["parsed"]) == rec["opening"]["constraints"]["length"]
-    frame = sc.secret_frame(records)
+    frame = sc.secret_frame(read_records(records, SecretChoiceEpisode))
     assert frame.sort_values("episode_id")["secret"].tolist() == df.sort_values("episode_id")["secret"].tolist()
 
 
@@ -151,7 +162,7 @@ async def test_simulated_hangman_secrets_spread_out_as_temperature_rises(tmp_pat
     """SPEC §8: the simulator draws secrets from prior ** (alpha / T), so entropy rises with T."""
     params = sc.SecretChoiceParams(tasks=["hangman"], temperatures=[0.1, 1.5], n_samples=24, seed=11)
     _, records = await _run_quick(tmp_path, params)
-    df = sc.secret_frame(records)
+    df = sc.secret_frame(read_records(records, SecretChoiceEpisode))
     entropy = {t: shannon_entropy(part["secret"].tolist()) for t, part in df.groupby("temperature")}
     assert entropy[1.5] > entropy[0.1] + 0.5
     summary = sc.metrics_table(df, ["task", "model", "temperature"], n_boot=50)

@@ -104,9 +104,9 @@ def episodes() -> dict[str, list[dict]]:
     async def run_all():
         client = make_client(LLMSettings(cache="off"))
         try:
-            return {agent: [await run_fork_episode(
+            return {agent: [(await run_fork_episode(
                         TASK, agent, ModelSession(client, run_seed=0, episode_id=f"sim-dx/{agent}/{i}"),
-                        ForkSettings())
+                        ForkSettings())).model_dump(mode="json")
                      for i in range(EPISODES_PER_AGENT)] for agent in PSIT_AGENTS}
         finally:
             await client.aclose()

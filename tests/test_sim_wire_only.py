@@ -131,8 +131,8 @@ async def _outcomes(task, agent="private_cot", n=4):
     client = LLMClient(LLMSettings(cache="off"), transport=SimTransport())
     outcomes = []
     for i in range(n):
-        record = await run_fork_episode(task, agent, ModelSession(client, run_seed=3, episode_id=f"e{i}"),
-                                        ForkSettings())
+        record = (await run_fork_episode(task, agent, ModelSession(client, run_seed=3, episode_id=f"e{i}"),
+                                        ForkSettings())).model_dump(mode='json')
         outcomes.append((record["outcome"], [c["answer"] for c in record.get("candidates", [])]))
     await client.aclose()
     return outcomes

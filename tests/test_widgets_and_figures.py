@@ -342,3 +342,24 @@ def test_theorem_params_defaults_and_clear_errors():
             validate_params(TheoremParams, values)
     with pytest.raises(ParameterError, match="example_min_size"):
         validate_params(TheoremParams, {"example_min_size": 50, "example_max_size": 10})
+
+
+def test_transcript_browser_opens_on_the_first_failed_episode_and_carries_a_static_fallback():
+    from dataclasses import dataclass
+
+    from psit_lib.analysis.browser import transcript_browser
+
+    @dataclass
+    class Ep:
+        episode_id: str
+        ok: bool
+
+    records = [Ep("a", True), Ep("b", False), Ep("c", False)]
+    shown = transcript_browser(records, lambda r: f"audit of {r.episode_id}", lambda r: not r.ok)
+    box = shown.widget
+    picker, view = box.children[0].children[1], box.children[1]
+    assert picker.value == 1 and "audit of b" in view.value          # not empty: the first failed one
+    bundle = shown._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert data["text/html"].count("<details>") == 2 and "audit of c" in data["text/html"]

@@ -28,6 +28,7 @@ from psit_lib.llm.settings import LLMSettings
 from psit_lib.runs.backend import make_client
 from psit_lib.runs.metadata import (base_metadata, now_iso, prompt_fingerprints, simulator_assumptions_table,
                                      simulator_configuration)
+from psit_lib.runs.records import read_records
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, run_episodes
 from psit_lib.runs.store import RunStore
 
@@ -107,11 +108,22 @@ class Experiment:
     # -- running ------------------------------------------------------------------------------
     async def run(self, specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *,
                   concurrency: int | None = None, desc: str | None = None,
-                  progress: bool = True) -> list[dict[str, Any]]:
-        return await run_episodes(specs, episode_fn, store=self.store, client=self.client_for,
-                                  run_seed=self.seed, sampling=self.sampling,
-                                  concurrency=concurrency or self.settings.concurrency,
-                                  desc=desc or self.notebook, progress=progress)
+                  progress: bool = True) -> list[Any]:
+        """Run (or resume) the planned episodes; one record per spec, in plan order.
+
+        When the episode function declares the study result it returns (a ``result_type``
+        attribute, as the studies' episode-function factories set), the records come back typed
+        (:class:`~psit_lib.runs.records.EpisodeRecord`), every field checked; otherwise as the
+        stored dicts.
+        """
+        raw = await run_episodes(specs, episode_fn, store=self.store, client=self.client_for,
+                                 run_seed=self.seed, sampling=self.sampling,
+                                 concurrency=concurrency or self.settings.concurrency,
+                                 desc=desc or self.notebook, progress=progress)
+        result_type = getattr(episode_fn, "result_type", None)
+        if result_type is None:
+            return raw
+        return read_records(raw, result_type, source=self.store.dir / "episodes.jsonl")
 
     def client_for(self, spec: EpisodeSpec) -> LLMClient:
         """The client of an episode: by its ``model`` parameter when several models run."""

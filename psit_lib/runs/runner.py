@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
+from pydantic import BaseModel
 from tqdm.auto import tqdm
 
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
@@ -63,6 +64,8 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
             started = time.perf_counter()
             try:
                 body, status, error = await episode_fn(spec, session), "ok", None
+                if isinstance(body, BaseModel):  # a study's typed result: stored flat, as JSON
+                    body = body.model_dump(mode="json")
             except FatalRunError:
                 raise  # e.g. a replay-only cache miss: the run must stop, not record a failure
             except Exception as exc:  # recorded, never dropped

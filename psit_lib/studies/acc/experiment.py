@@ -18,9 +18,11 @@ from pydantic import Field, field_validator
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, distinct
+from psit_lib.runs.records import EpisodeRecord
 from psit_lib.runs.runner import EpisodeSpec
 
 from psit_lib.studies.acc.agents import AGENT_NAMES, make_agents
+from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.acc.judge import LiveJudge
 from psit_lib.studies.acc.scenarios import DOMAINS, build_scenario
 
@@ -71,7 +73,7 @@ def make_specs(params: AccParams, models: Sequence[str] = (SIM_MODEL_NAME,)) -> 
     return specs
 
 
-async def run_acc_episode(spec: EpisodeSpec, session: Any) -> dict[str, Any]:
+async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
     """Run one scenario live with the judge; returns the episode's record body."""
     p = spec.params
     scenario = build_scenario(p["domain"], int(p["n_turns"]), int(p["scenario_seed"]))
@@ -92,56 +94,56 @@ async def run_acc_episode(spec: EpisodeSpec, session: Any) -> dict[str, Any]:
                       "memory_error": judgement.memory_error, "scoring_error": judgement.scoring_error,
                       "canonical_memory": judge.memory.model_dump()},
         })
-    return {
-        "model": p.get("model", getattr(session, "model", None)),
-        "domain": p["domain"], "scenario_id": scenario.scenario_id,
-        "scenario_seed": int(p["scenario_seed"]), "n_turns": len(turns),
-        "turns": turns,
-        "ccs_failures": sum(not t["agents"]["acc"]["details"]["ccs_valid"] for t in turns),
-        "judge_failures": sum(t["judge"]["scoring_error"] is not None for t in turns),
-        "memory_failures": sum(t["judge"]["memory_error"] is not None for t in turns),
-    }
+    return AccEpisode(
+        model=p.get("model", getattr(session, "model", None)),
+        domain=p["domain"], scenario_id=scenario.scenario_id,
+        scenario_seed=int(p["scenario_seed"]), n_turns=len(turns),
+        turns=turns,
+        ccs_failures=sum(not t["agents"]["acc"]["details"]["ccs_valid"] for t in turns),
+        judge_failures=sum(t["judge"]["scoring_error"] is not None for t in turns),
+        memory_failures=sum(t["judge"]["memory_error"] is not None for t in turns))
 
 
-def first_finished(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+run_acc_episode.result_type = AccEpisode
+AccRecord = EpisodeRecord[AccEpisode]
+
+
+def first_finished(records: list[AccRecord]) -> AccRecord | None:
     """The first episode (in plan order) that finished, or None."""
-    return next((r for r in records if r["status"] == "ok"), None)
+    return next((r for r in records if r.ok), None)
 
 
-def describe_turn(record: dict[str, Any], turn: int) -> str:
+def describe_turn(record: AccRecord, turn: int) -> str:
     """Markdown of one recorded turn: query, each agent's answer and verdict, the ACC's CCS."""
-    t = next((x for x in record["turns"] if x["turn"] == turn), None)
+    t = next((x for x in record.result.turns if x.turn == turn), None)
     if t is None:
-        raise ValueError(f"episode {record.get('episode_id')!r} has no turn {turn}")
-    judge = t["judge"]
-    shown = {name: chr(ord("A") + i) for i, name in enumerate(judge["order"])}
-    lines = [f"**Turn {turn} · {t['topic'].replace('_', ' ')}** — query: _{t['query']}_", ""]
-    for name in [n for n in AGENT_NAMES if n in t["agents"]]:
-        answer, ev = t["agents"][name], judge["evaluations"].get(name)
-        verdict = ("judge failed: " + str(judge["scoring_error"])) if ev is None else (
-            f"scores {ev['relevance']}/{ev['answer_quality']}/{ev['instruction_following']}/{ev['coherence']} "
-            f"(relevance/quality/instructions/coherence) · claims {ev['supported_claims']} supported, "
-            f"{ev['unsupported_claims']} unsupported · rules {ev['active_constraints']} in force, "
-            f"{ev['violations']} violated, {ev['omitted_required']} omitted")
+        raise ValueError(f"episode {record.episode_id!r} has no turn {turn}")
+    judge = t.judge
+    shown = {name: chr(ord("A") + i) for i, name in enumerate(judge.order)}
+    lines = [f"**Turn {turn} · {t.topic.replace('_', ' ')}** — query: _{t.query}_", ""]
+    for name in [n for n in AGENT_NAMES if n in t.agents]:
+        answer, ev = t.agents[name], judge.evaluations.get(name)
+        verdict = ("judge failed: " + str(judge.scoring_error)) if ev is None else (
+            f"scores {ev.relevance:g}/{ev.answer_quality:g}/{ev.instruction_following:g}/{ev.coherence:g} "
+            f"(relevance/quality/instructions/coherence) · claims {ev.supported_claims} supported, "
+            f"{ev.unsupported_claims} unsupported · rules {ev.active_constraints} in force, "
+            f"{ev.violations} violated, {ev.omitted_required} omitted")
         lines += [f"*{name}* (shown to the judge as Response {shown.get(name, '?')}, "
-                  f"memory {answer['footprint_tokens']} tokens) — {verdict}", "",
-                  "```", answer["answer"], "```", ""]
-    details = t["agents"]["acc"]["details"]
+                  f"memory {answer.footprint_tokens} tokens) — {verdict}", "",
+                  "```", answer.answer, "```", ""]
+    details = t.agents["acc"].details
     lines += [f"ACC gate: recalled {details['recalled']}, qualified {details['qualified']}; "
               f"CCS valid: {details['ccs_valid']}" + (f" ({details['ccs_error']})" if details["ccs_error"] else ""),
               "", "```json", json.dumps(details["ccs"], indent=1), "```"]
     return "\n".join(lines)
 
 
-def most_divergent_turn(record: dict[str, Any]) -> int:
+def most_divergent_turn(record: AccRecord) -> int:
     """The earliest turn where the agents' failure counts (unsupported + violated + omitted) differ most."""
-    def failures(ev: dict[str, int]) -> int:
-        return ev["unsupported_claims"] + ev["violations"] + ev["omitted_required"]
-
-    best, best_spread = record["turns"][-1]["turn"], -1
-    for t in record["turns"]:
-        counts = [failures(ev) for ev in t["judge"]["evaluations"].values()]
+    best, best_spread = record.result.turns[-1].turn, -1
+    for t in record.result.turns:
+        counts = [ev.failures for ev in t.judge.evaluations.values()]
         spread = max(counts) - min(counts) if counts else -1
         if spread > best_spread:
-            best, best_spread = t["turn"], spread
+            best, best_spread = t.turn, spread
     return best

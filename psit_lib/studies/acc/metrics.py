@@ -22,10 +22,12 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from psit_lib.runs.records import EpisodeRecord
+from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.analysis.stats import wilson_interval
 
 from psit_lib.studies.acc.agents import AGENT_NAMES
-from psit_lib.studies.acc.judge import COUNTS, CRITERIA
+from psit_lib.studies.acc.judge import CRITERIA
 
 
 def hallucination_rate(supported: int, unsupported: int) -> float:
@@ -44,32 +46,32 @@ def drift_rate(violations: int, omitted: int, active: int, turn: int) -> float |
     return (violations + omitted) / max(1, active)
 
 
-def turn_rows(record: dict[str, Any]) -> list[dict[str, Any]]:
+def turn_rows(record: EpisodeRecord[AccEpisode]) -> list[dict[str, Any]]:
     """One row per (turn, agent) of an episode record; a failed episode gives one 'error' row."""
-    base = {"episode_id": record["episode_id"], "domain": record.get("domain") or record.get("spec", {}).get("domain")}
-    if record.get("status") != "ok":
-        return [{**base, "status": "episode_error", "error": record.get("error"), "agent": None, "turn": None}]
+    base = {"episode_id": record.episode_id, "domain": record.spec["domain"]}
+    if record.result is None:
+        return [{**base, "status": "episode_error", "error": record.error, "agent": None, "turn": None}]
     rows = []
-    for t in record["turns"]:
-        judgement = t["judge"]
-        for name, answer in t["agents"].items():
-            row = {**base, "turn": t["turn"], "topic": t["topic"], "agent": name,
-                   "footprint_tokens": answer["footprint_tokens"],
-                   "ccs_valid": answer["details"].get("ccs_valid"),
-                   "presented_as": judgement["order"].index(name) if name in judgement["order"] else None,
-                   "memory_error": judgement.get("memory_error")}
-            ev = judgement["evaluations"].get(name)
+    for t in record.result.turns:
+        judgement = t.judge
+        for name, answer in t.agents.items():
+            row = {**base, "turn": t.turn, "topic": t.topic, "agent": name,
+                   "footprint_tokens": answer.footprint_tokens,
+                   "ccs_valid": answer.details.get("ccs_valid"),
+                   "presented_as": judgement.order.index(name) if name in judgement.order else None,
+                   "memory_error": judgement.memory_error}
+            ev = judgement.evaluations.get(name)
             if ev is None:
-                rows.append({**row, "status": "judge_error", "error": judgement.get("scoring_error")})
+                rows.append({**row, "status": "judge_error", "error": judgement.scoring_error})
                 continue
-            row.update({k: ev[k] for k in (*CRITERIA, *COUNTS)})
-            row["hallucination"] = hallucination_rate(ev["supported_claims"], ev["unsupported_claims"])
-            row["drift"] = drift_rate(ev["violations"], ev["omitted_required"], ev["active_constraints"], t["turn"])
+            row.update(ev.model_dump())
+            row["hallucination"] = hallucination_rate(ev.supported_claims, ev.unsupported_claims)
+            row["drift"] = drift_rate(ev.violations, ev.omitted_required, ev.active_constraints, t.turn)
             rows.append({**row, "status": "ok", "error": None})
     return rows
 
 
-def turns_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
+def turns_frame(records: Iterable[EpisodeRecord[AccEpisode]]) -> pd.DataFrame:
     """All (turn, agent) rows of all episodes, failures included with their status."""
     rows = [row for record in records for row in turn_rows(record)]
     df = pd.DataFrame(rows)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
@@ -20,6 +19,7 @@ from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, distinct
 from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.studies.basis.records import BasisTrial
 from psit_lib.studies.basis.scenarios import SCENARIOS
 from psit_lib.studies.basis.cab_app import RecordingCabApp, make_cab_app
 
@@ -129,7 +129,7 @@ def rides_json(app: RecordingCabApp) -> list[dict[str, Any]]:
     ]
 
 
-async def run_basis_trial(spec: EpisodeSpec, session: Any) -> dict[str, Any]:
+async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
     """Run one trial and return its record body (success judged from the app's state)."""
     params = spec.params
     name = params.get("scenario")
@@ -144,22 +144,25 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> dict[str, Any]:
     system = CabMultiAgentSystem(scenario, app, session, system=params.get("system"), limits=limits)
     run = await system.run()
     episodes = run.episodes_json(system.registry)
-    return {
-        "model": params.get("model", getattr(session, "model", None)),
-        "scenario": name,
-        "system": run.system,
-        "trial": int(params["trial"]),
-        "app_seed": int(params["app_seed"]),
-        "success": bool(scenario.check(app)),
-        "final_answer": run.final_answer,
-        "orchestrator_steps": run.orchestrator_steps,
-        "delegations": [asdict(d) for d in run.delegations],
-        "tool_calls": executed_calls_json(run),
-        "policy_calls": sum(call.by_policy for call in run.tool_calls),
-        "rides": rides_json(app),
-        "agents": list(system.registry.agent_ids),
-        "episodes": episodes,
-        "ingest_fallbacks": sum(ep["ingest"] == "fallback" for ep in episodes),
-        "views": run.views_json(),
-        "errors": list(run.errors),
-    }
+    return BasisTrial(
+        model=params.get("model", getattr(session, "model", None)),
+        scenario=name,
+        system=run.system,
+        trial=int(params["trial"]),
+        app_seed=int(params["app_seed"]),
+        success=bool(scenario.check(app)),
+        final_answer=run.final_answer,
+        orchestrator_steps=run.orchestrator_steps,
+        delegations=list(run.delegations),
+        tool_calls=executed_calls_json(run),
+        policy_calls=sum(call.by_policy for call in run.tool_calls),
+        rides=rides_json(app),
+        agents=list(system.registry.agent_ids),
+        episodes=episodes,
+        ingest_fallbacks=sum(ep["ingest"] == "fallback" for ep in episodes),
+        views=run.views_json(),
+        errors=list(run.errors),
+    )
+
+
+run_basis_trial.result_type = BasisTrial

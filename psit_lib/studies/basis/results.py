@@ -8,7 +8,7 @@ rows; they are never mixed into a measured quantity.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -16,6 +16,8 @@ import pandas as pd
 from psit_lib.analysis.passk import passk_table
 from psit_lib.studies.basis.reference import BASIS_MEAN_RELIABILITY, BASIS_SUCCESS
 from psit_lib.analysis.stats import rate_table
+from psit_lib.runs.records import EpisodeRecord
+from psit_lib.studies.basis.records import BasisTrial
 
 #: SPEC §7 success rates of the reference study per (scenario, system).
 REFERENCE_SUCCESS: dict[tuple[str, str], float] = {
@@ -33,27 +35,28 @@ GROUP_SEPARATOR = " · "
 CELL = ["model", "scenario", "system"]
 
 
-def trials_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+BasisRecord = EpisodeRecord[BasisTrial]
+
+
+def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
     """One row per planned trial: design cell, outcome (pass / fail / error) and a few counts."""
     rows = []
     for record in records:
-        spec = record.get("spec") or {}
-        ok = record.get("status") == "ok"
-        success = bool(record.get("success")) if ok else False
+        spec, trial = record.spec, record.result
         rows.append(
             {
-                "model": record.get("model") or spec.get("model") or "unknown",
-                "scenario": record.get("scenario", spec.get("scenario")),
-                "system": record.get("system", spec.get("system")),
-                "trial": int(record.get("trial", spec.get("trial", -1))),
-                "status": record.get("status"),
-                "success": success,
-                "outcome": "error" if not ok else ("pass" if success else "fail"),
-                "delegations": len(record.get("delegations") or []),
-                "policy_calls": record.get("policy_calls", 0),
-                "ingest_fallbacks": record.get("ingest_fallbacks", 0),
-                "recorded_errors": len(record.get("errors") or []),
-                "error": record.get("error"),
+                "model": spec.get("model") or "unknown",
+                "scenario": spec["scenario"],
+                "system": spec["system"],
+                "trial": int(spec["trial"]),
+                "status": record.status,
+                "success": bool(trial is not None and trial.success),
+                "outcome": "error" if trial is None else ("pass" if trial.success else "fail"),
+                "delegations": len(trial.delegations) if trial is not None else 0,
+                "policy_calls": trial.policy_calls if trial is not None else 0,
+                "ingest_fallbacks": trial.ingest_fallbacks if trial is not None else 0,
+                "recorded_errors": len(trial.errors) if trial is not None else 0,
+                "error": record.error,
             }
         )
     columns = [*CELL, "trial", "status", "success", "outcome", "delegations", "policy_calls",
@@ -155,66 +158,67 @@ def _short(text: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def episode_table(record: Mapping[str, Any], summary_chars: int = 110) -> pd.DataFrame:
+def episode_table(record: BasisRecord, summary_chars: int = 110) -> pd.DataFrame:
     """The episodes of one BASIS trial: source, kind, mask, who may see it, ingest outcome, summary."""
     rows = [
         {
-            "episode": ep["episode_id"],
-            "source": ep["source"],
-            "kind": ep.get("kind"),
-            "step": ep.get("step"),
-            "mask": ep["access_mask"],
-            "visible to": ", ".join(ep["visible_to"]),
-            "ingest": ep.get("ingest") if ep.get("ingest") == "ok" else f"fallback ({_short(ep.get('fallback_reason'), 60)})",
-            "cortex saw": ", ".join(ep.get("cortex_window") or []) or "-",
-            "summary": _short(ep.get("summary"), summary_chars),
+            "episode": ep.episode_id,
+            "source": ep.source,
+            "kind": ep.kind,
+            "step": ep.step,
+            "mask": ep.access_mask,
+            "visible to": ", ".join(ep.visible_to),
+            "ingest": ep.ingest if ep.ingest == "ok" else f"fallback ({_short(ep.fallback_reason, 60)})",
+            "cortex saw": ", ".join(ep.cortex_window) or "-",
+            "summary": _short(ep.summary, summary_chars),
         }
-        for ep in record.get("episodes") or []
+        for ep in record.result.episodes
     ]
     return pd.DataFrame(rows, columns=["episode", "source", "kind", "step", "mask", "visible to", "ingest",
                                        "cortex saw", "summary"])
 
 
-def visibility_matrix(record: Mapping[str, Any]) -> pd.DataFrame:
+def visibility_matrix(record: BasisRecord) -> pd.DataFrame:
     """Rows: each agent step in order; columns: episodes; "x" where the episode was in that step's context."""
-    episodes = [ep["episode_id"] for ep in record.get("episodes") or []]
+    episodes = [ep.episode_id for ep in record.result.episodes]
     rows = []
-    for view in record.get("views") or []:
-        seen = set(view["visible_episodes"])
-        rows.append({"agent step": f"{view['agent']} · {view['step']}",
+    for view in record.result.views:
+        seen = set(view.visible_episodes)
+        rows.append({"agent step": f"{view.agent} · {view.step}",
                      **{ep: ("x" if ep in seen else "") for ep in episodes}})
     return pd.DataFrame(rows, columns=["agent step", *episodes]).set_index("agent step")
 
 
-def pick_example(records: Sequence[Mapping[str, Any]], scenario: str, system: str = "basis") -> Mapping[str, Any] | None:
+def pick_example(records: Sequence[BasisRecord], scenario: str, system: str = "basis") -> BasisRecord | None:
     """A trial worth showing: the first of the cell in which the orchestrator corrected the
     subagent, else the first finished one (None when the cell has none)."""
-    cell = [r for r in records if r.get("status") == "ok" and r.get("scenario") == scenario and r.get("system") == system]
-    corrected = [r for r in cell if len(r.get("delegations") or []) > 1]
+    cell = [r for r in records if r.ok and r.spec["scenario"] == scenario and r.spec["system"] == system]
+    corrected = [r for r in cell if len(r.result.delegations) > 1]
     return (corrected or cell or [None])[0]
 
 
-def trial_story(record: Mapping[str, Any]) -> str:
+def trial_story(record: BasisRecord) -> str:
     """A trial told as text: its outcome, each delegation with the cab agent's reply, and every
     call the app actually executed (which the baseline orchestrator never sees)."""
-    lines = [f"trial {record['episode_id']}: success={record['success']}"]
-    for d in record["delegations"]:
-        lines.append(f"  delegation {d['index']}: {d['instruction']}\n    cab agent replied: {d['reply']}")
-    for call in record["tool_calls"]:
-        lines.append(f"  app call (delegation {call['delegation']}): {call['name']} {call['arguments']}")
+    trial = record.result
+    lines = [f"trial {record.episode_id}: success={trial.success}"]
+    for d in trial.delegations:
+        lines.append(f"  delegation {d.index}: {d.instruction}\n    cab agent replied: {d.reply}")
+    for call in trial.tool_calls:
+        lines.append(f"  app call (delegation {call.delegation}): {call.name} {call.arguments}")
     return "\n".join(lines)
 
 
-def first_example(records: Sequence[Mapping[str, Any]], scenarios: Sequence[str],
-                  system: str = "basis") -> Mapping[str, Any] | None:
+def first_example(records: Sequence[BasisRecord], scenarios: Sequence[str],
+                  system: str = "basis") -> BasisRecord | None:
     """The example trial of the first scenario that has one (see :func:`pick_example`)."""
     return next((e for e in (pick_example(records, s, system) for s in scenarios) if e is not None), None)
 
 
-def baseline_twin(records: Sequence[Mapping[str, Any]], example: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def baseline_twin(records: Sequence[BasisRecord], example: BasisRecord) -> BasisRecord | None:
     """The baseline trial with the same index (same seeded app) as a BASIS ``example``."""
-    twin_id = str(example["episode_id"]).replace("/basis/", "/baseline/")
-    return next((r for r in records if r["episode_id"] == twin_id and r.get("status") == "ok"), None)
+    twin_id = example.episode_id.replace("/basis/", "/baseline/")
+    return next((r for r in records if r.episode_id == twin_id and r.ok), None)
 
 
 def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenarios: Sequence[str],

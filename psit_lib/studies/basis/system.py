@@ -23,7 +23,7 @@ unknown tool is recorded in ``MultiAgentRun.errors`` and the run goes on or ends
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -31,6 +31,7 @@ from langgraph.graph import END, START, StateGraph
 from psit_lib.llm.errors import ModelOutputError
 from psit_lib.memory.cortex import AgentRegistry, DEFAULT_FALLBACK, Episode, FallbackPolicy, format_mask
 from psit_lib.studies.basis.cab_app import CAB_TOOLS, CAB_TOOL_NAMES, RecordingCabApp
+from psit_lib.studies.basis.records import AppCall, Delegation
 from psit_lib.studies.basis.scenarios import Scenario
 
 from psit_lib.studies.basis.cortex_agent import ContextView, CortexAgent
@@ -70,29 +71,6 @@ class BasisLimits:
                 raise ValueError(f"{name} must be a positive int, got {value!r}.")
 
 
-@dataclass(frozen=True)
-class ExecutedToolCall:
-    """A CabApp call that reached the app: who asked for it, with which arguments, what came back."""
-
-    delegation: int
-    subagent_step: int
-    name: str
-    arguments: Any
-    result: str
-    ok: bool
-    by_policy: bool
-
-
-@dataclass(frozen=True)
-class DelegationRecord:
-    """One delegate call: the instruction, the subagent's reply and how many steps it took."""
-
-    index: int
-    instruction: str
-    reply: str | None
-    steps: int
-
-
 @dataclass
 class MultiAgentRun:
     """Everything a trial needs to report about one run of the system."""
@@ -100,8 +78,8 @@ class MultiAgentRun:
     system: SystemKind
     final_answer: str | None = None
     orchestrator_steps: int = 0
-    delegations: list[DelegationRecord] = field(default_factory=list)
-    tool_calls: list[ExecutedToolCall] = field(default_factory=list)
+    delegations: list[Delegation] = field(default_factory=list)
+    tool_calls: list[AppCall] = field(default_factory=list)
     views: list[ContextView] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -298,10 +276,11 @@ class CabMultiAgentSystem:
     def _record_call(self, delegation: int, step: int, name: str, arguments: Any, result: str, by_policy: bool) -> None:
         ok = not result.startswith("Error:")
         self.run_record.tool_calls.append(
-            ExecutedToolCall(delegation, step, name, arguments, result, ok, by_policy)
+            AppCall(delegation=delegation, subagent_step=step, name=name, arguments=arguments, result=result,
+                    ok=ok, by_policy=by_policy)
         )
 
-    async def delegate(self, instruction: str) -> DelegationRecord:
+    async def delegate(self, instruction: str) -> Delegation:
         """Run the cab subagent on one instruction (a fresh conversation) and return its reply."""
         index = len(self.run_record.delegations) + 1
         state: SubagentState = {
@@ -316,7 +295,7 @@ class CabMultiAgentSystem:
         final = await self.subagent_graph.ainvoke(
             state, config={"recursion_limit": 4 * self.limits.subagent_max_steps + 10}
         )
-        record = DelegationRecord(index, instruction, final["reply"], final["steps"])
+        record = Delegation(index=index, instruction=instruction, reply=final["reply"], steps=final["steps"])
         self.run_record.delegations.append(record)
         return record
 
@@ -462,7 +441,7 @@ def executed_calls_json(run: MultiAgentRun) -> list[dict[str, Any]]:
     """The run's CabApp calls as plain dicts (results cut to 300 characters for the record)."""
     out = []
     for call in run.tool_calls:
-        row = asdict(call)
+        row = call.model_dump()
         row["result"] = call.result if len(call.result) <= 300 else call.result[:299] + "…"
         out.append(row)
     return out

@@ -22,6 +22,7 @@ from typing import Any
 from psit_lib.studies.psit.agents.config import KINDS, STRATEGY_NAMES
 from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import Outcome
+from psit_lib.runs.records import EpisodeRecord
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
 from psit_lib.studies.psit.protocol.fork_test import fork_from_checkpoint, host_role, player_rng
 from psit_lib.studies.psit.tasks.base import HostReplyError
@@ -297,8 +298,15 @@ def _answer_word(parsed: Any) -> str:
     return "yes" if parsed is True else "no" if parsed is False else "unreadable"
 
 
-def fork_record_text(record: dict[str, Any]) -> str:
+def flat_record(record: Any) -> dict[str, Any]:
+    """The flat stored form of a fork record: a typed run record, or already a dict (a live
+    :class:`ForkResult`'s record, or a line of ``episodes.jsonl``)."""
+    return record.stored() if isinstance(record, EpisodeRecord) else record
+
+
+def fork_record_text(record: Any) -> str:
     """A plain-text audit of one fork episode (the headless fallback of the explorer)."""
+    record = flat_record(record)
     spec = record.get("spec") or {}
     lines = [f"episode {record.get('episode_id', '?')} · agent {spec.get('agent', record.get('agent', '?'))} · "
              f"outcome {record.get('outcome') or record.get('status', 'error')}"]
@@ -323,8 +331,9 @@ def pre_html(text: str) -> str:
     return f"<pre style='white-space: pre-wrap; margin: 0'>{html.escape(text)}</pre>"
 
 
-def fork_record_html(record: dict[str, Any]) -> str:
+def fork_record_html(record: Any) -> str:
     """HTML for one fork episode: header, public transcript, private state, branch table."""
+    record = flat_record(record)
     spec = record.get("spec") or {}
     agent = spec.get("agent", record.get("agent", "?"))
     outcome = record.get("outcome") or ("error" if record.get("status") != "ok" else "?")

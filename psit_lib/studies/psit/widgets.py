@@ -19,7 +19,8 @@ from typing import Any
 from psit_lib.llm.client import LLMClient, SamplingDefaults
 from psit_lib.runs.runner import describe_error
 from psit_lib.studies.psit.agents.factory import canonical_agent_name
-from psit_lib.studies.psit.play import PlayError, PlaySession, fork_record_html, fork_record_text, pre_html
+from psit_lib.studies.psit.play import (PlayError, PlaySession, flat_record, fork_record_html, fork_record_text,
+                                        pre_html)
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 
 
@@ -50,7 +51,7 @@ def fork_explorer(records: Sequence[dict[str, Any]]):
     Returns the widget; without ipywidgets, the text audit of the first episode with a note.
     Pure rendering: it never calls a model.
     """
-    records = list(records)
+    records = [flat_record(r) for r in records]
     w = _ipywidgets()
     if w is None:
         first = fork_record_text(records[0]) if records else "(no episodes)"

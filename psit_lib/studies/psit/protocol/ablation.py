@@ -9,7 +9,7 @@ correction over the whole family (SPEC §4).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import pandas as pd
 
@@ -18,7 +18,9 @@ from pydantic import AfterValidator, Field
 from psit_lib.studies.psit.agents.config import STRATEGY_NAMES
 from psit_lib.studies.psit.agents.factory import validate_agent_names
 from psit_lib.llm.client import ModelSession
+from psit_lib.runs.records import EpisodeRecord, ok_results
 from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.tasks.registry import TASK_NAMES, make_task, validate_task_names
 
@@ -53,17 +55,18 @@ def plan_ablation(params: AblationParams, models: list[str]) -> tuple[list[Episo
 def ablation_episode_fn(tasks: dict[str, PsitTask], params: AblationParams):
     per_task = {name: fork_episode_fn(task, params) for name, task in tasks.items()}
 
-    async def episode(spec: EpisodeSpec, session: ModelSession) -> dict[str, Any]:
+    async def episode(spec: EpisodeSpec, session: ModelSession) -> ForkEpisode:
         return await per_task[spec.params["task"]](spec, session)
 
+    episode.result_type = ForkEpisode
     return episode
 
 
-def edit_success_table(records: list[dict[str, Any]]) -> pd.DataFrame | str:
+def edit_success_table(records: list[EpisodeRecord[ForkEpisode]]) -> pd.DataFrame | str:
     """Per (agent, tool): memory edits attempted and the share the tool accepted."""
-    edits = pd.DataFrame([{"agent": r["spec"]["agent"], "ok": e.get("ok"), "tool": e.get("name")}
-                          for r in records if r.get("status") == "ok"
-                          for turn in r.get("memory_edits") or [] for e in turn])
+    edits = pd.DataFrame([{"agent": rec.spec["agent"], "ok": edit.ok, "tool": edit.name}
+                          for rec, result in ok_results(records)
+                          for turn in result.memory_edits for edit in turn])
     if edits.empty:
         return "no memory edits"
     return edits.groupby(["agent", "tool"])["ok"].agg(["count", "mean"]).rename(columns={"mean": "success share"})

@@ -16,7 +16,9 @@ from psit_lib.studies.psit.agents.factory import validate_agent_names
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.params import ModelRunParams
+from psit_lib.runs.records import EpisodeRecord, ok_results
 from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.tasks.base import PsitTask
 
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
@@ -42,29 +44,31 @@ def plan_fork_episodes(task: PsitTask, params: ForkTestParams, models: list[str]
 def fork_episode_fn(task: PsitTask, params: ForkTestParams) -> Callable[[EpisodeSpec, ModelSession], Any]:
     settings = ForkSettings(t_fork=params.t_fork, n_candidates=params.n_candidates)
 
-    async def episode(spec: EpisodeSpec, session: ModelSession) -> dict[str, Any]:
+    async def episode(spec: EpisodeSpec, session: ModelSession) -> ForkEpisode:
         return await run_fork_episode(task, spec.params["agent"], session, settings)
 
+    episode.result_type = ForkEpisode
     return episode
 
 
-def fork_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+ForkRecord = EpisodeRecord[ForkEpisode]
+
+
+def fork_frame(records: list[ForkRecord]) -> pd.DataFrame:
     """One row per episode; failed episodes appear with outcome ``error``, never dropped."""
     rows = []
     for rec in records:
-        spec = rec.get("spec", {})
-        outcome = rec.get("outcome") if rec.get("status") == "ok" else Outcome.ERROR.value
-        cands = rec.get("candidates") or []
+        result = rec.result
+        outcome = result.outcome.value if result is not None else Outcome.ERROR.value
         rows.append({
-            "episode_id": rec["episode_id"], "task": spec.get("task", rec.get("task")),
-            "model": spec.get("model", rec.get("model")), "agent": spec.get("agent", rec.get("agent")),
-            "outcome": outcome or Outcome.ERROR.value,
+            "episode_id": rec.episode_id, "task": rec.spec["task"], "model": rec.spec["model"],
+            "agent": rec.spec["agent"], "outcome": outcome,
             "self_consistent": outcome == Outcome.SELF_CONSISTENT.value,
-            "revealed": (rec.get("reveal") or {}).get("parsed"),
-            "model_candidates": sum(c.get("source") == "model" for c in cands),
-            "calls": rec.get("usage", {}).get("calls", 0),
-            "hidden_calls": len(rec.get("hidden_calls") or []) + len(rec.get("branch_hidden_calls") or []),
-            "error": rec.get("error") or rec.get("failure"),
+            "revealed": result.reveal.parsed if result is not None and result.reveal is not None else None,
+            "model_candidates": sum(c.source == "model" for c in result.candidates) if result is not None else 0,
+            "calls": rec.usage.calls,
+            "hidden_calls": len(result.hidden_calls) + len(result.branch_hidden_calls) if result is not None else 0,
+            "error": rec.error or (result.failure if result is not None else None),
         })
     df = pd.DataFrame(rows)
     if not df.empty:
@@ -84,46 +88,51 @@ def outcome_mix(df: pd.DataFrame) -> pd.DataFrame:
     return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
 
 
-def state_size_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+def state_size_frame(records: list[ForkRecord]) -> pd.DataFrame:
     """Tokens of private state per (agent, turn) for the state-size figure."""
-    rows = [{"agent": rec["spec"]["agent"], "model": rec["spec"]["model"], "turn": turn, "tokens": tokens}
-            for rec in records if rec.get("status") == "ok"
-            for turn, tokens in enumerate(rec.get("state_size_per_turn") or [], start=1)]
+    rows = [{"agent": rec.spec["agent"], "model": rec.spec["model"], "turn": turn, "tokens": tokens}
+            for rec, result in ok_results(records)
+            for turn, tokens in enumerate(result.state_size_per_turn, start=1)]
     return pd.DataFrame(rows, columns=["agent", "model", "turn", "tokens"])
 
 
-def example_transcript(record: dict[str, Any]) -> str:
+def example_transcript(record: ForkRecord) -> str:
     """A readable audit of one episode: public play, private state at the fork, branches."""
-    lines = [f"episode {record['episode_id']} · agent {record['spec']['agent']} · outcome "
-             f"{record.get('outcome', 'error')}"]
-    if record.get("status") != "ok":
-        return lines[0] + f"\n  error: {record.get('error')}"
-    for msg in record.get("transcript", []):
-        who = "PLAYER" if msg["role"] == "user" else "HOST  "
-        lines.append(f"{who}: " + msg["content"].replace("\n", " | "))
-    private = record.get("private_state_at_fork")
+    result = record.result
+    outcome = result.outcome.value if result is not None else "error"
+    lines = [f"episode {record.episode_id} · agent {record.spec['agent']} · outcome {outcome}"]
+    if result is None:
+        return lines[0] + f"\n  error: {record.error}"
+    for msg in result.transcript:
+        who = "PLAYER" if msg.role == "user" else "HOST  "
+        lines.append(f"{who}: " + msg.content.replace("\n", " | "))
+    private = result.private_state_at_fork
     lines.append("PRIVATE STATE AT FORK: " + (private.replace("\n", " | ") if private else "(none)"))
-    if record.get("reveal"):
-        lines.append(f"[reveal] {record['reveal']['question']} -> {record['reveal']['answer']!r}")
-    for cand in record.get("candidates", []):
-        lines.append(f"[{cand['source']:8}] {cand['question']} -> {cand['answer']!r}")
-    if record.get("failure"):
-        lines.append(f"failure: {record['failure']}")
+    if result.reveal is not None:
+        lines.append(f"[reveal] {result.reveal.question} -> {result.reveal.answer!r}")
+    for cand in result.candidates:
+        lines.append(f"[{cand.source:8}] {cand.question} -> {cand.answer!r}")
+    if result.failure:
+        lines.append(f"failure: {result.failure}")
     return "\n".join(lines)
 
 
-def examples_by_outcome(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def examples_by_outcome(records: list[ForkRecord]) -> dict[str, ForkRecord]:
     """The first episode (in plan order) of each outcome that occurred."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, ForkRecord] = {}
     for rec in records:
-        outcome = rec.get("outcome") if rec.get("status") == "ok" else Outcome.ERROR.value
-        found.setdefault(outcome, rec)
+        found.setdefault(rec.result.outcome.value if rec.result is not None else Outcome.ERROR.value, rec)
     return {o.value: found[o.value] for o in OUTCOME_ORDER if o.value in found}
 
 
-def not_self_consistent(record: dict[str, Any]) -> bool:
+def episode_label(record: ForkRecord) -> str:
+    """``<episode id> (<outcome>)`` for pickers and folded transcripts."""
+    return f"{record.episode_id} ({record.result.outcome.value if record.result is not None else 'error'})"
+
+
+def not_self_consistent(record: ForkRecord) -> bool:
     """Browser filter: episodes that failed the test (any outcome but self-consistent)."""
-    return record.get("outcome") != "self_consistent"
+    return record.result is None or record.result.outcome != Outcome.SELF_CONSISTENT
 
 
 def reference_comparison(rates: pd.DataFrame, tasks: list[str], agents: list[str], label: str) -> pd.DataFrame:
@@ -136,21 +145,20 @@ def reference_comparison(rates: pd.DataFrame, tasks: list[str], agents: list[str
                                                         values="rate")
 
 
-def examples_text(records: list[dict[str, Any]], limit: int = 2500) -> str:
+def examples_text(records: list[ForkRecord], limit: int = 2500) -> str:
     """One example episode per outcome that occurred, as readable audits (each cut at ``limit``)."""
     parts = [f"===== {outcome} =====\n{example_transcript(record)[:limit]}\n"
              for outcome, record in examples_by_outcome(records).items()]
     return "\n".join(parts)
 
 
-def cost_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+def cost_table(records: list[ForkRecord]) -> pd.DataFrame:
     """Per (model, agent): model calls per episode (the harness's), hidden calls per episode
     (memory libraries' own, incl. fork branches) and private-state tokens at the fork."""
-    rows = [{"model": rec["spec"]["model"], "agent": rec["spec"]["agent"],
-             "calls": rec.get("usage", {}).get("calls", 0),
-             "hidden_calls": len(rec.get("hidden_calls") or []) + len(rec.get("branch_hidden_calls") or []),
-             "state_tokens_at_fork": (rec.get("state_size_per_turn") or [0])[-1]}
-            for rec in records if rec.get("status") == "ok"]
+    rows = [{"model": rec.spec["model"], "agent": rec.spec["agent"], "calls": rec.usage.calls,
+             "hidden_calls": len(result.hidden_calls) + len(result.branch_hidden_calls),
+             "state_tokens_at_fork": (result.state_size_per_turn or [0])[-1]}
+            for rec, result in ok_results(records)]
     df = pd.DataFrame(rows, columns=["model", "agent", "calls", "hidden_calls", "state_tokens_at_fork"])
     order = list(dict.fromkeys(df["agent"]))
     table = df.groupby(["model", "agent"], sort=False).mean().round(1)

@@ -19,6 +19,7 @@ from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.readers import parse_yes_no
+from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
 
 from psit_lib.studies.psit.protocol.candidates import pick_candidates
@@ -78,30 +79,34 @@ class _Unreadable(Exception):
 
 
 async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSession,
-                           settings: ForkSettings) -> dict[str, Any]:
-    """One fork-test episode; returns its audit record (JSON-serialisable)."""
+                           settings: ForkSettings) -> ForkEpisode:
+    """One fork-test episode; returns its typed audit record."""
     name = canonical_agent_name(agent_name)
     agent = build_agent(name, system_prompt=task.host_system_prompt(), host_role=host_role(task))
     rng = player_rng(session)
-    record: dict[str, Any] = {"task": task.name, "agent": name, "model": session.model}
+    base: dict[str, Any] = {"task": task.name, "agent": name, "model": session.model}
     try:
         state, moves = await play_until_fork(task, agent, session, settings, rng)
     except _Unreadable as exc:
         values = await agent.state()
-        record.update(outcome=Outcome.UNPARSEABLE.value, failure=f"host reply unreadable at {exc}",
-                      transcript=values.get("public", []), turns_played=None)
-        return record
+        return ForkEpisode(**base, outcome=Outcome.UNPARSEABLE, failure=f"host reply unreadable at {exc}",
+                           transcript=values.get("public", []), turns_played=None, constraints={},
+                           private_state_at_fork="", state_size_per_turn=[], memory_edits=[],
+                           hidden_calls=[], reveal=None, candidates=[], candidate_search=None,
+                           branch_hidden_calls=[])
     fork_id = await agent.checkpoint_id()
     at_fork = await agent.state()
-    record.update(turns_played=moves, transcript=at_fork.get("public", []),
-                  constraints=task.public_constraints(state),
-                  private_state_at_fork=agent.private_state(at_fork),
-                  state_size_per_turn=[t["private_state_tokens"] for t in at_fork.get("turn_log", [])],
-                  memory_edits=[t["edits"] for t in at_fork.get("turn_log", []) if t.get("edits")],
-                  hidden_calls=list(at_fork.get("hidden_calls") or []))
-    record.update(await fork_from_checkpoint(task, agent, state, fork_id, session,
-                                             settings.n_candidates, rng))
-    return record
+    fork = await fork_from_checkpoint(task, agent, state, fork_id, session, settings.n_candidates, rng)
+    return ForkEpisode(
+        **base, turns_played=moves, transcript=at_fork.get("public", []),
+        constraints=task.public_constraints(state),
+        private_state_at_fork=agent.private_state(at_fork),
+        state_size_per_turn=[t["private_state_tokens"] for t in at_fork.get("turn_log", [])],
+        memory_edits=[t["edits"] for t in at_fork.get("turn_log", []) if t.get("edits")],
+        hidden_calls=list(at_fork.get("hidden_calls") or []),
+        failure=fork.get("failure"), reveal=fork["reveal"], candidates=fork["candidates"],
+        candidate_search=fork["candidate_search"], outcome=fork["outcome"],
+        branch_hidden_calls=fork["branch_hidden_calls"])
 
 
 async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any, fork_id: str,
@@ -132,7 +137,7 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
                                          "compatible": bool(revealed) and task.is_compatible(state, revealed)}}
     if revealed is None:
         return {**result, "branch_hidden_calls": hidden_in_order(), "outcome": Outcome.UNPARSEABLE.value, "failure": "reveal answer unreadable",
-                "candidates": [], "candidate_search": {}}
+                "candidates": [], "candidate_search": None}
 
     candidates, note = await pick_candidates(task, state, revealed, n_candidates, rng,
                                              session.branch("candidates"))

@@ -44,10 +44,12 @@ from psit_lib.studies.psit.agents import UnknownAgentError
 from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import MODE_COLLAPSE_ATTRACTORS
-from psit_lib.studies.psit.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets, rows_from_records
+from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets, rows_from_records
 from psit_lib.analysis.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.llm.client import ModelSession, SamplingDefaults
 from psit_lib.runs.params import NotebookParams, check_profile
+from psit_lib.runs.records import EpisodeRecord
+from psit_lib.studies.psit.protocol.records import SecretChoiceEpisode
 from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
 
@@ -128,7 +130,7 @@ def session_at_temperature(session: ModelSession, temperature: float) -> ModelSe
                         sampling=sampling, path=session.path, log=session.log)
 
 
-async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: ModelSession) -> dict[str, Any]:
+async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: ModelSession) -> SecretChoiceEpisode:
     """Opener, then the reveal prompt on the same conversation; returns the audit record."""
     agent = build_agent(agent_name, system_prompt=task.host_system_prompt(), host_role=host_role(task))
     opener = task.opener()
@@ -142,32 +144,30 @@ async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: Mo
     reveal_a = (await agent.send(reveal_q, session.branch("reveal")))["reply"]
     parsed = task.parse_reveal(reveal_a)
     revealed = task.normalise(parsed) if parsed else None
-    record: dict[str, Any] = {
-        "task": task.name, "agent": canonical_agent_name(agent_name), "model": session.model,
-        "temperature": session.sampling.temperature,
-        "opening": {"question": opener, "answer": opening, "constraints": constraints},
-        "reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
-                   "compatible": None if (state is None or revealed is None)
-                   else bool(task.is_compatible(state, revealed)),
-                   "said_in_opening": bool(revealed) and secret_appears_in(revealed, opening)},
-    }
-    if revealed is None:
-        record["failure"] = "reveal answer unreadable"
-    return record
+    return SecretChoiceEpisode(
+        task=task.name, agent=canonical_agent_name(agent_name), model=session.model,
+        temperature=session.sampling.temperature,
+        opening={"question": opener, "answer": opening, "constraints": constraints},
+        reveal={"question": reveal_q, "answer": reveal_a, "parsed": revealed,
+                "compatible": None if (state is None or revealed is None)
+                else bool(task.is_compatible(state, revealed)),
+                "said_in_opening": bool(revealed) and secret_appears_in(revealed, opening)},
+        failure=None if revealed is not None else "reveal answer unreadable")
 
 
 def secret_choice_episode_fn(params: SecretChoiceParams) -> Callable[[EpisodeSpec, ModelSession], Any]:
     """The runner's episode function: each spec's task, agent and temperature."""
     tasks = {name: make_task(name) for name in params.tasks}
 
-    async def episode(spec: EpisodeSpec, session: ModelSession) -> dict[str, Any]:
+    async def episode(spec: EpisodeSpec, session: ModelSession) -> SecretChoiceEpisode:
         at_t = session_at_temperature(session, float(spec.params["temperature"]))
         return await run_secret_choice_episode(tasks[spec.params["task"]], spec.params["agent"], at_t)
 
+    episode.result_type = SecretChoiceEpisode
     return episode
 
 
-def secret_frame(records: list[dict[str, Any]], notebook: str = NOTEBOOK) -> pd.DataFrame:
+def secret_frame(records: list[EpisodeRecord[SecretChoiceEpisode]], notebook: str = NOTEBOOK) -> pd.DataFrame:
     """The reader's table (one row per episode, failed ones with secret None) from run records."""
     df = pd.DataFrame(rows_from_records(records, source_notebook=notebook), columns=list(COLUMNS))
     df.attrs["n_missing"] = int(df["secret"].isna().sum())

@@ -25,7 +25,7 @@ computed in :mod:`psit_lib.studies.psit.theory.figure_data`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from psit_lib.analysis.labels import label_figure
+from psit_lib.runs.records import EpisodeRecord
 from psit_lib.analysis.plots import new_figure as _new_figure, require_columns as _require
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, Outcome
 from psit_lib.studies.psit.theory.figure_data import THEORY_LABEL, size_quantiles, theory_label
@@ -278,13 +279,14 @@ def _answer_word(parsed: Any) -> str | None:
     return None
 
 
-def fork_diagram_from_record(record: Mapping[str, Any], label: str, *, k: int | None = None) -> Figure:
+def fork_diagram_from_record(record: Any, label: str, *, k: int | None = None) -> Figure:
     """:func:`plot_fork_diagram` filled in with one live fork-test episode record.
 
     Uses the guessed letters of the record's public constraints, its parsed reveal and each
     candidate branch's parsed answer; ``label`` must be the run's provenance label because a
     model produced the answers. ``k`` defaults to the number of candidate branches.
     """
+    record = record.stored() if isinstance(record, EpisodeRecord) else record
     constraints = record.get("constraints") or {}
     moves = list(constraints.get("guessed") or [])
     candidates = list(record.get("candidates") or [])

@@ -25,6 +25,9 @@ from typing import Any
 
 import pandas as pd
 
+from psit_lib.runs.records import EpisodeRecord, read_records
+from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpisode
+
 RECORDS_FILE = "episodes.jsonl"
 PARAMS_FILE = "params.json"
 METADATA_FILE = "metadata.json"
@@ -73,15 +76,25 @@ def _number(value: Any) -> float:
     return number if math.isfinite(number) else float("nan")
 
 
-def status_of(record: dict[str, Any]) -> str:
+RevealRecord = EpisodeRecord[ForkEpisode] | EpisodeRecord[SecretChoiceEpisode]
+
+
+def result_type_of(records: Iterable[dict[str, Any]]) -> type[ForkEpisode] | type[SecretChoiceEpisode]:
+    """Which study result a folder's records hold: the secret-choice experiment (an opening and
+    an immediate reveal) or the fork test."""
+    return SecretChoiceEpisode if any("opening" in r for r in records) else ForkEpisode
+
+
+def status_of(record: RevealRecord) -> str:
     """``ok`` (a secret was revealed and read), ``unparseable`` (no readable reveal) or ``error``."""
-    if record.get("status") != "ok":
+    if record.result is None:
         return "error"
-    parsed = (record.get("reveal") or {}).get("parsed")
+    reveal = record.result.reveal
+    parsed = reveal.parsed if reveal is not None else None
     return "ok" if isinstance(parsed, str) and parsed.strip() else "unparseable"
 
 
-def rows_from_records(records: Iterable[dict[str, Any]], *, source_notebook: str,
+def rows_from_records(records: Iterable[RevealRecord], *, source_notebook: str,
                       default_temperature: float = float("nan"),
                       default_model: str | None = None) -> list[dict[str, Any]]:
     """One row per episode: the spec's cell, the revealed secret (None if missing), its status.
@@ -91,17 +104,16 @@ def rows_from_records(records: Iterable[dict[str, Any]], *, source_notebook: str
     """
     rows = []
     for rec in records:
-        spec = rec.get("spec") or {}
         status = status_of(rec)
-        temperature = _number(spec.get("temperature", rec.get("temperature")))
+        temperature = _number(rec.spec.get("temperature"))
         rows.append({
-            "task": spec.get("task", rec.get("task")),
-            "model": spec.get("model", rec.get("model", default_model)),
-            "agent": spec.get("agent", rec.get("agent")),
+            "task": rec.spec["task"],
+            "model": rec.spec.get("model", default_model),
+            "agent": rec.spec["agent"],
             "temperature": default_temperature if math.isnan(temperature) else temperature,
-            "secret": rec["reveal"]["parsed"] if status == "ok" else None,
+            "secret": rec.result.reveal.parsed if status == "ok" else None,
             "status": status,
-            "episode_id": rec["episode_id"],
+            "episode_id": rec.episode_id,
             "source_notebook": source_notebook,
         })
     return rows
@@ -147,8 +159,10 @@ def read_revealed_secrets(path: str | Path, *, notebooks: Iterable[str] | None =
             continue
         params = _read_json(folder / PARAMS_FILE)
         models = params.get("_models") or []
+        raw = list(records.values())
+        typed = read_records(raw, result_type_of(raw), source=folder / RECORDS_FILE)
         rows += rows_from_records(
-            records.values(), source_notebook=name,
+            typed, source_notebook=name,
             default_temperature=_number(params.get("temperature")),
             default_model=models[0] if len(models) == 1 else metadata.get("model"))
     if not rows:

@@ -1,0 +1,92 @@
+"""Typed episode results of the BASIS study (notebook 06): one trial of one system on one scenario.
+
+Success is judged from the CabApp's state, never from what an agent said; the record keeps
+what the orchestrator delegated, every call that reached the app (including those the
+subagent's hidden policy made), the cortex's episodes with their masks, and which episodes
+each agent step saw.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from psit_lib.runs.records import StudyResult
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Delegation(_Part):
+    index: int
+    instruction: str
+    reply: str | None
+    steps: int
+
+
+class AppCall(_Part):
+    """A call that reached the CabApp: which delegation and subagent step asked for it."""
+
+    delegation: int
+    subagent_step: int
+    name: str
+    arguments: Any
+    result: str
+    ok: bool
+    by_policy: bool
+
+
+class Ride(_Part):
+    service_type: str | None
+    start_location: str | None
+    end_location: str | None
+    status: str | None
+
+
+class CortexEpisode(_Part):
+    """One step stored in the cortex, with its access mask and who may see it."""
+
+    episode_id: str
+    source: str
+    kind: str | None
+    step: str | None
+    access_mask: str
+    visible_to: list[str]
+    summary: str | None
+    ingest: str | None
+    mask_text: str | None
+    fallback_reason: str | None
+    cortex_window: list[str]
+    raw_trace: str
+
+
+class StepView(_Part):
+    """Before one agent step: the episodes in its shared-context block."""
+
+    agent: str
+    step: str
+    visible_episodes: list[str]
+    context_chars: int
+
+
+class BasisTrial(StudyResult):
+    schema_version: Literal[1] = 1
+    model: str
+    scenario: str
+    system: str
+    trial: int
+    app_seed: int
+    success: bool
+    final_answer: str | None
+    orchestrator_steps: int
+    delegations: list[Delegation]
+    tool_calls: list[AppCall]
+    policy_calls: int
+    rides: list[Ride]
+    agents: list[str]
+    episodes: list[CortexEpisode]
+    ingest_fallbacks: int
+    views: list[StepView]
+    errors: list[str]

@@ -1,0 +1,136 @@
+"""Typed episode results of the private-state study (notebooks 02-04 and 07).
+
+Written by the fork test (:func:`~psit_lib.studies.psit.protocol.fork_test.run_fork_episode`)
+and the secret-choice experiment, read back by every table, figure and transcript, and by
+notebook 07's reader of other notebooks' runs. Every field is always written; a record that
+lacks one fails loudly when read (see :mod:`psit_lib.runs.records`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from psit_lib.runs.records import StudyResult
+from psit_lib.studies.psit.protocol.outcomes import Outcome
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Message(_Part):
+    """One public message: the player (user) or the host agent (assistant)."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class Reveal(_Part):
+    """The reveal branch: the question, the raw answer, the secret read from it (None when
+    unreadable) and whether it fits every public constraint."""
+
+    question: str
+    answer: str
+    parsed: str | None
+    compatible: bool | None
+
+
+class CandidateBranch(_Part):
+    """One yes/no branch at the fork: the candidate, where it came from, the exchange, the
+    decision read from the answer (None when unreadable)."""
+
+    secret: str
+    source: Literal["revealed", "dataset", "model"]
+    question: str
+    answer: str
+    parsed: bool | None
+
+
+class CandidateSearch(_Part):
+    """How the candidates were found: from the task's data, proposed by the model (and which
+    proposals the re-check rejected), and how many were still missing."""
+
+    from_dataset: int
+    model_proposed: int
+    model_rejected: list[str]
+    short_by: int
+
+
+class HiddenCallRecord(_Part):
+    """A model call a memory library made on its own (see ``agents.baselines.calls``)."""
+
+    turn: int
+    library: str
+    kind: str
+    prompt_tokens: int
+    completion_tokens: int
+    ok: bool
+    error: str | None
+
+
+class BranchHiddenCall(HiddenCallRecord):
+    """A hidden library call made inside one fork branch (``reveal``, ``confirm-0``, ...)."""
+
+    branch: str
+
+
+class MemoryEdit(_Part):
+    """One memory-tool call of a turn: the tool, whether it applied, its meta or error."""
+
+    name: str
+    ok: bool
+    meta: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class ForkEpisode(StudyResult):
+    """One self-consistency fork test (SPEC §1): public play, the private state at the fork,
+    the reveal, the yes/no branches and the outcome."""
+
+    schema_version: Literal[1] = 1
+    task: str
+    agent: str
+    model: str
+    outcome: Outcome
+    failure: str | None
+    transcript: list[Message]
+    turns_played: int | None
+    constraints: dict[str, Any]
+    private_state_at_fork: str
+    state_size_per_turn: list[int]
+    memory_edits: list[list[MemoryEdit]]
+    hidden_calls: list[HiddenCallRecord]
+    reveal: Reveal | None
+    candidates: list[CandidateBranch]
+    candidate_search: CandidateSearch | None
+    branch_hidden_calls: list[BranchHiddenCall]
+
+    @property
+    def answers(self) -> dict[str, bool | None]:
+        """Candidate -> decision read from its branch."""
+        return {c.secret: c.parsed for c in self.candidates}
+
+
+class Opening(_Part):
+    question: str
+    answer: str
+    constraints: dict[str, Any]
+
+
+class ChoiceReveal(Reveal):
+    said_in_opening: bool
+
+
+class SecretChoiceEpisode(StudyResult):
+    """Notebook 07: the opener, then an immediate reveal, at one sampling temperature."""
+
+    schema_version: Literal[1] = 1
+    task: str
+    agent: str
+    model: str
+    temperature: float
+    opening: Opening
+    reveal: ChoiceReveal
+    failure: str | None
