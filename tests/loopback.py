@@ -12,13 +12,47 @@ from typing import Any
 from psit_lib.sim.engine import handle_http
 
 
+FAULT_KINDS = ("http_429", "http_500", "http_503", "reset", "hang", "malformed_json", "empty_choices", "truncated")
+
+
 @dataclass
 class Scripted:
-    """One scripted reply: HTTP status, extra headers, optional delay before answering."""
+    """One scripted reply: HTTP status, extra headers, optional delay before answering; or a
+    ``fault`` of :data:`FAULT_KINDS` that is not an HTTP status (a reset connection, a body that
+    is not JSON, a completion without choices, a body cut short)."""
 
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    fault: str | None = None
+
+
+def scripted_fault(kind: str, hang_seconds: float = 1.0) -> Scripted:
+    """The scripted reply that produces one fault kind."""
+    if kind.startswith("http_"):
+        status = int(kind.split("_")[1])
+        return Scripted(status=status, headers={"retry-after-ms": "10"} if status == 429 else {})
+    if kind == "hang":
+        return Scripted(delay=hang_seconds)
+    return Scripted(fault=kind)
+
+
+class RandomFaults:
+    """Injects a fault of a random kind into a share of requests (seeded; thread-safe)."""
+
+    def __init__(self, rate: float, kinds=FAULT_KINDS, seed: int = 0, hang_seconds: float = 1.0) -> None:
+        import random
+
+        self.rate, self.kinds, self.hang_seconds = rate, tuple(kinds), hang_seconds
+        self._rng = random.Random(seed)
+        self.injected: dict[str, int] = {}
+
+    def next(self) -> Scripted:
+        if self._rng.random() >= self.rate:
+            return Scripted()
+        kind = self._rng.choice(self.kinds)
+        self.injected[kind] = self.injected.get(kind, 0) + 1
+        return scripted_fault(kind, self.hang_seconds)
 
 
 class FaultServer:
@@ -26,6 +60,7 @@ class FaultServer:
 
     def __init__(self) -> None:
         self.script: list[Scripted] = []
+        self.random_faults: RandomFaults | None = None
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         outer = self
@@ -38,10 +73,32 @@ class FaultServer:
                 with outer._lock:
                     outer.requests.append({"headers": {k.lower(): v for k, v in self.headers.items()}, "body": raw,
                                            "time": time.monotonic()})
-                    step = outer.script.pop(0) if outer.script else Scripted()
+                    if outer.script:
+                        step = outer.script.pop(0)
+                    elif outer.random_faults is not None:
+                        step = outer.random_faults.next()
+                    else:
+                        step = Scripted()
                 if step.delay:
                     time.sleep(step.delay)
-                if step.status == 200:
+                if step.fault == "reset":
+                    self.close_connection = True
+                    self.connection.shutdown(2)  # the peer sees the connection reset, no response
+                    return
+                if step.fault in ("malformed_json", "truncated"):
+                    body = b'{"id": "x", "choices": [{"index": 0, "mess'
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    # truncated: the declared length promises more than arrives before the close
+                    self.send_header("content-length", str(len(body) + (200 if step.fault == "truncated" else 0)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    self.close_connection = True
+                    return
+                if step.fault == "empty_choices":
+                    status, payload = 200, {"id": "x", "object": "chat.completion", "created": 0,
+                                            "model": "psit-sim", "choices": []}
+                elif step.status == 200:
                     status, payload = handle_http("POST", self.path, dict(self.headers.items()), raw)
                 else:
                     status, payload = step.status, {"error": {"message": f"scripted {step.status}"}}

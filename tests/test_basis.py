@@ -362,7 +362,7 @@ def test_reference_rows_cover_the_whole_study():
     reference = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
     assert len(reference) == 8
     assert (reference[(MEAN_ROW, "baseline")], reference[(MEAN_ROW, "basis")]) == (0.32, 0.72)
-    assert rates[rates.source == REFERENCE]["n"].isna().all()  # reference rows carry no counts
+    assert rates[rates.source == REFERENCE]["n_scored"].isna().all()  # reference rows carry no counts
 
 
 USAGE = {"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "calls_by_role": {}}
@@ -388,14 +388,15 @@ def fake_records(outcomes: dict[tuple[str, str], list[object]]) -> list:
     return read_records(records, BasisTrial)
 
 
-def test_tables_use_the_unbiased_estimators_and_count_errors_as_failures():
+def test_tables_use_the_unbiased_estimators_and_leave_crashed_trials_out():
     outcomes = {("premium_bias", "baseline"): [True, False, "error", True, False],
                 ("premium_bias", "basis"): [False, True, True, True, True]}
     trials = trials_frame(fake_records(outcomes))
     assert trials["outcome"].tolist().count("error") == 1
     rates = success_table(trials)
     measured = rates[(rates.source == "measured") & (rates.scenario == "premium_bias")].set_index("system")
-    assert measured.loc["baseline", "successes"] == 2 and measured.loc["baseline", "errored"] == 1
+    assert measured.loc["baseline", "successes"] == 2 and measured.loc["baseline", "n_failed"] == 1
+    assert measured.loc["baseline", "n_scored"] == 4 and measured.loc["baseline", "rate"] == 0.5
     assert (measured.loc["basis", "wilson_low"], measured.loc["basis", "wilson_high"]) == pytest.approx(wilson_interval(4, 5))
     reference = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
     assert reference[("premium_bias", "basis")] == REFERENCE_SUCCESS[("premium_bias", "basis")] == 0.87
@@ -403,10 +404,12 @@ def test_tables_use_the_unbiased_estimators_and_count_errors_as_failures():
     measured_mean = rates[(rates.source == "measured") & (rates.scenario == MEAN_ROW)].set_index("system")["rate"]
     assert measured_mean["basis"] == pytest.approx(0.8)
     pk = passk_frame(trials, (1, 2, 5)).set_index(["system", "k"])
-    for system, c in (("baseline", 2), ("basis", 4)):
+    for system, n, c in (("baseline", 4, 2), ("basis", 5, 4)):
         for k in (1, 2, 5):
-            assert pk.loc[(system, k), "pass_at_k"] == pytest.approx(pass_at_k(5, c, k))
-            assert pk.loc[(system, k), "pass_hat_k"] == pytest.approx(pass_hat_k(5, c, k))
+            if k > n:
+                continue
+            assert pk.loc[(system, k), "pass_at_k"] == pytest.approx(pass_at_k(n, c, k))
+            assert pk.loc[(system, k), "pass_hat_k"] == pytest.approx(pass_hat_k(n, c, k))
     # first-k reads trial order: basis failed trial 0, so first-k is 0 although pass^2 = 0.6
     assert pk.loc[("basis", 2), "first_k_all_succeed"] == 0.0
     assert pk.loc[("basis", 2), "pass_hat_k"] == pytest.approx(0.6)

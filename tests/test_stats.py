@@ -162,11 +162,25 @@ def results() -> pd.DataFrame:
 
 def test_rate_table_counts_and_intervals(results):
     table = rate_table(results, ["task", "agent"], "self_consistent")
-    assert list(table.columns) == ["task", "agent", "n", "successes", "rate", "wilson_low", "wilson_high"]
+    assert list(table.columns) == ["task", "agent", "n_scored", "n_failed", "successes", "rate", "wilson_low",
+                                   "wilson_high"]
     row = table[(table.task == "hangman") & (table.agent == "workflow")].iloc[0]
-    assert (row.n, row.successes, row.rate) == (50, 45, 0.9)
+    assert (row.n_scored, row.n_failed, row.successes, row.rate) == (50, 0, 45, 0.9)
     assert (row.wilson_low, row.wilson_high) == pytest.approx(wilson_interval(45, 50))
     assert len(table) == 6
+
+
+def test_failed_episodes_are_counted_but_never_scored(results):
+    failed = results.assign(scored=True)
+    extra = failed.iloc[:3].assign(scored=False, self_consistent=None)  # failed runs: no success flag at all
+    table = rate_table(pd.concat([failed, extra], ignore_index=True), ["task", "agent"], "self_consistent")
+    clean = rate_table(results, ["task", "agent"], "self_consistent")
+    first = (extra.iloc[0].task, extra.iloc[0].agent)
+    row = table.set_index(["task", "agent"]).loc[first]
+    base = clean.set_index(["task", "agent"]).loc[first]
+    assert row.n_failed == 3 and (row.n_scored, row.successes, row.rate) == (base.n_scored, base.successes, base.rate)
+    sig = significance_table(pd.concat([failed, extra], ignore_index=True), methods=["workflow"], baselines=["vanilla"])
+    assert sig["n_method"].tolist() == significance_table(results, methods=["workflow"], baselines=["vanilla"])["n_method"].tolist()
 
 
 def test_rate_table_refuses_missing_success_flags(results):

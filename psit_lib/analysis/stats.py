@@ -30,7 +30,7 @@ SIGNIFICANCE_COLUMNS_AFTER_GROUPS = (
     "significant",
     "marker",
 )
-RATE_COLUMNS_AFTER_GROUPS = ("n", "successes", "rate", "wilson_low", "wilson_high")
+RATE_COLUMNS_AFTER_GROUPS = ("n_scored", "n_failed", "successes", "rate", "wilson_low", "wilson_high")
 
 
 def _check_alpha(alpha: float) -> None:
@@ -135,23 +135,28 @@ def rate_table(
     group_cols: str | Sequence[str],
     success_col: str,
     alpha: float = 0.05,
+    scored_col: str = "scored",
 ) -> pd.DataFrame:
-    """Success rate per group with its Wilson interval.
+    """Success rate per group with its Wilson interval, over the episodes that were scored.
 
-    Columns: the group columns, then ``n``, ``successes``, ``rate``, ``wilson_low``,
-    ``wilson_high``. Every row of ``df`` counts as one trial, so failed episodes must be
-    present with a False success flag.
+    Columns: the group columns, then ``n_scored``, ``n_failed``, ``successes``, ``rate``,
+    ``wilson_low``, ``wilson_high``. An episode that failed to run (an endpoint or harness
+    error, ``scored_col`` False) is counted in ``n_failed`` and kept out of the rate: it says
+    nothing about the model, and counting it as a failure would bias every rate down. Without a
+    ``scored_col`` column every row is scored; a scored row must carry a True/False success.
     """
     columns = _as_columns(group_cols)
     _require_columns(df, [*columns, success_col], "rate_table")
     _check_alpha(alpha)
-    flags = _success_flags(df[success_col], success_col)
+    scored = df[scored_col].astype(bool) if scored_col in df.columns else pd.Series(True, index=df.index)
+    flags = pd.Series(False, index=df.index)
+    flags[scored] = _success_flags(df.loc[scored, success_col], success_col)
     rows = []
-    for key, sub in _groups(df.assign(**{success_col: flags}), columns):
-        n = len(sub)
-        successes = int(sub[success_col].sum())
+    for key, sub in _groups(df.assign(**{success_col: flags, "_scored": scored}), columns):
+        n = int(sub["_scored"].sum())
+        successes = int(sub.loc[sub["_scored"], success_col].sum())
         low, high = wilson_interval(successes, n, alpha)
-        rows.append((*key, n, successes, successes / n if n else float("nan"), low, high))
+        rows.append((*key, n, len(sub) - n, successes, successes / n if n else float("nan"), low, high))
     return pd.DataFrame(rows, columns=[*columns, *RATE_COLUMNS_AFTER_GROUPS])
 
 
@@ -163,8 +168,12 @@ def significance_table(
     method_col: str = "agent",
     success_col: str = "self_consistent",
     alpha: float = 0.05,
+    scored_col: str = "scored",
 ) -> pd.DataFrame:
     """One-sided Fisher of every proposed method against every baseline per group, Holm-corrected.
+
+    Only scored episodes count (rows whose ``scored_col`` is False failed to run and say nothing
+    about the method); without that column every row counts.
 
     One row per (group, method, baseline). The Holm family is every comparison in the table
     that could be run, across all groups, so the error rate is controlled for the whole claim
@@ -184,6 +193,8 @@ def significance_table(
     columns = _as_columns(group_cols)
     _require_columns(df, [*columns, method_col, success_col], "significance_table")
     _check_alpha(alpha)
+    if scored_col in df.columns:
+        df = df[df[scored_col].astype(bool)]
     flags = _success_flags(df[success_col], success_col)
     table = df.assign(**{success_col: flags})
 

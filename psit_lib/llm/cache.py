@@ -22,9 +22,12 @@ from psit_lib.llm.errors import CacheMissError
 from psit_lib.llm.types import ChatRequest, ChatResult
 
 
-def request_key(request: ChatRequest, endpoint: str) -> str:
-    """Canonical SHA-256 of the request; equal requests give equal keys across processes."""
-    payload = {"endpoint": endpoint, "role": request.role, **request.wire_body()}
+def request_key(request: ChatRequest) -> str:
+    """Canonical SHA-256 of the request (model and wire body, plus the harness's role label);
+    equal requests give equal keys across processes. The replica that served it is not part of
+    the key: any replica of the model may answer a cached request. On the simulator the model
+    name carries the profile (``psit-sim:<profile>``), so profiles never share entries."""
+    payload = {"role": request.role, **request.wire_body()}
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -48,13 +51,13 @@ class ResponseCache:
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, role TEXT, "
                 "request TEXT, result TEXT, created REAL)")
 
-    def get(self, request: ChatRequest, endpoint: str) -> ChatResult | None:
+    def get(self, request: ChatRequest) -> ChatResult | None:
         """The cached result (marked cached, with the usage the endpoint reported when it was
         made), None on a miss in ``rw`` mode. Records keep the call's size either way; the
         client's statistics count only tokens actually spent."""
         if self._conn is None:
             return None
-        key = request_key(request, endpoint)
+        key = request_key(request)
         with self._lock:
             row = self._conn.execute("SELECT result FROM responses WHERE key=?", (key,)).fetchone()
         if row is None:
@@ -67,10 +70,10 @@ class ResponseCache:
         data.update(cached=True)
         return ChatResult.from_json(data)
 
-    def put(self, request: ChatRequest, endpoint: str, result: ChatResult) -> None:
+    def put(self, request: ChatRequest, result: ChatResult) -> None:
         if self._conn is None or self.mode != "rw":
             return
-        key = request_key(request, endpoint)
+        key = request_key(request)
         body = json.dumps(request.wire_body(), sort_keys=True, ensure_ascii=False)
         with self._lock:
             self._conn.execute(

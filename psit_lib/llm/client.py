@@ -25,7 +25,8 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from psit_lib.llm.cache import ResponseCache
-from psit_lib.llm.errors import ConfigurationError, ModelCallError, ModelOutputError
+from psit_lib.llm.errors import ConfigurationError, ModelCallError
+from psit_lib.llm.replicas import ReplicaPool
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings
 from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER
@@ -42,13 +43,15 @@ class CallStats:
     cache_hits: int = 0
     retries: int = 0
     failures: int = 0
+    faults: dict[str, int] = field(default_factory=dict)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     by_role: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"model_calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
-                "failures": self.failures, "prompt_tokens": self.prompt_tokens,
+                "model_call_failures": self.failures, "faults_by_kind": dict(self.faults),
+                "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "calls_by_role": dict(self.by_role)}
 
 
@@ -72,9 +75,17 @@ def retry_after_seconds(response: httpx2.Response | None) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
+class EndpointFault(Exception):
+    """One failed attempt, by kind; ``retryable`` faults are tried again (5xx, 429, timeouts,
+    resets, malformed bodies, empty completions), ``replica_down`` ones fail over."""
+
+    def __init__(self, kind: str, reason: str, *, retryable: bool = True, replica_down: bool = False,
+                 wait: float | None = None) -> None:
+        super().__init__(reason)
+        self.kind, self.reason, self.retryable, self.replica_down, self.wait = kind, reason, retryable, replica_down, wait
+
+
 def _result_from_response(response: Any) -> ChatResult:
-    if not getattr(response, "choices", None):
-        raise ModelOutputError("the endpoint returned a completion with no choices")
     choice = response.choices[0]
     message = choice.message
     extra = getattr(message, "model_extra", None) or {}
@@ -103,16 +114,16 @@ class LLMClient:
         self.stats = CallStats()
         self._transport = transport
         self._clients: dict[str, openai.AsyncOpenAI] = {}
+        self._replicas: ReplicaPool | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._jitter = random.Random()
 
     # -- endpoints -----------------------------------------------------------------------
-    def endpoint_for(self, request: ChatRequest) -> str:
-        """Stable choice among several base URLs (by request), so cache keys do not wander."""
-        if self.settings.backend == "sim":
-            return SIM_BASE_URL
-        urls = self.settings.base_urls
-        return urls[(request.seed or 0) % len(urls)]
+    def _pool(self) -> ReplicaPool:
+        if self._replicas is None:
+            urls = (SIM_BASE_URL,) if self.settings.backend == "sim" else self.settings.urls_for(self.settings.model)
+            self._replicas = ReplicaPool(urls)
+        return self._replicas
 
     def _openai(self, base_url: str) -> openai.AsyncOpenAI:
         if base_url not in self._clients:
@@ -135,55 +146,87 @@ class LLMClient:
     # -- calls ---------------------------------------------------------------------------
     async def chat(self, request: ChatRequest) -> ChatResult:
         """One chat completion: cache, then the endpoint with retries; raises ModelCallError."""
-        endpoint = self.endpoint_for(request)
         if self.cache is not None:
-            hit = self.cache.get(request, endpoint)
+            hit = self.cache.get(request)
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
         async with self._semaphore:
-            result = await self._call_with_retries(request, endpoint)
+            result = await self._call_with_retries(request)
         self.stats.calls += 1
         self.stats.by_role[request.role] = self.stats.by_role.get(request.role, 0) + 1
         self.stats.prompt_tokens += result.usage.prompt_tokens
         self.stats.completion_tokens += result.usage.completion_tokens
         if self.cache is not None:
-            self.cache.put(request, endpoint, result)
+            self.cache.put(request, result)
         return result
 
-    async def _call_with_retries(self, request: ChatRequest, endpoint: str) -> ChatResult:
-        client = self._openai(endpoint)
+    async def _attempt(self, request: ChatRequest, url: str) -> ChatResult:
+        """One HTTP attempt; every way an endpoint can fail becomes an :class:`EndpointFault`."""
+        client = self._openai(url)
         headers = {ROLE_HEADER: request.role, PROFILE_HEADER: sim_profile_for(request.model, self.settings)}
+        try:
+            # ``post`` skips the SDK's per-field request transform (tens of ms for long
+            # histories); the body is already plain JSON of the wire format.
+            response = await client.post("/chat/completions", body=request.wire_body(),
+                                         cast_to=ChatCompletion, options={"headers": headers})
+        except openai.APIStatusError as exc:
+            kind = "http_429" if exc.status_code == 429 else f"http_{exc.status_code // 100}xx"
+            raise EndpointFault(kind, f"HTTP {exc.status_code} ({_short(exc.message)})",
+                                retryable=exc.status_code in RETRYABLE_STATUS,
+                                wait=retry_after_seconds(exc.response)) from None
+        except openai.APITimeoutError:
+            raise EndpointFault("timeout", f"timeout after {self.settings.timeout:g}s", replica_down=True) from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            refused = isinstance(cause, (httpx2.ConnectError, ConnectionRefusedError))
+            raise EndpointFault("connection_refused" if refused else "connection_error",
+                                f"connection error ({_short(str(cause))})", replica_down=refused) from None
+        except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
+            raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(exc))})") from None
+        if not isinstance(response, ChatCompletion):
+            raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(response))})")
+        if not response.choices:
+            raise EndpointFault("no_choices", "a completion with no choices")
+        return _result_from_response(response)
+
+    async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
+        """Attempts on the least-busy healthy replica; endpoint faults are retried (with backoff,
+        honouring Retry-After), a replica that refuses or times out is passed over for a while.
+        Every failed attempt is counted by kind: ``sum(faults) == retries + failures``."""
+        pool = self._pool()
         attempts = self.settings.max_retries + 1
-        last_reason = ""
+        fault: EndpointFault | None = None
+        url = pool.urls[0]
         for attempt in range(attempts):
+            url = pool.acquire()
             try:
-                # ``post`` skips the SDK's per-field request transform (tens of ms for long
-                # histories); the body is already plain JSON of the wire format.
-                response = await client.post("/chat/completions", body=request.wire_body(),
-                                             cast_to=ChatCompletion, options={"headers": headers})
-                return _result_from_response(response)
-            except openai.APIStatusError as exc:
-                last_reason = f"HTTP {exc.status_code}"
-                if exc.status_code not in RETRYABLE_STATUS:
+                result = await self._attempt(request, url)
+            except EndpointFault as exc:
+                pool.release(url, failed=exc.replica_down)
+                fault = exc
+                self.stats.faults[exc.kind] = self.stats.faults.get(exc.kind, 0) + 1
+                if not exc.retryable:
                     self.stats.failures += 1
-                    raise ModelCallError(
-                        f"the endpoint refused the call with HTTP {exc.status_code} "
-                        f"({_short(exc.message)}) for {request.describe()}") from None
-                wait = retry_after_seconds(exc.response)
-            except openai.APITimeoutError:
-                last_reason, wait = f"timeout after {self.settings.timeout:g}s", None
-            except openai.APIConnectionError as exc:
-                last_reason, wait = f"connection error ({_short(str(exc.__cause__ or exc))})", None
+                    raise ModelCallError(f"the endpoint refused the call with {exc.reason} for "
+                                         f"{request.describe()}") from None
+            except BaseException:
+                pool.release(url)
+                raise
+            else:
+                pool.release(url)
+                return result
             if attempt == attempts - 1:
                 break
             self.stats.retries += 1
-            await asyncio.sleep(self._backoff(attempt) if wait is None else min(wait, self.settings.backoff_max))
+            if fault.replica_down and pool.healthy_count() > 0:
+                continue  # fail over to another replica at once
+            await asyncio.sleep(self._backoff(attempt) if fault.wait is None else min(fault.wait, self.settings.backoff_max))
         self.stats.failures += 1
-        raise ModelCallError(f"model call failed after {attempts} tries, last: {last_reason}; "
-                             f"endpoint {endpoint}; {request.describe()}")
+        raise ModelCallError(f"model call failed after {attempts} tries, last: {fault.reason if fault else '?'}; "
+                             f"endpoint {url}; {request.describe()}")
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with full jitter, capped."""

@@ -7,7 +7,11 @@ Environment variables
 ---------------------
 ``PSIT_BACKEND``        ``sim`` (default, the embedded simulated model) or ``openai`` (any
                         OpenAI-compatible endpoint: vLLM, SGLang, llama.cpp, Ollama, OpenAI).
-``PSIT_BASE_URLS``      comma-separated endpoint URLs (``OPENAI_BASE_URL`` is used if unset).
+``PSIT_BASE_URLS``      comma-separated endpoint URLs (``OPENAI_BASE_URL`` is used if unset): replicas
+                        of the served model(s); calls go to the least-busy healthy one.
+``PSIT_MODEL_ENDPOINTS`` per-model replicas when models live on different servers:
+                        ``model-a=http://h1:8000/v1,http://h2:8000/v1;model-b=http://h3:8000/v1``
+                        (a model not named there uses ``PSIT_BASE_URLS``).
 ``PSIT_API_KEY``        key for the endpoint (``OPENAI_API_KEY`` is used if unset).
 ``PSIT_MODEL``          model name (default ``psit-sim`` on the simulator).
 ``PSIT_SIM_PROFILE``    simulator behaviour profile (default ``default``).
@@ -40,6 +44,7 @@ class LLMSettings(BaseModel):
 
     backend: Backend = "sim"
     base_urls: tuple[str, ...] = ()
+    model_endpoints: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     api_key: SecretStr | None = Field(default=None, repr=False)
     model: str = SIM_MODEL_NAME
     sim_profile: str = "default"
@@ -61,6 +66,9 @@ class LLMSettings(BaseModel):
         urls = env.get("PSIT_BASE_URLS") or env.get("OPENAI_BASE_URL")
         if urls:
             raw["base_urls"] = tuple(u.strip() for u in urls.split(",") if u.strip())
+        mapping = env.get("PSIT_MODEL_ENDPOINTS")
+        if mapping:
+            raw["model_endpoints"] = parse_model_endpoints(mapping)
         key = env.get("PSIT_API_KEY") or env.get("OPENAI_API_KEY")
         if key:
             raw["api_key"] = key
@@ -76,11 +84,19 @@ class LLMSettings(BaseModel):
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise ConfigurationError(f"bad model setting {where!r}: {first['msg']}") from None
-        if settings.backend == "openai" and not settings.base_urls:
+        if settings.backend == "openai" and not settings.base_urls and not settings.model_endpoints:
             raise ConfigurationError(
                 "PSIT_BACKEND=openai needs an endpoint: set PSIT_BASE_URLS (or OPENAI_BASE_URL), "
                 "e.g. http://localhost:8000/v1 for a vLLM server")
         return settings
+
+    def urls_for(self, model: str) -> tuple[str, ...]:
+        """The replicas serving ``model``: its own entry in the mapping, else the base URLs."""
+        urls = self.model_endpoints.get(model) or self.base_urls
+        if not urls:
+            raise ConfigurationError(
+                f"no endpoint serves model {model!r}: add it to PSIT_MODEL_ENDPOINTS or set PSIT_BASE_URLS")
+        return urls
 
     @property
     def simulated(self) -> bool:
@@ -107,5 +123,19 @@ class LLMSettings(BaseModel):
         """What run metadata may record: everything but the credentials."""
         data = self.model_dump(exclude={"api_key"})
         data["base_urls"] = list(self.base_urls) if self.backend == "openai" else ["in-process simulator"]
+        data["model_endpoints"] = {m: list(u) for m, u in self.model_endpoints.items()}
         data["simulated"] = self.simulated
         return data
+
+
+def parse_model_endpoints(text: str) -> dict[str, tuple[str, ...]]:
+    """``a=u1,u2;b=u3`` -> ``{"a": ("u1", "u2"), "b": ("u3",)}``; a malformed entry is an error."""
+    mapping: dict[str, tuple[str, ...]] = {}
+    for entry in filter(None, (e.strip() for e in text.split(";"))):
+        model, sep, urls = entry.partition("=")
+        found = tuple(u.strip() for u in urls.split(",") if u.strip())
+        if not sep or not model.strip() or not found:
+            raise ConfigurationError(
+                f"PSIT_MODEL_ENDPOINTS entry {entry!r} is not 'model=url[,url...]' (entries separated by ';')")
+        mapping[model.strip()] = found
+    return mapping

@@ -50,6 +50,7 @@ def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
                 "system": spec["system"],
                 "trial": int(spec["trial"]),
                 "status": record.status,
+                "scored": trial is not None,
                 "success": bool(trial is not None and trial.success),
                 "outcome": "error" if trial is None else ("pass" if trial.success else "fail"),
                 "delegations": len(trial.delegations) if trial is not None else 0,
@@ -59,7 +60,7 @@ def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
                 "error": record.error,
             }
         )
-    columns = [*CELL, "trial", "status", "success", "outcome", "delegations", "policy_calls",
+    columns = [*CELL, "trial", "status", "scored", "success", "outcome", "delegations", "policy_calls",
                "ingest_fallbacks", "recorded_errors", "error"]
     return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
 
@@ -68,20 +69,18 @@ def trial_counts_text(trials: pd.DataFrame) -> str:
     """One line: how many trials passed, failed and ended in an error."""
     counts = trials["outcome"].value_counts()
     return (f"{len(trials)} trials: " + ", ".join(f"{counts.get(o, 0)} {o}" for o in ("pass", "fail", "error"))
-            + " (errors are kept and count as failures)")
+            + " (errors are kept, counted as n_failed, and left out of every rate)")
 
 
 def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.DataFrame:
     """Success rate with a Wilson 95% interval per model x scenario x system, plus reference rows.
 
-    Measured rows carry ``n``, ``successes``, the interval and ``errored`` (episodes that
-    crashed, counted as failures); reference rows (model "reference study") carry only the
+    Measured rows carry ``n_scored``, ``n_failed`` (trials that crashed: kept, never scored),
+    ``successes`` and the interval; reference rows (model "reference study") carry only the
     published rate. A "mean over scenarios" row per model and system gives the headline
     reliability; the reference one is the study's reported mean.
     """
     rates = rate_table(trials, CELL, "success")
-    errored = trials.assign(_err=trials["status"] != "ok").groupby(CELL)["_err"].sum()
-    rates["errored"] = [int(errored.get(tuple(row), 0)) for row in rates[CELL].itertuples(index=False)]
     rates.insert(3, "source", MEASURED)
     scenarios = list(dict.fromkeys(trials["scenario"]))
     systems = list(dict.fromkeys(trials["system"]))
@@ -104,9 +103,9 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.Da
         .sort_values(["_s", "_y", "_m"], kind="stable")
         .drop(columns=["_s", "_y", "_m"])
     )
-    columns = [*CELL, "source", "n", "successes", "rate", "wilson_low", "wilson_high", "errored"]
+    columns = [*CELL, "source", "n_scored", "n_failed", "successes", "rate", "wilson_low", "wilson_high"]
     table = table[columns].reset_index(drop=True)
-    for col in ("n", "successes", "errored"):
+    for col in ("n_scored", "n_failed", "successes"):
         table[col] = table[col].astype("Int64")
     return table
 
@@ -116,15 +115,16 @@ def compact_success_table(table: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     out = table.copy()
     for col in ("rate", "wilson_low", "wilson_high"):
         out[col] = out[col].map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
-    for col in ("n", "successes", "errored"):
+    for col in ("n_scored", "n_failed", "successes"):
         out[col] = out[col].map(lambda v: "" if pd.isna(v) else str(int(v)))
     return out
 
 
 def outcomes_by_group(trials: pd.DataFrame) -> dict[str, list[bool]]:
-    """Success flags per ``model · scenario · system`` in trial order (the first-k estimator needs it)."""
+    """Success flags of the scored trials per ``model · scenario · system``, in trial order (the
+    first-k estimator needs it); crashed trials are left out, as in every rate."""
     groups: dict[str, list[bool]] = {}
-    for key, sub in trials.groupby(CELL, sort=False):
+    for key, sub in trials[trials["scored"]].groupby(CELL, sort=False):
         groups[GROUP_SEPARATOR.join(map(str, key))] = sub.sort_values("trial")["success"].astype(bool).tolist()
     return groups
 

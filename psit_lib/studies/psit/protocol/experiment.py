@@ -55,14 +55,15 @@ ForkRecord = EpisodeRecord[ForkEpisode]
 
 
 def fork_frame(records: list[ForkRecord]) -> pd.DataFrame:
-    """One row per episode; failed episodes appear with outcome ``error``, never dropped."""
+    """One row per episode; failed episodes appear with outcome ``error`` and ``scored`` False:
+    kept and counted (``n_failed``), never dropped and never scored."""
     rows = []
     for rec in records:
         result = rec.result
         outcome = result.outcome.value if result is not None else Outcome.ERROR.value
         rows.append({
             "episode_id": rec.episode_id, "task": rec.spec["task"], "model": rec.spec["model"],
-            "agent": rec.spec["agent"], "outcome": outcome,
+            "agent": rec.spec["agent"], "outcome": outcome, "scored": result is not None,
             "self_consistent": outcome == Outcome.SELF_CONSISTENT.value,
             "revealed": result.reveal.parsed if result is not None and result.reveal is not None else None,
             "model_candidates": sum(c.source == "model" for c in result.candidates) if result is not None else 0,
