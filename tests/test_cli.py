@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from psit_lib.cli import main
@@ -25,7 +26,7 @@ def test_unknown_parameter_is_rejected_before_running(tmp_path, monkeypatch, cap
     _tiny_notebook(tmp_path / "nbs")
     monkeypatch.setenv("PSIT_NOTEBOOKS_DIR", str(tmp_path / "nbs"))
     assert main(["run", "98", "-p", "n_epsiodes=5"]) == 2
-    assert "98_tiny has no parameter(s) n_epsiodes" in capsys.readouterr().err
+    assert "no selected notebook has parameter(s) n_epsiodes" in capsys.readouterr().err
     assert main(["run", "97"]) == 2
     assert "no single notebook matches '97'" in capsys.readouterr().err
 
@@ -42,3 +43,122 @@ def test_run_executes_with_parameters_and_report_renders(tmp_path, monkeypatch):
     assert main(["report", "--run-id", "r1"]) == 0
     index = (tmp_path / "results" / "r1" / "report" / "index.html").read_text()
     assert "98_tiny.html" in index and "98 · Tiny" in index
+
+
+# -- never report a broken run as done -------------------------------------------------------
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _psit(*args, env_extra=None, tmp_path=None, timeout=60):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PSIT_")}
+    env.update(PSIT_RESULTS_DIR=str(tmp_path / "results"), PSIT_FIGURES_DIR=str(tmp_path / "figures"),
+               **(env_extra or {}))
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "psit_lib.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=timeout)
+    return done, time.monotonic() - started
+
+
+def test_a_closed_port_or_a_bogus_profile_stops_before_any_kernel_in_one_line(tmp_path):
+    closed, seconds = _psit("run", "02", "-p", "n_episodes=1", tmp_path=tmp_path,
+                            env_extra={"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": "http://127.0.0.1:9/v1"})
+    assert closed.returncode == 2 and seconds < 5
+    assert closed.stderr.count("\n") == 1 and "PSIT_BASE_URLS: http://127.0.0.1:9/v1 does not answer" in closed.stderr
+    bogus, seconds = _psit("run", "02", tmp_path=tmp_path, env_extra={"PSIT_SIM_PROFILE": "bogus"})
+    assert bogus.returncode == 2 and seconds < 5 and bogus.stderr.startswith("psit: PSIT_SIM_PROFILE:")
+    nonsense, _ = _psit("run", tmp_path=tmp_path, env_extra={"PSIT_BACKEND": "nonsense"})
+    assert nonsense.returncode == 2 and "PSIT_BACKEND='nonsense' is not valid" in nonsense.stderr
+    assert not (tmp_path / "results").exists()  # nothing ran
+
+
+def test_a_model_the_server_does_not_serve_is_named(tmp_path, sim_server_url):
+    from psit_lib.cli.errors import CliError
+    from psit_lib.cli.preflight import check_settings
+
+    env = {"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": sim_server_url, "PSIT_MODEL": "qwen3-32b"}
+    try:
+        check_settings(env)
+    except CliError as exc:
+        assert "PSIT_MODEL='qwen3-32b' is not served" in str(exc) and "psit-sim" in str(exc)
+    else:
+        raise AssertionError("an unserved model passed the pre-flight")
+    assert check_settings({**env, "PSIT_MODEL": "psit-sim:agreeable"}).model == "psit-sim:agreeable"
+
+
+FAILING = """
+import asyncio
+from psit_lib.runs import Experiment, EpisodeSpec
+exp = Experiment("97_flaky", {"n": n}, seed=0)
+async def episode(spec, session):
+    if spec.params["i"] % 2:
+        raise RuntimeError("endpoint gave up")
+    reply = await session.chat([{"role": "user", "content": "hi"}], role="generic")
+    return {"answer": reply.content}
+records = await exp.run([EpisodeSpec(f"e{i}", {"i": i}) for i in range(n)], episode, progress=False)
+exp.save_table(__import__("pandas").DataFrame({"i": [1, 2], "x": [n, n]}), "key")
+exp.finish()
+"""
+
+
+def _flaky_notebook(folder):
+    nb = new_notebook(cells=[new_code_cell("n = 4", metadata={"tags": ["parameters"]}), new_code_cell(FAILING)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / "97_flaky.ipynb")
+
+
+def test_failed_episodes_exit_non_zero_keep_latest_and_say_how_to_retry(tmp_path, monkeypatch, capsys):
+    _flaky_notebook(tmp_path / "nbs")
+    monkeypatch.setenv("PSIT_NOTEBOOKS_DIR", str(tmp_path / "nbs"))
+    assert main(["run", "97", "--run-id", "r1", "--no-progress"]) == 1
+    err = capsys.readouterr()
+    assert "2 episode(s) failed" in err.err and "--run-id r1" in err.err and "retries exactly those" in err.err
+    assert "episodes failed" in err.out  # the summary table's status
+    assert not (tmp_path / "results" / "latest").exists()
+    run = json.loads((tmp_path / "results" / "r1" / "run.json").read_text())
+    assert run["complete"] is False and run["notebooks"][0]["failed"] == 2
+
+
+def test_compare_shows_configuration_and_table_differences(tmp_path, monkeypatch, capsys):
+    _flaky_notebook(tmp_path / "nbs")
+    monkeypatch.setenv("PSIT_NOTEBOOKS_DIR", str(tmp_path / "nbs"))
+    main(["run", "97", "--run-id", "a", "--no-progress"])
+    main(["run", "97", "-p", "n=6", "--run-id", "b", "--no-progress"])
+    capsys.readouterr()
+    assert main(["compare", "a", "b"]) == 0
+    out = capsys.readouterr().out
+    assert "param.n: 4 | 6" in out and "key.csv: differs" in out
+    table = tmp_path / "results" / "a" / "97_flaky" / "tables"
+    assert (table / "key.csv").exists() and (table / "key.parquet").exists()
+
+
+def test_list_version_selection_and_flat_params_files(tmp_path, monkeypatch, capsys):
+    assert main(["list"]) == 0
+    listing = capsys.readouterr().out
+    assert "02_hangman_fork_tests" in listing and "(study: 50)" in listing
+    try:
+        main(["--version"])
+    except SystemExit as exc:
+        assert exc.code == 0
+    assert capsys.readouterr().out.startswith("psit ")
+    from psit_lib.cli.notebooks import load_params, resolve_notebooks
+
+    assert [p.stem for p in resolve_notebooks(["2", "05"])] == ["02_hangman_fork_tests", "05_acc_judge_evaluation"]
+    flat = tmp_path / "flat.yaml"
+    flat.write_text("n_episodes: 2\nn_turns: 3\n")
+    params = load_params(str(flat), [], resolve_notebooks(["02", "05"]))
+    assert params["02_hangman_fork_tests"] == {"n_episodes": 2} and params["05_acc_judge_evaluation"] == {"n_turns": 3}
+    flat.write_text("n_episods: 2\n")
+    with pytest.raises(Exception, match="no selected notebook has parameter.*n_episods"):
+        load_params(str(flat), [], resolve_notebooks(["02"]))
+    flat.write_text("02_hangman_fork_test:\n  n_episodes: 2\n")
+    with pytest.raises(Exception, match="did you mean '02_hangman_fork_tests'"):
+        load_params(str(flat), [], resolve_notebooks(["02"]))

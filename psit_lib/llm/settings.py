@@ -37,6 +37,12 @@ CacheMode = Literal["off", "rw", "replay"]
 SIM_BASE_URL = "http://psit-sim.invalid/v1"
 
 
+FIELD_ENV = {"backend": "PSIT_BACKEND", "base_urls": "PSIT_BASE_URLS", "model": "PSIT_MODEL",
+             "sim_profile": "PSIT_SIM_PROFILE", "concurrency": "PSIT_CONCURRENCY", "timeout": "PSIT_TIMEOUT",
+             "max_retries": "PSIT_MAX_RETRIES", "cache": "PSIT_CACHE", "model_endpoints": "PSIT_MODEL_ENDPOINTS"}
+"""Which environment variable sets each setting (error messages name the variable at fault)."""
+
+
 class LLMSettings(BaseModel):
     """Where model calls go and how they are made."""
 
@@ -82,8 +88,9 @@ class LLMSettings(BaseModel):
             settings = cls(**raw)
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ConfigurationError(f"bad model setting {where!r}: {first['msg']}") from None
+            field = str(first["loc"][0]) if first["loc"] else "?"
+            source = FIELD_ENV.get(field, field) if field not in overrides else field
+            raise ConfigurationError(f"{source}={raw.get(field)!r} is not valid: {first['msg']}") from None
         if settings.backend == "openai" and not settings.base_urls and not settings.model_endpoints:
             raise ConfigurationError(
                 "PSIT_BACKEND=openai needs an endpoint: set PSIT_BASE_URLS (or OPENAI_BASE_URL), "

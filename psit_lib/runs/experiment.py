@@ -33,6 +33,10 @@ from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, run_episodes
 from psit_lib.runs.store import RunStore
 
 
+PROGRESS_FILE = "progress.json"
+"""Per notebook folder: the episode counts of the execution under way (see ``RunProgress``)."""
+
+
 def repo_root() -> Path:
     here = Path(__file__).resolve().parents[2]
     return here if (here / "pyproject.toml").exists() else Path.cwd()
@@ -119,7 +123,8 @@ class Experiment:
         raw = await run_episodes(specs, episode_fn, store=self.store, client=self.client_for,
                                  run_seed=self.seed, sampling=self.sampling,
                                  concurrency=concurrency or self.settings.concurrency,
-                                 desc=desc or self.notebook, progress=progress)
+                                 desc=desc or self.notebook, progress=progress,
+                                 progress_file=self.store.dir / PROGRESS_FILE)
         result_type = getattr(episode_fn, "result_type", None)
         if result_type is None:
             return raw
@@ -148,23 +153,52 @@ class Experiment:
         return pd.DataFrame(rows, columns=["source", "assumption", "value", "meaning"])
 
     def save_figure(self, fig, name: str) -> Path:
-        """Save a figure to the run folder and to ``figures/`` (``<notebook>__<name>.png``)."""
-        filename = f"{self.notebook}__{name}.png"
-        local = self.store.dir / "figures" / filename
-        local.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(local, dpi=120, bbox_inches="tight")
-        shared = figures_dir() / filename
-        shared.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(shared, dpi=120, bbox_inches="tight")
+        """Save a figure (PNG and SVG) to the run folder, and to ``figures/`` (the latest run's
+        figures) unless episodes of this run failed: a figure of an incomplete run must not
+        replace the last complete one. Files are ``<notebook>__<name>.{png,svg}``."""
+        stem = f"{self.notebook}__{name}"
+        local = self.store.dir / "figures" / f"{stem}.png"
+        targets = [local.parent]
+        if not self.failed_episodes():
+            targets.append(figures_dir())
+        for folder in targets:
+            folder.mkdir(parents=True, exist_ok=True)
+            fig.savefig(folder / f"{stem}.png", dpi=120, bbox_inches="tight")
+            fig.savefig(folder / f"{stem}.svg", bbox_inches="tight")
         return local
+
+    def save_table(self, table: pd.DataFrame, name: str) -> Path:
+        """Write a result table to ``<notebook folder>/tables/<name>.csv`` and ``.parquet``, so
+        runs can be compared (``psit compare``) and results reused outside the notebook."""
+        folder = self.store.dir / "tables"
+        folder.mkdir(parents=True, exist_ok=True)
+        flat = table.reset_index() if not isinstance(table.index, pd.RangeIndex) else table
+        flat = flat.copy()
+        flat.columns = [" · ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in flat.columns]
+        flat.to_csv(folder / f"{name}.csv", index=False)
+        flat.astype({c: str for c in flat.columns if flat[c].dtype == object}).to_parquet(folder / f"{name}.parquet", index=False)
+        return folder / f"{name}.csv"
+
+    def failed_episodes(self) -> int:
+        """Episodes of this notebook's folder whose latest record is an error."""
+        return sum(r.get("status") != "ok" for r in self.store.records().values())
+
+    def _progress(self) -> dict[str, Any]:
+        try:
+            return json.loads((self.store.dir / PROGRESS_FILE).read_text())
+        except (OSError, ValueError):
+            return {}
 
     def finish(self, **summary: Any) -> dict[str, Any]:
         """Write this execution's call statistics into the run metadata and return them."""
         records = self.store.records()
+        progress = self._progress()
         execution = {"started": self.metadata["started"], "ended": now_iso(),
                      **self.call_stats(),
                      "episodes_recorded": len(records),
                      "episodes_failed": sum(r.get("status") != "ok" for r in records.values()),
+                     "episodes_resumed": progress.get("resumed", 0),
+                     "episodes_run": progress.get("done", 0),
                      **summary}
         self.metadata["simulator"] = simulator_configuration(self.settings, execution.get("calls_by_role", {}))
         self.metadata["executions"].append(execution)

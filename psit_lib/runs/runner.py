@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Awaitable, Callable, Sequence
 
 from pydantic import BaseModel
@@ -33,6 +36,45 @@ class EpisodeSpec:
 EpisodeFn = Callable[[EpisodeSpec, ModelSession], Awaitable[dict[str, Any]]]
 
 
+@dataclass
+class RunProgress:
+    """Episode counts of one execution, written to a small JSON file the command line follows.
+
+    ``resumed`` episodes were finished before this execution and are not redone; ``done`` counts
+    the episodes finished now, ``failed`` those among them that ended in an error (retried on
+    the next resume), ``cached`` those whose every model call came from the response cache.
+    """
+
+    planned: int
+    resumed: int
+    done: int = 0
+    failed: int = 0
+    cached: int = 0
+    started: float = field(default_factory=time.time)
+    finished: bool = False
+    path: Path | None = None
+    _written: float = 0.0
+
+    def update(self, status: str, all_cached: bool) -> None:
+        self.done += 1
+        self.failed += status != "ok"
+        self.cached += all_cached and status == "ok"
+        self.write()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"planned": self.planned, "resumed": self.resumed, "done": self.done, "failed": self.failed,
+                "cached": self.cached, "started": self.started, "finished": self.finished}
+
+    def write(self, force: bool = False) -> None:
+        now = time.time()
+        if self.path is None or (not force and now - self._written < 0.25):
+            return
+        self._written = now
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.as_dict()))
+        os.replace(tmp, self.path)
+
+
 def describe_error(exc: BaseException) -> str:
     """One line: the exception type and message, without a traceback wall."""
     text = " ".join(str(exc).split()) or "(no message)"
@@ -42,10 +84,11 @@ def describe_error(exc: BaseException) -> str:
 async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, store: RunStore,
                        client: LLMClient | Callable[[EpisodeSpec], LLMClient], run_seed: int, sampling: SamplingDefaults | None = None,
                        concurrency: int = 16, desc: str = "episodes",
-                       progress: bool = True) -> list[dict[str, Any]]:
+                       progress: bool = True, progress_file: Path | None = None) -> list[dict[str, Any]]:
     """Run the unfinished episodes of ``specs`` and return every planned episode's record.
 
     ``client`` is one client, or a function choosing the client of an episode (several models).
+    ``progress_file`` receives the :class:`RunProgress` counts as episodes finish.
     """
     pick = client if callable(client) and not isinstance(client, LLMClient) else (lambda spec: client)
     ids = [s.episode_id for s in specs]
@@ -53,6 +96,8 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
         raise ValueError("episode ids must be unique within a run")
     finished = store.finished_ids()
     todo = [s for s in specs if s.episode_id not in finished]
+    counts = RunProgress(planned=len(specs), resumed=len(specs) - len(todo), path=progress_file)
+    counts.write(force=True)
     bar = tqdm(total=len(specs), initial=len(specs) - len(todo), desc=desc, disable=not progress,
                unit="ep", mininterval=0.5)
     gate = asyncio.Semaphore(max(1, concurrency))
@@ -76,6 +121,8 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
                       "calls": [dataclasses.asdict(c) for c in sorted(session.log, key=lambda c: (c.path, c.index))],
                       "wall_seconds": round(time.perf_counter() - started, 4), **body}
             store.append(record)
+            usage = record["usage"]
+            counts.update(status, all_cached=usage["calls"] > 0 and usage["cache_hits"] == usage["calls"])
             bar.update(1)
 
     try:
@@ -86,5 +133,7 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
         raise errors.exceptions[0] from None
     finally:
         bar.close()
+        counts.finished = True
+        counts.write(force=True)
     records = store.records()
     return [records[i] for i in ids if i in records]

@@ -1,0 +1,136 @@
+"""The ``psit`` command line.
+
+    psit run [NOTEBOOK ...] [-f params.yaml] [-p name=value ...] [--run-id ID] [--fresh] [--dry-run]
+    psit list
+    psit report [--run-id ID]
+    psit compare RUN_A RUN_B
+    psit sim serve [--port N] [--profile NAME]
+    psit --version
+
+Notebooks are chosen by name, stem or number (``2`` or ``02``). ``psit run`` checks the
+settings before any kernel starts, shows episode progress, ends with a per-notebook summary and
+exits non-zero when a notebook or an episode failed; re-using a run id resumes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import metadata
+
+from psit_lib.cli.errors import CliError
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from psit_lib.cli.notebooks import available, declared
+
+    for nb in available():
+        print(nb.stem)
+        for p in declared(nb).values():
+            study = f"  (study: {p.study_value})" if p.study_value else ""
+            print(f"    {p.name:26} = {p.default:30}{study}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from psit_lib.report import render_report
+    from psit_lib.runs.experiment import results_root
+
+    run_dir = results_root() / (args.run_id or "latest")
+    if not (run_dir / "notebooks").exists():
+        raise CliError(f"no executed notebooks in {run_dir}; run `psit run` first")
+    index = render_report(run_dir.resolve())
+    print(f"report: {index}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from psit_lib.cli.compare import compare
+
+    print(compare(args.run_a, args.run_b))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from psit_lib.cli.run import cmd_run as run
+
+    return run(args)
+
+
+def cmd_sim_serve(args: argparse.Namespace) -> int:
+    from psit_lib.sim.profiles import UnknownProfileError, get_profile
+    from psit_lib.sim.server import serve
+
+    try:
+        get_profile(args.profile)
+    except UnknownProfileError as exc:
+        raise CliError(str(exc)) from None
+    serve(args.host, args.port, args.profile)
+    return 0
+
+
+def version() -> str:
+    try:
+        return metadata.version("psit-lib")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="psit", description="PSIT workbench command line")
+    parser.add_argument("--version", action="version", version=f"psit {version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="execute notebooks headlessly (papermill) and summarise the run",
+                         description="Execute notebooks on the configured backend; exit 1 if any notebook "
+                                     "or episode failed (re-run with the same --run-id to retry them).")
+    run.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all)")
+    run.add_argument("-f", "--params-file", help="YAML parameters: one mapping (each key goes to the notebooks "
+                                                 "that declare it) or one mapping per notebook, plus 'all'")
+    run.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="a parameter for every selected notebook that declares it (repeatable)")
+    run.add_argument("--run-id", help="results/<run-id>; re-using one resumes it (default: from the parameters)")
+    run.add_argument("--fresh", action="store_true",
+                     help="redo the episodes of the selected notebooks (the response cache is kept)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="plan and estimate episodes, model calls and tokens per notebook on the in-process "
+                          "simulator, without calling the configured endpoint")
+    run.add_argument("--no-progress", dest="progress", action="store_false", help="no episode progress line")
+    run.set_defaults(func=cmd_run)
+    listing = sub.add_parser("list", help="the notebooks and their parameters (defaults, study-scale values)")
+    listing.set_defaults(func=cmd_list)
+    report = sub.add_parser("report", help="render a run's executed notebooks to HTML with an index")
+    report.add_argument("--run-id", help="default: the latest complete run")
+    report.set_defaults(func=cmd_report)
+    comp = sub.add_parser("compare", help="configuration differences and result tables of two runs")
+    comp.add_argument("run_a", help="run id (under results/) or folder")
+    comp.add_argument("run_b", help="run id (under results/) or folder")
+    comp.set_defaults(func=cmd_compare)
+    sim = sub.add_parser("sim", help="the simulated model")
+    sim_sub = sim.add_subparsers(dest="sim_command", required=True)
+    serve = sim_sub.add_parser("serve", help="serve the simulator on a loopback port")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    serve.add_argument("--profile", default="default", help="profile for requests that name none")
+    serve.set_defaults(func=cmd_sim_serve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CliError as exc:
+        print(f"psit: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("psit: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one clear line, not a traceback wall
+        from psit_lib.runs.runner import describe_error
+
+        print(f"psit: {describe_error(exc)}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

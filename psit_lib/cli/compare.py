@@ -1,0 +1,86 @@
+"""``psit compare RUN_A RUN_B``: what two runs set differently, and their result tables side by side.
+
+Configuration comes from each notebook folder's ``params.json`` and ``metadata.json`` (backend,
+model, profile, seed, simulator knobs and role constants, prompt fingerprints, package
+versions, git commit); tables from ``tables/*.csv`` (written by ``Experiment.save_table``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from psit_lib.cli.errors import CliError
+from psit_lib.runs.experiment import results_root
+
+CONFIG_KEYS = ("backend", "model", "profile", "seed", "simulated", "git_commit", "python")
+
+
+def run_folder(name: str) -> Path:
+    path = Path(name)
+    folder = path if path.is_dir() else results_root() / name
+    if not folder.is_dir():
+        raise CliError(f"no run folder {name!r} (looked in {results_root()})")
+    return folder
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _flatten(f"{prefix}.{key}" if prefix else str(key), inner, out)
+    else:
+        out[prefix] = value
+
+
+def configuration(folder: Path) -> dict[str, Any]:
+    """Flat configuration of one notebook folder: its parameters and what its metadata records."""
+    meta = _json(folder / "metadata.json")
+    flat: dict[str, Any] = {}
+    _flatten("param", {k: v for k, v in _json(folder / "params.json").items()}, flat)
+    _flatten("", {k: meta.get(k) for k in CONFIG_KEYS}, flat)
+    _flatten("simulator", meta.get("simulator") or {}, flat)
+    _flatten("prompts", meta.get("prompts") or {}, flat)
+    _flatten("packages", meta.get("packages") or {}, flat)
+    return flat
+
+
+def config_differences(a: Path, b: Path) -> list[tuple[str, Any, Any]]:
+    ca, cb = configuration(a), configuration(b)
+    return [(k, ca.get(k, "—"), cb.get(k, "—")) for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
+
+
+def table_comparison(a: Path, b: Path, name: str) -> str:
+    ta, tb = pd.read_csv(a / "tables" / name), pd.read_csv(b / "tables" / name)
+    if ta.equals(tb):
+        return f"  {name}: identical ({len(ta)} rows)"
+    side = pd.concat({"A": ta, "B": tb}, axis=1)
+    return f"  {name}: differs\n" + "\n".join("    " + line for line in side.to_string(index=False).splitlines())
+
+
+def compare(run_a: str, run_b: str) -> str:
+    a, b = run_folder(run_a), run_folder(run_b)
+    notebooks = sorted({p.name for p in a.iterdir() if (p / "metadata.json").exists()} &
+                       {p.name for p in b.iterdir() if (p / "metadata.json").exists()})
+    if not notebooks:
+        raise CliError(f"{a.name} and {b.name} have no notebook in common")
+    lines = [f"A = {a}", f"B = {b}"]
+    for nb in notebooks:
+        lines.append(f"\n== {nb}")
+        diffs = config_differences(a / nb, b / nb)
+        lines.append("  configuration: identical" if not diffs else "  configuration differences (A | B):")
+        lines += [f"    {k}: {va!r} | {vb!r}" for k, va, vb in diffs]
+        tables = sorted({p.name for p in (a / nb / "tables").glob("*.csv")} & {p.name for p in (b / nb / "tables").glob("*.csv")})
+        if not tables:
+            lines.append("  (no saved result tables in common)")
+        lines += [table_comparison(a / nb, b / nb, t) for t in tables]
+    return "\n".join(lines)

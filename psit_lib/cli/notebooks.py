@@ -1,0 +1,141 @@
+"""The notebooks the command line runs: finding them, choosing them, and their parameters.
+
+Parameters are read from each notebook's ``parameters`` cell (papermill's inspection), so the
+command line never duplicates them; a parameter's comment may give its study-scale value
+(``# per (model, agent); study: 50``), which ``psit list`` shows.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from psit_lib.cli.errors import CliError
+from psit_lib.runs.experiment import repo_root
+
+_STUDY_VALUE = re.compile(r"\bstudy:\s*([^;,)]+)", re.I)
+
+
+def notebooks_dir() -> Path:
+    return Path(os.environ.get("PSIT_NOTEBOOKS_DIR") or repo_root() / "notebooks")
+
+
+def available() -> list[Path]:
+    return sorted(notebooks_dir().glob("[0-9][0-9]_*.ipynb"))
+
+
+def resolve_notebooks(names: list[str]) -> list[Path]:
+    """Notebooks by full name, stem, number (``2`` or ``02``) or name prefix; all when empty."""
+    notebooks = available()
+    if not names:
+        return notebooks
+    chosen = []
+    for name in names:
+        stem = Path(name).stem
+        number = stem.zfill(2) if stem.isdigit() else None
+        matches = [p for p in notebooks if p.stem == stem or p.stem.startswith(stem + "_")
+                   or p.stem.split("_", 1)[0] == (number or stem)]
+        if len(matches) != 1:
+            raise CliError(f"no single notebook matches {name!r}; choose from "
+                           f"{', '.join(p.stem for p in notebooks)} (or their numbers)")
+        chosen.append(matches[0])
+    return chosen
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    default: str
+    help: str
+
+    @property
+    def study_value(self) -> str | None:
+        """The study-scale value the parameter's comment gives, if any."""
+        found = _STUDY_VALUE.search(self.help)
+        return found.group(1).strip() if found else None
+
+
+@lru_cache(maxsize=32)
+def _declared(path: str, mtime: float) -> tuple[Parameter, ...]:
+    import papermill
+
+    return tuple(Parameter(p["name"], p["default"], p.get("help") or "")
+                 for p in papermill.inspect_notebook(path).values())
+
+
+def declared(notebook: Path) -> dict[str, Parameter]:
+    """The notebook's parameters by name, in the order of its parameters cell."""
+    return {p.name: p for p in _declared(str(notebook), notebook.stat().st_mtime)}
+
+
+def parse_value(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def _read_params_file(path: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise CliError(f"cannot read params file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise CliError(f"params file {path} must hold a mapping")
+    return data
+
+
+def load_params(path: str | None, overrides: list[str], notebooks: list[Path]) -> dict[str, dict[str, Any]]:
+    """Per-notebook parameters from a YAML file and ``-p name=value`` overrides.
+
+    A params file is either a flat mapping (each key goes to every selected notebook that
+    declares it) or a mapping per notebook name with an optional ``all`` key (same rule). A
+    key that no selected notebook declares is an error naming it; so is a notebook name that
+    does not exist (with the closest real name suggested). ``-p`` values follow the flat rule.
+    """
+    every = {p.stem for p in available()}
+    params: dict[str, dict[str, Any]] = {nb.stem: {} for nb in notebooks}
+    shared: dict[str, Any] = {}
+    if path:
+        data = _read_params_file(path)
+        per_notebook = {k for k in data if k == "all" or k in every or re.fullmatch(r"\d\d_\w+", str(k))}
+        if per_notebook:
+            for key, values in data.items():
+                if key == "all":
+                    shared.update(values or {})
+                    continue
+                if key not in every:
+                    close = difflib.get_close_matches(str(key), sorted(every), n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise CliError(f"params file {path} names notebook {key!r}, which does not exist{hint}")
+                if not isinstance(values, dict):
+                    raise CliError(f"params for {key!r} in {path} must be a mapping")
+                if key in params:
+                    params[key].update(values)
+        else:
+            shared.update(data)
+    for item in overrides:
+        if "=" not in item:
+            raise CliError(f"-p takes name=value, not {item!r}")
+        name, value = item.split("=", 1)
+        shared[name.strip()] = parse_value(value)
+    names = {nb.stem: set(declared(nb)) for nb in notebooks}
+    unknown = sorted(k for k in shared if not any(k in d for d in names.values()))
+    if unknown:
+        raise CliError(f"no selected notebook has parameter(s) {', '.join(unknown)} "
+                       f"(see `psit list` for each notebook's parameters)")
+    for nb in notebooks:
+        explicit = params[nb.stem]
+        bad = sorted(set(explicit) - names[nb.stem])
+        if bad:
+            raise CliError(f"{nb.stem} has no parameter(s) {', '.join(bad)}; it declares "
+                           f"{', '.join(sorted(names[nb.stem]))}")
+        params[nb.stem] = {**{k: v for k, v in shared.items() if k in names[nb.stem]}, **explicit}
+    return params

@@ -1,0 +1,221 @@
+"""``psit run``: check the settings once, execute notebooks with papermill, follow their episodes,
+summarise what happened, and never report a broken run as done.
+
+Exit status: 0 when every notebook ran and no episode failed; 1 when episodes failed (re-running
+with the same ``--run-id`` retries exactly those) or a notebook failed; 2 for a usage or
+configuration error (before anything ran); 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from psit_lib.cli.notebooks import load_params, resolve_notebooks
+from psit_lib.cli.preflight import check_settings
+from psit_lib.cli.progress import ProgressFollower
+from psit_lib.cli.summary import NotebookSummary, table, write_run_file
+from psit_lib.runs.experiment import PROGRESS_FILE, results_root
+
+EXIT_EPISODES_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+def default_run_id(per_nb: dict[str, dict[str, Any]]) -> str:
+    text = json.dumps(per_nb, sort_keys=True, default=str)
+    env = "|".join(os.environ.get(k, "") for k in ("PSIT_BACKEND", "PSIT_MODEL", "PSIT_SIM_PROFILE"))
+    return "run-" + hashlib.sha256((text + env).encode()).hexdigest()[:8]
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Interrupt|Exit)):\s*(.+)$")
+
+
+def notebook_error(exc: Exception, executed: Path) -> str:
+    """The error a notebook raised, as its own message: ``CacheMissError: replay-only cache ...``,
+    not ``CellExecutionError: `` with nothing after it.
+
+    Kernels report errors in different shapes (an ``error`` output; or, when a library adds
+    notes to the exception, only a traceback on stderr), so the executed notebook is read back:
+    the last error output, else the last ``SomeError: message`` line of the last stderr stream.
+    """
+    name, value = getattr(exc, "ename", None), (getattr(exc, "evalue", None) or "").strip()
+    found = _error_in_notebook(executed)
+    if found and (not value or name in (None, "CellExecutionError")):
+        name, value = found
+    text = " ".join((value or str(exc)).split())
+    return f"{name or type(exc).__name__}: {text[:600]}"
+
+
+def _error_in_notebook(path: Path) -> tuple[str, str] | None:
+    try:
+        cells = json.loads(path.read_text()).get("cells", [])
+    except (OSError, ValueError):
+        return None
+    outputs = [o for c in cells for o in c.get("outputs", [])]
+    for output in reversed(outputs):
+        if output.get("output_type") == "error" and output.get("evalue"):
+            return output.get("ename", "Error"), output["evalue"]
+        if output.get("output_type") == "stream" and output.get("name") == "stderr":
+            lines = "".join(output.get("text", "")).splitlines()
+            for line in reversed(lines):
+                match = _EXCEPTION_LINE.match(line.strip())
+                if match:
+                    return match.group(1), match.group(2)
+    return None
+
+
+def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *,
+            progress: bool) -> list[NotebookSummary]:
+    """Run the notebooks in order into ``run_dir``; one summary each (a failure does not stop
+    the others)."""
+    import papermill
+
+    out_dir = run_dir / "notebooks"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["PSIT_RUN_DIR"] = str(run_dir)
+    summaries = []
+    for i, nb in enumerate(notebooks, 1):
+        folder = run_dir / nb.stem
+        (folder / PROGRESS_FILE).unlink(missing_ok=True)
+        shown = " ".join(f"{k}={v}" for k, v in params[nb.stem].items())
+        print(f"[{i}/{len(notebooks)}] {nb.stem} {shown}".rstrip(), flush=True)
+        started = time.perf_counter()
+        status, error = "ok", None
+        try:
+            with ProgressFollower(folder / PROGRESS_FILE) if progress else _nothing():
+                papermill.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params[nb.stem],
+                                           cwd=str(nb.parent), progress_bar=False, kernel_name="python3",
+                                           log_output=False)
+        except Exception as exc:  # papermill's execution errors, and a kernel that died
+            status, error = "failed", notebook_error(exc, out_dir / nb.name)
+        except KeyboardInterrupt:
+            summaries.append(NotebookSummary.from_folder(folder, notebook=nb.stem, status="interrupted",
+                                                         seconds=time.perf_counter() - started))
+            raise
+        summary = NotebookSummary.from_folder(folder, notebook=nb.stem, status=status,
+                                              seconds=time.perf_counter() - started, error=error)
+        summaries.append(summary)
+        if error:
+            print(f"    FAILED: {error}", file=sys.stderr, flush=True)
+        else:
+            note = f", {summary.failed} episode(s) failed" if summary.failed else ""
+            print(f"    done in {summary.seconds:.1f}s{note}", flush=True)
+    return summaries
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def move_latest(run_id: str) -> None:
+    latest = results_root() / "latest"
+    try:
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(run_id)
+    except OSError:
+        pass
+
+
+def resume_command(args: argparse.Namespace, run_id: str) -> str:
+    words = ["psit run", *args.notebooks]
+    if args.params_file:
+        words += ["-f", args.params_file]
+    words += [f"-p {p}" for p in args.param]
+    return " ".join(words + ["--run-id", run_id])
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    notebooks = resolve_notebooks(args.notebooks)
+    params = load_params(args.params_file, args.param, notebooks)
+    if args.dry_run:
+        return dry_run(notebooks, params)
+    settings = check_settings()
+    run_id = args.run_id or default_run_id(params)
+    run_dir = results_root() / run_id
+    if args.fresh:
+        for nb in notebooks:
+            shutil.rmtree(run_dir / nb.stem, ignore_errors=True)
+    print(f"psit run: {len(notebooks)} notebook(s) -> {run_dir} "
+          f"(backend {settings.backend}, model {settings.model}, profile {settings.profile_label})", flush=True)
+    try:
+        summaries = execute(notebooks, params, run_dir, progress=args.progress)
+    except KeyboardInterrupt:
+        print(f"\npsit: interrupted; finished episodes are saved. Resume with: {resume_command(args, run_id)}",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print("\n" + table(summaries))
+    failed_notebooks = [s for s in summaries if s.status == "failed"]
+    failed_episodes = sum(s.failed for s in summaries)
+    complete = not failed_notebooks and not failed_episodes
+    write_run_file(run_dir, summaries, run_id=run_id, complete=complete, backend=settings.backend,
+                   model=settings.model, profile=settings.profile_label)
+    if complete:
+        move_latest(run_id)
+        return 0
+    if failed_notebooks:
+        print(f"psit: {len(failed_notebooks)} notebook(s) failed: "
+              f"{', '.join(s.notebook for s in failed_notebooks)} (executed copies with the error are in "
+              f"{run_dir / 'notebooks'})", file=sys.stderr)
+    if failed_episodes:
+        print(f"psit: {failed_episodes} episode(s) failed and are left out of every rate; re-running "
+              f"`{resume_command(args, run_id)}` retries exactly those.", file=sys.stderr)
+    print("psit: results/latest was not moved to this incomplete run", file=sys.stderr)
+    return EXIT_EPISODES_FAILED
+
+
+def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]]) -> int:
+    """Plan and estimate without calling the configured endpoint.
+
+    Each notebook runs once on the in-process simulated model, with its parameters, the cache off
+    and a scratch results folder; the planned episodes and the model calls and tokens it made are
+    the estimate. Call counts follow the protocol; prompt tokens are close; real models write
+    longer completions than the simulator (reasoning models many times longer), so completion
+    tokens are a lower bound.
+    """
+    import papermill
+
+    from psit_lib.cli.summary import _last_execution
+
+    saved = {k: os.environ.get(k) for k in ("PSIT_BACKEND", "PSIT_MODEL", "PSIT_CACHE", "PSIT_RESULTS_DIR",
+                                            "PSIT_FIGURES_DIR", "PSIT_RUN_DIR")}
+    scratch = Path(tempfile.mkdtemp(prefix="psit-dry-run-"))
+    os.environ.update(PSIT_BACKEND="sim", PSIT_MODEL="psit-sim", PSIT_CACHE="off",
+                      PSIT_RESULTS_DIR=str(scratch / "results"), PSIT_FIGURES_DIR=str(scratch / "figures"),
+                      PSIT_RUN_DIR=str(scratch / "run"))
+    print("psit run --dry-run: each notebook runs on the in-process simulator (no endpoint is called)")
+    rows = []
+    try:
+        for nb in notebooks:
+            started = time.perf_counter()
+            papermill.execute_notebook(str(nb), str(scratch / nb.name), parameters=params[nb.stem],
+                                       cwd=str(nb.parent), progress_bar=False, kernel_name="python3",
+                                       log_output=False)
+            last = _last_execution(scratch / "run" / nb.stem)
+            rows.append((nb.stem, last.get("episodes_recorded", 0), last.get("model_calls", 0),
+                         last.get("prompt_tokens", 0), last.get("completion_tokens", 0), time.perf_counter() - started))
+    finally:
+        for key, value in saved.items():
+            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"{'notebook':38} {'episodes':>9} {'calls':>8} {'prompt tok':>11} {'completion tok (>=)':>20}")
+    for stem, episodes, calls, prompt, completion, _ in rows:
+        print(f"{stem:38} {episodes:>9} {calls:>8} {prompt:>11} {completion:>20}")
+    total = [sum(r[i] for r in rows) for i in (1, 2, 3, 4)]
+    print(f"{'total':38} {total[0]:>9} {total[1]:>8} {total[2]:>11} {total[3]:>20}")
+    print("Completion tokens are the simulator's, a lower bound for real models; the model name and"
+          " endpoint of the real run do not change the counts.")
+    return 0
