@@ -163,5 +163,5 @@ def test_settings_from_env_and_errors():
     assert LLMSettings.from_env({}).simulated
     with pytest.raises(ConfigurationError, match="PSIT_BASE_URLS"):
         LLMSettings.from_env({"PSIT_BACKEND": "openai"})
-    with pytest.raises(ConfigurationError, match="cache"):
+    with pytest.raises(ConfigurationError, match="PSIT_CACHE=.sometimes. is not valid"):
         LLMSettings.from_env({"PSIT_CACHE": "sometimes"})
