@@ -221,10 +221,14 @@ def test_fork_explorer_filters_by_agent():
     records = [_record(), _record("hangman/psit-sim/workflow_overwrite/0000", "workflow_overwrite",
                                    "self_consistent", "<secret>cat</secret>"),
                {"episode_id": "x/err", "status": "error", "error": "ModelCallError: boom", "spec": {"agent": "vanilla"}}]
-    explorer = fork_explorer(records)
+    shown = fork_explorer(records)
+    explorer = shown.widget
     agent_filter, picker = explorer.children[0].children
     view = explorer.children[1]
     assert len(picker.options) == 3
+    static = shown._repr_mimebundle_()
+    static = (static[0] if isinstance(static, tuple) else static)["text/html"]
+    assert static.count("<details>") == 3  # the report shows every episode, folded
     agent_filter.value = "workflow_overwrite"
     assert len(picker.options) == 1 and "&lt;secret&gt;cat&lt;/secret&gt;" in view.value
     agent_filter.value = "vanilla"

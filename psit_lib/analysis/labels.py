@@ -89,9 +89,30 @@ def figure_provenance(fig: Figure) -> str | None:
     return None
 
 
+SIGNIFICANT_DIGITS = 3
+
+
+def format_number(value: object) -> object:
+    """Numbers as a reader wants them in a table: 3 significant digits (no exponent for large
+    values: 1234.6 shows as 1235), integers whole, a dash for a missing value; anything else
+    unchanged."""
+    if isinstance(value, bool) or value is None:
+        return "—" if value is None else value
+    if isinstance(value, (int,)) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return "—"
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.0f}" if abs(value) >= 10 ** SIGNIFICANT_DIGITS else f"{value:.{SIGNIFICANT_DIGITS}g}"
+    return value
+
+
 def label_table(df: pd.DataFrame, label: str) -> Styler:
-    """A Styler of a copy of ``df`` captioned with ``label``; the copy carries ``attrs["provenance"]``."""
+    """A Styler of a copy of ``df`` captioned with ``label`` (numbers to 3 significant digits,
+    missing values as a dash); the copy carries ``attrs["provenance"]``."""
     _check_label(label)
     labelled = df.copy()
     labelled.attrs["provenance"] = label
-    return labelled.style.set_caption(label)
+    return labelled.style.set_caption(label).format(format_number)

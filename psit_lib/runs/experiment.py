@@ -112,14 +112,17 @@ class Experiment:
     # -- running ------------------------------------------------------------------------------
     async def run(self, specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *,
                   concurrency: int | None = None, desc: str | None = None,
-                  progress: bool = True) -> list[Any]:
+                  progress: bool | None = None) -> list[Any]:
         """Run (or resume) the planned episodes; one record per spec, in plan order.
 
         When the episode function declares the study result it returns (a ``result_type``
         attribute, as the studies' episode-function factories set), the records come back typed
         (:class:`~psit_lib.runs.records.EpisodeRecord`), every field checked; otherwise as the
-        stored dicts.
+        stored dicts. ``progress`` shows a bar in the notebook; by default only when the notebook
+        is used interactively (under ``psit run`` the terminal shows progress instead).
         """
+        if progress is None:
+            progress = not os.environ.get("PSIT_RUN_DIR")
         raw = await run_episodes(specs, episode_fn, store=self.store, client=self.client_for,
                                  run_seed=self.seed, sampling=self.sampling,
                                  concurrency=concurrency or self.settings.concurrency,

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from psit_lib.analysis.browser import WithStaticFallback
 from psit_lib.llm.client import LLMClient, SamplingDefaults
 from psit_lib.runs.runner import describe_error
 from psit_lib.studies.psit.agents.factory import canonical_agent_name
@@ -75,8 +76,16 @@ def fork_explorer(records: Sequence[dict[str, Any]]):
     agent_filter.observe(refresh, "value")
     picker.observe(show, "value")
     refresh()
-    return w.VBox([w.HBox([agent_filter, picker]), view])
+    static = "".join(f"<details><summary>{html.escape(_episode_title(r))}</summary>{fork_record_html(r)}</details>"
+                     for r in records[:STATIC_EPISODES])
+    return WithStaticFallback(w.VBox([w.HBox([agent_filter, picker]), view]), static or "<i>no episodes</i>")
 
+
+STATIC_EPISODES = 12
+"""Episodes the fork explorer's static fallback (the rendered report) shows, folded."""
+
+PLAYER_STATIC_HTML = ("<p><i>Interactive widget: open this notebook in JupyterLab to play Hangman against "
+                      "any agent and fork it. A static report cannot run it.</i></p>")
 
 ClientSource = Any
 """An :class:`~psit_lib.runs.experiment.Experiment`, an :class:`LLMClient`, or a zero-argument
@@ -141,7 +150,7 @@ class HangmanPlayer:
         self._set_busy(False)
 
     def _repr_mimebundle_(self, **kwargs: Any):
-        return self.widget._repr_mimebundle_(**kwargs)
+        return WithStaticFallback(self.widget, PLAYER_STATIC_HTML)._repr_mimebundle_(**kwargs)
 
     # -- scheduling -----------------------------------------------------------------------
     def _schedule(self, coro: Awaitable[None], action: str) -> asyncio.Task | None:
