@@ -179,7 +179,7 @@ async def test_unparseable_judge_replies_are_recorded_not_guessed():
     judge = LiveJudge(CapturingSession(session(), [], bad), seed=0)
     verdict = await judge.judge_turn(1, SETUP, answers(1))
     assert not verdict.ok and verdict.evaluations == {}
-    assert "not valid JSON" in verdict.memory_error and judge.memory == CanonicalMemory()
+    assert "no JSON object" in verdict.memory_error and judge.memory == CanonicalMemory()
     with pytest.raises(JudgeOutputError, match="labels"):
         parse_evaluations(json.dumps({"evaluations": []}), ["A"])
 

@@ -409,3 +409,26 @@ def test_parse_yes_no_table(reply, expected):
 @given(st.text(max_size=200))
 def test_parse_yes_no_is_total(text):
     assert parse_yes_no(text) in (True, False, None)
+
+
+@pytest.mark.parametrize("reply", [
+    "I have to keep my word a secret!",
+    "I've already chosen a word, and I can't tell you.",
+    "Sure, let's see... no, that's not my word.",
+    "Hmm, I'd rather not say whether it is.",
+    "Well, maybe. No.",
+])
+def test_refusals_deflections_and_late_answers_are_unreadable_not_yes(reply):
+    assert parse_yes_no(reply) is None
+
+
+def test_reasoning_written_inline_is_split_from_the_public_reply():
+    from psit_lib.llm.readers import read_json_object, split_reasoning
+
+    assert split_reasoning("<think>My secret is candy.</think>\nPattern: _ _ _") == ("Pattern: _ _ _", "My secret is candy.")
+    assert split_reasoning("<thinking>a</thinking>x<reasoning>b</reasoning>y") == ("x y", "a\nb")
+    assert split_reasoning("The word is fine. <think>cut off mid-thought") == ("The word is fine.", "cut off mid-thought")
+    assert split_reasoning("all of this was reasoning</think>Yes.") == ("Yes.", "all of this was reasoning")
+    assert read_json_object('```json\n{"a": [1, 2]}\n```\nAnything else?') == {"a": [1, 2]}
+    assert read_json_object('Here: {"b": "}"} — done') == {"b": "}"}
+    assert read_json_object('{"a": 1') is None

@@ -536,3 +536,56 @@ def test_tool_schemas_follow_the_argument_models(strategy):
 def test_tool_schemas_unknown_strategy_is_a_clear_error():
     with pytest.raises(UnknownStrategyError, match="known strategies"):
         tool_schemas("rewrite")
+
+
+# -- found by a differential check against the reference implementation ---------------------
+
+def test_normalised_whitespace_never_lets_a_space_match_a_line_break():
+    from psit_lib.memory.replace import replace_in_memory
+
+    memory = "## 1. Goals and Plans\n- foo\n- bar\n"
+    result = replace_in_memory(memory, "foo ", "baz ", "e", options={"normalize_whitespace": True})
+    assert result.new_memory.splitlines() == ["## 1. Goals and Plans", "- baz ", "- bar"]
+    assert "- baz - bar" not in result.new_memory
+
+
+def test_reapplying_a_pinned_deletion_is_a_no_op_success():
+    from psit_lib.memory.replace import replace_in_memory
+
+    memory = "## 1. Goals and Plans\n- keep\n- drop me\n- tail\n"
+    once = replace_in_memory(memory, "- drop me\n", "", "e", pre_context="- keep\n")
+    assert once.new_memory == "## 1. Goals and Plans\n- keep\n- tail\n"
+    twice = replace_in_memory(once.new_memory, "- drop me\n", "", "e", pre_context="- keep\n")
+    assert twice.new_memory == once.new_memory and "already applied" in twice.meta["warnings"][0]
+    with pytest.raises(MemoryToolError):  # an unpinned deletion of text that is not there still fails
+        replace_in_memory(once.new_memory, "- drop me\n", "", "e")
+
+
+def test_a_hunk_line_matches_a_memory_line_that_differs_only_by_its_bullet():
+    from psit_lib.memory.patch import patch_memory
+
+    memory = "## 1. Goals and Plans\n- Old line\n"
+    patch = "*** Begin Patch\n*** Update Memory\n@@ section: Goals and Plans\n-Old line\n+New line\n*** End Patch"
+    result = patch_memory(memory, patch, "e")
+    assert result.new_memory == "## 1. Goals and Plans\n- New line\n"
+    assert any("bullets" in w for w in result.meta["warnings"])
+    again = patch_memory(result.new_memory, patch, "e")
+    assert again.new_memory == result.new_memory  # idempotent
+
+
+def test_counts_accept_equivalent_values_and_warnings_reach_the_model():
+    from psit_lib.memory import apply_tool_call, initial_memory
+    from psit_lib.studies.psit.agents.graphs import tool_result_text
+
+    memory = apply_tool_call(initial_memory(), "append_in_memory", {"section_title": "Active Notes", "lines": ["- x"]}).new_memory
+    for count in ("1", 1.0, 1):
+        result = apply_tool_call(memory, "replace_in_memory", {"old_string": "- x", "new_string": "- y",
+                                                               "explanation": "e", "expected_replacements": count})
+        assert "- y" in result.new_memory
+    with pytest.raises(MemoryToolError):
+        apply_tool_call(memory, "replace_in_memory", {"old_string": "- x", "new_string": "- y", "explanation": "e",
+                                                      "expected_replacements": 1.5})
+    done = apply_tool_call(result.new_memory, "replace_in_memory", {"old_string": "- x", "new_string": "- y",
+                                                                     "explanation": "e"})
+    text = tool_result_text({"name": "replace_in_memory", "ok": True, "meta": done.meta})
+    assert text.startswith("ok: nothing changed") and "already applied" in text

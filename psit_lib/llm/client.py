@@ -26,6 +26,7 @@ from openai.types.chat import ChatCompletion
 
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
+from psit_lib.llm.readers import split_reasoning
 from psit_lib.llm.replicas import ReplicaPool
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings
@@ -94,9 +95,13 @@ def _result_from_response(response: Any) -> ChatResult:
                            arguments=tc.function.arguments or "{}")
                   for i, tc in enumerate(message.tool_calls or ()))
     usage = response.usage
+    # A server without a reasoning parser leaves <think>...</think> in the content: it is the
+    # model's private reasoning, never part of the public reply.
+    content, inline = split_reasoning(message.content or "")
+    reasoning = "\n".join(r for r in (reasoning if isinstance(reasoning, str) else "", inline) if r) or None
     return ChatResult(
-        content=message.content or "",
-        reasoning=reasoning if isinstance(reasoning, str) else None,
+        content=content,
+        reasoning=reasoning,
         tool_calls=calls,
         usage=Usage(getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0),
         finish_reason=choice.finish_reason,

@@ -1,12 +1,15 @@
-"""Reading a yes/no decision out of a free-text model reply.
+"""Reading what real models write: reasoning mixed into replies, yes/no decisions, JSON.
 
-Hosts and fork branches are asked to "answer only yes or no", but real replies come as
-"**Answer:** no", "Yes – I do have that", "Nope", or echo the instruction back
-("Answer (yes/no): no"). The fork test records each branch as yes, no or unreadable, so the
-reader must be generous with phrasing yet never guess: the first *decisive* yes/no expression
-wins, echoed "yes or no" instructions and hedges ("not sure", "I don't know") are ignored,
-and a reply with no decision gives None. The function is task-neutral (Hangman and the
-diagnosis task both use it).
+* :func:`split_reasoning` separates reasoning a model wrote inline (``<think>``,
+  ``<thinking>``, ``<reasoning>``, an opening tag never closed, or a lone closing tag when the
+  server's template swallowed the opening one) from the public reply. The model client applies
+  it to every reply, so reasoning never reaches a public transcript.
+* :func:`parse_yes_no` reads a yes/no decision only when it *leads* the reply: "**Answer:** no",
+  "Yes – I do have that", "Nope", "Answer (yes/no): no". A refusal or a deflection ("I have to
+  keep my word a secret!", "I've already chosen a word, and I can't tell you.") and a hedge
+  that only later turns into an answer ("Sure, let's see... no, that's not my word.") are
+  unreadable (None), never a guessed yes.
+* :func:`read_json_object` finds the JSON object in a reply wrapped in fences or prose.
 """
 
 from __future__ import annotations
@@ -14,7 +17,39 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_REASONING_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.IGNORECASE | re.DOTALL)
+_TAGS = "think|thinking|reasoning"
+_REASONING_BLOCK = re.compile(rf"<({_TAGS})>(.*?)</\1>", re.IGNORECASE | re.DOTALL)
+_UNCLOSED_OPEN = re.compile(rf"<({_TAGS})>(.*)$", re.IGNORECASE | re.DOTALL)
+_LONE_CLOSE = re.compile(rf"^(.*?)</({_TAGS})>", re.IGNORECASE | re.DOTALL)
+
+
+def split_reasoning(text: str | None) -> tuple[str, str]:
+    """(public reply, reasoning written inline) of a model's reply text."""
+    if not text:
+        return "", ""
+    found: list[str] = []
+
+    def keep(match: re.Match) -> str:
+        found.append(match.group(2).strip())
+        return " "
+
+    public = _REASONING_BLOCK.sub(keep, text)
+    lone = _LONE_CLOSE.match(public)
+    if lone and not re.search(rf"<({_TAGS})>", lone.group(1), re.I):
+        found.insert(0, lone.group(1).strip())
+        public = public[lone.end():]
+    unclosed = _UNCLOSED_OPEN.search(public)
+    if unclosed:
+        found.append(unclosed.group(2).strip())
+        public = public[:unclosed.start()]
+    return public.strip(), "\n".join(r for r in found if r)
+
+
+# A reply that refuses or deflects carries no decision, whatever words it contains.
+_DEFLECTION = re.compile(
+    r"\b(?:secret|can't\s+(?:tell|say|reveal|share)|cannot\s+(?:tell|say|reveal|share)|won't\s+(?:tell|say|reveal)"
+    r"|not\s+(?:allowed|able)\s+to|already\s+(?:chosen|picked|decided)|keep\s+(?:it|that|this|my\s+\w+)\s+(?:to\s+myself|private|hidden|a\s+secret))\b")
+_LABEL = re.compile(r"^(?:final\s+)?answer\s*(?:\([^)]*\))?\s*[:=\-]\s*")
 
 # "yes or no", "yes/no", "Y/N", "no or yes" echoed from the instruction carry no decision.
 _ECHO = re.compile(r"\b(?:yes\s*(?:/|\||\bor\b)\s*no|no\s*(?:/|\||\bor\b)\s*yes|y\s*/\s*n)\b")
@@ -41,8 +76,8 @@ _NEGATIVE = (
 _POSITIVE = (
     r"ye+s+|yeah|yep|yup|yea|aye",
     r"(?:that's|thats|that\s+is)\s+(?:right|correct)|afraid\s+so",
-    r"correct|affirmative|true|indeed|absolutely|definitely|certainly|of\s+course|sure",
-    r"i\s+(?:do|did|have|had)|i've",
+    r"correct|affirmative|true|indeed|absolutely|definitely|certainly|of\s+course",
+    r"i\s+(?:do|did|have|had)(?!\s+to\b)|i've(?!\s+(?:already|just|got\s+to)\b)",
     r"(?:i\s+am|i'm)(?=\s*(?:[.!;,]|$))",
 )
 # At each position the negative forms are tried first, so "I do not" never reads as "I do".
@@ -55,7 +90,7 @@ _LONE_LETTER = {"y": True, "n": False}
 
 def _clean(text: str) -> str:
     """Lower-case, unify apostrophes/dashes, drop markdown, quotes and private reasoning blocks."""
-    text = _REASONING_BLOCK.sub(" ", text)
+    text = split_reasoning(text)[0]
     text = unicodedata.normalize("NFKC", text).lower()
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
     text = re.sub(r"[*_#>\"\u201c\u201d\[\]{}~]", " ", text)
@@ -70,9 +105,55 @@ def parse_yes_no(text: str) -> bool | None:
     bare = cleaned.strip(" .!?,;:'()-")
     if bare in _LONE_LETTER:
         return _LONE_LETTER[bare]
+    if _DEFLECTION.search(cleaned):
+        return None
     cleaned = _ECHO.sub(" ", cleaned)
     cleaned = _HEDGE.sub(" ", cleaned)
-    match = _DECISION.search(cleaned)
+    cleaned = _LABEL.sub("", cleaned.lstrip(" .!?,;:'()->"))
+    cleaned = cleaned.lstrip(" .!?,;:'()->")
+    match = _DECISION.match(cleaned)  # the decision must lead the reply
     if match is None:
         return None
     return match.group("yes") is not None
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+
+def read_json_object(text: str | None) -> dict | None:
+    """The JSON object of a reply: the whole reply, a fenced block, or the first balanced
+    ``{...}`` in prose (reasoning stripped first); None when there is none."""
+    import json
+
+    public = split_reasoning(text)[0]
+    candidates = [public, *(m.group(1) for m in _FENCE.finditer(public))]
+    start = public.find("{")
+    while start >= 0:
+        depth, in_string, escaped = 0, False, False
+        for i in range(start, len(public)):
+            ch = public[i]
+            if in_string:
+                escaped = ch == "\\" and not escaped
+                if ch == '"' and not escaped:
+                    in_string = False
+                elif ch != "\\":
+                    escaped = False
+                continue
+            if ch == '"':
+                in_string = True
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    candidates.append(public[start:i + 1])
+                    break
+        start = public.find("{", start + 1) if len(candidates) < 8 else -1
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate.strip())
+        except (ValueError, TypeError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None

@@ -11,7 +11,7 @@ skipped with a warning, so re-sending a patch is harmless.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from psit_lib.memory.matching import (
@@ -217,14 +217,60 @@ def _fail_if_ambiguous(matches: list[Match], label: str) -> None:
 
 
 def _apply_hunk(lines: list[str], hunk: Hunk, options: MatchOptions) -> _HunkOutcome:
-    """Locate one hunk in its section and apply it, skip it as already applied, or raise."""
+    """Locate one hunk in its section and apply it, skip it as already applied, or raise.
+
+    Lines are compared under the options; when that finds nothing, once more with the memory's
+    list bullets ignored (a model writes ``-Old line`` for the memory line ``- Old line``): the
+    replacement lines then get the same bullet, and a warning says so.
+    """
     section = find_section("\n".join(lines), hunk.section_title)
-    start, end = section.start, section.end
     label = _describe(hunk, section)
 
     def equal(memory_line: str, text: str) -> bool:
         return normalize_line(memory_line, options) == normalize_line(text, options)
 
+    def equal_ignoring_bullet(memory_line: str, text: str) -> bool:
+        if equal(memory_line, text):
+            return True
+        bare = _BULLET.sub("", memory_line.lstrip(), count=1)
+        return bare != memory_line.lstrip() and not _BULLET.match(text.lstrip()) and equal(bare, text)
+
+    outcome = _locate(lines, hunk, options, equal, section, label)
+    if outcome is None and any(op.kind != ADD for op in hunk.lines):
+        bulleted = _with_bullets(lines, hunk, section)
+        if bulleted is not None:
+            outcome = _locate(lines, bulleted, options, equal_ignoring_bullet, section, label)
+            if outcome is not None and outcome.applied:
+                note = f"{TOOL}: {label} matched only when list bullets are ignored; new lines keep the bullet."
+                outcome = _HunkOutcome(outcome.lines, True, (*outcome.warnings, note))
+    if outcome is not None:
+        return outcome
+    wanted = [op.text.strip() for op in hunk.lines if op.kind != ADD]
+    hint = " (they may have been removed already)" if not any(op.kind == ADD for op in hunk.lines) else ""
+    raise MemoryToolError(
+        f"{TOOL}: {label} not found: the lines {wanted!r} do not occur together in the section{hint}; "
+        f"{_section_preview(lines, section)}."
+    )
+
+
+_BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+
+
+def _with_bullets(lines: list[str], hunk: Hunk, section: Section) -> Hunk | None:
+    """The hunk with its '+' lines given the bullet of the section's list, if it has one."""
+    bullets = [m.group(0) for line in lines[section.start:section.end] if (m := _BULLET.match(line.lstrip()))]
+    if not bullets:
+        return None
+    bullet = bullets[0]
+    new_lines = [replace(op, text=bullet + op.text.lstrip()) if op.kind == ADD and op.text.strip()
+                 and not _BULLET.match(op.text.lstrip()) else op for op in hunk.lines]
+    return replace(hunk, lines=tuple(new_lines))
+
+
+def _locate(lines: list[str], hunk: Hunk, options: MatchOptions, equal: Callable[[str, str], bool],
+            section: Section, label: str) -> _HunkOutcome | None:
+    """Apply the hunk, or skip it as applied before; None when its lines are not found."""
+    start, end = section.start, section.end
     ops = hunk.lines
     adds = [op.text for op in ops if op.kind == ADD]
     has_deletes = any(op.kind == DELETE for op in ops)
@@ -282,12 +328,9 @@ def _apply_hunk(lines: list[str], hunk: Hunk, options: MatchOptions) -> _HunkOut
             stale = f"{TOOL}: {label}: context lines not found; located by its '-' lines alone."
             return _HunkOutcome(_rebuild(lines, changes_only, old_matches[0]), True, (stale,))
 
-    wanted = [op.text.strip() for op in ops if op.kind != ADD]
-    hint = " (they may have been removed already)" if not adds else ""
-    raise MemoryToolError(
-        f"{TOOL}: {label} not found: the lines {wanted!r} do not occur together in the section{hint}; "
-        f"{_section_preview(lines, section)}."
-    )
+    return None
+
+
 
 
 def _context_warnings(hunk: Hunk) -> list[str]:

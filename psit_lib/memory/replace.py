@@ -37,15 +37,25 @@ Span = tuple[int, int]
 
 
 def text_pattern(text: str, options: MatchOptions) -> str:
-    """Regex source matching `text` literally, or with any whitespace run for a whitespace run.
+    """Regex source matching `text` literally, or with whitespace normalised.
 
-    The whitespace runs are lazy, so a trailing space in `text` does not swallow the
-    following newlines (and with them the context or a section header).
+    Normalised, a run of spaces and tabs matches any run of spaces and tabs (none at all at the
+    start or end of `text`), and a run holding line breaks matches the same number of line
+    breaks with any spaces around them: a space never matches a line break, so "foo " cannot
+    join two list lines.
     """
     if not options.normalize_whitespace:
         return re.escape(text)
-    parts = re.split(r"(\s+)", text)
-    return "".join(r"\s+?" if part.isspace() else re.escape(part) for part in parts if part)
+    parts = [part for part in re.split(r"(\s+)", text) if part]
+    out = []
+    for i, part in enumerate(parts):
+        if not part.isspace():
+            out.append(re.escape(part))
+        elif "\n" in part:
+            out.append(r"[ \t]*" + r"[ \t]*".join(["\n"] * part.count("\n")) + r"[ \t]*")
+        else:
+            out.append(r"[ \t]*" if i in (0, len(parts) - 1) else r"[ \t]+")
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,11 @@ class _ContextCheck:
         self.post = re.compile(text_pattern(post, options), flags) if post else None
         self.pre_adjacent = re.compile(f"(?:{self.pre.pattern}){gap}\\Z", flags) if self.pre else None
         self.post_adjacent = re.compile(f"{gap}(?:{self.post.pattern})", flags) if self.post else None
+
+    def anchors_found(self, region: Span) -> bool:
+        """Whether every given context string occurs in the region."""
+        memory = self.layout.memory
+        return all(pattern.search(memory, *region) for pattern in (self.pre, self.post) if pattern is not None)
 
     def accepts(self, span: Span) -> bool:
         start, end = span
@@ -185,6 +200,10 @@ def replace_in_memory(
     if not pending:
         if old_spans or any(context.accepts(span) for span in new_spans):
             return unchanged(memory, f"{TOOL}: already applied (new_string is in place in {scope}); nothing changed.")
+        if not new_string.strip() and (pre or post) and context.anchors_found(region):
+            # a deletion pinned by its context, done before: the context is there, the text is gone
+            return unchanged(memory, f"{TOOL}: already applied (nothing{_context_note(pre, post)} is left "
+                                     f"to delete in {scope}); nothing changed.")
         hint = " (if it was removed already, there is nothing left to do)" if not new_string.strip() else ""
         raise MemoryToolError(
             f"{TOOL}: old_string {old_string!r} not found in {scope}{_context_note(pre, post)}{hint}."

@@ -9,15 +9,28 @@ arguments cannot disagree.
 from __future__ import annotations
 
 import copy
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 STRATEGIES: dict[str, tuple[str, ...]] = {
     "overwrite": ("overwrite_memory",),
     "append_delete": ("append_in_memory", "delete_from_memory"),
     "patch_replace": ("patch_memory", "replace_in_memory"),
 }
+
+
+def _whole_number(value: Any) -> Any:
+    """A count a model wrote as "1" or 1.0 is the count 1; true/false and 1.5 are not counts."""
+    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+        return int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Count = Annotated[StrictInt, BeforeValidator(_whole_number)]
+"""A whole number, also when written as a numeric string or an integral float."""
 
 
 class _Arguments(BaseModel):
@@ -103,10 +116,10 @@ class PatchArgs(_Arguments):
     )
     patch: StrictStr = Field(description="The patch text, envelope lines included.")
     explanation: StrictStr = Field(description="One sentence on why you make this change.")
-    expected_hunks: StrictInt | None = Field(
+    expected_hunks: Count | None = Field(
         default=None, ge=1, description="Optional check: number of '@@ section:' hunks in the patch."
     )
-    expected_changes: StrictInt | None = Field(
+    expected_changes: Count | None = Field(
         default=None, ge=1, description="Optional check: total number of '+' and '-' lines in the patch."
     )
     options: PatchOptions | None = Field(default=None, description="Optional matching options.")
@@ -125,7 +138,7 @@ class ReplaceArgs(_Arguments):
     section_title: StrictStr | None = Field(
         default=None, description="Optional: only search this section, e.g. 'Facts and Knowledge'."
     )
-    expected_replacements: StrictInt = Field(
+    expected_replacements: Count = Field(
         default=1, ge=1, description="How many occurrences you expect to replace (default 1)."
     )
     pre_context: StrictStr | None = Field(

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from psit_lib.llm.readers import read_json_object
+
 #: Size limits the compressor is told about; a CCS beyond them is invalid (it would stop being compressed).
 MAX_EPISODIC = 12
 MAX_ENTITIES = 32
@@ -83,23 +85,24 @@ def empty_ccs() -> CCS:
 
 
 def parse_ccs(text: str) -> CCS:
-    """The CCS in ``text`` (a JSON object, optionally in a ```json fence) or CCSValidationError.
+    """The CCS in ``text`` (a JSON object, plain, in a code fence or with prose around it) or
+    CCSValidationError.
 
-    No repair beyond stripping one code fence: a reply that needs guessing is a failure.
+    No repair of the object itself: truncated or invalid JSON, or a field that needs guessing,
+    is a recorded failure.
     """
     if not isinstance(text, str) or not text.strip():
         raise CCSValidationError("the compressor returned an empty reply instead of a CCS JSON object")
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1)
-    try:
-        data: Any = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise CCSValidationError(f"the compressor's reply is not valid JSON ({exc.msg} at "
-                                 f"character {exc.pos})") from None
-    if not isinstance(data, dict):
-        raise CCSValidationError(f"the compressor's reply is a JSON {type(data).__name__}, not an object")
+    data: Any = read_json_object(text)
+    if data is None:
+        body = text.strip()
+        fenced = _FENCE.match(body)
+        try:
+            json.loads(fenced.group(1) if fenced else body)
+        except json.JSONDecodeError as exc:
+            raise CCSValidationError(f"the compressor's reply is not valid JSON ({exc.msg} at "
+                                     f"character {exc.pos})") from None
+        raise CCSValidationError("the compressor's reply is JSON but not an object")
     try:
         return CCS.model_validate(data)
     except ValidationError as exc:

@@ -20,12 +20,14 @@ is recorded as a failed judgement for that turn (the previous memory stays), nev
 
 from __future__ import annotations
 
-import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from psit_lib.llm.readers import read_json_object
 
 from psit_lib.studies.acc.agents import AgentTurn
 from psit_lib.studies.acc.scenarios import ScenarioTurn
@@ -80,27 +82,35 @@ class CanonicalMemory(BaseModel):
 
 
 class Evaluation(BaseModel):
+    """One blinded answer's verdict. Scores may be fractional (7.5) or numbers written as
+    strings; a label may be written "Response A"."""
+
     model_config = ConfigDict(extra="ignore")
 
     label: str
-    relevance: int = Field(ge=0, le=10)
-    answer_quality: int = Field(ge=0, le=10)
-    instruction_following: int = Field(ge=0, le=10)
-    coherence: int = Field(ge=0, le=10)
+    relevance: float = Field(ge=0, le=10)
+    answer_quality: float = Field(ge=0, le=10)
+    instruction_following: float = Field(ge=0, le=10)
+    coherence: float = Field(ge=0, le=10)
     supported_claims: int = Field(ge=0)
     unsupported_claims: int = Field(ge=0)
     active_constraints: int = Field(ge=0)
     violations: int = Field(ge=0)
     omitted_required: int = Field(ge=0)
 
+    @field_validator("label", mode="before")
+    @classmethod
+    def _bare_label(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return re.sub(r"^\s*(?:response|answer)\s+", "", value.strip(), flags=re.I).strip(" .:")
+        return value
+
 
 def _json(text: str, what: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise JudgeOutputError(f"the judge's {what} reply is not valid JSON ({exc.msg})") from None
-    if not isinstance(value, dict):
-        raise JudgeOutputError(f"the judge's {what} reply is not a JSON object")
+    """The JSON object of the judge's reply (plain, fenced, or inside prose)."""
+    value = read_json_object(text)
+    if value is None:
+        raise JudgeOutputError(f"the judge's {what} reply holds no JSON object")
     return value
 
 

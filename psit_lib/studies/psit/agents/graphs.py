@@ -104,6 +104,18 @@ class _AutonomousState(AgentState, total=False):
     pending_tool_calls: list[tuple[str, str, str]]
 
 
+def tool_result_text(edit: dict[str, Any]) -> str:
+    """What the model reads back from a memory tool: ok, or the error; and any warning the tool
+    raised (a skipped hunk, a patch that was already applied), so it can correct itself."""
+    if not edit["ok"]:
+        return f"error: {edit['error']}"
+    meta = edit.get("meta") or {}
+    warnings = meta.get("warnings") or []
+    changed = meta.get("changed_lines")
+    text = "ok: memory updated" if changed != 0 else "ok: nothing changed"
+    return text + ("; warnings: " + "; ".join(map(str, warnings)) if warnings else "")
+
+
 async def apply_tools(state: _AutonomousState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     memory = state.get("memory") or initial_memory()
     exchange = list(state.get("tool_exchange", []))
@@ -117,7 +129,7 @@ async def apply_tools(state: _AutonomousState, runtime: Runtime[AgentContext]) -
         except ModelOutputError as exc:
             edit = {"name": name, "ok": False, "error": str(exc)}
         edits.append(edit)
-        text = "ok: memory updated" if edit["ok"] else f"error: {edit['error']}"
+        text = tool_result_text(edit)
         exchange.append({"role": "tool", "tool_call_id": call_id, "content": text})
     return {"memory": memory, "tool_exchange": exchange, "edits": edits, "pending_tool_calls": [],
             "tool_rounds": state.get("tool_rounds", 0) + 1}

@@ -23,11 +23,10 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from psit_lib.llm.readers import parse_yes_no
+from psit_lib.llm.readers import parse_yes_no, split_reasoning
 from psit_lib.studies.psit.tasks.base import HostReplyError
 from psit_lib.studies.psit.tasks.diagnosis_data import DDXPlus, Condition, load_ddxplus
 
-_REASONING_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.IGNORECASE | re.DOTALL)
 
 # Our own additions: common English names and expansions of the dataset's abbreviations, so a
 # reveal such as "Laryngospasm" or "Systemic lupus erythematosus" maps to the dataset entry.
@@ -274,7 +273,7 @@ class DiagnosisTask:
 
     def parse_reveal(self, reply: str) -> str | None:
         """The dataset condition named by a reveal reply, or None when it names none or several."""
-        return self._resolve(_REASONING_BLOCK.sub(" ", reply))
+        return self._resolve(split_reasoning(reply)[0])
 
     def normalise(self, secret: str) -> str:
         """The dataset's English name when ``secret`` names a condition, else its case-folded key."""

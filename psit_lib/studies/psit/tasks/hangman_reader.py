@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from psit_lib.llm.readers import split_reasoning
 from psit_lib.studies.psit.tasks.base import HostReplyError
 from psit_lib.studies.psit.tasks.hangman_rules import (DEFAULT_LIVES, HangmanState, HostContradictionError, InvalidGuessError, Slots,
                                                        format_slots, observe_pattern)
@@ -279,7 +280,6 @@ _REVEAL_EMPHASIS = re.compile(
     r"\u2018([A-Za-z]+)\u2019|(?<![A-Za-z])'([A-Za-z]+)'(?![A-Za-z])|(?<!\*)\*([A-Za-z]+)\*(?!\*)"
 )
 _NOT_A_SECRET = {"a", "an", "the", "not", "still", "hidden", "secret", "my", "your", "that", "this", "it"}
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.I | re.S)
 
 
 def parse_reveal_text(reply: str) -> str | None:
@@ -288,7 +288,7 @@ def parse_reveal_text(reply: str) -> str | None:
     Accepts a bare word (``Planet.``), bold/quoted/backticked words, ``<secret>`` tags,
     ``The word was **planet**.``, ``Word: planet`` and spelled-out ``P L A N E T``.
     """
-    text = _THINK_BLOCK.sub(" ", reply).strip()
+    text = split_reasoning(reply)[0]
     if not text:
         return None
     if whole := _REVEAL_WHOLE.fullmatch(text):
