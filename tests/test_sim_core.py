@@ -92,3 +92,23 @@ def test_role_registry_lists_roles_and_refuses_duplicates():
     assert "test_choice" in known_roles()
     with pytest.raises(ValueError, match="twice"):
         register_role("test_choice")(lambda ctx: SimReply())
+
+
+def test_the_loopback_server_takes_hundreds_of_simultaneous_connections():
+    import concurrent.futures
+    import json as _json
+    import urllib.request
+
+    from psit_lib.sim.server import running_server
+
+    body = _json.dumps({"model": "psit-sim", "messages": [{"role": "user", "content": "hi"}]}).encode()
+
+    def call(url):
+        request = urllib.request.Request(url + "/chat/completions", data=body,
+                                         headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+
+    with running_server() as url, concurrent.futures.ThreadPoolExecutor(max_workers=300) as pool:
+        statuses = list(pool.map(call, [url] * 300))
+    assert statuses == [200] * 300

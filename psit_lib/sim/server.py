@@ -46,11 +46,17 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    """A threading server with a listen backlog for hundreds of simultaneous clients (the
+    stdlib default of 5 makes connection 6 onwards wait for a SYN retry, about a second)."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 def make_server(host: str = "127.0.0.1", port: int = 0, profile: str = "default") -> ThreadingHTTPServer:
     handler = type("SimHandler", (_Handler,), {"default_profile": profile})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+    return _Server((host, port), handler)
 
 
 @contextlib.contextmanager
