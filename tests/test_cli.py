@@ -162,3 +162,23 @@ def test_list_version_selection_and_flat_params_files(tmp_path, monkeypatch, cap
     flat.write_text("02_hangman_fork_test:\n  n_episodes: 2\n")
     with pytest.raises(Exception, match="did you mean '02_hangman_fork_tests'"):
         load_params(str(flat), [], resolve_notebooks(["02"]))
+
+
+def test_progress_prints_a_finished_execution_once_in_a_log(tmp_path):
+    """Piped output (CI logs) gets one line per finished execution, with a rate that stays fixed."""
+    import io
+    import json as _json
+    import time as _time
+
+    from psit_lib.cli.progress import ProgressFollower, status_line
+
+    counts = {"planned": 10, "resumed": 2, "done": 8, "failed": 1, "cached": 3,
+              "started": 100.0, "ended": 104.0, "finished": True}
+    assert status_line(counts, now=1e9) == status_line(counts, now=200.0)
+    assert "8.0/s" not in status_line(counts) and "2.0/s" in status_line(counts)
+    path = tmp_path / "progress.json"
+    path.write_text(_json.dumps(counts))
+    log = io.StringIO()
+    with ProgressFollower(path, interval=0.02, stream=log):
+        _time.sleep(0.2)
+    assert log.getvalue().splitlines() == [status_line(counts)]

@@ -194,7 +194,7 @@ def test_significance_table_runs_fisher_per_group_with_holm_over_family(results)
     table = significance_table(results, methods=["workflow"], baselines=["vanilla", "cot"])
     assert list(table.columns) == [
         "task", "model", "method", "baseline", "n_method", "n_baseline", "rate_method",
-        "rate_baseline", "p_value", "p_holm", "significant", "marker",
+        "rate_baseline", "p_value", "p_holm", "holm_family_size", "significant", "marker",
     ]
     assert len(table) == 4
     expected_p = {
@@ -205,9 +205,10 @@ def test_significance_table_runs_fisher_per_group_with_holm_over_family(results)
     }
     for row in table.itertuples():
         assert row.p_value == pytest.approx(expected_p[(row.task, row.baseline)])
-    reject, adjusted = holm(table["p_value"].tolist())
-    assert table["p_holm"].tolist() == pytest.approx(adjusted)
-    assert table["significant"].tolist() == reject
+    for _, family in table.groupby(["task", "model", "method"]):  # one Holm family per method and group
+        reject, adjusted = holm(family["p_value"].tolist())
+        assert family["p_holm"].tolist() == pytest.approx(adjusted) and family["significant"].tolist() == reject
+        assert (family["holm_family_size"] == 2).all()
     marked = table.set_index(["task", "baseline"])["marker"]
     assert marked[("hangman", "vanilla")] == "*"
     assert marked[("hangman", "cot")] == ""
@@ -215,10 +216,39 @@ def test_significance_table_runs_fisher_per_group_with_holm_over_family(results)
     assert (table["marker"] == "*").sum() == 1
 
 
-def test_holm_family_spans_groups_so_adjusted_p_exceeds_raw(results):
-    table = significance_table(results, methods=["workflow"], baselines=["vanilla", "cot"])
-    smallest = table["p_value"].idxmin()
-    assert table.at[smallest, "p_holm"] == pytest.approx(min(1.0, 4 * table.at[smallest, "p_value"]))
+def test_the_holm_family_is_a_parameter(results):
+    per_method = significance_table(results, methods=["workflow"], baselines=["vanilla", "cot"])
+    whole = significance_table(results, methods=["workflow"], baselines=["vanilla", "cot"], family="table")
+    smallest = per_method["p_value"].idxmin()
+    assert per_method.at[smallest, "p_holm"] == pytest.approx(min(1.0, 2 * per_method.at[smallest, "p_value"]))
+    assert whole.at[smallest, "p_holm"] == pytest.approx(min(1.0, 4 * whole.at[smallest, "p_value"]))
+    assert (whole["holm_family_size"] == 4).all()
+
+
+def test_the_studys_table_1_counts_reproduce_every_asterisk():
+    """Fed the private-state study's own Table 1 (50 episodes per cell), one Holm family per
+    (task, model, method) over its baselines gives exactly the study's asterisks, private CoT
+    included; one family for the whole table would remove some."""
+    from psit_lib.analysis.reference import reference_table
+    from psit_lib.analysis.stats import better_than_all_baselines
+
+    table = reference_table("psit_table1_self_consistency")
+    rows = []
+    for r in table.itertuples(index=False):
+        successes = round(r.self_consistency_pct / 100 * 50)
+        rows += [{"task": r.task, "model": r.model, "agent": r.method, "self_consistent": i < successes}
+                 for i in range(50)]
+    episodes = pd.DataFrame(rows)
+    baselines = sorted(set(table.loc[table.group == "baseline", "method"]))
+    methods = sorted(set(table.method) - set(baselines))
+    assert "private_cot" in methods
+    stars = better_than_all_baselines(significance_table(episodes, methods, baselines))
+    reported = {(r.task, r.model, r.method): r.significant_vs_all_baselines == "yes"
+                for r in table.itertuples(index=False) if r.group != "baseline"}
+    measured = {(r.task, r.model, r.method): r.better_than_all for r in stars.itertuples(index=False)}
+    assert measured == reported
+    whole = better_than_all_baselines(significance_table(episodes, methods, baselines, family="table"))
+    assert whole["better_than_all"].sum() < stars["better_than_all"].sum()
 
 
 def test_significance_table_keeps_missing_comparisons_out_of_the_family(results):

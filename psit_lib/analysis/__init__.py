@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "holm": "stats",
     "rate_table": "stats",
     "significance_table": "stats",
+    "better_than_all_baselines": "stats",
     # passk
     "pass_at_k": "passk",
     "pass_hat_k": "passk",

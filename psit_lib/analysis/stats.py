@@ -27,6 +27,7 @@ SIGNIFICANCE_COLUMNS_AFTER_GROUPS = (
     "rate_baseline",
     "p_value",
     "p_holm",
+    "holm_family_size",
     "significant",
     "marker",
 )
@@ -169,20 +170,25 @@ def significance_table(
     success_col: str = "self_consistent",
     alpha: float = 0.05,
     scored_col: str = "scored",
+    family: str = "method",
 ) -> pd.DataFrame:
     """One-sided Fisher of every proposed method against every baseline per group, Holm-corrected.
 
     Only scored episodes count (rows whose ``scored_col`` is False failed to run and say nothing
     about the method); without that column every row counts.
 
-    One row per (group, method, baseline). The Holm family is every comparison in the table
-    that could be run, across all groups, so the error rate is controlled for the whole claim
-    set. A comparison where the method or the baseline has no episodes in that group stays in
-    the table with NaN rates and p-values (so a missing run is visible) but is left out of the
-    family. ``marker`` is ``"*"`` for a significant comparison, else ``""``.
+    ``family`` says which comparisons share one Holm correction: ``"method"`` (the studies'
+    choice) corrects each method's comparisons against all baselines within its group, i.e. one
+    family per (task, model, method), which is what a claim "better than every baseline" needs;
+    ``"table"`` corrects every comparison of the table at once (stricter, and a different
+    claim). ``holm_family_size`` says how many comparisons each p-value was corrected for.
+
+    One row per (group, method, baseline). A comparison where the method or the baseline has
+    no episodes in that group stays in the table with NaN rates and p-values (so a missing run
+    is visible) but is left out of its Holm family. ``marker`` is ``"*"`` for a significant comparison, else ``""``.
 
     Columns: the group columns, ``method``, ``baseline``, ``n_method``, ``n_baseline``,
-    ``rate_method``, ``rate_baseline``, ``p_value``, ``p_holm``, ``significant``, ``marker``.
+    ``rate_method``, ``rate_baseline``, ``p_value``, ``p_holm``, ``holm_family_size``, ``significant``, ``marker``.
     """
     methods, baselines = list(methods), list(baselines)
     if not methods or not baselines:
@@ -219,17 +225,38 @@ def significance_table(
                         "p_value": p,
                     }
                 )
+    if family not in ("method", "table"):
+        raise ValueError(f"significance_table: family must be 'method' or 'table', not {family!r}.")
     out = pd.DataFrame(rows, columns=[*columns, *SIGNIFICANCE_COLUMNS_AFTER_GROUPS[:7]])
-    runnable_mask = out["p_value"].notna().to_numpy()
-    reject, adjusted = holm(out.loc[runnable_mask, "p_value"].tolist(), alpha)
-    p_holm = np.full(len(out), np.nan)
-    significant = np.zeros(len(out), dtype=bool)
-    p_holm[runnable_mask] = adjusted
-    significant[runnable_mask] = reject
-    out["p_holm"] = p_holm
-    out["significant"] = significant
-    out["marker"] = np.where(significant, "*", "")
+    out["p_holm"] = np.nan
+    out["holm_family_size"] = 0
+    out["significant"] = False
+    keys = [*columns, "method"] if family == "method" else []
+    for _, part in (out.groupby(keys, sort=False, dropna=False) if keys else [(None, out)]):
+        runnable = part[part["p_value"].notna()]
+        if runnable.empty:
+            continue
+        reject, adjusted = holm(runnable["p_value"].tolist(), alpha)
+        out.loc[runnable.index, "p_holm"] = adjusted
+        out.loc[runnable.index, "significant"] = reject
+        out.loc[runnable.index, "holm_family_size"] = len(runnable)
+    out["significant"] = out["significant"].astype(bool)
+    out["marker"] = np.where(out["significant"], "*", "")
     return out
+
+
+def better_than_all_baselines(significance: pd.DataFrame, group_cols: str | Sequence[str] = ("task", "model")
+                              ) -> pd.DataFrame:
+    """Per (group, method): compared with how many baselines, significantly better than all of
+    them (a method missing a comparison is not), and the studies' ``*`` marker."""
+    columns = _as_columns(group_cols)
+    rows = []
+    for key, part in significance.groupby([*columns, "method"], sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        runnable = part[part["p_value"].notna()]
+        better = bool(len(runnable) == len(part) and len(part) > 0 and part["significant"].all())
+        rows.append((*key, len(runnable), better, "*" if better else ""))
+    return pd.DataFrame(rows, columns=[*columns, "method", "baselines_compared", "better_than_all", "marker"])
 
 
 def _count_of(counts: pd.DataFrame, name: str) -> tuple[int, int]:

@@ -17,7 +17,8 @@ from pathlib import Path
 def status_line(counts: dict, now: float | None = None) -> str:
     planned, resumed = counts.get("planned", 0), counts.get("resumed", 0)
     done, failed, cached = counts.get("done", 0), counts.get("failed", 0), counts.get("cached", 0)
-    elapsed = max(1e-6, (now or time.time()) - counts.get("started", time.time()))
+    end = counts.get("ended") or now or time.time()  # a finished run's rate stays fixed
+    elapsed = max(1e-6, end - counts.get("started", end))
     rate = done / elapsed
     left = planned - resumed - done
     eta = f"{left / rate:.0f}s" if rate > 0 and left > 0 else "-"
@@ -56,13 +57,14 @@ class ProgressFollower:
         if counts is None:
             return
         line = status_line(counts)
-        if line == self._last and not final:
+        if self._tty:
+            if line != self._last or final:
+                self.stream.write("\r" + line + ("\n" if final else ""))
+        elif (final or counts.get("finished")) and line != self._last:
+            self.stream.write(line + "\n")  # a log gets each finished execution once
+        else:
             return
         self._last = line
-        if self._tty:
-            self.stream.write("\r" + line + ("\n" if final else ""))
-        elif final or counts.get("finished"):
-            self.stream.write(line + "\n")
         self.stream.flush()
 
     def _follow(self) -> None:

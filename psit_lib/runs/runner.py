@@ -52,6 +52,7 @@ class RunProgress:
     cached: int = 0
     started: float = field(default_factory=time.time)
     finished: bool = False
+    ended: float | None = None
     path: Path | None = None
     _written: float = 0.0
 
@@ -63,7 +64,7 @@ class RunProgress:
 
     def as_dict(self) -> dict[str, Any]:
         return {"planned": self.planned, "resumed": self.resumed, "done": self.done, "failed": self.failed,
-                "cached": self.cached, "started": self.started, "finished": self.finished}
+                "cached": self.cached, "started": self.started, "finished": self.finished, "ended": self.ended}
 
     def write(self, force: bool = False) -> None:
         now = time.time()
@@ -133,7 +134,7 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
         raise errors.exceptions[0] from None
     finally:
         bar.close()
-        counts.finished = True
+        counts.finished, counts.ended = True, time.time()
         counts.write(force=True)
     records = store.records()
     return [records[i] for i in ids if i in records]

@@ -1,12 +1,37 @@
 """Numbers reported by the BASIS study (SPEC §7), for labelled comparison rows only.
 
-They are never used as results: tables show them beside measured rows, labelled as the
-reference study's reported values.
+Read from ``data/reference/basis_table1_reliability.csv`` (its Table 1: pass^k, pass@k and
+success rate per scenario and system). The study's headline mean reliability is the mean of
+the three scenarios' success rates. Never used as results.
 """
 
 from __future__ import annotations
 
-# BASIS success rates: scenario -> (baseline, BASIS).
-BASIS_SUCCESS = {"premium_bias": (0.35, 0.87), "quote_only_vs_book": (0.42, 0.56),
-                 "stale_locations": (0.20, 0.74)}
-BASIS_MEAN_RELIABILITY = (0.32, 0.72)
+import pandas as pd
+
+from psit_lib.analysis.reference import reference_table
+
+TABLE1 = "basis_table1_reliability"
+
+
+def reference_success() -> dict[tuple[str, str], float]:
+    """(scenario, system) -> reported success rate."""
+    table = reference_table(TABLE1)
+    return {(row.scenario, row.system): float(row.success_rate) for row in table.itertuples(index=False)}
+
+
+def reference_mean() -> dict[str, float]:
+    """system -> mean of the reported success rates over the scenarios."""
+    table = reference_table(TABLE1)
+    return {system: float(part["success_rate"].mean()) for system, part in table.groupby("system", sort=False)}
+
+
+def reference_passk() -> pd.DataFrame:
+    """Long table (scenario, system, k, pass_hat_k, pass_at_k) of the reported reliability."""
+    table = reference_table(TABLE1)
+    rows = []
+    for row in table.itertuples(index=False):
+        for k in (1, 2, 5, 10):
+            rows.append({"scenario": row.scenario, "system": row.system, "k": k,
+                         "pass_hat_k": getattr(row, f"pass_hat_k{k}"), "pass_at_k": getattr(row, f"pass_at_k{k}")})
+    return pd.DataFrame(rows)

@@ -14,21 +14,14 @@ from typing import Any
 import pandas as pd
 
 from psit_lib.analysis.passk import passk_table
-from psit_lib.studies.basis.reference import BASIS_MEAN_RELIABILITY, BASIS_SUCCESS
+from psit_lib.studies.basis.reference import reference_mean, reference_success
+from psit_lib.analysis.reference import REFERENCE_SOURCE
 from psit_lib.analysis.stats import rate_table
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.studies.basis.records import BasisTrial
 
-#: SPEC §7 success rates of the reference study per (scenario, system).
-REFERENCE_SUCCESS: dict[tuple[str, str], float] = {
-    (scenario, system): rate
-    for scenario, rates in BASIS_SUCCESS.items()
-    for system, rate in zip(("baseline", "basis"), rates)
-}
-#: The reference study's headline: mean reliability baseline -> BASIS, as reported.
-REFERENCE_MEAN: dict[str, float] = dict(zip(("baseline", "basis"), BASIS_MEAN_RELIABILITY))
 MEASURED = "measured"
-REFERENCE = "reference study (reported)"
+REFERENCE = REFERENCE_SOURCE
 REFERENCE_MODEL = "reference study"
 MEAN_ROW = "mean over scenarios"
 GROUP_SEPARATOR = " · "
@@ -88,11 +81,12 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.Da
     means = rates.groupby(["model", "system"], sort=False)["rate"].mean().reset_index()
     parts = [rates, means.assign(scenario=MEAN_ROW, source=MEASURED)]
     if with_reference:
+        reported, mean = reference_success(), reference_mean()
         ref = [{"model": REFERENCE_MODEL, "scenario": s, "system": y, "source": REFERENCE, "rate": rate}
-               for (s, y), rate in REFERENCE_SUCCESS.items() if s in scenarios and y in systems]
-        if set(scenarios) == {s for s, _ in REFERENCE_SUCCESS}:
+               for (s, y), rate in reported.items() if s in scenarios and y in systems]
+        if set(scenarios) == {s for s, _ in reported}:
             ref += [{"model": REFERENCE_MODEL, "scenario": MEAN_ROW, "system": y, "source": REFERENCE,
-                     "rate": REFERENCE_MEAN[y]} for y in systems if y in REFERENCE_MEAN]
+                     "rate": mean[y]} for y in systems if y in mean]
         parts.append(pd.DataFrame(ref))
     table = pd.concat([p for p in parts if not p.empty], ignore_index=True)
     order_s = {name: i for i, name in enumerate([*scenarios, MEAN_ROW])}

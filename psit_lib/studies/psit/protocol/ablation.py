@@ -39,13 +39,6 @@ class AblationParams(ForkTestParams):
     n_episodes: int = Field(4, ge=1, le=100_000)
 
 
-def split_methods(agents: list[str]) -> tuple[list[str], list[str]]:
-    """(proposed methods, baselines) among the agents of a run."""
-    methods = [a for a in agents if a.startswith(("workflow", "autonomous"))]
-    baselines = [a for a in agents if a not in methods and a != "private_cot"]
-    return methods, baselines
-
-
 def plan_ablation(params: AblationParams, models: list[str]) -> tuple[list[EpisodeSpec], dict[str, PsitTask]]:
     tasks = {name: make_task(name) for name in params.tasks}
     specs = [spec for task in tasks.values() for spec in plan_fork_episodes(task, params, models)]

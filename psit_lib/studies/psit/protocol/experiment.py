@@ -14,13 +14,14 @@ from pydantic import AfterValidator, Field
 from psit_lib.studies.psit.agents import PSIT_AGENTS
 from psit_lib.studies.psit.agents.factory import validate_agent_names
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
+from psit_lib.analysis.stats import better_than_all_baselines, significance_table
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.params import ModelRunParams
 from psit_lib.runs.records import EpisodeRecord, ok_results
 from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.studies.psit.protocol.records import ForkEpisode
+from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
-
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
 
 
@@ -136,16 +137,6 @@ def not_self_consistent(record: ForkRecord) -> bool:
     return record.result is None or record.result.outcome != Outcome.SELF_CONSISTENT
 
 
-def reference_comparison(rates: pd.DataFrame, tasks: list[str], agents: list[str], label: str) -> pd.DataFrame:
-    """(task, agent) x (source, model) rates: this run's beside the reference study's reported ones."""
-    from psit_lib.studies.psit.reference import self_consistency_reference
-
-    reference = pd.concat([self_consistency_reference(t, agents) for t in tasks])
-    measured = rates.assign(source="measured: " + label)[["task", "agent", "model", "rate", "source"]]
-    return pd.concat([measured, reference]).pivot_table(index=["task", "agent"], columns=["source", "model"],
-                                                        values="rate")
-
-
 def examples_text(records: list[ForkRecord], limit: int = 2500) -> str:
     """One example episode per outcome that occurred, as readable audits (each cut at ``limit``)."""
     parts = [f"===== {outcome} =====\n{example_transcript(record)[:limit]}\n"
@@ -164,6 +155,47 @@ def cost_table(records: list[ForkRecord]) -> pd.DataFrame:
     order = list(dict.fromkeys(df["agent"]))
     table = df.groupby(["model", "agent"], sort=False).mean().round(1)
     return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
+
+
+BASELINE_AGENTS = ("vanilla", "mem0", "amem", "lightmem", "memoryos")
+"""The study's baselines: public-only chat and retrieval over the public dialogue."""
+
+
+def split_methods(agents: list[str]) -> tuple[list[str], list[str]]:
+    """(methods tested, baselines) among the agents of a run: every agent with private state,
+    private CoT included (the study tests and stars it too), against every baseline."""
+    return [a for a in agents if a not in BASELINE_AGENTS], [a for a in agents if a in BASELINE_AGENTS]
+
+
+def significance(df: pd.DataFrame, agents: list[str], family: str = "method") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(every comparison, per-method verdict): one-sided Fisher of each method against each
+    baseline per (task, model), Holm within ``family`` (default: each method's comparisons in
+    its task and model, as the study), and whether a method beats all baselines (``*``)."""
+    methods, baselines = split_methods(agents)
+    if not methods or not baselines:
+        empty = pd.DataFrame(columns=["task", "model", "method", "baselines_compared", "better_than_all", "marker"])
+        return pd.DataFrame(), empty
+    sig = significance_table(df, methods, baselines, family=family)
+    return sig, better_than_all_baselines(sig)
+
+
+def summary_table(rates: pd.DataFrame, stars: pd.DataFrame, tasks: list[str], agents: list[str]) -> pd.DataFrame:
+    """The study's Table 1 layout: one row per agent, per task this run's rate (``*`` when better
+    than all baselines) beside the reference study's four models (its ``*`` too)."""
+    marks = {(r.task, r.model, r.method): r.marker for r in stars.itertuples(index=False)}
+    models = reference_models()
+    table = pd.DataFrame(index=pd.Index(agents, name="agent"))
+    for task in tasks:
+        for model in rates.loc[rates["task"] == task, "model"].unique():
+            cell = rates[(rates["task"] == task) & (rates["model"] == model)].set_index("agent")
+            table[f"{task} · {model} (this run)"] = [
+                f"{cell.at[a, 'rate']:.2f}{marks.get((task, model, a), '')}" if a in cell.index and cell.at[a, "n_scored"]
+                else "—" for a in agents]
+        ref = self_consistency_reference(task, agents)
+        column = f"{task} · reference ({' / '.join(models)})"
+        table[column] = [" / ".join(f"{row.rate * 100:.0f}{'*' if row.significant else ''}"
+                                    for row in ref[ref["agent"] == a].itertuples()) or "—" for a in agents]
+    return table
 
 
 def in_agent_order(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:

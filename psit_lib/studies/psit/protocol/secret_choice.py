@@ -43,7 +43,7 @@ from pydantic import AfterValidator, Field, field_validator
 from psit_lib.studies.psit.agents import UnknownAgentError
 from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
-from psit_lib.studies.psit.reference import MODE_COLLAPSE_ATTRACTORS
+from psit_lib.studies.psit.reference import mode_collapse_attractors
 from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets, rows_from_records
 from psit_lib.analysis.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.llm.client import ModelSession, SamplingDefaults
@@ -297,7 +297,7 @@ def entropy_by_temperature(summary: pd.DataFrame, digits: int = 2) -> pd.DataFra
 def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
     """SPEC §7 reference attractors as labelled rows, with how often each was revealed here."""
     rows = []
-    for (task, reference_model), secret in MODE_COLLAPSE_ATTRACTORS.items():
+    for (task, reference_model), secret in mode_collapse_attractors().items():
         revealed = df[(df["task"] == task)]["secret"].dropna()
         ranking = [s for s, _ in sorted(Counter(revealed).items(), key=lambda i: (-i[1], str(i[0])))]
         matches = revealed.map(lambda s: str(s).lower() == secret.lower())

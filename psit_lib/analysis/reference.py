@@ -1,0 +1,36 @@
+"""The source studies' reported numbers, read from ``data/reference/`` (see its README).
+
+One loader for every study: each table is a CSV copied unchanged from a study's published
+results, so a reference row shown beside a measured one can always be traced to its file.
+They are never used as results, defaults or calibration targets.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+REFERENCE_SOURCE = "reference study (reported)"
+"""The ``source`` of every reference row in a table."""
+
+
+def reference_dir() -> Path:
+    """``$PSIT_DATA_DIR/reference`` when set, else the repository's ``data/reference``."""
+    root = os.environ.get("PSIT_DATA_DIR")
+    return Path(root) / "reference" if root else Path(__file__).resolve().parents[2] / "data" / "reference"
+
+
+@lru_cache(maxsize=8)
+def _read(path: str) -> pd.DataFrame:
+    return pd.read_csv(path)
+
+
+def reference_table(name: str) -> pd.DataFrame:
+    """The reference table ``data/reference/<name>.csv`` (a copy; FileNotFoundError naming it)."""
+    path = reference_dir() / f"{name}.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"reference table {path} is missing (see data/reference/README.md)")
+    return _read(str(path)).copy()
