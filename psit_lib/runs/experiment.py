@@ -137,6 +137,24 @@ class Experiment:
         """The client of an episode: by its ``model`` parameter when several models run."""
         return self.clients.get(spec.params.get("model", self.models[0]), self.client)
 
+    def sweep_models(self, knob: str, values: Sequence[Any]) -> dict[Any, str]:
+        """Model names that run this run's simulator profile with ``knob`` set to each value
+        (``psit-sim:default,notices_contradictions=0.5``), ready for a plan's ``models``; empty on
+        a real endpoint, where the simulator's assumptions do not exist. Swept profiles draw the
+        base profile's random numbers, so values differ only where the knob acts."""
+        if not self.settings.simulated:
+            return {}
+        from psit_lib.sim.profiles import with_override
+        from psit_lib.wire import SIM_MODEL_NAME
+
+        models = {}
+        for value in values:
+            model = f"{SIM_MODEL_NAME}:{with_override(self.settings.sim_profile, knob, value)}"
+            models[value] = model
+            if model not in self.clients:
+                self.clients[model] = make_client(self.settings.model_copy(update={"model": model}), cache=self.cache)
+        return models
+
     def call_stats(self) -> dict[str, Any]:
         totals: dict[str, Any] = {}
         for client in self.clients.values():

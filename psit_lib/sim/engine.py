@@ -54,7 +54,7 @@ def complete(body: dict[str, Any], role: str | None, profile_name: str | None) -
         rng=random.Random(0))
     role = resolve_role(ctx, role)
     ctx.role = role
-    ctx.rng = request_rng(role, profile.name, sampling)
+    ctx.rng = request_rng(role, profile.family, sampling)  # knob overrides share the base's draws
     reply = handler_for(role)(ctx)
     reasoning = reply.reasoning if profile.reasoning else None
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}

@@ -24,6 +24,11 @@ mask_error_rate        P(the BASIS cortex agent's ingest call is unusable: a mal
                        mask, or no ingest call at all); the harness then falls back.
 notices_contradictions P(an orchestrator that *can see* evidence contradicting the user's request
                        (in its shared context or tool results) notices it and corrects course).
+
+A profile can be named with overrides, ``default,notices_contradictions=0.5``: the named
+profile with those knobs changed. Sweeps use this (the model ``psit-sim:<spec>`` carries it),
+and a swept profile draws the same random numbers as its base profile (the RNG is seeded by
+the base name), so two knob values differ only where that knob acts.
 """
 
 from __future__ import annotations
@@ -61,6 +66,11 @@ class SimProfile(BaseModel):
     notices_contradictions: float = Field(0.9, ge=0, le=1, description=(
         "P(an orchestrator that can see evidence contradicting the user's request notices it)"))
 
+    @property
+    def family(self) -> str:
+        """The named profile this one derives from (``default`` for ``default,knob=v``)."""
+        return self.name.split(",", 1)[0]
+
     def knobs(self) -> list[dict]:
         """Every knob with its value and meaning (for assumptions tables and run metadata)."""
         return [{"knob": name, "value": getattr(self, name), "meaning": field.description or ""}
@@ -88,14 +98,47 @@ PROFILES: dict[str, SimProfile] = {
 }
 
 
-def get_profile(name: str) -> SimProfile:
-    """The named profile, or an error listing the valid names."""
+def get_profile(spec: str) -> SimProfile:
+    """The profile a spec names: ``name`` or ``name,knob=value,...`` (the named profile with
+    those knobs overridden); an error names a bad profile, knob or value."""
+    name, *overrides = [part.strip() for part in spec.split(",")]
     try:
-        return PROFILES[name]
+        base = PROFILES[name]
     except KeyError:
         raise UnknownProfileError(
             f"unknown simulator profile {name!r}; choose one of {', '.join(sorted(PROFILES))}"
         ) from None
+    if not overrides:
+        return base
+    knobs = [k["knob"] for k in base.knobs()]
+    changes: dict[str, str] = {}
+    for item in overrides:
+        knob, sep, value = item.partition("=")
+        if not sep or knob.strip() not in knobs:
+            raise UnknownProfileError(
+                f"bad override {item!r} in simulator profile {spec!r}: write knob=value with a knob "
+                f"among {', '.join(knobs)}")
+        changes[knob.strip()] = value.strip()
+    data = {**base.model_dump(), **changes, "name": profile_spec(name, changes)}
+    try:
+        return SimProfile.model_validate(data)
+    except ValueError as exc:
+        raise UnknownProfileError(f"bad value in simulator profile {spec!r}: {exc}") from None
+
+
+def with_override(spec: str, knob: str, value: object) -> str:
+    """The spec of ``spec`` with one more knob set (checked: an error names a bad knob or value)."""
+    name, *overrides = [part.strip() for part in spec.split(",")]
+    changes = dict(item.split("=", 1) for item in overrides if "=" in item)
+    changes[knob] = value
+    new = profile_spec(name, changes)
+    get_profile(new)
+    return new
+
+
+def profile_spec(name: str, overrides: dict[str, object]) -> str:
+    """The canonical spec of a profile with overrides (knobs sorted, so one spec per profile)."""
+    return ",".join([name, *(f"{k}={v}" for k, v in sorted(overrides.items()))])
 
 
 def profiles_table() -> list[dict]:

@@ -1,0 +1,149 @@
+"""Sweeps of simulator assumptions, generated readings and the differences registry."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from psit_lib.analysis.differences import Difference, differences_table
+from psit_lib.analysis.readings import grouped_rate_readings, overlap, rate_reading
+from psit_lib.analysis.stats import rate_table
+from psit_lib.analysis.sweeps import gap_table, gap_verdicts, mean_gap, proportion_gap, sweep_reading
+from psit_lib.llm import LLMClient, LLMSettings
+from psit_lib.runs import Experiment, RunStore, run_episodes
+from psit_lib.sim.profiles import UnknownProfileError, get_profile, with_override
+from psit_lib.sim.transport import SimTransport
+from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
+from psit_lib.studies.psit.tasks.hangman import HangmanTask
+
+
+# -- profiles with overrides ------------------------------------------------------------------
+
+def test_a_profile_spec_overrides_knobs_of_its_base_profile():
+    profile = get_profile("cautious, prior_exponent=1 ,reasoning=false")
+    assert profile.unheld_secret == "deny" and profile.prior_exponent == 1.0 and profile.reasoning is False
+    assert profile.family == "cautious" and profile.name == "cautious,prior_exponent=1,reasoning=false"
+    assert get_profile("default").family == "default"
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("nosuch", "unknown simulator profile"),
+    ("default,nosuch=1", "knob among"),
+    ("default,prior_exponent", "knob=value"),
+    ("default,leak_propensity=2", "bad value"),
+    ("default,unheld_secret=sometimes", "bad value"),
+])
+def test_a_bad_profile_spec_is_one_clear_error(spec, needle):
+    with pytest.raises(UnknownProfileError, match=needle):
+        get_profile(spec)
+
+
+def test_with_override_adds_or_replaces_one_knob():
+    assert with_override("default", "prior_exponent", 0.5) == "default,prior_exponent=0.5"
+    assert with_override("default,prior_exponent=0.5,leak_propensity=0", "prior_exponent", 1) == \
+        "default,leak_propensity=0,prior_exponent=1"
+    with pytest.raises(UnknownProfileError):
+        with_override("default", "not_a_knob", 1)
+
+
+async def _fork_records(tmp_path, profile: str) -> dict[str, tuple]:
+    task = HangmanTask()
+    params = ForkTestParams(agents=["vanilla", "workflow_overwrite"], n_episodes=3)
+    client = LLMClient(LLMSettings(cache="off", sim_profile=profile), transport=SimTransport())
+    records = await run_episodes(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params),
+                                 store=RunStore(tmp_path / profile), client=client, run_seed=5, progress=False)
+    await client.aclose()
+    return {r["episode_id"]: (r["outcome"], r["revealed"] if "revealed" in r else None, r["transcript"]) for r in records}
+
+
+async def test_a_knob_the_task_never_reads_leaves_its_episodes_identical(tmp_path):
+    """Swept profiles share the base profile's random draws, so a sweep compares like with like:
+    the BASIS-only knob changes nothing in a Hangman study, the prior exponent does."""
+    base = await _fork_records(tmp_path, "default")
+    unrelated = await _fork_records(tmp_path, "default,notices_contradictions=0")
+    related = await _fork_records(tmp_path, "default,prior_exponent=2")
+    assert base == unrelated
+    assert base != related
+
+
+def test_experiment_sweep_models_names_one_simulated_model_per_value(tmp_path):
+    exp = Experiment("sweep", {}, settings=LLMSettings(cache="off"), run_dir=tmp_path)
+    models = exp.sweep_models("prior_exponent", [0.25, 1])
+    assert models == {0.25: "psit-sim:default,prior_exponent=0.25", 1: "psit-sim:default,prior_exponent=1"}
+    assert set(models.values()) <= set(exp.clients)
+    real = Experiment("sweep", {}, settings=LLMSettings(backend="openai", base_urls=("http://127.0.0.1:9/v1",),
+                                                         model="m", cache="off"), run_dir=tmp_path / "real")
+    assert real.sweep_models("prior_exponent", [1]) == {}
+
+
+# -- gaps and their intervals -------------------------------------------------------------------
+
+def test_proportion_gap_uses_newcombe_and_stays_inside_minus_one_to_one():
+    gap, low, high = proportion_gap(8, 10, 2, 10)
+    assert gap == pytest.approx(0.6) and low == pytest.approx(0.1618, abs=1e-3) and high == pytest.approx(0.8027, abs=1e-3)
+    gap, low, high = proportion_gap(10, 10, 0, 10)
+    assert gap == 1 and -1 <= low <= high <= 1
+    assert all(x != x for x in proportion_gap(1, 0, 1, 3))  # no episodes: NaN, not an error
+
+
+def test_mean_gap_brackets_the_observed_gap_and_is_seeded():
+    a, b = [3.0, 4.0, 5.0, 4.5, 3.5], [1.0, 2.0, 1.5, 2.5, 2.0]
+    gap, low, high = mean_gap(a, b, seed=1)
+    assert gap == pytest.approx(2.2) and low < gap < high and low > 0
+    assert mean_gap(a, b, seed=1) == (gap, low, high)
+    assert mean_gap([1.0, 1.0], [1.0, 1.0]) == (0.0, 0.0, 0.0)
+
+
+def _swept(rows):
+    return pd.DataFrame([{"value": v, "system": s, "ok": i < wins}
+                         for v, s, wins, n in rows for i in range(n)])
+
+
+def test_gap_table_and_its_reading_say_when_an_assumption_decides_the_result():
+    df = _swept([(0.0, "basis", 5, 10), (0.0, "baseline", 5, 10), (0.9, "basis", 10, 10), (0.9, "baseline", 2, 10)])
+    table = gap_table(df, knob="notices", value_col="value", system_col="system", a="basis", b="baseline",
+                      outcome_col="ok")
+    assert table["gap"].tolist() == pytest.approx([0.0, 0.8])
+    assert gap_verdicts(table).tolist() == ["within noise", "a ahead"]
+    reading = sweep_reading(table)
+    assert "decided by this simulator assumption" in reading and "notices=0.9" in reading
+    robust = table.iloc[[1]]
+    assert "stays ahead at every swept value" in sweep_reading(robust)
+    assert "cannot tell" in sweep_reading(table.iloc[[0]])
+    with pytest.raises(ValueError):
+        gap_table(df, knob="k", value_col="value", system_col="system", a="basis", b="baseline",
+                  outcome_col="ok", kind="median")
+
+
+# -- readings -----------------------------------------------------------------------------------
+
+def _rates(counts):
+    df = pd.DataFrame([{"agent": a, "ok": i < w} for a, (w, n) in counts.items() for i in range(n)])
+    return rate_table(df, "agent", "ok")
+
+
+def test_rate_reading_names_the_leader_margin_and_whether_intervals_overlap():
+    clear = rate_reading(_rates({"cot": (19, 20), "vanilla": (1, 20)}), "agent")
+    assert clear.startswith("cot has the highest rate, 0.95") and "by 0.9;" in clear and "do not overlap" in clear
+    close = rate_reading(_rates({"a": (6, 10), "b": (5, 10), "c": (4, 10)}), "agent")
+    assert "overlap, so this run does not separate them" in close and "too small to rank" in close
+    tie = rate_reading(_rates({"a": (5, 10), "b": (5, 10), "c": (0, 10)}), "agent")
+    assert tie.startswith("a, b tie for the highest rate (0.5)")
+    assert rate_reading(_rates({"a": (1, 2)}), "agent").startswith("Only a was scored")
+    assert overlap(0, 1, 1, 2) and not overlap(0, 0.5, 0.6, 1)
+
+
+def test_grouped_readings_give_one_line_per_group():
+    df = pd.DataFrame([{"task": t, "agent": a, "ok": i < 3} for t in ("x", "y") for a in ("p", "q") for i in range(5)])
+    text = grouped_rate_readings(rate_table(df, ["task", "agent"], "ok"), ["task"], "agent")
+    assert text.count("\n- ") == 1 and text.startswith("- **x**")
+
+
+# -- differences registry -------------------------------------------------------------------------
+
+def test_differences_table_selects_a_notebooks_entries_and_rejects_empty_fields():
+    entries = [Difference("a", "s", "h", "w", "e", ("02", "03")), Difference("b", "s", "h", "w", "e", ("05",))]
+    assert differences_table(entries, "02_hangman_fork_tests")["point"].tolist() == ["a"]
+    assert differences_table(entries, "04").empty
+    with pytest.raises(ValueError, match="why is empty"):
+        Difference("c", "s", "h", " ", "e", ("02",))
