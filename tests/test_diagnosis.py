@@ -177,24 +177,24 @@ def answer_sets(draw):
 def test_candidate_filter_agrees_with_brute_force(answers, seed):
     state = DiagnosisState(tuple(answers))
     expected = _brute_force_compatible(answers)
-    found = TASK.compatible_secrets(state, random.Random(seed), 100)
+    found = TASK.compatible_secrets(state, 100, random.Random(seed))
     assert len(found) == len(set(found))
     assert set(found) == expected
     assert {c.name for c in TASK.compatible_conditions(state)} == expected
     assert all(TASK.is_compatible(state, name) is (name in expected) for name in RAW_HAS)
-    limited = TASK.compatible_secrets(state, random.Random(seed), 3)
+    limited = TASK.compatible_secrets(state, 3, random.Random(seed))
     assert len(limited) == min(3, len(expected)) and set(limited) <= expected
     assert TASK.public_constraints(state)["n_compatible"] == len(expected)
 
 
 def test_compatible_secrets_order_is_seeded():
     state = DiagnosisState((("E_201", True),))
-    first = TASK.compatible_secrets(state, random.Random(7), 50)
-    assert first == TASK.compatible_secrets(state, random.Random(7), 50)
-    orders = {tuple(TASK.compatible_secrets(state, random.Random(seed), 50)) for seed in range(10)}
+    first = TASK.compatible_secrets(state, 50, random.Random(7))
+    assert first == TASK.compatible_secrets(state, 50, random.Random(7))
+    orders = {tuple(TASK.compatible_secrets(state, 50, random.Random(seed))) for seed in range(10)}
     assert len(orders) > 1
     with pytest.raises(ValueError, match="limit"):
-        TASK.compatible_secrets(state, random.Random(0), -1)
+        TASK.compatible_secrets(state, -1, random.Random(0))
 
 
 def test_names_outside_the_dataset_cannot_be_refuted():
@@ -271,7 +271,7 @@ def test_contradictory_history_ends_the_game():
     assert _brute_force_compatible(answers) == set()
     assert TASK.compatible_conditions(state) == ()
     assert TASK.is_over(state)
-    assert TASK.compatible_secrets(state, random.Random(0), 5) == []
+    assert TASK.compatible_secrets(state, 5, random.Random(0)) == []
 
 
 def test_game_ends_at_max_questions_and_refuses_more_moves():
@@ -303,13 +303,18 @@ def test_observe_reply_rejects_bad_replies_and_moves():
 
 def test_task_satisfies_the_protocol_and_prompts_carry_the_rules():
     assert isinstance(TASK, PsitTask)
-    system = TASK.host_system_prompt()
-    assert all(f"- {name}" in system for name in RAW_HAS)
-    assert "yes or no" in system.lower() and "privately" in system.lower()
-    assert "condition name only" in TASK.reveal_prompt()
+    closed = DiagnosisTask(choice="closed")
+    for prompt in (closed.host_system_prompt(), closed.opener()):
+        assert all(f"- {name}" in prompt for name in RAW_HAS)
+    for prompt in (TASK.host_system_prompt(), TASK.opener()):  # free choice (the study): no list
+        assert not any(f"- {name}" in prompt for name in RAW_HAS) and "realistic" in prompt
+    assert "yes or no" in TASK.host_system_prompt().lower() and "privately" in TASK.host_system_prompt().lower()
+    assert "condition name only" in TASK.reveal_prompt() and "in the list" in closed.reveal_prompt()
     confirm = TASK.confirm_prompt("Croup")
     assert "Croup" in confirm and "yes or no" in confirm
-    assert "yes/no" in TASK.opener() and "keep it to yourself" in TASK.opener()
+    assert "yes/no" in TASK.opener() and "keep it to yourself" in TASK.opener().lower()
+    with pytest.raises(ValueError, match="choice"):
+        DiagnosisTask(choice="any")
 
 
 def test_public_constraints_are_json_ready():
@@ -343,8 +348,30 @@ def test_public_constraints_are_json_ready():
         ("", None),
     ],
 )
-def test_parse_reveal(reply, expected):
-    assert TASK.parse_reveal(reply) == expected
+def test_parse_reveal_with_a_closed_list(reply, expected):
+    assert DiagnosisTask(choice="closed").parse_reveal(reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected", "checkable"),
+    [
+        ("Sarcoidosis", "Sarcoidosis", True),
+        ("heart attack", "Possible NSTEMI / STEMI", True),
+        ("Lyme disease", "Lyme disease", False),             # outside DDXPlus: kept as written
+        ("The condition is Lyme disease.", "Lyme disease", False),
+        ("**Celiac disease**", "Celiac disease", False),
+        ("angina", "angina", False),                          # not one dataset name: kept, unchecked
+        ("Pneumonia or bronchitis", None, None),              # names several
+        ("I'd rather not say.", None, None),
+        ("Is it important?", None, None),
+        ("", None, None),
+    ],
+)
+def test_parse_reveal_with_free_choice_keeps_off_dataset_conditions(reply, expected, checkable):
+    parsed = TASK.parse_reveal(reply)
+    assert parsed == expected
+    if parsed is not None:
+        assert TASK.is_checkable(parsed) is checkable
 
 
 def test_normalise_maps_dataset_names_and_cleans_others():

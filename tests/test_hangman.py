@@ -140,6 +140,7 @@ def test_public_constraints_round_trip_through_json():
         "guessed": ["e", "t", "s", "a"],
         "lives": 5,
         "max_lives": 6,
+        "unresolved": [],
     }
     assert HangmanState.from_public(**constraints) == state
     assert HangmanState.from_public(**json.loads(json.dumps(constraints))) == state
@@ -564,16 +565,16 @@ def test_vocabulary_rejects_bad_words():
 def test_compatible_secrets_are_seeded_distinct_and_compatible(vocabulary):
     task = HangmanTask()
     state = play("paper", "ast")
-    first = task.compatible_secrets(state, random.Random(5), 20)
-    assert first == task.compatible_secrets(state, random.Random(5), 20)
-    assert first != task.compatible_secrets(state, random.Random(6), 20)
+    first = task.compatible_secrets(state, 20, random.Random(5))
+    assert first == task.compatible_secrets(state, 20, random.Random(5))
+    assert first != task.compatible_secrets(state, 20, random.Random(6))
     assert len(first) == 20 == len(set(first))
     assert all(task.is_compatible(state, word) for word in first)
     everything = vocabulary.matching(5, state.known, state.absent)
-    assert set(task.compatible_secrets(state, random.Random(5), 10_000)) == set(everything)
-    opening = task.compatible_secrets(task.initial_state(), random.Random(1), 5)
+    assert set(task.compatible_secrets(state, 10_000, random.Random(5))) == set(everything)
+    opening = task.compatible_secrets(task.initial_state(), 5, random.Random(1))
     assert len(opening) == 5 and all(word in vocabulary for word in opening)
-    assert task.compatible_secrets(constraints_from_history(2, []), random.Random(1), 5) == []
+    assert task.compatible_secrets(constraints_from_history(2, []), 5, random.Random(1)) == []
 
 
 def test_frequency_weighted_sampling_prefers_common_words():

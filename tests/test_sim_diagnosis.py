@@ -119,7 +119,7 @@ def episodes() -> dict[str, list[dict]]:
 def test_episodes_complete_for_every_agent(episodes, agent):
     for record in episodes[agent]:
         assert record["outcome"] in {o.value for o in Outcome} - {"unparseable", "error"}, record.get("failure")
-        assert record["turns_played"] == 4 and record["reveal"]["compatible"]
+        assert record["turns_played"] == ForkSettings().t_fork - 1 and record["reveal"]["compatible"]  # opener is turn 1
         assert [c["source"] for c in record["candidates"]][0] == "revealed"
         assert len(record["candidates"]) == 5 and all(c["parsed"] is not None for c in record["candidates"])
         assert all(yes is not None for _, yes in public_answers(record["transcript"]))

@@ -7,6 +7,8 @@ each agent puts into the model's context (SPEC §8).
 Knobs
 -----
 reasoning              emits ``reasoning_content`` (its private choice of secret lives there).
+reasoning_tokens       about how many tokens of reasoning a host turn writes (the deliberation
+                       around its decision; sets the private-CoT context overhead).
 tool_use_reliability   P(the model calls a memory tool on its own when it has something worth
                        remembering) — matters for autonomous memory agents.
 edit_error_rate        P(a memory edit it writes is malformed JSON or fails the tool's checks).
@@ -48,6 +50,8 @@ class SimProfile(BaseModel):
     name: str
     description: str
     reasoning: bool = Field(True, description="returns reasoning_content (its private choice of secret lives there)")
+    reasoning_tokens: int = Field(250, ge=0, le=20_000, description=(
+        "about how many tokens of reasoning a host turn writes (sets the private-CoT context overhead)"))
     tool_use_reliability: float = Field(0.7, ge=0, le=1, description=(
         "P(it calls a memory tool on its own when it has something worth remembering)"))
     edit_error_rate: float = Field(0.05, ge=0, le=1, description=(

@@ -26,6 +26,7 @@ SECRET_STATEMENTS = [
     re.compile(rf"\bmy secret(?: {_KIND})? is:?\s*{_QUOTED}", re.I),
     re.compile(rf"\bsecret(?: {_KIND})?\s*[:=]\s*(?:{_QUOTED}|{_BARE}{_END})", re.I | re.M),
     re.compile(rf"\b(?:i|i've|i have)\s+(?:chose|chosen|picked|selected|committed to)\s+the\s+{_KIND}\s*:?\s*(?:{_QUOTED}|{_BARE}{_END})", re.I),
+    re.compile(rf"\b(?:i|i've|i have)\s+(?:chose|chosen|picked|selected|committed to)\s+{_QUOTED}", re.I),
     re.compile(rf"\bthe (?:secret )?{_KIND} (?:i (?:chose|picked) )?is:?\s+(?:{_QUOTED}|{_BARE}{_END})", re.I),
     re.compile(rf"\bmy secret(?: {_KIND})? is:?\s+{_BARE}{_END}", re.I),
 ]

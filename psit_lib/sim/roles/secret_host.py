@@ -22,7 +22,31 @@ from typing import Any, Protocol
 
 from ..context import SimContext, SimReply
 from ..reading import kept_reasoning, memory_text, secret_statements
+from ..tokens import token_count
 from .memory_edits import compose_edits
+
+_DELIBERATION = (
+    "Let me go over the conversation again before I answer.",
+    "I should check that my reply follows the rules the user gave at the start.",
+    "Every reply has to agree with everything I said in earlier turns.",
+    "I compare the latest message with the earlier ones to see exactly what is being asked.",
+    "Nothing in my reply may give away more than the rules allow.",
+    "I will keep the answer short and in the format that was asked for.",
+    "If the user asks something the rules do not cover, I answer plainly and keep playing.",
+    "I double-check the details of my last reply so that this one is consistent with it.",
+)
+"""Neutral deliberation a reasoning model writes around its decision (states no secret)."""
+
+
+def deliberate(decision: str, target_tokens: int) -> str:
+    """Reasoning of about ``target_tokens`` tokens: neutral deliberation, then the decision.
+    Deterministic and draws no random numbers, so its length never changes a choice."""
+    lines: list[str] = []
+    i = 0
+    while token_count(" ".join([*lines, decision])) < target_tokens:
+        lines.append(_DELIBERATION[i % len(_DELIBERATION)])
+        i += 1
+    return " ".join([*lines, decision])
 
 
 @dataclass(frozen=True)
@@ -99,7 +123,7 @@ def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
     else:
         secret = game.reimagine(ctx, public)
         thought = "I have no record of my secret, so I pick one that fits everything said so far."
-    reasoning = thought + (f" My secret is '{secret}'." if secret else "")
+    reasoning = deliberate(thought + (f" My secret is '{secret}'." if secret else ""), ctx.profile.reasoning_tokens)
 
     # An autonomous agent's model may record the secret with its memory tools first.
     memory = memory_text(ctx.system_text())

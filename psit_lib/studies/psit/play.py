@@ -24,7 +24,9 @@ from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, can
 from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
-from psit_lib.studies.psit.protocol.fork_test import fork_from_checkpoint, host_role, player_rng
+from psit_lib.studies.psit.protocol.candidates import stored_secret
+from psit_lib.studies.psit.protocol.fork_test import (NEUTRAL_SYSTEM_PROMPT, ForkSettings, fork_from_checkpoint, host_role,
+                                                      player_rng)
 from psit_lib.studies.psit.tasks.base import HostReplyError
 from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, InvalidGuessError
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
@@ -133,7 +135,7 @@ class PlaySession:
         self.n_candidates = n_candidates
         self.session = ModelSession(client, run_seed=seed, episode_id=game_id, sampling=sampling)
         self.agent: ForkableAgent = build_agent(
-            self.agent_name, system_prompt=task.host_system_prompt(), host_role=host_role(task)
+            self.agent_name, system_prompt=NEUTRAL_SYSTEM_PROMPT, host_role=host_role(task)
         )
         self.rng: random.Random = player_rng(self.session)
         self.state: HangmanState = task.initial_state()
@@ -274,7 +276,8 @@ class PlaySession:
             branch = self.session.branch(f"fork-{number}")
             at_fork = await self.agent.state(checkpoint_id=fork_id)
             forked = await fork_from_checkpoint(self.task, self.agent, self.state, fork_id, branch,
-                                                self.n_candidates, self.rng)
+                                                ForkSettings(n_candidates=self.n_candidates), None,
+                                                stored=stored_secret(self.agent.private_state(at_fork)))
             reveal = forked["reveal"]
             outcome, note = forked["outcome"], forked.get("failure")
             if self.problem and reveal["parsed"] is not None:

@@ -21,12 +21,31 @@ class UnknownAgentError(ValueError):
     """An agent name the workbook does not define."""
 
 
+ReasoningLayout = Literal["interleaved", "system_block"]
+
+
 @dataclass(frozen=True)
 class AgentConfig:
+    """One agent's design. The defaults follow the study's reference code: the autonomous
+    agent may call tools for as many rounds as LangGraph's default recursion limit allows (25
+    graph steps, two per round); the workflow updater sees the whole dialogue and gets up to
+    five tries, each failed try's error shown to it in the next; private CoT puts each earlier
+    turn's reasoning, in ``<thinking>`` tags, before the reply it produced."""
+
     kind: Kind
     strategy: str | None = None
-    max_tool_rounds: int = 3
-    dialogue_window: int = 6   # messages of recent dialogue the memory updater sees
+    max_tool_rounds: int = 12
+    dialogue_window: int | None = None   # messages of dialogue the updater sees; None: all
+    updater_attempts: int = 5
+    reasoning_layout: ReasoningLayout = "interleaved"
+
+    def __post_init__(self) -> None:
+        if self.max_tool_rounds < 0 or self.updater_attempts < 1:
+            raise ValueError("max_tool_rounds must be >= 0 and updater_attempts >= 1")
+        if self.dialogue_window is not None and self.dialogue_window < 1:
+            raise ValueError("dialogue_window must be None (all) or at least 1")
+        if self.reasoning_layout not in ("interleaved", "system_block"):
+            raise ValueError(f"unknown reasoning_layout {self.reasoning_layout!r}")
 
     @property
     def name(self) -> str:
@@ -37,16 +56,17 @@ class AgentConfig:
         return self.kind in ("workflow", "autonomous")
 
 
-def parse_agent(name: str) -> AgentConfig:
-    """``AgentConfig`` for a table name such as ``workflow_patch_replace``."""
+def parse_agent(name: str, **options) -> AgentConfig:
+    """``AgentConfig`` for a table name such as ``workflow_patch_replace`` (``options`` override
+    the design defaults, e.g. ``reasoning_layout="system_block"``)."""
     text = name.strip().lower()
     if text in ("vanilla", "private_cot"):
-        return AgentConfig(kind=text)  # type: ignore[arg-type]
+        return AgentConfig(kind=text, **options)  # type: ignore[arg-type]
     for kind in ("workflow", "autonomous"):
         if text == kind:
-            return AgentConfig(kind=kind, strategy="overwrite")
+            return AgentConfig(kind=kind, strategy="overwrite", **options)
         if text.startswith(kind + "_") and text[len(kind) + 1:] in STRATEGY_NAMES:
-            return AgentConfig(kind=kind, strategy=text[len(kind) + 1:])
+            return AgentConfig(kind=kind, strategy=text[len(kind) + 1:], **options)
     valid = ["vanilla", "private_cot"] + [f"{k}_{s}" for k in ("workflow", "autonomous")
                                           for s in STRATEGY_NAMES]
     raise UnknownAgentError(f"unknown agent {name!r}; valid agents: {', '.join(valid)}")

@@ -70,14 +70,17 @@ def validate_agent_names(names: list[str]) -> list[str]:
     return canonical
 
 
-def build_agent(name: str, *, system_prompt: str, host_role: str) -> ForkableAgent:
+def build_agent(name: str, *, system_prompt: str, host_role: str,
+                options: dict[str, Any] | None = None) -> ForkableAgent:
+    """The agent ``name``; ``options`` are design choices of the PSIT agents (see
+    :class:`~psit_lib.studies.psit.agents.config.AgentConfig`); other families ignore them."""
     text = name.strip().lower()
     if text in OPTIONAL_AGENTS and text not in _FAMILIES:
         importlib.import_module(OPTIONAL_AGENTS[text])  # registers the family
     for prefix, builder in _FAMILIES.items():
         if text == prefix or text.startswith(prefix + "_"):
             return builder(text, system_prompt, host_role)
-    return ChatAgent(parse_agent(text), system_prompt=system_prompt, host_role=host_role)
+    return ChatAgent(parse_agent(text, **(options or {})), system_prompt=system_prompt, host_role=host_role)
 
 
 __all__ = ["OPTIONAL_AGENTS", "ForkableAgent", "UnknownAgentError", "build_agent", "canonical_agent_name",

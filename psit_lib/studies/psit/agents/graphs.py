@@ -9,6 +9,9 @@ working memory alike.
     private_cot  respond -> finish                    (reasoning kept in private context)
     workflow     respond -> update_memory -> finish   (memory read-only while answering)
     autonomous   respond <-> apply_tools -> finish    (the model edits memory through tools)
+
+Private CoT keeps one reasoning text per turn (empty when the model gave none), aligned with
+its public replies, so the interleaved layout can put each one before the reply it produced.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from psit_lib.llm.tokens import count_tokens
 from psit_lib.memory import MemoryToolError, apply_tool_call, initial_memory, tool_schemas
 
 from psit_lib.studies.psit.agents.config import AgentConfig
-from psit_lib.studies.psit.agents.prompts import memory_block, private_reasoning_block, updater_messages
+from psit_lib.studies.psit.agents.prompts import (interleaved_reasoning, memory_block, private_reasoning_block,
+                                                   updater_messages)
 from psit_lib.studies.psit.agents.tool_json import parse_tool_calls_json
 
 
@@ -56,7 +60,10 @@ class AgentContext:
 def private_state_text(config: AgentConfig, state: AgentState) -> str:
     """The private state an agent carries into its next turn (what the size figure counts)."""
     if config.kind == "private_cot":
-        return private_reasoning_block(state.get("kept_reasoning", []))
+        kept = state.get("kept_reasoning", [])
+        if config.reasoning_layout == "interleaved":
+            return "\n".join(f"<thinking>{text.strip()}</thinking>" for text in kept if text.strip())
+        return private_reasoning_block(kept)
     if config.has_memory:
         return state.get("memory", "")
     return ""
@@ -64,7 +71,7 @@ def private_state_text(config: AgentConfig, state: AgentState) -> str:
 
 def _system(ctx: AgentContext, state: AgentState) -> str:
     parts = [ctx.system_prompt]
-    if ctx.config.kind == "private_cot":
+    if ctx.config.kind == "private_cot" and ctx.config.reasoning_layout == "system_block":
         block = private_reasoning_block(state.get("kept_reasoning", []))
         if block:
             parts.append(block)
@@ -85,7 +92,10 @@ def _apply(memory: str, name: str, arguments: dict[str, Any]) -> tuple[str, dict
 
 async def respond(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     ctx = runtime.context
-    messages = [{"role": "system", "content": _system(ctx, state)}, *state.get("public", []),
+    history = state.get("public", [])
+    if ctx.config.kind == "private_cot" and ctx.config.reasoning_layout == "interleaved":
+        history = interleaved_reasoning(history, state.get("kept_reasoning", []))
+    messages = [{"role": "system", "content": _system(ctx, state)}, *history,
                 {"role": "user", "content": state["pending_user"]}, *state.get("tool_exchange", [])]
     autonomous = ctx.config.kind == "autonomous"
     tools = tool_schemas(ctx.config.strategy) if autonomous else None
@@ -136,27 +146,43 @@ async def apply_tools(state: _AutonomousState, runtime: Runtime[AgentContext]) -
 
 
 async def update_memory(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    """The updater's edits for this turn, applied all together or not at all. A try whose JSON
+    cannot be read, names a tool the strategy lacks, or has an edit the tools reject leaves the
+    memory as it was; the next try shows the updater that error (up to ``updater_attempts``)."""
     ctx = runtime.context
     memory = state.get("memory") or initial_memory()
     dialogue = [*state.get("public", []), {"role": "user", "content": state["pending_user"]},
-                {"role": "assistant", "content": state.get("reply", "")}][-ctx.config.dialogue_window:]
+                {"role": "assistant", "content": state.get("reply", "")}]
+    if ctx.config.dialogue_window is not None:
+        dialogue = dialogue[-ctx.config.dialogue_window:]
     tools = tool_schemas(ctx.config.strategy)
-    result = await ctx.session.chat(
-        updater_messages(memory, dialogue, state.get("reasoning", ""), state.get("reply", ""), tools),
-        role="memory_updater")
-    edits = []
-    try:
-        calls = parse_tool_calls_json(result.content)
-    except ModelOutputError as exc:
-        return {"memory": memory, "edits": [{"name": "(unparsed)", "ok": False, "error": str(exc)}]}
     allowed = {t["function"]["name"] for t in tools}
-    for name, arguments in calls:
-        if name not in allowed:
-            edits.append({"name": name, "ok": False,
-                          "error": f"tool {name!r} is not available to the {ctx.config.strategy} strategy"})
+    edits: list[dict[str, Any]] = []
+    last_error: str | None = None
+    for attempt in range(1, ctx.config.updater_attempts + 1):
+        result = await ctx.session.chat(
+            updater_messages(memory, dialogue, state.get("reasoning", ""), state.get("reply", ""), tools,
+                             previous_error=last_error),
+            role="memory_updater")
+        try:
+            calls = parse_tool_calls_json(result.content)
+        except ModelOutputError as exc:
+            last_error = str(exc)
+            edits.append({"name": "(unparsed)", "ok": False, "error": last_error, "meta": {"attempt": attempt}})
             continue
-        memory, edit = _apply(memory, name, arguments)
-        edits.append(edit)
+        draft, tried = memory, []
+        for name, arguments in calls:
+            if name not in allowed:
+                edit = {"name": name, "ok": False,
+                        "error": f"tool {name!r} is not available to the {ctx.config.strategy} strategy"}
+            else:
+                draft, edit = _apply(draft, name, arguments)
+            tried.append({**edit, "meta": {**(edit.get("meta") or {}), "attempt": attempt}})
+        edits.extend(tried)
+        failed = [e for e in tried if not e["ok"]]
+        if not failed:
+            return {"memory": draft, "edits": edits}
+        last_error = "; ".join(f"{e['name']}: {e['error']}" for e in failed)
     return {"memory": memory, "edits": edits}
 
 
@@ -165,8 +191,8 @@ async def finish(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
     public = [*state.get("public", []), {"role": "user", "content": state["pending_user"]},
               {"role": "assistant", "content": state.get("reply", "")}]
     kept = list(state.get("kept_reasoning", []))
-    if ctx.config.kind == "private_cot" and state.get("reasoning"):
-        kept.append(state["reasoning"])
+    if ctx.config.kind == "private_cot":
+        kept.append(state.get("reasoning", ""))  # one per reply, aligned with the public turns
     new_state: AgentState = {"public": public, "kept_reasoning": kept,
                              "memory": state.get("memory") or (initial_memory() if ctx.config.has_memory else "")}
     log_entry = {"turn": len(public) // 2,

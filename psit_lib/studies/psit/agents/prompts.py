@@ -34,10 +34,25 @@ UPDATER_SYSTEM = (
 
 
 def private_reasoning_block(kept: list[str]) -> str:
-    if not kept:
+    """All earlier reasoning in one private block (the ``system_block`` layout)."""
+    if not any(text.strip() for text in kept):
         return ""
-    turns = "\n".join(f"[turn {i}] {text.strip()}" for i, text in enumerate(kept, 1))
+    turns = "\n".join(f"[turn {i}] {text.strip()}" for i, text in enumerate(kept, 1) if text.strip())
     return f"{PRIVATE_REASONING_INTRO}\n<private_reasoning>\n{turns}\n</private_reasoning>"
+
+
+def interleaved_reasoning(public: list[dict], kept: list[str]) -> list[dict]:
+    """The public history with each earlier reply preceded by the reasoning that produced it, in
+    ``<thinking>`` tags (the study's layout); replies without reasoning stay as they were."""
+    out, turn = [], 0
+    for message in public:
+        if message["role"] == "assistant":
+            text = kept[turn].strip() if turn < len(kept) else ""
+            turn += 1
+            if text:
+                message = {**message, "content": f"<thinking>{text}</thinking>\n{message['content']}"}
+        out.append(message)
+    return out
 
 
 def memory_block(memory: str, autonomous: bool) -> str:
@@ -46,11 +61,15 @@ def memory_block(memory: str, autonomous: bool) -> str:
 
 
 def updater_messages(memory: str, dialogue: list[dict], reasoning: str, answer: str,
-                     tools: list[dict]) -> list[dict]:
+                     tools: list[dict], previous_error: str | None = None) -> list[dict]:
     specs = json.dumps([t["function"] for t in tools], indent=1)
     lines = "\n".join(f"{m['role'].capitalize()}: {m['content']}" for m in dialogue)
+    retry = ("" if previous_error is None else
+             f"<previous_attempt_error>\n{previous_error}\n</previous_attempt_error>\n"
+             "Your previous tool calls were rejected and the memory was left unchanged. Correct "
+             "them and reply with valid JSON only.\n\n")
     user = (f"{wrap_for_prompt(memory)}\n\n<recent_dialogue>\n{lines}\n</recent_dialogue>\n\n"
             f"<private_reasoning_this_turn>\n{reasoning.strip() or '(none)'}\n"
             f"</private_reasoning_this_turn>\n\n<public_answer>\n{answer}\n</public_answer>\n\n"
-            "Return the JSON tool call(s) now.")
+            f"{retry}Return the JSON tool call(s) now.")
     return [{"role": "system", "content": UPDATER_SYSTEM + specs}, {"role": "user", "content": user}]

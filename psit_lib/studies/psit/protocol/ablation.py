@@ -4,7 +4,7 @@ Grid: {workflow, autonomous} x {overwrite, append_delete, patch_replace}, with v
 private CoT as anchors (and retrieval baselines when named). Proposed methods are the
 working-memory agents; baselines are vanilla and any retrieval agent. Each proposed method is
 tested against each baseline with a one-sided Fisher exact test per (task, model), Holm
-correction over the whole family (SPEC §4).
+correction within each method's comparisons (see ``experiment.significance``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class AblationParams(ForkTestParams):
 
 
 def plan_ablation(params: AblationParams, models: list[str]) -> tuple[list[EpisodeSpec], dict[str, PsitTask]]:
-    tasks = {name: make_task(name) for name in params.tasks}
+    tasks = {name: make_task(name, params.condition_choice) for name in params.tasks}
     specs = [spec for task in tasks.values() for spec in plan_fork_episodes(task, params, models)]
     return specs, tasks
 

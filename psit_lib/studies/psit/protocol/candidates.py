@@ -1,9 +1,11 @@
 """Candidates for the yes/no branches at the fork (SPEC §1 step 2).
 
-The revealed secret comes first; the others are compatible with every public constraint so
-far, drawn from the task's own data in a seeded order. Only when the data gives too few is a
-model asked for more (role ``candidate_generator``), and each proposal is re-checked against
-the constraints and marked ``source="model"``.
+As in the study's reference code: the revealed secret comes first, then the secret stored in
+the agent's private memory at the fork when it differs (``source="stored"``), then secrets
+compatible with every public constraint from the task's own data, in the reference's
+deterministic order (most frequent words first; conditions by name), or sampled when asked.
+Only when the data gives too few is a model asked for more (role ``candidate_generator``);
+each proposal is re-checked against the constraints and marked ``source="model"``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,17 @@ from typing import Any
 
 from psit_lib.llm.client import ModelSession
 from psit_lib.studies.psit.tasks.base import Candidate, PsitTask
+
+
+_SECRET_TAG = re.compile(r"<secret>\s*(.*?)\s*</secret>", re.I | re.S)
+
+
+def stored_secret(private_state: str) -> str | None:
+    """The secret the agent's private state stores at the fork: the last ``<secret>`` tag in it
+    (the convention the memory prompts ask for), or None. The reference code falls back to a
+    model reading untagged notes; this harness does not (no hidden extra model call)."""
+    found = [m.strip() for m in _SECRET_TAG.findall(private_state or "") if m.strip()]
+    return found[-1] if found else None
 
 
 def candidate_request(task: PsitTask, constraints: dict[str, Any], count: int,
@@ -41,16 +54,23 @@ def parse_string_array(text: str) -> list[str]:
 
 
 async def pick_candidates(task: PsitTask, state: Any, revealed: str, n_candidates: int,
-                          rng: random.Random, session: ModelSession) -> tuple[list[Candidate], dict]:
-    """``n_candidates`` candidates (revealed first) and a note of how they were found."""
+                          rng: random.Random | None, session: ModelSession, *,
+                          stored: str | None = None) -> tuple[list[Candidate], dict]:
+    """``n_candidates`` candidates (revealed first, then the stored secret if it differs) and
+    a note of how they were found. ``rng`` None: the reference's deterministic order."""
     chosen = [Candidate(revealed, "revealed")]
     seen = {revealed}
-    for secret in task.compatible_secrets(state, rng, n_candidates + 5):
+    if stored and stored not in seen and len(chosen) < n_candidates:
+        chosen.append(Candidate(stored, "stored"))
+        seen.add(stored)
+    from_memory = len(chosen) - 1
+    for secret in task.compatible_secrets(state, n_candidates + 5, rng):
         key = task.normalise(secret)
         if key not in seen and len(chosen) < n_candidates:
             chosen.append(Candidate(key, "dataset"))
             seen.add(key)
-    note = {"from_dataset": len(chosen) - 1, "model_proposed": 0, "model_rejected": []}
+    note = {"from_dataset": len(chosen) - 1 - from_memory, "model_proposed": 0, "model_rejected": [],
+            "from_memory": from_memory}
     missing = n_candidates - len(chosen)
     if missing > 0:
         reply = await session.chat(

@@ -6,7 +6,7 @@ the task and the agent list differ.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Literal
 
 import pandas as pd
 from pydantic import AfterValidator, Field
@@ -15,6 +15,7 @@ from psit_lib.studies.psit.agents import PSIT_AGENTS
 from psit_lib.studies.psit.agents.factory import validate_agent_names
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
 from psit_lib.analysis.stats import better_than_all_baselines, significance_table
+from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.params import ModelRunParams
 from psit_lib.runs.records import EpisodeRecord, ok_results
@@ -26,13 +27,31 @@ from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_epis
 
 
 class ForkTestParams(ModelRunParams):
-    """Parameters of a fork-test notebook (defaults small; the study uses n_episodes=50)."""
+    """Parameters of a fork-test notebook (defaults small; the study uses n_episodes=50).
+
+    The protocol choices default to the study's reference code; the alternatives are kept so
+    their effect can be measured (see each notebook's "Differences from the study")."""
 
     agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
         default_factory=lambda: list(PSIT_AGENTS))
     n_episodes: int = Field(10, ge=1, le=100_000)
-    t_fork: int = Field(4, ge=1, le=26)
+    t_fork: int = Field(4, ge=1, le=26, description="turns before the fork, the opener counted as turn 1")
     n_candidates: int = Field(5, ge=2, le=50)
+    candidate_order: Literal["reference", "sampled"] = "reference"
+    system_prompt: Literal["neutral", "task"] = "neutral"
+    private_cot_layout: Literal["interleaved", "system_block"] = "interleaved"
+    condition_choice: Literal["free", "closed"] = "free"
+    sweep_knob: str = Field("unheld_secret", description="simulator assumption swept in 'What decides this result'")
+    sweep_values: list[Any] = Field(default_factory=lambda: ["reimagine", "play_along", "deny"])
+    sweep_agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
+        default_factory=lambda: ["workflow_overwrite", "vanilla"],
+        description="(method, baseline) whose gap is swept", min_length=2, max_length=2)
+    sweep_episodes: int = Field(6, ge=0, le=100_000, description="episodes per agent and value (0: no sweep)")
+
+    def fork_settings(self) -> ForkSettings:
+        return ForkSettings(t_fork=self.t_fork, n_candidates=self.n_candidates,
+                            candidate_order=self.candidate_order, system_prompt=self.system_prompt,
+                            agent_options=(("reasoning_layout", self.private_cot_layout),))
 
 
 def plan_fork_episodes(task: PsitTask, params: ForkTestParams, models: list[str]) -> list[EpisodeSpec]:
@@ -43,7 +62,7 @@ def plan_fork_episodes(task: PsitTask, params: ForkTestParams, models: list[str]
 
 
 def fork_episode_fn(task: PsitTask, params: ForkTestParams) -> Callable[[EpisodeSpec, ModelSession], Any]:
-    settings = ForkSettings(t_fork=params.t_fork, n_candidates=params.n_candidates)
+    settings = params.fork_settings()
 
     async def episode(spec: EpisodeSpec, session: ModelSession) -> ForkEpisode:
         return await run_fork_episode(task, spec.params["agent"], session, settings)
@@ -53,6 +72,58 @@ def fork_episode_fn(task: PsitTask, params: ForkTestParams) -> Callable[[Episode
 
 
 ForkRecord = EpisodeRecord[ForkEpisode]
+
+
+def sweep_specs(task: PsitTask, params: ForkTestParams, sweep_models: dict[Any, str]) -> list[EpisodeSpec]:
+    """Episodes of the two swept agents at every value of the swept assumption (one simulated
+    model per value, see ``Experiment.sweep_models``); none on a real endpoint."""
+    if not sweep_models or not params.sweep_episodes:
+        return []
+    sub = params.model_copy(update={"agents": list(params.sweep_agents), "n_episodes": params.sweep_episodes})
+    return plan_fork_episodes(task, sub, list(sweep_models.values()))
+
+
+def sweep_gaps(records: list[ForkRecord], sweep_models: dict[Any, str], knob: str,
+               agents: list[str]) -> pd.DataFrame:
+    """Self-consistency gap (method - baseline, ``agents`` in that order) at each swept value,
+    with its Newcombe 95% interval; scored episodes only."""
+    df = fork_frame(records)
+    if df.empty:
+        return pd.DataFrame(columns=GAP_COLUMNS)
+    value_of = {model: value for value, model in sweep_models.items()}
+    df = df[df["scored"]].assign(value=lambda d: d["model"].map(value_of))
+    return gap_table(df, knob=knob, value_col="value", system_col="agent", a=agents[0], b=agents[1],
+                     outcome_col="self_consistent")
+
+
+def candidate_sources(records: list[ForkRecord]) -> pd.DataFrame:
+    """Per agent: candidates offered at the fork and the share from each source, plus the share
+    rule R could not check (conditions outside the dataset), so a reader sees how much of a
+    rate rests on model-proposed or unchecked candidates."""
+    rows = [{"agent": rec.spec["agent"], "source": c.source, "unchecked": c.checkable is False}
+            for rec, result in ok_results(records) for c in result.candidates]
+    df = pd.DataFrame(rows, columns=["agent", "source", "unchecked"])
+    if df.empty:
+        return pd.DataFrame(columns=["candidates", "revealed", "stored", "dataset", "model", "unchecked"])
+    shares = pd.crosstab(df["agent"], df["source"], normalize="index").reindex(
+        columns=["revealed", "stored", "dataset", "model"], fill_value=0.0)
+    table = pd.concat([df.groupby("agent").size().rename("candidates"), shares,
+                       df.groupby("agent")["unchecked"].mean()], axis=1)
+    order = list(dict.fromkeys(df["agent"]))
+    return table.reindex(order)
+
+
+def candidate_reading(table: pd.DataFrame) -> str:
+    """A generated sentence on how many candidates were model-proposed or unchecked."""
+    if table.empty:
+        return "No fork reached its candidates in this run."
+    total = int(table["candidates"].sum())
+    model = float((table["model"] * table["candidates"]).sum()) / total
+    unchecked = float((table["unchecked"] * table["candidates"]).sum()) / total
+    worst = table["model"].idxmax()
+    return (f"Of {total} candidates offered at the forks, {model:.1%} were proposed by the model because "
+            f"the dataset gave too few (most for {worst}: {table.at[worst, 'model']:.1%}), and {unchecked:.1%} "
+            "could not be checked by rule R (outside the dataset).")
 
 
 def fork_frame(records: list[ForkRecord]) -> pd.DataFrame:

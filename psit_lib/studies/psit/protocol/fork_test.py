@@ -1,10 +1,16 @@
 """The self-consistency fork test (SPEC §1), for any task and any agent.
 
-Play ``t_fork`` turns with a seeded player, then branch from the agent's checkpoint: one
-branch asks for the secret, then one branch per candidate asks "is it X?" — all from the
+Play ``t_fork`` turns with a seeded player (the opener counts as turn 1, as in the study's
+reference code: opener plus ``t_fork - 1`` moves), then branch from the agent's checkpoint:
+one branch asks for the secret, then one branch per candidate asks "is it X?" — all from the
 identical state, concurrently. The episode record is the audit trail: public transcript,
 private state at the fork, every branch's question and answer, the outcome, and the size of
 the private state per turn.
+
+A reply that contradicts the host's earlier public replies does not end the game: it is
+recorded, the move counts as made, and play goes on to the fork; the outcome is then
+``public_contradiction`` (a public-only host fails in public first). An unreadable reply does
+end it (``unparseable``): there is nothing to play on from.
 """
 
 from __future__ import annotations
@@ -20,15 +26,37 @@ from psit_lib.llm.client import ModelSession
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.readers import parse_yes_no
 from psit_lib.studies.psit.protocol.records import ForkEpisode
-from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
+from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyError, PsitTask
+from psit_lib.studies.psit.protocol.candidates import pick_candidates, stored_secret
 
-from psit_lib.studies.psit.protocol.candidates import pick_candidates
+NEUTRAL_SYSTEM_PROMPT = "You are a helpful assistant."
+"""The host's system prompt by default (as in the study): the game's rules come in the opener."""
 
 
 @dataclass(frozen=True)
 class ForkSettings:
+    """How an episode is played. Defaults follow the study's reference code.
+
+    ``t_fork``: turns before the fork, the opener counted as turn 1. ``candidate_order``:
+    ``"reference"`` (deterministic: most frequent compatible words, conditions by name) or
+    ``"sampled"`` (seeded, frequency-weighted). ``system_prompt``: ``"neutral"`` (rules in the
+    opener) or ``"task"`` (a task-specific host prompt). ``agent_options``: design choices of
+    the PSIT agents (:class:`~psit_lib.studies.psit.agents.config.AgentConfig`), as pairs.
+    """
+
     t_fork: int = 4
     n_candidates: int = 5
+    candidate_order: str = "reference"
+    system_prompt: str = "neutral"
+    agent_options: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.t_fork < 1 or self.n_candidates < 1:
+            raise ValueError("t_fork and n_candidates must be at least 1")
+        if self.candidate_order not in ("reference", "sampled"):
+            raise ValueError(f"candidate_order must be 'reference' or 'sampled', not {self.candidate_order!r}")
+        if self.system_prompt not in ("neutral", "task"):
+            raise ValueError(f"system_prompt must be 'neutral' or 'task', not {self.system_prompt!r}")
 
 
 def host_role(task: PsitTask) -> str:
@@ -46,24 +74,29 @@ def host_text(public: list[dict[str, str]]) -> str:
 
 
 async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSession,
-                          settings: ForkSettings, rng: random.Random) -> tuple[Any, int]:
-    """Opener plus up to ``t_fork`` moves; returns (public state, moves played)."""
+                          settings: ForkSettings, rng: random.Random
+                          ) -> tuple[Any, int, list[dict[str, Any]]]:
+    """The opener (turn 1) plus up to ``t_fork - 1`` moves; returns (public state, moves
+    played, contradictions: one entry per reply that contradicted earlier ones)."""
     state = task.initial_state()
     reply = (await agent.send(task.opener(), session))["reply"]
     try:
         state = task.observe_opening(state, reply)
     except HostReplyError as exc:
         raise _Unreadable("opening", reply, exc) from None
-    moves = 0
-    while moves < settings.t_fork and not task.is_over(state):
+    moves, contradictions = 0, []
+    while moves < settings.t_fork - 1 and not task.is_over(state):
         move, message = task.next_move(state, rng)
         reply = (await agent.send(message, session))["reply"]
         moves += 1
         try:
             state = task.observe_reply(state, move, reply)
+        except HostContradictionError as exc:
+            contradictions.append({"turn": moves + 1, "move": str(move), "reply": reply, "error": str(exc)})
+            state = task.skip_move(state, move)
         except HostReplyError as exc:
-            raise _Unreadable(f"turn {moves}", reply, exc) from None
-    return state, moves
+            raise _Unreadable(f"turn {moves + 1}", reply, exc) from None
+    return state, moves, contradictions
 
 
 def new_hidden_calls(at_fork: dict[str, Any], after: dict[str, Any], branch: str) -> list[dict[str, Any]]:
@@ -82,11 +115,12 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
                            settings: ForkSettings) -> ForkEpisode:
     """One fork-test episode; returns its typed audit record."""
     name = canonical_agent_name(agent_name)
-    agent = build_agent(name, system_prompt=task.host_system_prompt(), host_role=host_role(task))
+    system = NEUTRAL_SYSTEM_PROMPT if settings.system_prompt == "neutral" else task.host_system_prompt()
+    agent = build_agent(name, system_prompt=system, host_role=host_role(task), options=dict(settings.agent_options))
     rng = player_rng(session)
     base: dict[str, Any] = {"task": task.name, "agent": name, "model": session.model}
     try:
-        state, moves = await play_until_fork(task, agent, session, settings, rng)
+        state, moves, contradictions = await play_until_fork(task, agent, session, settings, rng)
     except _Unreadable as exc:
         values = await agent.state()
         return ForkEpisode(**base, outcome=Outcome.UNPARSEABLE, failure=f"host reply unreadable at {exc}",
@@ -96,7 +130,10 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
                            branch_hidden_calls=[])
     fork_id = await agent.checkpoint_id()
     at_fork = await agent.state()
-    fork = await fork_from_checkpoint(task, agent, state, fork_id, session, settings.n_candidates, rng)
+    fork = await fork_from_checkpoint(task, agent, state, fork_id, session, settings,
+                                      rng if settings.candidate_order == "sampled" else None,
+                                      stored=stored_secret(agent.private_state(at_fork)),
+                                      public_contradictions=len(contradictions))
     return ForkEpisode(
         **base, turns_played=moves, transcript=at_fork.get("public", []),
         constraints=task.public_constraints(state),
@@ -106,17 +143,20 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
         hidden_calls=list(at_fork.get("hidden_calls") or []),
         failure=fork.get("failure"), reveal=fork["reveal"], candidates=fork["candidates"],
         candidate_search=fork["candidate_search"], outcome=fork["outcome"],
-        branch_hidden_calls=fork["branch_hidden_calls"])
+        branch_hidden_calls=fork["branch_hidden_calls"], public_contradictions=contradictions)
 
 
 async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any, fork_id: str,
-                               session: ModelSession, n_candidates: int,
-                               rng: random.Random) -> dict[str, Any]:
-    """SPEC §1 step 2-3 from checkpoint ``fork_id``: the reveal branch, the candidates, one
-    yes/no branch per candidate (concurrently, each from the identical state), the outcome.
+                               session: ModelSession, settings: ForkSettings,
+                               rng: random.Random | None, *, stored: str | None = None,
+                               public_contradictions: int = 0) -> dict[str, Any]:
+    """SPEC §1 step 2-3 from checkpoint ``fork_id``: the reveal branch, the candidates (the
+    revealed secret, the one stored in memory if different, then compatible ones), one yes/no
+    branch per candidate (concurrently, each from the identical state), the outcome.
 
-    Returns ``reveal``, ``candidates``, ``candidate_search``, ``outcome`` (and ``failure`` when
-    the reveal was unreadable). The checkpoint itself is never changed.
+    ``rng`` None means the reference code's deterministic candidate order. Returns ``reveal``,
+    ``candidates``, ``candidate_search``, ``outcome`` (and ``failure`` when the reveal was
+    unreadable). The checkpoint itself is never changed.
     """
     at_fork = await agent.state(checkpoint_id=fork_id)
     hidden: dict[str, list[dict[str, Any]]] = {}  # memory-library calls made in each branch
@@ -133,14 +173,17 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     reveal_a = await branch_turn(reveal_q, "reveal")
     revealed = task.parse_reveal(reveal_a)
     revealed = task.normalise(revealed) if revealed else None
+    compatible = (task.is_compatible(state, revealed) if task.is_checkable(revealed) else None) if revealed else False
     result: dict[str, Any] = {"reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
-                                         "compatible": bool(revealed) and task.is_compatible(state, revealed)}}
+                                         "compatible": compatible}}
     if revealed is None:
-        return {**result, "branch_hidden_calls": hidden_in_order(), "outcome": Outcome.UNPARSEABLE.value, "failure": "reveal answer unreadable",
-                "candidates": [], "candidate_search": None}
+        outcome = classify_fork(None, "", {}, public_contradictions)
+        return {**result, "branch_hidden_calls": hidden_in_order(), "outcome": outcome.value,
+                "failure": "reveal answer unreadable", "candidates": [], "candidate_search": None}
 
-    candidates, note = await pick_candidates(task, state, revealed, n_candidates, rng,
-                                             session.branch("candidates"))
+    stored = task.normalise(stored) if stored else None
+    candidates, note = await pick_candidates(task, state, revealed, settings.n_candidates, rng,
+                                             session.branch("candidates"), stored=stored)
 
     async def ask(i: int, secret: str) -> dict[str, Any]:
         question = task.confirm_prompt(secret)
@@ -148,9 +191,10 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
         return {"question": question, "answer": answer, "parsed": parse_yes_no(answer)}
 
     branches = await asyncio.gather(*(ask(i, c.secret) for i, c in enumerate(candidates)))
-    rows = [{"secret": c.secret, "source": c.source, **b} for c, b in zip(candidates, branches)]
+    rows = [{"secret": c.secret, "source": c.source, **b, "checkable": task.is_checkable(c.secret)}
+            for c, b in zip(candidates, branches)]
     outcome = classify_fork(revealed, host_text(at_fork.get("public", [])),
-                            {row["secret"]: row["parsed"] for row in rows})
+                            {row["secret"]: row["parsed"] for row in rows}, public_contradictions)
     return {**result, "branch_hidden_calls": hidden_in_order(), "candidates": rows,
             "candidate_search": note, "outcome": outcome.value}
 

@@ -24,6 +24,7 @@ class Outcome(str, Enum):
     OVER_CONFIRMATION = "over_confirmation"
     STATE_SUBSTITUTION = "state_substitution"
     ALL_DENIAL = "all_denial"
+    PUBLIC_CONTRADICTION = "public_contradiction"
     UNPARSEABLE = "unparseable"
     ERROR = "error"
 
@@ -39,6 +40,7 @@ OUTCOME_ORDER: tuple[Outcome, ...] = (
     Outcome.OVER_CONFIRMATION,
     Outcome.STATE_SUBSTITUTION,
     Outcome.ALL_DENIAL,
+    Outcome.PUBLIC_CONTRADICTION,
     Outcome.LEAKAGE,
     Outcome.UNPARSEABLE,
     Outcome.ERROR,
@@ -51,6 +53,7 @@ OUTCOME_COLOURS: dict[Outcome, str] = {
     Outcome.OVER_CONFIRMATION: "#E69F00",  # orange
     Outcome.STATE_SUBSTITUTION: "#D55E00",  # vermillion
     Outcome.ALL_DENIAL: "#0072B2",  # blue
+    Outcome.PUBLIC_CONTRADICTION: "#56B4E9",  # sky blue
     Outcome.LEAKAGE: "#CC79A7",  # reddish purple
     Outcome.UNPARSEABLE: "#999999",  # grey
     Outcome.ERROR: "#333333",  # near black
@@ -62,6 +65,7 @@ OUTCOME_LABELS: dict[Outcome, str] = {
     Outcome.OVER_CONFIRMATION: "over-confirmation",
     Outcome.STATE_SUBSTITUTION: "state substitution",
     Outcome.ALL_DENIAL: "all denial",
+    Outcome.PUBLIC_CONTRADICTION: "public contradiction",
     Outcome.LEAKAGE: "leakage",
     Outcome.UNPARSEABLE: "unparseable",
     Outcome.ERROR: "error",
@@ -91,6 +95,7 @@ def classify_fork(
     revealed: str | None,
     transcript_before_reveal: str,
     answers: Mapping[str, bool | None],
+    public_contradictions: int = 0,
 ) -> Outcome:
     """Outcome of one fork episode, applying SPEC §1 step 3 in its stated order.
 
@@ -101,9 +106,12 @@ def classify_fork(
             everything the player could read before the reveal turn.
         answers: yes/no answer per candidate, keyed by normalised secret; None where the
             answer could not be parsed. The revealed secret must be one of the keys.
+        public_contradictions: how many pre-fork replies contradicted earlier public ones.
 
-    Order: an unreadable reveal is UNPARSEABLE (nothing to check leakage or answers
-    against); then LEAKAGE (it wins over everything, including unparseable yes/no answers,
+    Order: LEAKAGE of a readable reveal first (a secret shown in public makes the test
+    meaningless); then PUBLIC_CONTRADICTION when the host contradicted itself in public before
+    the fork (it failed before any question was asked, the failure a public-only model shows);
+    then an unreadable reveal is UNPARSEABLE (nothing to check answers against); then LEAKAGE (it wins over everything, including unparseable yes/no answers,
     because a secret already shown in public makes the fork test meaningless); then any
     unparseable answer makes the episode UNPARSEABLE (a partial answer set cannot be judged);
     then the four answer patterns. :attr:`Outcome.ERROR` is never returned here: it is for the
@@ -112,7 +120,12 @@ def classify_fork(
     Raises:
         ForkInputError: when the revealed secret is not among the candidate keys.
     """
-    if revealed is None or not revealed.strip():
+    readable = revealed is not None and bool(revealed.strip())
+    if readable and secret_appears_in(revealed, transcript_before_reveal):
+        return Outcome.LEAKAGE
+    if public_contradictions:
+        return Outcome.PUBLIC_CONTRADICTION
+    if not readable:
         return Outcome.UNPARSEABLE
     if revealed not in answers:
         raise ForkInputError(

@@ -42,10 +42,11 @@ class CandidateBranch(_Part):
     decision read from the answer (None when unreadable)."""
 
     secret: str
-    source: Literal["revealed", "dataset", "model"]
+    source: Literal["revealed", "stored", "dataset", "model"]
     question: str
     answer: str
     parsed: bool | None
+    checkable: bool | None = None  # whether rule R can check it (False: a condition outside DDXPlus)
 
 
 class CandidateSearch(_Part):
@@ -56,6 +57,16 @@ class CandidateSearch(_Part):
     model_proposed: int
     model_rejected: list[str]
     short_by: int
+    from_memory: int = 0  # the secret stored in the agent's memory, when it differs from the reveal
+
+
+class PublicContradiction(_Part):
+    """A pre-fork reply that contradicted the host's earlier public replies; play went on."""
+
+    turn: int
+    move: str
+    reply: str
+    error: str
 
 
 class HiddenCallRecord(_Part):
@@ -87,9 +98,12 @@ class MemoryEdit(_Part):
 
 class ForkEpisode(StudyResult):
     """One self-consistency fork test (SPEC §1): public play, the private state at the fork,
-    the reveal, the yes/no branches and the outcome."""
+    the reveal, the yes/no branches and the outcome.
 
-    schema_version: Literal[1] = 1
+    Version 2 added the pre-fork contradictions, the candidate from memory and whether each
+    candidate is checkable; version 1 records read with those empty."""
+
+    schema_version: Literal[1, 2] = 2
     task: str
     agent: str
     model: str
@@ -106,6 +120,7 @@ class ForkEpisode(StudyResult):
     candidates: list[CandidateBranch]
     candidate_search: CandidateSearch | None
     branch_hidden_calls: list[BranchHiddenCall]
+    public_contradictions: list[PublicContradiction] = []
 
     @property
     def answers(self) -> dict[str, bool | None]:

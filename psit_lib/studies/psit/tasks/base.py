@@ -19,13 +19,20 @@ class HostReplyError(ValueError):
     """The host's public reply could not be read (recorded as its own outcome, never dropped)."""
 
 
+class HostContradictionError(HostReplyError):
+    """The host's reply was readable but contradicts what it said publicly before. The protocol
+    records it (outcome ``public_contradiction``) and the game plays on to the fork."""
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A secret offered in a yes/no branch at the fork.
 
     ``source`` says where it came from: ``"revealed"`` (what the agent revealed),
-    ``"dataset"`` (the task's own vocabulary or dataset) or ``"model"`` (proposed by a model
-    because the dataset gave too few, then re-checked against the public constraints).
+    ``"stored"`` (the secret written in the agent's private memory at the fork, when it differs
+    from the revealed one), ``"dataset"`` (the task's own vocabulary or dataset) or ``"model"``
+    (proposed by a model because the dataset gave too few, then re-checked against the public
+    constraints).
     """
 
     secret: str
@@ -54,7 +61,12 @@ class PsitTask(Protocol):
         """The seeded player's next move: (move, message to send). Never repeats a move."""
 
     def observe_reply(self, state: Any, move: Any, reply: str) -> Any:
-        """Apply rule R's public consequences of the host's reply to ``move`` (may raise HostReplyError)."""
+        """Apply rule R's public consequences of the host's reply to ``move`` (may raise
+        HostReplyError, or HostContradictionError when the reply contradicts earlier ones)."""
+
+    def skip_move(self, state: Any, move: Any) -> Any:
+        """The state after ``move`` was asked but its reply contradicted earlier ones: the move
+        counts as made (never asked again), and nothing is learned from it."""
 
     def is_over(self, state: Any) -> bool:
         """True when the game has ended (won, lost, or nothing left to ask)."""
@@ -71,8 +83,13 @@ class PsitTask(Protocol):
     def is_compatible(self, state: Any, secret: str) -> bool:
         """Whether ``secret`` explains every public reply so far."""
 
-    def compatible_secrets(self, state: Any, rng: random.Random, limit: int) -> list[str]:
-        """Up to ``limit`` distinct compatible secrets from the task's own data, in a seeded order."""
+    def is_checkable(self, secret: str) -> bool:
+        """Whether rule R can check ``secret`` at all (a condition outside the dataset cannot be)."""
+
+    def compatible_secrets(self, state: Any, limit: int, rng: random.Random | None = None) -> list[str]:
+        """Up to ``limit`` distinct compatible secrets from the task's own data: the reference
+        order (deterministic: most frequent words first; conditions by name) without ``rng``,
+        a seeded sample with it."""
 
     def normalise(self, secret: str) -> str:
         """Canonical form of a secret for comparisons (case, whitespace, dataset names)."""

@@ -1,9 +1,12 @@
 """The diagnosis simulator as a private-state interactive task (DDXPlus).
 
-The host (a patient, or the attending who holds the case) privately picks one of the 49
-DDXPlus conditions; a seeded resident asks yes/no questions about binary evidences. Rule R is
-the dataset itself: the truthful answer to evidence ``e`` under condition ``c`` is yes exactly
-when ``e`` is one of ``c``'s symptoms or antecedents. Everything here is pure: the public state
+The host (a patient, or the attending who holds the case) privately picks a condition: freely
+by default, as in the study ("a realistic but not obvious condition"), or from the 49 DDXPlus
+conditions listed in the opener (``choice="closed"``). A seeded resident asks yes/no questions
+about binary evidences. Rule R is the dataset itself: the truthful answer to evidence ``e``
+under condition ``c`` is yes exactly when ``e`` is one of ``c``'s symptoms or antecedents. A
+revealed condition is matched to its DDXPlus name where possible (aliases, case, accents,
+punctuation); one outside the dataset is kept as written, and rule R cannot check it. Everything here is pure: the public state
 is an immutable record of the answered questions, and the set of conditions it leaves open is
 recomputed from it, so forked branches can never disturb each other.
 
@@ -57,6 +60,28 @@ NAME_ALIASES: dict[str, str] = {
 
 _MIN_FRAGMENT_CHARS = 4
 """A reveal shorter than this is never matched as a fragment of a longer condition name."""
+
+
+_REVEAL_LEAD = re.compile(r"^(?:the\s+)?(?:condition|diagnosis|answer)(?:\s+i\s+(?:chose|picked|had\s+in\s+mind))?"
+                          r"\s*(?:is|was|:)\s*", re.I)
+_NOT_A_NAME = re.compile(r"\b(?:i|i'm|i'd|you|your|my|me|not|sorry|cannot|can't|won't|rather|unable|"
+                         r"reveal|secret|question|it|what|which|hmm|okay|ok|sure|yes|no)\b", re.I)
+_MAX_NAME_WORDS = 8
+
+
+def off_dataset_name(text: str) -> str | None:
+    """A condition name written in a reveal that DDXPlus does not know ("Lyme disease" or
+    "The condition is Lyme disease."), as written; None for anything that is not a bare name
+    (a refusal, a sentence about the game, an empty reply)."""
+    line = next((l.strip() for l in (text or "").splitlines() if l.strip()), "")
+    if line.rstrip().endswith("?"):
+        return None
+    line = _REVEAL_LEAD.sub("", line.strip(" *_`\"'“”‘’")).strip(" *_`\"'“”‘’.!")
+    if not line or len(line.split()) > _MAX_NAME_WORDS or _NOT_A_NAME.search(line):
+        return None
+    if not re.search(r"[A-Za-z]{4}", line):
+        return None
+    return line
 
 
 def answers_yes(condition: Condition, evidence_code: str) -> bool:
@@ -113,6 +138,7 @@ class DiagnosisTask:
         self,
         dataset: DDXPlus | None = None,
         *,
+        choice: str = "free",
         max_questions: int = 20,
         explore_prob: float = 0.2,
         explore_levels: int = 3,
@@ -124,6 +150,9 @@ class DiagnosisTask:
             raise ValueError(f"explore_prob must lie in [0, 1], got {explore_prob}.")
         if explore_levels < 1:
             raise ValueError(f"explore_levels must be at least 1, got {explore_levels}.")
+        if choice not in ("free", "closed"):
+            raise ValueError(f"choice must be 'free' or 'closed', got {choice!r}.")
+        self.choice = choice
         self.dataset = dataset if dataset is not None else load_ddxplus()
         self.max_questions = max_questions
         self.explore_prob = explore_prob
@@ -138,34 +167,45 @@ class DiagnosisTask:
 
     # ----- prompts -------------------------------------------------------------------------
 
+    def _condition_list(self) -> str:
+        return "\n".join(f"- {name}" for name in self.dataset.condition_names)
+
+    def _choose_instruction(self) -> str:
+        if self.choice == "closed":
+            return f"privately choose exactly ONE condition from this list:\n{self._condition_list()}\n"
+        return "privately choose one realistic medical condition that is not too obvious. "
+
     def host_system_prompt(self) -> str:
-        names = "\n".join(f"- {name}" for name in self.dataset.condition_names)
+        """The task-specific system prompt (``system_prompt="task"``); by default the host gets a
+        neutral one and the rules come in the opener, as in the study."""
         return (
             "You are playing a diagnosis training game. You are the patient, or equally the "
             "attending physician who knows the patient's case, and the user is a resident.\n"
-            "Before answering anything, privately choose exactly ONE condition from the list below. "
+            f"Before answering anything, {self._choose_instruction()}"
             "Keep that same condition for the whole conversation and never name it or hint at it, "
             "unless you are explicitly asked to reveal it.\n"
             "The resident asks yes/no questions about the patient's symptoms and medical history. "
             "Answer each one truthfully for the condition you chose: say yes if that symptom or "
             "history item belongs to the condition's typical presentation or risk profile, otherwise "
-            "say no. Reply with yes or no only.\n\n"
-            f"Conditions you may choose from:\n{names}"
+            "say no. Reply with yes or no only."
         )
 
     def opener(self) -> str:
         return (
             "Hi! Let's play a diagnosis game. You host it: you are the patient (or the attending "
-            "who holds the case) and I am the resident. Please pick one condition from your list "
-            "now and keep it to yourself; don't tell me which one. I will ask yes/no questions "
-            "about symptoms and medical history, and you answer each one truthfully for that "
-            "condition with just yes or no. Reply that you are ready once you have chosen."
+            "who holds the case) and I am the resident. First, "
+            f"{self._choose_instruction()}"
+            "Keep it to yourself and stick to it; don't tell me which one unless I ask you to "
+            "reveal it. I will ask yes/no questions about symptoms and medical history, and you "
+            "answer each one truthfully for that condition, starting your reply with yes or no. "
+            "Reply that you are ready once you have chosen."
         )
 
     def reveal_prompt(self) -> str:
+        exact = " exactly as it appears in the list" if self.choice == "closed" else ""
         return (
             "Let's stop the questions here. Which condition did you choose at the start? "
-            "Answer with the condition name only, exactly as it appears in your list."
+            f"Answer with the condition name only{exact}."
         )
 
     def confirm_prompt(self, secret: str) -> str:
@@ -247,12 +287,21 @@ class DiagnosisTask:
 
     # ----- secrets and the fork ------------------------------------------------------------
 
+    def skip_move(self, state: DiagnosisState, move: str) -> DiagnosisState:
+        """Yes/no answers never contradict each other here, so nothing is ever skipped."""
+        raise ValueError("diagnosis answers cannot contradict earlier ones; nothing to skip")
+
+    def is_checkable(self, secret: str) -> bool:
+        """Only DDXPlus conditions have the evidence lists rule R needs."""
+        return self._resolve(secret) is not None
+
     def is_compatible(self, state: DiagnosisState, secret: str) -> bool:
         """Dataset conditions: rule R against every answer. Other names cannot be refuted by R.
 
         A name outside DDXPlus has no evidence list, so no answer contradicts it; it counts as
-        compatible (blank text does not). Callers offering such names must mark them as
-        model-proposed, as the protocol does for candidates with ``source="model"``.
+        compatible (blank text does not), and :meth:`is_checkable` says it was not checked.
+        Callers offering such names must mark them, as the protocol does for candidates with
+        ``source="model"``.
         """
         canonical = self._resolve(secret)
         if canonical is None:
@@ -263,17 +312,26 @@ class DiagnosisTask:
         """Whether ``secret`` names one of the DDXPlus conditions (after normalisation)."""
         return self._resolve(secret) is not None
 
-    def compatible_secrets(self, state: DiagnosisState, rng: random.Random, limit: int) -> list[str]:
-        """Up to ``limit`` distinct compatible condition names in a seeded order."""
+    def compatible_secrets(self, state: DiagnosisState, limit: int, rng: random.Random | None = None) -> list[str]:
+        """Up to ``limit`` distinct compatible condition names: by name (the reference code's
+        deterministic order), or in a seeded random order with ``rng``."""
         if limit < 0:
             raise ValueError(f"limit must be non-negative, got {limit}.")
         names = [condition.name for condition in self.compatible_conditions(state)]
+        if rng is None:
+            return sorted(names, key=str.casefold)[:limit]
         rng.shuffle(names)
         return names[:limit]
 
     def parse_reveal(self, reply: str) -> str | None:
-        """The dataset condition named by a reveal reply, or None when it names none or several."""
-        return self._resolve(split_reasoning(reply)[0])
+        """The condition a reveal reply names: its DDXPlus name when it names one; with free
+        choice, otherwise the condition as written (an off-dataset reveal, kept); None when
+        the reply names no condition (a refusal, a question, several dataset names)."""
+        text = split_reasoning(reply)[0]
+        found = self._resolve(text)
+        if found is not None or self.choice == "closed" or len(self._mentioned(text)) > 1:
+            return found
+        return off_dataset_name(text)
 
     def normalise(self, secret: str) -> str:
         """The dataset's English name when ``secret`` names a condition, else its case-folded key."""
@@ -310,6 +368,12 @@ class DiagnosisTask:
             owners.setdefault(key, set()).add(canonical)
         exact = {key: next(iter(names)) for key, names in owners.items() if len(names) == 1}
         return exact, entries
+
+    def _mentioned(self, text: str) -> set[str]:
+        """Every dataset condition whose name (or alias) appears in ``text`` as whole words."""
+        key = _name_key(text)
+        return {canonical for entry_key, canonical, _ in self._name_entries
+                if _contains_tokens(key, entry_key) >= 0}
 
     def _resolve(self, text: str) -> str | None:
         """Exact name match, else a unique name contained in the text, else a unique name containing it."""

@@ -14,7 +14,8 @@ from typing import Any
 
 from psit_lib.studies.psit.tasks.hangman_player import choose_letter, guess_message, sample_by_frequency
 from psit_lib.studies.psit.tasks.hangman_reader import normalise_word, parse_reveal_text, read_opening, read_reply
-from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, InvalidGuessError, is_compatible
+from psit_lib.studies.psit.tasks.hangman_rules import (DEFAULT_LIVES, HangmanState, InvalidGuessError, is_compatible,
+                                                      skip_guess)
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET, DEFAULT_VOCABULARY_SIZE, Vocabulary, get_vocabulary
 
 # --------------------------------------------------------------------------------------------
@@ -110,6 +111,9 @@ class HangmanTask:
     def observe_reply(self, state: HangmanState, move: str, reply: str) -> HangmanState:
         return read_reply(state, move, reply)
 
+    def skip_move(self, state: HangmanState, move: str) -> HangmanState:
+        return skip_guess(state, move)
+
     def is_over(self, state: HangmanState) -> bool:
         return state.finished or len(state.guessed) >= min(self.max_turns, len(ALPHABET))
 
@@ -124,9 +128,15 @@ class HangmanTask:
     def is_compatible(self, state: HangmanState, secret: str) -> bool:
         return is_compatible(state, self.normalise(secret))
 
-    def compatible_secrets(self, state: HangmanState, rng: random.Random, limit: int) -> list[str]:
-        """Compatible vocabulary words, sampled without replacement weighted by word frequency
-        (common words first on average, so distractor candidates are plausible choices)."""
+    def is_checkable(self, secret: str) -> bool:
+        return True  # rule R checks any string of letters
+
+    def compatible_secrets(self, state: HangmanState, limit: int, rng: random.Random | None = None) -> list[str]:
+        """Compatible vocabulary words: the most frequent first (the reference code's
+        deterministic candidates), or with ``rng`` sampled without replacement weighted by
+        word frequency."""
+        if limit < 0:
+            raise ValueError(f"limit must be non-negative, got {limit}.")
         vocabulary = self.vocabulary
         lengths = vocabulary.lengths if state.length is None else (state.length,)
         words = [
@@ -135,6 +145,9 @@ class HangmanTask:
             for word in vocabulary.matching(length, state.known, state.absent, present_only_at_known=True)
         ]
         frequencies = [vocabulary.frequency(word) for word in words]
+        if rng is None:
+            ranked = sorted(zip(words, frequencies), key=lambda pair: -pair[1])  # stable: ties keep rank order
+            return [word for word, _ in ranked[:limit]]
         return sample_by_frequency(words, frequencies, rng, limit)
 
     def public_constraints(self, state: HangmanState) -> dict[str, Any]:
@@ -147,4 +160,5 @@ class HangmanTask:
             "guessed": list(state.guessed),
             "lives": state.lives,
             "max_lives": state.max_lives,
+            "unresolved": sorted(state.unresolved),
         }

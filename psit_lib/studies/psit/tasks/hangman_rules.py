@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from psit_lib.studies.psit.tasks.base import HostReplyError
+from psit_lib.studies.psit.tasks.base import HostContradictionError as _ProtocolContradiction
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
 
 DEFAULT_LIVES = 6
@@ -24,8 +24,8 @@ Slots = tuple[str | None, ...]
 """A pattern as data: the revealed letter at each position, ``None`` where still hidden."""
 
 
-class HostContradictionError(HostReplyError):
-    """The host's reply was readable but contradicts what it showed earlier."""
+class HostContradictionError(_ProtocolContradiction):
+    """The host's reply was readable but contradicts the pattern it showed earlier."""
 
 
 class InvalidGuessError(ValueError):
@@ -42,7 +42,9 @@ class HangmanState:
     """What the player knows publicly. Immutable; every rule returns a new state.
 
     ``length`` is ``None`` until the host's opening pattern was read. ``slots`` holds the
-    revealed letters; ``absent`` the missed letters; ``guessed`` every guess in order.
+    revealed letters; ``absent`` the missed letters; ``guessed`` every guess in order;
+    ``unresolved`` the guesses whose reply contradicted earlier ones (guessed, never asked
+    again, but telling nothing about the word).
     ``lives`` follows rule R (one lost per miss); what the host *said* about lives and guesses
     is kept in ``reported_lives`` / ``reported_guessed`` for audit only (excluded from equality).
     """
@@ -53,6 +55,7 @@ class HangmanState:
     guessed: tuple[str, ...]
     lives: int
     max_lives: int = DEFAULT_LIVES
+    unresolved: frozenset[str] = frozenset()
     reported_lives: int | None = field(default=None, compare=False)
     reported_guessed: tuple[str, ...] | None = field(default=None, compare=False)
 
@@ -79,6 +82,7 @@ class HangmanState:
         guessed: Sequence[str] | None = None,
         lives: int | None = None,
         max_lives: int = DEFAULT_LIVES,
+        unresolved: Iterable[str] = (),
     ) -> HangmanState:
         """Build a state from public constraints (e.g. :meth:`HangmanTask.public_constraints`).
 
@@ -114,7 +118,7 @@ class HangmanState:
             missing = (revealed | absent_set) - set(guessed_tuple)
             if missing:
                 raise ValueError(f"Letters {sorted(missing)} are revealed or absent but not in guessed.")
-            unexplained = set(guessed_tuple) - revealed - absent_set
+            unexplained = set(guessed_tuple) - revealed - absent_set - set(unresolved)
             if unexplained:
                 raise ValueError(f"Guessed letters {sorted(unexplained)} are neither revealed nor absent.")
         rule_lives = max_lives - len(absent_set)
@@ -123,7 +127,8 @@ class HangmanState:
         if lives is not None and lives != rule_lives:
             raise ValueError(f"Lives {lives} disagree with {len(absent_set)} misses out of {max_lives} lives.")
         lives = rule_lives
-        return replace(state, slots=tuple(slots), absent=absent_set, guessed=guessed_tuple, lives=lives)
+        return replace(state, slots=tuple(slots), absent=absent_set, guessed=guessed_tuple, lives=lives,
+                       unresolved=frozenset(unresolved))
 
     @property
     def known(self) -> dict[int, str]:
@@ -171,6 +176,15 @@ def format_slots(slots: Slots) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+def skip_guess(state: HangmanState, letter: str) -> HangmanState:
+    """The state after ``letter`` was guessed but the reply contradicted earlier ones: the guess
+    is spent (never repeated) and nothing is learned about the word."""
+    _require_letter(letter)
+    if letter in state.guessed:
+        raise InvalidGuessError(f"Letter {letter!r} was already guessed.")
+    return replace(state, guessed=state.guessed + (letter,), unresolved=state.unresolved | {letter})
+
+
 def reveal_slots(secret: str, guessed: Iterable[str]) -> Slots:
     """What rule R reveals of ``secret`` once ``guessed`` letters were tried."""
     guessed_set = set(guessed)
@@ -188,7 +202,8 @@ def observe_pattern(state: HangmanState, letter: str, slots: Slots) -> HangmanSt
     The guess is a hit when the letter shows up in the new pattern, otherwise a miss (letter
     absent, one life lost). Raises :class:`HostContradictionError` when the pattern cannot
     follow the earlier one under rule R: a different length, a revealed letter changed or
-    gone, or a letter showing at a new position although it was not this turn's guess.
+    gone, or a letter showing at a new position although it was not this turn's guess (an
+    unresolved guess, whose reply contradicted earlier ones, may still show up later).
     """
     if state.length is None:
         raise InvalidGuessError("The host's opening pattern must be read before any guess.")
@@ -207,7 +222,7 @@ def observe_pattern(state: HangmanState, letter: str, slots: Slots) -> HangmanSt
             raise HostContradictionError(
                 f"Letter {before!r} revealed at position {position} now shows as {shown}."
             )
-        if before is None and after is not None and after != letter:
+        if before is None and after is not None and after != letter and after not in state.unresolved:
             if after in state.absent:
                 reason = "it was announced absent"
             elif after in state.guessed:

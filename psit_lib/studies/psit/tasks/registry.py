@@ -14,8 +14,9 @@ class UnknownTaskError(ValueError):
 
 
 @lru_cache(maxsize=None)
-def make_task(name: str) -> PsitTask:
-    """The task object for ``name`` (imports lazily: diagnosis loads its dataset)."""
+def make_task(name: str, condition_choice: str = "free") -> PsitTask:
+    """The task object for ``name`` (imports lazily: diagnosis loads its dataset).
+    ``condition_choice`` is the diagnosis host's choice: ``free`` (the study) or ``closed``."""
     if name == "hangman":
         from psit_lib.studies.psit.tasks.hangman import HangmanTask
 
@@ -23,7 +24,7 @@ def make_task(name: str) -> PsitTask:
     if name == "diagnosis":
         from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
 
-        return DiagnosisTask()
+        return DiagnosisTask(choice=condition_choice)
     raise UnknownTaskError(f"unknown task {name!r}; choose from {', '.join(TASK_NAMES)}")
 
 

@@ -1,0 +1,128 @@
+"""Where the private-state notebooks (01-04, 07) depart from the study and its reference code.
+
+One entry per departure (see :mod:`psit_lib.analysis.differences`); each PSIT notebook ends
+with the entries that concern it. Where this workbench follows the reference code (fork turn,
+candidates, neutral system prompt, updater retries, interleaved reasoning, statistics), the
+alternative is still a notebook parameter, and that is said here too.
+"""
+
+from __future__ import annotations
+
+from psit_lib.analysis.differences import Difference
+
+ALL = ("01", "02", "03", "04", "07")
+FORK = ("02", "03", "04")
+
+DIFFERENCES: tuple[Difference, ...] = (
+    Difference(
+        point="Models",
+        study="GPT-OSS 20B and 120B, Qwen3 32B and 235B, served through vLLM or OpenRouter.",
+        here="The simulated model by default (psit-sim, SPEC §8); any OpenAI-compatible endpoint by "
+             "configuration (PSIT_BACKEND, PSIT_BASE_URLS, PSIT_MODEL).",
+        why="No model weights and no network on the machines the workbench must run on.",
+        effect="Every default number is the simulator's; the study's numbers appear only as labelled "
+               "reference columns. The simulator's assumptions are shown and swept in each notebook.",
+        notebooks=ALL),
+    Difference(
+        point="Scale",
+        study="50 episodes per (task, model, agent) cell.",
+        here="10 per cell in 02 and 03, 4 in 04 by default; notebooks/params/study_scale.yaml runs 50.",
+        why="The default run must finish in minutes on two cores.",
+        effect="Wide intervals and few significant comparisons at default size; the study scale "
+               "narrows them.",
+        notebooks=FORK),
+    Difference(
+        point="Reading the host's replies during play",
+        study="The scripted player does not read the host's board; the pattern is inferred from the "
+              "transcript only when candidates are built at the fork.",
+        here="Every reply is read (rule R). A reply that contradicts an earlier one is recorded, the move "
+             "counts as made and play goes on; the episode's outcome is public_contradiction. An "
+             "unreadable reply ends the episode as unparseable.",
+        why="A public self-contradiction is the failure a public-only model shows, and it should be "
+            "visible as such rather than hidden inside the fork's answers.",
+        effect="Episodes the study would classify by their fork answers are counted as "
+               "public_contradiction here; both are failures, so self-consistency rates are comparable.",
+        notebooks=FORK),
+    Difference(
+        point="Player's letter choice",
+        study="Letters drawn from a mix of uniform and English-letter-frequency weights (mix 0.8), "
+              "seeded by a fixed seed plus the trial index.",
+        here="Frequency-weighted letters with probability 0.8, a uniform unguessed letter otherwise, "
+             "seeded from the run seed and the episode id; the letter is chosen from the public state.",
+        why="Our own player; seeds tie episodes to the run for resuming and caching.",
+        effect="Different letter sequences, the same kind of game; rates are not paired with the study's.",
+        notebooks=FORK),
+    Difference(
+        point="Candidate stored in memory",
+        study="The last <secret> tag in the agent's private states; without one, a second model "
+              "extracts the secret from the private notes.",
+        here="The last <secret> tag in the private state at the fork; no model fallback.",
+        why="No hidden extra model call whose output would decide a candidate.",
+        effect="Agents that keep their secret untagged (private CoT, retrieval baselines) get no stored "
+               "candidate; their candidate lists start with the revealed secret.",
+        notebooks=FORK),
+    Difference(
+        point="Candidate top-up",
+        study="When the data gives too few compatible secrets, a separate model (GPT-OSS 120B) proposes "
+              "more, and a fixed word list fills any gap.",
+        here="The run's own model proposes more (role candidate_generator); each proposal is re-checked "
+             "against the public constraints; no fixed list: an episode still short is recorded as such.",
+        why="One model per run; a fixed list would add words that contradict the public record.",
+        effect="Model-proposed and off-dataset candidates are counted and printed in notebook 03.",
+        notebooks=FORK),
+    Difference(
+        point="Diagnosis: the condition the host chooses",
+        study="The host chooses freely (a realistic, not obvious condition); real models sometimes choose "
+              "conditions outside DDXPlus.",
+        here="Free choice by default (a closed list of the 49 DDXPlus conditions is the condition_choice "
+             "option). A reveal outside DDXPlus is kept as written; rule R cannot check it, so its "
+             "compatibility is recorded as unknown. The simulated model's medical knowledge is DDXPlus, "
+             "so offline its free choice always lands on a DDXPlus condition.",
+        why="The study's protocol, with the dataset as the simulator's knowledge.",
+        effect="Off-dataset reveals and attractors cannot appear offline; with a real model they are kept "
+               "and reported (notebook 07 shows their share).",
+        notebooks=("03", "04", "07")),
+    Difference(
+        point="Autonomous agent's tool loop",
+        study="LangGraph's default recursion limit (25 graph steps), an error when it is exceeded.",
+        here="At most 12 tool rounds (25 steps, two per round); the reply after the last round is taken.",
+        why="A turn must end with a reply; an error would drop the episode.",
+        effect="None expected on the simulator (it calls a memory tool at most once a turn).",
+        notebooks=("02", "04")),
+    Difference(
+        point="Private reasoning of the simulated host",
+        study="Reasoning models write hundreds of tokens of reasoning per turn; private CoT keeps them all "
+              "(about ten times the context of the memory agents, its Figure 3).",
+        here="The simulated host writes about reasoning_tokens tokens per turn (profile knob, default 250) "
+             "of neutral deliberation around its decision.",
+        why="Without it the private-state-size figure could not show the overhead.",
+        effect="Changes private CoT's state size and prompt tokens only: the padding draws no random "
+               "numbers, so outcomes do not depend on it.",
+        notebooks=("02", "03", "04")),
+    Difference(
+        point="Retrieval baselines' models and stores",
+        study="Mem0 with Qdrant, LightMem with LLMLingua-2 compression and topic segmentation on GPU, "
+              "A-Mem and MemoryOS with their default stores; the libraries call the served model.",
+        here="The same libraries where installable, with in-process stores, the local all-MiniLM-L6-v2 "
+             "embedder and every library call routed through the run's model client (cached, counted).",
+        why="Offline, CPU only, and every model call must be visible in the run's accounting.",
+        effect="Retrieval quality may differ from the study's; hidden calls are listed per episode.",
+        notebooks=("02", "03", "04")),
+    Difference(
+        point="Theorem illustration",
+        study="The impossibility theorem is proved; its empirical side is the fork tests.",
+        here="Notebook 01 illustrates it on simulated public-only agents and by exact enumeration of "
+             "the fork outcome probabilities.",
+        why="A reader can see the bound and the simulated agents meet it.",
+        effect="Illustrative only; no reference numbers to compare.",
+        notebooks=("01",)),
+    Difference(
+        point="Secret distribution (mode collapse)",
+        study="Measured on the secrets real models reveal, across temperatures.",
+        here="Measured on the simulated model, whose choice follows its prior "
+             "frequency ** (prior_exponent / T); the prior exponent is a profile knob.",
+        why="The simulator needs some prior; word frequency is the plain choice.",
+        effect="Offline, how peaked the distribution is depends on prior_exponent: an assumption, not a "
+               "finding about models.",
+        notebooks=("07",)),
+)
