@@ -59,3 +59,53 @@ def test_the_logic_check_finds_definitions_loops_and_comprehensions():
     assert _logic_tokens("def f():\n    pass") == ["def"]
     assert _logic_tokens("x = [a for a in b]") == ["for"]
     assert _logic_tokens("%matplotlib inline\nx = 1  # for the figure") == []
+
+
+# -- no hand-written results ----------------------------------------------------------------------
+# A reading written by hand goes stale when a parameter, the profile or the endpoint changes, and
+# then contradicts the table above it; readings are generated from the tables instead
+# (psit_lib.analysis.readings). Markdown may describe the protocol and its parameters, so a
+# number next to a parameter's name (alpha 0.05, temperature 0.3, k=5) is allowed.
+import re as _re
+
+_NOT_PROSE = _re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$\n]*\$|\]\([^)]*\)|<[^>]+>", _re.S)
+_NUMERIC_RESULT = _re.compile(
+    r"\d+(?:\.\d+)?\s*%(?!\s*(?:Wilson\s+|Newcombe\s+|bootstrap\s+)?(?:interval|band|confidence|CI))"  # a percentage, not a level
+    r"|(?<![\w.§])\d*\.\d+(?![\w.])"           # a decimal
+    r"|\b\d+\s+(?:of|out of)\s+\d+\b"          # "7 of 8"
+    r"|\b\d+(?:\.\d+)?\s*(?:x|×|times)\s+(?:more|less|higher|lower|fewer)", _re.I)
+_PARAMETER_CONTEXT = _re.compile(
+    r"(?:\b(?:alpha|temperature|threshold|weight|probability|mix|level|version|SPEC)|(?<![A-Za-z])[pkTn]|[=≈~])"
+    r"\s*(?:of\s*)?[:=]?\s*$")
+
+
+def numeric_claims(markdown: str) -> list[str]:
+    """Numbers in prose that read like results (percentages, decimals, "n of m", "x times
+    more"), ignoring code, maths, links and numbers that follow a parameter's name."""
+    prose = _NOT_PROSE.sub(" ", markdown)
+    found = []
+    for match in _NUMERIC_RESULT.finditer(prose):
+        before = prose[max(0, match.start() - 14):match.start()]
+        if _PARAMETER_CONTEXT.search(before):
+            continue
+        found.append(prose[max(0, match.start() - 30):match.end() + 10].replace("\n", " "))
+    return found
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name[:2] in {"02", "03", "04", "05", "06", "07"}],
+                         ids=lambda p: p.stem)
+def test_markdown_states_no_numeric_result(path):
+    notebook = nbformat.read(path, as_version=4)
+    claims = [(i, claim) for i, cell in enumerate(notebook.cells) if cell.cell_type == "markdown"
+              for claim in numeric_claims(cell.source)]
+    assert not claims, f"hand-written numbers in markdown (generate them from the tables): {claims}"
+
+
+def test_the_numeric_claim_check_finds_results_and_spares_parameters():
+    assert numeric_claims("ACC drifts 0.005 against 0.187 for replay.")
+    assert numeric_claims("BASIS raised reliability from 32% to 72%.")
+    assert numeric_claims("The memory agent was self-consistent in 7 of 8 episodes.")
+    assert numeric_claims("Private CoT carries 10x more context.")
+    assert not numeric_claims("One-sided Fisher at alpha 0.05, temperature 0.3, `p = 0.01`, $P = 1/n$.")
+    assert not numeric_claims("The study ran 50 episodes per cell on 49 conditions (SPEC §7, Table 1).")
+    assert not numeric_claims("Rates with Wilson 95% intervals and 95% bands.")
