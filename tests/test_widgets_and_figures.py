@@ -367,3 +367,18 @@ def test_transcript_browser_opens_on_the_first_failed_episode_and_carries_a_stat
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     assert "application/vnd.jupyter.widget-view+json" in data
     assert data["text/html"].count("<details>") == 2 and "audit of c" in data["text/html"]
+
+
+async def test_a_finished_game_disables_guessing_but_not_forking():
+    player = hangman_player(HangmanTask(lives=1), ["vanilla"], sim_client())
+    player.new_game.click()
+    await player.wait_idle()
+    for letter in "qzxjv":  # rare letters: the single life goes quickly
+        if player.session.over:
+            break
+        player.letter.value = letter
+        player.guess_button.click()
+        await player.wait_idle()
+    assert player.session.over
+    assert player.guess_button.disabled and player.auto_button.disabled
+    assert not player.fork_button.disabled and not player.new_game.disabled

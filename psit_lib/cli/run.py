@@ -94,7 +94,8 @@ def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: P
             with ProgressFollower(folder / PROGRESS_FILE) if progress else _nothing():
                 papermill.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params[nb.stem],
                                            cwd=str(nb.parent), progress_bar=False, kernel_name="python3",
-                                           log_output=False)
+                                           log_output=False,
+                                           kernel_manager_class="psit_lib.cli.kernel.LocalKernelManager")
         except Exception as exc:  # papermill's execution errors, and a kernel that died
             status, error = "failed", notebook_error(exc, out_dir / nb.name)
         except KeyboardInterrupt:

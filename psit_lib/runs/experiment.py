@@ -200,6 +200,13 @@ class Experiment:
         flat.astype({c: str for c in flat.columns if flat[c].dtype == object}).to_parquet(folder / f"{name}.parquet", index=False)
         return folder / f"{name}.csv"
 
+    def headline(self, text: str) -> str:
+        """Record the notebook's key sentence for the report's index and return it (for display).
+        It must be generated from the notebook's tables, never written by hand."""
+        self.metadata["headline"] = " ".join(text.split())
+        self.store.write_metadata(self.metadata)
+        return text
+
     def failed_episodes(self) -> int:
         """Episodes of this notebook's folder whose latest record is an error."""
         return sum(r.get("status") != "ok" for r in self.store.records().values())

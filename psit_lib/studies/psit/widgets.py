@@ -189,9 +189,11 @@ class HangmanPlayer:
 
     def _set_busy(self, busy: bool) -> None:
         started = self.session is not None and self.session.started
+        over = started and self.session.over
         self.new_game.disabled = busy
-        for button in (self.guess_button, self.auto_button, self.fork_button):
-            button.disabled = busy or not started
+        for button in (self.guess_button, self.auto_button):
+            button.disabled = busy or not started or over  # a finished game takes no more guesses
+        self.fork_button.disabled = busy or not started  # forking a finished game still shows its answers
         if busy:
             self.status.value = self._status_html() + " <i>(waiting for the model…)</i>"
 
