@@ -150,7 +150,7 @@ def test_consistency_figure_draws_every_layer_with_a_theory_label(samples, vocab
     fig = plot_consistency_vs_size(uniform, k=5, weighted_exact=exact, weighted_points=points)
     label = figure_provenance(fig)
     assert label.startswith(THEORY_LABEL) and label == theory_label(monte_carlo=True)
-    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]  # outside the axes, on the figure
     assert len(legend) == 2 + 2 * 2
     assert fig.axes[0].get_xscale() == "log"
     with pytest.raises(ValueError, match="no column"):

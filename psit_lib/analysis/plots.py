@@ -32,6 +32,29 @@ _FOOTER_INCHES = 0.22
 _GROUP_SEPARATOR = " · "
 
 
+def distinct_palette(n: int) -> list:
+    """``n`` colours a reader can tell apart: the colour-blind-safe palette up to its 10 colours,
+    then tab20 (20 colours), then evenly spaced hues; never a repeated colour."""
+    if n <= 10:
+        return sns.color_palette("colorblind", max(n, 1))
+    if n <= 20:
+        return sns.color_palette("tab20", n)
+    return sns.color_palette("husl", n)
+
+
+def legend_outside(fig: Figure, ax, *, title: str | None = None, handles=None, labels=None,
+                   where: str = "upper") -> None:
+    """Move a legend out of the data area to the figure's right edge (constrained layout makes
+    room, so nothing is drawn over the data or cut off when the figure is saved)."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    if handles:
+        fig.legend(handles, labels, title=title, loc=f"outside right {where}", fontsize=8, frameon=False,
+                   title_fontsize=9)
+
+
 def needs_rotation(levels: Sequence) -> bool:
     """Tilt tick labels when they would collide: many bars, or long names."""
     return len(levels) > 4 or sum(len(str(level)) for level in levels) > 8 * len(levels) + 12
@@ -92,11 +115,11 @@ def plot_rate_intervals(
     x_levels = ordered_levels(x_values, None)
     hue_values = rate_df[hue].astype(str) if hue else pd.Series([""] * len(rate_df), index=rate_df.index)
     hue_levels = ordered_levels(hue_values, None)
-    palette = sns.color_palette("colorblind", len(hue_levels))
+    palette = distinct_palette(len(hue_levels))
     width = 0.7
     step = width / len(hue_levels)
 
-    fig = new_figure(max(5.0, 0.8 * len(x_levels) * max(1, len(hue_levels) / 2) + 3.0), 4.5)
+    fig = new_figure(min(11.0, max(5.0, 0.8 * len(x_levels) * max(1, len(hue_levels) / 2) + 3.0)), 4.5)
     ax = fig.add_subplot()
     x_index = {level: i for i, level in enumerate(x_levels)}
     for h, level in enumerate(hue_levels):
@@ -111,7 +134,7 @@ def plot_rate_intervals(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if hue:
-        ax.legend(title=hue, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        legend_outside(fig, ax, title=hue)
     ax.grid(axis="y", alpha=0.3)
     return label_figure(fig, label)
 
@@ -136,12 +159,14 @@ def plot_state_size(
     values = df[y].astype(float)
     if (values < 0).any():
         raise ValueError(f"plot_state_size: column {y!r} has negative sizes.")
-    fig = new_figure(6.5, 4.5)
+    fig = new_figure(8.0, 4.5)
     ax = fig.add_subplot()
+    levels = ordered_levels(df[hue], None)
     sns.lineplot(
-        data=df, x=x, y=y, hue=hue, errorbar=("ci", 95), n_boot=n_boot, seed=seed, marker="o", ax=ax,
-        palette="colorblind",
+        data=df, x=x, y=y, hue=hue, hue_order=levels, errorbar=("ci", 95), n_boot=n_boot, seed=seed,
+        marker="o", ax=ax, palette=distinct_palette(len(levels)),
     )
+    legend_outside(fig, ax, title=hue)
     if (values > 0).all():
         ax.set_yscale("log")
         ax.set_ylabel(f"{y} (log scale)")
@@ -239,7 +264,7 @@ def plot_entropy_vs_temperature(
         data, ["_line", temperature_col], secret_col, domain_size=domain_size, n_boot=n_boot, seed=seed
     )
     lines = ordered_levels(data["_line"], None)
-    palette = sns.color_palette("colorblind", len(lines))
+    palette = distinct_palette(len(lines))
     fig = new_figure(6.0, 4.5)
     ax = fig.add_subplot()
     for colour, line in zip(palette, lines):
@@ -262,7 +287,8 @@ def plot_entropy_vs_temperature(
     ax.set_ylabel(_ENTROPY_METRICS[metric])
     ax.set_title(title)
     if hue_cols:
-        ax.legend(title=_GROUP_SEPARATOR.join(hue_cols), fontsize=8, frameon=False)
+        ax.legend()
+        legend_outside(fig, ax, title=_GROUP_SEPARATOR.join(hue_cols))
     ax.grid(alpha=0.3)
     return label_figure(fig, label)
 
@@ -282,8 +308,8 @@ def plot_passk_curves(
     """
     require_columns(passk_df, [group_col, "k", "pass_at_k", "pass_hat_k"], "plot_passk_curves")
     groups = ordered_levels(passk_df[group_col], None)
-    palette = sns.color_palette("colorblind", len(groups))
-    fig = new_figure(6.0, 4.5)
+    palette = distinct_palette(len(groups))
+    fig = new_figure(7.5, 4.5)
     ax = fig.add_subplot()
     for colour, group in zip(palette, groups):
         rows = passk_df[passk_df[group_col] == group].sort_values("k")
@@ -305,8 +331,8 @@ def plot_passk_curves(
     ]
     if show_first_k:
         style_handles.append(Line2D([], [], color="gray", linestyle="", marker="x", label="first k all succeed"))
-    group_legend = ax.legend(title=group_col, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    ax.add_artist(group_legend)
-    ax.legend(handles=style_handles, loc="lower left", bbox_to_anchor=(1.01, 0.0), fontsize=8, frameon=False)
+    handles, labels = ax.get_legend_handles_labels()
+    legend_outside(fig, ax, title=group_col, handles=handles, labels=labels, where="upper")
+    legend_outside(fig, ax, handles=style_handles, labels=[h.get_label() for h in style_handles], where="lower")
     ax.grid(alpha=0.3)
     return label_figure(fig, label)

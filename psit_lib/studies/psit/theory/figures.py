@@ -36,7 +36,7 @@ from matplotlib.patches import Patch
 
 from psit_lib.analysis.labels import label_figure
 from psit_lib.runs.records import EpisodeRecord
-from psit_lib.analysis.plots import new_figure as _new_figure, require_columns as _require
+from psit_lib.analysis.plots import legend_outside, new_figure as _new_figure, require_columns as _require
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, Outcome
 from psit_lib.studies.psit.theory.figure_data import THEORY_LABEL, size_quantiles, theory_label
 from psit_lib.studies.psit.theory.fork_exact import FORK_OUTCOMES, p_self_consistent_uniform
@@ -147,7 +147,7 @@ def plot_consistency_vs_size(
     ax.set_xlabel("|C_t|: words compatible with the public history (log)")
     ax.set_ylabel("P(self-consistent)")
     ax.set_title(title, fontsize=11)
-    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    legend_outside(fig, ax)
     ax.grid(alpha=0.3, which="both")
     return label_figure(fig, label if label is not None else theory_label(monte_carlo=True))
 
@@ -192,7 +192,7 @@ def plot_policy_outcomes(
     handles = [Patch(color=OUTCOME_COLOURS[o], label=OUTCOME_LABELS[o]) for o in FORK_OUTCOMES]
     handles += [Patch(facecolor="white", edgecolor="gray", label="exact"),
                 Patch(facecolor="white", edgecolor="gray", hatch="///", label="Monte Carlo")]
-    ax.legend(handles=handles, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    legend_outside(fig, ax, handles=handles, labels=[h.get_label() for h in handles])
     return label_figure(fig, label if label is not None else theory_label(monte_carlo=True))
 
 
