@@ -123,9 +123,10 @@ def test_gate_keeps_only_relevant_new_artifacts_within_budget():
 
 
 # -- judge -----------------------------------------------------------------------------------
+THREE = ("transcript", "retrieval_k5", "acc")
 ANSWERS = {
     "transcript": 'Tags: INC-1\n- the failing node is db-07.\nNext step: watch. MARK-T',
-    "retrieval": '- the failing node is db-09.\nNext step: watch. MARK-R',
+    "retrieval_k5": '- the failing node is db-09.\nNext step: watch. MARK-R',
     "acc": 'Tags: INC-1\n- the failing node is db-07.\nNext step: watch. MARK-A',
 }
 SETUP = ('Ticket INC-1 is open. R2: every answer must include "INC-1". '
@@ -133,7 +134,7 @@ SETUP = ('Ticket INC-1 is open. R2: every answer must include "INC-1". '
 
 
 def answers(turn: int) -> list[AgentTurn]:
-    return [AgentTurn(name, turn, ANSWERS[name], 0) for name in AGENT_NAMES]
+    return [AgentTurn(name, turn, ANSWERS[name], 0) for name in THREE]
 
 
 async def test_judge_blinds_shuffles_and_maps_scores_back():
@@ -143,9 +144,9 @@ async def test_judge_blinds_shuffles_and_maps_scores_back():
     for turn in range(1, 9):
         verdict = await judge.judge_turn(turn, SETUP, answers(turn))
         orders.append(tuple(verdict.order))
-        assert verdict.ok and set(verdict.evaluations) == set(AGENT_NAMES)
-        assert verdict.evaluations["retrieval"]["unsupported_claims"] == 1  # wherever it was shown
-        assert verdict.evaluations["retrieval"]["omitted_required"] == 1
+        assert verdict.ok and set(verdict.evaluations) == set(THREE)
+        assert verdict.evaluations["retrieval_k5"]["unsupported_claims"] == 1  # wherever it was shown
+        assert verdict.evaluations["retrieval_k5"]["omitted_required"] == 1
         assert verdict.evaluations["transcript"]["supported_claims"] == 1
     assert len(set(orders)) > 1
     scoring = [r for r in sent if sim_acc.SCORING_TASK in r["messages"][0]["content"]]
@@ -155,7 +156,7 @@ async def test_judge_blinds_shuffles_and_maps_scores_back():
         assert not any(name in text for name in ("transcript", "retrieval", '"acc"', "ACC"))
         assert all(f"Response {label}:" in text for label in "ABC")
     replay = LiveJudge(session(), seed=3)
-    assert [tuple(replay.presentation_order(AGENT_NAMES)) for _ in range(8)] == orders
+    assert [tuple(replay.presentation_order(THREE)) for _ in range(8)] == orders
 
 
 async def test_canonical_memory_is_updated_only_from_queries():
@@ -239,10 +240,10 @@ def hand_record(episode_id: str, status: str = "ok") -> dict:
     for turn in (1, 2):
         turns.append({"turn": turn, "topic": "t", "query": "q",
                       "agents": {n: {"answer": "x", "footprint_tokens": 10 * turn, "details": {"ccs_valid": True}}
-                                 for n in AGENT_NAMES},
-                      "judge": {"order": list(AGENT_NAMES), "memory_error": None, "scoring_error": None,
+                                 for n in THREE},
+                      "judge": {"order": list(THREE), "memory_error": None, "scoring_error": None,
                                 "canonical_memory": {},
-                                "evaluations": {"transcript": ev(2, 0, 2, 0, 0), "retrieval": ev(1, 1, 2, 1, 1),
+                                "evaluations": {"transcript": ev(2, 0, 2, 0, 0), "retrieval_k5": ev(1, 1, 2, 1, 1),
                                                 "acc": ev(3, 1, 2, 0, 1)}}})
     turns[1]["judge"]["evaluations"].pop("acc")
     turns[1]["judge"]["scoring_error"] = "bad"
@@ -255,8 +256,8 @@ def test_tables_pool_hand_made_turns_and_keep_failures():
     df = turns_frame(typed([hand_record("e1"), hand_record("e2", status="error")]))
     assert df["status"].value_counts().to_dict() == {"ok": 5, "judge_error": 1, "episode_error": 1}
     rates = rate_table(df).set_index(["agent", "metric"])
-    assert rates.loc[("retrieval", "hallucination"), "rate"] == pytest.approx(2 / 4)
-    assert rates.loc[("retrieval", "drift"), "failures"] == 2  # turn 2 only
+    assert rates.loc[("retrieval_k5", "hallucination"), "rate"] == pytest.approx(2 / 4)
+    assert rates.loc[("retrieval_k5", "drift"), "failures"] == 2  # turn 2 only
     assert rates.loc[("acc", "hallucination"), "opportunities"] == 4  # the unscored turn is left out
     assert rates.loc[("acc", "drift"), "opportunities"] == 0
     assert key_table(df).loc["transcript", "footprint_last_turn"] == 20
@@ -271,14 +272,14 @@ def test_scenarios_are_seeded_and_cover_every_stress_topic():
         topics = {t.topic for t in build_scenario(domain, 10, 0).turns}
         assert set(STRESS_TOPICS) <= topics
     with pytest.raises(ScenarioError):
-        build_scenario("finance", 5, 0)
+        build_scenario("aviation", 5, 0)
 
 
 def test_params_validate_domains():
     with pytest.raises(ParameterError, match="domains"):
-        validate_params(AccParams, {"domains": ["finance"]})
+        validate_params(AccParams, {"domains": ["aviation"]})
     specs = make_specs(AccParams(n_turns=3, scenarios_per_domain=2))
-    assert len(specs) == 6 and len({s.episode_id for s in specs}) == 6
+    assert len(specs) == 2 * len(DOMAINS) and len({s.episode_id for s in specs}) == len(specs)
 
 
 async def test_simulated_agent_honours_a_rule_only_when_it_is_in_context():
@@ -307,7 +308,7 @@ async def test_episode_end_to_end_and_judge_memory_matches_the_script():
     replayed = [t["agents"]["transcript"]["footprint_tokens"] for t in body["turns"]]
     assert replayed[0] == 0 and replayed == sorted(replayed)
     df = turns_frame(typed([{"episode_id": "e", "status": "ok", "error": None, **ENVELOPE, **body}]))
-    assert (df["status"] == "ok").all() and len(df) == 30
+    assert (df["status"] == "ok").all() and len(df) == 10 * len(AGENT_NAMES)
 
 
 async def test_episodes_are_deterministic():

@@ -27,6 +27,13 @@ mask_error_rate        P(the BASIS cortex agent's ingest call is unusable: a mal
 notices_contradictions P(an orchestrator that *can see* evidence contradicting the user's request
                        (in its shared context or tool results) notices it and corrects course).
 
+attention_tokens       ACC roles: statements this close to the end of a context are always noticed;
+                       older ones are noticed less and less (half-life 6000 tokens further).
+answer_elaboration_tokens  ACC agent: tokens of explanation it adds to each answer (context,
+                       caveats) on top of the asked format; long answers grow a replayed transcript.
+judge_follows_rubric   ACC judge: whether it applies the rubric it is given (its scale, and a
+                       stricter penalty when the rubric asks for one) or always its default 0-10.
+
 A profile can be named with overrides, ``default,notices_contradictions=0.5``: the named
 profile with those knobs changed. Sweeps use this (the model ``psit-sim:<spec>`` carries it),
 and a swept profile draws the same random numbers as its base profile (the RNG is seeded by
@@ -69,6 +76,13 @@ class SimProfile(BaseModel):
         "P(the cortex agent's ingest call is unusable: malformed mask or no call; the harness falls back)"))
     notices_contradictions: float = Field(0.9, ge=0, le=1, description=(
         "P(an orchestrator that can see evidence contradicting the user's request notices it)"))
+    # -- ACC knobs
+    attention_tokens: int = Field(2000, ge=0, le=1_000_000, description=(
+        "ACC roles: statements this close to the end of a context are always noticed (older: half-life 6000)"))
+    answer_elaboration_tokens: int = Field(0, ge=0, le=20_000, description=(
+        "ACC agent: tokens of explanation added to each answer (grows a replayed transcript)"))
+    judge_follows_rubric: bool = Field(True, description=(
+        "ACC judge: applies the rubric it is given (scale, strictness) rather than a fixed 0-10"))
 
     @property
     def family(self) -> str:

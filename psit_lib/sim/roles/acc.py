@@ -75,11 +75,13 @@ def _tokens(text: str) -> int:
     return token_count(text)
 
 
-def notice_probability(distance_tokens: int) -> float:
-    """Chance of noticing a statement ``distance_tokens`` before the end of the context."""
-    if distance_tokens <= FULL_ATTENTION_TOKENS:
+def notice_probability(distance_tokens: int, window: int = FULL_ATTENTION_TOKENS) -> float:
+    """Chance of noticing a statement ``distance_tokens`` before the end of the context: certain
+    within the attention ``window`` (the profile's ``attention_tokens``), then halving every
+    :data:`RECALL_HALF_LIFE_TOKENS`."""
+    if distance_tokens <= window:
         return 1.0
-    return 0.5 ** ((distance_tokens - FULL_ATTENTION_TOKENS) / RECALL_HALF_LIFE_TOKENS)
+    return 0.5 ** ((distance_tokens - window) / RECALL_HALF_LIFE_TOKENS)
 
 
 @dataclass
@@ -103,8 +105,12 @@ class Reading:
         return any(self.live(r) for r in self.guard)
 
     def required_tags(self) -> list[str]:
+        """Tags the answer must carry: those of live include-rules (and tags I saw in use), minus
+        those a live rule forbids. A tag is dropped as withdrawn only when no live rule still
+        requires it: a later rule can require again what an earlier, withdrawn one did."""
         forbidden = {t for r, t in self.never.items() if self.live(r)}
-        dead = {t for r, t in self.include.items() if not self.live(r)}
+        required = {t for r, t in self.include.items() if self.live(r)}
+        dead = {t for r, t in self.include.items() if not self.live(r)} - required
         wanted = [t for r, t in self.include.items() if self.live(r)] + self.tags
         return [t for t in dict.fromkeys(wanted) if t not in forbidden and t not in dead]
 
@@ -123,7 +129,7 @@ def read_segments(ctx: SimContext, segments: list[str]) -> Reading:
         after += size
     distances.reverse()
     for text, distance in zip(segments, distances):
-        p = notice_probability(distance)
+        p = notice_probability(distance, ctx.profile.attention_tokens)
         noticed = (lambda: True) if p >= 1.0 else (lambda: ctx.chance(p))
         for m in RULE_INCLUDE.finditer(text):
             if noticed():
@@ -200,10 +206,7 @@ def is_judge_call(ctx: SimContext) -> bool:
 
 
 ASSUMPTIONS = {
-    "full attention window (tokens)": {
-        "value": FULL_ATTENTION_TOKENS,
-        "meaning": "statements this close to the end of any context are always noticed"},
-    "recall half-life beyond it (tokens)": {
+    "recall half-life beyond the attention window (tokens)": {
         "value": RECALL_HALF_LIFE_TOKENS,
         "meaning": "chance of noticing an older statement halves every this many tokens"},
     "guess when a fact is missing": {
@@ -246,7 +249,30 @@ def agent(ctx: SimContext) -> SimReply:
     if low.startswith("weigh") or " weigh " in low:
         lines.append("Recommendation: take the option that is easier to reverse, and revisit it at the next update.")
     lines.append("Next step: keep monitoring and report at the next update.")
+    if ctx.profile.answer_elaboration_tokens:
+        lines.append(elaboration(ctx.profile.answer_elaboration_tokens))
     return SimReply(content="\n".join(lines))
+
+
+_ELABORATION = (
+    "To put this in context, the figures above are the latest the session has established.",
+    "Where an item is still open, I would rather say so than guess, and I will update it when new evidence arrives.",
+    "The standing rules above stay in force until they are withdrawn, so the next update will follow the same format.",
+    "If any of this conflicts with what the team sees on the ground, the direct observation should win.",
+    "I have kept the recommendation short so it can be acted on quickly and revisited at the next checkpoint.",
+    "Please flag anything that looks inconsistent with earlier updates so it can be corrected promptly.",
+)
+"""Explanation a verbose model adds after the asked format (no claims, tags or rule text)."""
+
+
+def elaboration(target_tokens: int) -> str:
+    """About ``target_tokens`` tokens of explanation (deterministic; draws no random numbers)."""
+    sentences: list[str] = []
+    i = 0
+    while _tokens(" ".join(sentences)) < target_tokens:
+        sentences.append(_ELABORATION[i % len(_ELABORATION)])
+        i += 1
+    return "Notes: " + " ".join(sentences)
 
 
 # -- the compressor --------------------------------------------------------------------------
@@ -396,22 +422,50 @@ def check_answer(answer: str, query: str, facts: dict[str, str], rules: dict[str
                        any(len(v) > 1 for v in seen.values()))
 
 
-def _jitter(ctx: SimContext, score: float) -> int:
-    value = round(score)
+@dataclass(frozen=True)
+class Rubric:
+    """How the judge was told to score: its scale and whether to be strict."""
+
+    low: int = 0
+    high: int = 10
+    strict: bool = False
+
+
+_SCALE = re.compile(r"\bscore\s+(?:each\s+)?(?:from\s+)?(\d+)\s*(?:-|–|to)\s*(\d+)", re.I)
+_STRICT = re.compile(r"\b(?:be strict|strict(?:ly)? (?:judge|scor)|heav(?:y|ily) penal|penali[sz]e \w+ \w+ heavily)", re.I)
+
+
+def read_rubric(system: str, follows: bool) -> Rubric:
+    """The scale and strictness the rubric asks for (the default 0-10 when ``follows`` is off)."""
+    if not follows:
+        return Rubric()
+    scale = _SCALE.search(system)
+    low, high = (int(scale.group(1)), int(scale.group(2))) if scale else (0, 10)
+    if high <= low:
+        low, high = 0, 10
+    return Rubric(low, high, bool(_STRICT.search(system)))
+
+
+def _jitter(ctx: SimContext, score: float, rubric: Rubric) -> int:
+    """A 0-10 judgement put on the rubric's scale, sometimes one step off."""
+    value = round(rubric.low + max(0.0, min(10.0, score)) * (rubric.high - rubric.low) / 10)
     if ctx.chance(SCORE_JITTER):
         value += ctx.rng.choice((-1, 1))
-    return max(0, min(10, value))
+    return max(rubric.low, min(rubric.high, value))
 
 
-def _scores(ctx: SimContext, check: AnswerCheck, answer: str) -> dict[str, int]:
+def _scores(ctx: SimContext, check: AnswerCheck, answer: str, rubric: Rubric) -> dict[str, int]:
     claims = check.supported + check.unsupported
     relevance = 0.0 if not answer.strip() else (10 * check.addressed / check.asked if check.asked else 10.0)
     quality = (10 * check.supported / claims if claims else (0.0 if check.asked else 5.0)) - 2 * check.abstained_known
     failures = check.violations + check.omitted
     following = 10 * (1 - failures / max(1, check.active))
+    if rubric.strict:  # a strict rubric: every unsupported claim and missed rule costs extra
+        quality -= 3 * check.unsupported
+        following -= 3 * failures
     coherence = 10.0 - (4 if check.followed_injection else 0) - (3 if check.self_contradiction else 0)
-    return {"relevance": _jitter(ctx, relevance), "answer_quality": _jitter(ctx, max(0.0, quality)),
-            "instruction_following": _jitter(ctx, following), "coherence": _jitter(ctx, coherence)}
+    return {"relevance": _jitter(ctx, relevance, rubric), "answer_quality": _jitter(ctx, quality, rubric),
+            "instruction_following": _jitter(ctx, following, rubric), "coherence": _jitter(ctx, coherence, rubric)}
 
 
 _RESPONSE = re.compile(r"^Response ([A-Z]):\s*\n<<<\n(.*?)\n>>>", re.MULTILINE | re.DOTALL)
@@ -426,9 +480,10 @@ def _score(ctx: SimContext) -> SimReply:
     facts = {k: v for k, v in (memory.get("facts") or {}).items() if isinstance(v, str)}
     rules = {k: v for k, v in (memory.get("rules") or {}).items() if isinstance(v, str)}
     evaluations = []
+    rubric = read_rubric(ctx.system_text(), ctx.profile.judge_follows_rubric)
     for label, answer in _RESPONSE.findall(text):
         check = check_answer(answer, query, facts, rules)
-        evaluations.append({"label": label, **_scores(ctx, check, answer),
+        evaluations.append({"label": label, **_scores(ctx, check, answer, rubric),
                             "supported_claims": check.supported, "unsupported_claims": check.unsupported,
                             "active_constraints": check.active, "violations": check.violations,
                             "omitted_required": check.omitted})
@@ -437,7 +492,9 @@ def _score(ctx: SimContext) -> SimReply:
 
 @register_role("acc_judge", recognise=is_judge_call, tier=0, assumptions={
     "judge score jitter": {"value": SCORE_JITTER,
-                           "meaning": "chance a 0-10 score moves by one point; counts are exact"}})
+                           "meaning": "chance a score moves by one step of its scale; counts are exact"},
+    "strict rubric penalty": {"value": 3, "meaning": "extra points (of 10) off per unsupported claim or "
+                                                     "missed rule when the rubric asks to be strict"}})
 def judge(ctx: SimContext) -> SimReply:
     system = ctx.system_text()
     if MEMORY_TASK in system:

@@ -29,7 +29,22 @@ from psit_lib.llm.tokens import count_message_tokens, count_tokens
 from psit_lib.studies.acc.ccs import CCS, CCSValidationError, empty_ccs, parse_ccs, render_ccs
 from psit_lib.studies.acc.store import ArtifactStore, qualify
 
-AGENT_NAMES: tuple[str, ...] = ("transcript", "retrieval", "acc")
+def agent_names(retrieval_ks: tuple[int, ...] = (3, 5)) -> tuple[str, ...]:
+    """The compared agents in the fixed answering order: transcript replay, one retrieval agent
+    per k (the study runs k=3 and k=5), the ACC."""
+    return ("transcript", *(f"retrieval_k{k}" for k in retrieval_ks), "acc")
+
+
+def agent_rank(name: str) -> tuple[int, int]:
+    """Sort key of an agent name in the answering order (retrieval agents by k)."""
+    if name == "transcript":
+        return (0, 0)
+    if name.startswith("retrieval_k") and name[len("retrieval_k"):].isdigit():
+        return (1, int(name[len("retrieval_k"):]))
+    return (2, 0) if name == "acc" else (3, 0)
+
+
+AGENT_NAMES: tuple[str, ...] = agent_names()
 
 AGENT_SYSTEM = (
     "You are the assistant in a long-running operations session. Answer the user's latest "
@@ -106,13 +121,12 @@ def _notes_block(title: str, artifacts: list) -> str:
 class RetrievalAgent:
     """Answers from its top-k stored turns most similar to the new query."""
 
-    name = "retrieval"
-
     def __init__(self, session: Any, *, k: int = 5) -> None:
         if k < 1:
             raise ValueError(f"retrieval k must be a positive integer, got {k!r}")
         self.session = session
         self.k = k
+        self.name = f"retrieval_k{k}"
         self.store = ArtifactStore()
 
     async def respond(self, turn: int, query: str) -> AgentTurn:
@@ -182,11 +196,12 @@ class AccAgent:
         })
 
 
-def make_agents(session: Any, *, k: int = 5, recall_limit: int = 8, max_qualified: int = 3,
+def make_agents(session: Any, *, ks: tuple[int, ...] = (3, 5), recall_limit: int = 8, max_qualified: int = 3,
                 min_score: float = 0.1) -> list[Agent]:
-    """The three agents in the fixed answering order, each on its own session branch."""
+    """The agents in the fixed answering order (replay, retrieval per k, ACC), each on its own
+    session branch."""
     return [TranscriptReplayAgent(session.branch("transcript")),
-            RetrievalAgent(session.branch("retrieval"), k=k),
+            *(RetrievalAgent(session.branch(f"retrieval_k{k}"), k=k) for k in ks),
             AccAgent(session.branch("acc"), recall_limit=recall_limit,
                      max_qualified=max_qualified, min_score=min_score)]
 

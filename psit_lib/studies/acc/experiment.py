@@ -21,7 +21,7 @@ from psit_lib.runs.params import ModelRunParams, distinct
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.runs.runner import EpisodeSpec
 
-from psit_lib.studies.acc.agents import AGENT_NAMES, make_agents
+from psit_lib.studies.acc.agents import agent_rank, make_agents
 from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.acc.judge import LiveJudge
 from psit_lib.studies.acc.scenarios import DOMAINS, build_scenario
@@ -29,17 +29,23 @@ from psit_lib.studies.acc.scenarios import DOMAINS, build_scenario
 
 class AccParams(ModelRunParams):
     """Parameters of notebook 05. Full study: n_turns=50, scenarios_per_domain=200 (600 live
-    evaluations, 30,000 turns); retrieval_k=5, and 3 as the studied alternative."""
+    evaluations, 30,000 turns); retrieval agents with k=3 and k=5, as the study."""
 
     domains: tuple[str, ...] = DOMAINS
     n_turns: int = Field(10, ge=1, le=1000)
     scenarios_per_domain: int = Field(1, ge=1, le=100_000)
-    retrieval_k: int = Field(5, ge=1, le=100)
+    retrieval_ks: tuple[int, ...] = Field((3, 5), min_length=1, description="one retrieval agent per k")
     recall_limit: int = Field(8, ge=1, le=100)
     max_qualified: int = Field(3, ge=0, le=16)
     gate_min_score: float = Field(0.1, ge=0.0, le=1.0)
     judge_answer_chars: int = Field(1200, ge=100, le=100_000)
     n_boot: int = Field(1000, ge=100, le=100_000)
+    judge_variants: tuple[str, ...] = Field(("standard", "strict_rubric", "five_point", "reversed_order"),
+                                            description="judge prompts every recorded turn is re-scored with")
+    sweeps: dict[str, list[Any]] = Field(
+        default_factory=lambda: {"attention_tokens": [500, 2000, 8000], "answer_elaboration_tokens": [0, 400]},
+        description="simulator assumption -> values, each swept on a small run")
+    sweep_turns: int = Field(12, ge=2, le=1000, description="turns of each swept run (first domain, one scenario)")
 
     @field_validator("domains")
     @classmethod
@@ -65,7 +71,7 @@ def make_specs(params: AccParams, models: Sequence[str] = (SIM_MODEL_NAME,)) -> 
             specs.append(EpisodeSpec(f"{model}/{domain}/{index:03d}", {
                 "model": model, "domain": domain, "index": index,
                 "scenario_seed": scenario_seed(params.seed, domain, index),
-                "n_turns": params.n_turns, "retrieval_k": params.retrieval_k,
+                "n_turns": params.n_turns, "retrieval_ks": list(params.retrieval_ks),
                 "recall_limit": params.recall_limit, "max_qualified": params.max_qualified,
                 "gate_min_score": params.gate_min_score,
                 "judge_answer_chars": params.judge_answer_chars,
@@ -77,7 +83,8 @@ async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
     """Run one scenario live with the judge; returns the episode's record body."""
     p = spec.params
     scenario = build_scenario(p["domain"], int(p["n_turns"]), int(p["scenario_seed"]))
-    agents = make_agents(session, k=int(p["retrieval_k"]), recall_limit=int(p["recall_limit"]),
+    agents = make_agents(session, ks=tuple(int(k) for k in p.get("retrieval_ks", [p.get("retrieval_k", 5)])),
+                         recall_limit=int(p["recall_limit"]),
                          max_qualified=int(p["max_qualified"]), min_score=float(p["gate_min_score"]))
     judge = LiveJudge(session.branch("judge"), seed=int(p["scenario_seed"]),
                       answer_chars=int(p["judge_answer_chars"]))
@@ -121,7 +128,7 @@ def describe_turn(record: AccRecord, turn: int) -> str:
     judge = t.judge
     shown = {name: chr(ord("A") + i) for i, name in enumerate(judge.order)}
     lines = [f"**Turn {turn} · {t.topic.replace('_', ' ')}** — query: _{t.query}_", ""]
-    for name in [n for n in AGENT_NAMES if n in t.agents]:
+    for name in sorted(t.agents, key=agent_rank):
         answer, ev = t.agents[name], judge.evaluations.get(name)
         verdict = ("judge failed: " + str(judge.scoring_error)) if ev is None else (
             f"scores {ev.relevance:g}/{ev.answer_quality:g}/{ev.instruction_following:g}/{ev.coherence:g} "

@@ -7,17 +7,42 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from psit_lib.analysis.labels import label_figure
+from psit_lib.analysis.plots import distinct_palette, legend_outside, new_figure
 
 RATES = ("hallucination", "drift")
 
 
-def plot_rates_per_turn(per_turn: pd.DataFrame, label: str) -> Figure:
-    """Hallucination and drift rate per turn (mean over episodes), one panel each, per agent."""
-    fig = Figure(figsize=(10, 4), layout="constrained")
-    for ax, metric in zip(fig.subplots(1, 2, sharey=True), RATES):
-        sns.lineplot(data=per_turn.dropna(subset=[metric]), x="turn", y=metric, hue="agent", marker="o",
-                     palette="colorblind", ax=ax)
-        ax.set_title(f"{metric} rate per turn (mean over episodes)")
-        ax.set_ylim(-0.05, 1.05)
-        ax.grid(alpha=0.3)
+def plot_rates_per_turn(per_turn: pd.DataFrame, label: str, facet: str | None = None) -> Figure:
+    """Hallucination and drift rate per turn (mean over episodes), one column each, per agent;
+    with ``facet`` (e.g. ``"domain"``) one row per value (the study's per-domain Figure 7)."""
+    rows = list(dict.fromkeys(per_turn[facet])) if facet else [None]
+    agents = list(per_turn["agent"].cat.categories if hasattr(per_turn["agent"], "cat")
+                  else dict.fromkeys(per_turn["agent"]))
+    palette = dict(zip(agents, distinct_palette(len(agents))))
+    fig = new_figure(10.5, 0.6 + 2.8 * len(rows))
+    axes = fig.subplots(len(rows), 2, sharey=True, sharex=True, squeeze=False)
+    for r, value in enumerate(rows):
+        part = per_turn if facet is None else per_turn[per_turn[facet] == value]
+        for ax, metric in zip(axes[r], RATES):
+            sns.lineplot(data=part.dropna(subset=[metric]), x="turn", y=metric, hue="agent", hue_order=agents,
+                         marker="o", palette=palette, ax=ax, legend=r == 0 and metric == RATES[0])
+            ax.set_title(f"{metric} per turn" + ("" if value is None else f" · {value}"), fontsize=10)
+            ax.set_ylim(-0.05, 1.05)
+            ax.grid(alpha=0.3)
+    legend_outside(fig, axes[0][0], title="agent")
+    return label_figure(fig, label)
+
+
+def plot_footprint_by_domain(table: pd.DataFrame, label: str) -> Figure:
+    """Mean memory footprint per domain and agent (bars, log scale): the study's Figure 5b."""
+    agents = list(dict.fromkeys(table["agent"].astype(str)))
+    fig = new_figure(8.0, 4.0)
+    ax = fig.add_subplot()
+    sns.barplot(data=table.astype({"agent": str}), x="domain", y="mean_tokens", hue="agent", hue_order=agents,
+                palette=distinct_palette(len(agents)), ax=ax)
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.set_ylabel("mean tokens carried per turn (symlog)")
+    ax.set_title("Memory footprint per domain")
+    ax.grid(axis="y", alpha=0.3)
+    legend_outside(fig, ax, title="agent")
     return label_figure(fig, label)

@@ -63,6 +63,37 @@ SCORING_SYSTEM = (
 )
 
 
+@dataclass(frozen=True)
+class JudgeVariant:
+    """One wording of the scoring rubric: its system prompt, its score scale and the order the
+    answers are shown in (``shuffled`` as in the live judge, or that order ``reversed``)."""
+
+    name: str
+    system: str
+    low: int = 0
+    high: int = 10
+    order: str = "shuffled"
+
+    def to_ten(self, score: float) -> float:
+        """A score on this variant's scale put on 0-10, so variants can be compared."""
+        return 10 * (score - self.low) / (self.high - self.low)
+
+
+JUDGE_VARIANTS: dict[str, JudgeVariant] = {v.name: v for v in (
+    JudgeVariant("standard", SCORING_SYSTEM),
+    JudgeVariant("strict_rubric", SCORING_SYSTEM + (
+        " Be strict: penalise every unsupported claim and every missed or violated rule heavily; "
+        "an answer with either cannot be called good.")),
+    JudgeVariant("five_point", SCORING_SYSTEM.replace("Score 0-10 each", "Score 1-5 each (1 worst, 5 best)")
+                 .replace('"relevance": 0, "answer_quality": 0, "instruction_following": 0, "coherence": 0',
+                          '"relevance": 1, "answer_quality": 1, "instruction_following": 1, "coherence": 1'),
+                 low=1, high=5),
+    JudgeVariant("reversed_order", SCORING_SYSTEM, order="reversed"),
+)}
+"""Judge-prompt sensitivity: rubric wording, score scale and answer order (SPEC §5 asks for a
+blinded, order-randomised judge; these show how much the verdict depends on its prompt)."""
+
+
 class JudgeOutputError(ValueError):
     """The judge's reply is not the JSON the task asked for."""
 
@@ -168,6 +199,30 @@ class TurnJudgement:
     @property
     def ok(self) -> bool:
         return self.scoring_error is None
+
+
+async def rejudge_turn(session: Any, variant: JudgeVariant, memory: CanonicalMemory, query: str,
+                       answers: dict[str, str], *, seed: int, answer_chars: int = 1200) -> dict[str, dict[str, Any]]:
+    """Score one recorded turn's answers again under ``variant``: the same canonical memory and
+    query the live judge saw, answers blinded in a seeded order (reversed for ``reversed``).
+    Returns per agent the evaluation with scores on 0-10; JudgeOutputError if unreadable."""
+    order = sorted(answers)
+    random.Random(seed).shuffle(order)
+    if variant.order == "reversed":
+        order.reverse()
+    labels = [chr(ord("A") + i) for i in range(len(order))]
+    labelled = [(label, _cut(answers[name], answer_chars)) for label, name in zip(labels, order)]
+    reply = await session.chat([{"role": "system", "content": variant.system},
+                                {"role": "user", "content": scoring_message(memory, query, labelled)}],
+                               role="acc_judge", response_format={"type": "json_object"})
+    evaluations = parse_evaluations(reply.content, labels)
+    out = {}
+    for label, name in zip(labels, order):
+        ev = evaluations[label].model_dump(exclude={"label"})
+        for criterion in ("relevance", "answer_quality", "instruction_following", "coherence"):
+            ev[criterion] = variant.to_ten(ev[criterion])
+        out[name] = ev
+    return out
 
 
 class LiveJudge:

@@ -26,7 +26,7 @@ from psit_lib.runs.records import EpisodeRecord
 from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.analysis.stats import wilson_interval
 
-from psit_lib.studies.acc.agents import AGENT_NAMES
+from psit_lib.studies.acc.agents import agent_rank
 from psit_lib.studies.acc.judge import CRITERIA
 
 
@@ -48,7 +48,7 @@ def drift_rate(violations: int, omitted: int, active: int, turn: int) -> float |
 
 def turn_rows(record: EpisodeRecord[AccEpisode]) -> list[dict[str, Any]]:
     """One row per (turn, agent) of an episode record; a failed episode gives one 'error' row."""
-    base = {"episode_id": record.episode_id, "domain": record.spec["domain"]}
+    base = {"episode_id": record.episode_id, "model": record.spec.get("model"), "domain": record.spec["domain"]}
     if record.result is None:
         return [{**base, "status": "episode_error", "error": record.error, "agent": None, "turn": None}]
     rows = []
@@ -76,8 +76,16 @@ def turns_frame(records: Iterable[EpisodeRecord[AccEpisode]]) -> pd.DataFrame:
     rows = [row for record in records for row in turn_rows(record)]
     df = pd.DataFrame(rows)
     if "agent" in df:
-        df["agent"] = pd.Categorical(df["agent"], categories=list(AGENT_NAMES))
+        df["agent"] = pd.Categorical(df["agent"], categories=sorted(df["agent"].dropna().unique(), key=agent_rank))
     return df
+
+
+def agents_of(df: pd.DataFrame) -> list[str]:
+    """The agents of a turns frame, in answering order."""
+    if "agent" not in df:
+        return []
+    values = df["agent"].cat.categories if hasattr(df["agent"], "cat") else df["agent"].dropna().unique()
+    return sorted(values, key=agent_rank)
 
 
 def status_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -111,7 +119,7 @@ def score_table(df: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
     ok = df[df["status"] == "ok"]
     rng = np.random.default_rng(seed)
     rows = []
-    for agent in AGENT_NAMES:
+    for agent in agents_of(df):
         sub = ok[ok["agent"] == agent]
         groups = (sub["episode_id"].to_numpy() if cluster == "episode" else np.arange(len(sub)))
         for criterion in CRITERIA:
@@ -132,7 +140,7 @@ def rate_table(df: pd.DataFrame) -> pd.DataFrame:
     """Pooled hallucination (claims) and drift (constraint checks, turn >= 2) per agent, Wilson 95%."""
     ok = df[df["status"] == "ok"]
     rows = []
-    for agent in AGENT_NAMES:
+    for agent in agents_of(df):
         sub = ok[ok["agent"] == agent]
         claims = int(sub["supported_claims"].sum() + sub["unsupported_claims"].sum()) if len(sub) else 0
         bad = int(sub["unsupported_claims"].sum()) if len(sub) else 0
@@ -147,10 +155,11 @@ def rate_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def per_turn_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean hallucination and drift (scored rows) and footprint (every answered turn) per (turn, agent)."""
+def per_turn_table(df: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Mean hallucination and drift (scored rows) and footprint (every answered turn) per (turn,
+    agent), and per each column of ``by`` (e.g. ``("domain",)``, the study's Figure 7)."""
     answered = df[df["agent"].notna()].astype({"turn": int})
-    return (answered.groupby(["turn", "agent"], observed=True)
+    return (answered.groupby([*by, "turn", "agent"], observed=True)
               .agg(hallucination=("hallucination", "mean"), drift=("drift", "mean"),
                    footprint_tokens=("footprint_tokens", "mean"), n_scored=("hallucination", "count"))
               .reset_index())
@@ -163,7 +172,7 @@ def key_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     answered = df[df["agent"].notna()]
     last_turn = answered["turn"].max() if len(answered) else None
-    for agent in AGENT_NAMES:
+    for agent in agents_of(df):
         sub = ok[ok["agent"] == agent]
         mine = answered[answered["agent"] == agent]
         rows.append({
@@ -176,3 +185,26 @@ def key_table(df: pd.DataFrame) -> pd.DataFrame:
             "ccs_failures": int((df.loc[df["agent"] == agent, "ccs_valid"] == False).sum()),  # noqa: E712
         })
     return pd.DataFrame(rows).set_index("agent")
+
+
+def footprint_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean memory footprint per (domain, agent) over every answered turn, and at the last turn
+    (the study's Figure 5b)."""
+    answered = df[df["agent"].notna()]
+    if answered.empty:
+        return pd.DataFrame(columns=["domain", "agent", "mean_tokens", "last_turn_tokens"])
+    last = answered["turn"].max()
+    table = answered.groupby(["domain", "agent"], observed=True).agg(mean_tokens=("footprint_tokens", "mean"))
+    table["last_turn_tokens"] = answered[answered["turn"] == last].groupby(
+        ["domain", "agent"], observed=True)["footprint_tokens"].mean()
+    return table.reset_index()
+
+
+def rates_reading(rates: pd.DataFrame) -> str:
+    """Generated sentences on the pooled hallucination and drift rates (one per metric)."""
+    from psit_lib.analysis.readings import rate_reading
+
+    if rates.empty:
+        return "No scored turns, so there is nothing to read."
+    return "\n".join(f"- **{metric}**: " + rate_reading(part, "agent", measure=f"{metric} rate")
+                     for metric, part in rates.groupby("metric", sort=False))
