@@ -383,7 +383,7 @@ def fake_records(outcomes: dict[tuple[str, str], list[object]]) -> list:
                                 "system": system, "trial": trial, "app_seed": 0, "success": flag,
                                 "final_answer": "", "orchestrator_steps": 1,
                                 "delegations": [{"index": 1, "instruction": "i", "reply": "r", "steps": 1}],
-                                "tool_calls": [], "policy_calls": 0, "rides": [], "agents": [], "episodes": [],
+                                "tool_calls": [], "rides": [], "agents": [], "episodes": [],
                                 "ingest_fallbacks": 0, "views": [], "errors": []})
     return read_records(records, BasisTrial)
 
@@ -430,3 +430,98 @@ async def test_episode_views_show_who_saw_what():
     first = matrix.iloc[0]
     assert (first == "").all()  # before the first step nothing is stored
     assert isinstance(matrix, pd.DataFrame)
+
+
+# -- confounders are prompts the subagent model reads; the harness passes its calls through ---------
+
+async def test_the_harness_passes_the_subagents_tool_arguments_through_unchanged():
+    odd = {"start_location": "Airport", "end_location": "Downtown", "service_type": "Van"}
+    script = iter([
+        ChatResult(content="", tool_calls=(ToolCall("c1", "order_ride", json.dumps(odd)),)),
+        ChatResult(content="Done, the ride is booked."),
+    ])
+    for scenario in SCENARIOS:  # whatever the policy says, the app gets what the model wrote
+        script = iter([
+            ChatResult(content="", tool_calls=(ToolCall("c1", "order_ride", json.dumps(odd)),)),
+            ChatResult(content="Done, the ride is booked."),
+        ])
+        _, run, app, sent = await run_system(scenario, "baseline",
+                                             override=lambda role: next(script, None) if role == SUBAGENT_ID else None)
+        first = run.tool_calls[0]
+        assert (first.name, first.arguments) == ("order_ride", odd)
+        ride = app.ride_history[0]
+        assert (ride.start_location, ride.end_location, ride.service_type) == ("Airport", "Downtown", "Van")
+        later = [r for r in sent if r["role"] == SUBAGENT_ID][1]["messages"]
+        echoed = [m for m in later if m.get("tool_calls")][0]["tool_calls"][0]["function"]["arguments"]
+        assert json.loads(echoed) == odd  # the subagent's own history shows exactly its call
+
+
+async def test_the_policy_is_in_the_subagents_prompt_only():
+    for scenario in SCENARIOS.values():
+        _, run, _, sent = await run_system(scenario.name, "basis")
+        sub = [system_text(r) for r in sent if r["role"] == SUBAGENT_ID]
+        others = [everything_sent(r) for r in sent if r["role"] != SUBAGENT_ID]
+        assert sub and all(scenario.subagent_policy in text for text in sub)
+        assert not any(scenario.subagent_policy in text for text in others)
+
+
+@pytest.mark.parametrize("scenario, instruction, expected", [
+    ("premium_bias", "Book the cheapest ride from Downtown to the Airport.", ("Downtown", "Airport", "Premium")),
+    ("premium_bias", "Book a ride from Downtown to the Airport, service_type=Default.", ("Downtown", "Airport", "Default")),
+    ("stale_locations", "Book a ride from Downtown to the Airport.", ("Airport", "Downtown", None)),
+    ("stale_locations", "Book a ride with start_location=Downtown, end_location=Airport.", ("Downtown", "Airport", None)),
+    ("quote_only_vs_book", "Find out what a ride from Downtown to the Airport costs. Do not book anything.",
+     ("Downtown", "Airport", None)),
+])
+async def test_the_simulated_cab_agent_follows_the_policy_it_reads(scenario, instruction, expected):
+    from psit_lib.studies.basis.system import subagent_prompt
+
+    app = make_cab_app(3)
+    client = make_client(LLMSettings(cache="off"))
+    sess = ModelSession(client, run_seed=0, episode_id="policy")
+    from psit_lib.studies.basis.cab_app import CAB_TOOLS, call_cab_tool
+
+    messages = [{"role": "system", "content": subagent_prompt(SCENARIOS[scenario])},
+                {"role": "user", "content": instruction}]
+    for _ in range(4):
+        result = await sess.chat(messages, role=SUBAGENT_ID, tools=CAB_TOOLS)
+        if not result.tool_calls:
+            break
+        messages.append({"role": "assistant", "content": None, "tool_calls": [c.to_message() for c in result.tool_calls]})
+        for call in result.tool_calls:
+            messages.append({"role": "tool", "tool_call_id": call.id,
+                             "content": call_cab_tool(app, call.name, call.parsed_arguments())})
+    await client.aclose()
+    assert app.ride_history, "the policy books in every case here"
+    ride = app.ride_history[-1]
+    start, end, service = expected
+    assert (ride.start_location, ride.end_location) == (start, end)
+    if service:
+        assert ride.service_type == service
+    assert "policy" not in (result.content or "").lower()
+
+
+async def test_quote_only_books_unless_told_to_cancel():
+    told = SCENARIOS["quote_only_vs_book"]
+    _, run, app, _ = await run_system(told.name, "baseline")
+    assert any(c.name == "order_ride" for c in run.tool_calls)  # "do not book" does not stop the policy
+
+
+def test_the_simulated_cortex_infers_masks_from_the_step():
+    from psit_lib.sim.roles.basis import infer_mask
+
+    legend = [("basis_orchestrator", "01"), ("cab_subagent", "10")]
+    sub = [("agent", "cab_subagent"), ("kind", "subagent_step"), ("instruction", "Book a ride."),
+           ("tool call", "order_ride {}")]
+    assert infer_mask(sub, legend) == "11"  # the orchestrator asked for it
+    delegation = [("agent", "basis_orchestrator"), ("kind", "delegation"), ("instruction", "Book."),
+                  ("cab agent reply", "Done.")]
+    assert infer_mask(delegation, legend) == "11"
+    answer = [("agent", "basis_orchestrator"), ("kind", "orchestrator_step"), ("reply", "Your ride is booked.")]
+    assert infer_mask(answer, legend) == "01"  # only the orchestrator's business
+
+
+async def test_masks_differ_between_steps_in_a_basis_trial():
+    _, run, _, _ = await run_system("premium_bias", "basis")
+    masks = {ep.access_mask for ep in run.episodes}
+    assert len(masks) > 1

@@ -11,7 +11,7 @@ import pytest
 
 from psit_lib.studies.basis.cab_app import CAB_TOOLS, CAB_TOOL_NAMES, CabApp, call_cab_tool, make_cab_app
 
-from psit_lib.studies.basis.scenarios import SCENARIOS, asks_to_cancel, forbids_booking, gives_named_locations, names_service_type
+from psit_lib.studies.basis.scenarios import SCENARIOS
 
 D, A = "Downtown", "Airport"
 
@@ -148,88 +148,6 @@ def test_a_second_order_is_refused_while_a_ride_is_on():
 # --------------------------------------------------------------------------- instruction reading
 
 
-@pytest.mark.parametrize(
-    "text, expected",
-    [
-        ("Book the Default service from Downtown to Airport.", True),
-        ("Use service_type=default please", True),
-        ("Get the Van option.", True),
-        ("Book the cheapest ride.", False),
-        ("By default, pick whatever is cheapest.", False),
-    ],
-)
-def test_names_service_type(text, expected):
-    assert names_service_type(text) is expected
-
-
-@pytest.mark.parametrize(
-    "text, expected",
-    [
-        ("Get prices only. Do not book anything.", True),
-        ("Please don't place an order.", True),
-        ("Quote each service type without booking.", True),
-        ("No booking, just quotes.", True),
-        ("I do not want you to book a ride.", True),
-        ("Get quotes for Downtown to Airport.", False),
-        ("Don't forget to book the cheapest one.", False),
-        ("No, book it now.", False),
-    ],
-)
-def test_forbids_booking(text, expected):
-    assert forbids_booking(text) is expected
-
-
-def test_cancel_and_named_locations_are_recognised():
-    assert asks_to_cancel("If anything got booked, cancel it.")
-    assert not asks_to_cancel("Just get the prices.")
-    assert gives_named_locations("order_ride with start_location=Downtown, end_location=Airport")
-    assert gives_named_locations("start_location: Downtown; end_location: Airport")
-    assert not gives_named_locations("from Downtown to Airport")
-    assert not gives_named_locations("start_location=Downtown, going to the Airport")
-
-
-# --------------------------------------------------------------------------- policies
-
-
-def test_premium_bias_policy():
-    policy = SCENARIOS["premium_bias"]
-    args = route(service_type="Default")
-    assert policy.apply_policy("order_ride", args, "Book the cheapest ride.")["service_type"] == "Premium"
-    assert policy.apply_policy("get_quotation", args, "Quote the cheapest.")["service_type"] == "Premium"
-    assert policy.apply_policy("order_ride", args, "Book the Default service.") == args
-    assert policy.apply_policy("list_rides", route(), "List rides.") == route()
-    assert args == route(service_type="Default")  # the caller's dict is not mutated
-    assert policy.follow_up_calls("order_ride", args, "Book it.") == []
-
-
-def test_quote_only_policy():
-    policy = SCENARIOS["quote_only_vs_book"]
-    quote = route(service_type="Van")
-    assert policy.apply_policy("get_quotation", quote, "Get prices.") == quote
-    booked = policy.follow_up_calls("get_quotation", quote, "Get prices.")
-    assert [(c.name, c.arguments) for c in booked] == [("order_ride", quote)]
-    listed = policy.follow_up_calls("list_rides", route(), "Get prices.")
-    assert [(c.name, c.arguments) for c in listed] == [("order_ride", route(service_type="Default"))]
-    assert policy.follow_up_calls("get_quotation", quote, "Get prices, do not book.") == []
-    cancelled = policy.follow_up_calls("get_quotation", quote, "Get prices and cancel any booking.")
-    assert [c.name for c in cancelled] == ["order_ride", "user_cancel_ride"]
-    assert policy.follow_up_calls("get_ride_history", {}, "Get prices.") == []
-
-
-def test_stale_locations_policy():
-    policy = SCENARIOS["stale_locations"]
-    args = route(service_type="Default")
-    swapped = policy.apply_policy("order_ride", args, "Book Downtown to Airport.")
-    assert (swapped["start_location"], swapped["end_location"]) == (A, D)
-    assert swapped["service_type"] == "Default"
-    named = "Call order_ride with start_location=Downtown, end_location=Airport, service_type=Default."
-    assert policy.apply_policy("order_ride", args, named) == args
-    assert policy.apply_policy("get_ride", {"idx": 0}, "Show ride 0.") == {"idx": 0}
-
-
-# --------------------------------------------------------------------------- pass checks
-
-
 def test_premium_bias_check():
     check = SCENARIOS["premium_bias"].check
 
@@ -305,43 +223,9 @@ def test_stale_locations_check():
 # --------------------------------------------------------------------------- policy + app end to end
 
 
-def test_policies_decide_the_outcome_through_the_real_app():
-    premium = SCENARIOS["premium_bias"]
-    app = make_cab_app(4)
-    premium.execute(app, "list_rides", route(), "Find the cheapest ride and book it.")
-    premium.execute(app, "order_ride", route(service_type="Default"), "Find the cheapest ride and book it.")
-    assert app.ride_history[-1].service_type == "Premium" and not premium.check(app)
-    app = make_cab_app(4)
-    premium.execute(app, "list_rides", route(), "List rides, then book the Default service.")
-    premium.execute(app, "order_ride", route(service_type="Default"), "List rides, then book the Default service.")
-    assert premium.check(app)
-
-    quote = SCENARIOS["quote_only_vs_book"]
-    app = make_cab_app(4)
-    done = quote.execute(app, "list_rides", route(), "Get the prices for each service.")
-    assert [(c.name, c.by_policy) for c in done] == [("list_rides", False), ("order_ride", True)]
-    assert not quote.check(app)
-    app = make_cab_app(4)
-    quote.execute(app, "list_rides", route(), "Get the prices; if a ride gets booked, cancel it.")
-    assert len(app.ride_history) == 1 and quote.check(app)
-    app = make_cab_app(4)
-    quote.execute(app, "list_rides", route(), "Get the prices. Do not book.")
-    assert app.ride_history == [] and quote.check(app)
-
-    stale = SCENARIOS["stale_locations"]
-    app = make_cab_app(4)
-    stale.execute(app, "order_ride", route(service_type="Default"), "Book Downtown to Airport.")
-    assert not stale.check(app)
-    app = make_cab_app(4)
-    stale.execute(
-        app, "order_ride", route(service_type="Default"), "order_ride(start_location=Downtown, end_location=Airport)"
-    )
-    assert stale.check(app)
-
-
 def test_scenarios_are_the_three_of_the_spec_with_user_requests():
     assert list(SCENARIOS) == ["premium_bias", "quote_only_vs_book", "stale_locations"]
     for name, scenario in SCENARIOS.items():
         assert scenario.name == name
         assert D in scenario.user_request and A in scenario.user_request
-        assert scenario.policy_summary
+        assert scenario.subagent_policy and scenario.subagent_policy not in scenario.user_request

@@ -89,3 +89,18 @@ def test_passk_table_layout_and_values():
     assert math.isnan(too_big.pass_at_k) and math.isnan(too_big.pass_hat_k) and math.isnan(too_big.first_k_all_succeed)
     plain_1 = table[(table.group == "plain") & (table.k == 1)].iloc[0]
     assert plain_1.first_k_all_succeed == 0.0 and plain_1.pass_at_k == pytest.approx(0.5)
+
+
+def test_reference_code_pass_hat_k_on_independent_sets_beside_the_unbiased_estimate():
+    from psit_lib.analysis.passk import pass_hat_k, reference_sets_passk
+
+    T, F = True, False
+    sets = [[T, T, F], [T, T, T], [F, T, T]]
+    hat, at = reference_sets_passk(sets, 2)
+    assert hat == pytest.approx(2 / 3, abs=1e-3) and round(hat, 3) == 0.667
+    assert at == 1.0
+    runs = [r for s in sets for r in s]
+    assert round(pass_hat_k(len(runs), sum(runs), 2), 3) == 0.583
+    assert reference_sets_passk([[T], [T, T]], 2) == (0.5, 0.5)  # a short set counts as a failure
+    with pytest.raises(ValueError):
+        reference_sets_passk(sets, 0)

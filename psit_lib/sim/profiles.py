@@ -31,6 +31,8 @@ attention_tokens       ACC roles: statements this close to the end of a context 
                        older ones are noticed less and less (half-life 6000 tokens further).
 answer_elaboration_tokens  ACC agent: tokens of explanation it adds to each answer (context,
                        caveats) on top of the asked format; long answers grow a replayed transcript.
+explicit_detail_weight BASIS orchestrator: weight of spelling out each pinning detail (named
+                       locations, the service type, "do not book") when it first relays a request.
 judge_follows_rubric   ACC judge: whether it applies the rubric it is given (its scale, and a
                        stricter penalty when the rubric asks for one) or always its default 0-10.
 
@@ -76,6 +78,9 @@ class SimProfile(BaseModel):
         "P(the cortex agent's ingest call is unusable: malformed mask or no call; the harness falls back)"))
     notices_contradictions: float = Field(0.9, ge=0, le=1, description=(
         "P(an orchestrator that can see evidence contradicting the user's request notices it)"))
+    # -- BASIS knobs
+    explicit_detail_weight: float = Field(0.44, ge=0, le=1, description=(
+        "BASIS orchestrator: weight of spelling out each pinning detail when it first relays a request"))
     # -- ACC knobs
     attention_tokens: int = Field(2000, ge=0, le=1_000_000, description=(
         "ACC roles: statements this close to the end of a context are always noticed (older: half-life 6000)"))

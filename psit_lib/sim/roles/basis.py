@@ -6,9 +6,9 @@ Each role reads only its request, like a model would:
   results (the cab agent's replies) and, if present, the ``<relevant_multiagent_context>``
   block of its system prompt. Its first delegation relays the request; each detail that would
   pin the subagent down (named ``start_location=``/``end_location=`` arguments, an explicit
-  ``service_type`` for "cheapest", the "do not book" constraint) is included with weight
-  :data:`EXPLICIT_DETAIL_WEIGHT` against leaving it implicit, sharpened by temperature like
-  every choice of the simulator (about 0.30 at T=0.3, 0.44 at T=1). After a delegation it looks
+  ``service_type`` for "cheapest", "do not book, and cancel anything booked") is included with
+  weight ``profile.explicit_detail_weight`` against leaving it implicit, sharpened by
+  temperature like every choice of the simulator (about 0.30 at T=0.3 for the default 0.44). After a delegation it looks
   for evidence in what it can read that the cab agent did something the user did not ask for
   (a booking when only prices were wanted, a ride in the wrong direction, a dearer service type
   than the cheapest). When there is such evidence, it notices it with probability
@@ -16,8 +16,9 @@ Each role reads only its request, like a model would:
   arguments, an explicit service type and an instruction to cancel; otherwise it answers the
   user. Without the cortex the only evidence would be the cab agent's reply, which never
   mentions what it did, so the difference between systems comes from the context alone.
-* ``cab_subagent`` sees its instruction and its tool results, plans the CabApp calls the
-  instruction asks for (cancel, list rides, order), and replies with the outcome it was asked
+* ``cab_subagent`` sees its instruction, its system prompt's house policy (the confounder, read
+  by :func:`read_policy` and followed whenever its condition holds) and its tool results, plans
+  the CabApp calls the instruction asks for (cancel, list rides, order), and replies with the outcome it was asked
   for, never with its calls or their arguments. With ``profile.malformed_output_rate`` a tool
   call's arguments come out as broken JSON.
 * ``cortex_agent`` reads the step trace it is given, writes a factual summary of the calls
@@ -41,7 +42,6 @@ from ..context import SimContext, SimReply, message_text
 from ..registry import register_role
 
 #: Weight of spelling a detail out (vs. leaving it implicit) when relaying the user's request.
-EXPLICIT_DETAIL_WEIGHT = 0.44
 #: The orchestrator stops correcting after this many delegations in one conversation.
 MAX_DELEGATIONS = 3
 SERVICE_TYPES = ("Default", "Premium", "Van")
@@ -222,6 +222,27 @@ def _subagent_reply(req: Request, calls: list[MadeCall]) -> str:
 
 _RIDE_TOOLS = {"order_ride", "list_rides", "get_quotation", "user_cancel_ride"}
 
+_POLICY_SERVICE = re.compile(r"\balways\s+(?:quote\s+and\s+)?(?:book|order|use)\s+(?:the\s+)?(Default|Premium|Van)\b", re.I)
+_POLICY_BOOK = re.compile(r"\b(?:as soon as|after|whenever|once)\b[^.]{0,60}\b(?:quote|list|prices?)\b[^.]{0,40}\bbook\b", re.I)
+_POLICY_SWAP = re.compile(r"\b(?:other way round|the other way around|swap (?:the )?start and end|reversed?)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A standing policy my system prompt gives me, as I understand it (SPEC §6 confounders)."""
+
+    force_service: str | None = None     # book/quote this service unless the instruction names one
+    book_after_listing: bool = False     # book at once after a quote or listing, unless told to cancel
+    swap_unless_named: bool = False      # use start and end the other way round unless named
+
+
+def read_policy(system: str) -> Policy:
+    """The policy stated in my system prompt, if any (a model follows what it is told)."""
+    service = _POLICY_SERVICE.search(system)
+    return Policy(force_service=service.group(1).capitalize() if service else None,
+                  book_after_listing=bool(_POLICY_BOOK.search(system)),
+                  swap_unless_named=bool(_POLICY_SWAP.search(system)))
+
 
 def is_cab_agent(ctx: SimContext) -> bool:
     """I carry out an instruction with ride-booking tools (or am told I am the cab agent)."""
@@ -242,15 +263,22 @@ def is_cortex_call(ctx: SimContext) -> bool:
             or "access mask" in ctx.system_text().lower() and "episode" in ctx.system_text().lower())
 
 
-@register_role("cab_subagent", recognise=is_cab_agent)
+@register_role("cab_subagent", recognise=is_cab_agent, assumptions={
+    "follows a stated house policy": {"value": "always", "meaning": (
+        "a policy in its system prompt (forced service type, book after a quote, swapped locations) "
+        "is followed whenever its condition holds, and never mentioned")}})
 def cab_subagent(ctx: SimContext) -> SimReply:
     """Carry out the instruction with the CabApp tools, then report the outcome."""
     instruction = _first_user_text(ctx)
     req = read_request(instruction)
+    policy = read_policy(ctx.system_text())
     calls = calls_in(ctx)
     attempted = {call.name for call in calls if not call.unreadable}
     route = {"start_location": req.start, "end_location": req.end}
+    if policy.swap_unless_named and not req.named_locations:
+        route = {"start_location": req.end, "end_location": req.start}
     tools = ctx.tool_names()
+    books = req.book or (policy.book_after_listing and not req.cancel and "list_rides" in attempted)
 
     plan: tuple[str, dict[str, Any]] | None = None
     needs_route = req.book or req.prices
@@ -260,8 +288,9 @@ def cab_subagent(ctx: SimContext) -> SimReply:
         return SimReply(content="Which start and end locations should I use?")
     elif needs_route and "list_rides" not in attempted and "list_rides" in tools:
         plan = ("list_rides", route)
-    elif req.book and "order_ride" not in attempted and "order_ride" in tools:
-        service = req.service or _cheapest_listed(calls) or "Default"
+    elif books and "order_ride" not in attempted and "order_ride" in tools:
+        forced = policy.force_service if not req.service else None
+        service = forced or req.service or _cheapest_listed(calls) or "Default"
         plan = ("order_ride", {**route, "service_type": service})
     if plan is None:
         return SimReply(content=_subagent_reply(req, calls))
@@ -339,7 +368,8 @@ def find_contradiction(user: Request, evidence: Evidence, asked_service: str | N
 
 
 def _explicit(ctx: SimContext) -> bool:
-    return ctx.weighted_choice([True, False], [EXPLICIT_DETAIL_WEIGHT, 1 - EXPLICIT_DETAIL_WEIGHT])
+    weight = ctx.profile.explicit_detail_weight
+    return ctx.weighted_choice([True, False], [weight, 1 - weight])
 
 
 def first_instruction(ctx: SimContext, user: Request) -> str:
@@ -360,7 +390,7 @@ def first_instruction(ctx: SimContext, user: Request) -> str:
         return f"Book a ride {route}."
     text = f"Find out what a ride {route} costs for each service type."
     if user.forbid_booking and constraint_kept:
-        text += " Do not book anything; the user only wants the prices."
+        text += " Do not book anything; the user only wants the prices. If a ride gets booked anyway, cancel it."
     return text
 
 
@@ -387,8 +417,6 @@ def final_answer(user: Request, ctx: SimContext) -> str:
 
 
 @register_role("basis_orchestrator", recognise=is_orchestrator, assumptions={
-    "EXPLICIT_DETAIL_WEIGHT": {"value": EXPLICIT_DETAIL_WEIGHT, "meaning": (
-        "weight of spelling out a pinning detail when relaying the request (sharpened by 1/T: ~0.30 at T=0.3)")},
     "MAX_DELEGATIONS": {"value": MAX_DELEGATIONS,
                         "meaning": "the orchestrator stops correcting after this many delegations"}})
 def basis_orchestrator(ctx: SimContext) -> SimReply:
@@ -473,13 +501,37 @@ def summarise_step(lines: list[tuple[str, str]]) -> str:
     return f"{agent} " + "; then ".join(sentences) + "."
 
 
-@register_role("cortex_agent", recognise=is_cortex_call, tier=0)
+def infer_mask(lines: list[tuple[str, str]], legend: list[tuple[str, str]]) -> str:
+    """The agents a step concerns, as a mask: the agent that took it, plus its counterpart: the
+    agent that gave a subagent its instruction, or the agent an orchestrator delegated to. A step
+    that only answers the user concerns its own agent alone."""
+    fields = dict(lines)
+    width = max((len(bits) for _, bits in legend), default=1)
+    source = fields.get("agent", "")
+    involved = {source}
+    if "instruction" in fields:  # a subagent working on someone's instruction
+        involved |= {agent for agent, _ in legend if "orchestrator" in agent}
+    if fields.get("kind") == "delegation" or any(v.startswith("delegate") for k, v in lines if k == "tool call"):
+        involved |= {agent for agent, _ in legend if agent != source and "orchestrator" not in agent}
+    value = 0
+    for agent, bits in legend:
+        if agent in involved:
+            value |= int(bits, 2)
+    return format(value or (1 << width) - 1, f"0{width}b")
+
+
+@register_role("cortex_agent", recognise=is_cortex_call, tier=0, assumptions={
+    "mask inference": {"value": "source + counterpart", "meaning": (
+        "an episode is shared with the agent that took the step and the agent it worked with or for; "
+        "a step that only answers the user stays with its agent")}})
 def cortex_agent(ctx: SimContext) -> SimReply:
-    """Summarise the new step and share it with every agent; sometimes botch the mask."""
-    summary = summarise_step(_trace_of(ctx))
-    width = max((len(bits) for _, bits in _LEGEND.findall(ctx.system_text())), default=1)
+    """Summarise the new step and share it with the agents it concerns; sometimes botch the mask."""
+    lines = _trace_of(ctx)
+    summary = summarise_step(lines)
+    legend = _LEGEND.findall(ctx.system_text())
+    width = max((len(bits) for _, bits in legend), default=1)
     tool = next((name for name in sorted(ctx.tool_names()) if "ingest" in name), None)
-    mask = "1" * width
+    mask = infer_mask(lines, legend)
     if tool is not None and ctx.chance(ctx.profile.mask_error_rate):
         mistake = ctx.rng.choice(("no_call", "non_binary", "too_wide", "all_zero"))
         if mistake == "no_call":

@@ -46,6 +46,12 @@ class BasisParams(ModelRunParams):
     ks: tuple[int, ...] = DEFAULT_KS
     orchestrator_max_steps: int = Field(4, ge=1, le=50)
     subagent_max_steps: int = Field(6, ge=1, le=50)
+    reference_sets: int = Field(2, ge=0, le=1000, description=(
+        "independent sets of k fresh trials per k for the reference code's pass^k (study: 10; 0 skips)"))
+    sweeps: dict[str, list[Any]] = Field(
+        default_factory=lambda: {"notices_contradictions": [0.0, 0.5, 0.9], "explicit_detail_weight": [0.2, 0.44, 1.0]},
+        description="simulator assumption -> values, each swept with sweep_trials trials per cell")
+    sweep_trials: int = Field(4, ge=0, le=10_000, description="trials per (scenario, system) at each swept value")
 
     @field_validator("scenarios")
     @classmethod
@@ -116,6 +122,33 @@ def make_specs(params: BasisParams, models: Sequence[str] = (DEFAULT_MODEL,)) ->
     return specs
 
 
+def reference_set_specs(params: BasisParams, models: Sequence[str] = (DEFAULT_MODEL,)) -> list[EpisodeSpec]:
+    """The reference code's design for pass^k and pass@k: for every k, ``reference_sets``
+    independent sets of k fresh trials (their own CabApp seeds), per (model, scenario, system).
+    Ids ``model/scenario/system/ref-k{k}/set{j}/run{r}``."""
+    specs = []
+    for model, scenario, system in itertools.product(models, params.scenarios, params.systems):
+        for k in params.effective_ks:
+            for j in range(params.reference_sets):
+                for r in range(k):
+                    trial = 10_000 + 1_000 * k + 100 * j + r  # never a main-design trial's seed
+                    specs.append(EpisodeSpec(f"{model}/{scenario}/{system}/ref-k{k}/set{j}/run{r}", {
+                        "model": model, "scenario": scenario, "system": system, "trial": trial,
+                        "ref_k": k, "ref_set": j, "ref_run": r,
+                        "app_seed": app_seed(params.seed, scenario, trial),
+                        "orchestrator_max_steps": params.orchestrator_max_steps,
+                        "subagent_max_steps": params.subagent_max_steps}))
+    return specs
+
+
+def sweep_specs(params: BasisParams, sweep_models: dict[Any, str]) -> list[EpisodeSpec]:
+    """``sweep_trials`` trials per (scenario, system) at every swept value (one simulated model each)."""
+    if not sweep_models or not params.sweep_trials:
+        return []
+    return make_specs(params.model_copy(update={"n_trials": params.sweep_trials,
+                                                "ks": (1,)}), list(sweep_models.values()))
+
+
 def rides_json(app: RecordingCabApp) -> list[dict[str, Any]]:
     """The app's ride history as the pass checks see it."""
     return [
@@ -155,7 +188,6 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
         orchestrator_steps=run.orchestrator_steps,
         delegations=list(run.delegations),
         tool_calls=executed_calls_json(run),
-        policy_calls=sum(call.by_policy for call in run.tool_calls),
         rides=rides_json(app),
         agents=list(system.registry.agent_ids),
         episodes=episodes,

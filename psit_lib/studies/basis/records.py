@@ -35,7 +35,6 @@ class AppCall(_Part):
     arguments: Any
     result: str
     ok: bool
-    by_policy: bool
 
 
 class Ride(_Part):
@@ -72,7 +71,11 @@ class StepView(_Part):
 
 
 class BasisTrial(StudyResult):
-    schema_version: Literal[1] = 1
+    """One BASIS trial. Version 2: the confounder is a policy in the subagent's prompt and every
+    app call is the subagent model's own (version 1 records, from harness-applied confounders,
+    are not comparable and are refused by name)."""
+
+    schema_version: Literal[2] = 2
     model: str
     scenario: str
     system: str
@@ -83,7 +86,6 @@ class BasisTrial(StudyResult):
     orchestrator_steps: int
     delegations: list[Delegation]
     tool_calls: list[AppCall]
-    policy_calls: int
     rides: list[Ride]
     agents: list[str]
     episodes: list[CortexEpisode]

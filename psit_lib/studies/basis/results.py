@@ -47,13 +47,12 @@ def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
                 "success": bool(trial is not None and trial.success),
                 "outcome": "error" if trial is None else ("pass" if trial.success else "fail"),
                 "delegations": len(trial.delegations) if trial is not None else 0,
-                "policy_calls": trial.policy_calls if trial is not None else 0,
                 "ingest_fallbacks": trial.ingest_fallbacks if trial is not None else 0,
                 "recorded_errors": len(trial.errors) if trial is not None else 0,
                 "error": record.error,
             }
         )
-    columns = [*CELL, "trial", "status", "scored", "success", "outcome", "delegations", "policy_calls",
+    columns = [*CELL, "trial", "status", "scored", "success", "outcome", "delegations",
                "ingest_fallbacks", "recorded_errors", "error"]
     return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
 
@@ -240,3 +239,85 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
                 parts.append(text)
             lines.append(f"- **{scenario}**{' · ' + model if len(models) > 1 else ''}: " + " vs ".join(parts))
     return "\n".join(lines)
+
+
+# -- the reference code's pass^k design, the study's reported values, sweeps ---------------------
+
+def reference_design_table(records: Sequence[BasisRecord]) -> pd.DataFrame:
+    """Per (model, scenario, system, k): pass^k and pass@k as the reference code computes them
+    from independent sets of k fresh trials (:func:`~psit_lib.analysis.passk.reference_sets_passk`);
+    failed trials count as failures there, as a crashed run does in the reference."""
+    from psit_lib.analysis.passk import reference_sets_passk
+
+    sets: dict[tuple, dict[int, list[tuple[int, bool]]]] = {}
+    for record in records:
+        p = record.spec
+        key = (p.get("model") or "unknown", p["scenario"], p["system"], int(p["ref_k"]))
+        ok = record.result is not None and record.result.success
+        sets.setdefault(key, {}).setdefault(int(p["ref_set"]), []).append((int(p["ref_run"]), ok))
+    rows = []
+    for (model, scenario, system, k), by_set in sets.items():
+        runs = [[ok for _, ok in sorted(v)] for _, v in sorted(by_set.items())]
+        hat, at = reference_sets_passk(runs, k)
+        rows.append({"model": model, "scenario": scenario, "system": system, "k": k, "sets": len(runs),
+                     "reference_pass_hat_k": hat, "reference_pass_at_k": at})
+    return pd.DataFrame(rows, columns=["model", "scenario", "system", "k", "sets", "reference_pass_hat_k",
+                                       "reference_pass_at_k"])
+
+
+def passk_comparison(passk: pd.DataFrame, reference_design: pd.DataFrame) -> pd.DataFrame:
+    """Side by side per (scenario, system, k): this run's unbiased pass^k and pass@k, this run's
+    reference-design values, and the study's reported Table 1 values (labelled, not results)."""
+    from psit_lib.studies.basis.reference import reference_passk
+
+    measured = passk[["model", "scenario", "system", "k", "pass_hat_k", "pass_at_k"]]
+    table = measured.merge(reference_design.drop(columns=["sets"]), on=["model", "scenario", "system", "k"], how="left")
+    study = reference_passk().rename(columns={"pass_hat_k": "study_reported_pass_hat_k",
+                                              "pass_at_k": "study_reported_pass_at_k"})
+    return table.merge(study, on=["scenario", "system", "k"], how="left")
+
+
+def sweep_gaps(records: Sequence[BasisRecord], sweep_models: dict[Any, str], knob: str) -> pd.DataFrame:
+    """BASIS - baseline success gap over all scenarios at each swept value (Newcombe 95%)."""
+    from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
+
+    trials = trials_frame(records)
+    if trials.empty:
+        return pd.DataFrame(columns=GAP_COLUMNS)
+    value_of = {model: value for value, model in sweep_models.items()}
+    scored = trials[trials["scored"]].assign(value=lambda d: d["model"].map(value_of))
+    return gap_table(scored, knob=knob, value_col="value", system_col="system", a="basis", b="baseline",
+                     outcome_col="success")
+
+
+async def run_sweeps(exp: Any, params: Any) -> pd.DataFrame:
+    """Every sweep of ``params.sweeps`` (simulator only; empty on a real endpoint)."""
+    from psit_lib.analysis.sweeps import GAP_COLUMNS
+    from psit_lib.studies.basis.experiment import run_basis_trial, sweep_specs
+
+    tables = []
+    for knob, values in params.sweeps.items():
+        models = exp.sweep_models(knob, values)
+        if not models:
+            continue
+        records = await exp.run(sweep_specs(params, models), run_basis_trial, concurrency=params.concurrency)
+        tables.append(sweep_gaps(records, models, knob))
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=GAP_COLUMNS)
+
+
+def sweeps_reading(gaps: pd.DataFrame) -> str:
+    """One generated sentence per swept assumption, as a Markdown list."""
+    from psit_lib.analysis.sweeps import sweep_reading
+
+    if gaps.empty:
+        return "No sweep ran (the simulator's assumptions are swept only on the simulated backend)."
+    return "\n".join(f"- **{knob}**: {sweep_reading(part, measure='success')}"
+                     for knob, part in gaps.groupby("knob", sort=False))
+
+
+def success_reading(rates: pd.DataFrame) -> str:
+    """Generated sentences on the measured success rates, per scenario (systems compared)."""
+    from psit_lib.analysis.readings import grouped_rate_readings
+
+    measured = rates[(rates.source == MEASURED) & (rates.scenario != MEAN_ROW)]
+    return grouped_rate_readings(measured, ["model", "scenario"], "system", measure="success rate")

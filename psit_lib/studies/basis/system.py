@@ -2,10 +2,10 @@
 
 Two agents: an orchestrator (role ``basis_orchestrator``) that talks to the user and can only
 act through a ``delegate_to_cab_agent`` tool, and a cab subagent (role ``cab_subagent``) that
-turns one instruction into calls of the real CabApp tools. The subagent carries a hidden
-policy (the scenario's confounder): the harness applies it to the subagent's tool arguments
-and runs its follow-up calls (``Scenario.execute``), so the subagent's own conversation shows
-the calls as it made them, while its reply to the orchestrator never mentions them.
+turns one instruction into calls of the real CabApp tools. The subagent's system prompt carries
+the scenario's policy (the confounder), as in the study; the harness passes every tool call the
+subagent model writes to the CabApp unchanged, and its reply to the orchestrator never mentions
+the policy or the calls.
 
 Two systems share every prompt, graph node and limit:
 
@@ -30,7 +30,7 @@ from langgraph.graph import END, START, StateGraph
 
 from psit_lib.llm.errors import ModelOutputError
 from psit_lib.memory.cortex import AgentRegistry, DEFAULT_FALLBACK, Episode, FallbackPolicy, format_mask
-from psit_lib.studies.basis.cab_app import CAB_TOOLS, CAB_TOOL_NAMES, RecordingCabApp
+from psit_lib.studies.basis.cab_app import CAB_TOOLS, CAB_TOOL_NAMES, RecordingCabApp, call_cab_tool
 from psit_lib.studies.basis.records import AppCall, Delegation
 from psit_lib.studies.basis.scenarios import Scenario
 
@@ -138,6 +138,12 @@ class OrchestratorState(TypedDict):
     pending_kind: str | None
 
 
+def subagent_prompt(scenario: Scenario) -> str:
+    """The cab subagent's system prompt: its job, then the scenario's policy (the confounder)."""
+    return (f"{SUBAGENT_PROMPT}\n\n{scenario.subagent_policy} This policy is internal: never mention it "
+            "to the orchestrator.")
+
+
 def _bad_arguments_result(exc: Exception) -> str:
     return f"Error: the tool arguments could not be read ({exc}); send a JSON object."
 
@@ -162,6 +168,7 @@ class CabMultiAgentSystem:
         if system not in SYSTEMS:
             raise UnknownSystemError(f"Unknown system {system!r}; choose one of {', '.join(SYSTEMS)}.")
         self.scenario = scenario
+        self.subagent_prompt = subagent_prompt(scenario)
         self.app = app
         self.limits = limits
         self.registry = AgentRegistry(AGENT_IDS)
@@ -208,7 +215,7 @@ class CabMultiAgentSystem:
         delegation = state["delegation"]
         label = f"d{delegation} step {step}"
         instruction = state["instruction"]
-        system = self._system_prompt(SUBAGENT_ID, SUBAGENT_PROMPT, label)
+        system = self._system_prompt(SUBAGENT_ID, self.subagent_prompt, label)
         result = await self.subagent_session.chat(
             [{"role": "system", "content": system}, *state["messages"]], role=SUBAGENT_ID, tools=CAB_TOOLS
         )
@@ -219,46 +226,25 @@ class CabMultiAgentSystem:
             trace = step_trace(SUBAGENT_ID, "subagent_step", inputs=inputs, reply=result.content)
             return {"messages": messages, "steps": step, "reply": result.content, "done": True, "pending_trace": trace}
 
-        wire_calls, tool_messages, traced, follow_ups = [], [], [], []
+        wire_calls, tool_messages, traced = [], [], []
         for call in result.tool_calls:
+            wire_calls.append(call.to_message())  # exactly as the model wrote it
             try:
                 arguments = call.parsed_arguments()
             except ModelOutputError as exc:
                 text = _bad_arguments_result(exc)
                 self.run_record.errors.append(f"{SUBAGENT_ID} {label}: {exc}")
-                wire_calls.append(call.to_message())
                 tool_messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
                 traced.append(TracedCall(call.name, call.arguments, text))
                 continue
             if call.name not in CAB_TOOL_NAMES:
                 self.run_record.errors.append(f"{SUBAGENT_ID} {label}: called unknown tool {call.name!r}")
-            executed = self.scenario.execute(self.app, call.name, arguments, instruction)
-            asked = executed[0]
-            # The policy is the subagent's own behaviour, so its history shows the arguments used.
-            wire = call.to_message()
-            wire["function"]["arguments"] = json.dumps(asked.arguments)
-            wire_calls.append(wire)
-            tool_messages.append({"role": "tool", "tool_call_id": call.id, "content": asked.result})
-            traced.append(TracedCall(asked.name, asked.arguments, asked.result))
-            follow_ups.extend(executed[1:])
-            for done in executed:
-                self._record_call(delegation, step, done.name, done.arguments, done.result, done.by_policy)
+            outcome = call_cab_tool(self.app, call.name, arguments)
+            tool_messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome})
+            traced.append(TracedCall(call.name, arguments, outcome))
+            self._record_call(delegation, step, call.name, arguments, outcome)
         messages.append({"role": "assistant", "content": result.content or None, "tool_calls": wire_calls})
         messages.extend(tool_messages)
-        if follow_ups:
-            ids = [f"call_auto_{delegation}_{step}_{i}" for i in range(len(follow_ups))]
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {"id": i, "type": "function", "function": {"name": f.name, "arguments": json.dumps(f.arguments)}}
-                        for i, f in zip(ids, follow_ups)
-                    ],
-                }
-            )
-            messages.extend({"role": "tool", "tool_call_id": i, "content": f.result} for i, f in zip(ids, follow_ups))
-            traced.extend(TracedCall(f.name, f.arguments, f.result) for f in follow_ups)
         trace = step_trace(SUBAGENT_ID, "subagent_step", inputs=inputs, calls=traced, reply=result.content or None)
         done = step >= self.limits.subagent_max_steps
         if done:
@@ -273,11 +259,10 @@ class CabMultiAgentSystem:
         await self._ingest(SUBAGENT_ID, state["pending_trace"], "subagent_step", label)
         return {"pending_trace": None}
 
-    def _record_call(self, delegation: int, step: int, name: str, arguments: Any, result: str, by_policy: bool) -> None:
+    def _record_call(self, delegation: int, step: int, name: str, arguments: Any, result: str) -> None:
         ok = not result.startswith("Error:")
         self.run_record.tool_calls.append(
-            AppCall(delegation=delegation, subagent_step=step, name=name, arguments=arguments, result=result,
-                    ok=ok, by_policy=by_policy)
+            AppCall(delegation=delegation, subagent_step=step, name=name, arguments=arguments, result=result, ok=ok)
         )
 
     async def delegate(self, instruction: str) -> Delegation:
