@@ -178,7 +178,7 @@ def test_min_n_for_test_and_chi_square_table_say_when_a_test_is_possible():
     assert len(conditions) == 49 and sc.domain_size("diagnosis") == 49
     small = pd.DataFrame({"task": "diagnosis", "model": "m", "secret": list(conditions[:10])})
     row = sc.chi_square_table(small, ["task", "model"]).iloc[0]
-    assert pd.isna(row["chi2"]) and "needs n >= 245" in row["note"]
+    assert pd.isna(row["chi2"]) and "needs n_in_prior >= 245" in row["note"]
     collapsed = pd.DataFrame({"task": "diagnosis", "model": "m", "secret": [conditions[0]] * 300})
     row = sc.chi_square_table(collapsed, ["task", "model"]).iloc[0]
     assert row["n"] == 300 and row["dof"] == 48 and row["p_value"] < 1e-6
@@ -188,6 +188,9 @@ def test_min_n_for_test_and_chi_square_table_say_when_a_test_is_possible():
     refs = sc.chi_square_table(hangman, ["task", "model"]).set_index("reference")
     assert refs.loc["wordfreq frequency", "p_value"] < 1e-4      # "planet" is far from word frequency
     assert pd.isna(refs.loc["uniform over vocabulary", "chi2"])
+    off = pd.DataFrame({"task": "diagnosis", "model": "m", "secret": ["lyme disease"] * 100 + [conditions[0]] * 10})
+    row = sc.chi_square_table(off, ["task", "model"]).iloc[0]
+    assert row["n_in_prior"] == 10 and row["out_of_prior_share"] == pytest.approx(100 / 110)
 
 
 def test_attractor_rows_are_labelled_reference_rows_with_local_counts():

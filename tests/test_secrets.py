@@ -14,6 +14,7 @@ from scipy.stats import chisquare
 
 from psit_lib.analysis.secrets import (
     OTHER_LABEL,
+    attainable_range,
     bootstrap_ci,
     chi_square_vs_prior,
     effective_number,
@@ -79,38 +80,50 @@ def test_top_k_ranks_by_count_then_name():
 def test_bootstrap_is_seeded_and_brackets_the_estimate():
     rng = np.random.default_rng(1)
     samples = rng.choice(["planet", "python", "apple", "zebra", "river"], size=200, p=[0.4, 0.3, 0.1, 0.1, 0.1]).tolist()
-    first = bootstrap_ci(samples, shannon_entropy, n_boot=300, seed=7)
-    again = bootstrap_ci(samples, shannon_entropy, n_boot=300, seed=7)
-    other = bootstrap_ci(samples, shannon_entropy, n_boot=300, seed=8)
-    assert first == again and first != other
-    low, high = first
-    assert low < shannon_entropy(samples) < high
-    assert 0 < high - low < 0.5
+    first = bootstrap_ci(samples, "entropy", n_boot=300, seed=7)
+    again = bootstrap_ci(samples, "entropy", n_boot=300, seed=7)
+    other = bootstrap_ci(samples, "entropy", n_boot=300, seed=8)
+    assert first == again and first != other and first.method == "BCa"
+    assert first.low < shannon_entropy(samples) < first.high
+    assert 0 < first.high - first.low < 0.5
 
 
 def test_bootstrap_of_a_constant_sample_is_a_point():
-    assert bootstrap_ci(["x"] * 20, top_share, n_boot=50) == (1.0, 1.0)
+    interval = bootstrap_ci(["x"] * 20, "top_share", n_boot=50)
+    assert (interval.low, interval.high) == (1.0, 1.0) and interval.method.startswith("none")
 
 
 def test_bootstrap_accepts_a_counter_and_a_generator():
-    low, high = bootstrap_ci(Counter(a=10, b=10), top_share, n_boot=200, seed=np.random.default_rng(3))
-    assert 0.5 <= low <= high <= 1.0
+    interval = bootstrap_ci(Counter(a=10, b=10), "top_share", n_boot=200, seed=np.random.default_rng(3))
+    assert 0.5 <= interval.low <= interval.high <= 1.0
+    with pytest.raises(ValueError, match="method"):
+        bootstrap_ci(Counter(a=10, b=10), "top_share", method="basic")
 
 
-def test_chi_square_pools_small_expected_cells_and_unknown_secrets():
+def test_chi_square_pools_small_in_prior_cells_and_counts_out_of_prior_reveals_apart():
     counts = {"planet": 30, "river": 10, "apple": 5, "zebra": 3, "qwerty": 2}
     prior = {"planet": 0.5, "river": 0.3, "apple": 0.1, "zebra": 0.06, "yacht": 0.04}
-    # n = 50 -> expected: planet 25, river 15, apple 5, zebra 3, yacht 2 ; qwerty not in prior
+    # in prior: n = 48 -> expected planet 24, river 14.4, apple 4.8, zebra 2.88, yacht 1.92; qwerty outside
     result = chi_square_vs_prior(counts, prior, min_expected=5)
-    assert result is not None
-    assert result.categories == ("planet", "river", "apple", OTHER_LABEL)
-    assert result.observed == (30, 10, 5, 3 + 2)  # zebra 3 + yacht 0 + qwerty 2
-    assert result.expected == pytest.approx((25, 15, 5, 5))
-    assert set(result.pooled) == {"zebra", "yacht", "qwerty"}
-    reference = chisquare([30, 10, 5, 5], [25, 15, 5, 5])
+    assert result is not None and result.out_of_prior == 2
+    assert result.categories == ("planet", "river", OTHER_LABEL)
+    assert result.observed == (30, 10, 5 + 3)  # apple + zebra + yacht; never qwerty
+    assert result.expected == pytest.approx((24, 14.4, 4.8 + 2.88 + 1.92))
+    assert set(result.pooled) == {"apple", "zebra", "yacht"}
+    reference = chisquare([30, 10, 8], [24, 14.4, 9.6])
     assert result.statistic == pytest.approx(reference.statistic)
     assert result.p_value == pytest.approx(reference.pvalue)
-    assert result.dof == 3
+    assert result.dof == 2
+
+
+def test_out_of_prior_reveals_cannot_hide_in_the_pooled_cell():
+    """Every reveal outside the prior used to be pooled with the unrevealed in-prior secrets, so a
+    sample made only of off-dataset conditions looked like a perfect fit (p = 1)."""
+    prior = dict.fromkeys([f"c{i}" for i in range(49)], 1.0)
+    outside = {"lyme disease": 120, "celiac disease": 125}
+    assert chi_square_vs_prior(outside, prior) is None  # nothing in the prior to test
+    mixed = chi_square_vs_prior({**outside, "c0": 250}, prior)
+    assert mixed.out_of_prior == 245 and mixed.p_value < 1e-6
 
 
 def test_chi_square_merges_the_smallest_kept_cell_when_the_pool_stays_small():
@@ -161,10 +174,12 @@ def test_secret_summary_without_domain_size_or_secrets():
     assert pd.isna(table.loc["m2", "top_secret"])
 
 
-def test_centred_bootstrap_brackets_the_estimate_when_most_secrets_are_distinct():
+def test_intervals_are_clipped_to_what_n_samples_can_show():
     samples = [f"w{i}" for i in range(36)] + ["a", "a", "b", "b"]
-    estimate = shannon_entropy(samples)
-    _, plain_high = bootstrap_ci(samples, shannon_entropy, n_boot=400, seed=1)
-    assert plain_high < estimate  # the plain percentile interval misses (plug-in entropy bias)
-    low, high = bootstrap_ci(samples, shannon_entropy, n_boot=400, seed=1, centred=True, bounds=(0, np.inf))
-    assert low <= estimate <= high
+    for name in ("entropy", "effective_number", "top_share"):
+        low, high = attainable_range(name, len(samples), 50_000)
+        for method in ("BCa", "percentile"):
+            interval = bootstrap_ci(samples, name, n_boot=400, seed=1, method=method, domain_size=50_000)
+            assert low <= interval.low <= interval.high <= high
+    assert attainable_range("entropy", 40, 49)[1] == pytest.approx(np.log2(40))
+    assert attainable_range("effective_number", 400, 49) == (1.0, 49.0)

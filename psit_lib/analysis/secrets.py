@@ -119,42 +119,112 @@ def _as_samples(samples: Counts) -> list:
     return list(samples)
 
 
+def _codes(samples: Counts) -> np.ndarray:
+    items = _as_samples(samples)
+    index: dict = {}
+    return np.array([index.setdefault(item, len(index)) for item in items], dtype=int)
+
+
+def _counts_along(codes: np.ndarray) -> np.ndarray:
+    """Per resample (last axis = the sample), the count of every category: shape (..., K)."""
+    k = int(codes.max()) + 1 if codes.size else 1
+    return (codes[..., None] == np.arange(k)).sum(axis=-2)
+
+
+def _entropy_v(codes: np.ndarray, axis: int = -1) -> np.ndarray:
+    counts = _counts_along(np.moveaxis(codes, axis, -1)).astype(float)
+    p = counts / counts.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.nansum(np.where(p > 0, p * np.log2(p), 0.0), axis=-1)
+
+
+def _effective_v(codes: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.exp2(_entropy_v(codes, axis))
+
+
+def _top_share_v(codes: np.ndarray, axis: int = -1) -> np.ndarray:
+    counts = _counts_along(np.moveaxis(codes, axis, -1))
+    return counts.max(axis=-1) / counts.sum(axis=-1)
+
+
+#: Vectorised statistics on integer-coded samples, for ``scipy.stats.bootstrap``.
+VECTOR_STATISTICS: dict[str, Callable[..., np.ndarray]] = {
+    "entropy": _entropy_v, "effective_number": _effective_v, "top_share": _top_share_v}
+
+
+def attainable_range(name: str, n: int, domain_size: int | None = None) -> tuple[float, float]:
+    """The values a statistic can take on ``n`` samples from a domain of ``domain_size`` secrets:
+    entropy in [0, log2 min(n, K)], effective number in [1, min(n, K)], top share in [1/min(n, K), 1]."""
+    m = max(1, min(n, domain_size) if domain_size else n)
+    return {"entropy": (0.0, math.log2(m)), "effective_number": (1.0, float(m)),
+            "top_share": (1.0 / m, 1.0)}[name]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A bootstrap interval, the method that produced it, and whether clipping moved it."""
+
+    low: float
+    high: float
+    method: str
+    clipped: bool
+
+
 def bootstrap_ci(
     samples: Counts,
-    statistic: Callable[[list], float],
+    statistic: str,
     n_boot: int = 1000,
     seed: int | np.random.Generator = 0,
     alpha: float = 0.05,
-    centred: bool = False,
-    bounds: tuple[float, float] = (-np.inf, np.inf),
-) -> tuple[float, float]:
-    """Bootstrap interval of ``statistic`` over resamples (with replacement) of ``samples``.
+    method: str = "BCa",
+    domain_size: int | None = None,
+) -> Interval:
+    """Bootstrap interval of a spread statistic (``entropy``, ``effective_number``, ``top_share``)
+    over resamples of ``samples``, by ``scipy.stats.bootstrap``.
 
-    ``statistic`` receives each resample as a list of the original items. Resampling uses a
-    numpy ``Generator`` built from ``seed`` so the interval is reproducible.
-
-    The plain percentile interval inherits the downward bias of plug-in entropy: resamples
-    repeat items, so they look less diverse, and when most secrets are distinct the interval
-    can lie wholly below the estimate. ``centred=True`` shifts the bootstrap distribution so
-    its mean sits on the estimate (then clips to ``bounds``): the interval shows the sampling
-    spread *around* the estimate. Neither removes the estimator's own bias (entropy of n
-    samples can never exceed log2 n).
+    ``method`` is ``"BCa"`` (bias-corrected and accelerated: it corrects the downward bias of
+    plug-in entropy on resamples, which the plain percentile interval inherits) or
+    ``"percentile"``. When BCa is undefined (every sample the same, or too few distinct values)
+    the percentile interval is used and the method says so. The interval is clipped to what
+    the statistic can attain on ``n`` samples (:func:`attainable_range`), never beyond it.
     """
-    items = _as_samples(samples)
-    if not items:
+    from scipy.stats import bootstrap
+
+    if statistic not in VECTOR_STATISTICS:
+        raise ValueError(f"statistic must be one of {sorted(VECTOR_STATISTICS)}, got {statistic!r}.")
+    if method not in ("BCa", "percentile"):
+        raise ValueError(f"method must be 'BCa' or 'percentile', got {method!r}.")
+    codes = _codes(samples)
+    if codes.size == 0:
         raise ValueError("bootstrap_ci needs at least one sample.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive int, got {n_boot!r}.")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}.")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    indices = rng.integers(0, len(items), size=(n_boot, len(items)))
-    values = np.array([statistic([items[i] for i in row]) for row in indices], dtype=float)
-    low, high = np.quantile(values, [alpha / 2, 1 - alpha / 2])
-    if centred:
-        shift = float(statistic(items)) - float(values.mean())
-        low, high = low + shift, high + shift
-    return (float(np.clip(low, *bounds)), float(np.clip(high, *bounds)))
+    lo_b, hi_b = attainable_range(statistic, len(codes), domain_size)
+    estimate = float(VECTOR_STATISTICS[statistic](codes))
+    if len(set(codes.tolist())) == 1 or len(codes) < 3:
+        return Interval(estimate, estimate, "none (no variation to resample)", False)
+    used = method
+    ci = None
+    if method == "BCa":
+        with np.errstate(all="ignore"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = bootstrap((codes,), VECTOR_STATISTICS[statistic], vectorized=True, n_resamples=n_boot,
+                                confidence_level=1 - alpha, method="BCa", random_state=rng)
+        ci = res.confidence_interval
+        if not (np.isfinite(ci.low) and np.isfinite(ci.high)):
+            ci, used = None, "percentile (BCa undefined)"
+    if ci is None:
+        res = bootstrap((codes,), VECTOR_STATISTICS[statistic], vectorized=True, n_resamples=n_boot,
+                        confidence_level=1 - alpha, method="percentile", random_state=rng)
+        ci = res.confidence_interval
+    low, high = float(np.clip(ci.low, lo_b, hi_b)), float(np.clip(ci.high, lo_b, hi_b))
+    return Interval(low, high, used, (low, high) != (float(ci.low), float(ci.high)))
 
 
 @dataclass(frozen=True)
@@ -172,6 +242,7 @@ class ChiSquareResult:
     observed: tuple[int, ...]
     expected: tuple[float, ...]
     pooled: tuple[str, ...]
+    out_of_prior: int = 0  # reveals the prior does not list: reported, never pooled into a tested cell
 
 
 def chi_square_vs_prior(
@@ -181,12 +252,14 @@ def chi_square_vs_prior(
 ) -> ChiSquareResult | None:
     """Chi-square test of the revealed secrets against ``prior``; None when the counts do not allow one.
 
-    The prior's weights are renormalised to sum to 1 over its keys. Cells whose expected count
-    is below ``min_expected`` (Cochran's rule for the chi-square approximation) are pooled into
-    one :data:`OTHER_LABEL` cell, together with observed secrets the prior does not list (the
-    prior's "something else"). If that pooled cell is still below ``min_expected``, the kept
-    cell with the smallest expectation is merged into it, repeatedly. The test needs at least
-    two cells; with fewer (or no observations) the answer is None.
+    Only reveals the prior lists are tested (``n`` = in-prior reveals); reveals outside its
+    support are counted in ``out_of_prior`` and never pooled with unrevealed in-prior secrets
+    (that would hide them and can make any sample look like a perfect fit). The prior's weights
+    are renormalised to sum to 1 over its keys. In-prior cells whose expected count is below
+    ``min_expected`` (Cochran's rule) are pooled into one :data:`OTHER_LABEL` cell; if that
+    cell is still below ``min_expected``, the kept cell with the smallest expectation is merged
+    into it, repeatedly. The test needs at least two cells; with fewer (or no in-prior
+    observations) the answer is None.
     """
     if min_expected <= 0:
         raise ValueError(f"min_expected must be positive, got {min_expected!r}.")
@@ -197,6 +270,8 @@ def chi_square_vs_prior(
     total_weight = sum(weights.values())
     if total_weight <= 0:
         raise ValueError("prior weights must have a positive sum.")
+    outside = sum(c for s, c in observed.items() if s not in weights)
+    observed = Counter({s: c for s, c in observed.items() if s in weights})
     n = sum(observed.values())
     if n == 0:
         return None
@@ -204,7 +279,6 @@ def chi_square_vs_prior(
     expected = {secret: n * w / total_weight for secret, w in weights.items()}
     kept = {s: e for s, e in expected.items() if e >= min_expected}
     pooled = sorted((s for s in expected if s not in kept), key=str)
-    pooled += sorted((s for s in observed if s not in expected), key=str)
     pooled_expected = sum(expected.get(s, 0.0) for s in pooled)
     pooled_observed = sum(observed.get(s, 0) for s in pooled)
     if pooled:
@@ -232,6 +306,7 @@ def chi_square_vs_prior(
         observed=tuple(int(o) for o in f_obs),
         expected=tuple(float(e) for e in f_exp),
         pooled=tuple(str(s) for s in pooled),
+        out_of_prior=outside,
     )
 
 
@@ -245,9 +320,6 @@ def _domain_size_for(
     return domain_size.get(key[domain_key])
 
 
-_STATISTIC_BOUNDS = {"entropy": (0.0, np.inf), "effective_number": (1.0, np.inf), "top_share": (0.0, 1.0)}
-
-
 def secret_summary(
     df: pd.DataFrame,
     group_cols: str | Sequence[str],
@@ -258,6 +330,7 @@ def secret_summary(
     n_boot: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
+    method: str = "BCa",
 ) -> pd.DataFrame:
     """Spread of the revealed secrets per group, with bootstrap intervals.
 
@@ -267,8 +340,9 @@ def secret_summary(
     without it ``normalised_entropy`` is NaN. Each group is bootstrapped with the same
     ``seed``, so adding a group does not change the others' intervals.
 
-    Intervals are centred bootstrap intervals (see :func:`bootstrap_ci`), clipped to each
-    statistic's range; ``entropy_ceiling`` is log2(n), the most n samples can show.
+    Intervals are BCa bootstrap intervals by default (``method``; see :func:`bootstrap_ci`),
+    clipped to what each statistic can attain with n samples; ``interval`` names the method
+    actually used; ``entropy_ceiling`` is log2 min(n, K), the most n samples can show.
 
     Columns: group columns, ``n``, ``n_missing``, ``distinct``, ``entropy`` (bits),
     ``entropy_low``, ``entropy_high``, ``normalised_entropy``, ``effective_number``,
@@ -284,6 +358,7 @@ def secret_summary(
         "effective_number": effective_number,
         "top_share": top_share,
     }
+    level = f"{100 * (1 - alpha):g}%"
     rows = []
     grouped = df.groupby(columns, sort=True, dropna=False) if columns else [((), df)]
     for key, sub in grouped:
@@ -292,14 +367,17 @@ def secret_summary(
         secrets = [s for s in sub[secret_col].tolist() if not _is_missing(s)]
         row: dict = {**key_map, "n": len(secrets), "n_missing": len(sub) - len(secrets)}
         row["distinct"] = len(set(secrets))
-        row["entropy_ceiling"] = math.log2(len(secrets)) if secrets else float("nan")
         size = _domain_size_for(key_map, domain_size, domain_key)
+        row["entropy_ceiling"] = attainable_range("entropy", len(secrets), size)[1] if secrets else float("nan")
+        methods = set()
         if secrets:
             for name, statistic in statistics.items():
                 row[name] = statistic(secrets)
-                row[f"{name}_low"], row[f"{name}_high"] = bootstrap_ci(
-                    secrets, statistic, n_boot=n_boot, seed=seed, alpha=alpha, centred=True,
-                    bounds=_STATISTIC_BOUNDS[name])
+                interval = bootstrap_ci(secrets, name, n_boot=n_boot, seed=seed, alpha=alpha, method=method,
+                                        domain_size=size)
+                row[f"{name}_low"], row[f"{name}_high"] = interval.low, interval.high
+                methods.add(interval.method)
+            row["interval"] = f"{' / '.join(sorted(methods))} {level}, clipped to the attainable range"
             row["normalised_entropy"] = normalised_entropy(secrets, size) if size else float("nan")
             row["top_secret"], row["top_count"] = _ranked(Counter(secrets))[0]
         else:
@@ -307,11 +385,12 @@ def secret_summary(
                 row[name] = row[f"{name}_low"] = row[f"{name}_high"] = float("nan")
             row["normalised_entropy"] = float("nan")
             row["top_secret"], row["top_count"] = float("nan"), 0
+            row["interval"] = "none (no reveals)"
         rows.append(row)
     order = [
         *columns, "n", "n_missing", "distinct", "entropy", "entropy_low", "entropy_high", "entropy_ceiling",
         "normalised_entropy", "effective_number", "effective_number_low", "effective_number_high",
-        "top_share", "top_share_low", "top_share_high", "top_secret", "top_count",
+        "top_share", "top_share_low", "top_share_high", "top_secret", "top_count", "interval",
     ]
     return pd.DataFrame(rows, columns=order)
 

@@ -46,6 +46,7 @@ from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import mode_collapse_attractors
 from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets, rows_from_records
 from psit_lib.analysis.secrets import chi_square_vs_prior, secret_summary
+from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
 from psit_lib.llm.client import ModelSession, SamplingDefaults
 from psit_lib.runs.params import NotebookParams, check_profile
 from psit_lib.runs.records import EpisodeRecord
@@ -132,7 +133,7 @@ def session_at_temperature(session: ModelSession, temperature: float) -> ModelSe
 
 async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: ModelSession) -> SecretChoiceEpisode:
     """Opener, then the reveal prompt on the same conversation; returns the audit record."""
-    agent = build_agent(agent_name, system_prompt=task.host_system_prompt(), host_role=host_role(task))
+    agent = build_agent(agent_name, system_prompt=NEUTRAL_SYSTEM_PROMPT, host_role=host_role(task))
     opener = task.opener()
     opening = (await agent.send(opener, session))["reply"]
     try:
@@ -242,16 +243,19 @@ def chi_square_table(df: pd.DataFrame, group_cols: list[str], *, min_expected: f
         cell = dict(zip(group_cols, key))
         secrets = sub["secret"].dropna().tolist()
         for label, prior in reference_priors(cell["task"]).items():
-            result = chi_square_vs_prior(Counter(secrets), prior, min_expected=min_expected) if secrets else None
-            row = {**cell, "reference": label, "n": len(secrets)}
+            inside = [s for s in secrets if s in prior]
+            row = {**cell, "reference": label, "n": len(secrets), "n_in_prior": len(inside),
+                   "out_of_prior_share": (len(secrets) - len(inside)) / len(secrets) if secrets else float("nan")}
+            result = chi_square_vs_prior(Counter(inside), prior, min_expected=min_expected) if inside else None
             if result is None:
                 row.update(cells=None, dof=None, chi2=None, p_value=None,
-                           note=f"not testable: needs n >= {min_n_for_test(prior, min_expected)}")
+                           note=f"not testable: needs n_in_prior >= {min_n_for_test(prior, min_expected)}")
             else:
                 row.update(cells=len(result.categories), dof=result.dof, chi2=result.statistic,
-                           p_value=result.p_value, note=f"{len(result.pooled)} secrets pooled into '(other)'")
+                           p_value=result.p_value, note=f"{len(result.pooled)} in-prior secrets pooled into '(other)'")
             rows.append(row)
-    return pd.DataFrame(rows, columns=[*group_cols, "reference", "n", "cells", "dof", "chi2", "p_value", "note"])
+    return pd.DataFrame(rows, columns=[*group_cols, "reference", "n", "n_in_prior", "out_of_prior_share",
+                                       "cells", "dof", "chi2", "p_value", "note"])
 
 
 # -- tables -------------------------------------------------------------------------------
@@ -338,3 +342,24 @@ def read_fork_reveals(params: SecretChoiceParams, *, own_notebook: str = NOTEBOO
     notebooks = ", ".join(sorted(df["source_notebook"].unique()))
     return df, (f"read {len(df)} episodes from {notebooks} in {folder.name} "
                 f"({df.attrs['n_missing']} without a readable reveal)")
+
+
+def spread_reading(summary: pd.DataFrame) -> str:
+    """Generated sentences: per (task, model), entropy at the coldest and the hottest temperature
+    with their intervals, and whether the intervals overlap."""
+    from psit_lib.analysis.labels import format_number
+    from psit_lib.analysis.readings import overlap
+
+    lines = []
+    for (task, model), part in summary.dropna(subset=["entropy"]).groupby(["task", "model"], sort=False):
+        part = part.sort_values("temperature")
+        cold, hot = part.iloc[0], part.iloc[-1]
+        if len(part) < 2:
+            continue
+        fmt = lambda r: (f"{format_number(float(r['entropy']))} bits [{format_number(float(r['entropy_low']))}, "  # noqa: E731
+                         f"{format_number(float(r['entropy_high']))}] at T={format_number(float(r['temperature']))}")
+        verdict = ("the intervals overlap, so this run does not separate them"
+                   if overlap(cold["entropy_low"], cold["entropy_high"], hot["entropy_low"], hot["entropy_high"])
+                   else "the intervals do not overlap")
+        lines.append(f"- **{task} · {model}**: entropy {fmt(cold)} against {fmt(hot)}; {verdict}.")
+    return "\n".join(lines) or "Fewer than two temperatures with reveals: nothing to compare."
