@@ -68,7 +68,7 @@ def test_the_report_renders_offline_in_a_browser(report):
             assert images and all(images), f"{html_page.name}: a figure did not load"
             assert "$$" not in text and "\\\\frac" not in text, f"{html_page.name}: raw LaTeX"
             assert "Traceback" not in text and "Error:" not in text, f"{html_page.name}: an error cell"
-            code = page.locator(".jp-InputArea").first
+            code = page.locator(".jp-CodeCell .jp-InputArea").first
             assert not code.is_visible()
             page.click("#psit-code-toggle")
             assert code.is_visible()

@@ -33,13 +33,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from psit_lib.cli.summary import read_run_file
     from psit_lib.report import render_report
     from psit_lib.runs.experiment import results_root
 
     run_dir = results_root() / (args.run_id or "latest")
     if not (run_dir / "notebooks").exists():
         raise CliError(f"no executed notebooks in {run_dir}; run `psit run` first")
-    index = render_report(run_dir.resolve())
+    index = render_report(run_dir.resolve(), read_run_file(run_dir))
     print(f"report: {index}")
     return 0
 

@@ -76,12 +76,21 @@ def _error_in_notebook(path: Path) -> tuple[str, str] | None:
 def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *,
             progress: bool) -> list[NotebookSummary]:
     """Run the notebooks in order into ``run_dir``; one summary each (a failure does not stop
-    the others)."""
+    the others). The kernels learn the run folder from ``PSIT_RUN_DIR``, set only meanwhile."""
+    saved = os.environ.get("PSIT_RUN_DIR")
+    os.environ["PSIT_RUN_DIR"] = str(run_dir)
+    try:
+        return _execute(notebooks, params, run_dir, progress=progress)
+    finally:
+        os.environ.pop("PSIT_RUN_DIR", None) if saved is None else os.environ.__setitem__("PSIT_RUN_DIR", saved)
+
+
+def _execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *,
+             progress: bool) -> list[NotebookSummary]:
     import papermill
 
     out_dir = run_dir / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
-    os.environ["PSIT_RUN_DIR"] = str(run_dir)
     summaries = []
     for i, nb in enumerate(notebooks, 1):
         folder = run_dir / nb.stem

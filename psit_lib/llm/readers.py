@@ -118,42 +118,37 @@ def parse_yes_no(text: str) -> bool | None:
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_MAX_STARTS = 8
 
 
-def read_json_object(text: str | None) -> dict | None:
-    """The JSON object of a reply: the whole reply, a fenced block, or the first balanced
-    ``{...}`` in prose (reasoning stripped first); None when there is none."""
+def read_json_value(text: str | None, kinds: tuple[type, ...] = (dict, list)) -> dict | list | None:
+    """The JSON value (of ``kinds``) of a reply: the whole reply, a fenced block, or the first
+    one that starts in prose and may be followed by more prose (reasoning stripped first);
+    None when there is none."""
     import json
 
     public = split_reasoning(text)[0]
-    candidates = [public, *(m.group(1) for m in _FENCE.finditer(public))]
-    start = public.find("{")
-    while start >= 0:
-        depth, in_string, escaped = 0, False, False
-        for i in range(start, len(public)):
-            ch = public[i]
-            if in_string:
-                escaped = ch == "\\" and not escaped
-                if ch == '"' and not escaped:
-                    in_string = False
-                elif ch != "\\":
-                    escaped = False
-                continue
-            if ch == '"':
-                in_string = True
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    candidates.append(public[start:i + 1])
-                    break
-        start = public.find("{", start + 1) if len(candidates) < 8 else -1
-    for candidate in candidates:
+    for candidate in (public, *(m.group(1) for m in _FENCE.finditer(public))):
         try:
             value = json.loads(candidate.strip())
         except (ValueError, TypeError):
             continue
-        if isinstance(value, dict):
+        if isinstance(value, kinds):
+            return value
+    decoder = json.JSONDecoder()
+    openers = "".join(o for o, kind in (("{", dict), ("[", list)) if kind in kinds)
+    starts = [i for i, ch in enumerate(public) if ch in openers][:_MAX_STARTS]
+    for start in starts:
+        try:
+            value, _ = decoder.raw_decode(public, start)
+        except ValueError:
+            continue
+        if isinstance(value, kinds):
             return value
     return None
+
+
+def read_json_object(text: str | None) -> dict | None:
+    """The JSON object of a reply wrapped in fences or prose (see :func:`read_json_value`)."""
+    value = read_json_value(text, (dict,))
+    return value if isinstance(value, dict) else None

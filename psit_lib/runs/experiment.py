@@ -203,7 +203,7 @@ class Experiment:
     def headline(self, text: str) -> str:
         """Record the notebook's key sentence for the report's index and return it (for display).
         It must be generated from the notebook's tables, never written by hand."""
-        self.metadata["headline"] = " ".join(text.split())
+        self.metadata["headline"] = "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
         self.store.write_metadata(self.metadata)
         return text
 

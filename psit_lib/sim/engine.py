@@ -15,6 +15,7 @@ from typing import Any
 from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER, SIM_MODEL_NAME
 
 from .context import SimContext, request_rng
+from .formats import format_rng, restyle
 from .profiles import get_profile
 from .tokens import prompt_token_count, token_count
 from .registry import GENERIC_ROLE, handler_for, resolve_role
@@ -66,11 +67,14 @@ def complete(body: dict[str, Any], role: str | None, profile_name: str | None) -
              "function": {"name": name,
                           "arguments": args if isinstance(args, str) else json.dumps(args)}}
             for i, (name, args) in enumerate(reply.tool_calls)]
-    completion_tokens = (token_count(reply.content) + token_count(reasoning)
+    digest = hashlib.sha256(json.dumps(sampling, sort_keys=True).encode()).hexdigest()[:24]
+    if profile.output_format != "plain":
+        message = restyle(message, profile.output_format, format_rng(digest, profile.output_format))
+    completion_tokens = (token_count(message.get("content"))
+                         + token_count(message.get("reasoning_content") or message.get("reasoning"))
                          + sum(token_count(c["function"]["arguments"])
                                for c in message.get("tool_calls", [])))
     prompt_tokens = prompt_token_count(body["messages"])
-    digest = hashlib.sha256(json.dumps(sampling, sort_keys=True).encode()).hexdigest()[:24]
     return {
         "id": f"chatcmpl-sim-{digest}",
         "object": "chat.completion",

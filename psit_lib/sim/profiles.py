@@ -35,6 +35,10 @@ explicit_detail_weight BASIS orchestrator: weight of spelling out each pinning d
                        locations, the service type, "do not book") when it first relays a request.
 judge_follows_rubric   ACC judge: whether it applies the rubric it is given (its scale, and a
                        stricter penalty when the rubric asks for one) or always its default 0-10.
+output_format          how replies come out on the wire, as real models and servers write them
+                       (inline ``<think>``, a ``reasoning`` field, markdown, fenced JSON, numbers
+                       as strings, small talk and hedges, bulleted patch lines, half-point judge
+                       scores); see :mod:`psit_lib.sim.formats`. ``plain`` by default.
 
 A profile can be named with overrides, ``default,notices_contradictions=0.5``: the named
 profile with those knobs changed. Sweeps use this (the model ``psit-sim:<spec>`` carries it),
@@ -47,6 +51,10 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .formats import OUTPUT_FORMATS
+
+OutputFormat = Literal[OUTPUT_FORMATS]  # type: ignore[valid-type]
 
 
 class UnknownProfileError(ValueError):
@@ -88,6 +96,9 @@ class SimProfile(BaseModel):
         "ACC agent: tokens of explanation added to each answer (grows a replayed transcript)"))
     judge_follows_rubric: bool = Field(True, description=(
         "ACC judge: applies the rubric it is given (scale, strictness) rather than a fixed 0-10"))
+    # -- how it writes (psit_lib.sim.formats)
+    output_format: OutputFormat = Field("plain", description=(
+        "how replies come out on the wire: plain, or one format real models/servers produce"))
 
     @property
     def family(self) -> str:

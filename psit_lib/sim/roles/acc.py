@@ -446,15 +446,17 @@ def read_rubric(system: str, follows: bool) -> Rubric:
     return Rubric(low, high, bool(_STRICT.search(system)))
 
 
-def _jitter(ctx: SimContext, score: float, rubric: Rubric) -> int:
-    """A 0-10 judgement put on the rubric's scale, sometimes one step off."""
-    value = round(rubric.low + max(0.0, min(10.0, score)) * (rubric.high - rubric.low) / 10)
+def _jitter(ctx: SimContext, score: float, rubric: Rubric) -> float:
+    """A 0-10 judgement put on the rubric's scale, sometimes one step off; whole points, or
+    half points when the model writes fractional scores (``output_format``)."""
+    exact = rubric.low + max(0.0, min(10.0, score)) * (rubric.high - rubric.low) / 10
+    value: float = round(exact * 2) / 2 if ctx.profile.output_format == "fractional_scores" else round(exact)
     if ctx.chance(SCORE_JITTER):
         value += ctx.rng.choice((-1, 1))
     return max(rubric.low, min(rubric.high, value))
 
 
-def _scores(ctx: SimContext, check: AnswerCheck, answer: str, rubric: Rubric) -> dict[str, int]:
+def _scores(ctx: SimContext, check: AnswerCheck, answer: str, rubric: Rubric) -> dict[str, float]:
     claims = check.supported + check.unsupported
     relevance = 0.0 if not answer.strip() else (10 * check.addressed / check.asked if check.asked else 10.0)
     quality = (10 * check.supported / claims if claims else (0.0 if check.asked else 5.0)) - 2 * check.abstained_known
@@ -483,7 +485,8 @@ def _score(ctx: SimContext) -> SimReply:
     rubric = read_rubric(ctx.system_text(), ctx.profile.judge_follows_rubric)
     for label, answer in _RESPONSE.findall(text):
         check = check_answer(answer, query, facts, rules)
-        evaluations.append({"label": label, **_scores(ctx, check, answer, rubric),
+        written = f"Response {label}" if ctx.profile.output_format == "fractional_scores" else label
+        evaluations.append({"label": written, **_scores(ctx, check, answer, rubric),
                             "supported_claims": check.supported, "unsupported_claims": check.unsupported,
                             "active_constraints": check.active, "violations": check.violations,
                             "omitted_required": check.omitted})

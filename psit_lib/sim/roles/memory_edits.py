@@ -65,13 +65,25 @@ def compose_edits(ctx: SimContext, offered: set[str], memory: str, secret: str |
         if new_secret:
             hunks.append(f"@@ section: Facts and Knowledge\n+<secret>{new_secret}</secret>")
         if note:
-            hunks.append(f"@@ section: Active Notes\n+- {note}")
+            hunks.append(_note_hunk(memory, note, ctx.profile.output_format == "bulleted_patches"))
         body = "\n".join(hunks)
         patch = (f"*** Begin Patch\n{body}\n*** End Patch" if erring
                  else f"*** Begin Patch\n*** Update Memory\n{body}\n*** End Patch")
         return [("patch_memory", {"patch": patch, "explanation": "record this turn",
                                   "expected_hunks": len(hunks)})]
     return edits
+
+
+_NOTE_LINE = re.compile(r"^- (After my last reply: .*)$", re.M)
+
+
+def _note_hunk(memory: str, note: str, bulleted: bool) -> str:
+    """A hunk adding this turn's note; a model writing ``bulleted_patches`` replaces its last
+    note instead, with the diff marker where the memory line has its bullet."""
+    previous = _NOTE_LINE.findall(memory)
+    if bulleted and previous:
+        return f"@@ section: Active Notes\n-{previous[-1]}\n+{note}"
+    return f"@@ section: Active Notes\n+- {note}"
 
 
 def offered_tools(ctx: SimContext) -> set[str]:

@@ -1,4 +1,5 @@
-"""Reading the memory updater's reply: JSON tool calls, as an object or a list of them."""
+"""Reading the memory updater's reply: JSON tool calls, as an object or a list of them, bare,
+fenced or followed by prose."""
 
 from __future__ import annotations
 
@@ -7,25 +8,24 @@ import re
 from typing import Any
 
 from psit_lib.llm.errors import ModelOutputError
+from psit_lib.llm.readers import read_json_value
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 
 
 def parse_tool_calls_json(text: str) -> list[tuple[str, dict[str, Any]]]:
     """``[(name, arguments), ...]`` from the reply; ModelOutputError says what is wrong."""
-    cleaned = _FENCE.sub("", (text or "").strip()).strip()
-    if not cleaned:
+    if not (text or "").strip():
         raise ModelOutputError("the memory update reply is empty (expected JSON tool calls)")
-    try:
-        value = json.loads(cleaned)
-    except json.JSONDecodeError:
-        start = min((i for i in (cleaned.find("["), cleaned.find("{")) if i >= 0), default=-1)
+    value = read_json_value(text)
+    if value is None:
+        cleaned = _FENCE.sub("", text.strip()).strip()
         try:
-            value = json.loads(cleaned[start:]) if start >= 0 else None
+            json.loads(cleaned)
+            reason = "holds no JSON object or list"
         except json.JSONDecodeError as exc:
-            raise ModelOutputError(f"the memory update reply is not valid JSON ({exc.msg})") from None
-        if value is None:
-            raise ModelOutputError("the memory update reply holds no JSON") from None
+            reason = f"is not valid JSON ({exc.msg})"
+        raise ModelOutputError(f"the memory update reply {reason}")
     items = value if isinstance(value, list) else [value]
     calls = []
     for i, item in enumerate(items):

@@ -286,7 +286,8 @@ def parse_reveal_text(reply: str) -> str | None:
     """The single word a reveal reply names, lowercased, or None when it names none clearly.
 
     Accepts a bare word (``Planet.``), bold/quoted/backticked words, ``<secret>`` tags,
-    ``The word was **planet**.``, ``Word: planet`` and spelled-out ``P L A N E T``.
+    ``The word was **planet**.``, ``Word: planet``, a bare word on its own line amid small
+    talk, and spelled-out ``P L A N E T``.
     """
     text = split_reasoning(reply)[0]
     if not text:
@@ -308,6 +309,11 @@ def parse_reveal_text(reply: str) -> str | None:
     }
     if len(emphasised) == 1:
         return emphasised.pop()
+    # A bare word on a line of its own, with small talk around it ("planet\n\nHope that helps!");
+    # two such lines ("Sure!\n\nplanet") are ambiguous.
+    alone = {m.group(1).lower() for line in text.splitlines() if (m := _REVEAL_WHOLE.fullmatch(line.strip()))}
+    if len(alone) == 1 and "\n" in text:
+        return alone.pop()
     spelled = re.fullmatch(r"[\s*`\"'.]*((?:[A-Za-z][\s\-]+)+[A-Za-z])[\s*`\"'.!]*", text)
     if spelled:
         return re.sub(r"[\s\-]", "", spelled.group(1)).lower()

@@ -1,0 +1,38 @@
+"""The rendered report: a run's executed notebooks as offline HTML pages with an index.
+
+``render_report(run_dir)`` writes ``<run_dir>/report/<notebook>.html`` (one page per executed
+notebook, see :mod:`.page`) and ``index.html`` (see :mod:`.index`), and returns the index path.
+Pages need no kernel and no network: figures are embedded, formulas are MathML, widgets show
+their static versions, code is hidden until the reader asks for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .index import code_commit, index_html, index_row
+from .page import render_page
+
+__all__ = ["render_report"]
+
+
+def render_report(run_dir: Path, run: dict[str, Any] | None = None) -> Path:
+    """Render the run in ``run_dir``; ``run`` is what ``psit run`` recorded of it (``run.json``:
+    run id, backend, model, profile, completeness, per-notebook status)."""
+    import nbformat
+
+    out = run_dir / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    run = run or {}
+    statuses = {s["notebook"]: s for s in run.get("notebooks", [])}
+    rows = []
+    for nb_path in sorted((run_dir / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(nb_path, as_version=4)
+        row = index_row(run_dir, nb, nb_path.stem, statuses.get(nb_path.stem, {}))
+        (out / f"{nb_path.stem}.html").write_text(render_page(nb_path, row.title), encoding="utf-8")
+        rows.append(row)
+    index = out / "index.html"
+    index.write_text(index_html(run_dir, run, rows, code_commit(Path(__file__).resolve().parents[2])),
+                     encoding="utf-8")
+    return index

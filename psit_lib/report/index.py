@@ -1,0 +1,132 @@
+"""The report's index page: what was run, by which code, on which model, and how it went.
+
+One row per notebook: its title (linking to the page), status, time, episodes (failed),
+model calls, cache hits, the notebook's key sentence (generated from its tables by
+``Experiment.headline``) and its first figure. The header names the run, the date it was
+rendered, the code's commit, the backend, model and profile, and whether the run is complete.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import subprocess
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 78em; color: #222; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.45em 0.6em; text-align: left; vertical-align: top; }
+td.num { text-align: right; }
+.status { font-weight: 600; padding: 0.1em 0.5em; border-radius: 0.3em; }
+.status.ok { background: #e3f4e3; color: #185c18; }
+.status.bad { background: #fbe4e4; color: #8a1c1c; }
+img.thumb { max-width: 15em; max-height: 10em; }
+.headline { color: #333; font-size: 0.95em; }
+.complete { color: #185c18; } .incomplete { color: #8a1c1c; }
+"""
+
+
+@dataclass
+class IndexRow:
+    stem: str
+    title: str
+    status: str
+    seconds: float | None
+    episodes: int
+    failed: int
+    calls: int
+    cache_hits: int
+    headline: str
+    figure: str | None  # a data: URI
+
+
+def notebook_title(nb: Any, fallback: str) -> str:
+    """The notebook's first markdown heading."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("#"):
+                    return line.lstrip("# ").strip()
+    return fallback
+
+
+def first_figure(nb: Any) -> str | None:
+    """The first PNG figure among the notebook's outputs, as a data URI."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            png = (output.get("data") or {}).get("image/png")
+            if png:
+                return "data:image/png;base64," + "".join(png.split())
+    return None
+
+
+def code_commit(repo: Path) -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+def _metadata(folder: Path) -> dict[str, Any]:
+    try:
+        return json.loads((folder / "metadata.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def index_row(run_dir: Path, nb: Any, stem: str, status: dict[str, Any]) -> IndexRow:
+    meta = _metadata(run_dir / stem)
+    last = meta.get("last_execution") or {}
+    return IndexRow(
+        stem=stem, title=notebook_title(nb, stem),
+        status=status.get("status", "not recorded"), seconds=status.get("seconds"),
+        episodes=int(status.get("episodes", last.get("episodes_recorded", 0)) or 0),
+        failed=int(status.get("failed", last.get("episodes_failed", 0)) or 0),
+        calls=int(status.get("model_calls", last.get("model_calls", 0)) or 0),
+        cache_hits=int(status.get("cache_hits", last.get("cache_hits", 0)) or 0),
+        headline=str(meta.get("headline") or ""), figure=first_figure(nb))
+
+
+def _markdown(text: str) -> str:
+    """A headline's markdown (bold, bullets) as HTML, raw HTML in it escaped."""
+    import mistune
+
+    return mistune.create_markdown(escape=True)(text)
+
+
+def _row_html(row: IndexRow) -> str:
+    good = row.status == "ok"
+    figure = f"<img class='thumb' src='{row.figure}' alt='first figure of {html.escape(row.stem)}'>" if row.figure else ""
+    seconds = f"{row.seconds:.0f} s" if isinstance(row.seconds, (int, float)) else "—"
+    return (f"<tr><td><a href='{html.escape(row.stem)}.html'>{html.escape(row.title)}</a>"
+            f"<div class='headline'>{_markdown(row.headline)}</div></td>"
+            f"<td><span class='status {'ok' if good else 'bad'}'>{html.escape(row.status)}</span></td>"
+            f"<td class='num'>{seconds}</td><td class='num'>{row.episodes} ({row.failed} failed)</td>"
+            f"<td class='num'>{row.calls}</td><td class='num'>{row.cache_hits}</td><td>{figure}</td></tr>")
+
+
+def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit: str) -> str:
+    complete = bool(run.get("complete")) and all(r.status == "ok" for r in rows)
+    state = ("<p class='complete'>Complete run: every notebook finished and every episode was scored.</p>"
+             if complete else
+             "<p class='incomplete'>Incomplete run: a notebook failed, episodes failed or the run was not "
+             "recorded by <code>psit run</code>; its numbers are not final.</p>")
+    simulated = run.get("backend") == "sim"
+    provenance = (f"backend <b>{html.escape(str(run.get('backend', '?')))}</b>"
+                  f"{' (simulated model: not a real LLM)' if simulated else ''}, model "
+                  f"<b>{html.escape(str(run.get('model', '?')))}</b>, profile "
+                  f"<b>{html.escape(str(run.get('profile', '?')))}</b>")
+    rendered = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>PSIT workbench report</title>"
+            f"<style>{_STYLE}</style></head><body><h1>PSIT workbench report</h1>"
+            f"<p>Run <code>{html.escape(str(run.get('run_id') or run_dir.name))}</code> · rendered {rendered} · "
+            f"code commit <code>{html.escape(commit)}</code></p><p>{provenance}</p>{state}"
+            "<table><thead><tr><th>Notebook</th><th>Status</th><th>Time</th><th>Episodes</th>"
+            "<th>Model calls</th><th>Cache hits</th><th>First figure</th></tr></thead><tbody>"
+            + "".join(_row_html(r) for r in rows) + "</tbody></table></body></html>")

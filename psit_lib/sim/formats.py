@@ -1,0 +1,113 @@
+"""How the simulated model *writes*: the output formats real models and servers produce.
+
+A role decides what the model says; this layer decides how it comes out on the wire, as a
+real model behind a particular server would write it. It runs after the role, on the finished
+message, with its own random numbers (seeded by the request and the format), so a format never
+changes a role's decisions: under the ``plain`` format the wire is exactly what the role wrote.
+
+Formats (the profile knob ``output_format``)
+-------------------------------------------
+plain             the role's reply as written, reasoning in ``reasoning_content``.
+inline_think      a server without a reasoning parser: reasoning inline, ``<think>...</think>``
+                  before the reply, and no ``reasoning_content``.
+reasoning_field   reasoning in a ``reasoning`` field (as some servers name it).
+markdown          the first line of a text reply in bold (``**Yes.**``, ``**apple**``).
+fenced_json       JSON replies pretty-printed inside a ```json fence, with a sentence of prose
+                  after it.
+string_numbers    numbers in tool-call arguments written as strings (``"expected_hunks": "1"``).
+chatty            a line of small talk after every text reply; now and then (``HEDGE_RATE``) a
+                  yes/no answer comes after a hedge ("Hmm, let me check... No."), which a
+                  careful reader must treat as no answer.
+bulleted_patches  patch edits that replace the model's last note, written with the diff marker
+                  where the memory has its list bullet (``-After my last reply: ...`` for the
+                  memory line ``- After my last reply: ...``); written by the memory-edit role.
+fractional_scores judge scores on a half-point grid (7.5) and labels written "Response A";
+                  written by the judge role.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from typing import Any
+
+OUTPUT_FORMATS = ("plain", "inline_think", "reasoning_field", "markdown", "fenced_json",
+                  "string_numbers", "chatty", "bulleted_patches", "fractional_scores")
+
+HEDGE_RATE = 0.03
+"""Under ``chatty``: P(a reply that starts with yes or no is preceded by a hedge)."""
+
+_SMALL_TALK = ("Let me know what you'd like to do next!", "Happy to keep going whenever you are.",
+               "Hope that helps.", "Anything else I can do?")
+_HEDGES = ("Hmm, let me check my notes... ", "Good question! Let me think. ",
+           "I shouldn't give too much away, but... ")
+_FENCE_PROSE = ("Let me know if anything needs changing.", "This follows the requested format.")
+_LEADING_YES_NO = re.compile(r"\W*(?:yes|no)\b", re.I)
+
+
+def format_rng(request_digest: str, output_format: str) -> random.Random:
+    """Random numbers for the format layer alone (the role's draws are untouched)."""
+    seed = hashlib.sha256(f"{output_format}|{request_digest}".encode()).digest()[:8]
+    return random.Random(int.from_bytes(seed, "big"))
+
+
+def _json_value(text: str) -> Any:
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+def _numbers_as_strings(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _numbers_as_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers_as_strings(v) for v in value]
+    return value
+
+
+def _bold_first_line(text: str) -> str:
+    first, sep, rest = text.partition("\n")
+    if not first.strip() or first.lstrip().startswith(("**", "#", "-", "*")):
+        return text
+    return f"**{first.strip()}**{sep}{rest}"
+
+
+def restyle(message: dict[str, Any], output_format: str, rng: random.Random) -> dict[str, Any]:
+    """``message`` (an assistant chat message) as a model writing ``output_format`` sends it."""
+    message = dict(message)
+    content = message.get("content") or ""
+    as_json = _json_value(content) if content else None
+    is_text = bool(content.strip()) and as_json is None
+    if output_format == "inline_think":
+        reasoning = message.pop("reasoning_content", None)
+        if reasoning:
+            message["content"] = f"<think>\n{reasoning}\n</think>\n\n{content}"
+    elif output_format == "reasoning_field":
+        if "reasoning_content" in message:
+            message["reasoning"] = message.pop("reasoning_content")
+    elif output_format == "markdown" and is_text:
+        message["content"] = _bold_first_line(content)
+    elif output_format == "fenced_json" and as_json is not None:
+        message["content"] = f"```json\n{json.dumps(as_json, indent=2)}\n```\n{rng.choice(_FENCE_PROSE)}"
+    elif output_format == "string_numbers":
+        calls = []
+        for call in message.get("tool_calls") or []:
+            arguments = _json_value(call["function"]["arguments"])
+            if arguments is not None:
+                call = {**call, "function": {**call["function"],
+                                             "arguments": json.dumps(_numbers_as_strings(arguments))}}
+            calls.append(call)
+        if calls:
+            message["tool_calls"] = calls
+    elif output_format == "chatty" and is_text:
+        hedge = rng.choice(_HEDGES) if _LEADING_YES_NO.match(content) and rng.random() < HEDGE_RATE else ""
+        message["content"] = f"{hedge}{content}\n\n{rng.choice(_SMALL_TALK)}"
+    return message
