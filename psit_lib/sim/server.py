@@ -17,7 +17,7 @@ from typing import Iterator
 from .engine import handle_http
 
 
-class _Handler(BaseHTTPRequestHandler):
+class LoopbackHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     default_profile = "default"
 
@@ -46,7 +46,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class _Server(ThreadingHTTPServer):
+class LoopbackServer(ThreadingHTTPServer):
     """A threading server with a listen backlog for hundreds of simultaneous clients (the
     stdlib default of 5 makes connection 6 onwards wait for a SYN retry, about a second)."""
 
@@ -55,8 +55,8 @@ class _Server(ThreadingHTTPServer):
 
 
 def make_server(host: str = "127.0.0.1", port: int = 0, profile: str = "default") -> ThreadingHTTPServer:
-    handler = type("SimHandler", (_Handler,), {"default_profile": profile})
-    return _Server((host, port), handler)
+    handler = type("SimHandler", (LoopbackHandler,), {"default_profile": profile})
+    return LoopbackServer((host, port), handler)
 
 
 @contextlib.contextmanager

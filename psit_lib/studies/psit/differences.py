@@ -109,6 +109,17 @@ DIFFERENCES: tuple[Difference, ...] = (
         effect="Retrieval quality may differ from the study's; hidden calls are listed per episode.",
         notebooks=("02", "03", "04")),
     Difference(
+        point="LightMem's extraction during play",
+        study="The reference code calls LightMem's add_memory with force_segment and force_extract after "
+              "every reply, passing the whole sliding window (m = 10 recent messages) each time.",
+        here="Segmentation and extraction are forced after every reply too (facts are retrievable from the "
+             "second turn, so the pre-fork retrieved block is not empty), over that turn's two new "
+             "messages; the earlier messages of the window were extracted on their own turns.",
+        why="Passing the whole window again would extract the same messages up to five times; LightMem's "
+            "own buffering (force_extract=False) would extract nothing before the default fork.",
+        effect="Fewer duplicate entries than the reference run; retrieval still returns the top k = 10.",
+        notebooks=("02", "03", "04")),
+    Difference(
         point="Theorem illustration",
         study="The impossibility theorem is proved; its empirical side is the fork tests.",
         here="Notebook 01 illustrates it on simulated public-only agents and by exact enumeration of "

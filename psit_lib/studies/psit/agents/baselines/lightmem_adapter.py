@@ -5,9 +5,13 @@ project needs LLMLingua-2 weights from the Hugging Face hub, which cannot be fet
 The policy is reimplemented with the same stages, in our own prompt wording:
 
 1. **Sensory buffer**: every public message is buffered (user and assistant alike).
-2. **Topic segmentation**: when the buffer holds ``m`` = 10 messages, its exchanges
-   (user message + reply) are split into topic segments where the embedding similarity of
-   consecutive exchanges drops below :data:`SEGMENT_THRESHOLD`.
+2. **Topic segmentation**: the buffer's exchanges (user message + reply) are split into topic
+   segments where the embedding similarity of consecutive exchanges drops below
+   :data:`SEGMENT_THRESHOLD`. As configured in the study's reference code (``add_memory`` with
+   ``force_segment=True, force_extract=True`` after every reply), segmentation and extraction
+   are forced every turn, so facts are stored and retrievable from the second turn on;
+   ``force_extract=False`` gives LightMem's own policy of waiting until the buffer holds
+   ``m`` = 10 messages (at the default fork, turn 4, nothing would have been extracted yet).
 3. **Extraction**: one hidden model call per segment turns its numbered messages into facts
    (JSON), each kept with its source message's timestamp; the buffer is then emptied.
 4. **Retrieval**: the top ``k`` = 10 entries by cosine similarity with the new user message,
@@ -102,10 +106,11 @@ class LightMemBackend:
     name = "lightmem"
 
     def __init__(self, settings: BaselineSettings = LIGHTMEM_SETTINGS,
-                 segment_threshold: float = SEGMENT_THRESHOLD) -> None:
+                 segment_threshold: float = SEGMENT_THRESHOLD, force_extract: bool = True) -> None:
         require_embedder()
         self.settings = settings
         self.segment_threshold = segment_threshold
+        self.force_extract = force_extract
 
     def empty_store(self) -> dict[str, Any]:
         return {"buffer": [], "entries": [], "next_source": 0}
@@ -121,7 +126,7 @@ class LightMemBackend:
                   {"source_id": source + 1, "role": "assistant", "content": reply, "turn": turn.turn}]
         entries = list(store.get("entries", []))
         calls: list[HiddenCall] = []
-        if len(buffer) >= self.settings.window:
+        if self.force_extract or len(buffer) >= self.settings.window:
             groups = _exchanges(buffer)
             vectors = [await asyncio.to_thread(embed, "\n".join(m["content"] for m in g)) for g in groups]
             for run in topic_segments(vectors, self.segment_threshold):
