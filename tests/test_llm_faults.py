@@ -23,6 +23,16 @@ from psit_lib.studies.psit.tasks.hangman import HangmanTask
 MESSAGES = [{"role": "user", "content": "hello"}]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def warm_simulator():
+    """The fault servers run the simulator in this process: load its tokenizer and word lists
+    first, or the first calls of a cold process outlast the short test timeout (0.5 s, kept
+    below the injected 0.8 s hangs) and count as timeouts."""
+    from psit_lib.sim.engine import complete
+
+    complete({"messages": [{"role": "user", "content": HangmanTask().opener()}]}, None, "default")
+
+
 def settings(*urls: str, **kw) -> LLMSettings:
     base = dict(backend="openai", base_urls=urls, model="psit-sim", backoff_base=0.01, backoff_max=0.5,
                 max_retries=4, timeout=0.5, cache="off")
