@@ -183,3 +183,16 @@ def test_intervals_are_clipped_to_what_n_samples_can_show():
             assert low <= interval.low <= interval.high <= high
     assert attainable_range("entropy", 40, 49)[1] == pytest.approx(np.log2(40))
     assert attainable_range("effective_number", 400, 49) == (1.0, 49.0)
+
+
+def test_an_interval_that_misses_its_estimate_is_flagged_and_never_compared():
+    """Forty reveals, nearly all distinct: resampling cannot show unseen secrets, so the entropy
+    interval misses the plug-in estimate; the table says so and the reading refuses to compare."""
+    from psit_lib.studies.psit.protocol.secret_choice import spread_reading
+
+    rows = [{"task": "hangman", "model": "m", "temperature": t, "secret": f"w{i}"}
+            for t in (0.1, 1.0) for i in range(40)]
+    summary = secret_summary(pd.DataFrame(rows), ["task", "model", "temperature"], "secret", n_boot=300)
+    assert summary["interval"].str.contains("excludes the estimate of entropy").all()
+    reading = spread_reading(summary)
+    assert "does not contain the plug-in estimate" in reading and "do not overlap" not in reading

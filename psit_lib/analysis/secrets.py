@@ -378,6 +378,9 @@ def secret_summary(
                 row[f"{name}_low"], row[f"{name}_high"] = interval.low, interval.high
                 methods.add(interval.method)
             row["interval"] = f"{' / '.join(sorted(methods))} {level}, clipped to the attainable range"
+            outside = [name for name in statistics if not row[f"{name}_low"] <= row[name] <= row[f"{name}_high"]]
+            if outside:  # resampling n reveals cannot show unseen secrets: the interval is unusable
+                row["interval"] += f"; excludes the estimate of {', '.join(outside)} (too few reveals)"
             row["normalised_entropy"] = normalised_entropy(secrets, size) if size else float("nan")
             row["top_secret"], row["top_count"] = _ranked(Counter(secrets))[0]
         else:

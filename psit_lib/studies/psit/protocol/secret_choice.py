@@ -346,7 +346,8 @@ def read_fork_reveals(params: SecretChoiceParams, *, own_notebook: str = NOTEBOO
 
 def spread_reading(summary: pd.DataFrame) -> str:
     """Generated sentences: per (task, model), entropy at the coldest and the hottest temperature
-    with their intervals, and whether the intervals overlap."""
+    with their intervals, and whether the intervals overlap; an interval that does not contain
+    its estimate (too few reveals for entropy) is said to be unusable, never compared."""
     from psit_lib.analysis.labels import format_number
     from psit_lib.analysis.readings import overlap
 
@@ -358,8 +359,16 @@ def spread_reading(summary: pd.DataFrame) -> str:
             continue
         fmt = lambda r: (f"{format_number(float(r['entropy']))} bits [{format_number(float(r['entropy_low']))}, "  # noqa: E731
                          f"{format_number(float(r['entropy_high']))}] at T={format_number(float(r['temperature']))}")
-        verdict = ("the intervals overlap, so this run does not separate them"
-                   if overlap(cold["entropy_low"], cold["entropy_high"], hot["entropy_low"], hot["entropy_high"])
-                   else "the intervals do not overlap")
+        unreliable = [r for r in (cold, hot) if not r["entropy_low"] <= r["entropy"] <= r["entropy_high"]]
+        if unreliable:
+            temps = " and ".join(f"T={format_number(float(r['temperature']))}" for r in unreliable)
+            verdict = (f"at {temps} the bootstrap interval does not contain the plug-in estimate: with "
+                       f"{int(unreliable[0]['n'])} reveals and {int(unreliable[0]['distinct'])} distinct secrets the "
+                       "plug-in entropy is biased low and resampling cannot show unseen secrets, so this run is too "
+                       "small to compare entropies (see top share and distinct counts)")
+        elif overlap(cold["entropy_low"], cold["entropy_high"], hot["entropy_low"], hot["entropy_high"]):
+            verdict = "the intervals overlap, so this run does not separate them"
+        else:
+            verdict = "the intervals do not overlap"
         lines.append(f"- **{task} · {model}**: entropy {fmt(cold)} against {fmt(hot)}; {verdict}.")
     return "\n".join(lines) or "Fewer than two temperatures with reveals: nothing to compare."
