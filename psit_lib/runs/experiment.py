@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -154,6 +154,21 @@ class Experiment:
             if model not in self.clients:
                 self.clients[model] = make_client(self.settings.model_copy(update={"model": model}), cache=self.cache)
         return models
+
+    async def run_sweeps(self, sweeps: Mapping[str, Sequence[Any]],
+                         plan: Callable[[dict[Any, str]], Sequence[EpisodeSpec]], episode_fn: EpisodeFn,
+                         gaps: Callable[[list[Any], dict[Any, str], str], list[pd.DataFrame]], *,
+                         concurrency: int | None = None) -> list[pd.DataFrame]:
+        """Every sweep of a simulator assumption: for each knob, a model per value
+        (:meth:`sweep_models`), the episodes ``plan`` makes for them, then the tables ``gaps``
+        computes from the records. Empty on a real endpoint; resumes like any run."""
+        tables: list[pd.DataFrame] = []
+        for knob, values in sweeps.items():
+            models = self.sweep_models(knob, values)
+            if models:
+                records = await self.run(plan(models), episode_fn, concurrency=concurrency)
+                tables += gaps(records, models, knob)
+        return tables
 
     def call_stats(self) -> dict[str, Any]:
         totals: dict[str, Any] = {}

@@ -142,13 +142,10 @@ async def run_sweeps(exp: Any, params: AccParams, metrics: tuple[str, ...] = ("d
     at each value, then the ACC - replay gap per metric. Resumes and reuses the cache like any run."""
     from psit_lib.studies.acc.experiment import run_acc_episode
 
-    tables = []
-    for knob, values in params.sweeps.items():
-        models = exp.sweep_models(knob, values)
-        if not models:
-            continue
-        records = await exp.run(sweep_specs(params, models), run_acc_episode, concurrency=params.concurrency)
-        tables += [sweep_gaps(records, models, knob, metric, seed=params.seed) for metric in metrics]
+    tables = await exp.run_sweeps(
+        params.sweeps, lambda models: sweep_specs(params, models), run_acc_episode,
+        lambda records, models, knob: [sweep_gaps(records, models, knob, m, seed=params.seed) for m in metrics],
+        concurrency=params.concurrency)
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*GAP_COLUMNS, "metric"])
 
 

@@ -295,13 +295,9 @@ async def run_sweeps(exp: Any, params: Any) -> pd.DataFrame:
     from psit_lib.analysis.sweeps import GAP_COLUMNS
     from psit_lib.studies.basis.experiment import run_basis_trial, sweep_specs
 
-    tables = []
-    for knob, values in params.sweeps.items():
-        models = exp.sweep_models(knob, values)
-        if not models:
-            continue
-        records = await exp.run(sweep_specs(params, models), run_basis_trial, concurrency=params.concurrency)
-        tables.append(sweep_gaps(records, models, knob))
+    tables = await exp.run_sweeps(
+        params.sweeps, lambda models: sweep_specs(params, models), run_basis_trial,
+        lambda records, models, knob: [sweep_gaps(records, models, knob)], concurrency=params.concurrency)
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=GAP_COLUMNS)
 
 
