@@ -15,7 +15,7 @@ from psit_lib.runs.records import read_records
 from psit_lib.studies.basis.records import BasisTrial
 from psit_lib.studies.basis.reference import reference_success
 from psit_lib.studies.basis.experiment import BasisParams, app_seed, make_specs, run_basis_trial
-from psit_lib.studies.basis.prompts import DELEGATE_TOOL, ORCHESTRATOR_ID, SUBAGENT_ID
+from psit_lib.studies.basis.prompts import DELEGATE_TOOL, NOTIFIER_ID, ORCHESTRATOR_ID, SUBAGENT_ID
 from psit_lib.studies.basis.results import (
     MEAN_ROW,
     REFERENCE,
@@ -78,7 +78,7 @@ def exact_cortex(monkeypatch):
 async def test_baseline_orchestrator_never_receives_cortex_context(scenario):
     for trial in range(3):
         _, run, _, sent = await run_system(scenario, "baseline", trial)
-        assert {r["role"] for r in sent} == {ORCHESTRATOR_ID, SUBAGENT_ID}  # no cortex calls at all
+        assert {r["role"] for r in sent} == {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID}  # no cortex calls at all
         orchestrator = [r for r in sent if r["role"] == ORCHESTRATOR_ID]
         assert len(orchestrator) >= 2  # it did get the subagent's reply back
         assert all(CONTEXT_TAG not in everything_sent(r) for r in sent)
@@ -96,7 +96,7 @@ async def test_basis_orchestrator_receives_the_subagents_steps(scenario, exact_c
     # the block sits in the system prompt, nowhere else
     for r in orchestrator:
         assert all(CONTEXT_TAG not in json.dumps(m) for m in r["messages"] if m["role"] != "system")
-    assert {r["role"] for r in sent} == {ORCHESTRATOR_ID, SUBAGENT_ID, "cortex_agent"}
+    assert {r["role"] for r in sent} == {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID, "cortex_agent"}
 
 
 async def test_basis_context_shows_what_the_subagent_really_did(exact_cortex):
@@ -155,8 +155,8 @@ def scripted_cortex(arguments: str | None):
     ("arguments", "reason"),
     [
         (json.dumps({"summary": "s", "access_mask": "2"}), "not binary"),
-        (json.dumps({"summary": "s", "access_mask": "111"}), "beyond the 2 registered"),
-        (json.dumps({"summary": "s", "access_mask": "00"}), "all zeros"),
+        (json.dumps({"summary": "s", "access_mask": "1111"}), "beyond the 3 registered"),
+        (json.dumps({"summary": "s", "access_mask": "000"}), "all zeros"),
         ('{"summary": "s", "access_mask": ', "not valid JSON"),
         (None, "no ingest_episode call"),
     ],
@@ -290,11 +290,13 @@ async def test_full_trial_runs_on_the_simulator(scenario, system):
     assert isinstance(record["success"], bool)
     assert record["tool_calls"] and record["delegations"] and record["final_answer"]
     assert record["errors"] == []
+    # the cab work, then one notification once it is settled
+    assert [d["agent"] for d in record["delegations"]][-1] == NOTIFIER_ID and len(record["user_messages"]) == 1
     if system == "baseline":
-        assert record["episodes"] == [] and len(record["delegations"]) == 1
+        assert record["episodes"] == [] and [d["agent"] for d in record["delegations"]] == [SUBAGENT_ID, NOTIFIER_ID]
     else:
         assert len(record["episodes"]) == len(record["views"]) + len(record["delegations"])
-        assert all(set(ep["visible_to"]) <= {ORCHESTRATOR_ID, SUBAGENT_ID} for ep in record["episodes"])
+        assert all(set(ep["visible_to"]) <= {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID} for ep in record["episodes"])
     again = (await run_basis_trial(spec, session(spec.episode_id))).model_dump(mode="json")
     assert again == record  # deterministic for a given seed
 
@@ -382,8 +384,9 @@ def fake_records(outcomes: dict[tuple[str, str], list[object]]) -> list:
                 records.append({**envelope, "status": "ok", "error": None, "model": "m", "scenario": scenario,
                                 "system": system, "trial": trial, "app_seed": 0, "success": flag,
                                 "final_answer": "", "orchestrator_steps": 1,
-                                "delegations": [{"index": 1, "instruction": "i", "reply": "r", "steps": 1}],
-                                "tool_calls": [], "rides": [], "agents": [], "episodes": [],
+                                "delegations": [{"index": 1, "agent": "cab_subagent", "instruction": "i",
+                                                 "reply": "r", "steps": 1}],
+                                "user_messages": [], "tool_calls": [], "rides": [], "agents": [], "episodes": [],
                                 "ingest_fallbacks": 0, "views": [], "errors": []})
     return read_records(records, BasisTrial)
 
@@ -424,7 +427,7 @@ async def test_episode_views_show_who_saw_what():
                             "usage": USAGE, "calls": [], "wall_seconds": 0.0, **trial.model_dump(mode="json")}],
                           BasisTrial)[0]
     table = episode_table(record)
-    assert len(table) == len(trial.episodes) and set(table["source"]) <= {ORCHESTRATOR_ID, SUBAGENT_ID}
+    assert len(table) == len(trial.episodes) and set(table["source"]) <= {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID}
     matrix = visibility_matrix(record)
     assert matrix.shape == (len(trial.views), len(trial.episodes))
     first = matrix.iloc[0]
@@ -510,15 +513,31 @@ async def test_quote_only_books_unless_told_to_cancel():
 def test_the_simulated_cortex_infers_masks_from_the_step():
     from psit_lib.sim.roles.basis import infer_mask
 
-    legend = [("basis_orchestrator", "01"), ("cab_subagent", "10")]
+    legend = [("basis_orchestrator", "001"), ("cab_subagent", "010"), ("user_notifier", "100")]
     sub = [("agent", "cab_subagent"), ("kind", "subagent_step"), ("instruction", "Book a ride."),
            ("tool call", "order_ride {}")]
-    assert infer_mask(sub, legend) == "11"  # the orchestrator asked for it
-    delegation = [("agent", "basis_orchestrator"), ("kind", "delegation"), ("instruction", "Book."),
-                  ("cab agent reply", "Done.")]
-    assert infer_mask(delegation, legend) == "11"
+    assert infer_mask(sub, legend) == "011"  # the orchestrator asked for it; the notifier needs none of it
+    delegation = [("agent", "basis_orchestrator"), ("kind", "delegation"), ("delegated to", "cab_subagent"),
+                  ("instruction", "Book."), ("subagent reply", "Done.")]
+    assert infer_mask(delegation, legend) == "011"
+    step = [("agent", "basis_orchestrator"), ("kind", "orchestrator_step"),
+            ("tool call", 'delegate_to_notifier {"instruction": "Tell the user: booked."}')]
+    assert infer_mask(step, legend) == "101"  # only the agent it delegated to
     answer = [("agent", "basis_orchestrator"), ("kind", "orchestrator_step"), ("reply", "Your ride is booked.")]
-    assert infer_mask(answer, legend) == "01"  # only the orchestrator's business
+    assert infer_mask(answer, legend) == "001"  # only the orchestrator's business
+
+
+async def test_with_three_agents_the_masks_decide_who_sees_a_step(exact_cortex):
+    """The notifier's context holds its own and the orchestrator's notification steps, never the
+    cab agent's tool calls; the orchestrator sees every step (it supervises both)."""
+    _, run, _, sent = await run_system("stale_locations", "basis")
+    by_id = {ep.episode_id: ep for ep in run.episodes}
+    notifier_views = [v for v in run.views if v.agent_id == NOTIFIER_ID]
+    assert notifier_views and all(by_id[e].source_agent_id != SUBAGENT_ID for v in notifier_views for e in v.episode_ids)
+    notifier_requests = [system_text(r) for r in sent if r["role"] == NOTIFIER_ID]
+    assert all("booked a" not in text and "listed rides" not in text for text in notifier_requests)
+    last = [v for v in run.views if v.agent_id == ORCHESTRATOR_ID][-1]
+    assert {by_id[e].source_agent_id for e in last.episode_ids} == {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID}
 
 
 async def test_masks_differ_between_steps_in_a_basis_trial():

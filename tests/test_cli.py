@@ -162,6 +162,10 @@ def test_list_version_selection_and_flat_params_files(tmp_path, monkeypatch, cap
     flat.write_text("02_hangman_fork_test:\n  n_episodes: 2\n")
     with pytest.raises(Exception, match="did you mean '02_hangman_fork_tests'"):
         load_params(str(flat), [], resolve_notebooks(["02"]))
+    # -p wins over the file, over its notebook sections too (the study-scale file with a smaller size)
+    flat.write_text("all:\n  seed: 3\n02_hangman_fork_tests:\n  n_episodes: 50\n  seed: 4\n")
+    params = load_params(str(flat), ["n_episodes=2"], resolve_notebooks(["02"]))
+    assert params["02_hangman_fork_tests"] == {"n_episodes": 2, "seed": 4}
 
 
 def test_progress_prints_a_finished_execution_once_in_a_log(tmp_path):

@@ -98,7 +98,8 @@ def load_params(path: str | None, overrides: list[str], notebooks: list[Path]) -
     A params file is either a flat mapping (each key goes to every selected notebook that
     declares it) or a mapping per notebook name with an optional ``all`` key (same rule). A
     key that no selected notebook declares is an error naming it; so is a notebook name that
-    does not exist (with the closest real name suggested). ``-p`` values follow the flat rule.
+    does not exist (with the closest real name suggested). ``-p`` values follow the flat rule
+    and win over the file (``all`` < a notebook's own section < ``-p``).
     """
     every = {p.stem for p in available()}
     params: dict[str, dict[str, Any]] = {nb.stem: {} for nb in notebooks}
@@ -121,13 +122,14 @@ def load_params(path: str | None, overrides: list[str], notebooks: list[Path]) -
                     params[key].update(values)
         else:
             shared.update(data)
+    command_line: dict[str, Any] = {}
     for item in overrides:
         if "=" not in item:
             raise CliError(f"-p takes name=value, not {item!r}")
         name, value = item.split("=", 1)
-        shared[name.strip()] = parse_value(value)
+        command_line[name.strip()] = parse_value(value)
     names = {nb.stem: set(declared(nb)) for nb in notebooks}
-    unknown = sorted(k for k in shared if not any(k in d for d in names.values()))
+    unknown = sorted(k for k in {**shared, **command_line} if not any(k in d for d in names.values()))
     if unknown:
         raise CliError(f"no selected notebook has parameter(s) {', '.join(unknown)} "
                        f"(see `psit list` for each notebook's parameters)")
@@ -137,5 +139,6 @@ def load_params(path: str | None, overrides: list[str], notebooks: list[Path]) -
         if bad:
             raise CliError(f"{nb.stem} has no parameter(s) {', '.join(bad)}; it declares "
                            f"{', '.join(sorted(names[nb.stem]))}")
-        params[nb.stem] = {**{k: v for k, v in shared.items() if k in names[nb.stem]}, **explicit}
+        params[nb.stem] = {**{k: v for k, v in shared.items() if k in names[nb.stem]}, **explicit,
+                           **{k: v for k, v in command_line.items() if k in names[nb.stem]}}
     return params

@@ -1,4 +1,5 @@
-"""Simulated BASIS roles: the orchestrator, the cab subagent and the cortex agent (SPEC §6, §8).
+"""Simulated BASIS roles: the orchestrator, the cab subagent, the notifier and the cortex agent
+(SPEC §6, §8).
 
 Each role reads only its request, like a model would:
 
@@ -21,6 +22,10 @@ Each role reads only its request, like a model would:
   the CabApp calls the instruction asks for (cancel, list rides, order), and replies with the outcome it was asked
   for, never with its calls or their arguments. With ``profile.malformed_output_rate`` a tool
   call's arguments come out as broken JSON.
+* ``user_notifier`` sends the user the message its instruction asks for (one
+  ``send_message_to_user`` call) and says so. The orchestrator asks for it once the cab work is
+  settled, and checks the cab agent only before that (so the notification gives it no extra
+  chance to notice a contradiction).
 * ``cortex_agent`` reads the step trace it is given, writes a factual summary of the calls
   (real arguments and results) and shares it with every agent in the mask legend of its
   prompt. With ``profile.mask_error_rate`` its ingest is unusable: a non-binary, too wide or
@@ -300,6 +305,29 @@ def cab_subagent(ctx: SimContext) -> SimReply:
     return SimReply(content="", tool_calls=[(name, args)])
 
 
+# --------------------------------------------------------------------------- notifier
+
+_TELL = re.compile(r"^\s*(?:please\s+)?(?:tell|inform|notify|let)\s+(?:the\s+)?user(?:\s+know)?\s*(?:that)?\s*:?\s*", re.I)
+
+
+def is_notifier(ctx: SimContext) -> bool:
+    """I send the user a written message on the orchestrator's instruction."""
+    if _RIDE_TOOLS & ctx.tool_names() or any("delegate" in name for name in ctx.tool_names()):
+        return False
+    return (any("message" in name for name in ctx.tool_names())
+            or bool(re.search(r"\byou are the notification agent\b", ctx.system_text(), re.I)))
+
+
+@register_role("user_notifier", recognise=is_notifier)
+def user_notifier(ctx: SimContext) -> SimReply:
+    """Send the user the message the instruction asks for, once; then say so."""
+    tool = next((name for name in sorted(ctx.tool_names()) if "message" in name), None)
+    if tool is not None and not any(call.name == tool and not call.failed for call in calls_in(ctx)):
+        message = _TELL.sub("", _first_user_text(ctx)).strip() or "Your request has been handled."
+        return SimReply(content="", tool_calls=[(tool, {"content": message[0].upper() + message[1:]})])
+    return SimReply(content="The user has been sent the confirmation.")
+
+
 # --------------------------------------------------------------------------- orchestrator
 
 
@@ -406,8 +434,8 @@ def correction_instruction(user: Request, fix: Contradiction) -> str:
     return text + "."
 
 
-def final_answer(user: Request, ctx: SimContext) -> str:
-    replies = [message_text(m.get("content")) for m in ctx.messages if m.get("role") == "tool"]
+def final_answer(user: Request, ctx: SimContext, cab_tool: str) -> str:
+    replies = [call.result for call in calls_in(ctx) if call.name == cab_tool and call.result]
     last = replies[-1] if replies else ""
     if user.prices and not user.book:
         return f"Here is what I found for a ride from {user.start} to {user.end}: {last}".strip()
@@ -416,30 +444,45 @@ def final_answer(user: Request, ctx: SimContext) -> str:
     return f"Your ride from {user.start} to {user.end} is booked."
 
 
+def delegate_tools(ctx: SimContext) -> tuple[str | None, str | None]:
+    """(the tool that reaches the cab agent, the tool that reaches a notification agent)."""
+    names = sorted(name for name in ctx.tool_names() if "delegate" in name)
+    cab = next((name for name in names if "cab" in name), names[0] if names else None)
+    notify = next((name for name in names if name != cab and re.search(r"notif|messag", name)), None)
+    return cab, notify
+
+
 @register_role("basis_orchestrator", recognise=is_orchestrator, assumptions={
     "MAX_DELEGATIONS": {"value": MAX_DELEGATIONS,
                         "meaning": "the orchestrator stops correcting after this many delegations"}})
 def basis_orchestrator(ctx: SimContext) -> SimReply:
-    """Delegate the user's request; correct the cab agent when visible evidence contradicts it."""
+    """Delegate the user's request; correct the cab agent when visible evidence contradicts it;
+    once settled, have the user notified (when a notification agent is offered), then answer."""
     user = read_request(_first_user_text(ctx))
-    delegate = next((name for name in sorted(ctx.tool_names()) if "delegate" in name), None)
-    if delegate is None or user.start is None:
+    cab, notify = delegate_tools(ctx)
+    if cab is None or user.start is None:
         return SimReply(content="I can help with cab rides; where would you like to go, and from where?")
-    delegations = [call for call in calls_in(ctx) if call.name == delegate]
+    calls = calls_in(ctx)
+    delegations = [call for call in calls if call.name == cab]
     if not delegations:
-        return SimReply(content="", tool_calls=[(delegate, {"instruction": first_instruction(ctx, user)})])
-    asked = [read_request(str(call.arguments.get("instruction", ""))).service for call in delegations]
-    asked_service = next((service for service in reversed(asked) if service), None)
-    fix = find_contradiction(user, read_evidence(visible_evidence_text(ctx)), asked_service)
-    if fix is not None and len(delegations) < MAX_DELEGATIONS and ctx.chance(ctx.profile.notices_contradictions):
-        return SimReply(content="", tool_calls=[(delegate, {"instruction": correction_instruction(user, fix)})])
-    return SimReply(content=final_answer(user, ctx))
+        return SimReply(content="", tool_calls=[(cab, {"instruction": first_instruction(ctx, user)})])
+    notified = notify is not None and any(call.name == notify for call in calls)
+    if not notified:  # the cab agent has just reported back: check it
+        asked = [read_request(str(call.arguments.get("instruction", ""))).service for call in delegations]
+        asked_service = next((service for service in reversed(asked) if service), None)
+        fix = find_contradiction(user, read_evidence(visible_evidence_text(ctx)), asked_service)
+        if fix is not None and len(delegations) < MAX_DELEGATIONS and ctx.chance(ctx.profile.notices_contradictions):
+            return SimReply(content="", tool_calls=[(cab, {"instruction": correction_instruction(user, fix)})])
+    answer = final_answer(user, ctx, cab)
+    if notify is not None and not notified:
+        return SimReply(content="", tool_calls=[(notify, {"instruction": f"Tell the user: {answer}"})])
+    return SimReply(content=answer)
 
 
 # --------------------------------------------------------------------------- cortex agent
 
 _LEGEND = re.compile(r"^\s*([\w.\-]+):\s*([01]+)\s*$", re.MULTILINE)
-_TRACE_LINE = re.compile(r"^(agent|kind|instruction|user request|cab agent reply|tool call|tool result|reply): (.*)$")
+_TRACE_LINE = re.compile(r"^(agent|kind|delegated to|instruction|user request|subagent reply|tool call|tool result|reply): (.*)$")
 
 
 def _trace_of(ctx: SimContext) -> list[tuple[str, str]]:
@@ -448,6 +491,11 @@ def _trace_of(ctx: SimContext) -> list[tuple[str, str]]:
     if marker in text:
         text = text.split(marker, 1)[1]
     return [(m.group(1), m.group(2)) for line in text.splitlines() if (m := _TRACE_LINE.match(line.strip()))]
+
+
+def _delegate_target(tool: str) -> str:
+    """'cab agent' for delegate_to_cab_agent, 'notifier' for delegate_to_notifier."""
+    return tool.removeprefix("delegate_to_").replace("_", " ") or "agent"
 
 
 def _call_sentence(name: str, args: dict[str, Any], result: str) -> str:
@@ -466,7 +514,9 @@ def _call_sentence(name: str, args: dict[str, Any], result: str) -> str:
     if name == "user_cancel_ride":
         return "cancelled the ongoing ride"
     if name.startswith("delegate"):
-        return f"delegated to the cab agent: \"{args.get('instruction', '')}\""
+        return f"delegated to the {_delegate_target(name)}: \"{args.get('instruction', '')}\""
+    if "message" in name:
+        return f"sent the user a message: \"{args.get('content', '')}\""
     short = result if len(result) <= 120 else result[:119] + "…"
     return f"called {name} ({short})"
 
@@ -492,7 +542,8 @@ def summarise_step(lines: list[tuple[str, str]]) -> str:
     if pending is not None:
         sentences.append(f"called {pending[0]}")
     if kind == "delegation":
-        sentences.append(f"received the cab agent's reply: \"{fields.get('cab agent reply', '')}\"")
+        sentences.append(f"received {fields.get('delegated to', 'the subagent')}'s reply: "
+                         f"\"{fields.get('subagent reply', '')}\"")
     if "reply" in fields:
         to = "the user" if kind == "orchestrator_step" else "the orchestrator"
         sentences.append(f"replied to {to}: \"{fields['reply']}\"")
@@ -501,18 +552,28 @@ def summarise_step(lines: list[tuple[str, str]]) -> str:
     return f"{agent} " + "; then ".join(sentences) + "."
 
 
+def _agents_for_tool(tool: str, legend: list[tuple[str, str]]) -> set[str]:
+    """The agents a delegation tool reaches: those whose name shares a word with the tool's."""
+    words = set(tool.removeprefix("delegate_to_").split("_")) - {"agent", ""}
+    return {agent for agent, _ in legend if words & set(agent.split("_"))}
+
+
 def infer_mask(lines: list[tuple[str, str]], legend: list[tuple[str, str]]) -> str:
     """The agents a step concerns, as a mask: the agent that took it, plus its counterpart: the
-    agent that gave a subagent its instruction, or the agent an orchestrator delegated to. A step
-    that only answers the user concerns its own agent alone."""
+    agent that gave a subagent its instruction, or the agent an orchestrator delegated to (only
+    that one: the other subagents do not need it). A step that only answers the user concerns
+    its own agent alone."""
     fields = dict(lines)
     width = max((len(bits) for _, bits in legend), default=1)
     source = fields.get("agent", "")
     involved = {source}
     if "instruction" in fields:  # a subagent working on someone's instruction
         involved |= {agent for agent, _ in legend if "orchestrator" in agent}
-    if fields.get("kind") == "delegation" or any(v.startswith("delegate") for k, v in lines if k == "tool call"):
-        involved |= {agent for agent, _ in legend if agent != source and "orchestrator" not in agent}
+    if fields.get("delegated to"):
+        involved.add(fields["delegated to"])
+    for label, value in lines:
+        if label == "tool call" and value.startswith("delegate"):
+            involved |= _agents_for_tool(value.split(" ", 1)[0], legend)
     value = 0
     for agent, bits in legend:
         if agent in involved:

@@ -18,19 +18,23 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         point="Agent framework",
         study="ARE's agent loop, with one app subagent per app exposed to the orchestrator as a tool.",
-        here="LangGraph graphs for the orchestrator and the cab subagent around ARE's own CabApp "
-             "(its tools called directly); the orchestrator delegates with one delegate_to_cab_agent tool.",
+        here="LangGraph graphs for the orchestrator and its subagents around ARE's own CabApp "
+             "(its tools called directly); the orchestrator delegates with one tool per subagent.",
         why="The same graph style as the rest of the workbench; bounded loops with recorded limits.",
         effect="Prompts and step limits are ours; the information flow (cortex or not) is the study's.",
         notebooks=NB),
     Difference(
         point="Number of agents and masks",
         study="An orchestrator plus one subagent per app of the environment, each with its own mask bit.",
-        here="The cab scenarios have one app, hence two agents (orchestrator, cab subagent); the "
-             "simulated CortexAgent writes the mask it infers for each step.",
-        why="The three scenarios use the CabApp only.",
-        effect="Access scoping between subagents is not exercised by these scenarios; the visibility "
-               "table shows what each agent saw.",
+        here="Three agents: the orchestrator, the cab subagent and a notification agent that sends the "
+             "user a written confirmation once the cab work is settled (a send_message_to_user tool that "
+             "records the message); the simulated CortexAgent writes the mask it infers for each step "
+             "(the agent that took it and the agent it worked with or for).",
+        why="The study's cab scenarios have one app, hence two agents, and with two agents every step "
+            "concerns both; a third agent makes the masks decide who sees a step.",
+        effect="Success is still judged on the CabApp alone. The orchestrator checks the cab agent only "
+               "before notifying, so the extra agent gives it no extra chance to correct; its one extra "
+               "step raises the default orchestrator step limit from 4 to 5.",
         notebooks=NB),
     Difference(
         point="pass^k and pass@k",

@@ -44,7 +44,7 @@ class BasisParams(ModelRunParams):
     systems: tuple[SystemKind, ...] = SYSTEMS
     n_trials: int = Field(10, ge=1, le=10_000)
     ks: tuple[int, ...] = DEFAULT_KS
-    orchestrator_max_steps: int = Field(4, ge=1, le=50)
+    orchestrator_max_steps: int = Field(5, ge=1, le=50)
     subagent_max_steps: int = Field(6, ge=1, le=50)
     reference_sets: int = Field(2, ge=0, le=1000, description=(
         "independent sets of k fresh trials per k for the reference code's pass^k (study: 10; 0 skips)"))
@@ -187,6 +187,7 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
         final_answer=run.final_answer,
         orchestrator_steps=run.orchestrator_steps,
         delegations=list(run.delegations),
+        user_messages=list(run.user_messages),
         tool_calls=executed_calls_json(run),
         rides=rides_json(app),
         agents=list(system.registry.agent_ids),

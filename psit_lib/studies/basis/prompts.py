@@ -3,8 +3,8 @@
 Kept apart from the graphs so the exact wording every model sees can be read (and reviewed)
 in one place. The baseline and the BASIS system use the *same* prompts; the only difference
 is the shared-context section that BASIS inserts into a system prompt when the cortex has
-episodes the agent may see (SPEC §6). The cab subagent's hidden policy appears nowhere here:
-it acts on the subagent's tool arguments inside the harness, never through a prompt.
+episodes the agent may see (SPEC §6). The cab subagent's house policy (the confounder) is not
+here: each scenario adds it to the subagent's system prompt (``system.subagent_prompt``).
 
 A *step trace* is the plain-text record of one agent step (its input, tool calls, tool
 results, reply). It is what the CortexAgent reads and what an episode keeps as ``raw_trace``.
@@ -23,12 +23,17 @@ from psit_lib.memory.cortex import CONTEXT_TAG, AgentRegistry, Episode
 
 ORCHESTRATOR_ID = "basis_orchestrator"
 SUBAGENT_ID = "cab_subagent"
+NOTIFIER_ID = "user_notifier"
 CORTEX_ROLE = "cortex_agent"
 
-#: Registration order fixes the mask bits: orchestrator = bit 0 ("01"), subagent = bit 1 ("10").
-AGENT_IDS: tuple[str, ...] = (ORCHESTRATOR_ID, SUBAGENT_ID)
+#: Registration order fixes the mask bits: orchestrator = bit 0 ("001"), cab subagent = bit 1
+#: ("010"), notifier = bit 2 ("100"). With three agents a mask decides who sees a step: the
+#: notifier needs the orchestrator's word, not the cab agent's tool calls.
+AGENT_IDS: tuple[str, ...] = (ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID)
 
 DELEGATE_TOOL_NAME = "delegate_to_cab_agent"
+NOTIFY_TOOL_NAME = "delegate_to_notifier"
+SEND_MESSAGE_TOOL_NAME = "send_message_to_user"
 
 DELEGATE_TOOL: dict[str, Any] = {
     "type": "function",
@@ -53,14 +58,53 @@ DELEGATE_TOOL: dict[str, Any] = {
     },
 }
 
+NOTIFY_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": NOTIFY_TOOL_NAME,
+        "description": (
+            "Ask the notification agent to send the user a written confirmation (by message, "
+            "outside this chat). It sees only this instruction: say exactly what the message "
+            "must tell the user. Returns the notification agent's reply."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"instruction": {"type": "string", "description": "What the message must say."}},
+            "required": ["instruction"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+SEND_MESSAGE_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": SEND_MESSAGE_TOOL_NAME,
+        "description": "Send the user one written message.",
+        "parameters": {
+            "type": "object",
+            "properties": {"content": {"type": "string", "description": "The message text."}},
+            "required": ["content"],
+            "additionalProperties": False,
+        },
+    },
+}
+
 ORCHESTRATOR_PROMPT = (
     "You are the orchestrator of a small team of agents serving one user. You cannot use the "
     "cab service yourself: every cab task (prices, listing rides, booking, cancelling) goes to "
     f"the cab agent through the {DELEGATE_TOOL_NAME} tool, with an instruction it can follow "
     "without seeing the user's message. When the cab agent has reported back, check that what "
     "was actually done matches what the user asked for. If it does not, delegate a correction "
-    "that leaves no room for interpretation. When the user's request is satisfied, answer the "
-    "user directly and briefly, without calling a tool."
+    "that leaves no room for interpretation. Once the request is settled, have the notification "
+    f"agent send the user a written confirmation through the {NOTIFY_TOOL_NAME} tool, then answer "
+    "the user directly and briefly, without calling a tool."
+)
+
+NOTIFIER_PROMPT = (
+    "You are the notification agent of a team of agents. You receive one instruction from the "
+    f"orchestrator and send the user exactly one message with the {SEND_MESSAGE_TOOL_NAME} tool, "
+    "saying what the instruction asks for. Then reply to the orchestrator in a few words."
 )
 
 SUBAGENT_PROMPT = (
@@ -161,5 +205,7 @@ def step_trace(
 def prompt_catalogue() -> dict[str, str]:
     """name -> template text of the BASIS study, for run metadata."""
     return {"basis.orchestrator": ORCHESTRATOR_PROMPT, "basis.subagent": SUBAGENT_PROMPT,
-            "basis.cortex": CORTEX_PROMPT, "basis.context_intro": CONTEXT_INTRO,
-            "basis.delegate_tool": DELEGATE_TOOL["function"]["description"]}
+            "basis.notifier": NOTIFIER_PROMPT, "basis.cortex": CORTEX_PROMPT,
+            "basis.context_intro": CONTEXT_INTRO,
+            "basis.delegate_tool": DELEGATE_TOOL["function"]["description"],
+            "basis.notify_tool": NOTIFY_TOOL["function"]["description"]}

@@ -21,6 +21,7 @@ class _Part(BaseModel):
 
 class Delegation(_Part):
     index: int
+    agent: str
     instruction: str
     reply: str | None
     steps: int
@@ -71,11 +72,12 @@ class StepView(_Part):
 
 
 class BasisTrial(StudyResult):
-    """One BASIS trial. Version 2: the confounder is a policy in the subagent's prompt and every
-    app call is the subagent model's own (version 1 records, from harness-applied confounders,
-    are not comparable and are refused by name)."""
+    """One BASIS trial. Version 3: three agents (orchestrator, cab subagent, notifier), each
+    delegation names its agent and the notifier's messages are kept. Version 2 had the
+    confounder as a policy in the subagent's prompt with two agents; version 1 records, from
+    harness-applied confounders, are not comparable. Older versions are refused by name."""
 
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     model: str
     scenario: str
     system: str
@@ -85,6 +87,7 @@ class BasisTrial(StudyResult):
     final_answer: str | None
     orchestrator_steps: int
     delegations: list[Delegation]
+    user_messages: list[str]
     tool_calls: list[AppCall]
     rides: list[Ride]
     agents: list[str]

@@ -1,11 +1,14 @@
 """The BASIS multi-agent system on the CabApp, as LangGraph graphs (SPEC §6).
 
-Two agents: an orchestrator (role ``basis_orchestrator``) that talks to the user and can only
-act through a ``delegate_to_cab_agent`` tool, and a cab subagent (role ``cab_subagent``) that
-turns one instruction into calls of the real CabApp tools. The subagent's system prompt carries
-the scenario's policy (the confounder), as in the study; the harness passes every tool call the
-subagent model writes to the CabApp unchanged, and its reply to the orchestrator never mentions
-the policy or the calls.
+Three agents: an orchestrator (role ``basis_orchestrator``) that talks to the user and can only
+act through its delegation tools, a cab subagent (role ``cab_subagent``) that turns one
+instruction into calls of the real CabApp tools, and a notification agent (role
+``user_notifier``) that sends the user a written confirmation. The cab subagent's system prompt
+carries the scenario's policy (the confounder), as in the study; the harness passes every tool
+call the subagent model writes to the CabApp unchanged, and its reply to the orchestrator never
+mentions the policy or the calls. The study's cab scenarios have the first two agents; the
+notifier is there so that access masks decide who sees a step (it needs the orchestrator's
+word, not the cab agent's tool calls).
 
 Two systems share every prompt, graph node and limit:
 
@@ -40,14 +43,23 @@ from psit_lib.studies.basis.prompts import (
     CORTEX_ROLE,
     DELEGATE_TOOL,
     DELEGATE_TOOL_NAME,
+    NOTIFIER_ID,
+    NOTIFIER_PROMPT,
+    NOTIFY_TOOL,
+    NOTIFY_TOOL_NAME,
     ORCHESTRATOR_ID,
     ORCHESTRATOR_PROMPT,
+    SEND_MESSAGE_TOOL,
+    SEND_MESSAGE_TOOL_NAME,
     SUBAGENT_ID,
     SUBAGENT_PROMPT,
     TracedCall,
     step_trace,
     with_context,
 )
+
+#: The orchestrator's delegation tools and the agent each one reaches.
+DELEGATES: dict[str, str] = {DELEGATE_TOOL_NAME: SUBAGENT_ID, NOTIFY_TOOL_NAME: NOTIFIER_ID}
 
 SystemKind = Literal["baseline", "basis"]
 SYSTEMS: tuple[SystemKind, ...] = ("baseline", "basis")
@@ -61,7 +73,7 @@ class UnknownSystemError(ValueError):
 class BasisLimits:
     """Upper bounds on model calls, so a confused model cannot loop forever."""
 
-    orchestrator_max_steps: int = 4
+    orchestrator_max_steps: int = 5
     subagent_max_steps: int = 6
 
     def __post_init__(self) -> None:
@@ -79,6 +91,7 @@ class MultiAgentRun:
     final_answer: str | None = None
     orchestrator_steps: int = 0
     delegations: list[Delegation] = field(default_factory=list)
+    user_messages: list[str] = field(default_factory=list)
     tool_calls: list[AppCall] = field(default_factory=list)
     views: list[ContextView] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
@@ -118,6 +131,7 @@ class MultiAgentRun:
 
 
 class SubagentState(TypedDict):
+    agent: str
     delegation: int
     instruction: str
     messages: list[dict[str, Any]]
@@ -131,7 +145,7 @@ class OrchestratorState(TypedDict):
     request: str
     messages: list[dict[str, Any]]
     steps: int
-    pending: list[tuple[str, str]]
+    pending: list[tuple[str, str, str]]  # (tool call id, agent, instruction)
     final: str | None
     done: bool
     pending_trace: str | None
@@ -149,7 +163,7 @@ def _bad_arguments_result(exc: Exception) -> str:
 
 
 class CabMultiAgentSystem:
-    """One trial's orchestrator + cab subagent, with or without the cortex.
+    """One trial's orchestrator, cab subagent and notifier, with or without the cortex.
 
     ``session`` is the episode's :class:`~psit_lib.llm.ModelSession` (or anything with the same
     ``chat``/``branch`` methods); each agent, and the cortex, gets its own branch.
@@ -173,7 +187,9 @@ class CabMultiAgentSystem:
         self.limits = limits
         self.registry = AgentRegistry(AGENT_IDS)
         self.orchestrator_session = session.branch(ORCHESTRATOR_ID)
-        self.subagent_session = session.branch(SUBAGENT_ID)
+        self.subagent_sessions = {SUBAGENT_ID: session.branch(SUBAGENT_ID), NOTIFIER_ID: session.branch(NOTIFIER_ID)}
+        self.subagent_prompts = {SUBAGENT_ID: self.subagent_prompt, NOTIFIER_ID: NOTIFIER_PROMPT}
+        self.subagent_tools = {SUBAGENT_ID: CAB_TOOLS, NOTIFIER_ID: [SEND_MESSAGE_TOOL]}
         self.cortex = (
             CortexAgent(session.branch(CORTEX_ROLE), self.registry, fallback=fallback) if system == "basis" else None
         )
@@ -209,23 +225,37 @@ class CabMultiAgentSystem:
             graph.add_conditional_edges("act", lambda s: END if s["done"] else "act")
         return graph.compile()
 
+    def _run_tool(self, agent: str, delegation: int, step: int, name: str, arguments: Any) -> str:
+        """A subagent's tool call: the CabApp's tools for the cab agent, the message tool for the
+        notifier; anything else is refused with an error result (and recorded)."""
+        if agent == NOTIFIER_ID:
+            if name != SEND_MESSAGE_TOOL_NAME or not isinstance(arguments.get("content"), str):
+                return f"Error: the only tool is {SEND_MESSAGE_TOOL_NAME} with a string 'content'."
+            self.run_record.user_messages.append(arguments["content"])
+            return "Message sent to the user."
+        outcome = call_cab_tool(self.app, name, arguments)
+        self._record_call(delegation, step, name, arguments, outcome)
+        return outcome
+
     async def _subagent_act(self, state: SubagentState) -> dict[str, Any]:
         """One subagent step: a model call, then every tool call it asked for (under the policy)."""
+        agent = state["agent"]
         step = state["steps"] + 1
         delegation = state["delegation"]
         label = f"d{delegation} step {step}"
         instruction = state["instruction"]
-        system = self._system_prompt(SUBAGENT_ID, self.subagent_prompt, label)
-        result = await self.subagent_session.chat(
-            [{"role": "system", "content": system}, *state["messages"]], role=SUBAGENT_ID, tools=CAB_TOOLS
+        system = self._system_prompt(agent, self.subagent_prompts[agent], label)
+        result = await self.subagent_sessions[agent].chat(
+            [{"role": "system", "content": system}, *state["messages"]], role=agent, tools=self.subagent_tools[agent]
         )
         messages = list(state["messages"])
         inputs = [("instruction", instruction)]
         if not result.tool_calls:
             messages.append({"role": "assistant", "content": result.content})
-            trace = step_trace(SUBAGENT_ID, "subagent_step", inputs=inputs, reply=result.content)
+            trace = step_trace(agent, "subagent_step", inputs=inputs, reply=result.content)
             return {"messages": messages, "steps": step, "reply": result.content, "done": True, "pending_trace": trace}
 
+        known = {t["function"]["name"] for t in self.subagent_tools[agent]}
         wire_calls, tool_messages, traced = [], [], []
         for call in result.tool_calls:
             wire_calls.append(call.to_message())  # exactly as the model wrote it
@@ -233,30 +263,29 @@ class CabMultiAgentSystem:
                 arguments = call.parsed_arguments()
             except ModelOutputError as exc:
                 text = _bad_arguments_result(exc)
-                self.run_record.errors.append(f"{SUBAGENT_ID} {label}: {exc}")
+                self.run_record.errors.append(f"{agent} {label}: {exc}")
                 tool_messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
                 traced.append(TracedCall(call.name, call.arguments, text))
                 continue
-            if call.name not in CAB_TOOL_NAMES:
-                self.run_record.errors.append(f"{SUBAGENT_ID} {label}: called unknown tool {call.name!r}")
-            outcome = call_cab_tool(self.app, call.name, arguments)
+            if call.name not in known:
+                self.run_record.errors.append(f"{agent} {label}: called unknown tool {call.name!r}")
+            outcome = self._run_tool(agent, delegation, step, call.name, arguments)
             tool_messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome})
             traced.append(TracedCall(call.name, arguments, outcome))
-            self._record_call(delegation, step, call.name, arguments, outcome)
         messages.append({"role": "assistant", "content": result.content or None, "tool_calls": wire_calls})
         messages.extend(tool_messages)
-        trace = step_trace(SUBAGENT_ID, "subagent_step", inputs=inputs, calls=traced, reply=result.content or None)
+        trace = step_trace(agent, "subagent_step", inputs=inputs, calls=traced, reply=result.content or None)
         done = step >= self.limits.subagent_max_steps
         if done:
             self.run_record.errors.append(
-                f"{SUBAGENT_ID} reached its step limit ({self.limits.subagent_max_steps}) in delegation "
+                f"{agent} reached its step limit ({self.limits.subagent_max_steps}) in delegation "
                 f"{delegation} without replying."
             )
         return {"messages": messages, "steps": step, "done": done, "pending_trace": trace}
 
     async def _subagent_record(self, state: SubagentState) -> dict[str, Any]:
         label = f"d{state['delegation']} step {state['steps']}"
-        await self._ingest(SUBAGENT_ID, state["pending_trace"], "subagent_step", label)
+        await self._ingest(state["agent"], state["pending_trace"], "subagent_step", label)
         return {"pending_trace": None}
 
     def _record_call(self, delegation: int, step: int, name: str, arguments: Any, result: str) -> None:
@@ -265,10 +294,11 @@ class CabMultiAgentSystem:
             AppCall(delegation=delegation, subagent_step=step, name=name, arguments=arguments, result=result, ok=ok)
         )
 
-    async def delegate(self, instruction: str) -> Delegation:
-        """Run the cab subagent on one instruction (a fresh conversation) and return its reply."""
+    async def delegate(self, instruction: str, agent: str = SUBAGENT_ID) -> Delegation:
+        """Run a subagent on one instruction (a fresh conversation) and return its reply."""
         index = len(self.run_record.delegations) + 1
         state: SubagentState = {
+            "agent": agent,
             "delegation": index,
             "instruction": instruction,
             "messages": [{"role": "user", "content": instruction}],
@@ -280,7 +310,7 @@ class CabMultiAgentSystem:
         final = await self.subagent_graph.ainvoke(
             state, config={"recursion_limit": 4 * self.limits.subagent_max_steps + 10}
         )
-        record = Delegation(index=index, instruction=instruction, reply=final["reply"], steps=final["steps"])
+        record = Delegation(index=index, agent=agent, instruction=instruction, reply=final["reply"], steps=final["steps"])
         self.run_record.delegations.append(record)
         return record
 
@@ -333,7 +363,8 @@ class CabMultiAgentSystem:
         label = f"step {step}"
         system = self._system_prompt(ORCHESTRATOR_ID, ORCHESTRATOR_PROMPT, label)
         result = await self.orchestrator_session.chat(
-            [{"role": "system", "content": system}, *state["messages"]], role=ORCHESTRATOR_ID, tools=[DELEGATE_TOOL]
+            [{"role": "system", "content": system}, *state["messages"]], role=ORCHESTRATOR_ID,
+            tools=[DELEGATE_TOOL, NOTIFY_TOOL]
         )
         self.run_record.orchestrator_steps = step
         messages = list(state["messages"])
@@ -347,8 +378,8 @@ class CabMultiAgentSystem:
         pending, traced, refusals = [], [], []
         for call in result.tool_calls:
             problem = None
-            if call.name != DELEGATE_TOOL_NAME:
-                problem = f"Error: unknown tool {call.name!r}; the only tool is {DELEGATE_TOOL_NAME}."
+            if call.name not in DELEGATES:
+                problem = f"Error: unknown tool {call.name!r}; the tools are {', '.join(DELEGATES)}."
             else:
                 try:
                     instruction = call.parsed_arguments().get("instruction")
@@ -361,7 +392,7 @@ class CabMultiAgentSystem:
                 refusals.append({"role": "tool", "tool_call_id": call.id, "content": problem})
                 traced.append(TracedCall(call.name, call.arguments, problem))
             else:
-                pending.append((call.id, instruction))
+                pending.append((call.id, DELEGATES[call.name], instruction))
                 traced.append(TracedCall(call.name, {"instruction": instruction}, None))
         messages.append({"role": "assistant", "content": result.content or None,
                          "tool_calls": [call.to_message() for call in result.tool_calls]})
@@ -378,14 +409,15 @@ class CabMultiAgentSystem:
 
     async def _orchestrator_delegate(self, state: OrchestratorState) -> dict[str, Any]:
         """Run the first pending delegation; its completion is a step of its own for the cortex."""
-        (call_id, instruction), rest = state["pending"][0], state["pending"][1:]
-        record = await self.delegate(instruction)
+        (call_id, agent, instruction), rest = state["pending"][0], state["pending"][1:]
+        record = await self.delegate(instruction, agent)
         reply = record.reply if record.reply is not None else (
-            "Error: the cab agent stopped at its step limit without replying."
+            f"Error: {agent} stopped at its step limit without replying."
         )
         messages = [*state["messages"], {"role": "tool", "tool_call_id": call_id, "content": reply}]
         trace = step_trace(
-            ORCHESTRATOR_ID, "delegation", inputs=[("instruction", instruction), ("cab agent reply", reply)]
+            ORCHESTRATOR_ID, "delegation",
+            inputs=[("delegated to", agent), ("instruction", instruction), ("subagent reply", reply)]
         )
         if not rest and state["steps"] >= self.limits.orchestrator_max_steps:
             self.run_record.errors.append(
