@@ -45,7 +45,9 @@ class AccParams(ModelRunParams):
     sweeps: dict[str, list[Any]] = Field(
         default_factory=lambda: {"attention_tokens": [500, 2000, 8000], "answer_elaboration_tokens": [0, 400]},
         description="simulator assumption -> values, each swept on a small run")
-    sweep_turns: int = Field(12, ge=2, le=1000, description="turns of each swept run (first domain, one scenario)")
+    sweep_turns: int = Field(12, ge=2, le=1000, description="turns of each swept run (first domain)")
+    sweep_scenarios: int = Field(3, ge=2, le=10_000, description=(
+        "scenarios of the first domain per swept value; the gap's interval is over scenarios"))
 
     @field_validator("domains")
     @classmethod

@@ -112,9 +112,11 @@ def sensitivity_reading(table: pd.DataFrame) -> str:
 # -- sweeps of simulator assumptions ---------------------------------------------------------
 
 def sweep_params(params: AccParams) -> AccParams:
-    """The small run each swept value gets (first domain, ``sweep_turns`` turns, one scenario)."""
+    """The small run each swept value gets (first domain, ``sweep_scenarios`` scenarios of
+    ``sweep_turns`` turns)."""
     return params.model_copy(update={"domains": params.domains[:1], "n_turns": params.sweep_turns,
-                                     "scenarios_per_domain": 1, "retrieval_ks": params.retrieval_ks[:1]})
+                                     "scenarios_per_domain": params.sweep_scenarios,
+                                     "retrieval_ks": params.retrieval_ks[:1]})
 
 
 def sweep_specs(params: AccParams, sweep_models: dict[Any, str]) -> list[EpisodeSpec]:
@@ -124,15 +126,18 @@ def sweep_specs(params: AccParams, sweep_models: dict[Any, str]) -> list[Episode
 
 def sweep_gaps(records: list[AccRecord], sweep_models: dict[Any, str], knob: str, metric: str,
                a: str = "acc", b: str = "transcript", seed: int = 0) -> pd.DataFrame:
-    """``metric`` gap (a - b, per-turn values, percentile bootstrap 95%) at each swept value."""
+    """``metric`` gap (a - b) at each swept value: each scenario's mean over its turns, then the
+    mean over scenarios with a percentile-bootstrap 95% interval over scenarios (the turns of
+    one conversation are not independent: a rule lost at turn 5 stays lost)."""
     df = turns_frame(records)
     if df.empty or "status" not in df:
         return pd.DataFrame(columns=GAP_COLUMNS)
     value_of = {model: value for value, model in sweep_models.items()}
     ok = df[(df["status"] == "ok") & df[metric].notna()].assign(value=lambda d: d["model"].map(value_of),
                                                                agent=lambda d: d["agent"].astype(str))
-    table = gap_table(ok, knob=knob, value_col="value", system_col="agent", a=a, b=b, outcome_col=metric,
-                      kind="mean", seed=seed)
+    per_scenario = ok.groupby(["value", "agent", "episode_id"], as_index=False)[metric].mean()
+    table = gap_table(per_scenario, knob=knob, value_col="value", system_col="agent", a=a, b=b,
+                      outcome_col=metric, kind="mean", seed=seed)
     return table.assign(metric=metric)
 
 
