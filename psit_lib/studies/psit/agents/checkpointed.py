@@ -36,8 +36,11 @@ class CheckpointedAgent:
         With ``checkpoint_id`` the turn forks from that checkpoint: it starts from exactly the
         state saved there, and what it writes never changes that checkpoint.
         """
+        # Forks start from turn boundaries only, so the state is saved once, when the turn ends
+        # (not after every node: serialising the growing state at each step cost more CPU
+        # than the rest of the harness).
         state = await self.graph.ainvoke({"pending_user": text}, self._config(thread, checkpoint_id),
-                                         context=self._context(session))
+                                         context=self._context(session), durability="exit")
         return dict(state)
 
     async def checkpoint_id(self, thread: str = "main") -> str:

@@ -16,6 +16,8 @@ its public replies, so the interleaved layout can put each one before the reply 
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -209,20 +211,27 @@ def _after_respond(state: _AutonomousState) -> str:
 
 
 def build_graph(config: AgentConfig):
-    """The compiled graph for ``config`` with an in-memory checkpointer (one per episode)."""
+    """The compiled graph for ``config`` with its own in-memory checkpointer (one per episode).
+    The graph's shape depends only on the agent's kind, so it is compiled once per kind and
+    copied with a fresh checkpointer (compiling costs ~7 ms, a copy ~0.03 ms)."""
+    return _compiled(config.kind).copy(update={"checkpointer": InMemorySaver()})
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(kind: str):
     graph = StateGraph(_AutonomousState, context_schema=AgentContext)
     graph.add_node("respond", respond)
     graph.add_node("finish", finish)
     graph.add_edge(START, "respond")
-    if config.kind == "workflow":
+    if kind == "workflow":
         graph.add_node("update_memory", update_memory)
         graph.add_edge("respond", "update_memory")
         graph.add_edge("update_memory", "finish")
-    elif config.kind == "autonomous":
+    elif kind == "autonomous":
         graph.add_node("apply_tools", apply_tools)
         graph.add_conditional_edges("respond", _after_respond, ["apply_tools", "finish"])
         graph.add_edge("apply_tools", "respond")
     else:
         graph.add_edge("respond", "finish")
     graph.add_edge("finish", END)
-    return graph.compile(checkpointer=InMemorySaver())
+    return graph.compile()

@@ -24,6 +24,8 @@ Only public text enters a store: the user's messages and the agent's public repl
 
 from __future__ import annotations
 
+import functools
+
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
@@ -174,6 +176,12 @@ async def finish(state: BaselineState, runtime: Runtime[BaselineContext]) -> dic
 
 
 def build_baseline_graph():
+    """The baseline agents' graph with its own checkpointer (compiled once, copied per agent)."""
+    return _compiled_baseline_graph().copy(update={"checkpointer": InMemorySaver()})
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_baseline_graph():
     graph = StateGraph(BaselineState, context_schema=BaselineContext)
     for name, node in (("recall", recall), ("respond", respond), ("memorize", memorize), ("finish", finish)):
         graph.add_node(name, node)
@@ -182,7 +190,7 @@ def build_baseline_graph():
     graph.add_edge("respond", "memorize")
     graph.add_edge("memorize", "finish")
     graph.add_edge("finish", END)
-    return graph.compile(checkpointer=InMemorySaver())
+    return graph.compile()
 
 
 class BaselineAgent(CheckpointedAgent):
