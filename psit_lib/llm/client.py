@@ -14,6 +14,7 @@ simulator.
 from __future__ import annotations
 
 import asyncio
+import json
 import email.utils
 import random
 import time
@@ -22,7 +23,6 @@ from typing import Any, Sequence
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletion
 
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
@@ -90,26 +90,47 @@ class EndpointFault(Exception):
         self.kind, self.reason, self.retryable, self.replica_down, self.wait = kind, reason, retryable, replica_down, wait
 
 
-def _result_from_response(response: Any) -> ChatResult:
-    choice = response.choices[0]
-    message = choice.message
-    extra = getattr(message, "model_extra", None) or {}
-    reasoning = extra.get("reasoning_content") or extra.get("reasoning")
-    calls = tuple(ToolCall(id=tc.id or f"call_{i}", name=tc.function.name,
-                           arguments=tc.function.arguments or "{}")
-                  for i, tc in enumerate(message.tool_calls or ()))
-    usage = response.usage
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _result_from_body(data: Any) -> ChatResult:
+    """The ChatResult of a chat.completion body (parsed JSON), read directly: building the SDK's
+    response objects cost more CPU than the rest of a call. Anything that is not a completion
+    is an endpoint fault (retried), never a guessed reply."""
+    if not isinstance(data, dict):
+        raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(data))})")
+    choices = data.get("choices")
+    if not choices:
+        raise EndpointFault("no_choices", "a completion with no choices")
+    choice = choices[0] if isinstance(choices, list) else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise EndpointFault("malformed_body", f"a completion without a message ({_short(str(choices))})")
+    calls = []
+    for i, tc in enumerate(message.get("tool_calls") or ()):
+        fn = tc.get("function") if isinstance(tc, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise EndpointFault("malformed_body", f"a tool call without a function name ({_short(str(tc))})")
+        calls.append(ToolCall(id=_text(tc.get("id")) or f"call_{i}", name=fn["name"],
+                              arguments=_text(fn.get("arguments")) or "{}"))
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     # A server without a reasoning parser leaves <think>...</think> in the content: it is the
     # model's private reasoning, never part of the public reply.
-    content, inline = split_reasoning(message.content or "")
-    reasoning = "\n".join(r for r in (reasoning if isinstance(reasoning, str) else "", inline) if r) or None
+    content, inline = split_reasoning(_text(message.get("content")) or "")
+    field = _text(message.get("reasoning_content")) or _text(message.get("reasoning")) or ""
+    reasoning = "\n".join(r for r in (field, inline) if r) or None
     return ChatResult(
         content=content,
         reasoning=reasoning,
-        tool_calls=calls,
-        usage=Usage(getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0),
-        finish_reason=choice.finish_reason,
-        model=response.model or "",
+        tool_calls=tuple(calls),
+        usage=Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))),
+        finish_reason=_text(choice.get("finish_reason")),
+        model=_text(data.get("model")) or "",
     )
 
 
@@ -187,7 +208,8 @@ class LLMClient:
             # ``post`` skips the SDK's per-field request transform (tens of ms for long
             # histories); the body is already plain JSON of the wire format.
             response = await client.post("/chat/completions", body=request.wire_body(),
-                                         cast_to=ChatCompletion, options={"headers": headers})
+                                         cast_to=httpx2.Response, options={"headers": headers})
+            data = json.loads(response.content)
         except openai.APIStatusError as exc:
             kind = "http_429" if exc.status_code == 429 else f"http_{exc.status_code // 100}xx"
             raise EndpointFault(kind, f"HTTP {exc.status_code} ({_short(exc.message)})",
@@ -202,11 +224,7 @@ class LLMClient:
                                 f"connection error ({_short(str(cause))})", replica_down=refused) from None
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
             raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(exc))})") from None
-        if not isinstance(response, ChatCompletion):
-            raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(response))})")
-        if not response.choices:
-            raise EndpointFault("no_choices", "a completion with no choices")
-        return _result_from_response(response)
+        return _result_from_body(data)
 
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
         """Attempts on the least-busy healthy replica; endpoint faults are retried (with backoff,
