@@ -1,7 +1,8 @@
 """What the harness and the simulated model agree on, beyond the OpenAI wire format itself.
 
-Only names live here. The simulator (``psit_lib.sim``) imports nothing else from the
-workbench, so anything it knows about a task it must read from the request, as a real model
+Only names live here. The simulator (``psit_lib.sim``) imports nothing from the workbench, not
+even this module: it has its own copy of these names (``psit_lib.sim.wire_names``, checked equal
+by a test), so anything it knows about a task it must read from the request, as a real model
 would. The headers are optional hints (real servers ignore them); the simulator works
 without them.
 """

@@ -145,3 +145,15 @@ async def test_a_question_no_model_would_read_changes_results_and_a_clear_reword
     assert [o for o, _ in reworded] == [o for o, _ in baseline]
     garbled = await _outcomes(_Reworded(lambda s: f"Token: {s}."))
     assert all(o != "self_consistent" for o, _ in garbled)
+
+
+def test_the_simulator_imports_nothing_from_the_workbench_and_agrees_on_the_wire_names():
+    import psit_lib.sim.wire_names as sim_names
+    import psit_lib.wire as harness_names
+
+    import re
+
+    sources = "\n".join(p.read_text() for p in Path(sim_names.__file__).parent.rglob("*.py"))
+    assert not re.findall(r"^\s*(?:from|import)\s+psit_lib(?!\.sim\b)", sources, re.M)
+    for name in ("ROLE_HEADER", "PROFILE_HEADER", "SIM_MODEL_NAME"):
+        assert getattr(sim_names, name) == getattr(harness_names, name)

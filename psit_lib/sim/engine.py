@@ -12,12 +12,11 @@ import json
 import random
 from typing import Any
 
-from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER, SIM_MODEL_NAME
-
 from .context import SimContext, request_rng
 from .formats import format_rng, restyle
 from .profiles import get_profile
 from .tokens import prompt_token_count, token_count
+from .wire_names import PROFILE_HEADER, ROLE_HEADER, SIM_MODEL_NAME
 from .registry import GENERIC_ROLE, handler_for, resolve_role
 
 
