@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from psit_lib.runs.store import read_folder_metadata
+
 RUN_FILE = "run.json"
 
 
@@ -40,11 +42,7 @@ class NotebookSummary:
 
 
 def _last_execution(folder: Path) -> dict[str, Any]:
-    try:
-        meta = json.loads((folder / "metadata.json").read_text())
-    except (OSError, ValueError):
-        return {}
-    return meta.get("last_execution") or {}
+    return read_folder_metadata(folder).get("last_execution") or {}
 
 
 def table(summaries: list[NotebookSummary]) -> str:

@@ -29,8 +29,8 @@ def render_report(run_dir: Path, run: dict[str, Any] | None = None) -> Path:
     rows = []
     for nb_path in sorted((run_dir / "notebooks").glob("*.ipynb")):
         nb = nbformat.read(nb_path, as_version=4)
-        row = index_row(run_dir, nb, nb_path.stem, statuses.get(nb_path.stem, {}))
-        (out / f"{nb_path.stem}.html").write_text(render_page(nb_path, row.title), encoding="utf-8")
+        row = index_row(run_dir, nb, nb_path.stem, statuses.get(nb_path.stem, {}))  # before the page changes nb
+        (out / f"{nb_path.stem}.html").write_text(render_page(nb, row.title), encoding="utf-8")
         rows.append(row)
     index = out / "index.html"
     index.write_text(index_html(run_dir, run, rows, code_commit(Path(__file__).resolve().parents[2])),

@@ -9,12 +9,13 @@ rendered, the code's commit, the backend, model and profile, and whether the run
 from __future__ import annotations
 
 import html
-import json
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from psit_lib.runs.store import read_folder_metadata
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 78em; color: #222; }
@@ -73,15 +74,8 @@ def code_commit(repo: Path) -> str:
     return out.stdout.strip() or "unknown"
 
 
-def _metadata(folder: Path) -> dict[str, Any]:
-    try:
-        return json.loads((folder / "metadata.json").read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 def index_row(run_dir: Path, nb: Any, stem: str, status: dict[str, Any]) -> IndexRow:
-    meta = _metadata(run_dir / stem)
+    meta = read_folder_metadata(run_dir / stem)
     last = meta.get("last_execution") or {}
     return IndexRow(
         stem=stem, title=notebook_title(nb, stem),

@@ -3,7 +3,7 @@ nothing fetched from the network."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 from bs4 import BeautifulSoup
 
@@ -61,15 +61,14 @@ def _code_toggle(soup: BeautifulSoup) -> None:
     body.append(script)
 
 
-def render_page(nb_path: Path, title: str) -> str:
-    """The HTML of the executed notebook at ``nb_path``."""
-    import nbformat
+def render_page(nb: Any, title: str) -> str:
+    """The HTML of an executed notebook (an nbformat node; :func:`prepare` changes it in place)."""
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="lab")
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
-    body, _ = exporter.from_notebook_node(prepare(nbformat.read(nb_path, as_version=4)))
+    body, _ = exporter.from_notebook_node(prepare(nb))
     soup = BeautifulSoup(body, "html.parser")
     if soup.title is not None:
         soup.title.string = title

@@ -55,6 +55,7 @@ class RunStore:
         path = self.dir / self.METADATA
         return json.loads(path.read_text()) if path.exists() else {}
 
+
     # -- episode records -------------------------------------------------------------------
     def append(self, record: dict[str, Any]) -> None:
         if "episode_id" not in record or "status" not in record:
@@ -111,3 +112,12 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def read_folder_metadata(folder: Path) -> dict[str, Any]:
+    """A notebook folder's ``metadata.json`` for readers of finished runs (summary, report):
+    empty when it is missing or unreadable, and the folder is never created."""
+    try:
+        return json.loads((Path(folder) / RunStore.METADATA).read_text())
+    except (OSError, ValueError):
+        return {}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Callable, Literal, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
@@ -152,6 +152,17 @@ class OrchestratorState(TypedDict):
     pending_kind: str | None
 
 
+@dataclass(frozen=True)
+class Subagent:
+    """A subagent of the orchestrator: what it reads, the tools it is offered, its model session,
+    and what carries out one of its tool calls (delegation, step, name, arguments) -> result."""
+
+    prompt: str
+    tools: list[dict[str, Any]]
+    session: Any
+    run_tool: Callable[[int, int, str, Any], str]
+
+
 def subagent_prompt(scenario: Scenario) -> str:
     """The cab subagent's system prompt: its job, then the scenario's policy (the confounder)."""
     return (f"{SUBAGENT_PROMPT}\n\n{scenario.subagent_policy} This policy is internal: never mention it "
@@ -182,14 +193,14 @@ class CabMultiAgentSystem:
         if system not in SYSTEMS:
             raise UnknownSystemError(f"Unknown system {system!r}; choose one of {', '.join(SYSTEMS)}.")
         self.scenario = scenario
-        self.subagent_prompt = subagent_prompt(scenario)
         self.app = app
         self.limits = limits
         self.registry = AgentRegistry(AGENT_IDS)
         self.orchestrator_session = session.branch(ORCHESTRATOR_ID)
-        self.subagent_sessions = {SUBAGENT_ID: session.branch(SUBAGENT_ID), NOTIFIER_ID: session.branch(NOTIFIER_ID)}
-        self.subagent_prompts = {SUBAGENT_ID: self.subagent_prompt, NOTIFIER_ID: NOTIFIER_PROMPT}
-        self.subagent_tools = {SUBAGENT_ID: CAB_TOOLS, NOTIFIER_ID: [SEND_MESSAGE_TOOL]}
+        self.subagents = {
+            SUBAGENT_ID: Subagent(subagent_prompt(scenario), CAB_TOOLS, session.branch(SUBAGENT_ID), self._call_cab),
+            NOTIFIER_ID: Subagent(NOTIFIER_PROMPT, [SEND_MESSAGE_TOOL], session.branch(NOTIFIER_ID), self._send_message),
+        }
         self.cortex = (
             CortexAgent(session.branch(CORTEX_ROLE), self.registry, fallback=fallback) if system == "basis" else None
         )
@@ -225,17 +236,18 @@ class CabMultiAgentSystem:
             graph.add_conditional_edges("act", lambda s: END if s["done"] else "act")
         return graph.compile()
 
-    def _run_tool(self, agent: str, delegation: int, step: int, name: str, arguments: Any) -> str:
-        """A subagent's tool call: the CabApp's tools for the cab agent, the message tool for the
-        notifier; anything else is refused with an error result (and recorded)."""
-        if agent == NOTIFIER_ID:
-            if name != SEND_MESSAGE_TOOL_NAME or not isinstance(arguments.get("content"), str):
-                return f"Error: the only tool is {SEND_MESSAGE_TOOL_NAME} with a string 'content'."
-            self.run_record.user_messages.append(arguments["content"])
-            return "Message sent to the user."
+    def _call_cab(self, delegation: int, step: int, name: str, arguments: Any) -> str:
+        """The cab agent's tool call, on the CabApp (recorded with the delegation and step)."""
         outcome = call_cab_tool(self.app, name, arguments)
         self._record_call(delegation, step, name, arguments, outcome)
         return outcome
+
+    def _send_message(self, delegation: int, step: int, name: str, arguments: Any) -> str:
+        """The notifier's tool call: the message is kept in the run record."""
+        if name != SEND_MESSAGE_TOOL_NAME or not isinstance(arguments.get("content"), str):
+            return f"Error: the only tool is {SEND_MESSAGE_TOOL_NAME} with a string 'content'."
+        self.run_record.user_messages.append(arguments["content"])
+        return "Message sent to the user."
 
     async def _subagent_act(self, state: SubagentState) -> dict[str, Any]:
         """One subagent step: a model call, then every tool call it asked for (under the policy)."""
@@ -244,9 +256,10 @@ class CabMultiAgentSystem:
         delegation = state["delegation"]
         label = f"d{delegation} step {step}"
         instruction = state["instruction"]
-        system = self._system_prompt(agent, self.subagent_prompts[agent], label)
-        result = await self.subagent_sessions[agent].chat(
-            [{"role": "system", "content": system}, *state["messages"]], role=agent, tools=self.subagent_tools[agent]
+        subagent = self.subagents[agent]
+        system = self._system_prompt(agent, subagent.prompt, label)
+        result = await subagent.session.chat(
+            [{"role": "system", "content": system}, *state["messages"]], role=agent, tools=subagent.tools
         )
         messages = list(state["messages"])
         inputs = [("instruction", instruction)]
@@ -255,7 +268,7 @@ class CabMultiAgentSystem:
             trace = step_trace(agent, "subagent_step", inputs=inputs, reply=result.content)
             return {"messages": messages, "steps": step, "reply": result.content, "done": True, "pending_trace": trace}
 
-        known = {t["function"]["name"] for t in self.subagent_tools[agent]}
+        known = {t["function"]["name"] for t in subagent.tools}
         wire_calls, tool_messages, traced = [], [], []
         for call in result.tool_calls:
             wire_calls.append(call.to_message())  # exactly as the model wrote it
@@ -269,7 +282,7 @@ class CabMultiAgentSystem:
                 continue
             if call.name not in known:
                 self.run_record.errors.append(f"{agent} {label}: called unknown tool {call.name!r}")
-            outcome = self._run_tool(agent, delegation, step, call.name, arguments)
+            outcome = subagent.run_tool(delegation, step, call.name, arguments)
             tool_messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome})
             traced.append(TracedCall(call.name, arguments, outcome))
         messages.append({"role": "assistant", "content": result.content or None, "tool_calls": wire_calls})
