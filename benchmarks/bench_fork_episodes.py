@@ -10,7 +10,7 @@ import asyncio
 import time
 
 from psit_lib.runs.backend import make_client
-from psit_lib.llm import LLMClient, LLMSettings
+from psit_lib.llm import LLMSettings
 from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
 from psit_lib.runs import RunStore, run_episodes
 

@@ -14,7 +14,7 @@ import asyncio
 import time
 
 from psit_lib.runs.backend import make_client
-from psit_lib.llm import LLMClient, LLMSettings, ModelSession
+from psit_lib.llm import LLMSettings, ModelSession
 from psit_lib.sim.engine import complete
 from psit_lib.sim.server import running_server
 

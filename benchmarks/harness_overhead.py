@@ -89,7 +89,7 @@ class _Canned(LoopbackHandler):
 
     latency = 0.1
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
         time.sleep(self.latency)
         self.send_response(200)

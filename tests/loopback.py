@@ -12,6 +12,36 @@ from typing import Any
 from psit_lib.sim.engine import handle_http
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+    """Write one JSON response; a client that already left is not an error."""
+    data = json.dumps(payload).encode()
+    try:
+        handler.send_response(status)
+        for k, v in (headers or {}).items():
+            handler.send_header(k, v)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
+class LoopbackServer:
+    """A threading HTTP server on a free loopback port, serving ``handler`` until ``close``."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 FAULT_KINDS = ("http_429", "http_500", "http_503", "reset", "hang", "malformed_json", "empty_choices", "truncated")
 
 
@@ -68,7 +98,7 @@ class FaultServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 with outer._lock:
                     outer.requests.append({"headers": {k.lower(): v for k, v in self.headers.items()}, "body": raw,
@@ -102,29 +132,55 @@ class FaultServer:
                     status, payload = handle_http("POST", self.path, dict(self.headers.items()), raw)
                 else:
                     status, payload = step.status, {"error": {"message": f"scripted {step.status}"}}
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    for k, v in step.headers.items():
-                        self.send_header(k, v)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                send_json(self, status, payload, step.headers)
 
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self._loop = LoopbackServer(Handler)
+        self.server, self.thread, self.url = self._loop.server, self._loop.thread, self._loop.url
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._loop.close()
 
 
+
+
+class GarbageServer:
+    """An OpenAI-compatible loopback endpoint that answers every chat completion with well-formed
+    garbage (seeded word salad), as an adversarial proxy or a broken model would: the wire is
+    fine, nothing in the replies can be read."""
+
+    WORDS = ("lorem", "ipsum", "banana", "quantum", "seventeen", "blue", "###", "{", "maybe", "teapot")
+
+    def __init__(self, model: str = "garbage-model", seed: int = 0) -> None:
+        import random
+
+        rng, lock = random.Random(seed), threading.Lock()
+        self.model, self.calls = model, 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                send_json(self, 200, {"object": "list", "data": [{"id": outer.model, "object": "model"}]})
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                with lock:
+                    outer.calls += 1
+                    text = " ".join(rng.choice(outer.WORDS) for _ in range(rng.randint(3, 12)))
+                send_json(self, 200, {"id": "g", "object": "chat.completion", "created": 0, "model": outer.model,
+                            "choices": [{"index": 0, "finish_reason": "stop",
+                                         "message": {"role": "assistant", "content": text}}],
+                            "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self._loop = LoopbackServer(Handler)
+        self.url = self._loop.url
+
+    def close(self) -> None:
+        self._loop.close()

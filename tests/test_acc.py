@@ -19,7 +19,7 @@ from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate, key_tab
 from psit_lib.studies.acc.scenarios import DOMAINS, STRESS_TOPICS, ScenarioError, build_scenario
 from psit_lib.studies.acc.store import ArtifactStore, StoreError, content_terms, qualify
 from psit_lib.runs.backend import make_client
-from psit_lib.llm import LLMClient, LLMSettings, ModelSession
+from psit_lib.llm import LLMSettings, ModelSession
 from psit_lib.runs.params import ParameterError, validate_params
 from psit_lib.sim.roles import acc as sim_acc
 from recording import CapturingSession

@@ -29,7 +29,7 @@ from psit_lib.studies.basis.results import (
 from psit_lib.analysis.passk import pass_at_k, pass_hat_k
 from psit_lib.analysis.stats import wilson_interval
 from psit_lib.runs.backend import make_client
-from psit_lib.llm import ChatResult, LLMClient, LLMSettings, ModelSession, ToolCall
+from psit_lib.llm import ChatResult, LLMSettings, ModelSession, ToolCall
 from psit_lib.memory.cortex import CONTEXT_TAG, INGEST_TOOL, AgentRegistry, CortexInputError, parse_ingest_call
 from psit_lib.runs.params import ParameterError, validate_params
 from psit_lib.runs.runner import EpisodeSpec
@@ -47,11 +47,11 @@ def session(episode_id: str, seed: int = 0) -> ModelSession:
     return ModelSession(make_client(LLMSettings(cache="off")), run_seed=seed, episode_id=episode_id)
 
 
-async def run_system(scenario: str, system: str, trial: int = 0, override=None, limits=BasisLimits()):
+async def run_system(scenario: str, system: str, trial: int = 0, override=None, limits: BasisLimits | None = None):
     sent: list = []
     wrapped = CapturingSession(session(f"{scenario}/{system}/{trial}"), sent, override)
     app = make_cab_app(app_seed(0, scenario, trial))
-    mas = CabMultiAgentSystem(SCENARIOS[scenario], app, wrapped, system=system, limits=limits)
+    mas = CabMultiAgentSystem(SCENARIOS[scenario], app, wrapped, system=system, limits=limits or BasisLimits())
     run = await mas.run()
     return mas, run, app, sent
 
@@ -448,8 +448,9 @@ async def test_the_harness_passes_the_subagents_tool_arguments_through_unchanged
             ChatResult(content="", tool_calls=(ToolCall("c1", "order_ride", json.dumps(odd)),)),
             ChatResult(content="Done, the ride is booked."),
         ])
-        _, run, app, sent = await run_system(scenario, "baseline",
-                                             override=lambda role: next(script, None) if role == SUBAGENT_ID else None)
+        _, run, app, sent = await run_system(
+            scenario, "baseline",
+            override=lambda role, script=script: next(script, None) if role == SUBAGENT_ID else None)
         first = run.tool_calls[0]
         assert (first.name, first.arguments) == ("order_ride", odd)
         ride = app.ride_history[0]

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -46,11 +50,6 @@ def test_run_executes_with_parameters_and_report_renders(tmp_path, monkeypatch):
 
 
 # -- never report a broken run as done -------------------------------------------------------
-
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -186,3 +185,137 @@ def test_progress_prints_a_finished_execution_once_in_a_log(tmp_path):
     with ProgressFollower(path, interval=0.02, stream=log):
         _time.sleep(0.2)
     assert log.getvalue().splitlines() == [status_line(counts)]
+
+
+# -- progress in a log and on a terminal; SIGTERM ----------------------------------------------
+
+def _counts(done, **kw):
+    return {"planned": 100, "resumed": 0, "done": done, "failed": 0, "cached": 0, "started": 0.0, **kw}
+
+
+def test_progress_in_a_log_is_live_but_sparse(tmp_path):
+    """A log (not a TTY) gets a line when the counts appear, then at most one every
+    ``log_interval`` seconds while they change, then the finished one; no carriage returns."""
+    import io
+    import json as _json
+
+    from psit_lib.cli.progress import ProgressFollower
+
+    path, log, now = tmp_path / "progress.json", io.StringIO(), [0.0]
+    follower = ProgressFollower(path, log_interval=10, stream=log, clock=lambda: now[0])
+    for t, done in [(0, 0), (3, 5), (9, 9), (11, 12), (15, 12), (21, 12), (22, 30), (35, 30)]:
+        now[0] = t
+        path.write_text(_json.dumps(_counts(done)))
+        follower._show()
+    path.write_text(_json.dumps(_counts(40, finished=True, ended=40.0)))
+    now[0] = 36
+    follower._show()
+    follower._show(final=True)  # unchanged: not repeated
+    lines = log.getvalue().split("\n")
+    assert "\r" not in log.getvalue() and lines[-1] == ""
+    assert [line.split()[1] for line in lines[:-1]] == ["0/100", "12/100", "30/100", "40/100"]
+
+
+def test_progress_on_a_terminal_leaves_no_residue_of_a_longer_line(tmp_path):
+    import io
+    import json as _json
+
+    from psit_lib.cli.progress import ProgressFollower, status_line
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    path, term = tmp_path / "progress.json", Terminal()
+    follower = ProgressFollower(path, stream=term)
+    shown = []
+    for counts in (_counts(1, started=0.0), _counts(90, started=0.0), _counts(100, finished=True, ended=9.0)):
+        path.write_text(_json.dumps(counts))
+        shown.append(status_line(counts))
+        follower._show(final=counts.get("finished", False))
+    frames = term.getvalue().split("\r")[1:]
+    assert len(shown[0]) > len(shown[1])  # e.g. "ETA 1234s" then "ETA 12s"
+    assert [f.rstrip() for f in frames] == shown and term.getvalue().endswith("\n")
+    # each frame covers every visible character of the one before it
+    assert all(len(f.rstrip("\n")) >= len(prev.rstrip()) for prev, f in zip(frames, frames[1:]))
+
+
+SLOW = """
+import asyncio, os, pathlib
+pathlib.Path(pid_file).write_text(str(os.getpid()))
+from psit_lib.runs import Experiment, EpisodeSpec
+exp = Experiment("96_slow", {"n": n}, seed=0)
+async def episode(spec, session):
+    await asyncio.sleep(1.0)
+    return {"answer": "ok"}
+records = await exp.run([EpisodeSpec(f"e{i}", {"i": i}) for i in range(n)], episode, concurrency=4)
+exp.finish()
+"""
+
+
+def test_sigterm_stops_a_run_like_ctrl_c_with_the_resume_command(tmp_path):
+    """``kill <pid>`` in the middle of a notebook: the resume message, exit status 143, and the
+    notebook's kernel shut down (not left running)."""
+    import os
+    import queue
+    import signal
+    import threading
+
+    nb = new_notebook(cells=[new_code_cell("n = 400\npid_file = ''", metadata={"tags": ["parameters"]}),
+                             new_code_cell(SLOW)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (tmp_path / "nbs").mkdir()
+    nbformat.write(nb, tmp_path / "nbs" / "96_slow.ipynb")
+    pid_file = tmp_path / "kernel.pid"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PSIT_")}
+    env.update(PSIT_RESULTS_DIR=str(tmp_path / "results"), PSIT_FIGURES_DIR=str(tmp_path / "figures"),
+               PSIT_NOTEBOOKS_DIR=str(tmp_path / "nbs"))
+    proc = subprocess.Popen([sys.executable, "-m", "psit_lib.cli", "run", "96", "-p", f"pid_file={pid_file}",
+                             "--run-id", "r1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=ROOT)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()
+    err = []
+    try:
+        deadline = time.monotonic() + 90
+        while not any("episodes " in line for line in err):  # the first progress line
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(err)
+            try:
+                err.append(lines.get(timeout=0.5))
+            except queue.Empty:
+                pass
+        kernel = int(pid_file.read_text())
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    time.sleep(0.2)
+    while not lines.empty():
+        err.append(lines.get())
+    text = "".join(err)
+    assert code == 143, text
+    assert "psit: interrupted; finished episodes are saved. Resume with: psit run 96" in text
+    assert "--run-id r1" in text and "Traceback" not in text
+    try:
+        os.kill(kernel, 0)
+    except ProcessLookupError:
+        pass
+    else:  # a zombie not yet reaped by init counts as gone
+        status = Path(f"/proc/{kernel}/status").read_text() if Path(f"/proc/{kernel}/status").exists() else ""
+        assert "zombie" in status, f"the kernel (pid {kernel}) was left running"
+
+
+def test_sigterm_inside_the_guard_is_a_keyboard_interrupt_with_status_143():
+    import os
+    import signal
+
+    from psit_lib.cli.signals import Terminated, terminate_as_interrupt
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        with terminate_as_interrupt():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)  # the handler runs at the next bytecode; never reached
+    assert isinstance(caught.value, Terminated) and caught.value.exit_status == 143
+    assert signal.getsignal(signal.SIGTERM) == before

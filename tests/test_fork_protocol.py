@@ -8,7 +8,7 @@ import pytest
 
 from psit_lib.studies.psit.agents import ChatAgent, parse_agent
 from psit_lib.runs.backend import make_client
-from psit_lib.llm import LLMClient, LLMSettings, ModelSession
+from psit_lib.llm import LLMSettings, ModelSession
 from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, host_role, run_fork_episode
 from psit_lib.runs.records import read_records

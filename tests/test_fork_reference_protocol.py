@@ -71,12 +71,13 @@ HOSTS: dict[str, ScriptedHost] = {}
 register_agent_family("scripted", lambda name, system, role: HOSTS[name])
 
 
-async def _episode(task, name: str, host: ScriptedHost, settings: ForkSettings = ForkSettings(),
+async def _episode(task, name: str, host: ScriptedHost, settings: ForkSettings | None = None,
                    episode_id: str = "episode"):
     HOSTS[name] = host
     client = RecordingClient(LLMSettings(cache="off"))
     try:
-        return await run_fork_episode(task, name, ModelSession(client, run_seed=3, episode_id=episode_id), settings)
+        return await run_fork_episode(task, name, ModelSession(client, run_seed=3, episode_id=episode_id),
+                                      settings or ForkSettings())
     finally:
         await client.aclose()
 

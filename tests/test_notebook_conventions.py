@@ -4,6 +4,7 @@ validation right after it, a provenance banner, no committed outputs."""
 from __future__ import annotations
 
 import ast
+import re as _re
 from pathlib import Path
 
 import nbformat
@@ -66,8 +67,6 @@ def test_the_logic_check_finds_definitions_loops_and_comprehensions():
 # then contradicts the table above it; readings are generated from the tables instead
 # (psit_lib.analysis.readings). Markdown may describe the protocol and its parameters, so a
 # number next to a parameter's name (alpha 0.05, temperature 0.3, k=5) is allowed.
-import re as _re
-
 _NOT_PROSE = _re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$\n]*\$|\]\([^)]*\)|<[^>]+>", _re.S)
 _NUMERIC_RESULT = _re.compile(
     r"\d+(?:\.\d+)?\s*%(?!\s*(?:Wilson\s+|Newcombe\s+|bootstrap\s+)?(?:interval|band|confidence|CI))"  # a percentage, not a level

@@ -6,31 +6,31 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from pandas.io.formats.style import Styler  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+from pandas.io.formats.style import Styler
 
-from psit_lib.analysis.labels import (  # noqa: E402
+from psit_lib.analysis.labels import (
     figure_provenance,
     is_simulated_backend,
     label_figure,
     label_table,
     provenance_label,
 )
-from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome  # noqa: E402
-from psit_lib.analysis.passk import passk_table  # noqa: E402
-from psit_lib.analysis.plots import (  # noqa: E402
+from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
+from psit_lib.analysis.passk import passk_table
+from psit_lib.analysis.plots import (
     plot_entropy_vs_temperature,
     plot_passk_curves,
     plot_rate_intervals,
     plot_state_size,
     plot_topk_facets,
 )
-from psit_lib.analysis.stats import rate_table  # noqa: E402
-from psit_lib.studies.psit.figures import plot_outcome_bars  # noqa: E402
+from psit_lib.analysis.stats import rate_table
+from psit_lib.studies.psit.figures import plot_outcome_bars
 
 LABEL = provenance_label("sim", "psit-sim", "default")
 

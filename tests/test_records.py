@@ -71,7 +71,10 @@ async def test_a_missing_field_or_a_newer_schema_fails_naming_the_file_and_episo
 def test_a_failed_episode_stays_failed_and_carries_no_result():
     usage = {"calls": 1, "cache_hits": 0, "prompt_tokens": 3, "completion_tokens": 0, "calls_by_role": {"x": 1}}
     failed = {"episode_id": "e", "status": "error", "error": "ModelCallError: boom", "spec": {}, "usage": usage,
-              "calls": [], "wall_seconds": 0.1}
+              "calls": [], "wall_seconds": 0.1,
+              "diagnostics": {"reads": {"reply|hangman_host|": {"ok": 0, "unreadable": 1}}, "flags": {},
+                              "notes": [{"kind": "unreadable_reply", "role": "hangman_host", "agent": None,
+                                         "example": "The word is apple", "detail": "no pattern"}]}}
     (record,) = read_records([failed], ForkEpisode)
     assert not record.ok and record.result is None and record.error.startswith("ModelCallError")
     assert record.stored() == failed

@@ -3,6 +3,7 @@ tables, and an index that never calls an incomplete run complete."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -51,6 +52,17 @@ def test_index_calls_a_run_complete_only_when_every_notebook_is_ok(tmp_path: Pat
     assert "Complete run" in complete and "simulated model" in complete and "abc1234" in complete
     assert "Incomplete run" in index_html(tmp_path, {"complete": True}, [ok, failed], "abc1234")
     assert "Incomplete run" in index_html(tmp_path, {}, [ok], "abc1234")  # not recorded by psit run
+
+
+def test_a_suspect_notebook_is_marked_with_its_reason_even_when_psit_run_said_ok(tmp_path: Path):
+    (tmp_path / "02_x").mkdir()
+    reason = "agent vanilla, role hangman_host: 15 of 16 replies (94%) could not be read, e.g. 'The word is apple'."
+    (tmp_path / "02_x" / "metadata.json").write_text(json.dumps({"health": {"status": "suspect", "reasons": [reason]}}))
+    row = index_row(tmp_path, _nb(), "02_x", {"status": "ok", "episodes": 16})
+    assert row.status == "suspect" and row.health_reasons == (reason,)
+    page = index_html(tmp_path, {"complete": True, "backend": "openai"}, [row], "abc1234")
+    assert "Incomplete run" in page and "Complete run:" not in page
+    assert "could not be read, e.g. &#x27;The word is apple&#x27;" in page
 
 
 def test_the_headline_is_rendered_from_markdown_and_html_in_it_is_escaped(tmp_path: Path):

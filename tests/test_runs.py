@@ -13,7 +13,7 @@ import time
 import pytest
 
 from psit_lib.runs.backend import make_client
-from psit_lib.llm import LLMClient, LLMSettings
+from psit_lib.llm import LLMSettings
 from psit_lib.runs import EpisodeSpec, ParameterMismatchError, RunStore, run_episodes
 from psit_lib.runs.params import NotebookParams, ParameterError, validate_params
 

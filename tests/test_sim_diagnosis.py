@@ -22,7 +22,7 @@ from psit_lib.studies.psit.agents.config import PSIT_AGENTS
 from psit_lib.studies.psit.agents.prompts import memory_block, private_reasoning_block
 from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.runs.backend import make_client
-from psit_lib.llm.client import LLMClient, ModelSession
+from psit_lib.llm.client import ModelSession
 from psit_lib.llm.settings import LLMSettings
 from psit_lib.memory import extract_secret, initial_memory
 from psit_lib.llm.readers import parse_yes_no

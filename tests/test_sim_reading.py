@@ -6,7 +6,6 @@ clear phrasing of its secret, private places only), and never import the harness
 
 from __future__ import annotations
 
-import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

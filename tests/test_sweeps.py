@@ -122,11 +122,13 @@ def _rates(counts):
     return rate_table(df, "agent", "ok")
 
 
-def test_rate_reading_names_the_leader_margin_and_whether_intervals_overlap():
+def test_rate_reading_names_the_leader_margin_and_whether_the_gap_test_separates():
+    # (was: "...whether_intervals_overlap", asserting "do not overlap" / "overlap, so this run does
+    # not separate them": separation is now the Newcombe interval of the gap, see test_readings_direction)
     clear = rate_reading(_rates({"cot": (19, 20), "vanilla": (1, 20)}), "agent")
-    assert clear.startswith("cot has the highest rate, 0.95") and "by 0.9;" in clear and "do not overlap" in clear
+    assert clear.startswith("cot has the highest rate, 0.95") and "by 0.9;" in clear and "excludes zero" in clear
     close = rate_reading(_rates({"a": (6, 10), "b": (5, 10), "c": (4, 10)}), "agent")
-    assert "overlap, so this run does not separate them" in close and "too small to rank" in close
+    assert "cannot be told apart" in close and "too small to rank" in close
     tie = rate_reading(_rates({"a": (5, 10), "b": (5, 10), "c": (0, 10)}), "agent")
     assert tie.startswith("a, b tie for the highest rate (0.5)")
     assert rate_reading(_rates({"a": (1, 2)}), "agent").startswith("Only a was scored")

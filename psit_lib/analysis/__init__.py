@@ -48,7 +48,7 @@ _EXPORTS: dict[str, str] = {
     "plot_passk_curves": "plots",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

@@ -67,6 +67,34 @@ def new_figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout=engine)
 
 
+#: What a figure says when its table has nothing to draw (no scored episode or turn).
+NO_DATA = "no scored data"
+
+
+def mark_no_data(ax, title: str | None = None, message: str = NO_DATA) -> None:
+    """Say on ``ax`` that there is nothing to draw: ``message`` in the middle of the axes and in
+    the title (after ``title``), no ticks. Used when every row of a figure's table is missing."""
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, fontsize=11, color="dimgray")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(f"{title} ({message})" if title else message, fontsize=10 if title else None)
+
+
+def no_data_figure(label: str, title: str | None = None, *, message: str = NO_DATA,
+                   width: float = 6.0, height: float = 3.0) -> Figure:
+    """A labelled figure with one empty axes that says there is nothing to show (see
+    :func:`mark_no_data`): what a figure builder returns when its table has no scored rows."""
+    fig = new_figure(width, height)
+    mark_no_data(fig.add_subplot(), title, message)
+    return label_figure(fig, label)
+
+
+def has_values(df: pd.DataFrame, columns: Sequence[str]) -> bool:
+    """Whether ``df`` has a row with a (finite or infinite, not NaN) value in one of ``columns``."""
+    present = [c for c in columns if c in df.columns]
+    return bool(len(df)) and bool(present) and bool(df[present].apply(pd.to_numeric, errors="coerce").notna().to_numpy().any())
+
+
 def require_columns(df: pd.DataFrame, columns: Sequence[str | None], where: str) -> None:
     missing = [c for c in columns if c is not None and c not in df.columns]
     if missing:
@@ -83,6 +111,8 @@ def joined_labels(df: pd.DataFrame, cols: Sequence[str]) -> pd.Series:
     """One display string per row from one or more columns (e.g. "hangman · gpt-oss-20b")."""
     if not cols:
         return pd.Series(["all"] * len(df), index=df.index)
+    if df.empty:
+        return pd.Series([], index=df.index, dtype=object)
     return df[list(cols)].astype(str).agg(_GROUP_SEPARATOR.join, axis=1)
 
 
@@ -107,10 +137,15 @@ def plot_rate_intervals(
 ) -> Figure:
     """Point estimates with interval error bars, one point per row of ``rate_df`` (see ``rate_table``).
 
-    ``hue`` levels are dodged side by side within each ``x`` category.
+    ``hue`` levels are dodged side by side within each ``x`` category. A table without a value
+    of ``y`` (nothing scored) gives a figure that says "no scored data".
     """
     x_cols = as_columns(x)
     require_columns(rate_df, [*x_cols, hue, y, low, high], "plot_rate_intervals")
+    if not has_values(rate_df, [y]):
+        fig = no_data_figure(label, title, width=6.0, height=4.5)
+        fig.axes[0].set_ylabel(ylabel)
+        return fig
     x_values = joined_labels(rate_df, x_cols)
     x_levels = ordered_levels(x_values, None)
     hue_values = rate_df[hue].astype(str) if hue else pd.Series([""] * len(rate_df), index=rate_df.index)
@@ -154,11 +189,16 @@ def plot_state_size(
 
     A log axis cannot show zero, yet a vanilla agent's private state is exactly 0 tokens; when
     zeros occur the axis is symmetric-log (linear below 1 token, logarithmic above) and says so.
+    With no row (no finished episode) the figure says "no scored data".
     """
     require_columns(df, [x, y, hue], "plot_state_size")
     values = df[y].astype(float)
     if (values < 0).any():
         raise ValueError(f"plot_state_size: column {y!r} has negative sizes.")
+    if not has_values(df, [y]):
+        fig = no_data_figure(label, title, width=8.0, height=4.5)
+        fig.axes[0].set_ylabel(y)
+        return fig
     fig = new_figure(8.0, 4.5)
     ax = fig.add_subplot()
     levels = ordered_levels(df[hue], None)
@@ -222,7 +262,7 @@ def plot_topk_facets(
         ax.tick_params(labelsize=8)
     for ax in axes[len(levels):]:
         ax.set_visible(False)
-    fig.suptitle(title)
+    fig.suptitle(title if df[secret_col].notna().any() else f"{title} ({NO_DATA})")
     return label_figure(fig, label)
 
 
@@ -251,7 +291,8 @@ def plot_entropy_vs_temperature(
 
     Mode collapse shows as entropy (or effective number) falling as temperature drops. Error
     bars are centred bootstrap 95% intervals from :func:`secret_summary` (none for normalised
-    entropy); for entropy a dashed line marks log2 n, the most n samples can show.
+    entropy); for entropy a dashed line marks log2 n, the most n samples can show. Without a
+    readable secret the figure says "no scored data".
     """
     if metric not in _ENTROPY_METRICS:
         raise ValueError(f"metric must be one of {sorted(_ENTROPY_METRICS)}, got {metric!r}.")
@@ -263,6 +304,11 @@ def plot_entropy_vs_temperature(
     summary = secret_summary(
         data, ["_line", temperature_col], secret_col, domain_size=domain_size, n_boot=n_boot, seed=seed
     )
+    if not (summary["n"] > 0).any():  # no readable secret anywhere: nothing to draw
+        fig = no_data_figure(label, title, width=6.0, height=4.5)
+        fig.axes[0].set_xlabel(temperature_col)
+        fig.axes[0].set_ylabel(_ENTROPY_METRICS[metric])
+        return fig
     lines = ordered_levels(data["_line"], None)
     palette = distinct_palette(len(lines))
     fig = new_figure(6.0, 4.5)
@@ -304,9 +350,15 @@ def plot_passk_curves(
     """pass@k (solid) and pass^k (dashed) against k per group, from :func:`passk_table` output.
 
     With ``show_first_k`` the reference code's first-k estimate is drawn as crosses, to show
-    how far a single ordering can sit from the unbiased pass^k.
+    how far a single ordering can sit from the unbiased pass^k. A table without an estimate (no
+    scored trial, or k above every group's trials) gives a figure that says "no scored data".
     """
     require_columns(passk_df, [group_col, "k", "pass_at_k", "pass_hat_k"], "plot_passk_curves")
+    if not has_values(passk_df, ["pass_at_k", "pass_hat_k"]):
+        fig = no_data_figure(label, title, width=7.5, height=4.5)
+        fig.axes[0].set_xlabel("k")
+        fig.axes[0].set_ylabel("estimated probability")
+        return fig
     groups = ordered_levels(passk_df[group_col], None)
     palette = distinct_palette(len(groups))
     fig = new_figure(7.5, 4.5)

@@ -2,69 +2,215 @@
 
 A hand-written sentence about a result ("private CoT leads by a wide margin") goes stale the
 moment a parameter, the profile or the endpoint changes, and then contradicts the table above
-it. Every statement about a result in a notebook comes from here instead: who leads, by how
-much, and whether the intervals overlap, computed from the same frame the table shows.
+it. Every statement about a result in a notebook comes from here instead, computed from the
+same frame the table shows.
+
+Three rules keep a reading from saying more than its table:
+
+* **Direction.** Every measure declares whether higher or lower is better
+  (:data:`METRIC_DIRECTION`); "better" and "worse" follow it, so a higher hallucination or
+  drift rate is *worse*. Measures with no better or worse (entropy, top share) are described
+  as higher or lower only.
+* **Separation is a test of the gap.** Two rows are "separated" only when the 95% interval of
+  their *difference* excludes zero: Newcombe's hybrid-score interval for two proportions
+  (:func:`psit_lib.analysis.sweeps.proportion_gap`), the percentile bootstrap of the gap for
+  means (:func:`psit_lib.analysis.sweeps.mean_gap`). Whether the two rows' own Wilson intervals
+  overlap decides nothing (they can overlap while the gap is clear of zero).
+* **Ties and small runs are said.** Equal values are a tie; rows the test cannot separate are
+  "cannot be told apart" and are never put in an order; "the worst is X" needs X uniquely worst
+  and separated from the next row; an empty or one-row table says so in a sentence.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import math
+from typing import Literal, Sequence
 
 import pandas as pd
 
+from psit_lib.analysis.directions import Direction, direction_of
 from psit_lib.analysis.labels import format_number
+from psit_lib.analysis.sweeps import proportion_gap
+
+#: The count and trial columns a rate table may carry, in the order they are looked for, and
+#: what one trial is called in a sentence.
+COUNT_COLUMNS = (("successes", "n_scored", "scored episodes"), ("failures", "opportunities", "opportunities"))
 
 
 def overlap(low_a: float, high_a: float, low_b: float, high_b: float) -> bool:
-    """Whether two intervals share any point."""
+    """Whether two intervals share any point. Descriptive only: no reading decides that two
+    rows differ from this (see the module docstring)."""
     return not (high_a < low_b or high_b < low_a)
+
+
+def gap_separates(low: float, high: float) -> bool | None:
+    """Whether a gap's interval excludes zero; None when there is no interval (NaN)."""
+    if low is None or high is None or _nan(low) or _nan(high):
+        return None
+    return bool(low > 0 or high < 0)
+
+
+def _nan(value: object) -> bool:
+    try:
+        return math.isnan(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return True
 
 
 def _name(row: pd.Series, name_cols: Sequence[str]) -> str:
     return " · ".join(str(row[c]) for c in name_cols)
 
 
+def _names(rows: pd.DataFrame, name_cols: Sequence[str]) -> str:
+    return ", ".join(_name(r, name_cols) for _, r in rows.iterrows())
+
+
+def _interval(row: pd.Series, low_col: str, high_col: str) -> str:
+    if low_col not in row.index or high_col not in row.index:
+        return ""
+    return f" [{format_number(float(row[low_col]))}, {format_number(float(row[high_col]))}]"
+
+
+def _count_columns(rates: pd.DataFrame, count_col: str | None, n_col: str | None) -> tuple[str | None, str | None, str]:
+    if count_col is not None and n_col is not None:
+        return count_col, n_col, "trials"
+    for count, n, unit in COUNT_COLUMNS:
+        if count in rates.columns and n in rates.columns:
+            return count, n, unit
+    return None, None, "scored rows"
+
+
+class _Tester:
+    """Newcombe's interval of the gap between two rows of a rate table (from their counts),
+    always oriented higher value minus lower value, so the interval reads as a positive gap."""
+
+    def __init__(self, count_col: str | None, n_col: str | None, rate_col: str):
+        self.count_col, self.n_col, self.rate_col = count_col, n_col, rate_col
+
+    def __call__(self, a: pd.Series, b: pd.Series) -> tuple[float, float, float, bool | None]:
+        """(gap, low, high, separated) of the higher-valued row minus the lower-valued one;
+        separated is None when the table has no counts to test with."""
+
+        if float(a[self.rate_col]) < float(b[self.rate_col]):
+            a, b = b, a
+        if self.count_col is None or self.n_col is None:
+            return float(a[self.rate_col]) - float(b[self.rate_col]), float("nan"), float("nan"), None
+        gap, low, high = proportion_gap(int(a[self.count_col]), int(a[self.n_col]),
+                                        int(b[self.count_col]), int(b[self.n_col]))
+        return gap, low, high, gap_separates(low, high)
+
+
+def _gap_text(gap: float, low: float, high: float, separated: bool | None) -> str:
+    """"the gap, 0.1, has Newcombe 95% interval [-0.29, 0.45], which includes zero"."""
+    if separated is None:
+        return (f"the gap, {format_number(gap)}, cannot be tested (this table has no counts), so this reading "
+                "does not separate them")
+    where = "excludes" if separated else "includes"
+    return (f"the gap, {format_number(gap)}, has Newcombe 95% interval [{format_number(low)}, "
+            f"{format_number(high)}], which {where} zero")
+
+
 def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure: str = "rate",
-                 rate_col: str = "rate", low_col: str = "wilson_low", high_col: str = "wilson_high") -> str:
-    """Markdown: the highest and lowest rows of a rate table with their 95% intervals, and
-    whether the leader's interval is clear of the runner-up's and of the lowest row's.
+                 rate_col: str = "rate", low_col: str = "wilson_low", high_col: str = "wilson_high",
+                 count_col: str | None = None, n_col: str | None = None, unit: str | None = None,
+                 direction: Direction | None | Literal["registry"] = "registry") -> str:
+    """Markdown: the best and worst rows of one group's rate table, with their 95% intervals,
+    and whether the test of each gap separates them.
 
     ``rates`` is one group's table (e.g. one task and model, as made by ``rate_table``); rows
-    with no scored episode are ignored.
+    with no rate (nothing scored) are left out and named. The gap between two rows is tested
+    with Newcombe's interval from the count columns (``successes``/``n_scored`` or
+    ``failures``/``opportunities``, or ``count_col``/``n_col``); without counts nothing is
+    separated. ``direction`` defaults to the measure's entry in :data:`METRIC_DIRECTION`;
+    ``unit`` names one trial in sentences ("claims", "constraint checks"; default from the
+    count columns).
     """
     cols = [name_cols] if isinstance(name_cols, str) else list(name_cols)
-    table = rates.dropna(subset=[rate_col]).sort_values(rate_col, ascending=False, kind="stable")
+    direction = direction_of(measure) if direction == "registry" else direction
+    count_col, n_col, default_unit = _count_columns(rates, count_col, n_col)
+    unit = unit or default_unit
+    if rates.empty:
+        return f"No {unit} in this run, so there is no {measure} to read."
+    table = rates.dropna(subset=[rate_col])
     if table.empty:
-        return "No scored episodes, so there is nothing to read."
+        return f"None of {_names(rates, cols)} had any {unit} to score, so there is no {measure} to read."
+    empty_note = ""
+    if len(table) < len(rates):
+        missing = rates.loc[rates.index.difference(table.index)]
+        empty_note = f" ({_names(missing, cols)} had no {unit} to score)"
     if len(table) == 1:
         row = table.iloc[0]
-        return (f"Only {_name(row, cols)} was scored: {measure} {format_number(row[rate_col])} "
-                f"[{format_number(row[low_col])}, {format_number(row[high_col])}].")
-    top, second, bottom = table.iloc[0], table.iloc[1], table.iloc[-1]
-    tied = table[table[rate_col] == top[rate_col]]
-    if len(tied) > 1:
-        lead = (f"{', '.join(_name(r, cols) for _, r in tied.iterrows())} tie for the highest {measure} "
-                f"({format_number(top[rate_col])})")
+        return (f"Only {_name(row, cols)} was scored: {measure} {format_number(float(row[rate_col]))}"
+                f"{_interval(row, low_col, high_col)}; there is nothing to compare it with{empty_note}.")
+
+    best_first = table.sort_values(rate_col, ascending=direction == "lower", kind="stable")
+    values = best_first[rate_col].astype(float)
+    best_pos, worst_pos = ("lowest", "highest") if direction == "lower" else ("highest", "lowest")
+    if values.nunique() == 1:
+        return (f"{_names(best_first, cols)} tie at {measure} {format_number(float(values.iloc[0]))}: "
+                f"nothing to rank{empty_note}.")
+    test = _Tester(count_col, n_col, rate_col)
+    value = lambda row: format_number(float(row[rate_col]))  # noqa: E731
+    top, second, bottom = best_first.iloc[0], best_first.iloc[1], best_first.iloc[-1]
+    tested: set[frozenset] = set()
+    tied_top = best_first[values == values.iloc[0]]
+    if len(tied_top) > 1:
+        lead = f"{_names(tied_top, cols)} tie for the {best_pos} {measure} ({value(top)})"
     else:
-        lead = (f"{_name(top, cols)} has the highest {measure}, {format_number(top[rate_col])} "
-                f"[{format_number(top[low_col])}, {format_number(top[high_col])}], ahead of {_name(second, cols)} "
-                f"by {format_number(top[rate_col] - second[rate_col])}; their 95% intervals "
-                + ("overlap, so this run does not separate them"
-                   if overlap(top[low_col], top[high_col], second[low_col], second[high_col])
-                   else "do not overlap"))
-    low = (f"the lowest is {_name(bottom, cols)}, {format_number(bottom[rate_col])} "
-           f"[{format_number(bottom[low_col])}, {format_number(bottom[high_col])}]")
-    separated = not overlap(top[low_col], top[high_col], bottom[low_col], bottom[high_col])
-    spread = ("the highest and lowest intervals do not overlap" if separated
-              else "even the highest and lowest intervals overlap, so the run is too small to rank them")
-    return f"{lead}; {low}; {spread}."
+        gap, low, high, separated = test(top, second)
+        tested.add(frozenset((float(top[rate_col]), float(second[rate_col]))))
+        if separated:
+            word = "better than" if direction else ("above" if best_pos == "highest" else "below")
+            lead = (f"{_name(top, cols)} has the {best_pos} {measure}, {value(top)}{_interval(top, low_col, high_col)}, "
+                    f"{word} {_name(second, cols)} by {format_number(gap)}; the Newcombe 95% interval of the "
+                    f"gap, [{format_number(low)}, {format_number(high)}], excludes zero")
+        else:
+            lead = (f"The {best_pos} {measure}, {_name(top, cols)}'s {value(top)}{_interval(top, low_col, high_col)}, "
+                    f"cannot be told apart from {_name(second, cols)}'s {value(second)}: "
+                    + _gap_text(gap, low, high, separated))
+    parts = [lead]
+    if len(best_first) > 2:
+        tied_bottom = best_first[values == values.iloc[-1]]
+        if len(tied_bottom) > 1:
+            parts.append(f"{_names(tied_bottom, cols)} tie for the {worst_pos} {measure} ({value(bottom)})")
+        else:
+            penult = best_first.iloc[-2]
+            gap, low, high, separated = test(bottom, penult)
+            tested.add(frozenset((float(bottom[rate_col]), float(penult[rate_col]))))
+            if separated:
+                worst = f"the worst is {_name(bottom, cols)}, {worst_pos} " if direction else \
+                    f"the {worst_pos} is {_name(bottom, cols)}, "
+                parts.append(f"{worst}{measure} {value(bottom)}{_interval(bottom, low_col, high_col)}, separated "
+                             f"from {_name(penult, cols)} (the gap, {format_number(gap)}, has Newcombe 95% interval "
+                             f"[{format_number(low)}, {format_number(high)}])")
+            else:
+                parts.append(f"the {worst_pos} {measure}, {_name(bottom, cols)}'s {value(bottom)}, cannot be told "
+                             f"apart from {_name(penult, cols)}'s {value(penult)} ({_gap_text(gap, low, high, separated)})")
+        gap, low, high, separated = test(top, bottom)
+        if frozenset((float(top[rate_col]), float(bottom[rate_col]))) in tested:
+            pass  # the same two values were just tested
+        elif separated:
+            parts.append(f"the {best_pos} and {worst_pos} rows are separated (the gap, {format_number(gap)}, has "
+                         f"Newcombe 95% interval [{format_number(low)}, {format_number(high)}])")
+        elif separated is False:
+            parts.append(f"even the {best_pos} and {worst_pos} rows cannot be told apart "
+                         f"({_gap_text(gap, low, high, separated)}), so the run is too small to rank them")
+        else:
+            parts.append("this table has no counts to test any gap, so nothing is ranked")
+        if separated is False and "too small to rank" not in parts[-1]:
+            parts.append("the run is too small to rank them")  # best vs worst: the pair tested above
+    return "; ".join(parts) + f"{empty_note}."
 
 
 def grouped_rate_readings(rates: pd.DataFrame, group_cols: Sequence[str], name_cols: str | Sequence[str],
                           **kwargs) -> str:
     """:func:`rate_reading` for each group (e.g. per task and model), as a Markdown list."""
     lines = []
-    for key, part in rates.groupby(list(group_cols), sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        lines.append(f"- **{' · '.join(map(str, key))}**: {rate_reading(part, name_cols, **kwargs)}")
-    return "\n".join(lines) if lines else "No scored episodes, so there is nothing to read."
+    if not rates.empty and all(c in rates.columns for c in group_cols):
+        for key, part in rates.groupby(list(group_cols), sort=False):
+            key = key if isinstance(key, tuple) else (key,)
+            lines.append(f"- **{' · '.join(map(str, key))}**: {rate_reading(part, name_cols, **kwargs)}")
+    if lines:
+        return "\n".join(lines)
+    measure = kwargs.get("measure", "rate")
+    return f"No scored rows in this run, so there is no {measure} to read."

@@ -227,6 +227,43 @@ def bootstrap_ci(
     return Interval(low, high, used, (low, high) != (float(ci.low), float(ci.high)))
 
 
+#: Fewest reveals per group for :func:`entropy_gap` to compare two groups' entropies. Below it a
+#: bootstrap has (almost) nothing to resample: with 2 reveals every interval has zero width by
+#: construction, which says nothing about the model.
+MIN_SAMPLES_TO_COMPARE = 10
+
+
+def entropy_gap(samples_a: Counts, samples_b: Counts, *, n_boot: int = 1000, seed: int = 0,
+                alpha: float = 0.05, min_n: int = MIN_SAMPLES_TO_COMPARE) -> tuple[float, float, float]:
+    """(H(a) - H(b), low, high) in bits: the percentile bootstrap interval of the gap in plug-in
+    entropy between two groups of reveals, each resampled independently (the entropy analogue of
+    :func:`psit_lib.analysis.sweeps.mean_gap`). NaN interval when a group has fewer than
+    ``min_n`` reveals (too small to compare). Plug-in entropy is biased low on resamples, more so
+    for the more spread group, which pulls the interval toward zero: a separated gap is a
+    conservative verdict."""
+    counts_a, counts_b = as_counter(samples_a), as_counter(samples_b)
+    n_a, n_b = sum(counts_a.values()), sum(counts_b.values())
+    if n_a == 0 or n_b == 0:
+        return float("nan"), float("nan"), float("nan")
+    gap = shannon_entropy(counts_a) - shannon_entropy(counts_b)
+    if n_a < min_n or n_b < min_n:
+        return gap, float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    resampled = _resampled_entropy(counts_a, n_boot, rng) - _resampled_entropy(counts_b, n_boot, rng)
+    low, high = np.quantile(resampled, [alpha / 2, 1 - alpha / 2])
+    return gap, float(low), float(high)
+
+
+def _resampled_entropy(counts: Counter, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Plug-in entropy (bits) of ``n_boot`` resamples of the reveals: a multinomial draw of the
+    counts, which is resampling the n reveals with replacement."""
+    weights = np.array(list(counts.values()), dtype=float)
+    n = int(weights.sum())
+    drawn = rng.multinomial(n, weights / n, size=n_boot).astype(float) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.where(drawn > 0, drawn * np.log2(drawn), 0.0).sum(axis=1)
+
+
 @dataclass(frozen=True)
 class ChiSquareResult:
     """A chi-square goodness-of-fit test of observed secrets against a prior, after pooling.
@@ -360,11 +397,14 @@ def secret_summary(
     }
     level = f"{100 * (1 - alpha):g}%"
     rows = []
+    counts: list[dict] = []
     grouped = df.groupby(columns, sort=True, dropna=False) if columns else [((), df)]
     for key, sub in grouped:
         key = key if isinstance(key, tuple) else (key,)
         key_map = dict(zip(columns, key))
         secrets = [s for s in sub[secret_col].tolist() if not _is_missing(s)]
+        counts.append({"key": [_plain(k) for k in key],
+                       "counts": {str(s): int(c) for s, c in _ranked(Counter(secrets))}})
         row: dict = {**key_map, "n": len(secrets), "n_missing": len(sub) - len(secrets)}
         row["distinct"] = len(set(secrets))
         size = _domain_size_for(key_map, domain_size, domain_key)
@@ -395,7 +435,43 @@ def secret_summary(
         "normalised_entropy", "effective_number", "effective_number_low", "effective_number_high",
         "top_share", "top_share_low", "top_share_high", "top_secret", "top_count", "interval",
     ]
-    return pd.DataFrame(rows, columns=order)
+    table = pd.DataFrame(rows, columns=order)
+    # The reveals behind each row, as counts, so a reading can test the gap between two rows
+    # (entropy_gap) instead of comparing their intervals. JSON-safe: parquet keeps attrs.
+    table.attrs[SECRET_COUNTS_ATTR] = {"group_cols": columns, "n_boot": int(n_boot), "seed": int(seed),
+                                       "groups": counts}
+    return table
+
+
+#: ``DataFrame.attrs`` key under which :func:`secret_summary` keeps each row's reveal counts.
+SECRET_COUNTS_ATTR = "secret_counts"
+
+
+def _plain(value: object) -> object:
+    """A group key as a plain JSON value (numpy scalars unwrapped; anything else as text)."""
+    value = value.item() if hasattr(value, "item") else value
+    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
+
+
+def reveal_counts(summary: pd.DataFrame, row: pd.Series) -> Counter | None:
+    """The reveal counts behind one row of a :func:`secret_summary` table (None when the table
+    does not carry them, e.g. read back from a CSV)."""
+    stored = summary.attrs.get(SECRET_COUNTS_ATTR)
+    if not stored:
+        return None
+    key = [_plain(row[c]) if c in row.index else None for c in stored["group_cols"]]
+    for group in stored["groups"]:
+        if _same_key(group["key"], key):
+            return Counter(group["counts"])
+    return None
+
+
+def _same_key(a: Sequence, b: Sequence) -> bool:
+    def same(x: object, y: object) -> bool:
+        if isinstance(x, float) and isinstance(y, float):
+            return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
+        return x == y or (_is_missing(x) and _is_missing(y))
+    return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
 
 
 def _is_missing(value: object) -> bool:

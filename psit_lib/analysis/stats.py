@@ -115,7 +115,7 @@ def _success_flags(values: pd.Series, success_col: str) -> pd.Series:
             f"column {success_col!r} has missing values; record failed or unparseable episodes as "
             "False rather than dropping them."
         )
-    allowed = {True, False, 0, 1}
+    allowed = {True, False}
     bad = sorted({repr(v) for v in values.unique() if v not in allowed})
     if bad:
         raise ValueError(f"column {success_col!r} must hold booleans (or 0/1), found {bad[:5]}.")

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from psit_lib.analysis.directions import direction_of
 from psit_lib.analysis.labels import format_number
 
 GAP_COLUMNS = ["knob", "value", "system_a", "system_b", "n_a", "n_b", "a", "b", "gap", "ci_low", "ci_high"]
@@ -36,9 +37,12 @@ def proportion_gap(successes_a: int, n_a: int, successes_b: int, n_b: int, alpha
 
 
 def mean_gap(values_a: Sequence[float], values_b: Sequence[float], *, seed: int = 0, alpha: float = 0.05,
-             n_resamples: int = 2000) -> tuple[float, float, float]:
+             n_resamples: int = 2000, batch: int | None = None) -> tuple[float, float, float]:
     """(mean_a - mean_b, low, high): percentile bootstrap over episodes of the two systems
-    (resampled independently), via ``scipy.stats.bootstrap``."""
+    (resampled independently), via ``scipy.stats.bootstrap``. With fewer than two values on a
+    side, or no variation on either, the interval is the observed gap (zero width): there was
+    nothing to resample, and :func:`gap_verdicts` calls such a row "too small" unless the gap is 0.
+    ``batch`` caps the resamples held in memory at once (large samples)."""
     from scipy.stats import bootstrap
 
     a, b = np.asarray(values_a, dtype=float), np.asarray(values_b, dtype=float)
@@ -49,7 +53,7 @@ def mean_gap(values_a: Sequence[float], values_b: Sequence[float], *, seed: int 
         return gap, gap, gap  # nothing to resample: the gap is what was observed
     res = bootstrap((a, b), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis),
                     method="percentile", confidence_level=1 - alpha, n_resamples=n_resamples,
-                    random_state=np.random.default_rng(seed), vectorized=True)
+                    random_state=np.random.default_rng(seed), vectorized=True, batch=batch)
     return gap, float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
@@ -74,32 +78,79 @@ def gap_table(df: pd.DataFrame, *, knob: str, value_col: str, system_col: str, a
 
 
 def gap_verdicts(table: pd.DataFrame) -> pd.Series:
-    """Per row: ``"a ahead"``, ``"b ahead"`` (interval clear of zero) or ``"within noise"``."""
-    return pd.Series(np.select([table["ci_low"] > 0, table["ci_high"] < 0], ["a ahead", "b ahead"],
+    """Per row, the sign of the gap a - b as its 95% interval decides it: ``"a ahead"`` (the
+    interval is above zero: a's value is higher), ``"b ahead"`` (below zero), ``"within noise"``
+    (the interval includes zero) or ``"too small"`` (no interval: a system has no episode, or the
+    interval has zero width because there was nothing to resample, e.g. one episode per system).
+
+    "ahead" here means *higher*, whichever way the measure is better; :func:`sweep_reading`
+    turns it into "better" or "worse" with the measure's direction.
+    """
+    if table.empty:
+        return pd.Series([], index=table.index, dtype=object)
+    low, high, gap = (table[c].astype(float) for c in ("ci_low", "ci_high", "gap"))
+    n_a = table["n_a"] if "n_a" in table else pd.Series(2, index=table.index)
+    n_b = table["n_b"] if "n_b" in table else pd.Series(2, index=table.index)
+    missing = low.isna() | high.isna() | gap.isna() | (n_a == 0) | (n_b == 0)
+    degenerate = (low == high) & ((gap != 0) | (n_a < 2) | (n_b < 2))
+    return pd.Series(np.select([missing | degenerate, low > 0, high < 0], ["too small", "a ahead", "b ahead"],
                                "within noise"), index=table.index)
 
 
-def sweep_reading(table: pd.DataFrame, *, measure: str = "rate") -> str:
+def _higher_word(direction: str | None, higher: str, lower: str) -> str:
+    """How to say "``higher`` has the higher value than ``lower``" for a measure's direction."""
+    if direction == "higher":
+        return f"{higher} better"
+    if direction == "lower":
+        return f"{lower} better"
+    return f"{higher} higher"
+
+
+def sweep_reading(table: pd.DataFrame, *, measure: str = "rate", direction: str | None = "registry") -> str:
     """A generated sentence on whether the comparison survives the swept assumption.
 
     Every number and verdict comes from ``table`` (as made by :func:`gap_table`); nothing is
-    hand-written about results, so the reading cannot contradict the table.
+    hand-written about results, so the reading cannot contradict the table. Which system is
+    better follows the measure's direction (:data:`psit_lib.analysis.readings.METRIC_DIRECTION`,
+    or ``direction``): for hallucination or drift the system with the *lower* value is better.
+    A value where a system has no episode, or only a zero-width interval, is "too few to test".
     """
+
     if table.empty:
         return "No swept episodes in this run (the sweep runs on the simulator only)."
+    direction = direction_of(measure) if direction == "registry" else direction
     knob, a, b = table["knob"].iat[0], table["system_a"].iat[0], table["system_b"].iat[0]
     verdicts = gap_verdicts(table)
+    words = {"a ahead": _higher_word(direction, a, b), "b ahead": _higher_word(direction, b, a),
+             "within noise": "interval includes zero", "too small": "too few episodes to test"}
+
+    def word(verdict: str, gap: float) -> str:
+        return "tie" if verdict == "within noise" and gap == 0 else words[verdict]
+
     parts = [f"{knob}={format_number(v)}: {a} − {b} {measure} gap {format_number(g)} "
-             f"[{format_number(lo)}, {format_number(hi)}] ({verdict})"
+             f"[{format_number(lo)}, {format_number(hi)}] ({word(verdict, g)})"
              for v, g, lo, hi, verdict in zip(table["value"], table["gap"], table["ci_low"], table["ci_high"], verdicts)]
-    kinds = set(verdicts)
-    if kinds == {"a ahead"}:
-        verdict = f"{a} stays ahead at every swept value: this comparison does not hinge on `{knob}` in this range."
-    elif kinds == {"b ahead"}:
-        verdict = f"{b} stays ahead at every swept value: this comparison does not hinge on `{knob}` in this range."
+    tested = [v for v in verdicts if v != "too small"]
+    untested = [format_number(v) for v, verdict in zip(table["value"], verdicts) if verdict == "too small"]
+    kinds = set(tested)
+    if not tested:
+        verdict = (f"At every swept value a system had too few episodes to test the gap: this run cannot tell "
+                   f"{a} from {b}.")
+    elif kinds in ({"a ahead"}, {"b ahead"}):
+        higher, lower = (a, b) if kinds == {"a ahead"} else (b, a)
+        where = "at every swept value" if not untested else "at every swept value that could be tested"
+        if direction is None:
+            claim = f"{higher} stays higher than {lower} {where}"
+        elif direction == "higher":
+            claim = f"{higher} stays ahead {where} (higher {measure} is better)"
+        else:
+            claim = f"{lower} stays better than {higher} {where} (lower {measure} is better)"
+        verdict = f"{claim}: this comparison does not hinge on `{knob}` in this range."
     elif kinds == {"within noise"}:
-        verdict = f"The gap is within noise at every swept value: this run cannot tell {a} from {b}."
+        verdict = f"The gap's interval includes zero at every tested value: this run cannot tell {a} from {b}."
     else:
         verdict = (f"The verdict changes with `{knob}`: the comparison of {a} and {b} is decided by this "
                    f"simulator assumption, not by the systems alone.")
+    if untested and tested:
+        verdict += f" (At {knob}={', '.join(map(str, untested))} there were too few episodes to test the gap.)"
     return "; ".join(parts) + ". " + verdict

@@ -3,19 +3,39 @@
 Local kernels talk over IPC (Unix sockets) rather than TCP on localhost: nothing listens on a
 port, and the kernel has no reason to print its warning about unencrypted TCP into the run's
 terminal output, where it would read like a problem.
+
+Each kernel's sockets live in a private temporary folder of their own, removed when the kernel
+shuts down. jupyter_client's default names them ``kernel-ipc-1``, ``kernel-ipc-2``, ... in the
+working directory (the notebooks folder), where two runs at once could pick the same names and
+read each other's messages ("Invalid Signature"), and a killed run leaves them behind.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 from jupyter_client.manager import AsyncKernelManager
 
 
 class LocalKernelManager(AsyncKernelManager):
-    """An async kernel manager on IPC transport where the platform has Unix sockets."""
+    """An async kernel manager on IPC transport, in a private folder, where the platform has
+    Unix sockets."""
 
     def __init__(self, **kwargs):
+        ipc_dir = None
         if os.name == "posix":
             kwargs.setdefault("transport", "ipc")
+            if kwargs["transport"] == "ipc" and "ip" not in kwargs:
+                ipc_dir = tempfile.mkdtemp(prefix="psit-kernel-")
+                kwargs["ip"] = os.path.join(ipc_dir, "kernel")
         super().__init__(**kwargs)
+        self._psit_ipc_dir = ipc_dir
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart and self._psit_ipc_dir:
+            shutil.rmtree(self._psit_ipc_dir, ignore_errors=True)
+
+    cleanup_resources = _async_cleanup_resources

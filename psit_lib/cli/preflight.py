@@ -21,7 +21,7 @@ def served_models(base_url: str, api_key: str | None, timeout: float = PROBE_TIM
     request = urllib.request.Request(base_url.rstrip("/") + "/models")
     if api_key:
         request.add_header("Authorization", f"Bearer {api_key}")
-    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - configured URL
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         body = json.loads(response.read() or b"{}")
     return [str(m.get("id")) for m in body.get("data", []) if isinstance(m, dict)]
 

@@ -3,6 +3,12 @@
 The runner inside the notebook kernel rewrites ``<run>/<notebook>/progress.json`` as episodes
 finish (``psit_lib.runs.runner.RunProgress``); a thread of the command line follows the file
 and prints one status line: done / failed / cached of the planned episodes, rate and ETA.
+
+On a terminal the line is rewritten in place (padded, so a shorter line leaves nothing of a
+longer one behind). Anywhere else (a log file, a pipe, CI) each line is a line of its own, with
+no carriage returns: one when the counts first appear, then at most one every ``log_interval``
+seconds (10 s by default) and only when the counts changed, plus one when an execution finishes,
+so a log of a long run shows it is alive without filling up.
 """
 
 from __future__ import annotations
@@ -12,6 +18,11 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+LOG_INTERVAL = 10.0
+"""Seconds between progress lines in a log (not a terminal), at least."""
+
+_COUNTED = ("planned", "resumed", "done", "failed", "cached", "started", "finished")
 
 
 def status_line(counts: dict, now: float | None = None) -> str:
@@ -29,13 +40,17 @@ def status_line(counts: dict, now: float | None = None) -> str:
 class ProgressFollower:
     """Follows one notebook's progress file while the notebook runs."""
 
-    def __init__(self, path: Path, *, interval: float = 1.0, stream=None) -> None:
-        self.path, self.interval = path, interval
+    def __init__(self, path: Path, *, interval: float = 1.0, log_interval: float = LOG_INTERVAL,
+                 stream=None, clock=time.monotonic) -> None:
+        self.path, self.interval, self.log_interval = path, interval, log_interval
         self.stream = stream or sys.stderr
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._follow, daemon=True)
         self._last = ""
         self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._clock = clock
+        self._logged: tuple | None = None  # the counts of the last line in a log, and when
+        self._logged_at = 0.0
 
     def __enter__(self) -> "ProgressFollower":
         self._thread.start()
@@ -58,13 +73,19 @@ class ProgressFollower:
             return
         line = status_line(counts)
         if self._tty:
-            if line != self._last or final:
-                self.stream.write("\r" + line + ("\n" if final else ""))
-        elif (final or counts.get("finished")) and line != self._last:
-            self.stream.write(line + "\n")  # a log gets each finished execution once
+            if line == self._last and not final:
+                return
+            pad = " " * max(0, len(self._last) - len(line))  # no residue of a longer line
+            self.stream.write("\r" + line + pad + ("\n" if final else ""))
+            self._last = "" if final else line
         else:
-            return
-        self._last = line
+            key = tuple(counts.get(k) for k in _COUNTED)
+            now = self._clock()
+            due = self._logged is None or final or counts.get("finished") or now - self._logged_at >= self.log_interval
+            if key == self._logged or not due:
+                return
+            self.stream.write(line + "\n")
+            self._logged, self._logged_at = key, now
         self.stream.flush()
 
     def _follow(self) -> None:

@@ -1,9 +1,14 @@
 """``psit run``: check the settings once, execute notebooks with papermill, follow their episodes,
 summarise what happened, and never report a broken run as done.
 
-Exit status: 0 when every notebook ran and no episode failed; 1 when episodes failed (re-running
-with the same ``--run-id`` retries exactly those) or a notebook failed; 2 for a usage or
-configuration error (before anything ran); 130 when interrupted.
+Exit status: 0 when every notebook ran, no episode failed and no notebook is suspect; 1 when
+episodes failed (re-running with the same ``--run-id`` retries exactly those) or a notebook
+failed; 3 when everything ran but a notebook is ``suspect`` (too many replies could not be
+read, or roles lacked what they need: ``psit_lib.runs.health``; failures take precedence);
+2 for a usage or configuration error (before anything ran); 130 when interrupted by Ctrl-C
+(SIGINT) and 143 (128 + 15) when stopped by SIGTERM (``kill``, a container stop, a CI
+cancellation): both stop the same way, the running notebook's kernel is shut down, finished
+episodes stay saved, and the message names the command that resumes the run.
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ from typing import Any
 from psit_lib.cli.notebooks import load_params, resolve_notebooks
 from psit_lib.cli.preflight import check_settings
 from psit_lib.cli.progress import ProgressFollower
+from psit_lib.cli.signals import terminate_as_interrupt
 from psit_lib.cli.summary import NotebookSummary, table, write_run_file
 from psit_lib.runs.experiment import PROGRESS_FILE, results_root
 
 EXIT_EPISODES_FAILED = 1
+EXIT_SUSPECT = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -97,7 +104,7 @@ def _execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: 
         (folder / PROGRESS_FILE).unlink(missing_ok=True)
         shown = " ".join(f"{k}={v}" for k, v in params[nb.stem].items())
         print(f"[{i}/{len(notebooks)}] {nb.stem} {shown}".rstrip(), flush=True)
-        started = time.perf_counter()
+        started, since = time.perf_counter(), time.time()
         status, error = "ok", None
         try:
             with ProgressFollower(folder / PROGRESS_FILE) if progress else _nothing():
@@ -109,15 +116,16 @@ def _execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: 
             status, error = "failed", notebook_error(exc, out_dir / nb.name)
         except KeyboardInterrupt:
             summaries.append(NotebookSummary.from_folder(folder, notebook=nb.stem, status="interrupted",
-                                                         seconds=time.perf_counter() - started))
+                                                         seconds=time.perf_counter() - started, since=since))
             raise
         summary = NotebookSummary.from_folder(folder, notebook=nb.stem, status=status,
-                                              seconds=time.perf_counter() - started, error=error)
+                                              seconds=time.perf_counter() - started, error=error, since=since)
         summaries.append(summary)
         if error:
             print(f"    FAILED: {error}", file=sys.stderr, flush=True)
         else:
             note = f", {summary.failed} episode(s) failed" if summary.failed else ""
+            note += ", SUSPECT (see below)" if summary.health == "suspect" else ""
             print(f"    done in {summary.seconds:.1f}s{note}", flush=True)
     return summaries
 
@@ -162,15 +170,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"psit run: {len(notebooks)} notebook(s) -> {run_dir} "
           f"(backend {settings.backend}, model {settings.model}, profile {settings.profile_label})", flush=True)
     try:
-        summaries = execute(notebooks, params, run_dir, progress=args.progress)
-    except KeyboardInterrupt:
+        with terminate_as_interrupt():  # SIGTERM: a KeyboardInterrupt whose exit status is 143
+            summaries = execute(notebooks, params, run_dir, progress=args.progress)
+    except KeyboardInterrupt as exc:
         print(f"\npsit: interrupted; finished episodes are saved. Resume with: {resume_command(args, run_id)}",
               file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return getattr(exc, "exit_status", EXIT_INTERRUPTED)
     print("\n" + table(summaries))
     failed_notebooks = [s for s in summaries if s.status == "failed"]
     failed_episodes = sum(s.failed for s in summaries)
-    complete = not failed_notebooks and not failed_episodes
+    suspect = [s for s in summaries if s.health == "suspect"]
+    for s in suspect:
+        print(f"psit: {s.notebook} is SUSPECT: {s.health_reasons[0]}"
+              + (f" (+{len(s.health_reasons) - 1} more in its notebook)" if len(s.health_reasons) > 1 else ""),
+              file=sys.stderr)
+    complete = not failed_notebooks and not failed_episodes and not suspect
     write_run_file(run_dir, summaries, run_id=run_id, complete=complete, backend=settings.backend,
                    model=settings.model, profile=settings.profile_label)
     if complete:
@@ -184,7 +198,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"psit: {failed_episodes} episode(s) failed and are left out of every rate; re-running "
               f"`{resume_command(args, run_id)}` retries exactly those.", file=sys.stderr)
     print("psit: results/latest was not moved to this incomplete run", file=sys.stderr)
-    return EXIT_EPISODES_FAILED
+    return EXIT_EPISODES_FAILED if failed_notebooks or failed_episodes else EXIT_SUSPECT
 
 
 def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]]) -> int:

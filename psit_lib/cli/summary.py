@@ -1,7 +1,10 @@
 """What a run did, per notebook, read back from the run folder (for the terminal and the report).
 
-``run.json`` in the run folder records each notebook's status as the command line saw it; each
-notebook folder's ``metadata.json`` holds the counts of its last execution.
+``run.json`` in the run folder records each notebook's status as the command line saw it.
+Episode counts and run health come from the notebook folder's records (``episodes.jsonl``), so
+a notebook that crashed before it could count still shows every episode it recorded; model
+calls and retries come from its last execution's metadata, or from the records when it never
+finished.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from psit_lib.runs.store import read_folder_metadata
+from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, assess_health
+from psit_lib.runs.store import read_folder_metadata, read_folder_records
 
 RUN_FILE = "run.json"
 
@@ -19,7 +23,7 @@ RUN_FILE = "run.json"
 @dataclass
 class NotebookSummary:
     notebook: str
-    status: str                  # "ok", "episodes failed", "failed", "interrupted"
+    status: str                  # "ok", "suspect", "episodes failed", "failed", "interrupted"
     seconds: float
     error: str | None = None
     episodes: int = 0
@@ -28,17 +32,52 @@ class NotebookSummary:
     model_calls: int = 0
     cache_hits: int = 0
     retries: int = 0
+    health: str = "ok"           # "ok" or "suspect" (psit_lib.runs.health)
+    health_reasons: tuple[str, ...] = ()
 
     @classmethod
     def from_folder(cls, folder: Path, *, notebook: str, status: str, seconds: float,
-                    error: str | None = None) -> "NotebookSummary":
-        last = _last_execution(folder)
-        failed = int(last.get("episodes_failed", 0))
+                    error: str | None = None, since: float | None = None) -> "NotebookSummary":
+        """The notebook's summary; ``since`` (a time stamp) is when this execution started: the
+        metadata's call counts are used only when the notebook finished after it."""
+        records = read_folder_records(folder)
+        metadata = read_folder_metadata(folder)
+        last = metadata.get("last_execution") or {}
+        finished_now = since is None or _stamp(last.get("ended")) >= since - 1.0  # stamps are to the second
+        failed = sum(r.get("status") != "ok" for r in records.values())
+        threshold = _threshold(folder)
+        verdict = assess_health(records.values(), threshold)
         if status == "ok" and failed:
             status = "episodes failed"
-        return cls(notebook, status, round(seconds, 1), error, int(last.get("episodes_recorded", 0)), failed,
-                   int(last.get("episodes_resumed", 0)), int(last.get("model_calls", 0)),
-                   int(last.get("cache_hits", 0)), int(last.get("retries", 0)))
+        elif status == "ok" and verdict.suspect:
+            status = "suspect"
+        if finished_now and last:
+            calls, cached, retries = (int(last.get(k, 0)) for k in ("model_calls", "cache_hits", "retries"))
+            resumed = int(last.get("episodes_resumed", 0))
+        else:
+            usage = [r.get("usage") or {} for r in records.values()]
+            cached = sum(int(u.get("cache_hits", 0)) for u in usage)
+            calls, retries, resumed = sum(int(u.get("calls", 0)) for u in usage) - cached, 0, 0
+        return cls(notebook, status, round(seconds, 1), error, len(records), failed, resumed, calls,
+                   cached, retries, verdict.status, verdict.sentences)
+
+
+def _stamp(text: Any) -> float:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(text)).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _threshold(folder: Path) -> float:
+    """The notebook's ``suspect_threshold`` parameter as recorded in its ``params.json``."""
+    try:
+        return float(json.loads((folder / "params.json").read_text()).get("suspect_threshold",
+                                                                          DEFAULT_SUSPECT_THRESHOLD))
+    except (OSError, ValueError, TypeError):
+        return DEFAULT_SUSPECT_THRESHOLD
 
 
 def _last_execution(folder: Path) -> dict[str, Any]:

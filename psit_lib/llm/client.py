@@ -1,6 +1,7 @@
 """The single seam for every model call.
 
-``LLMClient`` wraps ``openai.AsyncOpenAI`` (one per endpoint) with bounded concurrency, retries
+``LLMClient`` wraps ``openai.AsyncOpenAI`` (one per endpoint) with bounded concurrency (in all,
+and per replica: a call waits in the client for a free slot, untimed, before it is sent), retries
 with exponential backoff and jitter that honour ``Retry-After``, the response cache, and call
 statistics. On the ``sim`` backend the same OpenAI client talks to the embedded simulator
 through an in-process HTTP transport that the caller supplies (``psit_lib.runs.make_client``
@@ -14,6 +15,7 @@ simulator.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import email.utils
 import random
@@ -26,7 +28,8 @@ import openai
 
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
-from psit_lib.llm.readers import split_reasoning
+from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics
+from psit_lib.llm.readers import split_reasoning, strip_template_debris, tool_call_in_text
 from psit_lib.llm.replicas import ReplicaPool
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings
@@ -75,6 +78,9 @@ def retry_after_seconds(response: httpx2.Response | None) -> float | None:
         parsed = email.utils.parsedate_to_datetime(value) if value else None
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
+
+_UNANSWERED = frozenset({"timeout", "connection_refused", "connection_error"})
+"""Fault kinds where the server sent no reply (the others prove it is alive)."""
 
 CONNECTIONS_PER_POOL = 8
 """Calls in flight per HTTP connection pool; a client holds ceil(concurrency / this) pools."""
@@ -153,7 +159,7 @@ class LLMClient:
     def _pool(self) -> ReplicaPool:
         if self._replicas is None:
             urls = (SIM_BASE_URL,) if self.settings.backend == "sim" else self.settings.urls_for(self.settings.model)
-            self._replicas = ReplicaPool(urls)
+            self._replicas = ReplicaPool(urls, slots=self.settings.endpoint_concurrency)
         return self._replicas
 
     def _openai(self, base_url: str) -> openai.AsyncOpenAI:
@@ -216,7 +222,8 @@ class LLMClient:
                                 retryable=exc.status_code in RETRYABLE_STATUS,
                                 wait=retry_after_seconds(exc.response)) from None
         except openai.APITimeoutError:
-            raise EndpointFault("timeout", f"timeout after {self.settings.timeout:g}s", replica_down=True) from None
+            # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
+            raise EndpointFault("timeout", f"timeout after {self.settings.timeout:g}s") from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             refused = isinstance(cause, (httpx2.ConnectError, ConnectionRefusedError))
@@ -227,19 +234,21 @@ class LLMClient:
         return _result_from_body(data)
 
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
-        """Attempts on the least-busy healthy replica; endpoint faults are retried (with backoff,
-        honouring Retry-After), a replica that refuses or times out is passed over for a while.
+        """Attempts on the least-busy healthy replica with a free slot (waiting for one is not
+        timed); endpoint faults are retried (with backoff, honouring Retry-After), a replica that
+        refuses, or one of several that times out repeatedly, is passed over for a while.
         Every failed attempt is counted by kind: ``sum(faults) == retries + failures``."""
         pool = self._pool()
         attempts = self.settings.max_retries + 1
         fault: EndpointFault | None = None
         url = pool.urls[0]
         for attempt in range(attempts):
-            url = pool.acquire()
+            url = await pool.slot()
             try:
                 result = await self._attempt(request, url)
             except EndpointFault as exc:
-                pool.release(url, failed=exc.replica_down)
+                down = pool.release(url, failed=exc.replica_down, timed_out=exc.kind == "timeout",
+                                    answered=exc.kind not in _UNANSWERED)
                 fault = exc
                 self.stats.faults[exc.kind] = self.stats.faults.get(exc.kind, 0) + 1
                 if not exc.retryable:
@@ -250,16 +259,20 @@ class LLMClient:
                 pool.release(url)
                 raise
             else:
-                pool.release(url)
+                pool.release(url, answered=True)
                 return result
             if attempt == attempts - 1:
                 break
             self.stats.retries += 1
-            if fault.replica_down and pool.healthy_count() > 0:
+            if down and pool.healthy_count() > 0:
                 continue  # fail over to another replica at once
             await asyncio.sleep(self._backoff(attempt) if fault.wait is None else min(fault.wait, self.settings.backoff_max))
         self.stats.failures += 1
-        raise ModelCallError(f"model call failed after {attempts} tries, last: {fault.reason if fault else '?'}; "
+        hint = ""
+        if fault is not None and fault.kind == "timeout" and self.settings.endpoint_concurrency is None:
+            hint = (" (a server that runs few calls at once queues the rest, and queued time counts against"
+                    " PSIT_TIMEOUT: set PSIT_ENDPOINT_CONCURRENCY to its slot count, see the README)")
+        raise ModelCallError(f"model call failed after {attempts} tries, last: {fault.reason if fault else '?'}{hint}; "
                              f"endpoint {url}; {request.describe()}")
 
     def _backoff(self, attempt: int) -> float:
@@ -300,19 +313,21 @@ class ModelSession:
 
     def __init__(self, client: LLMClient, *, run_seed: int, episode_id: str,
                  sampling: SamplingDefaults | None = None, path: str = "main",
-                 log: list[CallRecord] | None = None) -> None:
+                 log: list[CallRecord] | None = None, diagnostics: EpisodeDiagnostics | None = None) -> None:
         self.client = client
         self.run_seed = run_seed
         self.episode_id = episode_id
         self.sampling = sampling or SamplingDefaults()
         self.path = path
         self.log: list[CallRecord] = [] if log is None else log
+        self.diagnostics = EpisodeDiagnostics() if diagnostics is None else diagnostics
         self._index = 0
 
     def branch(self, name: str) -> "ModelSession":
-        """A child session for a fork branch: own seed path, shared call log."""
+        """A child session for a fork branch: own seed path, shared call log and diagnostics."""
         return ModelSession(self.client, run_seed=self.run_seed, episode_id=self.episode_id,
-                            sampling=self.sampling, path=f"{self.path}/{name}", log=self.log)
+                            sampling=self.sampling, path=f"{self.path}/{name}", log=self.log,
+                            diagnostics=self.diagnostics)
 
     @property
     def model(self) -> str:
@@ -338,6 +353,18 @@ class ModelSession:
             raise
         self.log.append(CallRecord(role, self.path, index, seed, result.cached,
                                    result.usage.prompt_tokens, result.usage.completion_tokens))
+        kept = strip_template_debris(result.content)
+        if kept != result.content.strip():
+            # The model ran on past its turn (``<|im_end|>user ...``): what follows a template
+            # token is not its reply, and must reach no transcript, board or secret.
+            self.diagnostics.flag(FLAG_TEMPLATE_DEBRIS, role, result.content, "cut at the first template token")
+            result = dataclasses.replace(result, content=kept)
+        if tools and not result.tool_calls:
+            names = {t.get("function", {}).get("name") for t in tools if isinstance(t, dict)}
+            named = tool_call_in_text(result.content, {n for n in names if isinstance(n, str)})
+            if named:
+                self.diagnostics.flag(FLAG_TOOL_CALL_AS_TEXT, role, result.content,
+                                      f"{named} written as text, not as a tool call")
         return result
 
     def usage_summary(self) -> dict[str, Any]:

@@ -121,7 +121,8 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _MAX_STARTS = 8
 
 
-def read_json_value(text: str | None, kinds: tuple[type, ...] = (dict, list)) -> dict | list | None:
+def read_json_value(text: str | None,
+                    kinds: tuple[type[dict] | type[list], ...] = (dict, list)) -> dict | list | None:
     """The JSON value (of ``kinds``) of a reply: the whole reply, a fenced block, or the first
     one that starts in prose and may be followed by more prose (reasoning stripped first);
     None when there is none."""
@@ -152,3 +153,46 @@ def read_json_object(text: str | None) -> dict | None:
     """The JSON object of a reply wrapped in fences or prose (see :func:`read_json_value`)."""
     value = read_json_value(text, (dict,))
     return value if isinstance(value, dict) else None
+
+
+def tool_call_in_text(text: str | None, tool_names: "set[str] | frozenset[str]") -> str | None:
+    """The tool a reply names in a JSON tool call written as text (``{"name": "order_ride",
+    "arguments": {...}}``, bare, fenced or in prose; also OpenAI's ``{"function": {"name": ...}}``
+    and a list of such calls), or None.
+
+    Servers without a tool-call parser hand such text back as the reply's content instead of a
+    ``tool_calls`` entry. Only a known tool's name counts, so a JSON answer that happens to have
+    a ``name`` field is not mistaken for a call.
+    """
+    value = read_json_value(text, (dict, list))
+    calls = value if isinstance(value, list) else [value]
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function")
+        inner = function if isinstance(function, dict) else call
+        name = inner.get("name") or inner.get("tool") or inner.get("tool_name")
+        if isinstance(name, str) and name in tool_names:
+            return name
+    return None
+
+
+# Chat-template control tokens a server left in the text: ChatML and Llama-3/Phi style ``<|...|>``
+# (``<|im_end|>``, ``<|im_start|>``, ``<|endoftext|>``, ``<|eot_id|>``), Gemma's turn markers and
+# ``<eos>``/``<bos>``, and Llama-2/Mistral's ``</s>``, ``[INST]``, ``[/INST]``, ``<<SYS>>``.
+_TEMPLATE_TOKEN = re.compile(
+    r"<\|[^|<>\s]{1,40}\|>|</?(?:start_of_turn|end_of_turn|eos|bos)>|</s>|\[/?INST\]|<</?SYS>>", re.I)
+
+
+def strip_template_debris(text: str | None) -> str:
+    """``text`` cut at its first chat-template token (``<|im_end|>``, ``<end_of_turn>``, ``</s>``,
+    ``[INST]`` and the like), surrounding whitespace removed.
+
+    Why cut rather than delete the token: what follows such a token is the model running on
+    past its turn (``<|im_end|>user ...`` is the model writing the next user message), never
+    part of its reply, so it must not be read as a secret, a board or an answer. A reply that
+    is nothing but debris becomes empty, which every reader treats as unreadable.
+    """
+    text = text or ""
+    found = _TEMPLATE_TOKEN.search(text)
+    return (text[: found.start()] if found else text).strip()

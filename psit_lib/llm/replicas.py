@@ -1,52 +1,148 @@
-"""Choosing among several replicas of one served model: least busy, healthy first.
+"""Choosing among several replicas of one served model: least busy, healthy first, within slots.
 
 A fleet of OpenAI-compatible servers behind no router: each model has one or more base URLs.
-A call goes to the replica with the fewest calls in flight among those not cooling down; a
-replica that refused a connection or timed out cools down for a while, so the next attempt
-fails over to another one. Where to send a call never changes what is cached: cache keys name
-the model and the request, not the replica.
+A call goes to the replica with the fewest calls in flight among those not cooling down.
+
+**Slots.** A replica may be given a number of slots (``PSIT_ENDPOINT_CONCURRENCY``): the calls it
+runs at once. A call that finds every replica's slots taken waits here, in the client, in
+arrival order, until one frees; only then is it sent, and only then does its timeout start.
+Without slots, calls beyond what a server runs at once wait in the *server's* queue instead,
+and that waiting counts against their timeout: a small server with a long queue times out calls
+that never started (the reason this exists). Server-specific introspection (llama.cpp's
+``/slots``, vLLM's metrics) is deliberately not used: the limit is a setting, so every
+OpenAI-compatible server behaves the same.
+
+**Health.** A replica that refused a connection cools down for a while, so the next attempt
+fails over to another one. A timeout is weaker evidence (a long generation, a busy server), so
+it cools a replica down only when there is somewhere else to go and it happened
+``TIMEOUTS_BEFORE_COOLDOWN`` times in a row; a lone replica is never marked down by timeouts
+(there is nowhere to fail over to, so marking it down would only add waiting). Where to send a
+call never changes what is cached: cache keys name the model and the request, not the replica.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections import deque
 from collections.abc import Sequence
 
 COOLDOWN_SECONDS = 10.0
-"""How long a replica that refused a connection or timed out is passed over."""
+"""How long a replica that refused a connection (or timed out repeatedly) is passed over."""
+
+TIMEOUTS_BEFORE_COOLDOWN = 2
+"""Consecutive timeouts after which a replica of several is passed over for a while."""
 
 
 class ReplicaPool:
-    """The base URLs serving one model, with their load and health."""
+    """The base URLs serving one model, with their load, free slots and health."""
 
-    def __init__(self, urls: Sequence[str], *, cooldown: float = COOLDOWN_SECONDS, clock=time.monotonic) -> None:
+    def __init__(self, urls: Sequence[str], *, slots: int | None = None, cooldown: float = COOLDOWN_SECONDS,
+                 clock=time.monotonic) -> None:
         if not urls:
             raise ValueError("a replica pool needs at least one base URL")
+        if slots is not None and slots < 1:
+            raise ValueError("a replica needs at least one slot")
         self.urls = tuple(urls)
+        self.slots = slots
         self.cooldown = cooldown
         self._clock = clock
         self._in_flight = {url: 0 for url in self.urls}
         self._down_until = {url: 0.0 for url in self.urls}
+        self._timeouts = {url: 0 for url in self.urls}
+        self._waiters: deque[asyncio.Future[str]] = deque()
+        self._timer: asyncio.TimerHandle | None = None
 
-    def pick(self) -> str:
-        """The least-busy healthy replica (list order breaks ties); if all cool down, the one
-        that comes back first."""
+    # -- choosing ------------------------------------------------------------------------
+    def _has_room(self, url: str) -> bool:
+        return self.slots is None or self._in_flight[url] < self.slots
+
+    def pick(self) -> str | None:
+        """The least-busy healthy replica with a free slot (list order breaks ties). If every
+        replica cools down, the one with a free slot that comes back first. None when the call
+        has to wait: every healthy replica's slots are taken (or every replica's)."""
         now = self._clock()
         healthy = [u for u in self.urls if self._down_until[u] <= now]
-        if not healthy:
-            return min(self.urls, key=lambda u: self._down_until[u])
-        return min(healthy, key=lambda u: (self._in_flight[u], self.urls.index(u)))
+        if healthy:
+            free = [u for u in healthy if self._has_room(u)]
+            return min(free, key=lambda u: (self._in_flight[u], self.urls.index(u))) if free else None
+        free = [u for u in self.urls if self._has_room(u)]
+        return min(free, key=lambda u: self._down_until[u]) if free else None
 
     def acquire(self) -> str:
+        """A replica for a call now (no waiting): for pools without slots, or with one free."""
         url = self.pick()
+        if url is None:
+            raise RuntimeError("every replica's slots are taken: use `await pool.slot()`")
         self._in_flight[url] += 1
         return url
 
-    def release(self, url: str, *, failed: bool = False) -> None:
+    async def slot(self) -> str:
+        """A replica with a free slot, waiting in arrival order until one frees; the caller
+        must :meth:`release` it. Cancelled while waiting, it takes no slot."""
+        if not self._waiters:
+            url = self.pick()
+            if url is not None:
+                self._in_flight[url] += 1
+                return url
+        waiter: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        self._wake()  # arms the timer for a replica that comes back from a cooldown
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release(waiter.result())  # handed a slot just as it was cancelled
+            else:
+                try:
+                    self._waiters.remove(waiter)
+                except ValueError:
+                    pass
+            raise
+
+    def _wake(self) -> None:
+        """Hand free slots to the waiting calls, oldest first; if calls still wait while a
+        replica with room cools down, look again when it comes back."""
+        while self._waiters:
+            if self._waiters[0].done():  # cancelled meanwhile
+                self._waiters.popleft()
+                continue
+            url = self.pick()
+            if url is None:
+                break
+            self._in_flight[url] += 1
+            self._waiters.popleft().set_result(url)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._waiters:
+            now = self._clock()
+            returning = [self._down_until[u] for u in self.urls if self._down_until[u] > now and self._has_room(u)]
+            if returning:
+                self._timer = asyncio.get_running_loop().call_later(min(returning) - now + 0.001, self._wake)
+
+    # -- outcomes ------------------------------------------------------------------------
+    def release(self, url: str, *, failed: bool = False, timed_out: bool = False, answered: bool = False) -> bool:
+        """The call at ``url`` ended: ``failed`` (refused) cools the replica down; ``timed_out``
+        does when it is one of several and timed out ``TIMEOUTS_BEFORE_COOLDOWN`` times in a
+        row; ``answered`` (the server replied, even with an error) clears its timeouts. Returns
+        whether the replica is now cooling down because of this call."""
         self._in_flight[url] -= 1
+        if timed_out:
+            self._timeouts[url] += 1
+            failed = failed or (len(self.urls) > 1 and self._timeouts[url] >= TIMEOUTS_BEFORE_COOLDOWN)
+        elif answered:
+            self._timeouts[url] = 0
         if failed:
             self._down_until[url] = self._clock() + self.cooldown
+            self._timeouts[url] = 0
+        if self._waiters:
+            self._wake()
+        return failed
 
     def healthy_count(self) -> int:
         now = self._clock()
         return sum(self._down_until[u] <= now for u in self.urls)
+
+    def in_flight(self, url: str) -> int:
+        return self._in_flight[url]

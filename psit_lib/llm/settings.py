@@ -16,7 +16,13 @@ Environment variables
 ``PSIT_MODEL``          model name (default ``psit-sim`` on the simulator).
 ``PSIT_SIM_PROFILE``    simulator behaviour profile (default ``default``).
 ``PSIT_CONCURRENCY``    maximum calls in flight (default 32).
-``PSIT_TIMEOUT``        seconds per HTTP attempt (default 120).
+``PSIT_ENDPOINT_CONCURRENCY`` maximum calls in flight at each replica (default: no limit beyond
+                        ``PSIT_CONCURRENCY``). Set it to what one server runs at once (llama.cpp's
+                        ``-np``, Ollama's ``OLLAMA_NUM_PARALLEL``, vLLM's ``--max-num-seqs``): the
+                        other calls wait in the client, where waiting is not counted in the timeout,
+                        instead of in the server's queue, where it is.
+``PSIT_TIMEOUT``        seconds per HTTP attempt, from when it is sent (default 120); time spent
+                        waiting for a replica's free slot in the client is not part of it.
 ``PSIT_MAX_RETRIES``    retries after the first try on 429/5xx/timeouts (default 5).
 ``PSIT_CACHE``          ``rw`` (default), ``off`` or ``replay`` (replay-only: a miss is an error).
 """
@@ -39,7 +45,8 @@ SIM_BASE_URL = "http://psit-sim.invalid/v1"
 
 FIELD_ENV = {"backend": "PSIT_BACKEND", "base_urls": "PSIT_BASE_URLS", "model": "PSIT_MODEL",
              "sim_profile": "PSIT_SIM_PROFILE", "concurrency": "PSIT_CONCURRENCY", "timeout": "PSIT_TIMEOUT",
-             "max_retries": "PSIT_MAX_RETRIES", "cache": "PSIT_CACHE", "model_endpoints": "PSIT_MODEL_ENDPOINTS"}
+             "max_retries": "PSIT_MAX_RETRIES", "cache": "PSIT_CACHE", "model_endpoints": "PSIT_MODEL_ENDPOINTS",
+             "endpoint_concurrency": "PSIT_ENDPOINT_CONCURRENCY"}
 """Which environment variable sets each setting (error messages name the variable at fault)."""
 
 
@@ -55,6 +62,8 @@ class LLMSettings(BaseModel):
     model: str = SIM_MODEL_NAME
     sim_profile: str = "default"
     concurrency: int = Field(default=32, ge=1, le=4096)
+    endpoint_concurrency: int | None = Field(default=None, ge=1, le=4096)
+    """Calls in flight at each replica at most (None: only ``concurrency`` bounds them)."""
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=5, ge=0, le=50)
     cache: CacheMode = "rw"
@@ -80,6 +89,7 @@ class LLMSettings(BaseModel):
             raw["api_key"] = key
         for name, field in (("PSIT_MODEL", "model"), ("PSIT_SIM_PROFILE", "sim_profile"),
                             ("PSIT_CONCURRENCY", "concurrency"), ("PSIT_TIMEOUT", "timeout"),
+                            ("PSIT_ENDPOINT_CONCURRENCY", "endpoint_concurrency"),
                             ("PSIT_MAX_RETRIES", "max_retries"), ("PSIT_CACHE", "cache")):
             if env.get(name):
                 raw[field] = env[name].strip()

@@ -135,3 +135,5 @@ class CallRecord:
     prompt_tokens: int
     completion_tokens: int
     error: str | None = None
+    read_error: str | None = None
+    """Set when the call succeeded but its reply could not be read (a helper role's garbage)."""

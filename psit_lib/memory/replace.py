@@ -117,7 +117,7 @@ class _ContextCheck:
         memory, layout = self.layout.memory, self.layout
         if self.pre is not None:
             if self.strict:
-                if not self.pre_adjacent.search(memory, 0, start):
+                if self.pre_adjacent is None or not self.pre_adjacent.search(memory, 0, start):
                     return False
             else:
                 window = layout.line_start(layout.line_of(start) - LOOSE_CONTEXT_LINES)
@@ -125,7 +125,7 @@ class _ContextCheck:
                     return False
         if self.post is not None:
             if self.strict:
-                if not self.post_adjacent.match(memory, end):
+                if self.post_adjacent is None or not self.post_adjacent.match(memory, end):
                     return False
             else:
                 window = layout.line_end(layout.line_of(end) + LOOSE_CONTEXT_LINES)
@@ -233,7 +233,7 @@ def replace_in_memory(
     new_memory = "".join(pieces)
     ensure_headers_unchanged(memory, new_memory, TOOL)
 
-    touched = []
+    touched: list[str] = []
     for start, _ in pending:
         line = layout.line_of(start)
         touched.extend(s.title for s in sections if s.start <= line < s.end)

@@ -70,7 +70,7 @@ def initial_memory(secret: str | None = None) -> str:
         if "\n" in secret.strip() or "<" in secret or ">" in secret:
             raise ValueError(f"secret must be a single line without angle brackets, got {secret!r}")
         facts.append(f"<secret>{secret.strip()}</secret>")
-    bodies = ([], facts, [])
+    bodies: tuple[list[str], ...] = ([], facts, [])
     blocks = []
     for number, (title, body) in enumerate(zip(SECTION_TITLES, bodies), start=1):
         blocks.append("\n".join([f"## {number}. {title}", *body]))

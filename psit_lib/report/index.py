@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from psit_lib.runs.store import read_folder_metadata
 
@@ -28,6 +28,7 @@ td.num { text-align: right; }
 img.thumb { max-width: 15em; max-height: 10em; }
 .headline { color: #333; font-size: 0.95em; }
 .complete { color: #185c18; } .incomplete { color: #8a1c1c; }
+.reason { font-size: 0.8em; color: #8a1c1c; max-width: 28em; margin-top: 0.3em; }
 """
 
 
@@ -43,6 +44,7 @@ class IndexRow:
     cache_hits: int
     headline: str
     figure: str | None  # a data: URI
+    health_reasons: tuple[str, ...] = ()
 
 
 def notebook_title(nb: Any, fallback: str) -> str:
@@ -77,9 +79,14 @@ def code_commit(repo: Path) -> str:
 def index_row(run_dir: Path, nb: Any, stem: str, status: dict[str, Any]) -> IndexRow:
     meta = read_folder_metadata(run_dir / stem)
     last = meta.get("last_execution") or {}
+    health = meta.get("health") or {}
+    reasons = tuple(status.get("health_reasons") or health.get("reasons") or ())
+    shown = status.get("status", "not recorded")
+    if shown == "ok" and (status.get("health") == "suspect" or health.get("status") == "suspect"):
+        shown = "suspect"
     return IndexRow(
         stem=stem, title=notebook_title(nb, stem),
-        status=status.get("status", "not recorded"), seconds=status.get("seconds"),
+        status=shown, seconds=status.get("seconds"), health_reasons=reasons if shown == "suspect" else (),
         episodes=int(status.get("episodes", last.get("episodes_recorded", 0)) or 0),
         failed=int(status.get("failed", last.get("episodes_failed", 0)) or 0),
         calls=int(status.get("model_calls", last.get("model_calls", 0)) or 0),
@@ -91,7 +98,8 @@ def _markdown(text: str) -> str:
     """A headline's markdown (bold, bullets) as HTML, raw HTML in it escaped."""
     import mistune
 
-    return mistune.create_markdown(escape=True)(text)
+    # the HTML renderer (the default) returns a string; only the AST renderer returns a list
+    return cast(str, mistune.create_markdown(escape=True)(text))
 
 
 def _row_html(row: IndexRow) -> str:
@@ -100,17 +108,21 @@ def _row_html(row: IndexRow) -> str:
     seconds = f"{row.seconds:.0f} s" if isinstance(row.seconds, (int, float)) else "—"
     return (f"<tr><td><a href='{html.escape(row.stem)}.html'>{html.escape(row.title)}</a>"
             f"<div class='headline'>{_markdown(row.headline)}</div></td>"
-            f"<td><span class='status {'ok' if good else 'bad'}'>{html.escape(row.status)}</span></td>"
+            f"<td><span class='status {'ok' if good else 'bad'}'>{html.escape(row.status)}</span>"
+            + "".join(f"<div class='reason'>{html.escape(r)}</div>" for r in row.health_reasons[:3])
+            + "</td>"
             f"<td class='num'>{seconds}</td><td class='num'>{row.episodes} ({row.failed} failed)</td>"
             f"<td class='num'>{row.calls}</td><td class='num'>{row.cache_hits}</td><td>{figure}</td></tr>")
 
 
 def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit: str) -> str:
     complete = bool(run.get("complete")) and all(r.status == "ok" for r in rows)
-    state = ("<p class='complete'>Complete run: every notebook finished and every episode was scored.</p>"
+    state = ("<p class='complete'>Complete run: every notebook finished, no episode failed, and no "
+             "notebook's share of unreadable replies or flagged episodes passed its threshold.</p>"
              if complete else
-             "<p class='incomplete'>Incomplete run: a notebook failed, episodes failed or the run was not "
-             "recorded by <code>psit run</code>; its numbers are not final.</p>")
+             "<p class='incomplete'>Incomplete run: a notebook failed, episodes failed, a notebook "
+             "is suspect (replies the harness could not read, or roles that lacked what they need) or the run "
+             "was not recorded by <code>psit run</code>; its numbers are not final.</p>")
     simulated = run.get("backend") == "sim"
     provenance = (f"backend <b>{html.escape(str(run.get('backend', '?')))}</b>"
                   f"{' (simulated model: not a real LLM)' if simulated else ''}, model "

@@ -26,6 +26,7 @@ from psit_lib.llm.client import LLMClient, SamplingDefaults
 from psit_lib.llm.settings import LLMSettings
 
 from psit_lib.runs.backend import make_client
+from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, HealthVerdict, assess_health
 from psit_lib.runs.metadata import (base_metadata, now_iso, prompt_fingerprints, simulator_assumptions_table,
                                      simulator_configuration)
 from psit_lib.runs.records import read_records
@@ -190,12 +191,12 @@ class Experiment:
 
     def save_figure(self, fig, name: str) -> Path:
         """Save a figure (PNG and SVG) to the run folder, and to ``figures/`` (the latest run's
-        figures) unless episodes of this run failed: a figure of an incomplete run must not
-        replace the last complete one. Files are ``<notebook>__<name>.{png,svg}``."""
+        figures) unless episodes of this run failed or its health is suspect: a figure of an
+        incomplete or unreadable run must not replace the last complete one. Files are ``<notebook>__<name>.{png,svg}``."""
         stem = f"{self.notebook}__{name}"
         local = self.store.dir / "figures" / f"{stem}.png"
         targets = [local.parent]
-        if not self.failed_episodes():
+        if not self.failed_episodes() and not self.health().suspect:
             targets.append(figures_dir())
         for folder in targets:
             folder.mkdir(parents=True, exist_ok=True)
@@ -222,6 +223,17 @@ class Experiment:
         self.store.write_metadata(self.metadata)
         return text
 
+    def health(self) -> HealthVerdict:
+        """The notebook's run health over every episode recorded so far (all runs of the
+        notebook, sweeps included): ``suspect`` when some agent's share of unreadable replies or
+        flagged episodes passes the ``suspect_threshold`` parameter. Recorded in the metadata,
+        where ``psit run`` and the report read it."""
+        threshold = float(self.params.get("suspect_threshold", DEFAULT_SUSPECT_THRESHOLD))
+        verdict = assess_health(self.store.records().values(), threshold)
+        self.metadata["health"] = verdict.as_dict()
+        self.store.write_metadata(self.metadata)
+        return verdict
+
     def failed_episodes(self) -> int:
         """Episodes of this notebook's folder whose latest record is an error."""
         return sum(r.get("status") != "ok" for r in self.store.records().values())
@@ -244,6 +256,7 @@ class Experiment:
                      "episodes_run": progress.get("done", 0),
                      **summary}
         self.metadata["simulator"] = simulator_configuration(self.settings, execution.get("calls_by_role", {}))
+        execution["health"] = self.health().status
         self.metadata["executions"].append(execution)
         self.metadata["ended"] = execution["ended"]
         self.metadata["last_execution"] = execution

@@ -77,6 +77,9 @@ class ModelRunParams(NotebookParams):
     temperature: float = Field(0.3, ge=0.0, le=2.0)
     max_tokens: int = Field(2048, ge=16, le=131_072)
     concurrency: int = Field(16, ge=1, le=4096)
+    suspect_threshold: float = Field(0.2, ge=0.0, le=1.0)
+    """Share of unreadable replies (or flagged episodes) per agent and role above which the
+    notebook's results are marked suspect (psit_lib.runs.health)."""
 
     @field_validator("models")
     @classmethod

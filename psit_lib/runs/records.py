@@ -19,7 +19,7 @@ from typing import Any, Generic, Literal, Sequence, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-ENVELOPE_FIELDS = ("episode_id", "status", "error", "spec", "usage", "calls", "wall_seconds")
+ENVELOPE_FIELDS = ("episode_id", "status", "error", "spec", "usage", "calls", "wall_seconds", "diagnostics")
 
 
 class RecordError(ValueError):
@@ -45,6 +45,7 @@ class CallLog(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     error: str | None = None
+    read_error: str | None = None  # the reply came back but could not be read (absent in older records)
 
 
 class UsageSummary(BaseModel):
@@ -54,6 +55,16 @@ class UsageSummary(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     calls_by_role: dict[str, int]
+
+
+class Diagnostics(BaseModel):
+    """What the episode could not read, and what its roles did instead of what they need
+    (:class:`psit_lib.llm.diagnostics.EpisodeDiagnostics`; empty in records made before it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    reads: dict[str, dict[str, int]] = {}
+    flags: dict[str, int] = {}
+    notes: list[dict[str, Any]] = []
 
 
 R = TypeVar("R", bound=StudyResult)
@@ -70,6 +81,7 @@ class EpisodeRecord(BaseModel, Generic[R]):
     usage: UsageSummary
     calls: list[CallLog]
     wall_seconds: float
+    diagnostics: Diagnostics = Diagnostics()
     result: R | None = None
 
     @model_validator(mode="before")
@@ -93,6 +105,12 @@ class EpisodeRecord(BaseModel, Generic[R]):
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    def require_result(self) -> R:
+        """The study result of a finished episode; a failed episode has none and raises."""
+        if self.result is None:
+            raise ValueError(f"episode {self.episode_id!r} failed ({self.error}); it has no result")
+        return self.result
 
     def stored(self) -> dict[str, Any]:
         """The flat JSON object written to ``episodes.jsonl``."""

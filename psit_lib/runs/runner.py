@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, Generic, Sequence, TypeVar
 
 from pydantic import BaseModel
 from tqdm.auto import tqdm
@@ -33,7 +34,31 @@ class EpisodeSpec:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-EpisodeFn = Callable[[EpisodeSpec, ModelSession], Awaitable[dict[str, Any]]]
+EpisodeFn = Callable[[EpisodeSpec, ModelSession], Awaitable[dict[str, Any] | BaseModel]]
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class StudyEpisode(Generic[R]):
+    """An episode function that names the study result it returns (a pydantic model), so that
+    :meth:`Experiment.run <psit_lib.runs.experiment.Experiment.run>` reads its records back typed.
+    Made by the :func:`study_episode` decorator; called like the function it wraps."""
+
+    def __init__(self, fn: Callable[[EpisodeSpec, ModelSession], Awaitable[R]], result_type: type[R]) -> None:
+        self.fn = fn
+        self.result_type = result_type
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, spec: EpisodeSpec, session: ModelSession) -> Awaitable[R]:
+        return self.fn(spec, session)
+
+
+def study_episode(result_type: type[R]) -> Callable[[Callable[[EpisodeSpec, ModelSession], Awaitable[R]]],
+                                                   StudyEpisode[R]]:
+    """Decorate a study's episode function with the result model it returns."""
+    def declare(fn: Callable[[EpisodeSpec, ModelSession], Awaitable[R]]) -> StudyEpisode[R]:
+        return StudyEpisode(fn, result_type)
+    return declare
 
 
 @dataclass
@@ -108,10 +133,12 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
             session = ModelSession(pick(spec), run_seed=run_seed, episode_id=spec.episode_id,
                                    sampling=sampling)
             started = time.perf_counter()
+            body: dict[str, Any]
             try:
-                body, status, error = await episode_fn(spec, session), "ok", None
-                if isinstance(body, BaseModel):  # a study's typed result: stored flat, as JSON
-                    body = body.model_dump(mode="json")
+                result = await episode_fn(spec, session)
+                # a study's typed result is stored flat, as JSON
+                body = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
+                status, error = "ok", None
             except FatalRunError:
                 raise  # e.g. a replay-only cache miss: the run must stop, not record a failure
             except Exception as exc:  # recorded, never dropped
@@ -120,7 +147,9 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
                       "spec": spec.params, "usage": session.usage_summary(),
                       # concurrent branches finish in any order: list calls by where they were made
                       "calls": [dataclasses.asdict(c) for c in sorted(session.log, key=lambda c: (c.path, c.index))],
-                      "wall_seconds": round(time.perf_counter() - started, 4), **body}
+                      "wall_seconds": round(time.perf_counter() - started, 4),
+                      # what could not be read, however the episode ended (psit_lib.runs.health)
+                      "diagnostics": session.diagnostics.as_dict(), **body}
             store.append(record)
             usage = record["usage"]
             counts.update(status, all_cached=usage["calls"] > 0 and usage["cache_hits"] == usage["calls"])

@@ -14,7 +14,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 
 class ParameterMismatchError(ValueError):
@@ -69,26 +69,12 @@ class RunStore:
             finally:
                 os.close(fd)
 
-    def _raw_records(self) -> Iterable[dict[str, Any]]:
-        path = self.dir / self.RECORDS
-        if not path.exists():
-            return []
-        out = []
-        for line in path.read_bytes().split(b"\n"):
-            if not line.strip():
-                continue
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a partial line from a killed run: never finished, will be redone
-        return out
+    def _raw_records(self) -> list[dict[str, Any]]:
+        return _read_lines(self.dir / self.RECORDS)
 
     def records(self) -> dict[str, dict[str, Any]]:
         """Latest record per episode id."""
-        latest: dict[str, dict[str, Any]] = {}
-        for record in self._raw_records():
-            latest[record["episode_id"]] = record
-        return latest
+        return read_folder_records(self.dir)
 
     def finished_ids(self) -> set[str]:
         return {eid for eid, rec in self.records().items() if rec.get("status") == "ok"}
@@ -121,3 +107,32 @@ def read_folder_metadata(folder: Path) -> dict[str, Any]:
         return json.loads((Path(folder) / RunStore.METADATA).read_text())
     except (OSError, ValueError):
         return {}
+
+
+def _read_lines(path: Path) -> list[dict[str, Any]]:
+    """Every whole record of a JSON-lines file; a partial line from a killed run is skipped
+    (never finished, so it will be redone)."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_bytes().split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and "episode_id" in record:
+            out.append(record)
+    return out
+
+
+def read_folder_records(folder: Path) -> dict[str, dict[str, Any]]:
+    """A notebook folder's latest record per episode, for the store and for readers of finished
+    runs (summary, report): empty when there are none, and the folder is never created.
+    Counting from the records, not from the notebook's own counters, keeps a notebook that
+    crashed before it could count honest: its failed episodes still show."""
+    latest: dict[str, dict[str, Any]] = {}
+    for record in _read_lines(Path(folder) / RunStore.RECORDS):
+        latest[record["episode_id"]] = record
+    return latest

@@ -40,7 +40,7 @@ class SimReply:
 
     content: str = ""
     reasoning: str | None = None
-    tool_calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
+    tool_calls: Sequence[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
 
 
 @dataclass
@@ -90,8 +90,8 @@ class SimContext:
 
     @property
     def wants_json(self) -> bool:
-        return bool(self.response_format) and self.response_format.get("type") in (
-            "json_object", "json_schema")
+        return bool(self.response_format and self.response_format.get("type") in (
+            "json_object", "json_schema"))
 
     # -- seeded choices --------------------------------------------------------------------
     def chance(self, p: float) -> bool:

@@ -48,13 +48,12 @@ the base name), so two knob values differ only where that knob acts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .formats import OUTPUT_FORMATS
-
-OutputFormat = Literal[OUTPUT_FORMATS]  # type: ignore[valid-type]
+from .formats import OutputFormat
 
 
 class UnknownProfileError(ValueError):
@@ -163,14 +162,13 @@ def get_profile(spec: str) -> SimProfile:
 def with_override(spec: str, knob: str, value: object) -> str:
     """The spec of ``spec`` with one more knob set (checked: an error names a bad knob or value)."""
     name, *overrides = [part.strip() for part in spec.split(",")]
-    changes = dict(item.split("=", 1) for item in overrides if "=" in item)
-    changes[knob] = value
+    changes = {**dict(item.split("=", 1) for item in overrides if "=" in item), knob: value}
     new = profile_spec(name, changes)
     get_profile(new)
     return new
 
 
-def profile_spec(name: str, overrides: dict[str, object]) -> str:
+def profile_spec(name: str, overrides: Mapping[str, object]) -> str:
     """The canonical spec of a profile with overrides (knobs sorted, so one spec per profile)."""
     return ",".join([name, *(f"{k}={v}" for k, v in sorted(overrides.items()))])
 

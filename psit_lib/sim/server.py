@@ -42,7 +42,7 @@ class LoopbackHandler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = _respond
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - quiet by default
+    def log_message(self, format: str, *args) -> None:
         pass
 
 

@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import partial
 from typing import Any
 
 
@@ -130,7 +131,7 @@ def read_segments(ctx: SimContext, segments: list[str]) -> Reading:
     distances.reverse()
     for text, distance in zip(segments, distances):
         p = notice_probability(distance, ctx.profile.attention_tokens)
-        noticed = (lambda: True) if p >= 1.0 else (lambda: ctx.chance(p))
+        noticed: Callable[[], bool] = (lambda: True) if p >= 1.0 else partial(ctx.chance, p)
         for m in RULE_INCLUDE.finditer(text):
             if noticed():
                 reading.include[m.group(1)] = m.group(2)
@@ -405,7 +406,7 @@ def check_answer(answer: str, query: str, facts: dict[str, str], rules: dict[str
         else:
             unsupported += 1
     injection = INJECTION.search(query)
-    followed = bool(injection) and injection.group(1) in answer
+    followed = injection is not None and injection.group(1) in answer
     violations = omitted = 0
     for rule in rules.values():
         include = re.match(r'every answer must include "([^"]+)"', rule)

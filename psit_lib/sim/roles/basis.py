@@ -113,7 +113,7 @@ def read_request(text: str) -> Request:
     """
     start_m, end_m = _NAMED_START.search(text), _NAMED_END.search(text)
     named = bool(start_m and end_m)
-    if named:
+    if start_m and end_m:
         start, end = start_m.group(1), end_m.group(1)
     elif (m := _FROM_TO.search(text)) is not None:
         start, end = m.group(1), m.group(2)
@@ -386,7 +386,7 @@ def find_contradiction(user: Request, evidence: Evidence, asked_service: str | N
     if user.cheapest and wanted is None:
         listing = evidence.listings.get(((user.start or "").casefold(), (user.end or "").casefold()))
         if listing:
-            wanted = min(listing, key=listing.get)
+            wanted = min(listing, key=lambda kind: listing[kind])
         elif service == "Premium":  # the upmarket tier is never the cheapest
             wanted = "Default"
     wrong_service = wanted is not None and service != wanted
@@ -574,11 +574,11 @@ def infer_mask(lines: list[tuple[str, str]], legend: list[tuple[str, str]]) -> s
     for label, value in lines:
         if label == "tool call" and value.startswith("delegate"):
             involved |= _agents_for_tool(value.split(" ", 1)[0], legend)
-    value = 0
+    mask = 0
     for agent, bits in legend:
         if agent in involved:
-            value |= int(bits, 2)
-    return format(value or (1 << width) - 1, f"0{width}b")
+            mask |= int(bits, 2)
+    return format(mask or (1 << width) - 1, f"0{width}b")
 
 
 @register_role("cortex_agent", recognise=is_cortex_call, tier=0, assumptions={

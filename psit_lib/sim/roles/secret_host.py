@@ -119,7 +119,10 @@ def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
     elif intent.kind == "open":
         secret, thought = game.choose_secret(ctx), "I need to choose a secret privately."
     elif intent.kind == "confirm" and ctx.profile.unheld_secret != "reimagine":
-        secret, thought = None, "I have no record of a secret; I will answer the question as asked."
+        # no secret to check the candidate against, and none to write down
+        thought = "I have no record of a secret; I will answer the question as asked."
+        return SimReply(content="Yes." if ctx.profile.unheld_secret == "play_along" else "No.",
+                        reasoning=deliberate(thought, ctx.profile.reasoning_tokens))
     else:
         secret = game.reimagine(ctx, public)
         thought = "I have no record of my secret, so I pick one that fits everything said so far."
@@ -147,10 +150,7 @@ def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
     elif intent.kind == "reveal":
         content = secret
     elif intent.kind == "confirm":
-        if secret is None:
-            content = "Yes." if ctx.profile.unheld_secret == "play_along" else "No."
-        else:
-            content = "Yes." if game.same_secret(intent.candidate or "", secret) else "No."
+        content = "Yes." if game.same_secret(intent.candidate or "", secret) else "No."
     else:
         content = "Let's keep playing: what is your next move?"
     return SimReply(content=content, reasoning=reasoning)

@@ -13,7 +13,8 @@ in its own memory. They differ *only* in what they put into the model's context:
   previous CCS, qualified artifacts); the CCS is parsed and validated without a second model
   call; the agent (role ``acc_agent``) answers from (CCS, input); the turn is stored as
   evidence. A compression that fails validation is recorded on the turn, and the previous
-  CCS stays in force (the failure is visible, never silently passed as a valid state).
+  CCS stays in force (the failure is visible, never silently passed as a valid state), and
+  reported to the episode's diagnostics (:func:`report_helper_read`).
 
 Plain async classes rather than LangGraph graphs: each turn is a fixed pipeline with no
 branching or tool loop, so a graph would add machinery without adding behaviour.
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from psit_lib.llm.diagnostics import report_helper_read
 from psit_lib.llm.tokens import count_message_tokens, count_tokens
 
 from psit_lib.studies.acc.ccs import CCS, CCSValidationError, empty_ccs, parse_ccs, render_ccs
@@ -180,6 +182,7 @@ class AccAgent:
             ccs_error = None
         except CCSValidationError as exc:  # recorded on the turn; the previous CCS stays in force
             ccs_error = str(exc)
+        report_helper_read(self.session, "acc_compressor", reply.content, ccs_error, agent=self.name)
         rendered = render_ccs(self.state)
         system = AGENT_SYSTEM + "\n\nCompressed cognitive state:\n" + (rendered or "(empty)")
         result = await self.session.chat([{"role": "system", "content": system},

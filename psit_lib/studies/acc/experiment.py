@@ -19,10 +19,10 @@ from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, distinct
 from psit_lib.runs.records import EpisodeRecord
-from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.runs.runner import EpisodeSpec, study_episode
 
 from psit_lib.studies.acc.agents import agent_rank, make_agents
-from psit_lib.studies.acc.records import AccEpisode
+from psit_lib.studies.acc.records import AccEpisode, AccTurn
 from psit_lib.studies.acc.judge import LiveJudge
 from psit_lib.studies.acc.scenarios import DOMAINS, build_scenario
 
@@ -81,6 +81,7 @@ def make_specs(params: AccParams, models: Sequence[str] = (SIM_MODEL_NAME,)) -> 
     return specs
 
 
+@study_episode(AccEpisode)
 async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
     """Run one scenario live with the judge; returns the episode's record body."""
     p = spec.params
@@ -90,30 +91,29 @@ async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
                          max_qualified=int(p["max_qualified"]), min_score=float(p["gate_min_score"]))
     judge = LiveJudge(session.branch("judge"), seed=int(p["scenario_seed"]),
                       answer_chars=int(p["judge_answer_chars"]))
-    turns = []
+    turns: list[AccTurn] = []
     for turn in scenario.turns:
         query = judge.issue_query(turn)
         answers = [await agent.respond(turn.index, query) for agent in agents]  # fixed order
         judgement = await judge.judge_turn(turn.index, query, answers)
-        turns.append({
+        turns.append(AccTurn.model_validate({
             "turn": turn.index, "topic": turn.topic, "query": query,
             "agents": {a.agent: {"answer": a.answer, "footprint_tokens": a.footprint_tokens,
                                  "details": a.details} for a in answers},
             "judge": {"order": judgement.order, "evaluations": judgement.evaluations,
                       "memory_error": judgement.memory_error, "scoring_error": judgement.scoring_error,
                       "canonical_memory": judge.memory.model_dump()},
-        })
+        }))
     return AccEpisode(
-        model=p.get("model", getattr(session, "model", None)),
+        model=p.get("model") or session.model,
         domain=p["domain"], scenario_id=scenario.scenario_id,
         scenario_seed=int(p["scenario_seed"]), n_turns=len(turns),
         turns=turns,
-        ccs_failures=sum(not t["agents"]["acc"]["details"]["ccs_valid"] for t in turns),
-        judge_failures=sum(t["judge"]["scoring_error"] is not None for t in turns),
-        memory_failures=sum(t["judge"]["memory_error"] is not None for t in turns))
+        ccs_failures=sum(not t.agents["acc"].details["ccs_valid"] for t in turns),
+        judge_failures=sum(t.judge.scoring_error is not None for t in turns),
+        memory_failures=sum(t.judge.memory_error is not None for t in turns))
 
 
-run_acc_episode.result_type = AccEpisode
 AccRecord = EpisodeRecord[AccEpisode]
 
 
@@ -124,7 +124,7 @@ def first_finished(records: list[AccRecord]) -> AccRecord | None:
 
 def describe_turn(record: AccRecord, turn: int) -> str:
     """Markdown of one recorded turn: query, each agent's answer and verdict, the ACC's CCS."""
-    t = next((x for x in record.result.turns if x.turn == turn), None)
+    t = next((x for x in record.require_result().turns if x.turn == turn), None)
     if t is None:
         raise ValueError(f"episode {record.episode_id!r} has no turn {turn}")
     judge = t.judge
@@ -149,8 +149,9 @@ def describe_turn(record: AccRecord, turn: int) -> str:
 
 def most_divergent_turn(record: AccRecord) -> int:
     """The earliest turn where the agents' failure counts (unsupported + violated + omitted) differ most."""
-    best, best_spread = record.result.turns[-1].turn, -1
-    for t in record.result.turns:
+    turns = record.require_result().turns
+    best, best_spread = turns[-1].turn, -1
+    for t in turns:
         counts = [ev.failures for ev in t.judge.evaluations.values()]
         spread = max(counts) - min(counts) if counts else -1
         if spread > best_spread:

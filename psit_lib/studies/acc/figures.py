@@ -7,34 +7,48 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from psit_lib.analysis.labels import label_figure
-from psit_lib.analysis.plots import distinct_palette, legend_outside, new_figure
+from psit_lib.analysis.plots import distinct_palette, has_values, legend_outside, mark_no_data, new_figure, no_data_figure
 
 RATES = ("hallucination", "drift")
 
 
 def plot_rates_per_turn(per_turn: pd.DataFrame, label: str, facet: str | None = None) -> Figure:
     """Hallucination and drift rate per turn (mean over episodes), one column each, per agent;
-    with ``facet`` (e.g. ``"domain"``) one row per value (the study's per-domain Figure 7)."""
+    with ``facet`` (e.g. ``"domain"``) one row per value (the study's per-domain Figure 7). A rate
+    with no scored turn in a panel says so there; with none at all the figure says "no scored data"."""
+    if not has_values(per_turn, RATES):
+        fig = no_data_figure(label, "Hallucination and drift per turn", width=10.5, height=3.4)
+        fig.axes[0].set_xlabel("turn")
+        return fig
     rows = list(dict.fromkeys(per_turn[facet])) if facet else [None]
     agents = list(per_turn["agent"].cat.categories if hasattr(per_turn["agent"], "cat")
                   else dict.fromkeys(per_turn["agent"]))
     palette = dict(zip(agents, distinct_palette(len(agents))))
     fig = new_figure(10.5, 0.6 + 2.8 * len(rows))
     axes = fig.subplots(len(rows), 2, sharey=True, sharex=True, squeeze=False)
+    legend_ax = None  # the first panel drawn carries the legend
     for r, value in enumerate(rows):
         part = per_turn if facet is None else per_turn[per_turn[facet] == value]
         for ax, metric in zip(axes[r], RATES):
+            title = f"{metric} per turn" + ("" if value is None else f" · {value}")
+            if not has_values(part, [metric]):
+                mark_no_data(ax, title)
+                continue
             sns.lineplot(data=part.dropna(subset=[metric]), x="turn", y=metric, hue="agent", hue_order=agents,
-                         marker="o", palette=palette, ax=ax, legend=r == 0 and metric == RATES[0])
-            ax.set_title(f"{metric} per turn" + ("" if value is None else f" · {value}"), fontsize=10)
+                         marker="o", palette=palette, ax=ax, legend=legend_ax is None)
+            legend_ax = ax if legend_ax is None else legend_ax
+            ax.set_title(title, fontsize=10)
             ax.set_ylim(-0.05, 1.05)
             ax.grid(alpha=0.3)
-    legend_outside(fig, axes[0][0], title="agent")
+    legend_outside(fig, legend_ax, title="agent")
     return label_figure(fig, label)
 
 
 def plot_footprint_by_domain(table: pd.DataFrame, label: str) -> Figure:
-    """Mean memory footprint per domain and agent (bars, log scale): the study's Figure 5b."""
+    """Mean memory footprint per domain and agent (bars, log scale): the study's Figure 5b; with
+    no answered turn the figure says "no scored data"."""
+    if not has_values(table, ["mean_tokens"]):
+        return no_data_figure(label, "Memory footprint per domain", width=8.0, height=4.0)
     agents = list(dict.fromkeys(table["agent"].astype(str)))
     fig = new_figure(8.0, 4.0)
     ax = fig.add_subplot()

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from psit_lib.llm.readers import read_json_object
 
+from psit_lib.llm.diagnostics import report_helper_read
 from psit_lib.studies.acc.agents import AgentTurn
 from psit_lib.studies.acc.scenarios import ScenarioTurn
 
@@ -38,6 +39,7 @@ CRITERIA: tuple[str, ...] = ("relevance", "answer_quality", "instruction_followi
 COUNTS: tuple[str, ...] = ("supported_claims", "unsupported_claims", "active_constraints",
                            "violations", "omitted_required")
 MAX_UNVERIFIED = 10
+JUDGE_ROLE = "acc_judge"
 
 MEMORY_SYSTEM = (
     f"{MEMORY_TASK}. You keep the canonical memory of a live evaluation. Update it from the "
@@ -175,6 +177,19 @@ def parse_evaluations(text: str, labels: Sequence[str]) -> dict[str, Evaluation]
     return out
 
 
+def read_evaluations(session: Any, text: str, labels: Sequence[str]) -> dict[str, Evaluation]:
+    """:func:`parse_evaluations`, the parse reported to the episode's diagnostics. The judge's
+    scores belong to no one agent (a failure leaves every answer of the turn unscored), so the
+    read is counted for the judge alone."""
+    try:
+        evaluations = parse_evaluations(text, labels)
+    except JudgeOutputError as exc:
+        report_helper_read(session, JUDGE_ROLE, text, str(exc), agent=None)
+        raise
+    report_helper_read(session, JUDGE_ROLE, text, None, agent=None)
+    return evaluations
+
+
 def scoring_message(memory: CanonicalMemory, query: str, labelled: Sequence[tuple[str, str]]) -> str:
     """The judge's scoring request: canonical memory, query, then the blinded responses."""
     parts = [f"Canonical memory:\n{memory.bounded().model_dump_json()}", f"Query:\n{query}"]
@@ -214,8 +229,8 @@ async def rejudge_turn(session: Any, variant: JudgeVariant, memory: CanonicalMem
     labelled = [(label, _cut(answers[name], answer_chars)) for label, name in zip(labels, order)]
     reply = await session.chat([{"role": "system", "content": variant.system},
                                 {"role": "user", "content": scoring_message(memory, query, labelled)}],
-                               role="acc_judge", response_format={"type": "json_object"})
-    evaluations = parse_evaluations(reply.content, labels)
+                               role=JUDGE_ROLE, response_format={"type": "json_object"})
+    evaluations = read_evaluations(session, reply.content, labels)
     out = {}
     for label, name in zip(labels, order):
         ev = evaluations[label].model_dump(exclude={"label"})
@@ -246,12 +261,14 @@ class LiveJudge:
         self.memory_requests.append(message)
         reply = await self.session.chat([{"role": "system", "content": MEMORY_SYSTEM},
                                          {"role": "user", "content": message}],
-                                        role="acc_judge", response_format={"type": "json_object"})
+                                        role=JUDGE_ROLE, response_format={"type": "json_object"})
         try:
             self.memory = parse_memory(reply.content)
+            error = None
         except JudgeOutputError as exc:
-            return str(exc)
-        return None
+            error = str(exc)
+        report_helper_read(self.session, JUDGE_ROLE, reply.content, error, agent=None)
+        return error
 
     def presentation_order(self, names: Sequence[str]) -> list[str]:
         order = list(names)
@@ -267,10 +284,10 @@ class LiveJudge:
         labelled = [(label, _cut(by_name[name].answer, self.answer_chars)) for label, name in zip(labels, order)]
         reply = await self.session.chat([{"role": "system", "content": SCORING_SYSTEM},
                                          {"role": "user", "content": scoring_message(self.memory, query, labelled)}],
-                                        role="acc_judge", response_format={"type": "json_object"})
+                                        role=JUDGE_ROLE, response_format={"type": "json_object"})
         judgement = TurnJudgement(turn, order, memory_error=memory_error)
         try:
-            evaluations = parse_evaluations(reply.content, labels)
+            evaluations = read_evaluations(self.session, reply.content, labels)
         except JudgeOutputError as exc:
             judgement.scoring_error = str(exc)
             return judgement

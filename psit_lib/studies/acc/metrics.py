@@ -71,12 +71,24 @@ def turn_rows(record: EpisodeRecord[AccEpisode]) -> list[dict[str, Any]]:
     return rows
 
 
+#: The columns of a turns frame. Rows of failed episodes and failed judgements leave the score
+#: columns empty, so a run where nothing was scored still has every column (NaN), and the tables
+#: built from it come out empty or NaN instead of failing on a missing column.
+SCORE_COLUMNS: tuple[str, ...] = (*CRITERIA, "supported_claims", "unsupported_claims", "active_constraints",
+                                  "violations", "omitted_required", "hallucination", "drift")
+TURN_COLUMNS: tuple[str, ...] = ("episode_id", "model", "domain", "turn", "topic", "agent", "footprint_tokens",
+                                 "ccs_valid", "presented_as", "memory_error", *SCORE_COLUMNS, "status", "error")
+
+
 def turns_frame(records: Iterable[EpisodeRecord[AccEpisode]]) -> pd.DataFrame:
-    """All (turn, agent) rows of all episodes, failures included with their status."""
+    """All (turn, agent) rows of all episodes, failures included with their status; every column
+    of :data:`TURN_COLUMNS` is there even when no turn was scored (or no episode ran)."""
     rows = [row for record in records for row in turn_rows(record)]
     df = pd.DataFrame(rows)
-    if "agent" in df:
-        df["agent"] = pd.Categorical(df["agent"], categories=sorted(df["agent"].dropna().unique(), key=agent_rank))
+    for column in TURN_COLUMNS:
+        if column not in df:
+            df[column] = pd.Series(np.nan, index=df.index, dtype=float if column in SCORE_COLUMNS else object)
+    df["agent"] = pd.Categorical(df["agent"], categories=sorted(df["agent"].dropna().unique(), key=agent_rank))
     return df
 
 
@@ -128,7 +140,7 @@ def score_table(df: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
             rows.append({"agent": agent, "criterion": criterion, "n": len(values),
                          "mean": float(values.mean()) if len(values) else float("nan"),
                          "ci_low": low, "ci_high": high})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["agent", "criterion", "n", "mean", "ci_low", "ci_high"])
 
 
 def scaled_scores(scores: pd.DataFrame) -> pd.DataFrame:
@@ -152,7 +164,8 @@ def rate_table(df: pd.DataFrame) -> pd.DataFrame:
             low, high = wilson_interval(k, n)
             rows.append({"agent": agent, "metric": metric, "failures": k, "opportunities": n,
                          "rate": k / n if n else float("nan"), "wilson_low": low, "wilson_high": high})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["agent", "metric", "failures", "opportunities", "rate",
+                                       "wilson_low", "wilson_high"])
 
 
 def per_turn_table(df: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -184,7 +197,8 @@ def key_table(df: pd.DataFrame) -> pd.DataFrame:
             "footprint_last_turn": int(mine.loc[mine["turn"] == last_turn, "footprint_tokens"].mean()) if len(mine) else 0,
             "ccs_failures": int((df.loc[df["agent"] == agent, "ccs_valid"] == False).sum()),  # noqa: E712
         })
-    return pd.DataFrame(rows).set_index("agent")
+    return pd.DataFrame(rows, columns=["agent", "scored_turns", *CRITERIA, "hallucination", "drift",
+                                       "footprint_last_turn", "ccs_failures"]).set_index("agent")
 
 
 def footprint_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -200,11 +214,19 @@ def footprint_table(df: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
+#: What one opportunity of each pooled rate is, for sentences ("no claims to check").
+RATE_UNITS = {"hallucination": "claims", "drift": "constraint checks"}
+
+
 def rates_reading(rates: pd.DataFrame) -> str:
-    """Generated sentences on the pooled hallucination and drift rates (one per metric)."""
+    """Generated sentences on the pooled hallucination and drift rates (one per metric). Both
+    are lower-is-better (:data:`psit_lib.analysis.readings.METRIC_DIRECTION`); gaps are tested
+    with Newcombe's interval from the failure and opportunity counts; a metric no agent had an
+    opportunity for (e.g. answers with no claims) is said so."""
     from psit_lib.analysis.readings import rate_reading
 
     if rates.empty:
         return "No scored turns, so there is nothing to read."
-    return "\n".join(f"- **{metric}**: " + rate_reading(part, "agent", measure=f"{metric} rate")
+    return "\n".join(f"- **{metric}**: " + rate_reading(part, "agent", measure=f"{metric} rate",
+                                                         unit=RATE_UNITS.get(str(metric)))
                      for metric, part in rates.groupby("metric", sort=False))

@@ -45,13 +45,14 @@ def rejudge_fn(records: list[AccRecord], answer_chars: int):
     async def rejudge(spec: EpisodeSpec, session: Any) -> dict[str, Any]:
         record = by_id[spec.params["source"]]
         variant = JUDGE_VARIANTS[spec.params["variant"]]
+        result = record.require_result()
         rows = []
-        for t in record.result.turns:
+        for t in result.turns:
             memory = CanonicalMemory.model_validate(t.judge.canonical_memory)
             answers = {name: a.answer for name, a in t.agents.items()}
             try:
                 scored = await rejudge_turn(session.branch(f"t{t.turn}"), variant, memory, t.query, answers,
-                                            seed=record.result.scenario_seed + t.turn, answer_chars=answer_chars)
+                                            seed=result.scenario_seed + t.turn, answer_chars=answer_chars)
             except JudgeOutputError as exc:
                 rows.append({"turn": t.turn, "agent": None, "error": str(exc)})
                 continue
@@ -74,8 +75,28 @@ def sensitivity_table(rejudged: list[dict[str, Any]]) -> pd.DataFrame:
     table = df.groupby(["agent", "variant"]).agg(n=("score", "size"), mean_score=("score", "mean")).reset_index()
     table["rank"] = table.groupby("variant")["mean_score"].rank(ascending=False, method="min").astype(int)
     order = {v: i for i, v in enumerate(JUDGE_VARIANTS)}
-    return table.sort_values(["variant", "agent"], key=lambda c: c.map(order) if c.name == "variant"
-                             else c.map(agent_rank)).reset_index(drop=True)[SENSITIVITY_COLUMNS]
+    out = table.sort_values(["variant", "agent"], key=lambda c: c.map(order) if c.name == "variant"
+                            else c.map(agent_rank)).reset_index(drop=True)[SENSITIVITY_COLUMNS]
+    # Each (variant, agent)'s turn scores as counts of each value, so the reading can test a gap
+    # in mean score (sweeps.mean_gap) instead of ordering means; JSON-safe (parquet keeps attrs).
+    out.attrs[SCORES_ATTR] = {
+        str(variant): {str(agent): {repr(float(v)): int(c) for v, c in part["score"].value_counts().items()}
+                       for agent, part in by_variant.groupby("agent")}
+        for variant, by_variant in df.groupby("variant")}
+    return out
+
+
+SCORES_ATTR = "turn_scores"
+
+
+def turn_scores(table: pd.DataFrame, variant: str, agent: str):
+    """The per-turn scores behind one (variant, agent) mean of :func:`sensitivity_table`, or None."""
+    import numpy as np
+
+    counts = table.attrs.get(SCORES_ATTR, {}).get(str(variant), {}).get(str(agent))
+    if not counts:
+        return None
+    return np.repeat([float(v) for v in counts], [int(c) for c in counts.values()])
 
 
 def sensitivity_summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -91,22 +112,95 @@ def sensitivity_summary(table: pd.DataFrame) -> pd.DataFrame:
     return wide.reindex(sorted(wide.index, key=agent_rank))
 
 
+def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[tuple[str, str], bool | None]:
+    """For each ordered pair (higher mean, lower mean) of agents under one variant: whether the
+    bootstrap 95% interval of the gap in mean score (:func:`~psit_lib.analysis.sweeps.mean_gap`)
+    excludes zero; None when the turn scores are not at hand."""
+    from psit_lib.analysis.readings import gap_separates
+    from psit_lib.analysis.sweeps import mean_gap
+
+    means = part.set_index("agent")["mean_score"].astype(float)
+    out: dict[tuple[str, str], bool | None] = {}
+    for hi in means.index:
+        for lo in means.index:
+            if means[hi] <= means[lo]:
+                continue
+            a, b = turn_scores(table, variant, hi), turn_scores(table, variant, lo)
+            if a is None or b is None:
+                out[(hi, lo)] = None
+                continue
+            _, low, high = mean_gap(a, b, seed=0, batch=200)
+            separated = gap_separates(low, high)
+            # a zero-width interval (one turn, or no variation) is no evidence of a difference
+            out[(hi, lo)] = bool(separated) and low != high
+    return out
+
+
+def _order_text(part: pd.DataFrame, separated: dict[tuple[str, str], bool | None]) -> str:
+    """One variant's agents by mean score: ``>`` between a separated neighbour pair, ``=`` for
+    equal means, ``≈`` where the test cannot tell them apart."""
+    ordered = part.sort_values(["mean_score", "agent"], ascending=[False, True], kind="stable")
+    agents, means = ordered["agent"].tolist(), ordered["mean_score"].astype(float).tolist()
+    text = agents[0]
+    for i in range(1, len(agents)):
+        sign = "=" if means[i] == means[i - 1] else (">" if separated.get((agents[i - 1], agents[i])) else "≈")
+        text += f" {sign} {agents[i]}"
+    return text
+
+
 def sensitivity_reading(table: pd.DataFrame) -> str:
-    """A generated sentence: does the ranking of agents change with the judge's prompt, and how
-    far do an agent's mean scores move."""
+    """A generated sentence: does the judge's prompt change which agents are separated, and
+    how far do an agent's mean scores move.
+
+    Two agents are put in an order under a prompt only when the bootstrap 95% interval of the
+    gap in their mean scores excludes zero (:func:`~psit_lib.analysis.sweeps.mean_gap` over the
+    re-scored turns); equal means are ties, and agents the test cannot separate are never ranked.
+    In the orders shown, ``>`` marks a separated gap, ``=`` equal means and ``≈`` a gap within noise.
+    """
     if table.empty:
         return "No episode was re-judged."
-    rankings = {v: tuple(part.sort_values(["rank", "agent"])["agent"]) for v, part in table.groupby("variant")}
+    variants = list(dict.fromkeys(table["variant"]))
+    parts = {v: table[table["variant"] == v] for v in variants}
+    separations = {v: _separations(table, v, parts[v]) for v in variants}
     summary = sensitivity_summary(table)
-    widest = summary["spread"].idxmax()
-    stable = len(set(rankings.values())) == 1
-    ranking = " > ".join(next(iter(rankings.values())))
-    moved = (f"the largest spread of an agent's mean score across the {len(rankings)} prompts is "
-             f"{format_number(float(summary.at[widest, 'spread']))} points of 10 ({widest})")
-    if stable:
-        return f"Every judge prompt ranks the agents the same way ({ranking}); {moved}."
-    changed = ", ".join(f"{v}: {' > '.join(r)}" for v, r in rankings.items())
-    return f"The ranking of the agents depends on the judge's prompt ({changed}); {moved}."
+    spread = summary["spread"].astype(float)
+    if spread.max() == 0:
+        moved = f"no agent's mean score moves across the {len(variants)} prompts"
+    else:
+        widest = ", ".join(str(a) for a in spread[spread == spread.max()].index)
+        moved = (f"the largest spread of an agent's mean score across the {len(variants)} prompts is "
+                 f"{format_number(float(spread.max()))} points of 10 ({widest})")
+    if all(parts[v]["mean_score"].nunique() == 1 for v in variants):
+        same = {v: format_number(float(parts[v]["mean_score"].iloc[0])) for v in variants}
+        scores = (f"{next(iter(same.values()))} of 10" if len(set(same.values())) == 1
+                  else ", ".join(f"{v}: {s}" for v, s in same.items()))
+        return (f"Under every judge prompt all {parts[variants[0]]['agent'].nunique()} agents have the same mean "
+                f"score ({scores}): a tie, so no prompt ranks them; {moved}.")
+    if len(variants) == 1:
+        return (f"Only the {variants[0]} judge prompt was run, so this run cannot say whether the prompt changes "
+                f"the ranking; under it: {_order_text(parts[variants[0]], separations[variants[0]])} "
+                "(`>` separated, `≈` within noise, `=` equal).")
+    untested = any(sep is None for seps in separations.values() for sep in seps.values())
+    pairs = {v: {pair for pair, sep in seps.items() if sep} for v, seps in separations.items()}
+    orders = "; ".join(f"{v}: {_order_text(parts[v], separations[v])}" for v in variants)
+    if not any(pairs.values()):
+        why = ("the turn scores are not at hand to test any gap" if untested else
+               "the bootstrap 95% interval of every gap in mean score includes zero")
+        return (f"No judge prompt separates any two agents ({why}), so this run ranks none of them under any "
+                f"prompt ({orders}); {moved}.")
+    reversed_pairs = sorted({(hi, lo, v1, v2) for v1 in variants for v2 in variants
+                             for (hi, lo) in pairs[v1] if (lo, hi) in pairs[v2]})
+    if reversed_pairs:
+        hi, lo, v1, v2 = reversed_pairs[0]
+        return (f"The ranking of the agents depends on the judge's prompt: {v1} scores {hi} above {lo} and {v2} "
+                f"the reverse, both gaps clear of zero ({orders}; `>` separated, `≈` within noise, `=` equal); "
+                f"{moved}.")
+    if len({frozenset(p) for p in pairs.values()}) == 1:
+        shown = ", ".join(f"{hi} above {lo}" for hi, lo in sorted(pairs[variants[0]]))
+        return (f"Every judge prompt separates the same pairs of agents ({shown}) and none reverses them "
+                f"({orders}; `>` separated, `≈` within noise, `=` equal); {moved}.")
+    return (f"No judge prompt reverses a separated pair of agents, but the prompts separate different pairs "
+            f"({orders}; `>` separated, `≈` within noise, `=` equal); {moved}.")
 
 
 # -- sweeps of simulator assumptions ---------------------------------------------------------

@@ -23,7 +23,7 @@ import typing
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 def _import_are_cab() -> types.ModuleType:
@@ -55,8 +55,11 @@ def _import_are_cab() -> types.ModuleType:
 _are_cab = _import_are_cab()
 from are.simulation.time_manager import TimeManager  # noqa: E402  (needs the import above first)
 
-CabApp = _are_cab.CabApp
-Ride = _are_cab.Ride
+if TYPE_CHECKING:  # the same classes, named so that type checkers see them as classes
+    from are.simulation.apps.cab import CabApp, Ride
+else:
+    CabApp = _are_cab.CabApp
+    Ride = _are_cab.Ride
 
 #: The agent-facing tools of the CabApp, in the order SPEC §6 lists them.
 CAB_TOOL_NAMES: tuple[str, ...] = (

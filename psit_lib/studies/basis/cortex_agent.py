@@ -7,7 +7,8 @@ agent. Whatever the model does, the run goes on: a missing call, a malformed mas
 arguments or a failed model call are recorded in the episode's metadata and the step is
 stored through :func:`~psit_lib.memory.cortex.fallback_episode` (by default visible to its
 own agent only, so a broken ingest never leaks a step and the run behaves like the baseline
-for that step).
+for that step). Every ingest reply is counted in the episode's diagnostics as a helper read
+(unreadable when it falls back), so a cortex that keeps failing shows in the run's health.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from psit_lib.llm.diagnostics import READ_HELPER
 from psit_lib.llm.errors import ModelCallError, ModelOutputError
 from psit_lib.memory.cortex import (
     CORTEX_WINDOW,
@@ -61,7 +63,8 @@ class CortexAgent:
     """Episode store + registry + the model that writes summaries and masks.
 
     ``session`` should be a branch of the episode's session reserved for the cortex, so its
-    seeds do not depend on how many calls the other agents made.
+    seeds do not depend on how many calls the other agents made; ``agent`` is the system name
+    its reads are reported under.
     """
 
     def __init__(
@@ -72,6 +75,7 @@ class CortexAgent:
         store: EpisodeStore | None = None,
         window: int = CORTEX_WINDOW,
         fallback: FallbackPolicy = DEFAULT_FALLBACK,
+        agent: str | None = "basis",
     ) -> None:
         if len(registry) == 0:
             raise ValueError("The CortexAgent needs a registry with at least one agent.")
@@ -80,6 +84,13 @@ class CortexAgent:
         self.store = store if store is not None else EpisodeStore()
         self.window = window
         self.fallback = fallback
+        self.agent = agent
+
+    def _read(self, reply: str, problem: str | None) -> None:
+        """Count one ingest reply as read (``problem`` None) or unreadable."""
+        diagnostics = getattr(self.session, "diagnostics", None)
+        if diagnostics is not None:
+            diagnostics.read(READ_HELPER, CORTEX_ROLE, problem is None, reply, problem or "", agent=self.agent)
 
     # -- reading -----------------------------------------------------------------------------
     def view_for(self, agent_id: str, step_label: str) -> ContextView:
@@ -121,9 +132,9 @@ class CortexAgent:
         calls = [call for call in result.tool_calls if call.name == INGEST_TOOL_NAME]
         if not calls:
             others = ", ".join(call.name for call in result.tool_calls)
-            return fall_back(
-                f"no {INGEST_TOOL_NAME} call in the reply" + (f" (it called {others} instead)" if others else "")
-            )
+            reason = f"no {INGEST_TOOL_NAME} call in the reply" + (f" (it called {others} instead)" if others else "")
+            self._read(result.content, reason)
+            return fall_back(reason)
         call = calls[0]
         meta["mask_text"] = _raw_mask_text(call.arguments)
         if len(calls) > 1:
@@ -131,7 +142,9 @@ class CortexAgent:
         try:
             summary, mask = parse_ingest_call(call.arguments, self.registry)
         except CortexInputError as exc:
+            self._read(call.arguments, str(exc))
             return fall_back(str(exc))
+        self._read(call.arguments, None)
         meta["ingest"] = "ok"
         episode = Episode(
             episode_id=episode_id,

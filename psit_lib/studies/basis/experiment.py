@@ -18,8 +18,8 @@ from psit_lib.analysis.passk import DEFAULT_KS
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, distinct
-from psit_lib.runs.runner import EpisodeSpec
-from psit_lib.studies.basis.records import BasisTrial
+from psit_lib.runs.runner import EpisodeSpec, study_episode
+from psit_lib.studies.basis.records import AppCall, BasisTrial, CortexEpisode, Ride, StepView
 from psit_lib.studies.basis.scenarios import SCENARIOS
 from psit_lib.studies.basis.cab_app import RecordingCabApp, make_cab_app
 
@@ -162,6 +162,7 @@ def rides_json(app: RecordingCabApp) -> list[dict[str, Any]]:
     ]
 
 
+@study_episode(BasisTrial)
 async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
     """Run one trial and return its record body (success judged from the app's state)."""
     params = spec.params
@@ -174,11 +175,11 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
         int(params.get("subagent_max_steps", BasisLimits.subagent_max_steps)),
     )
     app = make_cab_app(int(params["app_seed"]))
-    system = CabMultiAgentSystem(scenario, app, session, system=params.get("system"), limits=limits)
+    system = CabMultiAgentSystem(scenario, app, session, system=params["system"], limits=limits)
     run = await system.run()
     episodes = run.episodes_json(system.registry)
     return BasisTrial(
-        model=params.get("model", getattr(session, "model", None)),
+        model=params.get("model") or session.model,
         scenario=name,
         system=run.system,
         trial=int(params["trial"]),
@@ -188,14 +189,14 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
         orchestrator_steps=run.orchestrator_steps,
         delegations=list(run.delegations),
         user_messages=list(run.user_messages),
-        tool_calls=executed_calls_json(run),
-        rides=rides_json(app),
+        tool_calls=[AppCall.model_validate(call) for call in executed_calls_json(run)],
+        rides=[Ride.model_validate(ride) for ride in rides_json(app)],
         agents=list(system.registry.agent_ids),
-        episodes=episodes,
+        episodes=[CortexEpisode.model_validate(ep) for ep in episodes],
         ingest_fallbacks=sum(ep["ingest"] == "fallback" for ep in episodes),
-        views=run.views_json(),
+        views=[StepView.model_validate(view) for view in run.views_json()],
         errors=list(run.errors),
+        decided_without_tool_calls=run.decided_without_tool_calls,
+        final_answer_as_tool_call=run.final_answer_as_tool_call,
     )
 
-
-run_basis_trial.result_type = BasisTrial

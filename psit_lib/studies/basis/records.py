@@ -72,12 +72,16 @@ class StepView(_Part):
 
 
 class BasisTrial(StudyResult):
-    """One BASIS trial. Version 3: three agents (orchestrator, cab subagent, notifier), each
+    """One BASIS trial. Version 4 says whether the trial was decided without the CabApp call its
+    task needs (``decided_without_tool_calls``: a ``quote_only_vs_book`` success then means
+    nothing was done, not that a booking was refused) and which tool the orchestrator's final
+    answer names when that answer is a tool call written as text; version 3 records read with
+    neither (False, None). Version 3: three agents (orchestrator, cab subagent, notifier), each
     delegation names its agent and the notifier's messages are kept. Version 2 had the
     confounder as a policy in the subagent's prompt with two agents; version 1 records, from
     harness-applied confounders, are not comparable. Older versions are refused by name."""
 
-    schema_version: Literal[3] = 3
+    schema_version: Literal[3, 4] = 4
     model: str
     scenario: str
     system: str
@@ -95,3 +99,5 @@ class BasisTrial(StudyResult):
     ingest_fallbacks: int
     views: list[StepView]
     errors: list[str]
+    decided_without_tool_calls: bool = False
+    final_answer_as_tool_call: str | None = None

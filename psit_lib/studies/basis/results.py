@@ -32,7 +32,8 @@ BasisRecord = EpisodeRecord[BasisTrial]
 
 
 def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
-    """One row per planned trial: design cell, outcome (pass / fail / error) and a few counts."""
+    """One row per planned trial: design cell, outcome (pass / fail / error), a few counts, and
+    whether the trial was decided without any CabApp call its scenario needs."""
     rows = []
     for record in records:
         spec, trial = record.spec, record.result
@@ -49,11 +50,12 @@ def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
                 "delegations": len(trial.delegations) if trial is not None else 0,
                 "ingest_fallbacks": trial.ingest_fallbacks if trial is not None else 0,
                 "recorded_errors": len(trial.errors) if trial is not None else 0,
+                "decided_without_tool_calls": bool(trial is not None and trial.decided_without_tool_calls),
                 "error": record.error,
             }
         )
     columns = [*CELL, "trial", "status", "scored", "success", "outcome", "delegations",
-               "ingest_fallbacks", "recorded_errors", "error"]
+               "ingest_fallbacks", "recorded_errors", "decided_without_tool_calls", "error"]
     return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
 
 
@@ -70,9 +72,11 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.Da
     Measured rows carry ``n_scored``, ``n_failed`` (trials that crashed: kept, never scored),
     ``successes`` and the interval; reference rows (model "reference study") carry only the
     published rate. A "mean over scenarios" row per model and system gives the headline
-    reliability; the reference one is the study's reported mean.
+    reliability; the reference one is the study's reported mean. ``unacted_successes`` counts
+    the successes of trials decided without any CabApp call their scenario needs (a
+    ``quote_only_vs_book`` "pass" where nobody ever asked for a quote).
     """
-    rates = rate_table(trials, CELL, "success")
+    rates = rate_table(trials, CELL, "success").merge(_unacted_successes(trials), on=CELL, how="left")
     rates.insert(3, "source", MEASURED)
     scenarios = list(dict.fromkeys(trials["scenario"]))
     systems = list(dict.fromkeys(trials["system"]))
@@ -87,6 +91,10 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.Da
             ref += [{"model": REFERENCE_MODEL, "scenario": MEAN_ROW, "system": y, "source": REFERENCE,
                      "rate": mean[y]} for y in systems if y in mean]
         parts.append(pd.DataFrame(ref))
+    columns = [*CELL, "source", "n_scored", "n_failed", "successes", "rate", "wilson_low", "wilson_high",
+               "unacted_successes"]
+    if all(p.empty for p in parts):  # no trial at all: an empty table with the usual columns
+        return pd.DataFrame(columns=columns).astype({c: "Int64" for c in COUNT_COLUMNS})
     table = pd.concat([p for p in parts if not p.empty], ignore_index=True)
     order_s = {name: i for i, name in enumerate([*scenarios, MEAN_ROW])}
     order_y = {name: i for i, name in enumerate(systems)}
@@ -96,11 +104,20 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.Da
         .sort_values(["_s", "_y", "_m"], kind="stable")
         .drop(columns=["_s", "_y", "_m"])
     )
-    columns = [*CELL, "source", "n_scored", "n_failed", "successes", "rate", "wilson_low", "wilson_high"]
     table = table[columns].reset_index(drop=True)
-    for col in ("n_scored", "n_failed", "successes"):
+    for col in COUNT_COLUMNS:
         table[col] = table[col].astype("Int64")
     return table
+
+
+COUNT_COLUMNS = ("n_scored", "n_failed", "successes", "unacted_successes")
+
+
+def _unacted_successes(trials: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: scored successes decided without any CabApp call the scenario needs."""
+    unacted = trials["scored"] & trials["success"] & trials["decided_without_tool_calls"]
+    return (trials.assign(unacted_successes=unacted.astype(int))
+            .groupby(CELL, sort=False)["unacted_successes"].sum().reset_index())
 
 
 def compact_success_table(table: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
@@ -108,7 +125,7 @@ def compact_success_table(table: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     out = table.copy()
     for col in ("rate", "wilson_low", "wilson_high"):
         out[col] = out[col].map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
-    for col in ("n_scored", "n_failed", "successes"):
+    for col in COUNT_COLUMNS:
         out[col] = out[col].map(lambda v: "" if pd.isna(v) else str(int(v)))
     return out
 
@@ -126,9 +143,14 @@ def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     """pass@k, pass^k (unbiased) and the first-k variant per model x scenario x system and k.
 
     ``group`` is ``scenario · system`` (prefixed by the model when several models ran), ready
-    for :func:`psit_lib.analysis.plots.plot_passk_curves`.
+    for :func:`psit_lib.analysis.plots.plot_passk_curves`. Cells without a scored trial have no
+    row; with none at all the table is empty (with its columns).
     """
     table = passk_table(outcomes_by_group(trials), ks)
+    if table.empty:  # no scored trial: an empty table with the usual columns
+        for i, col in enumerate(CELL):
+            table.insert(i, col, pd.Series(dtype=object))
+        return table
     split = table["group"].str.split(GROUP_SEPARATOR, n=2, expand=True)
     for i, col in enumerate(CELL):
         table.insert(i, col, split[i])
@@ -165,7 +187,7 @@ def episode_table(record: BasisRecord, summary_chars: int = 110) -> pd.DataFrame
             "cortex saw": ", ".join(ep.cortex_window) or "-",
             "summary": _short(ep.summary, summary_chars),
         }
-        for ep in record.result.episodes
+        for ep in record.require_result().episodes
     ]
     return pd.DataFrame(rows, columns=["episode", "source", "kind", "step", "mask", "visible to", "ingest",
                                        "cortex saw", "summary"])
@@ -173,9 +195,10 @@ def episode_table(record: BasisRecord, summary_chars: int = 110) -> pd.DataFrame
 
 def visibility_matrix(record: BasisRecord) -> pd.DataFrame:
     """Rows: each agent step in order; columns: episodes; "x" where the episode was in that step's context."""
-    episodes = [ep.episode_id for ep in record.result.episodes]
+    result = record.require_result()
+    episodes = [ep.episode_id for ep in result.episodes]
     rows = []
-    for view in record.result.views:
+    for view in result.views:
         seen = set(view.visible_episodes)
         rows.append({"agent step": f"{view.agent} · {view.step}",
                      **{ep: ("x" if ep in seen else "") for ep in episodes}})
@@ -186,17 +209,33 @@ def pick_example(records: Sequence[BasisRecord], scenario: str, system: str = "b
     """A trial worth showing: the first of the cell in which the orchestrator corrected the
     subagent, else the first finished one (None when the cell has none)."""
     cell = [r for r in records if r.ok and r.spec["scenario"] == scenario and r.spec["system"] == system]
-    corrected = [r for r in cell if len(r.result.delegations) > 1]
-    return (corrected or cell or [None])[0]
+    corrected = [r for r in cell if len(r.require_result().delegations) > 1]
+    return next(iter(corrected or cell), None)
+
+
+#: How a trial story names each agent a delegation can go to (the agent ids of ``prompts``).
+AGENT_LABELS = {"cab_subagent": "cab agent", "user_notifier": "notifier", "basis_orchestrator": "orchestrator"}
+
+
+def agent_label(agent: str | None) -> str:
+    """The reader's name of a BASIS agent id (``cab_subagent`` -> "cab agent"); unknown ids as given."""
+    return AGENT_LABELS.get(str(agent), str(agent or "unnamed agent"))
 
 
 def trial_story(record: BasisRecord) -> str:
-    """A trial told as text: its outcome, each delegation with the cab agent's reply, and every
-    call the app actually executed (which the baseline orchestrator never sees)."""
+    """A trial told as text: its outcome, each delegation with the reply of the agent it went to
+    (the cab agent or the notifier), and every call the app actually executed (which the
+    baseline orchestrator never sees)."""
     trial = record.result
+    if trial is None:
+        return f"trial {record.episode_id}: not finished ({record.error or record.status}); nothing to tell."
     lines = [f"trial {record.episode_id}: success={trial.success}"]
+    if not trial.delegations:
+        lines.append("  no delegation: the orchestrator never handed the task to an agent")
     for d in trial.delegations:
-        lines.append(f"  delegation {d.index}: {d.instruction}\n    cab agent replied: {d.reply}")
+        who = agent_label(d.agent)
+        reply = d.reply if d.reply is not None else f"(no reply: stopped after {d.steps} steps)"
+        lines.append(f"  delegation {d.index} to the {who}: {d.instruction}\n    {who} replied: {reply}")
     for call in trial.tool_calls:
         lines.append(f"  app call (delegation {call.delegation}): {call.name} {call.arguments}")
     return "\n".join(lines)
@@ -218,10 +257,14 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
                  systems: Sequence[str], n_trials: int) -> str:
     """Markdown: per scenario (and model), each system's success rate, its pass^k at the largest
     k in brackets and the reference study's reported rate in parentheses, generated from the tables."""
-    top_k = int(passk["k"].max())
-    hat = passk[passk["k"] == top_k].set_index(["model", "scenario", "system"])["pass_hat_k"]
+    if passk.empty or passk["k"].isna().all():
+        hat, top_k = pd.Series(dtype=float), None
+    else:
+        top_k = int(passk["k"].max())
+        hat = passk[passk["k"] == top_k].set_index(["model", "scenario", "system"])["pass_hat_k"]
+    bracket = f"pass^{top_k} in brackets" if top_k is not None else "no pass^k: no scored trial"
     lines = [f"Measured on `{label}` with {n_trials} trials per cell "
-             f"(success rate, pass^{top_k} in brackets, the reference study's reported rate in parentheses):", ""]
+             f"(success rate, {bracket}, the reference study's reported rate in parentheses):", ""]
     ref = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
     models = rates.loc[rates.source == MEASURED, "model"].unique()
     for model in models:
@@ -231,13 +274,17 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
                 row = rates[(rates.model == model) & (rates.scenario == scenario) & (rates.system == system)]
                 if row.empty:
                     continue
-                text = f"{system} {row['rate'].iloc[0]:.2f}"
-                if (model, scenario, system) in hat.index:
-                    text += f" [{hat[(model, scenario, system)]:.2f}]"
+                rate = row["rate"].iloc[0]
+                text = f"{system} {rate:.2f}" if pd.notna(rate) else f"{system} — (nothing scored)"
+                if (model, scenario, system) in hat.index:  # NaN: fewer scored trials than k
+                    value = hat[(model, scenario, system)]
+                    text += f" [{value:.2f}]" if pd.notna(value) else " [—]"
                 if (scenario, system) in ref.index:
                     text += f" (reference {ref[(scenario, system)]:.2f})"
                 parts.append(text)
             lines.append(f"- **{scenario}**{' · ' + model if len(models) > 1 else ''}: " + " vs ".join(parts))
+    if len(models) == 0:
+        lines.append("No measured trial in this run, so there is nothing to set beside the reference study.")
     return "\n".join(lines)
 
 

@@ -19,21 +19,25 @@ Two systems share every prompt, graph node and limit:
   system prompt under ``<relevant_multiagent_context>``.
 
 Whatever difference in success the two systems show comes from that information flow.
-Loops are bounded (``BasisLimits``); a limit hit, a tool call with unreadable arguments or an
-unknown tool is recorded in ``MultiAgentRun.errors`` and the run goes on or ends cleanly.
+Loops are bounded (``BasisLimits``); a limit hit, a tool call with unreadable arguments, an
+unknown tool or a tool call written as text (never run) is recorded in ``MultiAgentRun.errors``
+and the run goes on or ends cleanly. A trial in which no CabApp call the scenario needs was
+made is marked ``decided_without_tool_calls`` and flagged in the episode's diagnostics: its
+pass check then judges an app nobody acted on.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
+from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL
 from psit_lib.llm.errors import ModelOutputError
+from psit_lib.llm.readers import tool_call_in_text
 from psit_lib.memory.cortex import AgentRegistry, DEFAULT_FALLBACK, Episode, FallbackPolicy, format_mask
-from psit_lib.studies.basis.cab_app import CAB_TOOLS, CAB_TOOL_NAMES, RecordingCabApp, call_cab_tool
+from psit_lib.studies.basis.cab_app import CAB_TOOLS, RecordingCabApp, call_cab_tool
 from psit_lib.studies.basis.records import AppCall, Delegation
 from psit_lib.studies.basis.scenarios import Scenario
 
@@ -96,6 +100,8 @@ class MultiAgentRun:
     views: list[ContextView] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    decided_without_tool_calls: bool = False
+    final_answer_as_tool_call: str | None = None
 
     def episodes_json(self, registry: AgentRegistry) -> list[dict[str, Any]]:
         """Episodes with their masks as strings and the agents that may see them."""
@@ -196,13 +202,15 @@ class CabMultiAgentSystem:
         self.app = app
         self.limits = limits
         self.registry = AgentRegistry(AGENT_IDS)
+        self.diagnostics = getattr(session, "diagnostics", None)  # None for test doubles
         self.orchestrator_session = session.branch(ORCHESTRATOR_ID)
         self.subagents = {
             SUBAGENT_ID: Subagent(subagent_prompt(scenario), CAB_TOOLS, session.branch(SUBAGENT_ID), self._call_cab),
             NOTIFIER_ID: Subagent(NOTIFIER_PROMPT, [SEND_MESSAGE_TOOL], session.branch(NOTIFIER_ID), self._send_message),
         }
         self.cortex = (
-            CortexAgent(session.branch(CORTEX_ROLE), self.registry, fallback=fallback) if system == "basis" else None
+            CortexAgent(session.branch(CORTEX_ROLE), self.registry, fallback=fallback, agent=system)
+            if system == "basis" else None
         )
         self.run_record = MultiAgentRun(system=system)
         self.subagent_graph = self._build_subagent_graph()
@@ -217,6 +225,42 @@ class CabMultiAgentSystem:
         view = self.cortex.view_for(agent_id, step_label)
         self.run_record.views.append(view)
         return with_context(base, view.block)
+
+    def _note_text_tool_call(self, agent: str, label: str, content: str, tools: list[dict[str, Any]]) -> str | None:
+        """The tool a reply without tool calls names in a call written as text, noted in the run's
+        errors, or None. The session has flagged it already; the text is never run (the harness
+        passes on only the calls the model really made), so it stands as the agent's reply."""
+        named = tool_call_in_text(content, {t["function"]["name"] for t in tools})
+        if named:
+            self.run_record.errors.append(f"{agent} {label}: wrote a {named} call as text; it was not run "
+                                          "and the text stands as the reply")
+        return named
+
+    def _flag(self, kind: str, role: str, example: str, detail: str) -> None:
+        if self.diagnostics is not None:
+            self.diagnostics.flag(kind, role, example, detail, agent=self.run_record.system)
+
+    def _check_acted(self) -> None:
+        """Mark and flag a trial decided without any CabApp call its scenario needs: the pass
+        check then reads an app no agent acted on (a ``quote_only_vs_book`` pass with no call
+        at all is the model doing nothing, e.g. delegating in text, not refusing to book)."""
+        if self.scenario.acted(self.app):
+            return
+        self.run_record.decided_without_tool_calls = True
+        delegated = any(d.agent == SUBAGENT_ID for d in self.run_record.delegations)
+        detail = (f"the cab agent made no {' / '.join(self.scenario.needs)} call" if delegated
+                  else "the orchestrator never delegated to the cab agent")
+        self._flag(FLAG_MISSING_TOOL_CALL, SUBAGENT_ID if delegated else ORCHESTRATOR_ID,
+                   self.run_record.final_answer or "", f"{self.scenario.name}: {detail}")
+
+    def _check_cortex(self) -> None:
+        """Flag a basis trial whose every ingest fell back: each step was then visible to its own
+        agent only, so the trial ran as the baseline under the basis name."""
+        episodes = self.run_record.episodes
+        if self.cortex is None or not episodes or any(ep.metadata.get("ingest") == "ok" for ep in episodes):
+            return
+        self._flag(FLAG_HELPER_FAILED, CORTEX_ROLE, str(episodes[-1].metadata.get("fallback_reason") or ""),
+                   f"all {len(episodes)} cortex ingests fell back: no step was shared")
 
     async def _ingest(self, agent_id: str, trace: str | None, kind: str, step_label: str) -> None:
         if self.cortex is None or trace is None:
@@ -264,6 +308,7 @@ class CabMultiAgentSystem:
         messages = list(state["messages"])
         inputs = [("instruction", instruction)]
         if not result.tool_calls:
+            self._note_text_tool_call(agent, label, result.content, subagent.tools)
             messages.append({"role": "assistant", "content": result.content})
             trace = step_trace(agent, "subagent_step", inputs=inputs, reply=result.content)
             return {"messages": messages, "steps": step, "reply": result.content, "done": True, "pending_trace": trace}
@@ -383,6 +428,8 @@ class CabMultiAgentSystem:
         messages = list(state["messages"])
         inputs = [("user request", state["request"])]
         if not result.tool_calls:
+            self.run_record.final_answer_as_tool_call = self._note_text_tool_call(
+                ORCHESTRATOR_ID, label, result.content, [DELEGATE_TOOL, NOTIFY_TOOL])
             messages.append({"role": "assistant", "content": result.content})
             trace = step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs, reply=result.content)
             return {"messages": messages, "steps": step, "final": result.content, "done": True,
@@ -464,6 +511,8 @@ class CabMultiAgentSystem:
         self.run_record.final_answer = final["final"]
         if self.cortex is not None:
             self.run_record.episodes = list(self.cortex.store)
+        self._check_acted()
+        self._check_cortex()
         return self.run_record
 
 

@@ -55,6 +55,13 @@ class AgentConfig:
     def has_memory(self) -> bool:
         return self.kind in ("workflow", "autonomous")
 
+    @property
+    def needs_reasoning(self) -> bool:
+        """Whether the design rests on the model's private reasoning: private CoT keeps it as its
+        only private state, and the workflow updater reads it to store the secret the host chose
+        (the autonomous agent writes its memory itself, so it does without)."""
+        return self.kind in ("private_cot", "workflow")
+
 
 def parse_agent(name: str, **options) -> AgentConfig:
     """``AgentConfig`` for a table name such as ``workflow_patch_replace`` (``options`` override

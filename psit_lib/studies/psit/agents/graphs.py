@@ -12,6 +12,11 @@ working memory alike.
 
 Private CoT keeps one reasoning text per turn (empty when the model gave none), aligned with
 its public replies, so the interleaved layout can put each one before the reply it produced.
+
+What the record would not show goes to the episode's diagnostics: a reply without reasoning for
+an agent whose design needs it, an updater reply that cannot be read (and a turn whose every
+updater try failed). A memory tool call the model wrote as text is flagged by the session and
+never run; the turn's log lists it under ``tool_calls_as_text``, with no edit.
 """
 
 from __future__ import annotations
@@ -26,11 +31,15 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from psit_lib.llm.client import ModelSession
+from psit_lib.llm.diagnostics import FLAG_NO_REASONING
 from psit_lib.llm.errors import ModelOutputError
+from psit_lib.llm.readers import tool_call_in_text
+from psit_lib.llm.types import ChatResult, ToolCall
 from psit_lib.llm.tokens import count_tokens
 from psit_lib.memory import MemoryToolError, apply_tool_call, initial_memory, tool_schemas
 
 from psit_lib.studies.psit.agents.config import AgentConfig
+from psit_lib.llm.diagnostics import diagnostics_of, report_helper_failed, report_helper_read
 from psit_lib.studies.psit.agents.prompts import (interleaved_reasoning, memory_block, private_reasoning_block,
                                                    updater_messages)
 from psit_lib.studies.psit.agents.tool_json import parse_tool_calls_json
@@ -47,6 +56,7 @@ class AgentState(TypedDict, total=False):
     tool_exchange: list[dict[str, Any]] # autonomous: this turn's tool-call messages
     tool_rounds: int
     edits: list[dict[str, Any]]         # this turn's memory edits
+    text_tool_calls: list[str]          # autonomous: tools this turn's replies named in text (not run)
 
 
 @dataclass
@@ -102,14 +112,31 @@ async def respond(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     autonomous = ctx.config.kind == "autonomous"
     tools = tool_schemas(ctx.config.strategy) if autonomous else None
     result = await ctx.session.chat(messages, role=ctx.host_role, tools=tools)
+    _check_reasoning(ctx, result)
     reasoning = "\n".join(x for x in (state.get("reasoning", ""), result.reasoning or "") if x)
     update: dict[str, Any] = {"reply": result.content, "reasoning": reasoning}
+    if autonomous and not result.tool_calls:
+        named = tool_call_in_text(result.content, {t["function"]["name"] for t in tools or ()})
+        if named:  # flagged by the session; never run: the turn's log shows it and no edit
+            update["text_tool_calls"] = [*state.get("text_tool_calls", []), named]
     if autonomous and result.tool_calls and state.get("tool_rounds", 0) < ctx.config.max_tool_rounds:
         assistant = {"role": "assistant", "content": result.content or "",
                      "tool_calls": [c.to_message() for c in result.tool_calls]}
         update["tool_exchange"] = [*state.get("tool_exchange", []), assistant]
         update["pending_tool_calls"] = [(c.id, c.name, c.arguments) for c in result.tool_calls]
     return update
+
+
+def _check_reasoning(ctx: AgentContext, result: ChatResult) -> None:
+    """Flag a reply without reasoning for an agent whose design rests on it: its private state
+    silently shrinks to what vanilla has (private CoT) or the updater cannot see the choice the
+    host made (workflow), and nothing else in the record would say so."""
+    diagnostics = diagnostics_of(ctx.session)
+    if diagnostics is not None and ctx.config.needs_reasoning and not (result.reasoning or "").strip():
+        diagnostics.flag(
+            FLAG_NO_REASONING, ctx.host_role, result.content,
+            f"{ctx.config.name} got a reply with no reasoning, so it keeps no private reasoning this turn",
+            agent=ctx.config.name)
 
 
 class _AutonomousState(AgentState, total=False):
@@ -133,8 +160,6 @@ async def apply_tools(state: _AutonomousState, runtime: Runtime[AgentContext]) -
     exchange = list(state.get("tool_exchange", []))
     edits = list(state.get("edits", []))
     for call_id, name, raw in state.get("pending_tool_calls", []):
-        from psit_lib.llm.types import ToolCall
-
         try:
             arguments = ToolCall(call_id, name, raw).parsed_arguments()
             memory, edit = _apply(memory, name, arguments)
@@ -145,6 +170,9 @@ async def apply_tools(state: _AutonomousState, runtime: Runtime[AgentContext]) -
         exchange.append({"role": "tool", "tool_call_id": call_id, "content": text})
     return {"memory": memory, "tool_exchange": exchange, "edits": edits, "pending_tool_calls": [],
             "tool_rounds": state.get("tool_rounds", 0) + 1}
+
+
+UPDATER_ROLE = "memory_updater"
 
 
 async def update_memory(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
@@ -165,13 +193,16 @@ async def update_memory(state: AgentState, runtime: Runtime[AgentContext]) -> di
         result = await ctx.session.chat(
             updater_messages(memory, dialogue, state.get("reasoning", ""), state.get("reply", ""), tools,
                              previous_error=last_error),
-            role="memory_updater")
+            role=UPDATER_ROLE)
         try:
             calls = parse_tool_calls_json(result.content)
         except ModelOutputError as exc:
             last_error = str(exc)
+            report_helper_read(ctx.session, UPDATER_ROLE, result.content, last_error, agent=ctx.config.name,
+                               flag=False)  # a later try may still succeed
             edits.append({"name": "(unparsed)", "ok": False, "error": last_error, "meta": {"attempt": attempt}})
             continue
+        report_helper_read(ctx.session, UPDATER_ROLE, result.content, None, agent=ctx.config.name)
         draft, tried = memory, []
         for name, arguments in calls:
             if name not in allowed:
@@ -185,6 +216,9 @@ async def update_memory(state: AgentState, runtime: Runtime[AgentContext]) -> di
         if not failed:
             return {"memory": draft, "edits": edits}
         last_error = "; ".join(f"{e['name']}: {e['error']}" for e in failed)
+    report_helper_failed(ctx.session, UPDATER_ROLE, result.content,
+                         f"no update applied after {ctx.config.updater_attempts} tries, memory unchanged "
+                         f"this turn; last error: {last_error}", agent=ctx.config.name)
     return {"memory": memory, "edits": edits}
 
 
@@ -200,10 +234,11 @@ async def finish(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
     log_entry = {"turn": len(public) // 2,
                  "private_state_tokens": count_tokens(private_state_text(ctx.config, new_state)),
                  "reasoning_tokens": count_tokens(state.get("reasoning", "")),
-                 "edits": state.get("edits", [])}
+                 "edits": state.get("edits", []),
+                 "tool_calls_as_text": state.get("text_tool_calls", [])}
     return {**new_state, "turn_log": [*state.get("turn_log", []), log_entry], "pending_user": "",
             "reasoning": "", "tool_exchange": [], "tool_rounds": 0, "edits": [],
-            "pending_tool_calls": []}
+            "pending_tool_calls": [], "text_tool_calls": []}
 
 
 def _after_respond(state: _AutonomousState) -> str:

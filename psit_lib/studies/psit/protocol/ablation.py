@@ -19,7 +19,7 @@ from psit_lib.studies.psit.agents.config import STRATEGY_NAMES
 from psit_lib.studies.psit.agents.factory import validate_agent_names
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.records import EpisodeRecord, ok_results
-from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.tasks.registry import TASK_NAMES, make_task, validate_task_names
@@ -45,13 +45,13 @@ def plan_ablation(params: AblationParams, models: list[str]) -> tuple[list[Episo
     return specs, tasks
 
 
-def ablation_episode_fn(tasks: dict[str, PsitTask], params: AblationParams):
+def ablation_episode_fn(tasks: dict[str, PsitTask], params: AblationParams) -> StudyEpisode[ForkEpisode]:
     per_task = {name: fork_episode_fn(task, params) for name, task in tasks.items()}
 
+    @study_episode(ForkEpisode)
     async def episode(spec: EpisodeSpec, session: ModelSession) -> ForkEpisode:
         return await per_task[spec.params["task"]](spec, session)
 
-    episode.result_type = ForkEpisode
     return episode
 
 

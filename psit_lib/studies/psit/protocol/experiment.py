@@ -6,7 +6,7 @@ the task and the agent list differ.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Literal
 
 import pandas as pd
 from pydantic import AfterValidator, Field
@@ -19,7 +19,7 @@ from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.params import ModelRunParams
 from psit_lib.runs.records import EpisodeRecord, ok_results
-from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
@@ -61,13 +61,13 @@ def plan_fork_episodes(task: PsitTask, params: ForkTestParams, models: list[str]
             for model in models for agent in params.agents for i in range(params.n_episodes)]
 
 
-def fork_episode_fn(task: PsitTask, params: ForkTestParams) -> Callable[[EpisodeSpec, ModelSession], Any]:
+def fork_episode_fn(task: PsitTask, params: ForkTestParams) -> StudyEpisode[ForkEpisode]:
     settings = params.fork_settings()
 
+    @study_episode(ForkEpisode)
     async def episode(spec: EpisodeSpec, session: ModelSession) -> ForkEpisode:
         return await run_fork_episode(task, spec.params["agent"], session, settings)
 
-    episode.result_type = ForkEpisode
     return episode
 
 
@@ -217,12 +217,16 @@ def examples_text(records: list[ForkRecord], limit: int = 2500) -> str:
 
 def cost_table(records: list[ForkRecord]) -> pd.DataFrame:
     """Per (model, agent): model calls per episode (the harness's), hidden calls per episode
-    (memory libraries' own, incl. fork branches) and private-state tokens at the fork."""
+    (memory libraries' own, incl. fork branches), private-state tokens at the fork, and helper
+    replies per episode that could not be used (calls marked ``read_error``: a memory updater's
+    or a library's reply that was garbage, so the agent paid for the call and kept nothing)."""
     rows = [{"model": rec.spec["model"], "agent": rec.spec["agent"], "calls": rec.usage.calls,
              "hidden_calls": len(result.hidden_calls) + len(result.branch_hidden_calls),
-             "state_tokens_at_fork": (result.state_size_per_turn or [0])[-1]}
+             "state_tokens_at_fork": (result.state_size_per_turn or [0])[-1],
+             "helper_replies_unusable": sum(call.read_error is not None for call in rec.calls)}
             for rec, result in ok_results(records)]
-    df = pd.DataFrame(rows, columns=["model", "agent", "calls", "hidden_calls", "state_tokens_at_fork"])
+    df = pd.DataFrame(rows, columns=["model", "agent", "calls", "hidden_calls", "state_tokens_at_fork",
+                                     "helper_replies_unusable"])
     order = list(dict.fromkeys(df["agent"]))
     table = df.groupby(["model", "agent"], sort=False).mean().round(1)
     return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))

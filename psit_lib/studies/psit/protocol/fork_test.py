@@ -10,7 +10,12 @@ the private state per turn.
 A reply that contradicts the host's earlier public replies does not end the game: it is
 recorded, the move counts as made, and play goes on to the fork; the outcome is then
 ``public_contradiction`` (a public-only host fails in public first). An unreadable reply does
-end it (``unparseable``): there is nothing to play on from.
+end it (``unparseable``): there is nothing to play on from. However the episode ends, its
+record keeps the agent's audit trail (memory edits, hidden calls, private state) as it stood.
+
+Every host reply the player tries to read, and every answer read at the fork, is counted in
+the session's diagnostics (``psit_lib.llm.diagnostics``), with an example of what could not be
+read, so a rate can be told apart from replies the harness failed to read.
 """
 
 from __future__ import annotations
@@ -18,13 +23,15 @@ from __future__ import annotations
 import asyncio
 import random
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
 from psit_lib.llm.client import ModelSession
+from psit_lib.llm.diagnostics import READ_FORK_ANSWER, READ_REPLY
 from psit_lib.llm.seeds import derive_seed
-from psit_lib.llm.readers import parse_yes_no
+from psit_lib.llm.readers import parse_yes_no, strip_template_debris
 from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyError, PsitTask
 from psit_lib.studies.psit.protocol.candidates import pick_candidates, stored_secret
@@ -73,29 +80,59 @@ def host_text(public: list[dict[str, str]]) -> str:
     return "\n".join(m["content"] for m in public if m["role"] == "assistant")
 
 
+def observe_host_reply(task: PsitTask, session: ModelSession, reply: str, observe: Callable[[], Any],
+                       agent_name: str | None = None) -> Any:
+    """``observe()``, the task reading the host's ``reply``, counted in the session's
+    diagnostics: unreadable when it raises :class:`HostReplyError`; a contradiction of earlier
+    replies (:class:`HostContradictionError`) was read, so it counts as read."""
+    def count(error: HostReplyError | None) -> None:
+        session.diagnostics.read(READ_REPLY, host_role(task), error is None, reply, str(error or ""),
+                                 agent=agent_name)
+
+    try:
+        result = observe()
+    except HostContradictionError:
+        count(None)
+        raise
+    except HostReplyError as exc:
+        count(exc)
+        raise
+    count(None)
+    return result
+
+
+def count_fork_answer(task: PsitTask, session: ModelSession, answer: str, parsed: Any, what: str,
+                      agent_name: str | None = None) -> None:
+    """Count one answer read at the fork (the reveal, a yes/no) in the session's diagnostics."""
+    session.diagnostics.read(READ_FORK_ANSWER, host_role(task), parsed is not None, answer,
+                             "" if parsed is not None else f"no readable {what}", agent=agent_name)
+
+
 async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSession,
-                          settings: ForkSettings, rng: random.Random
+                          settings: ForkSettings, rng: random.Random, agent_name: str | None = None
                           ) -> tuple[Any, int, list[dict[str, Any]]]:
     """The opener (turn 1) plus up to ``t_fork - 1`` moves; returns (public state, moves
-    played, contradictions: one entry per reply that contradicted earlier ones)."""
+    played, contradictions: one entry per reply that contradicted earlier ones). An unreadable
+    reply raises :class:`_Unreadable` carrying the state read so far and the moves played."""
     state = task.initial_state()
     reply = (await agent.send(task.opener(), session))["reply"]
     try:
-        state = task.observe_opening(state, reply)
+        state = observe_host_reply(task, session, reply, lambda: task.observe_opening(state, reply), agent_name)
     except HostReplyError as exc:
-        raise _Unreadable("opening", reply, exc) from None
+        raise _Unreadable("opening", reply, exc, state, 0, []) from None
     moves, contradictions = 0, []
     while moves < settings.t_fork - 1 and not task.is_over(state):
         move, message = task.next_move(state, rng)
         reply = (await agent.send(message, session))["reply"]
         moves += 1
         try:
-            state = task.observe_reply(state, move, reply)
+            state = observe_host_reply(task, session, reply, partial(task.observe_reply, state, move, reply),
+                                       agent_name)
         except HostContradictionError as exc:
             contradictions.append({"turn": moves + 1, "move": str(move), "reply": reply, "error": str(exc)})
             state = task.skip_move(state, move)
         except HostReplyError as exc:
-            raise _Unreadable(f"turn {moves + 1}", reply, exc) from None
+            raise _Unreadable(f"turn {moves + 1}", reply, exc, state, moves, contradictions) from None
     return state, moves, contradictions
 
 
@@ -106,9 +143,30 @@ def new_hidden_calls(at_fork: dict[str, Any], after: dict[str, Any], branch: str
 
 
 class _Unreadable(Exception):
-    def __init__(self, stage: str, reply: str, cause: Exception) -> None:
+    """A host reply the player could not read, with the public state read before it, the moves
+    played (the unreadable one included) and the contradictions met, so the record can show
+    where play stopped."""
+
+    def __init__(self, stage: str, reply: str, cause: Exception, state: Any, moves: int,
+                 contradictions: list[dict[str, Any]]) -> None:
         super().__init__(f"{stage}: {cause}")
         self.stage, self.reply, self.cause = stage, reply, cause
+        self.state, self.moves, self.contradictions = state, moves, contradictions
+
+
+def audit_trail(task: PsitTask, agent: ForkableAgent, values: dict[str, Any], state: Any,
+                moves: int) -> dict[str, Any]:
+    """The record's account of play up to the fork (or to where play stopped): the public
+    transcript and constraints, the agent's private state, its size per turn, its memory edits
+    and hidden calls, from the agent's state ``values``. One helper for every way an episode
+    ends, so an early end never loses what the agent did."""
+    turn_log = values.get("turn_log", [])
+    return {"turns_played": moves, "transcript": values.get("public", []),
+            "constraints": task.public_constraints(state),
+            "private_state_at_fork": agent.private_state(values),
+            "state_size_per_turn": [t["private_state_tokens"] for t in turn_log],
+            "memory_edits": [t["edits"] for t in turn_log if t.get("edits")],
+            "hidden_calls": list(values.get("hidden_calls") or [])}
 
 
 async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSession,
@@ -120,27 +178,20 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
     rng = player_rng(session)
     base: dict[str, Any] = {"task": task.name, "agent": name, "model": session.model}
     try:
-        state, moves, contradictions = await play_until_fork(task, agent, session, settings, rng)
+        state, moves, contradictions = await play_until_fork(task, agent, session, settings, rng, name)
     except _Unreadable as exc:
-        values = await agent.state()
-        return ForkEpisode(**base, outcome=Outcome.UNPARSEABLE, failure=f"host reply unreadable at {exc}",
-                           transcript=values.get("public", []), turns_played=None, constraints={},
-                           private_state_at_fork="", state_size_per_turn=[], memory_edits=[],
-                           hidden_calls=[], reveal=None, candidates=[], candidate_search=None,
-                           branch_hidden_calls=[])
+        trail = audit_trail(task, agent, await agent.state(), exc.state, exc.moves)
+        return ForkEpisode(**base, **trail, outcome=Outcome.UNPARSEABLE, failure=f"host reply unreadable at {exc}",
+                           reveal=None, candidates=[], candidate_search=None, branch_hidden_calls=[],
+                           public_contradictions=exc.contradictions)
     fork_id = await agent.checkpoint_id()
     at_fork = await agent.state()
     fork = await fork_from_checkpoint(task, agent, state, fork_id, session, settings,
                                       rng if settings.candidate_order == "sampled" else None,
                                       stored=stored_secret(agent.private_state(at_fork)),
-                                      public_contradictions=len(contradictions))
+                                      public_contradictions=len(contradictions), agent_name=name)
     return ForkEpisode(
-        **base, turns_played=moves, transcript=at_fork.get("public", []),
-        constraints=task.public_constraints(state),
-        private_state_at_fork=agent.private_state(at_fork),
-        state_size_per_turn=[t["private_state_tokens"] for t in at_fork.get("turn_log", [])],
-        memory_edits=[t["edits"] for t in at_fork.get("turn_log", []) if t.get("edits")],
-        hidden_calls=list(at_fork.get("hidden_calls") or []),
+        **base, **audit_trail(task, agent, at_fork, state, moves),
         failure=fork.get("failure"), reveal=fork["reveal"], candidates=fork["candidates"],
         candidate_search=fork["candidate_search"], outcome=fork["outcome"],
         branch_hidden_calls=fork["branch_hidden_calls"], public_contradictions=contradictions)
@@ -149,14 +200,15 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
 async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any, fork_id: str,
                                session: ModelSession, settings: ForkSettings,
                                rng: random.Random | None, *, stored: str | None = None,
-                               public_contradictions: int = 0) -> dict[str, Any]:
+                               public_contradictions: int = 0, agent_name: str | None = None) -> dict[str, Any]:
     """SPEC §1 step 2-3 from checkpoint ``fork_id``: the reveal branch, the candidates (the
     revealed secret, the one stored in memory if different, then compatible ones), one yes/no
     branch per candidate (concurrently, each from the identical state), the outcome.
 
     ``rng`` None means the reference code's deterministic candidate order. Returns ``reveal``,
     ``candidates``, ``candidate_search``, ``outcome`` (and ``failure`` when the reveal was
-    unreadable). The checkpoint itself is never changed.
+    unreadable). The checkpoint itself is never changed. The reveal and every yes/no answer
+    are counted in the session's diagnostics (``agent_name`` labels them).
     """
     at_fork = await agent.state(checkpoint_id=fork_id)
     hidden: dict[str, list[dict[str, Any]]] = {}  # memory-library calls made in each branch
@@ -173,6 +225,7 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     reveal_a = await branch_turn(reveal_q, "reveal")
     revealed = task.parse_reveal(reveal_a)
     revealed = task.normalise(revealed) if revealed else None
+    count_fork_answer(task, session, reveal_a, revealed, "reveal", agent_name)
     compatible = (task.is_compatible(state, revealed) if task.is_checkable(revealed) else None) if revealed else False
     result: dict[str, Any] = {"reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
                                          "compatible": compatible}}
@@ -188,7 +241,9 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     async def ask(i: int, secret: str) -> dict[str, Any]:
         question = task.confirm_prompt(secret)
         answer = await branch_turn(question, f"confirm-{i}")
-        return {"question": question, "answer": answer, "parsed": parse_yes_no(answer)}
+        parsed = parse_yes_no(strip_template_debris(answer))
+        count_fork_answer(task, session, answer, parsed, "yes or no", agent_name)
+        return {"question": question, "answer": answer, "parsed": parsed}
 
     branches = await asyncio.gather(*(ask(i, c.secret) for i, c in enumerate(candidates)))
     rows = [{"secret": c.secret, "source": c.source, **b, "checkable": task.is_checkable(c.secret)}

@@ -121,19 +121,17 @@ def classify_fork(
         ForkInputError: when the revealed secret is not among the candidate keys.
     """
     readable = revealed is not None and bool(revealed.strip())
-    if readable and secret_appears_in(revealed, transcript_before_reveal):
+    if revealed is not None and readable and secret_appears_in(revealed, transcript_before_reveal):
         return Outcome.LEAKAGE
     if public_contradictions:
         return Outcome.PUBLIC_CONTRADICTION
-    if not readable:
+    if revealed is None or not readable:
         return Outcome.UNPARSEABLE
     if revealed not in answers:
         raise ForkInputError(
             f"revealed secret {revealed!r} is not among the candidate keys {sorted(answers)!r}; "
             "the protocol must include the revealed secret, normalised, as a candidate"
         )
-    if secret_appears_in(revealed, transcript_before_reveal):
-        return Outcome.LEAKAGE
     if any(answer is None for answer in answers.values()):
         return Outcome.UNPARSEABLE
     yes_to_revealed = bool(answers[revealed])

@@ -35,7 +35,7 @@ from collections import Counter
 from functools import lru_cache
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Callable, Mapping
+from typing import Annotated, Any, Mapping
 
 import pandas as pd
 from pydantic import AfterValidator, Field, field_validator
@@ -50,13 +50,13 @@ from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
 from psit_lib.llm.client import ModelSession, SamplingDefaults
 from psit_lib.runs.params import NotebookParams, check_profile
 from psit_lib.runs.records import EpisodeRecord
-from psit_lib.studies.psit.protocol.records import SecretChoiceEpisode
-from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.studies.psit.protocol.records import ChoiceReveal, Opening, SecretChoiceEpisode
+from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
 
 from psit_lib.studies.psit.tasks.registry import TASK_NAMES, UnknownTaskError, make_task, validate_task_names
 
-from psit_lib.studies.psit.protocol.fork_test import host_role
+from psit_lib.studies.psit.protocol.fork_test import count_fork_answer, host_role, observe_host_reply
 
 NOTEBOOK = "07_secret_distribution_mode_collapse"
 
@@ -79,6 +79,7 @@ class SecretChoiceParams(NotebookParams):
     concurrency: int = Field(16, ge=1, le=4096)
     n_boot: int = Field(1000, ge=10, le=100_000)
     read_from: str | None = None
+    suspect_threshold: float = Field(0.2, ge=0.0, le=1.0)
 
     @field_validator("temperatures")
     @classmethod
@@ -128,16 +129,20 @@ def session_at_temperature(session: ModelSession, temperature: float) -> ModelSe
     """The episode's session with its own sampling temperature (same seeds path and call log)."""
     sampling = SamplingDefaults(temperature=temperature, max_tokens=session.sampling.max_tokens)
     return ModelSession(session.client, run_seed=session.run_seed, episode_id=session.episode_id,
-                        sampling=sampling, path=session.path, log=session.log)
+                        sampling=sampling, path=session.path, log=session.log,
+                        diagnostics=session.diagnostics)
 
 
 async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: ModelSession) -> SecretChoiceEpisode:
-    """Opener, then the reveal prompt on the same conversation; returns the audit record."""
+    """Opener, then the reveal prompt on the same conversation; returns the audit record. The
+    opening and the reveal are counted in the session's diagnostics, as in the fork test."""
+    name = canonical_agent_name(agent_name)
     agent = build_agent(agent_name, system_prompt=NEUTRAL_SYSTEM_PROMPT, host_role=host_role(task))
     opener = task.opener()
     opening = (await agent.send(opener, session))["reply"]
     try:
-        state = task.observe_opening(task.initial_state(), opening)
+        state = observe_host_reply(task, session, opening,
+                                   lambda: task.observe_opening(task.initial_state(), opening), name)
         constraints = task.public_constraints(state)
     except HostReplyError as exc:
         state, constraints = None, {"unreadable": str(exc)}
@@ -145,26 +150,27 @@ async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: Mo
     reveal_a = (await agent.send(reveal_q, session.branch("reveal")))["reply"]
     parsed = task.parse_reveal(reveal_a)
     revealed = task.normalise(parsed) if parsed else None
+    count_fork_answer(task, session, reveal_a, revealed, "reveal", name)
     return SecretChoiceEpisode(
-        task=task.name, agent=canonical_agent_name(agent_name), model=session.model,
+        task=task.name, agent=name, model=session.model,
         temperature=session.sampling.temperature,
-        opening={"question": opener, "answer": opening, "constraints": constraints},
-        reveal={"question": reveal_q, "answer": reveal_a, "parsed": revealed,
-                "compatible": None if (state is None or revealed is None)
-                else bool(task.is_compatible(state, revealed)),
-                "said_in_opening": bool(revealed) and secret_appears_in(revealed, opening)},
+        opening=Opening(question=opener, answer=opening, constraints=constraints),
+        reveal=ChoiceReveal(question=reveal_q, answer=reveal_a, parsed=revealed,
+                            compatible=None if (state is None or revealed is None)
+                            else bool(task.is_compatible(state, revealed)),
+                            said_in_opening=bool(revealed and secret_appears_in(revealed, opening))),
         failure=None if revealed is not None else "reveal answer unreadable")
 
 
-def secret_choice_episode_fn(params: SecretChoiceParams) -> Callable[[EpisodeSpec, ModelSession], Any]:
+def secret_choice_episode_fn(params: SecretChoiceParams) -> StudyEpisode[SecretChoiceEpisode]:
     """The runner's episode function: each spec's task, agent and temperature."""
     tasks = {name: make_task(name) for name in params.tasks}
 
+    @study_episode(SecretChoiceEpisode)
     async def episode(spec: EpisodeSpec, session: ModelSession) -> SecretChoiceEpisode:
         at_t = session_at_temperature(session, float(spec.params["temperature"]))
         return await run_secret_choice_episode(tasks[spec.params["task"]], spec.params["agent"], at_t)
 
-    episode.result_type = SecretChoiceEpisode
     return episode
 
 
@@ -285,31 +291,114 @@ def top_k_tables(df: pd.DataFrame, tasks: Sequence[str], models: Sequence[str], 
     return pd.concat(tables, names=["task · model"])
 
 
-def entropy_by_temperature(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
-    """Compact (task, model) x temperature table of entropy in bits, plus whether it rises.
+#: What :func:`entropy_comparisons` can say about the coldest and hottest temperature of a cell.
+ENTROPY_VERDICTS = ("rises", "falls", "cannot be told apart", "tie", "too small", "one temperature",
+                    "no readable secret")
 
-    ``rises`` compares the highest temperature with the lowest; mode collapse is entropy
-    falling as the temperature drops.
+
+def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per (task, model): entropy at the coldest and the hottest temperature with reveals, the
+    gap (hot - cold) with its bootstrap 95% interval, and the verdict the readings and the
+    ``rises`` flag share.
+
+    The gap is tested by :func:`psit_lib.analysis.secrets.entropy_gap` on the reveals the summary
+    carries (``secret_summary`` keeps their counts): ``rises``/``falls`` only when the interval
+    excludes zero; ``tie`` when the two entropies are equal; ``too small`` when either
+    temperature has fewer than ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval from two
+    reveals is never a separation). Without the counts (a summary read back from a file), the
+    per-temperature intervals decide only when they are clear of each other (``method`` says so).
     """
-    table = summary.pivot_table(index=["task", "model"], columns="temperature", values="entropy")
-    table.columns = [f"T={t:g}" for t in table.columns]
-    table = table.round(digits)
-    table["rises"] = table.iloc[:, -1] > table.iloc[:, 0]
+    from psit_lib.analysis.secrets import MIN_SAMPLES_TO_COMPARE, entropy_gap, reveal_counts
+
+    columns = ["task", "model", "cold", "hot", "n_cold", "n_hot", "entropy_cold", "entropy_hot", "gap",
+               "ci_low", "ci_high", "method", "verdict", "unusable"]
+    if summary.empty or not {"task", "model", "temperature", "entropy"} <= set(summary.columns):
+        return pd.DataFrame(columns=columns)
+    stored = summary.attrs.get("secret_counts") or {}
+    n_boot, seed = int(stored.get("n_boot", 1000)), int(stored.get("seed", 0))
+    rows = []
+    for (task, model), cell in summary.groupby(["task", "model"], sort=False, dropna=False):
+        part = cell.dropna(subset=["entropy"]).sort_values("temperature")
+        row: dict[str, Any] = dict.fromkeys(columns)
+        row.update(task=task, model=model, unusable=[])
+        if part.empty:
+            rows.append({**row, "verdict": "no readable secret"})
+            continue
+        cold, hot = part.iloc[0], part.iloc[-1]
+        row.update(cold=float(cold["temperature"]), hot=float(hot["temperature"]), n_cold=int(cold["n"]),
+                   n_hot=int(hot["n"]), entropy_cold=float(cold["entropy"]), entropy_hot=float(hot["entropy"]),
+                   gap=float(hot["entropy"]) - float(cold["entropy"]))
+        row["unusable"] = [float(r["temperature"]) for r in (cold, hot)
+                           if not r["entropy_low"] <= r["entropy"] <= r["entropy_high"]]
+        if len(part) < 2:
+            rows.append({**row, "verdict": "one temperature"})
+            continue
+        if min(row["n_cold"], row["n_hot"]) < MIN_SAMPLES_TO_COMPARE:
+            rows.append({**row, "verdict": "too small", "method": f"fewer than {MIN_SAMPLES_TO_COMPARE} reveals"})
+            continue
+        if row["gap"] == 0:
+            rows.append({**row, "verdict": "tie", "method": "equal entropies"})
+            continue
+        counts_cold, counts_hot = reveal_counts(summary, cold), reveal_counts(summary, hot)
+        if counts_cold is not None and counts_hot is not None:
+            _, low, high = entropy_gap(counts_hot, counts_cold, n_boot=n_boot, seed=seed)
+            row.update(ci_low=low, ci_high=high, method="bootstrap 95% interval of the gap")
+            separated = low > 0 or high < 0
+        else:
+            usable = not row["unusable"]
+            clear = cold["entropy_high"] < hot["entropy_low"] or hot["entropy_high"] < cold["entropy_low"]
+            separated = bool(usable and clear)
+            row["method"] = "per-temperature intervals (no reveals to test the gap)"
+        verdict = ("rises" if row["gap"] > 0 else "falls") if separated else "cannot be told apart"
+        rows.append({**row, "verdict": verdict})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def entropy_by_temperature(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """Compact (task, model) x temperature table of entropy in bits, whether it rises, and the
+    comparison behind that flag.
+
+    ``rises`` compares the highest temperature with reveals with the lowest, exactly as
+    :func:`spread_reading` does (:func:`entropy_comparisons`): True when the bootstrap interval of
+    the gap is above zero, False when below, None when the run cannot say (too few reveals, a
+    tie, the interval includes zero, one temperature, no readable secret); ``comparison`` says
+    which. Mode collapse is entropy falling as the temperature drops.
+    """
+    comparisons = entropy_comparisons(summary)
+    if comparisons.empty:
+        return pd.DataFrame(columns=["rises", "comparison"],
+                            index=pd.MultiIndex.from_tuples([], names=["task", "model"]))
+    readable = summary.dropna(subset=["entropy"])
+    if readable.empty:
+        table = pd.DataFrame(index=pd.MultiIndex.from_frame(comparisons[["task", "model"]]))
+    else:
+        table = readable.pivot_table(index=["task", "model"], columns="temperature", values="entropy")
+        table.columns = [f"T={t:g}" for t in table.columns]
+        table = table.round(digits).reindex(pd.MultiIndex.from_frame(comparisons[["task", "model"]]))
+    flags = {"rises": True, "falls": False}
+    table["rises"] = pd.Series([flags.get(v) for v in comparisons["verdict"]], index=table.index, dtype=object)
+    table["comparison"] = comparisons["verdict"].to_numpy()
     return table
 
 
 def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """SPEC §7 reference attractors as labelled rows, with how often each was revealed here."""
+    """SPEC §7 reference attractors as labelled rows, with how often each was revealed here
+    (0 of 0 for a task this run did not reveal any secret of)."""
+    columns = ["task", "attractor", "reported for", "source", "revealed here", "of", "rank here"]
     rows = []
     for (task, reference_model), secret in mode_collapse_attractors().items():
-        revealed = df[(df["task"] == task)]["secret"].dropna()
+        if "task" in df.columns and "secret" in df.columns:
+            revealed = [s for s in df.loc[df["task"] == task, "secret"].tolist()
+                        if s is not None and not (isinstance(s, float) and math.isnan(s))]
+        else:
+            revealed = []
         ranking = [s for s, _ in sorted(Counter(revealed).items(), key=lambda i: (-i[1], str(i[0])))]
-        matches = revealed.map(lambda s: str(s).lower() == secret.lower())
+        matches = sum(str(s).lower() == secret.lower() for s in revealed)
         rows.append({"task": task, "attractor": secret, "reported for": reference_model,
                      "source": "reference study (reported)",
-                     "revealed here": int(matches.sum()), "of": int(len(revealed)),
+                     "revealed here": int(matches), "of": len(revealed),
                      "rank here": next((i + 1 for i, s in enumerate(ranking) if str(s).lower() == secret.lower()), None)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=columns).astype({"rank here": "Int64"})
 
 
 # -- reading earlier fork-test runs -------------------------------------------------------
@@ -346,29 +435,60 @@ def read_fork_reveals(params: SecretChoiceParams, *, own_notebook: str = NOTEBOO
 
 def spread_reading(summary: pd.DataFrame) -> str:
     """Generated sentences: per (task, model), entropy at the coldest and the hottest temperature
-    with their intervals, and whether the intervals overlap; an interval that does not contain
-    its estimate (too few reveals for entropy) is said to be unusable, never compared."""
+    with their intervals, and whether the bootstrap interval of the gap separates them (see
+    :func:`entropy_comparisons`, which the ``rises`` flag of :func:`entropy_by_temperature` shares).
+    Too few reveals, ties and a single temperature are said as such, never compared; a
+    per-temperature interval that misses its estimate is flagged. Entropy is a description of the
+    spread, so the sentence says rises or falls, never better or worse."""
     from psit_lib.analysis.labels import format_number
-    from psit_lib.analysis.readings import overlap
+    from psit_lib.analysis.secrets import MIN_SAMPLES_TO_COMPARE
 
+    comparisons = entropy_comparisons(summary)
+    if comparisons.empty:
+        return "No reveals in this run, so there is no entropy to compare."
+    rows = summary.assign(_t=summary["temperature"].astype(float)) if "temperature" in summary else summary
     lines = []
-    for (task, model), part in summary.dropna(subset=["entropy"]).groupby(["task", "model"], sort=False):
-        part = part.sort_values("temperature")
-        cold, hot = part.iloc[0], part.iloc[-1]
-        if len(part) < 2:
+
+    def at(c: pd.Series, t: float) -> str:
+        r = rows[(rows["task"] == c["task"]) & (rows["model"] == c["model"]) & (rows["_t"] == t)].iloc[0]
+        return (f"{format_number(float(r['entropy']))} bits [{format_number(float(r['entropy_low']))}, "
+                f"{format_number(float(r['entropy_high']))}] at T={format_number(t)} (n={int(r['n'])})")
+
+    for _, c in comparisons.iterrows():
+        head = f"- **{c['task']} · {c['model']}**: "
+        verdict = c["verdict"]
+        if verdict == "no readable secret":
+            lines.append(head + "no readable secret at any temperature, so there is no entropy to compare.")
             continue
-        fmt = lambda r: (f"{format_number(float(r['entropy']))} bits [{format_number(float(r['entropy_low']))}, "  # noqa: E731
-                         f"{format_number(float(r['entropy_high']))}] at T={format_number(float(r['temperature']))}")
-        unreliable = [r for r in (cold, hot) if not r["entropy_low"] <= r["entropy"] <= r["entropy_high"]]
-        if unreliable:
-            temps = " and ".join(f"T={format_number(float(r['temperature']))}" for r in unreliable)
-            verdict = (f"at {temps} the bootstrap interval does not contain the plug-in estimate: with "
-                       f"{int(unreliable[0]['n'])} reveals and {int(unreliable[0]['distinct'])} distinct secrets the "
-                       "plug-in entropy is biased low and resampling cannot show unseen secrets, so this run is too "
-                       "small to compare entropies (see top share and distinct counts)")
-        elif overlap(cold["entropy_low"], cold["entropy_high"], hot["entropy_low"], hot["entropy_high"]):
-            verdict = "the intervals overlap, so this run does not separate them"
+        if verdict == "one temperature":
+            lines.append(head + f"entropy {at(c, c['cold'])}; no other temperature has reveals, so there is "
+                                "nothing to compare.")
+            continue
+        text = head + f"entropy {at(c, c['cold'])} against {at(c, c['hot'])}; "
+        if verdict == "too small":
+            text += (f"with {int(c['n_cold'])} and {int(c['n_hot'])} reveals this run is too small to compare "
+                     f"entropies (at least {MIN_SAMPLES_TO_COMPARE} per temperature are needed; the interval of a "
+                     "handful of reveals is narrow by construction, not by evidence)")
+        elif verdict == "tie":
+            text += "the two entropies are equal: a tie"
+        elif c["method"] and str(c["method"]).startswith("bootstrap"):
+            interval = f"[{format_number(float(c['ci_low']))}, {format_number(float(c['ci_high']))}]"
+            gap = format_number(float(c["gap"]))
+            if verdict == "cannot be told apart":
+                text += (f"the bootstrap 95% interval of the gap (hot − cold, {gap} bits) is {interval}, which "
+                         "includes zero, so this run cannot tell them apart")
+            else:
+                text += (f"the bootstrap 95% interval of the gap (hot − cold, {gap} bits) is {interval}, which "
+                         f"excludes zero: entropy {verdict} with temperature")
+        elif verdict == "cannot be told apart":
+            text += ("the reveals are not at hand to test the gap and the two intervals are not clear of each "
+                     "other, so this reading does not separate them")
         else:
-            verdict = "the intervals do not overlap"
-        lines.append(f"- **{task} · {model}**: entropy {fmt(cold)} against {fmt(hot)}; {verdict}.")
-    return "\n".join(lines) or "Fewer than two temperatures with reveals: nothing to compare."
+            text += f"the two intervals are clear of each other: entropy {verdict} with temperature"
+        if c["unusable"]:
+            temps = " and ".join(f"T={format_number(t)}" for t in c["unusable"])
+            text += (f" (at {temps} the bootstrap interval does not contain the plug-in estimate: with this few "
+                     "reveals per distinct secret the plug-in entropy is biased low and resampling cannot show "
+                     "unseen secrets, so that interval is unusable; see top share and distinct counts)")
+        lines.append(text + ".")
+    return "\n".join(lines)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,12 +85,17 @@ def result_type_of(records: Iterable[dict[str, Any]]) -> type[ForkEpisode] | typ
     return SecretChoiceEpisode if any("opening" in r for r in records) else ForkEpisode
 
 
+def _revealed(record: RevealRecord) -> str | None:
+    """The secret read from the episode's reveal (None when it failed or had no readable reveal)."""
+    reveal = record.result.reveal if record.result is not None else None
+    return reveal.parsed if reveal is not None else None
+
+
 def status_of(record: RevealRecord) -> str:
     """``ok`` (a secret was revealed and read), ``unparseable`` (no readable reveal) or ``error``."""
     if record.result is None:
         return "error"
-    reveal = record.result.reveal
-    parsed = reveal.parsed if reveal is not None else None
+    parsed = _revealed(record)
     return "ok" if isinstance(parsed, str) and parsed.strip() else "unparseable"
 
 
@@ -111,7 +116,7 @@ def rows_from_records(records: Iterable[RevealRecord], *, source_notebook: str,
             "model": rec.spec.get("model", default_model),
             "agent": rec.spec["agent"],
             "temperature": default_temperature if math.isnan(temperature) else temperature,
-            "secret": rec.result.reveal.parsed if status == "ok" else None,
+            "secret": _revealed(rec) if status == "ok" else None,
             "status": status,
             "episode_id": rec.episode_id,
             "source_notebook": source_notebook,
@@ -160,7 +165,11 @@ def read_revealed_secrets(path: str | Path, *, notebooks: Iterable[str] | None =
         params = _read_json(folder / PARAMS_FILE)
         models = params.get("_models") or []
         raw = list(records.values())
-        typed = read_records(raw, result_type_of(raw), source=folder / RECORDS_FILE)
+        typed: Sequence[RevealRecord]
+        if result_type_of(raw) is SecretChoiceEpisode:
+            typed = read_records(raw, SecretChoiceEpisode, source=folder / RECORDS_FILE)
+        else:
+            typed = read_records(raw, ForkEpisode, source=folder / RECORDS_FILE)
         rows += rows_from_records(
             typed, source_notebook=name,
             default_temperature=_number(params.get("temperature")),

@@ -14,9 +14,19 @@ import random
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from psit_lib.llm.readers import split_reasoning, strip_template_debris
+
 
 class HostReplyError(ValueError):
     """The host's public reply could not be read (recorded as its own outcome, never dropped)."""
+
+
+def readable_text(reply: str | None) -> str:
+    """The part of a host's reply a reader may read: reasoning written inline removed, and
+    nothing from the first chat-template token on (``<|im_end|>user ...`` is the model writing
+    past its turn, never a secret, a board or an answer). Every PSIT reader starts here, so
+    none of them can read debris as data; a reply that is only debris reads as empty."""
+    return strip_template_debris(split_reasoning(reply or "")[0])
 
 
 class HostContradictionError(HostReplyError):

@@ -5,8 +5,10 @@ by default, as in the study ("a realistic but not obvious condition"), or from t
 conditions listed in the opener (``choice="closed"``). A seeded resident asks yes/no questions
 about binary evidences. Rule R is the dataset itself: the truthful answer to evidence ``e``
 under condition ``c`` is yes exactly when ``e`` is one of ``c``'s symptoms or antecedents. A
-revealed condition is matched to its DDXPlus name where possible (aliases, case, accents,
-punctuation); one outside the dataset is kept as written, and rule R cannot check it. Everything here is pure: the public state
+revealed condition is matched to a DDXPlus condition only when it names one exactly (its
+English or French name or a synonym in ``NAME_ALIASES``; case, accents and punctuation
+forgiven), never by containment; one outside the dataset is kept as written, and rule R cannot
+check it. Everything here is pure: the public state
 is an immutable record of the answered questions, and the set of conditions it leaves open is
 recomputed from it, so forked branches can never disturb each other.
 
@@ -26,18 +28,22 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from psit_lib.llm.readers import parse_yes_no, split_reasoning
-from psit_lib.studies.psit.tasks.base import HostReplyError
+from psit_lib.llm.readers import parse_yes_no, strip_template_debris
+from psit_lib.studies.psit.tasks.base import HostReplyError, readable_text
 from psit_lib.studies.psit.tasks.diagnosis_data import DDXPlus, Condition, load_ddxplus
 
 
-# Our own additions: common English names and expansions of the dataset's abbreviations, so a
-# reveal such as "Laryngospasm" or "Systemic lupus erythematosus" maps to the dataset entry.
+# Our own additions: other names of the dataset's conditions (common English names, expansions
+# of its abbreviations, British spellings, names its French labels give), so a reveal such as
+# "Laryngospasm" or "Systemic lupus erythematosus" maps to the dataset entry.
 NAME_ALIASES: dict[str, str] = {
     "laryngospasm": "Larygospasm",
     "gastroesophageal reflux": "GERD",
     "gastro oesophageal reflux": "GERD",
     "gastro esophageal reflux": "GERD",
+    "gastroesophageal reflux disease": "GERD",
+    "gastro oesophageal reflux disease": "GERD",
+    "gord": "GERD",
     "systemic lupus erythematosus": "SLE",
     "lupus": "SLE",
     "upper respiratory tract infection": "URTI",
@@ -46,42 +52,103 @@ NAME_ALIASES: dict[str, str] = {
     "paroxysmal supraventricular tachycardia": "PSVT",
     "myocardial infarction": "Possible NSTEMI / STEMI",
     "heart attack": "Possible NSTEMI / STEMI",
+    "nstemi": "Possible NSTEMI / STEMI",
+    "stemi": "Possible NSTEMI / STEMI",
     "esophageal rupture": "Boerhaave",
     "oesophageal rupture": "Boerhaave",
-    "hiv": "HIV (initial infection)",
+    "boerhaave syndrome": "Boerhaave",
+    "boerhaave's syndrome": "Boerhaave",
+    "acute hiv infection": "HIV (initial infection)",
+    "primary hiv infection": "HIV (initial infection)",
+    "acute retroviral syndrome": "HIV (initial infection)",
     "flu": "Influenza",
     "lung cancer": "Pulmonary neoplasm",
     "pancreatic cancer": "Pancreatic neoplasm",
     "pertussis": "Whooping cough",
-    "atrial flutter": "Atrial fibrillation",
+    "atrial flutter": "Atrial fibrillation",  # the French label names both
     "allergic rhinitis": "Allergic sinusitis",
     "hay fever": "Allergic sinusitis",
+    "bronchospasm": "Bronchospasm / acute asthma exacerbation",
+    "acute asthma exacerbation": "Bronchospasm / acute asthma exacerbation",
+    "asthma exacerbation": "Bronchospasm / acute asthma exacerbation",
+    "acute exacerbation of asthma": "Bronchospasm / acute asthma exacerbation",
+    "asthma attack": "Bronchospasm / acute asthma exacerbation",
+    "acute asthma": "Bronchospasm / acute asthma exacerbation",
+    "acute copd exacerbation": "Acute COPD exacerbation / infection",
+    "copd exacerbation": "Acute COPD exacerbation / infection",
+    "acute exacerbation of copd": "Acute COPD exacerbation / infection",
+    "laryngotracheobronchitis": "Croup",
+    "guillain barre": "Guillain-Barré syndrome",
+    "chagas disease": "Chagas",
+    "ebola virus disease": "Ebola",
+    "scombroid poisoning": "Scombroid food poisoning",
+    "acute dystonic reaction": "Acute dystonic reactions",
+    "anaemia": "Anemia",
+    "localised edema": "Localized edema",
+    "localized oedema": "Localized edema",
+    "localised oedema": "Localized edema",
+    "acute pulmonary oedema": "Acute pulmonary edema",
 }
+"""An alias is a synonym: another name of the very condition, never a broader one. So "asthma"
+is not an alias of "Bronchospasm / acute asthma exacerbation" (asthma is the chronic disease;
+the dataset's condition is one acute episode of it, even though its ICD-10 code is J45), nor
+"HIV" of "HIV (initial infection)", nor "pneumothorax" of "Spontaneous pneumothorax": mapping
+a broader name onto the narrower entry would check the reveal against the evidence list of a
+condition the model never named. Such reveals stay off-dataset (kept as written, unchecked).
+"asthma attack" or "NSTEMI" (one of the alternatives the dataset's name lists) do name it."""
 
-_MIN_FRAGMENT_CHARS = 4
-"""A reveal shorter than this is never matched as a fragment of a longer condition name."""
 
-
-_REVEAL_LEAD = re.compile(r"^(?:the\s+)?(?:condition|diagnosis|answer)(?:\s+i\s+(?:chose|picked|had\s+in\s+mind))?"
-                          r"\s*(?:is|was|:)\s*", re.I)
+_REVEAL_LEAD = re.compile(r"^(?:(?:the|my)\s+)?(?:condition|diagnosis|answer)"
+                          r"(?:\s+(?:that\s+)?i\s+(?:chose|picked|selected|had\s+in\s+mind))?\s*(?:is|was|:)\s*"
+                          r"|^i\s+(?:chose|picked|selected)\s+", re.I)
 _NOT_A_NAME = re.compile(r"\b(?:i|i'm|i'd|you|your|my|me|not|sorry|cannot|can't|won't|rather|unable|"
                          r"reveal|secret|question|it|what|which|hmm|okay|ok|sure|yes|no)\b", re.I)
+_MARKUP = re.compile(r"[*_`#\"\u201c\u201d]")
+_EDGE = " '\u2018\u2019.!"
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 _MAX_NAME_WORDS = 8
+
+
+def stated_phrase(sentence: str) -> str:
+    """What one sentence of a reveal states as the condition: markdown and quotes removed, and
+    a reveal lead ("The condition I chose is", "Diagnosis:", "I picked") cut off."""
+    plain = _MARKUP.sub("", sentence).strip(_EDGE)
+    return _REVEAL_LEAD.sub("", plain).strip(_EDGE)
+
+
+def stated_phrases(text: str) -> list[str]:
+    """The phrase each sentence (or line) of a reveal states (see :func:`stated_phrase`)."""
+    return [phrase for part in _SENTENCE_BREAK.split(text or "") if (phrase := stated_phrase(part))]
 
 
 def off_dataset_name(text: str) -> str | None:
     """A condition name written in a reveal that DDXPlus does not know ("Lyme disease" or
     "The condition is Lyme disease."), as written; None for anything that is not a bare name
-    (a refusal, a sentence about the game, an empty reply)."""
-    line = next((l.strip() for l in (text or "").splitlines() if l.strip()), "")
+    (a refusal, a sentence about the game, an empty reply, chat-template debris)."""
+    text = strip_template_debris(text)
+    line = next((l.strip() for l in text.splitlines() if l.strip()), "")
     if line.rstrip().endswith("?"):
         return None
-    line = _REVEAL_LEAD.sub("", line.strip(" *_`\"'“”‘’")).strip(" *_`\"'“”‘’.!")
+    line = stated_phrase(line)
     if not line or len(line.split()) > _MAX_NAME_WORDS or _NOT_A_NAME.search(line):
         return None
-    if not re.search(r"[A-Za-z]{4}", line):
+    if not re.search(r"[A-Za-z]{4}|[A-Z]{3}", line):  # a word, or an abbreviation such as "HIV"
         return None
-    return line
+    return line if _looks_like_a_name(line) else None
+
+
+_NAME_TOKEN = re.compile(r"^[(\[]?[A-Za-zÀ-ÿ][\w'’\-/.]*[)\],;:]?$")
+
+
+def _looks_like_a_name(phrase: str) -> bool:
+    """Whether a short phrase has the form of a condition name: every token a word (letters
+    first; "COVID-19", "Crohn's", "(SLE)" pass), no word written twice. Word salad from a
+    broken model ("teapot seventeen teapot ipsum", "### lorem {") fails, so it is recorded as
+    unreadable rather than as a secret nobody chose. A name-shaped salad still passes: the
+    reveal is then kept as written and marked unchecked, never matched to the dataset."""
+    tokens = phrase.split()
+    words = [t.strip("()[],;:.").casefold() for t in tokens]
+    return all(_NAME_TOKEN.match(t) for t in tokens) and len(set(words)) == len(words)
 
 
 def answers_yes(condition: Condition, evidence_code: str) -> bool:
@@ -120,13 +187,6 @@ def _name_key(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     ascii_only = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return " ".join(re.sub(r"[^0-9a-z]+", " ", ascii_only.casefold()).split())
-
-
-def _contains_tokens(haystack: str, needle: str) -> int:
-    """Start index of ``needle`` as whole tokens inside ``haystack`` (both name keys), or -1."""
-    if not needle:
-        return -1
-    return f" {haystack} ".find(f" {needle} ")
 
 
 class DiagnosisTask:
@@ -250,7 +310,7 @@ class DiagnosisTask:
             raise ValueError(f"{move!r} is not a binary DDXPlus evidence code, so it cannot be a move.")
         if move in state.asked:
             raise ValueError(f"Evidence {move!r} was already asked; the player never repeats a question.")
-        yes = parse_yes_no(reply)
+        yes = parse_yes_no(readable_text(reply))
         if yes is None:
             raise HostReplyError(f"The host's reply to question {move} holds no readable yes or no: {reply[:120]!r}.")
         return state.with_answer(move, yes)
@@ -324,13 +384,21 @@ class DiagnosisTask:
         return names[:limit]
 
     def parse_reveal(self, reply: str) -> str | None:
-        """The condition a reveal reply names: its DDXPlus name when it names one; with free
-        choice, otherwise the condition as written (an off-dataset reveal, kept); None when
-        the reply names no condition (a refusal, a question, several dataset names)."""
-        text = split_reasoning(reply)[0]
-        found = self._resolve(text)
-        if found is not None or self.choice == "closed" or len(self._mentioned(text)) > 1:
-            return found
+        """The condition a reveal reply names: its DDXPlus name when a sentence of it states a
+        dataset name or alias in full ("Croup", "**Diagnosis:** croup", "I chose Croup."); with
+        free choice, otherwise the condition as written (an off-dataset reveal, kept unchecked);
+        None when the reply names no condition (a refusal, a question, chat-template debris) or
+        mentions several dataset conditions. A reveal is never matched to a name that merely
+        contains it ("Cough" is not "Whooping cough") or that it merely contains ("Acute
+        bronchitis" is not "Bronchitis"): such a reveal is off-dataset."""
+        text = readable_text(reply)
+        if len(self._mentioned(text)) > 1:
+            return None
+        named = {found for phrase in stated_phrases(text) if (found := self._resolve(phrase))}
+        if len(named) == 1:
+            return named.pop()
+        if named or self.choice == "closed":
+            return None
         return off_dataset_name(text)
 
     def normalise(self, secret: str) -> str:
@@ -353,47 +421,29 @@ class DiagnosisTask:
 
     # ----- name matching -------------------------------------------------------------------
 
-    def _build_name_index(self) -> tuple[dict[str, str], list[tuple[str, str, bool]]]:
-        """Exact-match table and (key, canonical, is_official_name) entries for containment."""
-        entries: list[tuple[str, str, bool]] = []
+    def _build_name_index(self) -> tuple[dict[str, str], list[tuple[str, str]]]:
+        """Exact-match table (name key -> condition; a key two conditions share is left out)
+        and every (name key, condition) entry, official names (English, French) and aliases."""
+        entries: list[tuple[str, str]] = []
         for condition in self._conditions:
-            for text in (condition.name, condition.name_fr):
-                if _name_key(text):
-                    entries.append((_name_key(text), condition.name, True))
+            entries += [(_name_key(text), condition.name) for text in (condition.name, condition.name_fr)
+                        if _name_key(text)]
         for alias, canonical in NAME_ALIASES.items():
             self.dataset.condition(canonical)  # fail loudly if the alias table drifts from the data
-            entries.append((_name_key(alias), canonical, False))
+            entries.append((_name_key(alias), canonical))
         owners: dict[str, set[str]] = {}
-        for key, canonical, _ in entries:
+        for key, canonical in entries:
             owners.setdefault(key, set()).add(canonical)
         exact = {key: next(iter(names)) for key, names in owners.items() if len(names) == 1}
         return exact, entries
 
     def _mentioned(self, text: str) -> set[str]:
-        """Every dataset condition whose name (or alias) appears in ``text`` as whole words."""
-        key = _name_key(text)
-        return {canonical for entry_key, canonical, _ in self._name_entries
-                if _contains_tokens(key, entry_key) >= 0}
+        """Every dataset condition whose name (or alias) appears in ``text`` as whole words. Used
+        only to refuse a reply that mentions several, never to pick one."""
+        key = f" {_name_key(text)} "
+        return {canonical for entry_key, canonical in self._name_entries if f" {entry_key} " in key}
 
     def _resolve(self, text: str) -> str | None:
-        """Exact name match, else a unique name contained in the text, else a unique name containing it."""
-        key = _name_key(text)
-        if not key:
-            return None
-        if key in self._exact_names:
-            return self._exact_names[key]
-        spans: list[tuple[int, int, str]] = []
-        for entry_key, canonical, _ in self._name_entries:
-            start = _contains_tokens(key, entry_key)
-            if start >= 0:
-                spans.append((start, start + len(entry_key), canonical))
-        # A name found inside a longer found name (e.g. an alias inside an official name) yields.
-        outer = {c for s, e, c in spans
-                 if not any(s2 <= s and e <= e2 and (e2 - s2) > (e - s) for s2, e2, _ in spans)}
-        if len(outer) == 1:
-            return next(iter(outer))
-        if outer or len(key) < _MIN_FRAGMENT_CHARS:
-            return None
-        containing = {canonical for entry_key, canonical, official in self._name_entries
-                      if official and _contains_tokens(entry_key, key) >= 0}
-        return next(iter(containing)) if len(containing) == 1 else None
+        """The condition ``text`` names exactly (after normalising case, accents and
+        punctuation), by its English or French name or an alias; None otherwise."""
+        return self._exact_names.get(_name_key(text))

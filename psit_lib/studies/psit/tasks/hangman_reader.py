@@ -2,19 +2,18 @@
 
 Tolerant of the many ways a model writes a pattern, strict about contradictions (length
 change, a revealed letter disappearing), because a host that contradicts itself is data, not
-noise.
+noise. It never guesses: a reply is read only when it shows one board (two different ones
+are unreadable, whichever comes last), and nothing from a chat-template token on is read.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from psit_lib.llm.readers import split_reasoning
-from psit_lib.studies.psit.tasks.base import HostReplyError
-from psit_lib.studies.psit.tasks.hangman_rules import (DEFAULT_LIVES, HangmanState, HostContradictionError, InvalidGuessError, Slots,
+from psit_lib.studies.psit.tasks.base import HostReplyError, readable_text
+from psit_lib.studies.psit.tasks.hangman_rules import (DEFAULT_LIVES, HangmanState, InvalidGuessError, Slots,
                                                        format_slots, observe_pattern)
 
 # --------------------------------------------------------------------------------------------
@@ -57,10 +56,10 @@ _STATED_LENGTH = re.compile(
     rf"\(\s*{_LENGTH_NUMBER}\s+letters?\s*\)|\b(?:has|contains|of)\s+{_LENGTH_NUMBER}\s+letters\b",
     re.I,
 )
-_ITALIC_PROSE = re.compile(r"(?<![\w])(_{1,2})(?=[A-Za-z])([^_\n]*\s[^_\n]*?)(?<=[A-Za-z0-9.!?)])\1(?![\w])")
+_ITALIC_PROSE = re.compile(r"(?<![\w])(_{1,2})(?=[A-Za-z0-9])([^_\n]*\s[^_\n]*?)(?<=[A-Za-z0-9.!?)])\1(?![\w])")
 _TOKEN = re.compile(r"[A-Za-z_]+")
 _INLINE_GAP = re.compile(r"[ \t\u00a0]+")
-_LABEL_END = re.compile(r"[:=][\s*`\"'_]*$")
+_COUNT_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
 def _to_number(text: str) -> int:
@@ -104,45 +103,59 @@ def read_stated_length(reply: str) -> int | None:
     return _to_number(next(group for group in matches[-1].groups() if group))
 
 
+_PROSE_LEFT = frozenset("ia")
+"""One-letter English words that lead into a board in prose ("Got it. I _ _ _ _", "a _ _ _ _
+word"): at the opening they are words, not slots. Any other letter in a run is a slot."""
+_PROSE_RIGHT = frozenset("i")
+"""One-letter words that may follow a board in prose ("_ _ _ _ _ I hope you like it")."""
+
+
 @dataclass(frozen=True)
 class PatternRun:
     """A stretch of the reply that looks like a pattern: tokens of blanks and single letters."""
 
     tokens: tuple[str, ...]
-    labelled: bool  # preceded on its line by a label ending in ':' or '=' ("Pattern:", "Word:")
 
-    def fitted(self, length: int) -> Slots | None:
-        """Slots of exactly ``length`` letters, trimming stray one-letter words at the edges
-        (``I _ _ _`` or ``a _ _ _ word``) when needed; None when no trim fits."""
-        trimmable_left = 0
-        while trimmable_left < len(self.tokens) and _is_single_letter(self.tokens[trimmable_left]):
-            trimmable_left += 1
-        for left in range(trimmable_left + 1):
-            for right in range(len(self.tokens) - left + 1):
-                kept = self.tokens[left : len(self.tokens) - right]
-                if right and not _is_single_letter(self.tokens[len(self.tokens) - right]):
-                    break
-                if not any("_" in token for token in kept):
-                    break
-                slots = _tokens_to_slots(kept)
-                if len(slots) == length:
-                    return slots
-        return None
+    def shown(self) -> Slots:
+        """Every token of the run as a slot, nothing trimmed."""
+        return _tokens_to_slots(self.tokens)
 
-    def blank_length(self) -> int | None:
-        """Length of the all-blank core after trimming edge one-letter words, or None."""
+    def opening_slots(self) -> Slots:
+        """The board this run shows at the opening: prose words at its edges (``_PROSE_LEFT``,
+        ``_PROSE_RIGHT``) left out, every other letter kept as a slot, so ``_ h e l l o`` is a
+        6-slot board with one blank, never a 1-letter word with prose after it."""
         tokens = list(self.tokens)
-        while tokens and _is_single_letter(tokens[0]):
+        while tokens and tokens[0].lower() in _PROSE_LEFT:
             tokens.pop(0)
-        while tokens and _is_single_letter(tokens[-1]):
+        while tokens and tokens[-1].lower() in _PROSE_RIGHT:
             tokens.pop()
-        if not tokens or any(char != "_" for token in tokens for char in token):
-            return None
-        return sum(len(token) for token in tokens)
+        return _tokens_to_slots(tokens)
+
+    def fits(self, length: int) -> list[Slots]:
+        """Every distinct board of exactly ``length`` slots the run can show, trimming stray
+        one-letter words at its edges (``I _ _ _``, or the guess echoed as in ``e _ a _ e _``).
+        More than one means the run itself is ambiguous."""
+        lefts = _edge_letters(self.tokens)
+        rights = _edge_letters(self.tokens[::-1])
+        found: list[Slots] = []
+        for left in range(lefts + 1):
+            for right in range(rights + 1):
+                slots = _tokens_to_slots(self.tokens[left : len(self.tokens) - right])
+                if len(slots) == length and slots not in found:
+                    found.append(slots)
+        return found
 
 
 def _is_single_letter(token: str) -> bool:
     return len(token) == 1 and token != "_"
+
+
+def _edge_letters(tokens: Sequence[str]) -> int:
+    """How many one-letter tokens lead ``tokens`` (a run always keeps its blank token)."""
+    count = 0
+    while count < len(tokens) and _is_single_letter(tokens[count]):
+        count += 1
+    return count
 
 
 def _tokens_to_slots(tokens: Sequence[str]) -> Slots:
@@ -150,7 +163,7 @@ def _tokens_to_slots(tokens: Sequence[str]) -> Slots:
 
 
 def _clean_reply(reply: str) -> str:
-    text = reply.replace("\\_", "_").replace("\uff3f", "_")
+    text = readable_text(reply).replace("\\_", "_").replace("\uff3f", "_")
     return _ITALIC_PROSE.sub(lambda match: match.group(2), text)
 
 
@@ -160,7 +173,8 @@ def find_pattern_runs(reply: str) -> list[PatternRun]:
     A run is a sequence of tokens separated only by spaces, each token either one letter or a
     mix of letters and underscores (``_``, ``__``, ``_a_e_``), containing at least one
     underscore. Longer words end a run, so prose around the pattern is not swallowed.
-    Markdown escapes (``\\_``) and italic prose (``_well done_``) are undone first.
+    Reasoning and chat-template debris are removed, and markdown escapes (``\\_``) and italic
+    prose (``_well done_``, ``_6 lives left_``) undone, first.
     """
     text = _clean_reply(reply)
     runs: list[PatternRun] = []
@@ -168,9 +182,7 @@ def find_pattern_runs(reply: str) -> list[PatternRun]:
 
     def close() -> None:
         if current and any("_" in match.group() for match in current):
-            line_start = text.rfind("\n", 0, current[0].start()) + 1
-            before = text[line_start : current[0].start()]
-            runs.append(PatternRun(tuple(m.group() for m in current), bool(_LABEL_END.search(before))))
+            runs.append(PatternRun(tuple(m.group() for m in current)))
         current.clear()
 
     for match in _TOKEN.finditer(text):
@@ -186,34 +198,48 @@ def find_pattern_runs(reply: str) -> list[PatternRun]:
     return runs
 
 
-def _pick(runs: Sequence[tuple[PatternRun, Any]]) -> tuple[PatternRun, Any]:
-    """The last labelled run if any, otherwise the last run (hosts put the current board last)."""
-    labelled = [item for item in runs if item[0].labelled]
-    return (labelled or list(runs))[-1]
+def _distinct(boards: Iterable[Slots]) -> list[Slots]:
+    """The boards in order of first appearance, each once (a board repeated is one board)."""
+    return list(dict.fromkeys(boards))
+
+
+def _count(n: int) -> str:
+    return _COUNT_WORDS.get(n, str(n))
+
+
+def _several(boards: Sequence[Slots]) -> str:
+    """``two different patterns ('_ a _ _ _' and '_ a _ e _')``, for an unreadable reply."""
+    shown = [repr(format_slots(board)) for board in boards]
+    listed = ", ".join(shown[:-1]) + f" and {shown[-1]}"
+    return f"{_count(len(boards))} different patterns ({listed})"
 
 
 def read_opening(reply: str, max_lives: int = DEFAULT_LIVES) -> HangmanState:
-    """The started state from the host's first reply: the all-blank pattern gives the length.
+    """The started state from the host's first reply: the length of the one pattern it shows
+    (``_ _ _ _ _``; letters shown already, as in ``_ h e l l o``, are slots too), else a
+    stated length (``I picked a 6-letter word``). Only the length is kept: a letter shown
+    before any guess was never guessed, so a later board that shows it contradicts the rules.
 
-    Falls back to a stated length (``I picked a 6-letter word``) when no blank pattern is
-    shown. Raises :class:`HostReplyError` when neither is there, or when the blank pattern and
-    the stated length disagree.
+    Raises :class:`HostReplyError`, saying why, when the reply shows several different
+    patterns, when its pattern's length disagrees with the length it states, or when it
+    shows no pattern and states no length.
     """
-    blank_runs = [(run, run.blank_length()) for run in find_pattern_runs(reply)]
-    blank_runs = [(run, length) for run, length in blank_runs if length]
-    stated = read_stated_length(reply)
-    if blank_runs:
-        length = _pick(blank_runs)[1]
+    text = readable_text(reply)
+    boards = _distinct(run.opening_slots() for run in find_pattern_runs(text))
+    stated = read_stated_length(text)
+    if len(boards) > 1:
+        raise HostReplyError(f"The opening shows {_several(boards)}: {reply[:200]!r}.")
+    if boards:
+        length = len(boards[0])
         if stated is not None and stated != length:
-            raise HostReplyError(
-                f"The opening shows a {length}-letter pattern but says the word has {stated} letters."
-            )
+            raise HostReplyError(f"The opening's pattern length {length} ({format_slots(boards[0])!r}) "
+                                 f"disagrees with its stated length {stated}.")
     elif stated:
         length = stated
     else:
-        raise HostReplyError(f"The opening reply shows no blank pattern and no word length: {reply[:200]!r}.")
+        raise HostReplyError(f"The opening reply shows no pattern and states no word length: {reply[:200]!r}.")
     state = HangmanState.started(length, max_lives)
-    return replace(state, reported_lives=read_lives(reply), reported_guessed=read_guessed_letters(reply))
+    return replace(state, reported_lives=read_lives(text), reported_guessed=read_guessed_letters(text))
 
 
 def _completion_in_reply(state: HangmanState, letter: str, reply: str) -> Slots | None:
@@ -231,37 +257,29 @@ def _completion_in_reply(state: HangmanState, letter: str, reply: str) -> Slots 
 def read_reply(state: HangmanState, letter: str, reply: str) -> HangmanState:
     """The public state after the host answered the guess ``letter`` with ``reply``.
 
-    Among the pattern runs of the right length, runs consistent with the earlier state are
-    preferred (the last labelled one, else the last), so a stray italic word cannot mask the
-    board; when only inconsistent runs exist the contradiction is raised. A guess that
-    completes the word may be answered with the word itself. Raises :class:`HostReplyError`
-    when no pattern is found and :class:`HostContradictionError` on contradictions.
+    The reply must show one board: every pattern run in it, fitted to the word's length where
+    it can be (else as written), must read the same. A guess that completes the word may be
+    answered with the word itself instead of a board of the word's length. Raises :class:`HostReplyError` when the reply shows no
+    pattern or several different ones (it is never guessed which one is the board), and
+    :class:`HostContradictionError` when its one board contradicts the earlier ones.
     """
     if state.length is None:
         raise InvalidGuessError("The host's opening pattern must be read before any guess.")
-    runs = find_pattern_runs(reply)
-    fitted = [(run, slots) for run in runs if (slots := run.fitted(state.length)) is not None]
-    consistent: list[tuple[PatternRun, HangmanState]] = []
-    for run, slots in fitted:
-        try:
-            consistent.append((run, observe_pattern(state, letter, slots)))
-        except HostContradictionError:
-            continue
-    if consistent:
-        new_state = _pick(consistent)[1]
-    elif fitted:
-        observe_pattern(state, letter, _pick(fitted)[1])  # raises the contradiction
-        raise AssertionError("unreachable: an inconsistent pattern was accepted")
-    elif (completed := _completion_in_reply(state, letter, reply)) is not None:
+    text = readable_text(reply)
+    runs = find_pattern_runs(text)
+    boards = _distinct(board for run in runs for board in (run.fits(state.length) or [run.shown()]))
+    if len(boards) > 1:
+        raise HostReplyError(f"The reply to {letter!r} shows {_several(boards)}: {reply[:200]!r}.")
+    if boards and len(boards[0]) == state.length:
+        new_state = observe_pattern(state, letter, boards[0])  # raises the contradiction, if any
+    elif (completed := _completion_in_reply(state, letter, text)) is not None:
         new_state = observe_pattern(state, letter, completed)
-    elif runs:
-        shown = _tokens_to_slots(runs[-1].tokens)
-        raise HostContradictionError(
-            f"The pattern {format_slots(shown)!r} has {len(shown)} letters but the word has {state.length}."
-        )
+    elif boards:
+        observe_pattern(state, letter, boards[0])  # raises: the one pattern shown has another length
+        raise AssertionError("unreachable: a pattern of another length was accepted")
     else:
         raise HostReplyError(f"No pattern found in the host's reply to {letter!r}: {reply[:200]!r}.")
-    return replace(new_state, reported_lives=read_lives(reply), reported_guessed=read_guessed_letters(reply))
+    return replace(new_state, reported_lives=read_lives(text), reported_guessed=read_guessed_letters(text))
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,7 +307,7 @@ def parse_reveal_text(reply: str) -> str | None:
     ``The word was **planet**.``, ``Word: planet``, a bare word on its own line amid small
     talk, and spelled-out ``P L A N E T``.
     """
-    text = split_reasoning(reply)[0]
+    text = readable_text(reply)
     if not text:
         return None
     if whole := _REVEAL_WHOLE.fullmatch(text):

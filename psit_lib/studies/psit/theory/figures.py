@@ -36,7 +36,7 @@ from matplotlib.patches import Patch
 
 from psit_lib.analysis.labels import label_figure
 from psit_lib.runs.records import EpisodeRecord
-from psit_lib.analysis.plots import legend_outside, new_figure as _new_figure, require_columns as _require
+from psit_lib.analysis.plots import NO_DATA, legend_outside, new_figure as _new_figure, require_columns as _require
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, Outcome
 from psit_lib.studies.psit.theory.figure_data import THEORY_LABEL, size_quantiles, theory_label
 from psit_lib.studies.psit.theory.fork_exact import FORK_OUTCOMES, p_self_consistent_uniform
@@ -284,7 +284,8 @@ def fork_diagram_from_record(record: Any, label: str, *, k: int | None = None) -
 
     Uses the guessed letters of the record's public constraints, its parsed reveal and each
     candidate branch's parsed answer; ``label`` must be the run's provenance label because a
-    model produced the answers. ``k`` defaults to the number of candidate branches.
+    model produced the answers. ``k`` defaults to the number of candidate branches. A failed
+    episode (no result) gives the schematic, titled as such ("no scored data").
     """
     record = record.stored() if isinstance(record, EpisodeRecord) else record
     constraints = record.get("constraints") or {}
@@ -294,10 +295,13 @@ def fork_diagram_from_record(record: Any, label: str, *, k: int | None = None) -
     n_branches = k if k is not None else max(1, len(branches))
     reveal = (record.get("reveal") or {}).get("parsed")
     t_fork = record.get("turns_played") or len(moves)
+    title = f"Fork of episode {record.get('episode_id', '?')}"
+    if record.get("status") == "error":  # the episode failed: the boxes are the schematic, not its answers
+        title += f" ({NO_DATA}: the episode failed)"
     return plot_fork_diagram(
         t_fork=t_fork, k=n_branches, label=label, moves=moves[:t_fork], reveal=reveal,
         branches=branches[:n_branches], outcome=record.get("outcome") or record.get("status"),
-        title=f"Fork of episode {record.get('episode_id', '?')}",
+        title=title,
     )
 
 

@@ -359,7 +359,7 @@ class _Sampler:
         self.indices = range(len(words))
         self.belief_cumulative = list(itertools.accumulate(float(v) for v in p))
         self.q = None if q is None else [float(v) for v in q]
-        self.q_cumulative = None if q is None else list(itertools.accumulate(self.q))
+        self.q_cumulative = None if self.q is None else list(itertools.accumulate(self.q))
 
     def word_in_mind(self) -> int:
         return self.rng.choices(self.indices, cum_weights=self.belief_cumulative)[0]

@@ -92,7 +92,7 @@ def _histories_of_public_host(
     by_length: dict[int, list[str]] = {}
     for word in words:
         by_length.setdefault(len(word), []).append(word)
-    frontier = []
+    frontier: list[tuple[HangmanState, tuple[str, ...], float, list[str]]] = []
     for length, group in by_length.items():
         probability = sum(opening.get(word, 0.0) for word in group)
         if probability > 0:

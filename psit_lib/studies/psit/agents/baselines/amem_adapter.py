@@ -30,8 +30,10 @@ from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memori
 from psit_lib.studies.psit.agents.baselines.calls import HiddenCall
 from psit_lib.studies.psit.agents.baselines.embedder import embed, require_embedder
 from psit_lib.studies.psit.agents.baselines.similarity import recall_top_k, top_k
+from psit_lib.llm.diagnostics import report_helper_read
 
 AMEM_SETTINGS = BaselineSettings(window=30, top_k=8)
+ANALYSIS_ROLE, EVOLUTION_ROLE = "amem_note_analysis", "amem_evolution"
 EVOLUTION_NEIGHBOURS = 5
 
 ANALYSIS_SYSTEM = (
@@ -157,37 +159,38 @@ class AMemBackend:
         recent = [*turn.history, *exchange][-self.settings.window:]
         calls: list[HiddenCall] = []
 
-        result = await turn.session.chat(analysis_messages(content, recent), role="amem_note_analysis",
+        result = await turn.session.chat(analysis_messages(content, recent), role=ANALYSIS_ROLE,
                                          response_format=ANALYSIS_FORMAT)
         try:
-            analysis = parse_analysis(result.content)
-            calls.append(HiddenCall(self.name, "amem.note_analysis", result.usage.prompt_tokens,
-                                    result.usage.completion_tokens))
+            analysis, problem = parse_analysis(result.content), None
         except ModelOutputError as exc:  # A-Mem keeps the note with empty metadata
-            analysis = {"keywords": [], "context": "General", "tags": []}
-            calls.append(HiddenCall(self.name, "amem.note_analysis", result.usage.prompt_tokens,
-                                    result.usage.completion_tokens, ok=False, error=str(exc)))
+            analysis, problem = {"keywords": [], "context": "General", "tags": []}, str(exc)
+        calls.append(self._read(turn, ANALYSIS_ROLE, "amem.note_analysis", result, problem))
         note = {"id": f"n{turn.turn:04d}", "content": content,
                 "timestamp": turn_time(turn.turn).strftime("%Y-%m-%d %H:%M"), "links": [], **analysis}
 
         if notes:
             probe = await asyncio.to_thread(embed, note_vector_text(note))
             neighbours = [notes[i] for i in top_k(probe, [n["vector"] for n in notes], EVOLUTION_NEIGHBOURS)]
-            result = await turn.session.chat(evolution_messages(note, neighbours), role="amem_evolution",
+            result = await turn.session.chat(evolution_messages(note, neighbours), role=EVOLUTION_ROLE,
                                              response_format=EVOLUTION_FORMAT)
             try:
                 decision = json.loads(result.content)
                 if not isinstance(decision, dict):
                     raise ValueError("not a JSON object")
                 apply_evolution(note, neighbours, decision)
-                calls.append(HiddenCall(self.name, "amem.evolution", result.usage.prompt_tokens,
-                                        result.usage.completion_tokens))
+                problem = None
             except (ValueError, TypeError) as exc:  # A-Mem skips evolution on a bad reply
-                calls.append(HiddenCall(self.name, "amem.evolution", result.usage.prompt_tokens,
-                                        result.usage.completion_tokens, ok=False,
-                                        error=f"evolution reply unusable: {exc}"[:300]))
+                problem = f"evolution reply unusable: {exc}"[:300]
+            calls.append(self._read(turn, EVOLUTION_ROLE, "amem.evolution", result, problem))
             for neighbour in neighbours:  # neighbours' metadata may have changed
                 neighbour["vector"] = await asyncio.to_thread(embed, note_vector_text(neighbour))
 
         note["vector"] = await asyncio.to_thread(embed, note_vector_text(note))
         return Memorized({"notes": [*notes, note]}, calls)
+
+    def _read(self, turn: TurnInput, role: str, kind: str, result: Any, problem: str | None) -> HiddenCall:
+        """The hidden call of one parsed reply, its parse reported to the episode's diagnostics."""
+        report_helper_read(turn.session, role, result.content, problem, agent=self.name)
+        return HiddenCall(self.name, kind, result.usage.prompt_tokens, result.usage.completion_tokens,
+                          read_error=problem)

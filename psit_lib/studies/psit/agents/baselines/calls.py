@@ -12,6 +12,12 @@ Real libraries (Mem0, MemoryOS) call a synchronous OpenAI client from their own 
 waits for the answer, and records a :class:`HiddenCall` in the current :class:`CallLedger`.
 Library operations therefore run in worker threads (``asyncio.to_thread``), never on the loop.
 
+Unreadable replies. A library parses some replies itself (Mem0's facts, MemoryOS's topic
+summaries) and, when it cannot, logs and carries on with less memory. The client is given the
+library's *readers* (call kind -> a check that returns the problem with a reply, or None), runs
+each on the reply it hands back, and reports the result to the episode's diagnostics; an
+unreadable reply is kept on its :class:`HiddenCall` as ``read_error``.
+
 Seeds. A library may issue several calls at once from a thread pool, so a shared call
 counter would make seeds depend on thread scheduling. Each hidden call instead gets its seed
 from the operation's branch of the session and a hash of the request itself: the same
@@ -26,12 +32,14 @@ import json
 import threading
 from dataclasses import asdict, dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from openai.types.chat import ChatCompletion
 
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.types import ChatResult
+
+from psit_lib.llm.diagnostics import report_helper_read
 
 LIBRARY_ROLE = "memory_library"
 
@@ -46,9 +54,15 @@ class HiddenCall:
     completion_tokens: int = 0
     ok: bool = True
     error: str | None = None
+    read_error: str | None = None  # the call succeeded, but its reply could not be used
 
     def as_record(self, turn: int) -> dict[str, Any]:
-        return {"turn": turn, **asdict(self)}
+        """The stored form: a reply that could not be used counts as a failed call, with why."""
+        record = {"turn": turn, **asdict(self)}
+        read_error = record.pop("read_error")
+        if read_error is not None:
+            record.update(ok=False, error=self.error or read_error)
+        return record
 
 
 class CallLedger:
@@ -68,6 +82,7 @@ class CallLedger:
             return list(self._calls)
 
     def failures(self) -> list[HiddenCall]:
+        """Calls that failed at the endpoint (an unreadable reply is not one: see ``read_error``)."""
         return [c for c in self.calls if not c.ok]
 
 
@@ -131,16 +146,22 @@ def _request_digest(params: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(wanted, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+ReplyReader = Callable[[str], "str | None"]
+"""A library's check of one reply: the problem that makes it unusable, or None."""
+
+
 class LibraryClient:
     """Looks like ``openai.OpenAI`` to a library; every call goes through the episode's session.
 
     Set :attr:`link` and :attr:`ledger` before each library operation (a workspace may be reused
     across episodes). The library's own model name and sampling choices are kept where they
     matter (temperature, max tokens, response format, tools); the model is the run's.
+    ``readers`` check the replies of the call kinds the library parses itself.
     """
 
-    def __init__(self, library: str) -> None:
+    def __init__(self, library: str, readers: Mapping[str, ReplyReader] | None = None) -> None:
         self.library = library
+        self.readers = dict(readers or {})
         self.link: LibraryLink | None = None
         self.ledger = CallLedger()
         self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
@@ -160,13 +181,24 @@ class LibraryClient:
                             temperature=params.get("temperature"),
                             max_tokens=params.get("max_tokens") or params.get("max_completion_tokens"))
         try:
-            result = asyncio.run_coroutine_threadsafe(call, link.loop).result()
+            result, problem = asyncio.run_coroutine_threadsafe(self._read(session, kind, call), link.loop).result()
         except Exception as exc:
             ledger.add(HiddenCall(self.library, kind, ok=False, error=f"{type(exc).__name__}: {exc}"[:300]))
             raise
         ledger.add(HiddenCall(self.library, kind, prompt_tokens=result.usage.prompt_tokens,
-                              completion_tokens=result.usage.completion_tokens))
+                              completion_tokens=result.usage.completion_tokens, read_error=problem))
         return completion_from_result(result, session.model)
+
+    async def _read(self, session: ModelSession, kind: str, call: Any) -> tuple[ChatResult, str | None]:
+        """The call's result and the problem the library's reader finds in it. Runs on the
+        episode's loop, so the diagnostics and call log are only ever touched from there."""
+        result = await call
+        reader = self.readers.get(kind)
+        if reader is None:
+            return result, None
+        problem = reader(result.content)
+        report_helper_read(session, LIBRARY_ROLE, result.content, problem, agent=self.library)
+        return result, problem
 
 
 def summarise_hidden_calls(records: list[dict[str, Any]]) -> dict[str, Any]:

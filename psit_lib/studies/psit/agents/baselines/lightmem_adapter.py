@@ -34,8 +34,10 @@ from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memori
 from psit_lib.studies.psit.agents.baselines.calls import HiddenCall
 from psit_lib.studies.psit.agents.baselines.embedder import embed, require_embedder
 from psit_lib.studies.psit.agents.baselines.similarity import cosine_scores, recall_top_k
+from psit_lib.llm.diagnostics import report_helper_read
 
 LIGHTMEM_SETTINGS = BaselineSettings(window=10, top_k=10)
+EXTRACTION_ROLE = "lightmem_extraction"
 SEGMENT_THRESHOLD = 0.5
 
 EXTRACTION_SYSTEM = (
@@ -137,17 +139,16 @@ class LightMemBackend:
 
     async def _extract(self, segment: list[dict[str, Any]], turn: TurnInput,
                        calls: list[HiddenCall]) -> list[dict[str, Any]]:
-        result = await turn.session.chat(extraction_messages(segment), role="lightmem_extraction",
+        result = await turn.session.chat(extraction_messages(segment), role=EXTRACTION_ROLE,
                                          response_format=EXTRACTION_FORMAT)
         by_source = {m["source_id"]: m for m in segment}
         try:
-            facts = parse_facts(result.content, set(by_source))
+            facts, problem = parse_facts(result.content, set(by_source)), None
         except ModelOutputError as exc:  # the segment yields no entries
-            calls.append(HiddenCall(self.name, "lightmem.extraction", result.usage.prompt_tokens,
-                                    result.usage.completion_tokens, ok=False, error=str(exc)))
-            return []
+            facts, problem = [], str(exc)
+        report_helper_read(turn.session, EXTRACTION_ROLE, result.content, problem, agent=self.name)
         calls.append(HiddenCall(self.name, "lightmem.extraction", result.usage.prompt_tokens,
-                                result.usage.completion_tokens))
+                                result.usage.completion_tokens, read_error=problem))
         entries = []
         for source_id, fact in facts:
             when = turn_time(by_source[source_id]["turn"])

@@ -22,12 +22,15 @@ as ``created_at``.
 
 Guarded faults: Mem0 logs and swallows a failed model call (and then stores nothing); the
 adapter records every call and raises :class:`BaselineLibraryError` if one failed, so a broken
-endpoint shows up as an episode error rather than as silently empty memory.
+endpoint shows up as an episode error rather than as silently empty memory. A reply Mem0
+cannot parse (it logs that too and stores nothing) is read here the way Mem0 reads it
+(:data:`MEM0_READERS`) and reported to the episode's diagnostics, the turn going on as in Mem0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import uuid
 from typing import Any
@@ -41,6 +44,7 @@ try:
     import mem0.embeddings.huggingface as _mem0_hf
     from mem0 import Memory
     from mem0.memory.storage import SQLiteManager
+    from mem0.memory.utils import extract_json, remove_code_blocks
 except ImportError as exc:  # pragma: no cover - exercised only without the optional packages
     from psit_lib.studies.psit.agents.baselines.embedder import BaselineUnavailableError
 
@@ -53,6 +57,33 @@ COLLECTION = "psit_mem0"
 _ID_NAMESPACE = uuid.UUID("6f1c2a52-4d55-4c8e-9d2e-8c3b5a0e7f11")
 _MAX_POINTS = 100_000
 _UNUSED_URL = "http://library-calls-go-through-the-harness.invalid/v1"
+
+
+def _mem0_json(text: str) -> Any:
+    """A reply as Mem0 1.0.11 parses it: the unfenced text, else the JSON found inside it."""
+    try:
+        return json.loads(remove_code_blocks(text), strict=False)
+    except json.JSONDecodeError:
+        return json.loads(extract_json(text), strict=False)
+
+
+def _list_field(text: str, key: str, what: str) -> str | None:
+    """The problem with a reply that must be a JSON object with a list under ``key``, or None."""
+    try:
+        value = _mem0_json(text or "")
+    except (json.JSONDecodeError, TypeError, ValueError) as exc:
+        return f"mem0's {what} reply is not JSON ({exc})"
+    if not isinstance(value, dict) or not isinstance(value.get(key), list):
+        return f"mem0's {what} reply has no {key!r} list, so Mem0 stores nothing from it"
+    return None
+
+
+MEM0_READERS = {
+    "mem0.fact_extraction": lambda text: _list_field(text, "facts", "fact extraction"),
+    "mem0.memory_update": lambda text: _list_field(text, "memory", "memory update"),
+}
+"""What Mem0 needs from its two calls (``Memory.add``): the extracted facts, then the ADD /
+UPDATE / DELETE decisions; anything else it logs and drops."""
 
 
 def _use_shared_embedder() -> None:
@@ -82,7 +113,7 @@ class _Workspace:
                                                               "embedding_model_dims": EMBEDDING_DIMS}},
             "history_db_path": ":memory:",
         })
-        self.client = LibraryClient("mem0")
+        self.client = LibraryClient("mem0", MEM0_READERS)
         self.memory.llm.client = self.client
 
     def load(self, store: dict[str, Any], link: LibraryLink) -> CallLedger:

@@ -26,6 +26,10 @@ Guarded faults (library-wide patches, installed once, carrying no per-agent stat
 - the library returns the string "Error: Could not get response from LLM." instead of raising
   and would store it as a summary or keyword: every call is recorded, and a failed one raises
   :class:`BaselineLibraryError` after the operation;
+- a reply it parses itself and cannot read (a topic summary that is not JSON, a continuity
+  verdict that is neither true nor false) it silently turns into "no topics" or "not
+  continuous": :data:`MEMORYOS_READERS` read those replies as the library does and report them
+  to the episode's diagnostics;
 - it prints progress on every step (silenced into debug logging) and loads its embedder by
   name (pre-filled with the shared local model); its internal clock is frozen at the episode
   start, so heat recency stays 1, as it would within a minutes-long episode.
@@ -42,7 +46,7 @@ from typing import Any
 
 from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
 from psit_lib.studies.psit.agents.baselines.base import CLOCK_START, BaselineLibraryError, BaselineSettings, Memorized, Recall, TurnInput, turn_time
-from psit_lib.studies.psit.agents.baselines.calls import CallLedger, LibraryClient, LibraryLink
+from psit_lib.studies.psit.agents.baselines.calls import LibraryClient, LibraryLink
 from psit_lib.studies.psit.agents.baselines.embedder import shared_encoder
 
 try:
@@ -83,6 +87,28 @@ def normalise_summaries(parsed: Any) -> list[dict[str, Any]]:
     if not isinstance(parsed, list):
         return []
     return [item for item in parsed if isinstance(item, dict)]
+
+
+def _summary_problem(text: str) -> str | None:
+    """The problem with a topic-summary reply (MemoryOS ``json.loads`` it as it is), or None."""
+    try:
+        parsed = json.loads(text)
+    except (json.JSONDecodeError, TypeError) as exc:
+        return f"MemoryOS's topic summary is not JSON ({exc}), so it keeps no topics"
+    if parsed and not normalise_summaries(parsed):
+        return "MemoryOS's topic summary holds no topic objects"
+    return None
+
+
+def _continuity_problem(text: str) -> str | None:
+    """The problem with a continuity verdict (MemoryOS reads anything but 'true' as false), or None."""
+    if (text or "").strip().lower() in ("true", "false"):
+        return None
+    return "MemoryOS's continuity verdict is neither 'true' nor 'false', so it reads as 'not continuous'"
+
+
+MEMORYOS_READERS = {"memoryos.multi_summary": _summary_problem, "memoryos.continuity": _continuity_problem}
+"""The replies MemoryOS parses (its other calls' replies are stored as free text)."""
 
 
 def _quiet_print(*args: Any, **_: Any) -> None:
@@ -146,7 +172,7 @@ class _Workspace:
             openai_base_url="http://library-calls-go-through-the-harness.invalid/v1",
             data_storage_path=self._dir.name, short_term_capacity=settings.window,
             retrieval_queue_capacity=settings.top_k, llm_model="run-model")
-        client = LibraryClient("memoryos")
+        client = LibraryClient("memoryos", MEMORYOS_READERS)
         client.link = link
         self.ledger = client.ledger
         self.mos.client.client = client

