@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -42,8 +43,12 @@ def distinct_palette(n: int) -> list:
     return sns.color_palette("husl", n)
 
 
+_OUTSIDE_RIGHT: dict[str, Literal["outside right upper", "outside right center", "outside right lower"]] = {
+    "upper": "outside right upper", "center": "outside right center", "lower": "outside right lower"}
+
+
 def legend_outside(fig: Figure, ax, *, title: str | None = None, handles=None, labels=None,
-                   where: str = "upper") -> None:
+                   where: Literal["upper", "center", "lower"] = "upper") -> None:
     """Move a legend out of the data area to the figure's right edge (constrained layout makes
     room, so nothing is drawn over the data or cut off when the figure is saved)."""
     if handles is None:
@@ -51,7 +56,7 @@ def legend_outside(fig: Figure, ax, *, title: str | None = None, handles=None, l
     if ax.get_legend() is not None:
         ax.get_legend().remove()
     if handles:
-        fig.legend(handles, labels, title=title, loc=f"outside right {where}", fontsize=8, frameon=False,
+        fig.legend(handles, labels, title=title, loc=_OUTSIDE_RIGHT[where], fontsize=8, frameon=False,
                    title_fontsize=9)
 
 

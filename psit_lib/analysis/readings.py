@@ -24,7 +24,7 @@ Three rules keep a reading from saying more than its table:
 from __future__ import annotations
 
 import math
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import pandas as pd
 
@@ -50,9 +50,9 @@ def gap_separates(low: float, high: float) -> bool | None:
     return bool(low > 0 or high < 0)
 
 
-def _nan(value: object) -> bool:
+def _nan(value: Any) -> bool:
     try:
-        return math.isnan(float(value))  # type: ignore[arg-type]
+        return math.isnan(float(value))
     except (TypeError, ValueError):
         return True
 

@@ -238,7 +238,7 @@ def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]]) -> int:
     print(f"{'notebook':38} {'episodes':>9} {'calls':>8} {'prompt tok':>11} {'completion tok (>=)':>20}")
     for stem, episodes, calls, prompt, completion, _ in rows:
         print(f"{stem:38} {episodes:>9} {calls:>8} {prompt:>11} {completion:>20}")
-    total = [sum(r[i] for r in rows) for i in (1, 2, 3, 4)]
+    total = [sum(int(r[i]) for r in rows) for i in (1, 2, 3, 4)]
     print(f"{'total':38} {total[0]:>9} {total[1]:>8} {total[2]:>11} {total[3]:>20}")
     print("Completion tokens are the simulator's, a lower bound for real models; the model name and"
           " endpoint of the real run do not change the counts.")

@@ -115,7 +115,7 @@ def _result_from_body(data: Any) -> ChatResult:
         raise EndpointFault("no_choices", "a completion with no choices")
     choice = choices[0] if isinstance(choices, list) else None
     message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict):
+    if not isinstance(choice, dict) or not isinstance(message, dict):
         raise EndpointFault("malformed_body", f"a completion without a message ({_short(str(choices))})")
     calls = []
     for i, tc in enumerate(message.get("tool_calls") or ()):
@@ -124,7 +124,9 @@ def _result_from_body(data: Any) -> ChatResult:
             raise EndpointFault("malformed_body", f"a tool call without a function name ({_short(str(tc))})")
         calls.append(ToolCall(id=_text(tc.get("id")) or f"call_{i}", name=fn["name"],
                               arguments=_text(fn.get("arguments")) or "{}"))
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     # A server without a reasoning parser leaves <think>...</think> in the content: it is the
     # model's private reasoning, never part of the public reply.
     content, inline = split_reasoning(_text(message.get("content")) or "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bs4 import BeautifulSoup
+from bs4.element import AttributeValueList
 
 from .notebook_prep import prepare
 
@@ -28,7 +29,7 @@ document.getElementById('psit-code-toggle').addEventListener('click', function (
 def _offline(soup: BeautifulSoup) -> None:
     """Drop every script and stylesheet that would be fetched from the network."""
     for tag in soup.find_all(["script", "link"]):
-        url = tag.get("src") or tag.get("href") or ""
+        url = str(tag.get("src") or tag.get("href") or "")
         if url.startswith(("http://", "https://", "//")):
             tag.decompose()
     for tag in soup.find_all("script"):
@@ -49,7 +50,9 @@ def _fold_long_tables(soup: BeautifulSoup) -> None:
 
 def _code_toggle(soup: BeautifulSoup) -> None:
     body = soup.body
-    body["class"] = [*body.get("class", []), "psit-code-hidden"]
+    if body is None:  # not an HTML page: nothing to put a toggle on
+        return
+    body["class"] = AttributeValueList([*body.get_attribute_list("class"), "psit-code-hidden"])
     button = soup.new_tag("button", attrs={"id": "psit-code-toggle", "type": "button"})
     button.string = "Show code"
     body.insert(0, button)

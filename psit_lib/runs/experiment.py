@@ -117,7 +117,7 @@ class Experiment:
         """Run (or resume) the planned episodes; one record per spec, in plan order.
 
         When the episode function declares the study result it returns (a ``result_type``
-        attribute, as the studies' episode-function factories set), the records come back typed
+        attribute, as :func:`~psit_lib.runs.runner.study_episode` sets), the records come back typed
         (:class:`~psit_lib.runs.records.EpisodeRecord`), every field checked; otherwise as the
         stored dicts. ``progress`` shows a bar in the notebook; by default only when the notebook
         is used interactively (under ``psit run`` the terminal shows progress instead).

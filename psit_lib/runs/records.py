@@ -15,7 +15,7 @@ scored.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Generic, Literal, Sequence, TypeVar
+from typing import Any, Generic, Literal, Sequence, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
@@ -120,7 +120,10 @@ class EpisodeRecord(BaseModel, Generic[R]):
 
 def read_records(raw: Sequence[dict[str, Any]], result_type: type[R], *, source: str | Path = "records") -> list[EpisodeRecord[R]]:
     """Validate stored records into typed ones; a bad record raises one :class:`RecordError`."""
-    model = EpisodeRecord[result_type]
+    # ``EpisodeRecord[result_type]``: pydantic parametrises the model at run time, but mypy reads a
+    # subscript as a type expression and refuses a variable in it; pydantic's stub types the call
+    # as returning any model class.
+    model = cast("type[EpisodeRecord[R]]", EpisodeRecord.__class_getitem__(result_type))
     typed = []
     for record in raw:
         try:

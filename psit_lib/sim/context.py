@@ -73,9 +73,6 @@ class SimContext:
     def first_user_text(self) -> str:
         return first_user_text(self.messages)
 
-    def all_text(self) -> str:
-        return "\n".join(message_text(m.get("content")) for m in self.messages)
-
     def tool_names(self) -> set[str]:
         return {t.get("function", {}).get("name", "") for t in self.tools}
 

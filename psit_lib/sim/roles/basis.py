@@ -49,7 +49,6 @@ from ..registry import register_role
 #: Weight of spelling a detail out (vs. leaving it implicit) when relaying the user's request.
 #: The orchestrator stops correcting after this many delegations in one conversation.
 MAX_DELEGATIONS = 3
-SERVICE_TYPES = ("Default", "Premium", "Van")
 CONTEXT_TAG = "relevant_multiagent_context"
 
 _LOC = r"[A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)*"

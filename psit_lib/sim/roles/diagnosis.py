@@ -157,6 +157,8 @@ class DiagnosisGame:
         """Truthful for my condition; a condition I know nothing about has none of the evidences."""
         known = knowledge()
         code = known.asked_evidence(user_text)
+        if code is None:  # the intent is a move only when the message asks a known question
+            raise ValueError(f"not a known question: {user_text!r}")
         question = known.questions[code]
         yes = known.has_it(secret, code)
         return short_answer(question, yes, ctx.rng.randrange(answer_variants(question)))

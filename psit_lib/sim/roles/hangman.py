@@ -114,6 +114,8 @@ class HangmanGame:
 
     def move_reply(self, ctx: SimContext, secret: str, public: Board | None, user_text: str) -> str:
         letter = read_guess(user_text)
+        if letter is None:  # the intent is a move only when the message guesses a letter
+            raise ValueError(f"not a Hangman guess: {user_text!r}")
         earlier = public.guesses if public else ()
         lives = public.lives if public else LIVES
         before = play(secret, earlier, lives)

@@ -36,8 +36,6 @@ from psit_lib.studies.acc.scenarios import ScenarioTurn
 MEMORY_TASK = "TASK: update the canonical memory"
 SCORING_TASK = "TASK: score the responses"
 CRITERIA: tuple[str, ...] = ("relevance", "answer_quality", "instruction_following", "coherence")
-COUNTS: tuple[str, ...] = ("supported_claims", "unsupported_claims", "active_constraints",
-                           "violations", "omitted_required")
 MAX_UNVERIFIED = 10
 JUDGE_ROLE = "acc_judge"
 

@@ -269,9 +269,9 @@ class PlaySession:
         reflect the record up to that reply), but the answers are still shown.
         """
         async with self._lock:
-            if not self.started:
-                raise PlayError("Start a game (and play a few letters) before forking.")
             fork_id = self._head
+            if fork_id is None:  # not started
+                raise PlayError("Start a game (and play a few letters) before forking.")
             number = len(self.forks) + 1
             branch = self.session.branch(f"fork-{number}")
             at_fork = await self.agent.state(checkpoint_id=fork_id)

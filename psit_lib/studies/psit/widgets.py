@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,7 +153,7 @@ class HangmanPlayer:
         return WithStaticFallback(self.widget, PLAYER_STATIC_HTML)._repr_mimebundle_(**kwargs)
 
     # -- scheduling -----------------------------------------------------------------------
-    def _schedule(self, coro: Awaitable[None], action: str) -> asyncio.Task | None:
+    def _schedule(self, coro: Coroutine[Any, Any, None], action: str) -> asyncio.Task | None:
         """Run ``coro`` as a task on the running loop (ipykernel's), errors shown in the widget."""
         try:
             loop = asyncio.get_running_loop()
@@ -161,7 +161,7 @@ class HangmanPlayer:
             try:
                 loop = asyncio.get_event_loop()
             except RuntimeError:
-                coro.close()  # type: ignore[attr-defined]
+                coro.close()
                 self.error.value = self._error_html(f"{action}: no event loop to run model calls on")
                 return None
         task = loop.create_task(self._guarded(coro, action))
@@ -189,7 +189,7 @@ class HangmanPlayer:
 
     def _set_busy(self, busy: bool) -> None:
         started = self.session is not None and self.session.started
-        over = started and self.session.over
+        over = self.session is not None and self.session.over
         self.new_game.disabled = busy
         for button in (self.guess_button, self.auto_button):
             button.disabled = busy or not started or over  # a finished game takes no more guesses

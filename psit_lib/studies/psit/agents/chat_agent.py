@@ -25,4 +25,4 @@ class ChatAgent(CheckpointedAgent):
                             host_role=self.host_role)
 
     def private_state(self, values: dict[str, Any]) -> str:
-        return private_state_text(self.config, values)  # type: ignore[arg-type]
+        return private_state_text(self.config, values)

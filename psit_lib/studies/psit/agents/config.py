@@ -52,6 +52,13 @@ class AgentConfig:
         return f"{self.kind}_{self.strategy}" if self.strategy else self.kind
 
     @property
+    def memory_strategy(self) -> str:
+        """The memory-update strategy of an agent with memory (a workflow or autonomous agent)."""
+        if self.strategy is None:
+            raise ValueError(f"a {self.kind} agent has no memory-update strategy")
+        return self.strategy
+
+    @property
     def has_memory(self) -> bool:
         return self.kind in ("workflow", "autonomous")
 
@@ -67,8 +74,9 @@ def parse_agent(name: str, **options) -> AgentConfig:
     """``AgentConfig`` for a table name such as ``workflow_patch_replace`` (``options`` override
     the design defaults, e.g. ``reasoning_layout="system_block"``)."""
     text = name.strip().lower()
-    if text in ("vanilla", "private_cot"):
-        return AgentConfig(kind=text, **options)  # type: ignore[arg-type]
+    for plain in ("vanilla", "private_cot"):
+        if text == plain:
+            return AgentConfig(kind=plain, **options)
     for kind in ("workflow", "autonomous"):
         if text == kind:
             return AgentConfig(kind=kind, strategy="overwrite", **options)

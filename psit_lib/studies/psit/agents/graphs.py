@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -69,8 +70,9 @@ class AgentContext:
     host_role: str
 
 
-def private_state_text(config: AgentConfig, state: AgentState) -> str:
-    """The private state an agent carries into its next turn (what the size figure counts)."""
+def private_state_text(config: AgentConfig, state: Mapping[str, Any]) -> str:
+    """The private state an agent carries into its next turn (what the size figure counts), from
+    the agent's state (an :class:`AgentState`, or the values of a stored checkpoint)."""
     if config.kind == "private_cot":
         kept = state.get("kept_reasoning", [])
         if config.reasoning_layout == "interleaved":
@@ -110,7 +112,7 @@ async def respond(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     messages = [{"role": "system", "content": _system(ctx, state)}, *history,
                 {"role": "user", "content": state["pending_user"]}, *state.get("tool_exchange", [])]
     autonomous = ctx.config.kind == "autonomous"
-    tools = tool_schemas(ctx.config.strategy) if autonomous else None
+    tools = tool_schemas(ctx.config.memory_strategy) if autonomous else None
     result = await ctx.session.chat(messages, role=ctx.host_role, tools=tools)
     _check_reasoning(ctx, result)
     reasoning = "\n".join(x for x in (state.get("reasoning", ""), result.reasoning or "") if x)
@@ -185,7 +187,7 @@ async def update_memory(state: AgentState, runtime: Runtime[AgentContext]) -> di
                 {"role": "assistant", "content": state.get("reply", "")}]
     if ctx.config.dialogue_window is not None:
         dialogue = dialogue[-ctx.config.dialogue_window:]
-    tools = tool_schemas(ctx.config.strategy)
+    tools = tool_schemas(ctx.config.memory_strategy)
     allowed = {t["function"]["name"] for t in tools}
     edits: list[dict[str, Any]] = []
     last_error: str | None = None
@@ -205,6 +207,7 @@ async def update_memory(state: AgentState, runtime: Runtime[AgentContext]) -> di
         report_helper_read(ctx.session, UPDATER_ROLE, result.content, None, agent=ctx.config.name)
         draft, tried = memory, []
         for name, arguments in calls:
+            edit: dict[str, Any]
             if name not in allowed:
                 edit = {"name": name, "ok": False,
                         "error": f"tool {name!r} is not available to the {ctx.config.strategy} strategy"}

@@ -69,8 +69,8 @@ async def pick_candidates(task: PsitTask, state: Any, revealed: str, n_candidate
         if key not in seen and len(chosen) < n_candidates:
             chosen.append(Candidate(key, "dataset"))
             seen.add(key)
-    note = {"from_dataset": len(chosen) - 1 - from_memory, "model_proposed": 0, "model_rejected": [],
-            "from_memory": from_memory}
+    from_dataset, proposed = len(chosen) - 1 - from_memory, 0
+    rejected: list[str] = []
     missing = n_candidates - len(chosen)
     if missing > 0:
         reply = await session.chat(
@@ -81,10 +81,11 @@ async def pick_candidates(task: PsitTask, state: Any, revealed: str, n_candidate
             if key in seen or len(chosen) >= n_candidates:
                 continue
             if not task.is_compatible(state, key):
-                note["model_rejected"].append(proposal)
+                rejected.append(proposal)
                 continue
             chosen.append(Candidate(key, "model"))
             seen.add(key)
-            note["model_proposed"] += 1
-    note["short_by"] = n_candidates - len(chosen)
+            proposed += 1
+    note = {"from_dataset": from_dataset, "model_proposed": proposed, "model_rejected": rejected,
+            "from_memory": from_memory, "short_by": n_candidates - len(chosen)}
     return chosen, note

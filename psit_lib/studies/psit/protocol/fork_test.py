@@ -32,7 +32,7 @@ from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import READ_FORK_ANSWER, READ_REPLY
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.readers import parse_yes_no, strip_template_debris
-from psit_lib.studies.psit.protocol.records import ForkEpisode
+from psit_lib.studies.psit.protocol.records import ForkEpisode, PublicContradiction
 from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyError, PsitTask
 from psit_lib.studies.psit.protocol.candidates import pick_candidates, stored_secret
 
@@ -110,7 +110,7 @@ def count_fork_answer(task: PsitTask, session: ModelSession, answer: str, parsed
 
 async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSession,
                           settings: ForkSettings, rng: random.Random, agent_name: str | None = None
-                          ) -> tuple[Any, int, list[dict[str, Any]]]:
+                          ) -> tuple[Any, int, list[PublicContradiction]]:
     """The opener (turn 1) plus up to ``t_fork - 1`` moves; returns (public state, moves
     played, contradictions: one entry per reply that contradicted earlier ones). An unreadable
     reply raises :class:`_Unreadable` carrying the state read so far and the moves played."""
@@ -120,7 +120,8 @@ async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSe
         state = observe_host_reply(task, session, reply, lambda: task.observe_opening(state, reply), agent_name)
     except HostReplyError as exc:
         raise _Unreadable("opening", reply, exc, state, 0, []) from None
-    moves, contradictions = 0, []
+    moves = 0
+    contradictions: list[PublicContradiction] = []
     while moves < settings.t_fork - 1 and not task.is_over(state):
         move, message = task.next_move(state, rng)
         reply = (await agent.send(message, session))["reply"]
@@ -129,7 +130,7 @@ async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSe
             state = observe_host_reply(task, session, reply, partial(task.observe_reply, state, move, reply),
                                        agent_name)
         except HostContradictionError as exc:
-            contradictions.append({"turn": moves + 1, "move": str(move), "reply": reply, "error": str(exc)})
+            contradictions.append(PublicContradiction(turn=moves + 1, move=str(move), reply=reply, error=str(exc)))
             state = task.skip_move(state, move)
         except HostReplyError as exc:
             raise _Unreadable(f"turn {moves + 1}", reply, exc, state, moves, contradictions) from None
@@ -148,7 +149,7 @@ class _Unreadable(Exception):
     where play stopped."""
 
     def __init__(self, stage: str, reply: str, cause: Exception, state: Any, moves: int,
-                 contradictions: list[dict[str, Any]]) -> None:
+                 contradictions: list[PublicContradiction]) -> None:
         super().__init__(f"{stage}: {cause}")
         self.stage, self.reply, self.cause = stage, reply, cause
         self.state, self.moves, self.contradictions = state, moves, contradictions

@@ -194,7 +194,9 @@ def sweep_banner(banner: str, temperatures: list[float]) -> str:
 @lru_cache(maxsize=None)
 def _hangman_frequencies() -> dict[str, float]:
     """wordfreq frequency of every word of the Hangman task's vocabulary (most frequent first)."""
-    vocabulary = make_task("hangman").vocabulary  # type: ignore[attr-defined]
+    from psit_lib.studies.psit.tasks.hangman import HangmanTask
+
+    vocabulary = HangmanTask().vocabulary
     return {word: vocabulary.frequency(word) for word in vocabulary.words}
 
 
@@ -203,7 +205,9 @@ def domain_of(task: str) -> tuple[str, ...]:
     if task == "hangman":
         return tuple(_hangman_frequencies())
     if task == "diagnosis":
-        return tuple(make_task("diagnosis").dataset.condition_names)  # type: ignore[attr-defined]
+        from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
+
+        return tuple(DiagnosisTask().dataset.condition_names)
     raise UnknownTaskError(f"unknown task {task!r}; choose from {', '.join(TASK_NAMES)}")
 
 
@@ -289,11 +293,6 @@ def top_k_tables(df: pd.DataFrame, tasks: Sequence[str], models: Sequence[str], 
     """:func:`top_k_by_temperature` for every (task, model), stacked with a ``task · model`` level."""
     tables = {f"{task} · {model}": top_k_by_temperature(df, task, model, k) for task in tasks for model in models}
     return pd.concat(tables, names=["task · model"])
-
-
-#: What :func:`entropy_comparisons` can say about the coldest and hottest temperature of a cell.
-ENTROPY_VERDICTS = ("rises", "falls", "cannot be told apart", "tie", "too small", "one temperature",
-                    "no readable secret")
 
 
 def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:

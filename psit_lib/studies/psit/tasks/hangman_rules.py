@@ -136,11 +136,6 @@ class HangmanState:
         return {position: letter for position, letter in enumerate(self.slots) if letter is not None}
 
     @property
-    def started_game(self) -> bool:
-        """True once the word length is known."""
-        return self.length is not None
-
-    @property
     def won(self) -> bool:
         """Every letter revealed."""
         return self.length is not None and all(letter is not None for letter in self.slots)

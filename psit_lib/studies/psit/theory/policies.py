@@ -111,6 +111,7 @@ class FirstCompatiblePoca(HostPolicy):
     order: Sequence[str] | None = None
     name: str = "deterministic POCA"
     keeps_private_state: bool = field(default=False, init=False)
+    _rank: dict[str, int] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         rank = None if self.order is None else {word: index for index, word in enumerate(self.order)}
@@ -119,7 +120,7 @@ class FirstCompatiblePoca(HostPolicy):
     def choose(self, compatible: Sequence[str]) -> str:
         """The word this policy answers for: a pure function of the compatible set."""
         _check_compatible(compatible)
-        rank: dict[str, int] | None = self._rank  # type: ignore[attr-defined]
+        rank = self._rank
         if rank is None:
             return compatible[0]
         missing = [word for word in compatible if word not in rank]

@@ -19,7 +19,6 @@ import numpy as np
 from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches before sentence-transformers is imported)
 
 EMBEDDING_DIMS = 384
-MODEL_LABEL = "all-MiniLM-L6-v2"
 CACHE_SIZE = 20_000
 
 

@@ -149,7 +149,7 @@ class LightMemBackend:
         report_helper_read(turn.session, EXTRACTION_ROLE, result.content, problem, agent=self.name)
         calls.append(HiddenCall(self.name, "lightmem.extraction", result.usage.prompt_tokens,
                                 result.usage.completion_tokens, read_error=problem))
-        entries = []
+        entries: list[dict[str, Any]] = []
         for source_id, fact in facts:
             when = turn_time(by_source[source_id]["turn"])
             entries.append({"id": f"e{source_id:04d}-{len(entries):02d}", "source_id": source_id,

@@ -138,10 +138,10 @@ def rekey(files: dict[str, Any], last_page: dict[str, Any] | None) -> tuple[dict
     mid = files.get("mid_term") or {}
     sessions = mid.get("sessions", {})
     session_ids = {sid: f"session_{i:04d}" for i, sid in enumerate(sessions, 1)}
-    page_ids: dict[str, str] = {}
+    page_ids: dict[str | None, str] = {}  # a page without an id (None) gets one too
     for session in sessions.values():
-        for page in session.get("details", []):
-            page_ids.setdefault(page.get("page_id"), f"page_{len(page_ids) + 1:04d}")
+        for detail in session.get("details", []):
+            page_ids.setdefault(detail.get("page_id"), f"page_{len(page_ids) + 1:04d}")
     if last_page and last_page.get("page_id") not in page_ids:
         page_ids[last_page.get("page_id")] = f"page_{len(page_ids) + 1:04d}"
 
