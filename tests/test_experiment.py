@@ -39,6 +39,26 @@ async def test_second_execution_makes_zero_model_calls(tmp_path):
     assert meta["simulated"] is True and meta["backend"] == "sim" and meta["profile"] == "default"
 
 
+async def test_counters_cover_every_run_of_the_notebook_and_record_the_models_run(tmp_path):
+    """A notebook runs its main episodes, then sweeps: finish() counts both, and a resume counts
+    what it did not redo; the metadata names the models the episodes ran with."""
+    task, fn = HangmanTask(), fork_episode_fn(HangmanTask(), PARAMS)
+
+    async def execute():
+        exp = Experiment("02_test", PARAMS.model_dump(), seed=0, settings=LLMSettings(cache="off"),
+                         run_dir=tmp_path / "run")
+        await exp.run(plan_fork_episodes(task, PARAMS, exp.models), fn, progress=False)
+        sweep = exp.sweep_models("unheld_secret", ["deny"])
+        await exp.run(plan_fork_episodes(task, PARAMS, list(sweep.values())), fn, progress=False)
+        return exp.finish(), exp.metadata
+
+    first, meta = await execute()
+    assert (first["episodes_planned"], first["episodes_run"], first["episodes_resumed"]) == (8, 8, 0)
+    assert meta["models_run"] == ["psit-sim", "psit-sim:default,unheld_secret=deny"]
+    again, _ = await execute()
+    assert (again["episodes_planned"], again["episodes_run"], again["episodes_resumed"]) == (8, 0, 8)
+
+
 async def test_replay_only_run_stops_on_a_missing_entry(tmp_path):
     with pytest.raises(CacheMissError, match=r"no entry for role='hangman_host'"):
         await _execute(tmp_path, cache="replay")

@@ -87,6 +87,7 @@ class Experiment:
         self.clients = {m: make_client(self.settings.model_copy(update={"model": m}), cache=self.cache)
                         for m in self.models}
         self.client = self.clients[self.models[0]]
+        self._episode_counts = {"planned": 0, "resumed": 0, "done": 0}
         previous = self.store.read_metadata()
         self.metadata = {**base_metadata(self.settings, seed=seed, notebook=notebook),
                          "prompts": prompt_fingerprints(prompts or {}),
@@ -129,6 +130,9 @@ class Experiment:
                                  concurrency=concurrency or self.settings.concurrency,
                                  desc=desc or self.notebook, progress=progress,
                                  progress_file=self.store.dir / PROGRESS_FILE)
+        for key, value in self._progress().items():  # every run() of the notebook counts, sweeps too
+            if key in self._episode_counts:
+                self._episode_counts[key] += int(value)
         result_type = getattr(episode_fn, "result_type", None)
         if result_type is None:
             return raw
@@ -245,16 +249,22 @@ class Experiment:
             return {}
 
     def finish(self, **summary: Any) -> dict[str, Any]:
-        """Write this execution's call statistics into the run metadata and return them."""
+        """Write this execution's call statistics into the run metadata and return them. The
+        episode counts cover every ``run`` of this execution (main runs and sweeps), not the last."""
         records = self.store.records()
-        progress = self._progress()
+        counts = self._episode_counts
         execution = {"started": self.metadata["started"], "ended": now_iso(),
                      **self.call_stats(),
                      "episodes_recorded": len(records),
                      "episodes_failed": sum(r.get("status") != "ok" for r in records.values()),
-                     "episodes_resumed": progress.get("resumed", 0),
-                     "episodes_run": progress.get("done", 0),
+                     "episodes_planned": counts["planned"],
+                     "episodes_resumed": counts["resumed"],
+                     "episodes_run": counts["done"],
                      **summary}
+        # the models the episodes actually ran with (sweeps add simulated profiles), not only the
+        # environment's model
+        self.metadata["models_run"] = sorted({str((r.get("spec") or {}).get("model") or self.models[0])
+                                              for r in records.values()})
         self.metadata["simulator"] = simulator_configuration(self.settings, execution.get("calls_by_role", {}))
         execution["health"] = self.health().status
         self.metadata["executions"].append(execution)
