@@ -102,6 +102,18 @@ def _markdown(text: str) -> str:
     return cast(str, mistune.create_markdown(escape=True)(text))
 
 
+REASON_CHARS = 200
+"""The index shows a suspect notebook's first reason, cut to this; its page has them all."""
+
+
+def _reasons_html(reasons: tuple[str, ...]) -> str:
+    if not reasons:
+        return ""
+    first = reasons[0] if len(reasons[0]) <= REASON_CHARS else reasons[0][: REASON_CHARS - 1] + "…"
+    more = f" (+{len(reasons) - 1} more on its page)" if len(reasons) > 1 else ""
+    return f"<div class='reason'>{html.escape(first)}{more}</div>"
+
+
 def _row_html(row: IndexRow) -> str:
     good = row.status == "ok"
     figure = f"<img class='thumb' src='{row.figure}' alt='first figure of {html.escape(row.stem)}'>" if row.figure else ""
@@ -109,7 +121,7 @@ def _row_html(row: IndexRow) -> str:
     return (f"<tr><td><a href='{html.escape(row.stem)}.html'>{html.escape(row.title)}</a>"
             f"<div class='headline'>{_markdown(row.headline)}</div></td>"
             f"<td><span class='status {'ok' if good else 'bad'}'>{html.escape(row.status)}</span>"
-            + "".join(f"<div class='reason'>{html.escape(r)}</div>" for r in row.health_reasons[:3])
+            + _reasons_html(row.health_reasons)
             + "</td>"
             f"<td class='num'>{seconds}</td><td class='num'>{row.episodes} ({row.failed} failed)</td>"
             f"<td class='num'>{row.calls}</td><td class='num'>{row.cache_hits}</td><td>{figure}</td></tr>")
