@@ -10,6 +10,7 @@ finished.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -63,8 +64,7 @@ class NotebookSummary:
 
 
 def _stamp(text: Any) -> float:
-    from datetime import datetime
-
+    """Seconds since the epoch of an ISO time stamp; 0 for none."""
     try:
         return datetime.fromisoformat(str(text)).timestamp()
     except ValueError:

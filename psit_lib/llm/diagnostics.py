@@ -60,6 +60,12 @@ EXAMPLES_PER_KEY = 2
 EXAMPLE_CHARS = 240
 
 
+def split_key(key: str) -> tuple[str, str, str]:
+    """``(kind, role, agent)`` of a stored tally key (agent ``""`` when none was named)."""
+    kind, role, agent = (key.split("|", 2) + ["", ""])[:3]
+    return kind, role, agent
+
+
 def excerpt(text: Any, limit: int = EXAMPLE_CHARS) -> str:
     """One line of at most ``limit`` characters (records and messages stay short)."""
     flat = " ".join(str(text or "").split())
@@ -77,6 +83,7 @@ class EpisodeDiagnostics:
 
     @staticmethod
     def key(kind: str, role: str, agent: str | None) -> str:
+        """The stored key of a tally: ``kind|role|agent`` (see :func:`split_key`)."""
         return f"{kind}|{role}|{agent or ''}"
 
     def read(self, what: str, role: str, ok: bool, reply: Any = "", reason: str = "",

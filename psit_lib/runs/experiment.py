@@ -200,7 +200,7 @@ class Experiment:
         stem = f"{self.notebook}__{name}"
         local = self.store.dir / "figures" / f"{stem}.png"
         targets = [local.parent]
-        if not self.failed_episodes() and not self.health().suspect:
+        if not self.failed_episodes() and not self._health_verdict().suspect:
             targets.append(figures_dir())
         for folder in targets:
             folder.mkdir(parents=True, exist_ok=True)
@@ -227,13 +227,16 @@ class Experiment:
         self.store.write_metadata(self.metadata)
         return text
 
+    def _health_verdict(self) -> HealthVerdict:
+        threshold = float(self.params.get("suspect_threshold", DEFAULT_SUSPECT_THRESHOLD))
+        return assess_health(self.store.records().values(), threshold)
+
     def health(self) -> HealthVerdict:
         """The notebook's run health over every episode recorded so far (all runs of the
         notebook, sweeps included): ``suspect`` when some agent's share of unreadable replies or
         flagged episodes passes the ``suspect_threshold`` parameter. Recorded in the metadata,
         where ``psit run`` and the report read it."""
-        threshold = float(self.params.get("suspect_threshold", DEFAULT_SUSPECT_THRESHOLD))
-        verdict = assess_health(self.store.records().values(), threshold)
+        verdict = self._health_verdict()
         self.metadata["health"] = verdict.as_dict()
         self.store.write_metadata(self.metadata)
         return verdict

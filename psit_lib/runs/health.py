@@ -19,8 +19,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from psit_lib.llm.diagnostics import (FLAG_HELPER_FAILED, FLAG_HINTS, FLAG_LABELS, FLAG_MISSING_TOOL_CALL,
-                                      FLAG_NO_REASONING, FLAG_TOOL_CALL_AS_TEXT, READ_FORK_ANSWER, READ_HELPER,
-                                      READ_REPLY)
+                                      FLAG_NO_REASONING, FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT,
+                                      READ_FORK_ANSWER, READ_HELPER, READ_REPLY, split_key)
 
 DEFAULT_SUSPECT_THRESHOLD = 0.2
 """Share of unreadable replies (or flagged episodes) per agent and role above which a notebook
@@ -28,7 +28,7 @@ is ``suspect`` (the ``suspect_threshold`` notebook parameter overrides it)."""
 
 READ_LABELS = {READ_REPLY: "replies", READ_FORK_ANSWER: "fork answers", READ_HELPER: "helper replies"}
 SEVERITY = (READ_REPLY, READ_FORK_ANSWER, FLAG_TOOL_CALL_AS_TEXT, FLAG_MISSING_TOOL_CALL, READ_HELPER,
-            FLAG_HELPER_FAILED, FLAG_NO_REASONING)
+            FLAG_HELPER_FAILED, FLAG_NO_REASONING, FLAG_TEMPLATE_DEBRIS)
 """The order reasons are reported in: what makes the measured numbers unreadable first."""
 NO_AGENT = "—"
 
@@ -51,10 +51,8 @@ def _agent_of(record: dict[str, Any], named: str) -> str:
 class _Cell:
     ok: int = 0
     unreadable: int = 0
-    flagged: int = 0
     episodes_flagged: int = 0
     example: str = ""
-    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,21 +90,19 @@ def _cells(records: Iterable[Any]) -> tuple[dict[tuple[str, str, str], _Cell], d
         episodes[_agent_of(record, "")] += 1
         diag = record.get("diagnostics") or {}
         for key, tally in (diag.get("reads") or {}).items():
-            kind, role, agent = (key.split("|") + ["", "", ""])[:3]
+            kind, role, agent = split_key(key)
             cell = cells[(_agent_of(record, agent), role, kind)]
             cell.ok += int(tally.get("ok", 0))
             cell.unreadable += int(tally.get("unreadable", 0))
-        for key, count in (diag.get("flags") or {}).items():
-            kind, role, agent = (key.split("|") + ["", "", ""])[:3]
-            cell = cells[(_agent_of(record, agent), role, kind)]
-            cell.flagged += int(count)
-            cell.episodes_flagged += 1
+        for key in diag.get("flags") or {}:  # a flag counts once per episode, however often raised
+            kind, role, agent = split_key(key)
+            cells[(_agent_of(record, agent), role, kind)].episodes_flagged += 1
         for note in diag.get("notes") or ():
             kind = str(note.get("kind", ""))
             kind = kind.removeprefix("unreadable_")
             noted = cells.get((_agent_of(record, note.get("agent") or ""), str(note.get("role", "")), kind))
             if noted is not None and not noted.example:
-                noted.example, noted.detail = str(note.get("example", "")), str(note.get("detail", ""))
+                noted.example = str(note.get("example", ""))
     return cells, episodes
 
 
@@ -160,7 +156,7 @@ def read_shares(records: Iterable[Any], by: Sequence[str] = ("agent",)) -> pd.Da
         record = _plain(raw)
         spec = record.get("spec") or {}
         for key, tally in ((record.get("diagnostics") or {}).get("reads") or {}).items():
-            kind, _, agent = (key.split("|") + ["", "", ""])[:3]
+            kind, _, agent = split_key(key)
             if kind not in (READ_REPLY, READ_FORK_ANSWER):
                 continue
             values = {**spec, **({"agent": agent, "system": agent} if agent else {})}
