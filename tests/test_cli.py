@@ -319,3 +319,48 @@ def test_sigterm_inside_the_guard_is_a_keyboard_interrupt_with_status_143():
             time.sleep(1)  # the handler runs at the next bytecode; never reached
     assert isinstance(caught.value, Terminated) and caught.value.exit_status == 143
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+@pytest.mark.parametrize("run_id", ["../escape", "a/b", "..", "latest", ".hidden", "x..y", ""])
+def test_a_run_id_that_is_not_one_folder_name_stops_before_anything_runs(run_id, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PSIT_RESULTS_DIR", str(tmp_path / "results"))
+    assert main(["run", "02", "--run-id", run_id]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a run id" in err
+    assert main(["report", "--run-id", run_id]) == 2
+    assert "is not a run id" in capsys.readouterr().err
+    assert not (tmp_path / "results").exists() and not (tmp_path / "escape").exists()
+
+
+def test_good_run_ids_pass_the_check():
+    from psit_lib.cli.run import check_run_id
+
+    for run_id in ("run-1a2b3c4d", "study_scale.v2", "A"):
+        assert check_run_id(run_id) == run_id
+
+
+def test_help_shows_examples_and_every_environment_variable_of_the_settings(capsys):
+    import re
+
+    from psit_lib.llm import settings
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert "examples:" in shown and "psit run 02 03 -p n_episodes=20" in shown
+    variables = set(re.findall(r"PSIT_[A-Z_]+", Path(settings.__file__).read_text()))
+    assert variables and all(v in shown for v in variables), sorted(v for v in variables if v not in shown)
+
+
+def test_latest_moves_only_for_a_complete_run_of_the_whole_series(tmp_path, monkeypatch, capsys):
+    _tiny_notebook(tmp_path / "nbs")
+    (tmp_path / "nbs" / "98_tiny.ipynb").rename(tmp_path / "nbs" / "97_tiny.ipynb")
+    _tiny_notebook(tmp_path / "nbs")
+    monkeypatch.setenv("PSIT_NOTEBOOKS_DIR", str(tmp_path / "nbs"))
+    latest = tmp_path / "results" / "latest"
+    assert main(["run", "98", "--run-id", "part", "--no-progress"]) == 0
+    assert not latest.exists() and "results/latest and figures/ stay" in capsys.readouterr().err
+    assert main(["run", "--run-id", "whole", "--no-progress"]) == 0
+    assert latest.resolve().name == "whole"
+    assert main(["run", "97", "--run-id", "part2", "--no-progress"]) == 0
+    assert latest.resolve().name == "whole"

@@ -33,11 +33,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from psit_lib.cli.run import check_run_id
     from psit_lib.cli.summary import read_run_file
     from psit_lib.report import render_report
     from psit_lib.runs.experiment import results_root
 
-    run_dir = results_root() / (args.run_id or "latest")
+    run_dir = results_root() / (check_run_id(args.run_id) if args.run_id is not None else "latest")
     if not (run_dir / "notebooks").exists():
         raise CliError(f"no executed notebooks in {run_dir}; run `psit run` first")
     index = render_report(run_dir.resolve(), read_run_file(run_dir))
@@ -77,8 +78,40 @@ def version() -> str:
         return "unknown"
 
 
+EPILOG = """\
+examples:
+  psit run                                   every notebook on the configured backend (default: simulator)
+  psit run 02 03 -p n_episodes=20            two notebooks with a parameter changed
+  psit run -f notebooks/params/study_scale.yaml --run-id study
+  psit run 02 --run-id study                 resume (finished episodes are never redone)
+  psit run --dry-run                         plan and estimate without calling the endpoint
+  psit list                                  notebooks and their parameters
+  psit report                                HTML report of the latest complete run
+  psit compare run-a run-b                   configuration and result tables of two runs
+  psit sim serve --port 8765                 the simulated model on a loopback port
+
+environment (models are configured here, never by notebook parameters):
+  PSIT_BACKEND            sim (default, the embedded simulated model) or openai
+  PSIT_BASE_URLS          endpoint URL(s) of the served model, comma-separated replicas
+  PSIT_MODEL              the served model's name
+  PSIT_API_KEY            the endpoint's key, if it wants one (never written anywhere)
+  PSIT_MODEL_ENDPOINTS    per-model replicas: model-a=url1,url2;model-b=url3
+  PSIT_CONCURRENCY        model calls in flight in all
+  PSIT_ENDPOINT_CONCURRENCY  calls in flight per replica (the server's slot count)
+  PSIT_TIMEOUT            per-attempt timeout in seconds, from when a call is sent
+  PSIT_MAX_RETRIES        retries of a failed call (429, 5xx, timeouts) before the episode fails
+  PSIT_CACHE              response cache: rw (default), off, or replay (a miss stops the run)
+  PSIT_SIM_PROFILE        the simulator's profile (default, or knob overrides)
+  PSIT_RESULTS_DIR        where runs are written (default: results/)
+  PSIT_FIGURES_DIR        where the latest complete run's figures are copied (default: figures/)
+The README lists every variable. Exit status of `psit run`: 0 complete, 1 failed notebooks or
+episodes, 2 usage or configuration error, 3 suspect (unreadable replies), 130 Ctrl-C, 143 SIGTERM.
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="psit", description="PSIT workbench command line")
+    parser = argparse.ArgumentParser(prog="psit", description="PSIT workbench command line", epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"psit {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="execute notebooks headlessly (papermill) and summarise the run",

@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from psit_lib.cli.notebooks import load_params, resolve_notebooks
+from psit_lib.cli.errors import CliError
+from psit_lib.cli.notebooks import available, load_params, resolve_notebooks
 from psit_lib.cli.preflight import check_settings
 from psit_lib.cli.progress import ProgressFollower
 from psit_lib.cli.signals import terminate_as_interrupt
@@ -35,6 +36,19 @@ from psit_lib.runs.experiment import PROGRESS_FILE, results_root
 EXIT_EPISODES_FAILED = 1
 EXIT_SUSPECT = 3
 EXIT_INTERRUPTED = 130
+
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def check_run_id(run_id: str) -> str:
+    """A run id names one folder under the results root: letters, digits, ``.``, ``_`` and ``-``,
+    starting with a letter or digit, never ``..`` (so no id writes outside the results folder or
+    repoints ``latest`` there)."""
+    if not _RUN_ID.fullmatch(run_id) or ".." in run_id or run_id == "latest":
+        raise CliError(f"--run-id {run_id!r} is not a run id: use letters, digits, '.', '_' and '-' "
+                       "(starting with a letter or digit, no '..', not 'latest'), e.g. --run-id my-run")
+    return run_id
 
 
 def default_run_id(per_nb: dict[str, dict[str, Any]]) -> str:
@@ -157,6 +171,8 @@ def resume_command(args: argparse.Namespace, run_id: str) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.run_id is not None:
+        check_run_id(args.run_id)
     notebooks = resolve_notebooks(args.notebooks)
     params = load_params(args.params_file, args.param, notebooks)
     if args.dry_run:
@@ -188,7 +204,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     write_run_file(run_dir, summaries, run_id=run_id, complete=complete, backend=settings.backend,
                    model=settings.model, profile=settings.profile_label)
     if complete:
-        move_latest(run_id)
+        if len(notebooks) == len(available()):
+            move_latest(run_id)
+        else:
+            print(f"psit: results/latest and figures/ stay with the last complete run of the whole series; "
+                  f"this run's figures are in {run_dir}/<notebook>/figures", file=sys.stderr)
         return 0
     if failed_notebooks:
         print(f"psit: {len(failed_notebooks)} notebook(s) failed: "
