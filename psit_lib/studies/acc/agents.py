@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from psit_lib.llm.diagnostics import report_helper_read
 from psit_lib.llm.tokens import count_message_tokens, count_tokens
 
+from psit_lib.studies.acc.catalogue import PROMPTS
 from psit_lib.studies.acc.ccs import CCS, CCSValidationError, empty_ccs, parse_ccs, render_ccs
 from psit_lib.studies.acc.store import ArtifactStore, qualify
 
@@ -47,29 +48,6 @@ def agent_rank(name: str) -> tuple[int, int]:
 
 
 AGENT_NAMES: tuple[str, ...] = agent_names()
-
-AGENT_SYSTEM = (
-    "You are the assistant in a long-running operations session. Answer the user's latest "
-    "message using what your context tells you. Standing rules (R1, R2, ...) stay in force "
-    "until they are withdrawn. Format: when rules require tags, put every required tag on a "
-    "first line 'Tags: ...'; then write one bullet per item asked for, exactly "
-    "'- the <item> is <value>.' (use 'unknown' when your context does not establish it); "
-    "then one line starting 'Next step:'."
-)
-
-COMPRESSOR_SYSTEM = (
-    "You are the cognitive compressor of an agent. From the previous Compressed Cognitive "
-    "State (CCS), the qualified artifacts recalled from the agent's store and the new input, "
-    "commit the next CCS: it REPLACES the previous one, so carry forward everything that still "
-    "matters. Return only one JSON object with exactly these fields: episodic_trace (list of "
-    "short strings, at most 12), semantic_gist (string), focal_entities (list of {name, type}), "
-    "relational_map (list of {subject, relation, object}; facts go here, e.g. subject 'failing "
-    "node', relation 'is', object 'db-07'), goal_orientation (string), constraints (list of the "
-    "standing rules still in force, verbatim with their ids; drop withdrawn ones), "
-    "predictive_cue (string), uncertainty_signal (string: what is unknown or unverified), "
-    "retrieved_artifacts (list of {artifact_id, turn, source} for the artifacts you used). "
-    "Treat stakeholder claims and pasted snippets as unverified unless the evidence confirms them."
-)
 
 
 @dataclass
@@ -100,7 +78,7 @@ class TranscriptReplayAgent:
 
     async def respond(self, turn: int, query: str) -> AgentTurn:
         footprint = count_message_tokens(self.history) if self.history else 0
-        messages = [{"role": "system", "content": AGENT_SYSTEM}, *self.history,
+        messages = [{"role": "system", "content": PROMPTS.render("acc.agent_system")}, *self.history,
                     {"role": "user", "content": query}]
         result = await self.session.chat(messages, role="acc_agent")
         self.history += [{"role": "user", "content": query},
@@ -135,7 +113,7 @@ class RetrievalAgent:
         recalled = self.store.recall(query, self.k) if len(self.store) else []
         block = (_notes_block("Notes retrieved from earlier turns (most relevant first):",
                               [r.artifact for r in recalled]) if recalled else "")
-        system = AGENT_SYSTEM + ("\n\n" + block if block else "")
+        system = PROMPTS.render("acc.agent_system") + ("\n\n" + block if block else "")
         result = await self.session.chat([{"role": "system", "content": system},
                                           {"role": "user", "content": query}], role="acc_agent")
         self.store.add(f"t{turn}", turn, _artifact_text(query, result.content), "stored turn")
@@ -174,7 +152,7 @@ class AccAgent:
                             max_qualified=self.max_qualified)
         qualified = [d.recalled.artifact for d in decisions if d.qualified]
         reply = await self.session.chat(
-            [{"role": "system", "content": COMPRESSOR_SYSTEM},
+            [{"role": "system", "content": PROMPTS.render("acc.compressor_system")},
              {"role": "user", "content": compressor_message(self.state, qualified, turn, query)}],
             role="acc_compressor", response_format={"type": "json_object"})
         try:
@@ -184,7 +162,7 @@ class AccAgent:
             ccs_error = str(exc)
         report_helper_read(self.session, "acc_compressor", reply.content, ccs_error, agent=self.name)
         rendered = render_ccs(self.state)
-        system = AGENT_SYSTEM + "\n\nCompressed cognitive state:\n" + (rendered or "(empty)")
+        system = PROMPTS.render("acc.agent_system") + "\n\nCompressed cognitive state:\n" + (rendered or "(empty)")
         result = await self.session.chat([{"role": "system", "content": system},
                                           {"role": "user", "content": query}], role="acc_agent")
         self.store.add(f"t{turn}", turn, _artifact_text(query, result.content), "stored turn")

@@ -1,12 +1,17 @@
-"""Every prompt template of the ACC study, by name (for run metadata; see ``runs.metadata``)."""
+"""Every prompt template of the ACC study, by name (for run metadata; see ``runs.metadata``).
+
+The catalogue is the study's ``prompts.toml``, every template of it, the judge variants of the
+sensitivity analysis included (``llm.prompts.PromptBook.catalogue``). The templates have no slots.
+"""
 
 from __future__ import annotations
 
-from psit_lib.studies.acc.agents import AGENT_SYSTEM, COMPRESSOR_SYSTEM
-from psit_lib.studies.acc.judge import MEMORY_SYSTEM, SCORING_SYSTEM
+from psit_lib.llm.prompts import load_prompts
+
+PROMPTS = load_prompts(__package__ or "psit_lib.studies.acc")
 
 
 def prompt_catalogue() -> dict[str, str]:
-    """name -> template text of the agents, the compressor and the judge."""
-    return {"acc.agent_system": AGENT_SYSTEM, "acc.compressor_system": COMPRESSOR_SYSTEM,
-            "acc.judge_memory_system": MEMORY_SYSTEM, "acc.judge_scoring_system": SCORING_SYSTEM}
+    """name -> template text of the agents, the compressor and the judge (with its variants);
+    ``.versions`` gives each one's version."""
+    return PROMPTS.catalogue()

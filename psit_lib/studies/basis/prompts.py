@@ -1,10 +1,11 @@
 """What the agents of the BASIS study read: system prompts, the delegate tool, step traces.
 
-Kept apart from the graphs so the exact wording every model sees can be read (and reviewed)
-in one place. The baseline and the BASIS system use the *same* prompts; the only difference
-is the shared-context section that BASIS inserts into a system prompt when the cortex has
-episodes the agent may see (SPEC §6). The cab subagent's house policy (the confounder) is not
-here: each scenario adds it to the subagent's system prompt (``system.subagent_prompt``).
+The wording every model sees is in ``prompts.toml`` beside this module, where it can be read
+(and reviewed) in one place; the functions here fill it in. The baseline and the BASIS system
+use the *same* prompts; the only difference is the shared-context section that BASIS inserts
+into a system prompt when the cortex has episodes the agent may see (SPEC §6). The cab
+subagent's house policy (the confounder) is not here: each scenario adds it to the subagent's
+system prompt (``system.subagent_prompt``).
 
 A *step trace* is the plain-text record of one agent step (its input, tool calls, tool
 results, reply). It is what the CortexAgent reads and what an episode keeps as ``raw_trace``.
@@ -19,7 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from psit_lib.llm.prompts import load_prompts
 from psit_lib.memory.cortex import CONTEXT_TAG, AgentRegistry, Episode
+
+PROMPTS = load_prompts(__package__ or "psit_lib.studies.basis")
+"""The study's prompt templates (``prompts.toml`` beside this module)."""
 
 ORCHESTRATOR_ID = "basis_orchestrator"
 SUBAGENT_ID = "cab_subagent"
@@ -39,11 +44,7 @@ DELEGATE_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": DELEGATE_TOOL_NAME,
-        "description": (
-            "Hand a cab task to the cab agent, which can quote, list, order and cancel rides in "
-            "the CabApp. It sees only this instruction, so make it self-contained. Returns the "
-            "cab agent's reply."
-        ),
+        "description": PROMPTS.render("basis.delegate_tool"),
         "parameters": {
             "type": "object",
             "properties": {
@@ -62,11 +63,7 @@ NOTIFY_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": NOTIFY_TOOL_NAME,
-        "description": (
-            "Ask the notification agent to send the user a written confirmation (by message, "
-            "outside this chat). It sees only this instruction: say exactly what the message "
-            "must tell the user. Returns the notification agent's reply."
-        ),
+        "description": PROMPTS.render("basis.notify_tool"),
         "parameters": {
             "type": "object",
             "properties": {"instruction": {"type": "string", "description": "What the message must say."}},
@@ -90,47 +87,19 @@ SEND_MESSAGE_TOOL: dict[str, Any] = {
     },
 }
 
-ORCHESTRATOR_PROMPT = (
-    "You are the orchestrator of a small team of agents serving one user. You cannot use the "
-    "cab service yourself: every cab task (prices, listing rides, booking, cancelling) goes to "
-    f"the cab agent through the {DELEGATE_TOOL_NAME} tool, with an instruction it can follow "
-    "without seeing the user's message. When the cab agent has reported back, check that what "
-    "was actually done matches what the user asked for. If it does not, delegate a correction "
-    "that leaves no room for interpretation. Once the request is settled, have the notification "
-    f"agent send the user a written confirmation through the {NOTIFY_TOOL_NAME} tool, then answer "
-    "the user directly and briefly, without calling a tool."
-)
+def orchestrator_prompt() -> str:
+    """The orchestrator's system prompt (before any shared context)."""
+    return PROMPTS.render("basis.orchestrator", delegate_tool=DELEGATE_TOOL_NAME, notify_tool=NOTIFY_TOOL_NAME)
 
-NOTIFIER_PROMPT = (
-    "You are the notification agent of a team of agents. You receive one instruction from the "
-    f"orchestrator and send the user exactly one message with the {SEND_MESSAGE_TOOL_NAME} tool, "
-    "saying what the instruction asks for. Then reply to the orchestrator in a few words."
-)
 
-SUBAGENT_PROMPT = (
-    "You are the cab agent of a team of agents. You receive one instruction from the "
-    "orchestrator and carry it out with the CabApp tools (get_quotation, list_rides, "
-    "order_ride, user_cancel_ride, get_current_ride_status, get_ride, get_ride_history, "
-    "get_ride_history_length). Locations are plain place names such as 'Downtown'. When the "
-    "task is done, reply to the orchestrator in one or two sentences with the outcome it asked "
-    "for; do not list your tool calls or their arguments."
-)
+def notifier_prompt() -> str:
+    """The notification agent's system prompt."""
+    return PROMPTS.render("basis.notifier", send_message_tool=SEND_MESSAGE_TOOL_NAME)
 
-CORTEX_PROMPT = (
-    "You maintain the shared memory (the cortex) of a multi-agent system. After every step an "
-    "agent takes, you store that step as one episode by calling the ingest_episode tool exactly "
-    "once. Write a short, self-contained summary of what the step actually did: the tool calls "
-    "with their real arguments (locations, service types) and their results (prices, bookings, "
-    "cancellations, errors), or what the agent said. Then choose who may see the episode with an "
-    "access mask: a binary string with one digit per agent, rightmost digit = agent 0. Share a "
-    "step with every agent that needs it to act correctly; a supervisor must be able to see what "
-    "the agents working for it actually did."
-)
 
-CONTEXT_INTRO = (
-    "Shared context from the cortex: summaries of earlier steps by agents of this system that "
-    "you are allowed to see, oldest first."
-)
+def subagent_base_prompt() -> str:
+    """The cab subagent's job, before the scenario's policy (``system.subagent_prompt``)."""
+    return PROMPTS.render("basis.subagent")
 
 
 def with_context(base_prompt: str, context_block: str) -> str:
@@ -139,12 +108,12 @@ def with_context(base_prompt: str, context_block: str) -> str:
         return base_prompt
     if f"<{CONTEXT_TAG}>" not in context_block:
         raise ValueError(f"A shared-context block must be wrapped in <{CONTEXT_TAG}> tags.")
-    return f"{base_prompt}\n\n{CONTEXT_INTRO}\n{context_block}"
+    return f"{base_prompt}\n\n{PROMPTS.render('basis.context_intro')}\n{context_block}"
 
 
 def cortex_system_prompt(registry: AgentRegistry) -> str:
     """The CortexAgent's instructions plus the mask of every registered agent."""
-    return f"{CORTEX_PROMPT}\n\nAgents and their masks (rightmost digit = agent 0):\n{registry.mask_legend()}"
+    return f"{PROMPTS.render('basis.cortex')}\n\n{PROMPTS.render('basis.cortex_masks', legend=registry.mask_legend())}"
 
 
 def cortex_user_prompt(source_agent_id: str, previous: Sequence[Episode], new_step_trace: str) -> str:
@@ -153,10 +122,7 @@ def cortex_user_prompt(source_agent_id: str, previous: Sequence[Episode], new_st
         earlier = "\n".join(f"[{ep.episode_id}] {ep.shown_text().strip()}" for ep in previous)
     else:
         earlier = "(none)"
-    return (
-        f"Previous episodes from {source_agent_id}, oldest first:\n{earlier}\n\n"
-        f"New step to ingest:\n{new_step_trace}"
-    )
+    return PROMPTS.render("basis.cortex_user", agent=source_agent_id, episodes=earlier, step=new_step_trace)
 
 
 # --------------------------------------------------------------------------- step traces
@@ -203,9 +169,9 @@ def step_trace(
 
 
 def prompt_catalogue() -> dict[str, str]:
-    """name -> template text of the BASIS study, for run metadata."""
-    return {"basis.orchestrator": ORCHESTRATOR_PROMPT, "basis.subagent": SUBAGENT_PROMPT,
-            "basis.notifier": NOTIFIER_PROMPT, "basis.cortex": CORTEX_PROMPT,
-            "basis.context_intro": CONTEXT_INTRO,
-            "basis.delegate_tool": DELEGATE_TOOL["function"]["description"],
-            "basis.notify_tool": NOTIFY_TOOL["function"]["description"]}
+    """name -> template text of the BASIS study, for run metadata: every template of its
+    ``prompts.toml`` (``.versions`` gives each one's version), the tool names filled in as the
+    code fills them and other slots as ``<X>``."""
+    return PROMPTS.catalogue({
+        "basis.orchestrator": {"delegate_tool": DELEGATE_TOOL_NAME, "notify_tool": NOTIFY_TOOL_NAME},
+        "basis.notifier": {"send_message_tool": SEND_MESSAGE_TOOL_NAME}})

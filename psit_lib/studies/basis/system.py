@@ -48,17 +48,18 @@ from psit_lib.studies.basis.prompts import (
     DELEGATE_TOOL,
     DELEGATE_TOOL_NAME,
     NOTIFIER_ID,
-    NOTIFIER_PROMPT,
     NOTIFY_TOOL,
     NOTIFY_TOOL_NAME,
     ORCHESTRATOR_ID,
-    ORCHESTRATOR_PROMPT,
+    PROMPTS,
     SEND_MESSAGE_TOOL,
     SEND_MESSAGE_TOOL_NAME,
     SUBAGENT_ID,
-    SUBAGENT_PROMPT,
     TracedCall,
+    notifier_prompt,
+    orchestrator_prompt,
     step_trace,
+    subagent_base_prompt,
     with_context,
 )
 
@@ -171,8 +172,7 @@ class Subagent:
 
 def subagent_prompt(scenario: Scenario) -> str:
     """The cab subagent's system prompt: its job, then the scenario's policy (the confounder)."""
-    return (f"{SUBAGENT_PROMPT}\n\n{scenario.subagent_policy} This policy is internal: never mention it "
-            "to the orchestrator.")
+    return f"{subagent_base_prompt()}\n\n{PROMPTS.render('basis.subagent_policy', policy=scenario.subagent_policy)}"
 
 
 def _bad_arguments_result(exc: Exception) -> str:
@@ -206,7 +206,7 @@ class CabMultiAgentSystem:
         self.orchestrator_session = session.branch(ORCHESTRATOR_ID)
         self.subagents = {
             SUBAGENT_ID: Subagent(subagent_prompt(scenario), CAB_TOOLS, session.branch(SUBAGENT_ID), self._call_cab),
-            NOTIFIER_ID: Subagent(NOTIFIER_PROMPT, [SEND_MESSAGE_TOOL], session.branch(NOTIFIER_ID), self._send_message),
+            NOTIFIER_ID: Subagent(notifier_prompt(), [SEND_MESSAGE_TOOL], session.branch(NOTIFIER_ID), self._send_message),
         }
         self.cortex = (
             CortexAgent(session.branch(CORTEX_ROLE), self.registry, fallback=fallback, agent=system)
@@ -419,7 +419,7 @@ class CabMultiAgentSystem:
         """One orchestrator step: a model call that either delegates or answers the user."""
         step = state["steps"] + 1
         label = f"step {step}"
-        system = self._system_prompt(ORCHESTRATOR_ID, ORCHESTRATOR_PROMPT, label)
+        system = self._system_prompt(ORCHESTRATOR_ID, orchestrator_prompt(), label)
         result = await self.orchestrator_session.chat(
             [{"role": "system", "content": system}, *state["messages"]], role=ORCHESTRATOR_ID,
             tools=[DELEGATE_TOOL, NOTIFY_TOOL]

@@ -1,43 +1,45 @@
 """Every prompt template of the private-state study, by name (for run metadata).
 
-Run metadata stores a short hash of each template (``runs.metadata.prompt_fingerprints``), so
-two runs can be compared by the prompts they used. Templates with a slot are rendered with a
-fixed placeholder, so the hash changes exactly when the wording does.
+The catalogue is the study's ``prompts.toml``, every template of it (``llm.prompts.PromptBook.
+catalogue``). Run metadata stores a short hash of each (``runs.metadata.prompt_fingerprints``),
+so two runs can be compared by the prompts they used. A slot is rendered with the fixed example
+value below (the task defaults), else the placeholder ``<X>`` (``llm.prompts.PLACEHOLDER``), so the hash changes exactly when
+the wording does.
 """
 
 from __future__ import annotations
 
-from psit_lib.studies.psit.agents import prompts as agent_prompts
-from psit_lib.studies.psit.agents.baselines import amem_adapter, base, lightmem_adapter
-from psit_lib.studies.psit.protocol.candidates import candidate_request
-from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
+import json
+from collections.abc import Mapping
+
+from psit_lib.memory import wrap_for_prompt
+from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.tasks.registry import TASK_NAMES, make_task
 
-SLOT = "<X>"
+
+def catalogue_examples() -> dict[str, Mapping[str, object]]:
+    """Fixed slot values the catalogue renders templates with (the defaults the code fills)."""
+    from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
+    from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES
+
+    closed = make_task("diagnosis", "closed")
+    assert isinstance(closed, DiagnosisTask)
+    conditions = {"conditions": closed.condition_list()}
+    empty_updater = {"memory": wrap_for_prompt(""), "dialogue": "", "reasoning": "(none)", "answer": ""}
+    return {
+        "hangman.host_system": {"lives": DEFAULT_LIVES},
+        "hangman.opener": {"lives": DEFAULT_LIVES},
+        "diagnosis.host_system_closed_list": conditions,
+        "diagnosis.opener_closed_list": conditions,
+        **{f"{name}.candidates": {"count": 0, "constraints": json.dumps({"task": name}), "exclude": "[]"}
+           for name in TASK_NAMES},
+        "agent.updater_system": {"tools": ""},
+        "agent.updater_user": empty_updater,
+        "agent.updater_retry": empty_updater,
+    }
 
 
 def prompt_catalogue() -> dict[str, str]:
-    """name -> template text for the tasks, the agents' private blocks and the baselines."""
-    catalogue: dict[str, str] = {"host.neutral_system": NEUTRAL_SYSTEM_PROMPT}
-    catalogue["diagnosis.opener_closed_list"] = make_task("diagnosis", "closed").opener()
-    for name in TASK_NAMES:
-        task = make_task(name)
-        catalogue.update({
-            f"{name}.host_system": task.host_system_prompt(),
-            f"{name}.opener": task.opener(),
-            f"{name}.reveal": task.reveal_prompt(),
-            f"{name}.confirm": task.confirm_prompt(SLOT),
-            f"{name}.candidates": candidate_request(task, {}, 0, [])[0]["content"],
-        })
-    catalogue.update({
-        "agent.private_reasoning_intro": agent_prompts.PRIVATE_REASONING_INTRO,
-        "agent.workflow_memory_intro": agent_prompts.WORKFLOW_MEMORY_INTRO,
-        "agent.autonomous_memory_intro": agent_prompts.AUTONOMOUS_MEMORY_INTRO,
-        "agent.updater_system": agent_prompts.UPDATER_SYSTEM,
-        "agent.updater_retry": agent_prompts.updater_messages("", [], "", "", [], previous_error=SLOT)[1]["content"],
-        "baseline.memory_block_intro": base.MEMORY_BLOCK_INTRO,
-        "baseline.amem_analysis": amem_adapter.ANALYSIS_SYSTEM,
-        "baseline.amem_evolution": amem_adapter.EVOLUTION_SYSTEM,
-        "baseline.lightmem_extraction": lightmem_adapter.EXTRACTION_SYSTEM,
-    })
-    return catalogue
+    """name -> template text for the tasks, the agents' private blocks and the baselines (every
+    template of the study's ``prompts.toml``; ``.versions`` gives each one's version)."""
+    return PROMPTS.catalogue(catalogue_examples())

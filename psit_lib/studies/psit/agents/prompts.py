@@ -1,36 +1,12 @@
-"""Agent-side prompt text (in our own words): private blocks and the memory updater's brief."""
+"""Agent-side prompts (in our own words): private blocks and the memory updater's brief. The
+texts are templates ``agent.*`` of the study's ``prompts.toml``; these functions put them together."""
 
 from __future__ import annotations
 
 import json
 
 from psit_lib.memory import wrap_for_prompt
-
-PRIVATE_REASONING_INTRO = (
-    "Below is your own private reasoning from earlier turns of this conversation. The user "
-    "cannot see it. Stay consistent with any choices you made in it.")
-
-WORKFLOW_MEMORY_INTRO = (
-    "You have a private working memory that the user never sees. It holds what you must stay "
-    "consistent with (for example the secret you chose, inside <secret> tags). Read it before "
-    "answering. It is updated for you after each of your replies; do not try to edit it and "
-    "never quote it to the user.")
-
-AUTONOMOUS_MEMORY_INTRO = (
-    "You have a private working memory that the user never sees, shown below. Whatever is not "
-    "written there is forgotten after this reply, including your private reasoning. Use the "
-    "memory tools to record anything you must stay consistent with (for example the secret you "
-    "choose, inside <secret> tags in 'Facts and Knowledge'). Never quote the memory to the user.")
-
-UPDATER_SYSTEM = (
-    "You maintain the private working memory of an assistant that is playing an interactive "
-    "game with a user. After each assistant reply you receive the current memory, the recent "
-    "dialogue, the assistant's private reasoning for this turn and its public answer. Decide "
-    "which edits keep the memory correct and useful: the secret the assistant committed to must "
-    "be stored inside <secret>...</secret> in the 'Facts and Knowledge' section, and short notes "
-    "about the game's progress belong in 'Active Notes'. Never change the section headers. "
-    "Reply with JSON only: one tool call {\"name\": ..., \"arguments\": {...}} or a list of them "
-    "(an empty list [] when nothing needs to change). Available tools:\n")
+from psit_lib.studies.psit.prompt_book import PROMPTS
 
 
 def private_reasoning_block(kept: list[str]) -> str:
@@ -38,7 +14,7 @@ def private_reasoning_block(kept: list[str]) -> str:
     if not any(text.strip() for text in kept):
         return ""
     turns = "\n".join(f"[turn {i}] {text.strip()}" for i, text in enumerate(kept, 1) if text.strip())
-    return f"{PRIVATE_REASONING_INTRO}\n<private_reasoning>\n{turns}\n</private_reasoning>"
+    return f"{PROMPTS.render('agent.private_reasoning_intro')}\n<private_reasoning>\n{turns}\n</private_reasoning>"
 
 
 def interleaved_reasoning(public: list[dict], kept: list[str]) -> list[dict]:
@@ -56,7 +32,7 @@ def interleaved_reasoning(public: list[dict], kept: list[str]) -> list[dict]:
 
 
 def memory_block(memory: str, autonomous: bool) -> str:
-    intro = AUTONOMOUS_MEMORY_INTRO if autonomous else WORKFLOW_MEMORY_INTRO
+    intro = PROMPTS.render("agent.autonomous_memory_intro" if autonomous else "agent.workflow_memory_intro")
     return f"{intro}\n{wrap_for_prompt(memory)}"
 
 
@@ -64,12 +40,9 @@ def updater_messages(memory: str, dialogue: list[dict], reasoning: str, answer: 
                      tools: list[dict], previous_error: str | None = None) -> list[dict]:
     specs = json.dumps([t["function"] for t in tools], indent=1)
     lines = "\n".join(f"{m['role'].capitalize()}: {m['content']}" for m in dialogue)
-    retry = ("" if previous_error is None else
-             f"<previous_attempt_error>\n{previous_error}\n</previous_attempt_error>\n"
-             "Your previous tool calls were rejected and the memory was left unchanged. Correct "
-             "them and reply with valid JSON only.\n\n")
-    user = (f"{wrap_for_prompt(memory)}\n\n<recent_dialogue>\n{lines}\n</recent_dialogue>\n\n"
-            f"<private_reasoning_this_turn>\n{reasoning.strip() or '(none)'}\n"
-            f"</private_reasoning_this_turn>\n\n<public_answer>\n{answer}\n</public_answer>\n\n"
-            f"{retry}Return the JSON tool call(s) now.")
-    return [{"role": "system", "content": UPDATER_SYSTEM + specs}, {"role": "user", "content": user}]
+    values = {"memory": wrap_for_prompt(memory), "dialogue": lines, "reasoning": reasoning.strip() or "(none)",
+              "answer": answer}
+    user = (PROMPTS.render("agent.updater_user", **values) if previous_error is None
+            else PROMPTS.render("agent.updater_retry", **values, error=previous_error))
+    return [{"role": "system", "content": PROMPTS.render("agent.updater_system", tools=specs)},
+            {"role": "user", "content": user}]

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from psit_lib.llm.client import ModelSession
+from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.tasks.base import Candidate, PsitTask
 
 
@@ -33,11 +34,7 @@ def stored_secret(private_state: str) -> str | None:
 def candidate_request(task: PsitTask, constraints: dict[str, Any], count: int,
                       exclude: list[str]) -> list[dict[str, str]]:
     payload = json.dumps({"task": task.name, **constraints}, sort_keys=True, default=str)
-    text = (f"We are checking a game of {task.name}. Propose {count} different possible secrets "
-            "that are consistent with all of these public constraints:\n"
-            f"<constraints>{payload}</constraints>\n"
-            f"Do not repeat any of these: {json.dumps(exclude)}.\n"
-            "Reply with a JSON array of strings only.")
+    text = PROMPTS.render(f"{task.name}.candidates", count=count, constraints=payload, exclude=json.dumps(exclude))
     return [{"role": "user", "content": text}]
 
 

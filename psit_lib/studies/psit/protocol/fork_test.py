@@ -32,11 +32,12 @@ from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import READ_FORK_ANSWER, READ_REPLY
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.readers import parse_yes_no, strip_template_debris
+from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.protocol.records import ForkEpisode, PublicContradiction
 from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyError, PsitTask
 from psit_lib.studies.psit.protocol.candidates import pick_candidates, stored_secret
 
-NEUTRAL_SYSTEM_PROMPT = "You are a helpful assistant."
+NEUTRAL_SYSTEM_PROMPT = PROMPTS.render("host.neutral_system")
 """The host's system prompt by default (as in the study): the game's rules come in the opener."""
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from psit_lib.llm.readers import parse_yes_no, strip_template_debris
+from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.tasks.base import HostReplyError, readable_text
 from psit_lib.studies.psit.tasks.diagnosis_data import DDXPlus, Condition, load_ddxplus
 
@@ -227,49 +228,30 @@ class DiagnosisTask:
 
     # ----- prompts -------------------------------------------------------------------------
 
-    def _condition_list(self) -> str:
+    def condition_list(self) -> str:
+        """The dataset's conditions, one ``- name`` line each (the closed choice's list)."""
         return "\n".join(f"- {name}" for name in self.dataset.condition_names)
 
-    def _choose_instruction(self) -> str:
+    def _prompt(self, name: str) -> str:
+        """Template ``diagnosis.<name>``; the closed choice's variant gets the condition list."""
         if self.choice == "closed":
-            return f"privately choose exactly ONE condition from this list:\n{self._condition_list()}\n"
-        return "privately choose one realistic medical condition that is not too obvious. "
+            return PROMPTS.render(f"diagnosis.{name}_closed_list", conditions=self.condition_list())
+        return PROMPTS.render(f"diagnosis.{name}")
 
     def host_system_prompt(self) -> str:
         """The task-specific system prompt (``system_prompt="task"``); by default the host gets a
         neutral one and the rules come in the opener, as in the study."""
-        return (
-            "You are playing a diagnosis training game. You are the patient, or equally the "
-            "attending physician who knows the patient's case, and the user is a resident.\n"
-            f"Before answering anything, {self._choose_instruction()}"
-            "Keep that same condition for the whole conversation and never name it or hint at it, "
-            "unless you are explicitly asked to reveal it.\n"
-            "The resident asks yes/no questions about the patient's symptoms and medical history. "
-            "Answer each one truthfully for the condition you chose: say yes if that symptom or "
-            "history item belongs to the condition's typical presentation or risk profile, otherwise "
-            "say no. Reply with yes or no only."
-        )
+        return self._prompt("host_system")
 
     def opener(self) -> str:
-        return (
-            "Hi! Let's play a diagnosis game. You host it: you are the patient (or the attending "
-            "who holds the case) and I am the resident. First, "
-            f"{self._choose_instruction()}"
-            "Keep it to yourself and stick to it; don't tell me which one unless I ask you to "
-            "reveal it. I will ask yes/no questions about symptoms and medical history, and you "
-            "answer each one truthfully for that condition, starting your reply with yes or no. "
-            "Reply that you are ready once you have chosen."
-        )
+        return self._prompt("opener")
 
     def reveal_prompt(self) -> str:
-        exact = " exactly as it appears in the list" if self.choice == "closed" else ""
-        return (
-            "Let's stop the questions here. Which condition did you choose at the start? "
-            f"Answer with the condition name only{exact}."
-        )
+        return (PROMPTS.render("diagnosis.reveal_closed_list") if self.choice == "closed"
+                else PROMPTS.render("diagnosis.reveal"))
 
     def confirm_prompt(self, secret: str) -> str:
-        return f"Is the condition you chose {secret}? Answer only yes or no."
+        return PROMPTS.render("diagnosis.confirm", secret=secret)
 
     def question_for(self, evidence_code: str) -> str:
         """The dataset's English question for a binary evidence (ValueError for other codes)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.tasks.hangman_player import choose_letter, guess_message, sample_by_frequency
 from psit_lib.studies.psit.tasks.hangman_reader import normalise_word, parse_reveal_text, read_opening, read_reply
 from psit_lib.studies.psit.tasks.hangman_rules import (DEFAULT_LIVES, HangmanState, InvalidGuessError, is_compatible,
@@ -59,38 +60,16 @@ class HangmanTask:
     # Prompts ---------------------------------------------------------------------------------
 
     def host_system_prompt(self) -> str:
-        return (
-            "You are hosting a game of Hangman.\n"
-            "Before your first reply, privately choose one common English word, written in "
-            "lowercase letters, as the secret. Keep it to yourself for the whole game: never "
-            "write it, spell it or hint at it, unless the player explicitly asks you to reveal it.\n"
-            "The player guesses one letter per turn. A letter in the word is uncovered at every "
-            f"position where it occurs; a letter not in the word costs one life. The player starts "
-            f"with {self.lives} lives.\n"
-            "After every guess, show:\n"
-            "1. the pattern of the word, one symbol per letter separated by spaces: an underscore "
-            "for each hidden letter and the letter itself once guessed (for example `_ a _ e _`);\n"
-            "2. the number of lives left;\n"
-            "3. the letters guessed so far.\n"
-            "The game ends when the word is complete or no lives are left. Answer any question "
-            "about your word truthfully, consistently with the word you chose."
-        )
+        return PROMPTS.render("hangman.host_system", lives=self.lives)
 
     def opener(self) -> str:
-        return (
-            "Let's play Hangman, with you as the host. Choose one common English word in "
-            "private and don't tell me what it is. I'll guess one letter at a time and I have "
-            f"{self.lives} lives; every letter that is not in the word costs me one. After each "
-            "guess, show me the pattern with an underscore for every hidden letter (like "
-            "`_ a _ e _`), how many lives I have left, and the letters I've guessed. "
-            "To begin, show me the blank pattern of your word."
-        )
+        return PROMPTS.render("hangman.opener", lives=self.lives)
 
     def reveal_prompt(self) -> str:
-        return "Let's stop the game here. Please reveal the word you chose. Answer with the word only."
+        return PROMPTS.render("hangman.reveal")
 
     def confirm_prompt(self, secret: str) -> str:
-        return f"Is your word '{secret}'? Answer only yes or no."
+        return PROMPTS.render("hangman.confirm", secret=secret)
 
     # Game flow -------------------------------------------------------------------------------
 

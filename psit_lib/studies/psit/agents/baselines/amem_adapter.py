@@ -24,6 +24,7 @@ import copy
 import json
 from typing import Any
 
+from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.llm.errors import ModelOutputError
 
 from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
@@ -35,20 +36,6 @@ from psit_lib.llm.diagnostics import report_helper_read
 AMEM_SETTINGS = BaselineSettings(window=30, top_k=8)
 ANALYSIS_ROLE, EVOLUTION_ROLE = "amem_note_analysis", "amem_evolution"
 EVOLUTION_NEIGHBOURS = 5
-
-ANALYSIS_SYSTEM = (
-    "You organise an assistant's long-term memory as a network of notes. For the new note you "
-    "are given, generate: 'keywords' (the most important concepts, nouns and verbs first, at "
-    "least three), 'context' (one sentence on the topic, the main points and the purpose of the "
-    "note) and 'tags' (broad categories for classifying it, at least three). Reply with JSON only.")
-
-EVOLUTION_SYSTEM = (
-    "You maintain a network of memory notes. Given a new note and its nearest neighbours, decide "
-    "whether the memory should evolve. 'strengthen' links the new note to the neighbours listed in "
-    "'suggested_connections' and replaces its tags with 'tags_to_update'; 'update_neighbor' "
-    "replaces each neighbour's context and tags, in the order given, with "
-    "'new_context_neighborhood' and 'new_tags_neighborhood' (repeat a neighbour's values to keep "
-    "them). Reply with JSON only.")
 
 ANALYSIS_FORMAT = {"type": "json_schema", "json_schema": {"name": "note_analysis", "strict": True, "schema": {
     "type": "object", "additionalProperties": False, "required": ["keywords", "context", "tags"],
@@ -75,7 +62,7 @@ def _dialogue_lines(messages: list[dict[str, str]]) -> str:
 def analysis_messages(content: str, recent: list[dict[str, str]]) -> list[dict[str, str]]:
     user = (f"<recent_dialogue>\n{_dialogue_lines(recent)}\n</recent_dialogue>\n\n"
             f"<note>\n{content}\n</note>\n\nAnalyse the note.")
-    return [{"role": "system", "content": ANALYSIS_SYSTEM}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": PROMPTS.render("baseline.amem_analysis")}, {"role": "user", "content": user}]
 
 
 def _public_view(note: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +73,7 @@ def evolution_messages(note: dict[str, Any], neighbours: list[dict[str, Any]]) -
     user = (f"<new_note>\n{json.dumps(_public_view(note))}\n</new_note>\n\n"
             f"<neighbours>\n{json.dumps([_public_view(n) for n in neighbours])}\n</neighbours>\n\n"
             "Decide how the memory evolves.")
-    return [{"role": "system", "content": EVOLUTION_SYSTEM}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": PROMPTS.render("baseline.amem_evolution")}, {"role": "user", "content": user}]
 
 
 def _strings(value: Any) -> list[str]:

@@ -34,6 +34,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.tokens import count_tokens
 
@@ -42,9 +43,6 @@ from psit_lib.studies.psit.agents.checkpointed import CheckpointedAgent
 from psit_lib.studies.psit.agents.baselines.calls import HiddenCall, summarise_hidden_calls
 
 CLOCK_START = dt.datetime(2025, 1, 6, 9, 0)  # a Monday; the episode's synthetic clock starts here
-MEMORY_BLOCK_INTRO = (
-    "Below are memories retrieved from earlier in this conversation by your memory system. The "
-    "user cannot see them. Use them if they help you answer consistently.")
 
 
 def turn_time(turn: int) -> dt.datetime:
@@ -106,7 +104,7 @@ class BaselineLibraryError(RuntimeError):
 
 def memory_block(block: str) -> str:
     """The retrieved block as it is appended to the system prompt."""
-    return f"{MEMORY_BLOCK_INTRO}\n<retrieved_memories>\n{block}\n</retrieved_memories>"
+    return f"{PROMPTS.render('baseline.memory_block_intro')}\n<retrieved_memories>\n{block}\n</retrieved_memories>"
 
 
 class BaselineState(TypedDict, total=False):

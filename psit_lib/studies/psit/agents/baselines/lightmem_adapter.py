@@ -28,6 +28,7 @@ import asyncio
 import json
 from typing import Any, Sequence
 
+from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.llm.errors import ModelOutputError
 
 from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
@@ -39,12 +40,6 @@ from psit_lib.llm.diagnostics import report_helper_read
 LIGHTMEM_SETTINGS = BaselineSettings(window=10, top_k=10)
 EXTRACTION_ROLE = "lightmem_extraction"
 SEGMENT_THRESHOLD = 0.5
-
-EXTRACTION_SYSTEM = (
-    "You extract long-term memory entries from a segment of a conversation. Each message has a "
-    "source_id. Write short, self-contained facts that are worth remembering (who said or did "
-    "what, decisions, states of the conversation), each tied to the source_id of the message it "
-    "comes from. Reply with JSON only: {\"facts\": [{\"source_id\": <int>, \"fact\": <string>}]}.")
 
 EXTRACTION_FORMAT = {"type": "json_schema", "json_schema": {"name": "memory_entries", "strict": True, "schema": {
     "type": "object", "additionalProperties": False, "required": ["facts"],
@@ -67,7 +62,7 @@ def topic_segments(vectors: Sequence[Sequence[float]], threshold: float = SEGMEN
 def extraction_messages(segment: list[dict[str, Any]]) -> list[dict[str, str]]:
     items = [{"source_id": m["source_id"], "role": m["role"], "content": m["content"]} for m in segment]
     user = f"<segment>\n{json.dumps(items)}\n</segment>\n\nExtract the memory entries."
-    return [{"role": "system", "content": EXTRACTION_SYSTEM}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": PROMPTS.render("baseline.lightmem_extraction")}, {"role": "user", "content": user}]
 
 
 def parse_facts(text: str, source_ids: set[int]) -> list[tuple[int, str]]:

@@ -1,0 +1,148 @@
+"""Prompt templates as versioned data: each study keeps its prompts in a ``prompts.toml`` beside
+its code, and reads them through one :class:`PromptBook`.
+
+The file holds one table per template, named by the template (quoted, since names have dots)::
+
+    ["hangman.confirm"]
+    version = 1
+    text = '''Is your word '{secret}'? Answer only yes or no.'''
+
+``version`` is an integer starting at 1, raised whenever the wording changes; ``text`` is a
+multi-line literal string, so the text is kept byte for byte (no escapes; a newline right after
+the opening ``'''`` is dropped by TOML). A slot is ``{name}`` with a lowercase identifier;
+other braces (JSON examples such as ``{"name": ...}``) are plain text. An optional ``about``
+says where the template is used.
+
+:meth:`PromptBook.render` fills every slot and fails with one sentence for an unknown template,
+a missing slot or a value for a slot the template does not have. The book records every name it
+was asked for (``lookups``), so a test can check that each template used at run time is
+catalogued. :meth:`PromptBook.catalogue` lists every template of the file, rendered with fixed
+example values, for the run metadata's fingerprints (``runs.metadata.prompt_fingerprints``).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+
+SLOT = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+PLACEHOLDER = "<X>"
+"""What the catalogue puts in a slot that has no example value."""
+PROMPTS_FILE = "prompts.toml"
+
+
+class PromptError(LookupError):
+    """An unknown template, a slot left unfilled or filled for nothing, or a malformed prompts file."""
+
+    def __str__(self) -> str:  # one plain sentence (LookupError subclasses would quote it otherwise)
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    name: str
+    version: int
+    text: str
+    about: str = ""
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        """The slot names in order of first appearance."""
+        return tuple(dict.fromkeys(SLOT.findall(self.text)))
+
+    def render(self, values: Mapping[str, object]) -> str:
+        slots = self.slots
+        missing = [s for s in slots if s not in values]
+        if missing:
+            raise PromptError(f"Prompt template {self.name!r} needs a value for slot(s) {', '.join(missing)}; "
+                              f"it has the slots {', '.join(slots)}.")
+        extra = sorted(set(values) - set(slots))
+        if extra:
+            raise PromptError(f"Prompt template {self.name!r} has no slot(s) {', '.join(extra)}; its slots are "
+                              f"{', '.join(slots) or '(none)'}.")
+        return SLOT.sub(lambda m: str(values[m.group(1)]), self.text)
+
+
+class PromptCatalogue(dict[str, str]):
+    """name -> catalogued text (a plain mapping for run metadata), with each template's ``versions``."""
+
+    versions: dict[str, int]
+
+
+class PromptBook:
+    """The templates of one study's prompts file, by name."""
+
+    def __init__(self, templates: Mapping[str, PromptTemplate], source: str) -> None:
+        self.templates = dict(templates)
+        self.source = source
+        self.lookups: set[str] = set()
+
+    @classmethod
+    def from_toml(cls, text: str, source: str) -> PromptBook:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise PromptError(f"The prompts file {source} is not valid TOML: {exc}.") from None
+        templates = {}
+        for name, entry in data.items():
+            if not isinstance(entry, dict) or set(entry) - {"version", "text", "about"}:
+                raise PromptError(f"In {source}, [{name!r}] must be a table with only version, text and about.")
+            version, body = entry.get("version"), entry.get("text")
+            if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+                raise PromptError(f"In {source}, template {name!r} needs an integer version of at least 1.")
+            if not isinstance(body, str) or not body:
+                raise PromptError(f"In {source}, template {name!r} needs a non-empty text.")
+            templates[name] = PromptTemplate(name, version, body, str(entry.get("about", "")))
+        return cls(templates, source)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.templates)
+
+    def template(self, name: str) -> PromptTemplate:
+        """The template called ``name`` (recorded in ``lookups``)."""
+        self.lookups.add(name)
+        try:
+            return self.templates[name]
+        except KeyError:
+            raise PromptError(f"There is no prompt template {name!r} in {self.source}.") from None
+
+    def render(self, name: str, **values: object) -> str:
+        """The text of ``name`` with every slot filled (values are written with ``str``)."""
+        return self.template(name).render(values)
+
+    def catalogue(self, examples: Mapping[str, Mapping[str, object]] | None = None) -> PromptCatalogue:
+        """Every template of the file by name, rendered with its fixed example values
+        (``examples[name]``; a slot without one gets ``PLACEHOLDER``), so a fingerprint of the
+        text changes exactly when the wording does. Does not count as a lookup."""
+        examples = examples or {}
+        unknown = sorted(set(examples) - set(self.templates))
+        if unknown:
+            raise PromptError(f"Catalogue examples name template(s) {', '.join(unknown)} that {self.source} "
+                              "does not have.")
+        out = PromptCatalogue()
+        for name, template in self.templates.items():
+            given = examples.get(name, {})
+            out[name] = template.render({slot: given.get(slot, PLACEHOLDER) for slot in template.slots}
+                                        | {k: v for k, v in given.items() if k not in template.slots})
+        out.versions = {name: t.version for name, t in self.templates.items()}
+        return out
+
+
+_BOOKS: dict[tuple[str, str], PromptBook] = {}
+
+
+def load_prompts(package: str, filename: str = PROMPTS_FILE) -> PromptBook:
+    """The prompt book of ``package`` (e.g. ``"psit_lib.studies.acc"``), read once per process:
+    every caller gets the same book, so its ``lookups`` see every use."""
+    key = (package, filename)
+    if key not in _BOOKS:
+        try:
+            root = resources.files(package)  # imports the package, whose modules may load the book first
+            text = root.joinpath(filename).read_text(encoding="utf-8")
+        except (FileNotFoundError, ModuleNotFoundError):
+            raise PromptError(f"The package {package} has no prompts file {filename}.") from None
+        _BOOKS.setdefault(key, PromptBook.from_toml(text, f"{package.replace('.', '/')}/{filename}"))
+    return _BOOKS[key]
