@@ -35,7 +35,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from psit_lib.cli.summary import read_run_file
     from psit_lib.report import render_report
-    from psit_lib.runs.experiment import results_root
+    from psit_lib.runs.paths import results_root
 
     run_dir = results_root() / (args.run_id or "latest")
     if not (run_dir / "notebooks").exists():
