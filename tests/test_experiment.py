@@ -19,7 +19,7 @@ async def _execute(tmp_path, cache="rw", fresh=False):
     exp = Experiment("02_test", PARAMS.model_dump(), seed=0, settings=LLMSettings(cache=cache),
                      run_dir=tmp_path / "run")
     if fresh:
-        (exp.store.dir / exp.store.RECORDS).unlink(missing_ok=True)
+        exp.store.delete_records()
     task = HangmanTask()
     records = await exp.run(plan_fork_episodes(task, PARAMS, exp.models), fork_episode_fn(task, PARAMS),
                             progress=False)
@@ -54,7 +54,7 @@ async def test_counters_cover_every_run_of_the_notebook_and_record_the_models_ru
 
     first, meta = await execute()
     assert (first["episodes_planned"], first["episodes_run"], first["episodes_resumed"]) == (8, 8, 0)
-    assert meta["models_run"] == ["psit-sim", "psit-sim:default,unheld_secret=deny"]
+    assert meta.models_run == ["psit-sim", "psit-sim:default,unheld_secret=deny"]
     again, _ = await execute()
     assert (again["episodes_planned"], again["episodes_run"], again["episodes_resumed"]) == (8, 0, 8)
 

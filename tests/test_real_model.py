@@ -29,7 +29,7 @@ import pytest
 
 from psit_lib.cli.summary import read_run_file
 from psit_lib.llm.readers import split_reasoning
-from psit_lib.runs.store import read_folder_metadata, read_folder_records
+from psit_lib.runs.folder import RunFolder
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = Path(__file__).with_name("real_model_params.yaml")
@@ -133,9 +133,9 @@ def test_the_runs_status_and_exit_code_tell_the_truth(real_run):
     suspect = [s for s in summaries if s["health"] == "suspect"]
     failed = [s for s in summaries if s["failed"] or s["status"] == "failed"]
     for folder in _notebook_dirs(real_run["run_dir"]):
-        recorded = read_folder_metadata(folder).get("health") or {}
+        recorded = RunFolder(folder).metadata().health
         shown = next(s for s in summaries if s["notebook"] == folder.name)
-        assert recorded.get("status", shown["health"]) == shown["health"], folder.name
+        assert (recorded.status if recorded and recorded.status else shown["health"]) == shown["health"], folder.name
     if failed:
         assert done.returncode == 1
     elif suspect:
@@ -149,14 +149,14 @@ def test_the_runs_status_and_exit_code_tell_the_truth(real_run):
 
 def test_the_summary_counts_every_episode_each_notebook_recorded(real_run):
     for summary in real_run["run"]["notebooks"]:
-        records = read_folder_records(real_run["run_dir"] / summary["notebook"])
+        records = RunFolder(real_run["run_dir"] / summary["notebook"]).records()
         assert summary["episodes"] == len(records) > 0, summary
         assert summary["failed"] == sum(r["status"] != "ok" for r in records.values()), summary
 
 
 def test_every_episode_reaches_its_scoring_point_or_is_failed_with_a_reason(real_run):
     for folder in _notebook_dirs(real_run["run_dir"]):
-        for record in read_folder_records(folder).values():
+        for record in RunFolder(folder).flat_records().values():
             where = f"{folder.name} {record['episode_id']}"
             assert "diagnostics" in record, where  # the audit trail, however the episode ended
             if record["status"] != "ok":
@@ -188,7 +188,7 @@ def test_nothing_is_scored_as_an_answer_the_model_did_not_give(real_run):
     for alias, name in NAME_ALIASES.items():
         aliases.setdefault(_plain(name), set()).add(_plain(alias))
     for folder in _notebook_dirs(real_run["run_dir"]):
-        for record in read_folder_records(folder).values():
+        for record in RunFolder(folder).flat_records().values():
             reveal = record.get("reveal") if record["status"] == "ok" else None
             if not reveal or reveal.get("parsed") is None:
                 continue
@@ -203,7 +203,7 @@ def test_nothing_is_scored_as_an_answer_the_model_did_not_give(real_run):
 
 def test_no_reasoning_or_template_debris_reaches_a_public_transcript_or_a_secret(real_run):
     for folder in _notebook_dirs(real_run["run_dir"]):
-        for record in read_folder_records(folder).values():
+        for record in RunFolder(folder).flat_records().values():
             public = [m["content"] for m in record.get("transcript") or () if m["role"] == "assistant"]
             secrets = [(record.get("reveal") or {}).get("parsed") or ""]
             for text in public + secrets:
@@ -221,6 +221,6 @@ def test_generated_readings_rank_nothing_the_tables_tie(real_run):
         if not table.exists():
             continue
         rates = pd.read_csv(table)
-        headline = read_folder_metadata(folder).get("headline", "")
+        headline = RunFolder(folder).metadata().headline or ""
         if rates["rate"].nunique(dropna=True) == 1 and len(rates) > 1:
             assert "tie" in headline and " the lowest is " not in headline, headline

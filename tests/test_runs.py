@@ -44,7 +44,7 @@ async def test_runner_records_ok_and_errors_and_resumes(tmp_path):
 def test_store_repairs_a_partial_last_line(tmp_path):
     store = RunStore(tmp_path)
     store.append({"episode_id": "a", "status": "ok"})
-    with open(tmp_path / RunStore.RECORDS, "ab") as fh:
+    with open(tmp_path / "episodes.jsonl", "ab") as fh:
         fh.write(b'{"episode_id": "b", "sta')
     store = RunStore(tmp_path)
     assert set(store.records()) == {"a"}
@@ -99,7 +99,7 @@ def test_sigkill_then_resume_gives_exactly_the_planned_episodes(tmp_path):
     script.write_text(KILL_SCRIPT)
     folder = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, str(script), str(folder)])
-    records = folder / RunStore.RECORDS
+    records = folder / "episodes.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if records.exists() and records.read_bytes().count(b"\n") >= 10:

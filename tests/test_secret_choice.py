@@ -17,7 +17,7 @@ from psit_lib.analysis.secrets import chi_square_vs_prior, shannon_entropy
 from psit_lib.llm import LLMSettings
 from psit_lib.studies.psit.protocol import secret_choice as sc
 from psit_lib.runs import RunStore, run_episodes
-from psit_lib.runs.records import EpisodeRecord, read_records
+from psit_lib.runs.records import EpisodeRecord, flat_record, read_records
 from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpisode
 from psit_lib.runs.params import ParameterError, validate_params
 from recording import RecordingClient
@@ -81,6 +81,18 @@ def test_reader_reads_a_run_folder_keeping_failed_episodes_as_missing(run_folder
     assert df.attrs["n_missing"] == 2 and df["secret"].isna().sum() == 2
     assert (df["temperature"] == 0.3).all() and (df["model"] == "m1").all()
     assert Counter(df["secret"].dropna()) == Counter(planet=2)
+
+
+def test_reader_reads_records_stored_flat_by_older_runs_alike(run_folder):
+    """Records written before the result was nested (format 1, flat) give the same table."""
+    records = run_folder / "02_hangman_fork_tests" / "episodes.jsonl"
+    nested = read_revealed_secrets(run_folder)
+    lines = [json.loads(line) for line in records.read_text().splitlines()[:5]]
+    assert all(line["format"] == 2 for line in lines)
+    _write_jsonl(records, [flat_record(line) for line in lines])
+    assert "format" not in records.read_text() and '"result"' not in records.read_text()
+    flat = read_revealed_secrets(run_folder)
+    pd.testing.assert_frame_equal(flat, nested)
 
 
 def test_reader_takes_one_notebook_folder_and_filters(run_folder):

@@ -36,7 +36,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from psit_lib.cli.run import check_run_id
     from psit_lib.cli.summary import read_run_file
     from psit_lib.report import render_report
-    from psit_lib.runs.experiment import results_root
+    from psit_lib.runs.paths import results_root
 
     run_dir = results_root() / (check_run_id(args.run_id) if args.run_id is not None else "latest")
     if not (run_dir / "notebooks").exists():

@@ -1,20 +1,21 @@
 """``psit compare RUN_A RUN_B``: what two runs set differently, and their result tables side by side.
 
-Configuration comes from each notebook folder's ``params.json`` and ``metadata.json`` (backend,
-model, profile, seed, simulator knobs and role constants, prompt fingerprints, package
-versions, git commit); tables from ``tables/*.csv`` (written by ``Experiment.save_table``).
+Configuration comes from each notebook folder's parameters and run metadata
+(:class:`psit_lib.runs.folder.RunFolder`: backend, model, profile, seed, simulator knobs and role
+constants, prompt fingerprints, package versions, git commit); tables from its saved result
+tables (``tables/*.csv``, written by ``Experiment.save_table``).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from psit_lib.cli.errors import CliError
-from psit_lib.runs.experiment import results_root
+from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
+from psit_lib.runs.paths import results_root
 
 CONFIG_KEYS = ("backend", "model", "profile", "seed", "simulated", "git_commit", "python")
 
@@ -27,13 +28,6 @@ def run_folder(name: str) -> Path:
     return folder
 
 
-def _json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
     if isinstance(value, dict):
         for key, inner in value.items():
@@ -44,13 +38,14 @@ def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
 
 def configuration(folder: Path) -> dict[str, Any]:
     """Flat configuration of one notebook folder: its parameters and what its metadata records."""
-    meta = _json(folder / "metadata.json")
+    run = RunFolder(folder)
+    meta = run.metadata()
     flat: dict[str, Any] = {}
-    _flatten("param", {k: v for k, v in _json(folder / "params.json").items()}, flat)
-    _flatten("", {k: meta.get(k) for k in CONFIG_KEYS}, flat)
-    _flatten("simulator", meta.get("simulator") or {}, flat)
-    _flatten("prompts", meta.get("prompts") or {}, flat)
-    _flatten("packages", meta.get("packages") or {}, flat)
+    _flatten("param", run.params().stored(), flat)
+    _flatten("", {k: getattr(meta, k) for k in CONFIG_KEYS}, flat)
+    _flatten("simulator", meta.simulator or {}, flat)
+    _flatten("prompts", meta.prompts, flat)
+    _flatten("packages", meta.packages, flat)
     return flat
 
 
@@ -60,7 +55,7 @@ def config_differences(a: Path, b: Path) -> list[tuple[str, Any, Any]]:
 
 
 def table_comparison(a: Path, b: Path, name: str) -> str:
-    ta, tb = pd.read_csv(a / "tables" / name), pd.read_csv(b / "tables" / name)
+    ta, tb = pd.read_csv(RunFolder(a).tables_dir / name), pd.read_csv(RunFolder(b).tables_dir / name)
     if ta.equals(tb):
         return f"  {name}: identical ({len(ta)} rows)"
     side = pd.concat({"A": ta, "B": tb}, axis=1)
@@ -69,8 +64,7 @@ def table_comparison(a: Path, b: Path, name: str) -> str:
 
 def compare(run_a: str, run_b: str) -> str:
     a, b = run_folder(run_a), run_folder(run_b)
-    notebooks = sorted({p.name for p in a.iterdir() if (p / "metadata.json").exists()} &
-                       {p.name for p in b.iterdir() if (p / "metadata.json").exists()})
+    notebooks = sorted(notebooks_with_metadata(a) & notebooks_with_metadata(b))
     if not notebooks:
         raise CliError(f"{a.name} and {b.name} have no notebook in common")
     lines = [f"A = {a}", f"B = {b}"]
@@ -79,7 +73,7 @@ def compare(run_a: str, run_b: str) -> str:
         diffs = config_differences(a / nb, b / nb)
         lines.append("  configuration: identical" if not diffs else "  configuration differences (A | B):")
         lines += [f"    {k}: {va!r} | {vb!r}" for k, va, vb in diffs]
-        tables = sorted({p.name for p in (a / nb / "tables").glob("*.csv")} & {p.name for p in (b / nb / "tables").glob("*.csv")})
+        tables = sorted(set(RunFolder(a / nb).table_names()) & set(RunFolder(b / nb).table_names()))
         if not tables:
             lines.append("  (no saved result tables in common)")
         lines += [table_comparison(a / nb, b / nb, t) for t in tables]

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from psit_lib.cli.errors import CliError
-from psit_lib.runs.experiment import repo_root
+from psit_lib.runs.paths import repo_root
 
 _STUDY_VALUE = re.compile(r"\bstudy:\s*([^;,)]+)", re.I)
 

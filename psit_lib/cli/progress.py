@@ -1,7 +1,8 @@
 """Episode progress in the terminal, streamed from the kernel.
 
-The runner inside the notebook kernel rewrites ``<run>/<notebook>/progress.json`` as episodes
-finish (``psit_lib.runs.runner.RunProgress``); a thread of the command line follows the file
+The runner inside the notebook kernel rewrites the notebook folder's progress file as episodes
+finish (``psit_lib.runs.runner.RunProgress``, ``psit_lib.runs.folder.RunFolder.progress_path``);
+a thread of the command line follows the file
 and prints one status line: done / failed / cached of the planned episodes, rate and ETA.
 
 On a terminal the line is rewritten in place (padded, so a shorter line leaves nothing of a

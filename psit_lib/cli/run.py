@@ -31,7 +31,8 @@ from psit_lib.cli.preflight import check_settings
 from psit_lib.cli.progress import ProgressFollower
 from psit_lib.cli.signals import terminate_as_interrupt
 from psit_lib.cli.summary import NotebookSummary, table, write_run_file
-from psit_lib.runs.experiment import PROGRESS_FILE, results_root
+from psit_lib.runs.folder import Execution, RunFolder
+from psit_lib.runs.paths import results_root
 
 EXIT_EPISODES_FAILED = 1
 EXIT_SUSPECT = 3
@@ -115,13 +116,13 @@ def _execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: 
     summaries = []
     for i, nb in enumerate(notebooks, 1):
         folder = run_dir / nb.stem
-        (folder / PROGRESS_FILE).unlink(missing_ok=True)
+        RunFolder(folder).clear_progress()
         shown = " ".join(f"{k}={v}" for k, v in params[nb.stem].items())
         print(f"[{i}/{len(notebooks)}] {nb.stem} {shown}".rstrip(), flush=True)
         started, since = time.perf_counter(), time.time()
         status, error = "ok", None
         try:
-            with ProgressFollower(folder / PROGRESS_FILE) if progress else _nothing():
+            with ProgressFollower(RunFolder(folder).progress_path) if progress else _nothing():
                 papermill.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params[nb.stem],
                                            cwd=str(nb.parent), progress_bar=False, kernel_name="python3",
                                            log_output=False,
@@ -232,8 +233,6 @@ def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]]) -> int:
     """
     import papermill
 
-    from psit_lib.cli.summary import _last_execution
-
     saved = {k: os.environ.get(k) for k in ("PSIT_BACKEND", "PSIT_MODEL", "PSIT_CACHE", "PSIT_RESULTS_DIR",
                                             "PSIT_FIGURES_DIR", "PSIT_RUN_DIR")}
     scratch = Path(tempfile.mkdtemp(prefix="psit-dry-run-"))
@@ -248,9 +247,9 @@ def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]]) -> int:
             papermill.execute_notebook(str(nb), str(scratch / nb.name), parameters=params[nb.stem],
                                        cwd=str(nb.parent), progress_bar=False, kernel_name="python3",
                                        log_output=False)
-            last = _last_execution(scratch / "run" / nb.stem)
-            rows.append((nb.stem, last.get("episodes_recorded", 0), last.get("model_calls", 0),
-                         last.get("prompt_tokens", 0), last.get("completion_tokens", 0), time.perf_counter() - started))
+            last = RunFolder(scratch / "run" / nb.stem).metadata().last_execution or Execution()
+            rows.append((nb.stem, last.episodes_recorded, last.model_calls, last.prompt_tokens,
+                         last.completion_tokens, time.perf_counter() - started))
     finally:
         for key, value in saved.items():
             os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)

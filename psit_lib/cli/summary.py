@@ -1,10 +1,10 @@
 """What a run did, per notebook, read back from the run folder (for the terminal and the report).
 
 ``run.json`` in the run folder records each notebook's status as the command line saw it.
-Episode counts and run health come from the notebook folder's records (``episodes.jsonl``), so
-a notebook that crashed before it could count still shows every episode it recorded; model
-calls and retries come from its last execution's metadata, or from the records when it never
-finished.
+Episode counts and run health come from the notebook folder's records
+(:class:`psit_lib.runs.folder.RunFolder`), so a notebook that crashed before it could count
+still shows every episode it recorded; model calls and retries come from its last execution's
+metadata, or from the records when it never finished.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, assess_health
-from psit_lib.runs.store import read_folder_metadata, read_folder_records
+from psit_lib.runs.folder import RunFolder
 
 RUN_FILE = "run.json"
 
@@ -41,20 +41,20 @@ class NotebookSummary:
                     error: str | None = None, since: float | None = None) -> "NotebookSummary":
         """The notebook's summary; ``since`` (a time stamp) is when this execution started: the
         metadata's call counts are used only when the notebook finished after it."""
-        records = read_folder_records(folder)
-        metadata = read_folder_metadata(folder)
-        last = metadata.get("last_execution") or {}
-        finished_now = since is None or _stamp(last.get("ended")) >= since - 1.0  # stamps are to the second
+        run = RunFolder(folder)
+        records = run.records()
+        last = run.metadata().last_execution
+        finished_now = since is None or (last is not None and _stamp(last.ended) >= since - 1.0)  # stamps are to the second
         failed = sum(r.get("status") != "ok" for r in records.values())
-        threshold = _threshold(folder)
+        threshold = _threshold(run)
         verdict = assess_health(records.values(), threshold)
         if status == "ok" and failed:
             status = "episodes failed"
         elif status == "ok" and verdict.suspect:
             status = "suspect"
-        if finished_now and last:
-            calls, cached, retries = (int(last.get(k, 0)) for k in ("model_calls", "cache_hits", "retries"))
-            resumed = int(last.get("episodes_resumed", 0))
+        if finished_now and last is not None:
+            calls, cached, retries = last.model_calls, last.cache_hits, last.retries
+            resumed = last.episodes_resumed
         else:
             usage = [r.get("usage") or {} for r in records.values()]
             cached = sum(int(u.get("cache_hits", 0)) for u in usage)
@@ -71,17 +71,10 @@ def _stamp(text: Any) -> float:
         return 0.0
 
 
-def _threshold(folder: Path) -> float:
-    """The notebook's ``suspect_threshold`` parameter as recorded in its ``params.json``."""
-    try:
-        return float(json.loads((folder / "params.json").read_text()).get("suspect_threshold",
-                                                                          DEFAULT_SUSPECT_THRESHOLD))
-    except (OSError, ValueError, TypeError):
-        return DEFAULT_SUSPECT_THRESHOLD
-
-
-def _last_execution(folder: Path) -> dict[str, Any]:
-    return read_folder_metadata(folder).get("last_execution") or {}
+def _threshold(run: RunFolder) -> float:
+    """The notebook's ``suspect_threshold`` parameter as recorded in its folder."""
+    threshold = run.params().suspect_threshold
+    return DEFAULT_SUSPECT_THRESHOLD if threshold is None else threshold
 
 
 def table(summaries: list[NotebookSummary]) -> str:

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
-from psit_lib.runs.store import read_folder_metadata
+from psit_lib.runs.folder import Execution, HealthRecord, RunFolder
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 78em; color: #222; }
@@ -77,21 +77,21 @@ def code_commit(repo: Path) -> str:
 
 
 def index_row(run_dir: Path, nb: Any, stem: str, status: dict[str, Any]) -> IndexRow:
-    meta = read_folder_metadata(run_dir / stem)
-    last = meta.get("last_execution") or {}
-    health = meta.get("health") or {}
-    reasons = tuple(status.get("health_reasons") or health.get("reasons") or ())
+    meta = RunFolder(run_dir / stem).metadata()
+    last = meta.last_execution or Execution()
+    health = meta.health or HealthRecord()
+    reasons = tuple(status.get("health_reasons") or health.reasons or ())
     shown = status.get("status", "not recorded")
-    if shown == "ok" and (status.get("health") == "suspect" or health.get("status") == "suspect"):
+    if shown == "ok" and (status.get("health") == "suspect" or health.status == "suspect"):
         shown = "suspect"
     return IndexRow(
         stem=stem, title=notebook_title(nb, stem),
         status=shown, seconds=status.get("seconds"), health_reasons=reasons if shown == "suspect" else (),
-        episodes=int(status.get("episodes", last.get("episodes_recorded", 0)) or 0),
-        failed=int(status.get("failed", last.get("episodes_failed", 0)) or 0),
-        calls=int(status.get("model_calls", last.get("model_calls", 0)) or 0),
-        cache_hits=int(status.get("cache_hits", last.get("cache_hits", 0)) or 0),
-        headline=str(meta.get("headline") or ""), figure=first_figure(nb))
+        episodes=int(status.get("episodes", last.episodes_recorded) or 0),
+        failed=int(status.get("failed", last.episodes_failed) or 0),
+        calls=int(status.get("model_calls", last.model_calls) or 0),
+        cache_hits=int(status.get("cache_hits", last.cache_hits) or 0),
+        headline=str(meta.headline or ""), figure=first_figure(nb))
 
 
 def _markdown(text: str) -> str:

@@ -2,19 +2,17 @@
 
 Where things go
 ---------------
-``PSIT_RUN_DIR`` (set by ``psit run``) -> ``<run dir>/<notebook>/`` holds the notebook's
-params, metadata and episode records; ``<run dir>/cache.sqlite`` is the run's response cache.
-Without it (a notebook opened by hand, nbval) the folder is
-``<results root>/adhoc/<notebook>-<hash of parameters>``, so re-running with the same
-parameters resumes and different parameters never mix. ``PSIT_RESULTS_DIR`` moves the
-results root (default ``results/`` in the repository); ``PSIT_FIGURES_DIR`` moves the
-figures copy (default ``figures/``).
+``PSIT_RUN_DIR`` (set by ``psit run``) -> ``<run dir>/<notebook>/`` is the notebook's run folder
+(:mod:`psit_lib.runs.folder`: its params, metadata and episode records);
+``<run dir>/cache.sqlite`` is the run's response cache. Without it (a notebook opened by hand,
+nbval) the folder is ``<results root>/adhoc/<notebook>-<hash of parameters>``, so re-running
+with the same parameters resumes and different parameters never mix. The results root and the
+figures copy are in :mod:`psit_lib.runs.paths`; tables, figures and the headline are written by
+:mod:`psit_lib.runs.outputs`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -25,35 +23,16 @@ from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.client import LLMClient, SamplingDefaults
 from psit_lib.llm.settings import LLMSettings
 
+from psit_lib.runs import outputs
 from psit_lib.runs.backend import make_client
+from psit_lib.runs.folder import Execution, HealthRecord, RunMetadata, RunStore
 from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, HealthVerdict, assess_health
 from psit_lib.runs.metadata import (base_metadata, now_iso, prompt_fingerprints, simulator_assumptions_table,
                                      simulator_configuration)
-from psit_lib.runs.records import read_records
-from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, run_episodes
-from psit_lib.runs.store import RunStore
+from psit_lib.runs.paths import figures_dir, params_hash, repo_root, results_root
+from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
 
-
-PROGRESS_FILE = "progress.json"
-"""Per notebook folder: the episode counts of the execution under way (see ``RunProgress``)."""
-
-
-def repo_root() -> Path:
-    here = Path(__file__).resolve().parents[2]
-    return here if (here / "pyproject.toml").exists() else Path.cwd()
-
-
-def results_root() -> Path:
-    return Path(os.environ.get("PSIT_RESULTS_DIR") or repo_root() / "results")
-
-
-def figures_dir() -> Path:
-    return Path(os.environ.get("PSIT_FIGURES_DIR") or repo_root() / "figures")
-
-
-def params_hash(params: dict[str, Any]) -> str:
-    text = json.dumps(params, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:10]
+__all__ = ["Experiment", "figures_dir", "params_hash", "repo_root", "results_root"]
 
 
 class Experiment:
@@ -88,10 +67,10 @@ class Experiment:
                         for m in self.models}
         self.client = self.clients[self.models[0]]
         self._episode_counts = {"planned": 0, "resumed": 0, "done": 0}
-        previous = self.store.read_metadata()
-        self.metadata = {**base_metadata(self.settings, seed=seed, notebook=notebook),
-                         "prompts": prompt_fingerprints(prompts or {}),
-                         "executions": previous.get("executions", [])}
+        previous = self.store.metadata()
+        self.metadata = RunMetadata.model_validate({**base_metadata(self.settings, seed=seed, notebook=notebook),
+                                                    "prompts": prompt_fingerprints(prompts or {}),
+                                                    "executions": previous.executions})
         self.store.write_metadata(self.metadata)
 
     # -- provenance ---------------------------------------------------------------------------
@@ -119,24 +98,24 @@ class Experiment:
 
         When the episode function declares the study result it returns (a ``result_type``
         attribute, as :func:`~psit_lib.runs.runner.study_episode` sets), the records come back typed
-        (:class:`~psit_lib.runs.records.EpisodeRecord`), every field checked; otherwise as the
-        stored dicts. ``progress`` shows a bar in the notebook; by default only when the notebook
+        (:class:`~psit_lib.runs.records.EpisodeRecord`), every field checked; otherwise as dicts
+        in the flat view (:func:`~psit_lib.runs.records.flat_record`). ``progress`` shows a bar in the notebook; by default only when the notebook
         is used interactively (under ``psit run`` the terminal shows progress instead).
         """
         if progress is None:
             progress = not os.environ.get("PSIT_RUN_DIR")
-        raw = await run_episodes(specs, episode_fn, store=self.store, client=self.client_for,
-                                 run_seed=self.seed, sampling=self.sampling,
-                                 concurrency=concurrency or self.settings.concurrency,
-                                 desc=desc or self.notebook, progress=progress,
-                                 progress_file=self.store.dir / PROGRESS_FILE)
-        for key, value in self._progress().items():  # every run() of the notebook counts, sweeps too
+        counts = await execute_episodes(specs, episode_fn, store=self.store, client=self.client_for,
+                                        run_seed=self.seed, sampling=self.sampling,
+                                        concurrency=concurrency or self.settings.concurrency,
+                                        desc=desc or self.notebook, progress=progress, count_progress=True)
+        for key, value in counts.as_dict().items():  # every run() of the notebook counts, sweeps too
             if key in self._episode_counts:
                 self._episode_counts[key] += int(value)
+        ids = [s.episode_id for s in specs]
         result_type = getattr(episode_fn, "result_type", None)
         if result_type is None:
-            return raw
-        return read_records(raw, result_type, source=self.store.dir / "episodes.jsonl")
+            return list(self.store.flat_records(ids).values())
+        return self.store.typed_records(result_type, ids)
 
     def client_for(self, spec: EpisodeSpec) -> LLMClient:
         """The client of an episode: by its ``model`` parameter when several models run."""
@@ -198,32 +177,21 @@ class Experiment:
         figures) unless episodes of this run failed or its health is suspect: a figure of an
         incomplete or unreadable run must not replace the last complete one. Files are ``<notebook>__<name>.{png,svg}``."""
         stem = f"{self.notebook}__{name}"
-        local = self.store.dir / "figures" / f"{stem}.png"
-        targets = [local.parent]
+        targets = [self.store.figures_dir]
         if not self.failed_episodes() and not self._health_verdict().suspect:
             targets.append(figures_dir())
-        for folder in targets:
-            folder.mkdir(parents=True, exist_ok=True)
-            fig.savefig(folder / f"{stem}.png", dpi=120, bbox_inches="tight")
-            fig.savefig(folder / f"{stem}.svg", bbox_inches="tight")
-        return local
+        outputs.save_figure(fig, stem, targets)
+        return self.store.figures_dir / f"{stem}.png"
 
     def save_table(self, table: pd.DataFrame, name: str) -> Path:
         """Write a result table to ``<notebook folder>/tables/<name>.csv`` and ``.parquet``, so
         runs can be compared (``psit compare``) and results reused outside the notebook."""
-        folder = self.store.dir / "tables"
-        folder.mkdir(parents=True, exist_ok=True)
-        flat = table.reset_index() if not isinstance(table.index, pd.RangeIndex) else table
-        flat = flat.copy()
-        flat.columns = [" · ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in flat.columns]
-        flat.to_csv(folder / f"{name}.csv", index=False)
-        flat.astype({c: str for c in flat.columns if flat[c].dtype == object}).to_parquet(folder / f"{name}.parquet", index=False)
-        return folder / f"{name}.csv"
+        return outputs.save_table(table, self.store.tables_dir, name)
 
     def headline(self, text: str) -> str:
         """Record the notebook's key sentence for the report's index and return it (for display).
         It must be generated from the notebook's tables, never written by hand."""
-        self.metadata["headline"] = "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+        self.metadata.headline = outputs.headline_text(text)
         self.store.write_metadata(self.metadata)
         return text
 
@@ -237,26 +205,20 @@ class Experiment:
         flagged episodes passes the ``suspect_threshold`` parameter. Recorded in the metadata,
         where ``psit run`` and the report read it."""
         verdict = self._health_verdict()
-        self.metadata["health"] = verdict.as_dict()
+        self.metadata.health = HealthRecord.model_validate(verdict.as_dict())
         self.store.write_metadata(self.metadata)
         return verdict
 
     def failed_episodes(self) -> int:
         """Episodes of this notebook's folder whose latest record is an error."""
-        return sum(r.get("status") != "ok" for r in self.store.records().values())
-
-    def _progress(self) -> dict[str, Any]:
-        try:
-            return json.loads((self.store.dir / PROGRESS_FILE).read_text())
-        except (OSError, ValueError):
-            return {}
+        return self.store.failed_count()
 
     def finish(self, **summary: Any) -> dict[str, Any]:
         """Write this execution's call statistics into the run metadata and return them. The
         episode counts cover every ``run`` of this execution (main runs and sweeps), not the last."""
         records = self.store.records()
         counts = self._episode_counts
-        execution = {"started": self.metadata["started"], "ended": now_iso(),
+        execution = {"started": self.metadata.started, "ended": now_iso(),
                      **self.call_stats(),
                      "episodes_recorded": len(records),
                      "episodes_failed": sum(r.get("status") != "ok" for r in records.values()),
@@ -266,12 +228,13 @@ class Experiment:
                      **summary}
         # the models the episodes actually ran with (sweeps add simulated profiles), not only the
         # environment's model
-        self.metadata["models_run"] = sorted({str((r.get("spec") or {}).get("model") or self.models[0])
-                                              for r in records.values()})
-        self.metadata["simulator"] = simulator_configuration(self.settings, execution.get("calls_by_role", {}))
+        self.metadata.models_run = sorted({str((r.get("spec") or {}).get("model") or self.models[0])
+                                           for r in records.values()})
+        self.metadata.simulator = simulator_configuration(self.settings, execution.get("calls_by_role", {}))
         execution["health"] = self.health().status
-        self.metadata["executions"].append(execution)
-        self.metadata["ended"] = execution["ended"]
-        self.metadata["last_execution"] = execution
+        typed = Execution.model_validate(execution)
+        self.metadata.executions = [*self.metadata.executions, typed]
+        self.metadata.ended = typed.ended
+        self.metadata.last_execution = typed
         self.store.write_metadata(self.metadata)
         return execution

@@ -2,9 +2,21 @@
 
 An episode record is an *envelope* the runner writes for every planned episode (id, status,
 error, the spec, model-call usage and the call log, wall time) and, for a finished episode, the
-study's *result*: a pydantic model each study defines with a ``schema_version``. On disk the
-two are one flat JSON object per line (``episodes.jsonl``), so a record stays readable with
-``jq``; in memory they are typed.
+study's *result*: a pydantic model each study defines with a ``schema_version``. In the run
+folder's records (:mod:`psit_lib.runs.folder` owns the files) each record is one JSON object per
+line, so it stays readable with ``jq``; in memory it is typed.
+
+Stored formats
+--------------
+* Format 2 (written now): ``{"format": 2, "episode_id": ..., "status": ..., ..., "result": {...}}``:
+  the envelope's fields at the top, the study result nested under ``result`` (``null`` for a
+  failed episode). A result field may have any name, ``status`` included.
+* Format 1 (older runs; no ``format`` key): one flat object, every key that is not an envelope
+  field belonging to the result. :func:`nested_record` reads it as format 2.
+
+Some readers want one flat dict per record (``record["outcome"]`` next to ``record["status"]``);
+:func:`flat_record` gives that view. On a name clash the envelope's field wins there; the typed
+record keeps both.
 
 Reading is strict. A record missing a field, with a field of the wrong type, or written by a
 newer schema fails with :class:`RecordError` naming the file and the episode, never as a silent
@@ -20,6 +32,10 @@ from typing import Any, Generic, Literal, Sequence, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 ENVELOPE_FIELDS = ("episode_id", "status", "error", "spec", "usage", "calls", "wall_seconds", "diagnostics")
+RECORD_FORMAT = 2
+"""The stored format written now: the study result nested under ``result``."""
+FORMAT_KEY = "format"
+RESULT_KEY = "result"
 
 
 class RecordError(ValueError):
@@ -86,13 +102,9 @@ class EpisodeRecord(BaseModel, Generic[R]):
 
     @model_validator(mode="before")
     @classmethod
-    def _nest_flat_storage(cls, data: Any) -> Any:
-        """Accept the flat stored form: every non-envelope key belongs to the result."""
-        if isinstance(data, dict) and "result" not in data:
-            body = {k: v for k, v in data.items() if k not in ENVELOPE_FIELDS}
-            data = {k: v for k, v in data.items() if k in ENVELOPE_FIELDS}
-            data["result"] = body if data.get("status") == "ok" else (body or None)
-        return data
+    def _nest_stored_forms(cls, data: Any) -> Any:
+        """Accept every stored format (see :func:`nested_record`)."""
+        return nested_record(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _result_matches_status(self) -> "EpisodeRecord[R]":
@@ -113,9 +125,49 @@ class EpisodeRecord(BaseModel, Generic[R]):
         return self.result
 
     def stored(self) -> dict[str, Any]:
-        """The flat JSON object written to ``episodes.jsonl``."""
+        """The JSON object stored in the run folder's records (format 2, the result nested)."""
         envelope = self.model_dump(mode="json", exclude={"result"})
-        return {**envelope, **(self.result.model_dump(mode="json") if self.result is not None else {})}
+        result = self.result.model_dump(mode="json") if self.result is not None else None
+        return {FORMAT_KEY: RECORD_FORMAT, **envelope, RESULT_KEY: result}
+
+    def flat(self) -> dict[str, Any]:
+        """The flat view of the record (see :func:`flat_record`)."""
+        return flat_record(self.stored())
+
+
+def nested_record(data: dict[str, Any]) -> dict[str, Any]:
+    """A stored record in format 2, whatever format it was stored in, without its ``format`` key.
+
+    Format 1 (no ``format`` key, no ``result`` key): every non-envelope key belongs to the result
+    (a failed episode's result is None unless stray keys were stored, which validation refuses).
+    A record that already has a ``result`` key is taken as nested. A format newer than
+    :data:`RECORD_FORMAT` raises ``ValueError``: this code cannot know what it means.
+    """
+    data = dict(data)
+    version = data.pop(FORMAT_KEY, 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ValueError(f"unknown record format {version!r}")
+    if version > RECORD_FORMAT:
+        raise ValueError(f"record format {version} is newer than this reader (format {RECORD_FORMAT})")
+    if version == 1 and RESULT_KEY not in data:
+        body = {k: v for k, v in data.items() if k not in ENVELOPE_FIELDS}
+        data = {k: v for k, v in data.items() if k in ENVELOPE_FIELDS}
+        data[RESULT_KEY] = body if data.get("status") == "ok" else (body or None)
+    return data
+
+
+def flat_record(record: "dict[str, Any] | EpisodeRecord[Any]") -> dict[str, Any]:
+    """One flat dict per record, for readers that index a record by its result's field names
+    (``record["outcome"]``) and its envelope's (``record["status"]``) alike: the result's fields
+    and the envelope's, the envelope winning a name clash. Accepts a typed record or a stored one
+    in any format; a failed episode's view is its envelope. The stored form is what
+    :meth:`EpisodeRecord.stored` and the run folder keep; this view is for reading only."""
+    data = record.stored() if isinstance(record, EpisodeRecord) else dict(record)
+    version = data.pop(FORMAT_KEY, 1)
+    if version == 1 and RESULT_KEY not in data:
+        return data  # stored flat already
+    result = data.pop(RESULT_KEY, None)
+    return {**(result if isinstance(result, dict) else {}), **data}
 
 
 def read_records(raw: Sequence[dict[str, Any]], result_type: type[R], *, source: str | Path = "records") -> list[EpisodeRecord[R]]:

@@ -10,11 +10,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import json
-import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Awaitable, Callable, Generic, Sequence, TypeVar
 
 from pydantic import BaseModel
@@ -23,7 +20,7 @@ from tqdm.auto import tqdm
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
 from psit_lib.llm.errors import FatalRunError
 
-from psit_lib.runs.store import RunStore
+from psit_lib.runs.folder import RunStore
 
 
 @dataclass(frozen=True)
@@ -63,7 +60,8 @@ def study_episode(result_type: type[R]) -> Callable[[Callable[[EpisodeSpec, Mode
 
 @dataclass
 class RunProgress:
-    """Episode counts of one execution, written to a small JSON file the command line follows.
+    """Episode counts of one execution, written to the run folder's progress file, which the
+    command line follows.
 
     ``resumed`` episodes were finished before this execution and are not redone; ``done`` counts
     the episodes finished now, ``failed`` those among them that ended in an error (retried on
@@ -78,7 +76,7 @@ class RunProgress:
     started: float = field(default_factory=time.time)
     finished: bool = False
     ended: float | None = None
-    path: Path | None = None
+    store: RunStore | None = None
     _written: float = 0.0
 
     def update(self, status: str, all_cached: bool) -> None:
@@ -93,12 +91,10 @@ class RunProgress:
 
     def write(self, force: bool = False) -> None:
         now = time.time()
-        if self.path is None or (not force and now - self._written < 0.25):
+        if self.store is None or (not force and now - self._written < 0.25):
             return
         self._written = now
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.as_dict()))
-        os.replace(tmp, self.path)
+        self.store.write_progress(self.as_dict())
 
 
 def describe_error(exc: BaseException) -> str:
@@ -110,19 +106,31 @@ def describe_error(exc: BaseException) -> str:
 async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, store: RunStore,
                        client: LLMClient | Callable[[EpisodeSpec], LLMClient], run_seed: int, sampling: SamplingDefaults | None = None,
                        concurrency: int = 16, desc: str = "episodes",
-                       progress: bool = True, progress_file: Path | None = None) -> list[dict[str, Any]]:
-    """Run the unfinished episodes of ``specs`` and return every planned episode's record.
+                       progress: bool = True, count_progress: bool = False) -> list[dict[str, Any]]:
+    """Run the unfinished episodes of ``specs`` and return every planned episode's record, in
+    plan order, in the flat view (:func:`psit_lib.runs.records.flat_record`).
 
     ``client`` is one client, or a function choosing the client of an episode (several models).
-    ``progress_file`` receives the :class:`RunProgress` counts as episodes finish.
+    ``count_progress`` writes the :class:`RunProgress` counts to the run folder as episodes finish.
     """
+    await execute_episodes(specs, episode_fn, store=store, client=client, run_seed=run_seed, sampling=sampling,
+                           concurrency=concurrency, desc=desc, progress=progress, count_progress=count_progress)
+    return list(store.flat_records([s.episode_id for s in specs]).values())
+
+
+async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, store: RunStore,
+                           client: LLMClient | Callable[[EpisodeSpec], LLMClient], run_seed: int,
+                           sampling: SamplingDefaults | None = None, concurrency: int = 16, desc: str = "episodes",
+                           progress: bool = True, count_progress: bool = False) -> RunProgress:
+    """Run the unfinished episodes of ``specs``, appending one record each to ``store``; the
+    episode counts of this execution come back (see :func:`run_episodes` for the arguments)."""
     pick = client if callable(client) and not isinstance(client, LLMClient) else (lambda spec: client)
     ids = [s.episode_id for s in specs]
     if len(set(ids)) != len(ids):
         raise ValueError("episode ids must be unique within a run")
     finished = store.finished_ids()
     todo = [s for s in specs if s.episode_id not in finished]
-    counts = RunProgress(planned=len(specs), resumed=len(specs) - len(todo), path=progress_file)
+    counts = RunProgress(planned=len(specs), resumed=len(specs) - len(todo), store=store if count_progress else None)
     counts.write(force=True)
     bar = tqdm(total=len(specs), initial=len(specs) - len(todo), desc=desc, disable=not progress,
                unit="ep", mininterval=0.5)
@@ -133,25 +141,25 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
             session = ModelSession(pick(spec), run_seed=run_seed, episode_id=spec.episode_id,
                                    sampling=sampling)
             started = time.perf_counter()
-            body: dict[str, Any]
+            body: dict[str, Any] | None
             try:
                 result = await episode_fn(spec, session)
-                # a study's typed result is stored flat, as JSON
+                # a study's typed result is stored as JSON, nested in the record
                 body = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
                 status, error = "ok", None
             except FatalRunError:
                 raise  # e.g. a replay-only cache miss: the run must stop, not record a failure
             except Exception as exc:  # recorded, never dropped
-                body, status, error = {}, "error", describe_error(exc)
-            record = {"episode_id": spec.episode_id, "status": status, "error": error,
-                      "spec": spec.params, "usage": session.usage_summary(),
+                body, status, error = None, "error", describe_error(exc)
+            usage = session.usage_summary()
+            record: dict[str, Any] = {"episode_id": spec.episode_id, "status": status, "error": error,
+                      "spec": spec.params, "usage": usage,
                       # concurrent branches finish in any order: list calls by where they were made
                       "calls": [dataclasses.asdict(c) for c in sorted(session.log, key=lambda c: (c.path, c.index))],
                       "wall_seconds": round(time.perf_counter() - started, 4),
                       # what could not be read, however the episode ended (psit_lib.runs.health)
-                      "diagnostics": session.diagnostics.as_dict(), **body}
+                      "diagnostics": session.diagnostics.as_dict(), "result": body}
             store.append(record)
-            usage = record["usage"]
             counts.update(status, all_cached=usage["calls"] > 0 and usage["cache_hits"] == usage["calls"])
             bar.update(1)
 
@@ -165,5 +173,4 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
         bar.close()
         counts.finished, counts.ended = True, time.time()
         counts.write(force=True)
-    records = store.records()
-    return [records[i] for i in ids if i in records]
+    return counts

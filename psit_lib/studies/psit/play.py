@@ -22,7 +22,7 @@ from typing import Any
 from psit_lib.studies.psit.agents.config import KINDS, STRATEGY_NAMES
 from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import Outcome
-from psit_lib.runs.records import EpisodeRecord
+from psit_lib.runs.records import EpisodeRecord, flat_record as _flat_view
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
 from psit_lib.studies.psit.protocol.candidates import stored_secret
 from psit_lib.studies.psit.protocol.fork_test import (NEUTRAL_SYSTEM_PROMPT, ForkSettings, fork_from_checkpoint, host_role,
@@ -302,9 +302,9 @@ def _answer_word(parsed: Any) -> str:
 
 
 def flat_record(record: Any) -> dict[str, Any]:
-    """The flat stored form of a fork record: a typed run record, or already a dict (a live
-    :class:`ForkResult`'s record, or a line of ``episodes.jsonl``)."""
-    return record.stored() if isinstance(record, EpisodeRecord) else record
+    """The flat view of a fork record (:func:`psit_lib.runs.records.flat_record`): a typed run
+    record, a stored one in any format, or a live :class:`ForkResult`'s record."""
+    return _flat_view(record) if isinstance(record, (EpisodeRecord, dict)) else record
 
 
 def fork_record_text(record: Any) -> str:

@@ -3,21 +3,21 @@
 The mode-collapse analysis (SPEC §4, last item) looks at *which* secrets were revealed,
 whichever experiment produced them: the fork tests of notebooks 02-04 reveal at the fork,
 the quick secret-choice experiment of notebook 07 reveals right after the opener. All of
-them write ``episodes.jsonl`` records with ``spec`` (task, model, agent, maybe temperature),
-``status`` and ``reveal.parsed``, so one reader serves them all.
+them record episodes with ``spec`` (task, model, agent, maybe temperature), ``status`` and a
+result with ``reveal.parsed``, so one reader serves them all.
 
 Nothing is dropped: a failed episode, or one whose reveal could not be read, stays as a row
 with ``secret`` None, so :func:`psit_lib.analysis.secrets.secret_summary` counts it in
 ``n_missing`` and the top-k and entropy figures simply leave it out.
 
-The reader only reads: it never creates folders or repairs files (a notebook may be writing
-the same folder), and it applies the results store's rules itself — the newest record per
-episode id wins, a partial last line from a killed run is ignored.
+The reader only reads, through :class:`psit_lib.runs.folder.RunFolder`: it never creates
+folders or repairs files (a notebook may be writing the same folder), and the run folder's
+rules apply: the newest record per episode id wins, a partial last line from a killed run is
+ignored, records of either stored format read.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -25,12 +25,9 @@ from typing import Any
 
 import pandas as pd
 
-from psit_lib.runs.records import EpisodeRecord, read_records
+from psit_lib.runs.folder import RunFolder, notebook_folders
+from psit_lib.runs.records import EpisodeRecord, flat_record, read_records
 from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpisode
-
-RECORDS_FILE = "episodes.jsonl"
-PARAMS_FILE = "params.json"
-METADATA_FILE = "metadata.json"
 
 #: Columns of the table :func:`read_revealed_secrets` returns.
 COLUMNS = ("task", "model", "agent", "temperature", "secret", "status", "episode_id", "source_notebook")
@@ -40,32 +37,10 @@ class NoRevealRecordsError(ValueError):
     """A path holds no episode records with revealed secrets (or does not exist)."""
 
 
-def read_jsonl_records(path: str | Path) -> dict[str, dict[str, Any]]:
-    """Latest record per episode id from one ``episodes.jsonl`` (unreadable lines skipped)."""
-    latest: dict[str, dict[str, Any]] = {}
-    for line in Path(path).read_bytes().split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a partial line from a killed run: that episode never finished
-        if isinstance(record, dict) and "episode_id" in record:
-            latest[record["episode_id"]] = record
-    return latest
-
-
 def has_reveal_records(records: Iterable[dict[str, Any]]) -> bool:
-    """Whether any record carries a ``reveal`` block (i.e. the experiment asks for the secret)."""
-    return any(isinstance(r.get("reveal"), dict) for r in records)
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    """Whether any stored record's result carries a ``reveal`` block (i.e. the experiment asks
+    for the secret)."""
+    return any(isinstance(flat_record(r).get("reveal"), dict) for r in records)
 
 
 def _number(value: Any) -> float:
@@ -80,9 +55,9 @@ RevealRecord = EpisodeRecord[ForkEpisode] | EpisodeRecord[SecretChoiceEpisode]
 
 
 def result_type_of(records: Iterable[dict[str, Any]]) -> type[ForkEpisode] | type[SecretChoiceEpisode]:
-    """Which study result a folder's records hold: the secret-choice experiment (an opening and
-    an immediate reveal) or the fork test."""
-    return SecretChoiceEpisode if any("opening" in r for r in records) else ForkEpisode
+    """Which study result a folder's stored records hold: the secret-choice experiment (an
+    opening and an immediate reveal) or the fork test."""
+    return SecretChoiceEpisode if any("opening" in flat_record(r) for r in records) else ForkEpisode
 
 
 def _revealed(record: RevealRecord) -> str | None:
@@ -124,11 +99,28 @@ def rows_from_records(records: Iterable[RevealRecord], *, source_notebook: str,
     return rows
 
 
-def _notebook_folders(path: Path) -> list[Path]:
-    """``path`` itself when it holds records, else its sub-folders that do (sorted)."""
-    if (path / RECORDS_FILE).is_file():
-        return [path]
-    return sorted(p for p in path.iterdir() if p.is_dir() and (p / RECORDS_FILE).is_file())
+def _folder_rows(folder: RunFolder, wanted: set[str] | None, skipped: set[str]) -> list[dict[str, Any]]:
+    """The rows of one notebook folder; none when it is left out or asks for no secret."""
+    metadata = folder.metadata()
+    name = str(metadata.notebook or folder.dir.name)
+    if name in skipped or folder.dir.name in skipped:
+        return []
+    if wanted is not None and name not in wanted and folder.dir.name not in wanted:
+        return []
+    raw = list(folder.records().values())
+    if not has_reveal_records(raw):
+        return []
+    params = folder.params()
+    models = params.run_models
+    typed: Sequence[RevealRecord]
+    if result_type_of(raw) is SecretChoiceEpisode:
+        typed = read_records(raw, SecretChoiceEpisode, source=folder.records_source)
+    else:
+        typed = read_records(raw, ForkEpisode, source=folder.records_source)
+    return rows_from_records(
+        typed, source_notebook=name,
+        default_temperature=_number(params.temperature),
+        default_model=models[0] if len(models) == 1 else metadata.model)
 
 
 def read_revealed_secrets(path: str | Path, *, notebooks: Iterable[str] | None = None,
@@ -139,7 +131,7 @@ def read_revealed_secrets(path: str | Path, *, notebooks: Iterable[str] | None =
     records ask for the secret (``reveal`` blocks) count, so e.g. the BASIS notebook is
     ignored. ``notebooks`` keeps only those notebook names, ``exclude`` leaves some out (a
     notebook reading its own run folder excludes itself). Notebook names come from the
-    folder's ``metadata.json``, else the folder name.
+    folder's run metadata, else the folder name.
 
     Returns columns :data:`COLUMNS`, rows sorted by (source_notebook, episode_id); failed and
     unreadable reveals are rows with ``secret`` None (``status`` says which), and
@@ -152,28 +144,8 @@ def read_revealed_secrets(path: str | Path, *, notebooks: Iterable[str] | None =
     wanted = set(notebooks) if notebooks is not None else None
     skipped = set(exclude)
     rows: list[dict[str, Any]] = []
-    for folder in _notebook_folders(root):
-        metadata = _read_json(folder / METADATA_FILE)
-        name = str(metadata.get("notebook") or folder.name)
-        if name in skipped or folder.name in skipped:
-            continue
-        if wanted is not None and name not in wanted and folder.name not in wanted:
-            continue
-        records = read_jsonl_records(folder / RECORDS_FILE)
-        if not has_reveal_records(records.values()):
-            continue
-        params = _read_json(folder / PARAMS_FILE)
-        models = params.get("_models") or []
-        raw = list(records.values())
-        typed: Sequence[RevealRecord]
-        if result_type_of(raw) is SecretChoiceEpisode:
-            typed = read_records(raw, SecretChoiceEpisode, source=folder / RECORDS_FILE)
-        else:
-            typed = read_records(raw, ForkEpisode, source=folder / RECORDS_FILE)
-        rows += rows_from_records(
-            typed, source_notebook=name,
-            default_temperature=_number(params.get("temperature")),
-            default_model=models[0] if len(models) == 1 else metadata.get("model"))
+    for folder in notebook_folders(root):
+        rows += _folder_rows(folder, wanted, skipped)
     if not rows:
         which = "" if wanted is None else f" for notebooks {sorted(wanted)}"
         raise NoRevealRecordsError(

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from psit_lib.runs.experiment import repo_root
+from psit_lib.runs.paths import repo_root
 
 CONDITIONS_FILE = "release_conditions.json"
 EVIDENCES_FILE = "release_evidences.json"

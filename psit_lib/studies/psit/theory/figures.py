@@ -35,7 +35,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from psit_lib.analysis.labels import label_figure
-from psit_lib.runs.records import EpisodeRecord
+from psit_lib.runs.records import flat_record
 from psit_lib.analysis.plots import NO_DATA, legend_outside, new_figure as _new_figure, require_columns as _require
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, Outcome
 from psit_lib.studies.psit.theory.figure_data import THEORY_LABEL, size_quantiles, theory_label
@@ -287,7 +287,7 @@ def fork_diagram_from_record(record: Any, label: str, *, k: int | None = None) -
     model produced the answers. ``k`` defaults to the number of candidate branches. A failed
     episode (no result) gives the schematic, titled as such ("no scored data").
     """
-    record = record.stored() if isinstance(record, EpisodeRecord) else record
+    record = flat_record(record)
     constraints = record.get("constraints") or {}
     moves = list(constraints.get("guessed") or [])
     candidates = list(record.get("candidates") or [])

@@ -1,0 +1,357 @@
+"""The run folder of one notebook, and the one module that knows its files.
+
+``<run dir>/<notebook>/`` holds:
+
+* ``episodes.jsonl``: one JSON line per episode record (:mod:`psit_lib.runs.records` defines the
+  record and its stored formats), appended with a single ``write`` + ``fsync`` under a lock, so a
+  run killed at any moment leaves at worst one partial last line. Readers skip it; the writer
+  cuts it before appending again. The latest record per episode id wins: an episode is
+  *finished* once its latest record has ``status == "ok"``; failed episodes keep their error
+  record and are retried on resume, so the folder always holds each planned episode once.
+* ``params.json``: the parameters the folder was made with (:class:`RunParams`); a resume with
+  other parameters is refused (:class:`ParameterMismatchError`).
+* ``metadata.json``: what produced the results (:class:`RunMetadata`): backend, model, profile,
+  seed, versions, prompts, executions and their call counts, run health, the headline.
+* ``progress.json``: the episode counts of the execution under way, which ``psit run`` follows.
+* ``tables/`` and ``figures/``: the notebook's saved result tables and figures.
+
+:class:`RunFolder` reads a folder and never creates or repairs anything (a notebook may be
+writing it): readers of finished runs (``psit run``'s summary, ``psit compare``, the report, the
+reader of revealed secrets) use it, and a missing or unreadable file reads as empty, never as an
+error. :class:`RunStore` is the writer the runner and :class:`~psit_lib.runs.experiment.Experiment`
+use. Every other module reaches these files through the two classes, never by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Sequence, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from psit_lib.runs.records import (ENVELOPE_FIELDS, FORMAT_KEY, RECORD_FORMAT, RESULT_KEY, EpisodeRecord, R,
+                                   flat_record, nested_record, read_records)
+
+_RECORDS = "episodes.jsonl"
+_PARAMS = "params.json"
+_METADATA = "metadata.json"
+_PROGRESS = "progress.json"
+_TABLES = "tables"
+_FIGURES = "figures"
+
+
+class ParameterMismatchError(ValueError):
+    """A run folder is being resumed with parameters other than the ones it was made with."""
+
+
+# -- typed files ---------------------------------------------------------------------------------
+
+class HealthRecord(BaseModel):
+    """The run health recorded in the metadata (:meth:`psit_lib.runs.health.HealthVerdict.as_dict`)."""
+
+    model_config = ConfigDict(extra="allow")
+    status: str | None = None
+    threshold: float | None = None
+    reasons: list[str] = []
+
+
+class Execution(BaseModel):
+    """One execution of the notebook: its times, model-call statistics and episode counts
+    (:meth:`Experiment.finish <psit_lib.runs.experiment.Experiment.finish>`)."""
+
+    model_config = ConfigDict(extra="allow")
+    started: str | None = None
+    ended: str | None = None
+    model_calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    model_call_failures: int = 0
+    faults_by_kind: dict[str, int] = {}
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls_by_role: dict[str, int] = {}
+    episodes_recorded: int = 0
+    episodes_failed: int = 0
+    episodes_planned: int = 0
+    episodes_resumed: int = 0
+    episodes_run: int = 0
+    health: str | None = None
+
+
+class RunMetadata(BaseModel):
+    """A notebook folder's run metadata. Every field is optional, so the metadata of an older or
+    unfinished run reads; keys this code does not know are kept (forward compatibility)."""
+
+    model_config = ConfigDict(extra="allow")
+    notebook: str | None = None
+    backend: str | None = None
+    simulated: bool | None = None
+    model: str | None = None
+    profile: str | None = None
+    seed: int | None = None
+    settings: dict[str, Any] = {}
+    packages: dict[str, str] = {}
+    python: str | None = None
+    git_commit: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    prompts: dict[str, str] = {}
+    executions: list[Execution] = []
+    last_execution: Execution | None = None
+    health: HealthRecord | None = None
+    headline: str | None = None
+    models_run: list[str] = []
+    simulator: dict[str, Any] | None = None
+
+    def stored(self) -> dict[str, Any]:
+        """What the metadata file holds: the fields that were set, and the unknown keys."""
+        return self.model_dump(exclude_unset=True)
+
+
+class RunParams(BaseModel):
+    """A notebook folder's parameters: the notebook's own (kept as they are, typed where a
+    reader of finished runs needs them) and the run's identity, ``_backend``, ``_models`` and
+    ``_profile``."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    run_backend: str | None = Field(None, alias="_backend")
+    run_models: list[str] = Field([], alias="_models")
+    run_profile: str | None = Field(None, alias="_profile")
+    temperature: float | None = None
+    suspect_threshold: float | None = None
+
+    def stored(self) -> dict[str, Any]:
+        """The parameters as the file holds them."""
+        return self.model_dump(by_alias=True, exclude_unset=True)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _tolerant(model: type[M], data: Any) -> M:
+    """``data`` as ``model``; a top-level key whose value does not fit is left out (a finished
+    run's file is read, never refused)."""
+    if not isinstance(data, dict):
+        return model()
+    while True:
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            bad = {e["loc"][0] for e in exc.errors() if e["loc"]} & set(data)
+            if not bad:
+                return model()
+            data = {k: v for k, v in data.items() if k not in bad}
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+class RunFolder:
+    """A notebook's run folder, read only: it is never created, repaired or changed (except
+    :meth:`clear_progress`, which ``psit run`` calls before it executes the notebook)."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.dir = Path(directory)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.dir)!r})"
+
+    # -- where things are ----------------------------------------------------------------------
+    @property
+    def records_source(self) -> Path:
+        """The records file, for messages naming where a bad record is."""
+        return self.dir / _RECORDS
+
+    @property
+    def tables_dir(self) -> Path:
+        return self.dir / _TABLES
+
+    @property
+    def figures_dir(self) -> Path:
+        return self.dir / _FIGURES
+
+    @property
+    def progress_path(self) -> Path:
+        """The progress file the command line follows (:class:`psit_lib.cli.progress.ProgressFollower`)."""
+        return self.dir / _PROGRESS
+
+    def has_records(self) -> bool:
+        return (self.dir / _RECORDS).is_file()
+
+    def has_metadata(self) -> bool:
+        return (self.dir / _METADATA).is_file()
+
+    def table_names(self) -> list[str]:
+        """The saved result tables (``<name>.csv``), sorted."""
+        return sorted(p.name for p in self.tables_dir.glob("*.csv"))
+
+    # -- parameters, metadata, progress ----------------------------------------------------------
+    def params(self) -> RunParams:
+        """The recorded parameters; empty when the file is missing or unreadable."""
+        return _tolerant(RunParams, _read_json(self.dir / _PARAMS))
+
+    def metadata(self) -> RunMetadata:
+        """The run metadata; empty when the file is missing or unreadable."""
+        return _tolerant(RunMetadata, _read_json(self.dir / _METADATA))
+
+    def progress(self) -> dict[str, Any]:
+        """The counts of the execution under way or last finished; empty when there are none."""
+        data = _read_json(self.progress_path)
+        return data if isinstance(data, dict) else {}
+
+    def clear_progress(self) -> None:
+        self.progress_path.unlink(missing_ok=True)
+
+    # -- episode records -------------------------------------------------------------------------
+    def _lines(self) -> list[dict[str, Any]]:
+        """Every whole record in the file, in order; a partial line from a killed run is skipped
+        (never finished, so it will be redone)."""
+        path = self.dir / _RECORDS
+        if not path.exists():
+            return []
+        out = []
+        for line in path.read_bytes().split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and "episode_id" in record:
+                out.append(record)
+        return out
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """The latest stored record per episode id (first-recorded order), each with the study
+        result nested under ``result`` whatever format it was stored in. Empty when there are
+        none. Counting from the records, not from a notebook's own counters, keeps a notebook
+        that crashed before it could count honest: its failed episodes still show."""
+        latest: dict[str, dict[str, Any]] = {}
+        for record in self._lines():
+            try:
+                latest[record["episode_id"]] = nested_record(record)
+            except ValueError:  # a newer format: kept as stored; a typed read names it
+                latest[record["episode_id"]] = record
+        return latest
+
+    def flat_records(self, ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+        """The latest record per episode id in the flat view (:func:`~psit_lib.runs.records.flat_record`:
+        the result's fields beside the envelope's), for readers that index records by field
+        name. ``ids`` keeps those episodes, in that order."""
+        records = self.records()
+        chosen = records if ids is None else {i: records[i] for i in ids if i in records}
+        return {eid: flat_record(r) for eid, r in chosen.items()}
+
+    def typed_records(self, result_type: type[R], ids: Sequence[str] | None = None) -> list[EpisodeRecord[R]]:
+        """The latest records validated as :class:`EpisodeRecord` of ``result_type`` (all, or
+        ``ids`` in that order); a record that does not match raises
+        :class:`~psit_lib.runs.records.RecordError` naming the file and the episode."""
+        records = self.records()
+        chosen = list(records.values()) if ids is None else [records[i] for i in ids if i in records]
+        return read_records(chosen, result_type, source=self.records_source)
+
+    def finished_ids(self) -> set[str]:
+        return {eid for eid, rec in self.records().items() if rec.get("status") == "ok"}
+
+    def failed_count(self) -> int:
+        """Episodes whose latest record is not finished."""
+        return sum(r.get("status") != "ok" for r in self.records().values())
+
+    def attempts(self, episode_id: str) -> int:
+        return sum(1 for r in self._lines() if r.get("episode_id") == episode_id)
+
+
+def notebook_folders(path: str | Path) -> list[RunFolder]:
+    """``path`` itself when it holds episode records, else its sub-folders that do (sorted)."""
+    root = RunFolder(path)
+    if root.has_records():
+        return [root]
+    return [RunFolder(p) for p in sorted(Path(path).iterdir()) if p.is_dir() and RunFolder(p).has_records()]
+
+
+def notebooks_with_metadata(run_dir: str | Path) -> set[str]:
+    """Names of the notebook folders of a run folder that hold run metadata."""
+    return {p.name for p in Path(run_dir).iterdir() if RunFolder(p).has_metadata()}
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+class RunStore(RunFolder):
+    """The writer of a notebook's run folder: it creates the folder, cuts a partial last record
+    left by a killed writer, binds the parameters, writes metadata and progress, and appends
+    episode records."""
+
+    def __init__(self, directory: str | Path) -> None:
+        super().__init__(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._repair_tail()
+
+    def bind_params(self, params: dict[str, Any]) -> None:
+        """Record the parameters, or check them against the ones already recorded."""
+        path = self.dir / _PARAMS
+        canonical = json.loads(json.dumps(params, sort_keys=True, default=str))
+        if path.exists():
+            old = json.loads(path.read_text())
+            if old != canonical:
+                diffs = [f"{k}: {old.get(k)!r} -> {canonical.get(k)!r}"
+                         for k in sorted(set(old) | set(canonical)) if old.get(k) != canonical.get(k)]
+                raise ParameterMismatchError(
+                    f"{self.dir} was made with other parameters ({'; '.join(diffs)}); "
+                    "use a new run id or delete the folder to start over")
+        else:
+            _atomic_write(path, json.dumps(canonical, indent=2, sort_keys=True))
+
+    def write_metadata(self, metadata: RunMetadata) -> None:
+        _atomic_write(self.dir / _METADATA, json.dumps(metadata.stored(), indent=2, sort_keys=True, default=str))
+
+    def write_progress(self, counts: dict[str, Any]) -> None:
+        _atomic_write(self.progress_path, json.dumps(counts))
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Append one episode record: the envelope's fields and, for a finished episode, the
+        study result under ``result``. It is stored in the current format."""
+        if "episode_id" not in record or "status" not in record:
+            raise ValueError("an episode record needs 'episode_id' and 'status'")
+        unknown = set(record) - set(ENVELOPE_FIELDS) - {RESULT_KEY, FORMAT_KEY}
+        if unknown:
+            raise ValueError(f"not fields of an episode record: {sorted(unknown)} (a study result goes under "
+                             f"{RESULT_KEY!r})")
+        line = (json.dumps({**record, FORMAT_KEY: RECORD_FORMAT}, sort_keys=True, default=str) + "\n").encode()
+        with self._lock:
+            fd = os.open(self.dir / _RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def delete_records(self) -> None:
+        """Forget every episode record (the next run redoes every episode)."""
+        (self.dir / _RECORDS).unlink(missing_ok=True)
+
+    def _repair_tail(self) -> None:
+        """Cut a partial last line left by a killed writer, so the next append starts clean."""
+        path = self.dir / _RECORDS
+        if not path.exists():
+            return
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            with open(path, "r+b") as fh:
+                fh.truncate(cut)
