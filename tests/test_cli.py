@@ -364,3 +364,30 @@ def test_latest_moves_only_for_a_complete_run_of_the_whole_series(tmp_path, monk
     assert latest.resolve().name == "whole"
     assert main(["run", "97", "--run-id", "part2", "--no-progress"]) == 0
     assert latest.resolve().name == "whole"
+
+
+def test_figures_are_published_only_by_a_complete_run_of_the_whole_series(tmp_path, monkeypatch, capsys):
+    """Notebooks save figures into their run folder only; ``psit run`` copies them to figures/
+    when the whole series completed, replacing the previous run's (a README there is kept)."""
+    nbs = tmp_path / "nbs"
+    for stem in ("97_one", "98_two"):
+        nb = new_notebook(cells=[
+            new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+            new_code_cell("import os, pathlib\n"
+                          "d = pathlib.Path(os.environ['PSIT_RUN_DIR']) / '" + stem + "' / 'figures'\n"
+                          "d.mkdir(parents=True, exist_ok=True)\n"
+                          "(d / '" + stem + "__f{}.png'.format(x)).write_bytes(b'png')"),
+        ])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbs.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, nbs / f"{stem}.ipynb")
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "README.md").write_text("kept")
+    (figures / "00_old__stale.png").write_bytes(b"old")
+    monkeypatch.setenv("PSIT_NOTEBOOKS_DIR", str(nbs))
+    monkeypatch.setenv("PSIT_FIGURES_DIR", str(figures))
+    assert main(["run", "98", "--run-id", "part", "--no-progress"]) == 0
+    assert sorted(p.name for p in figures.iterdir()) == ["00_old__stale.png", "README.md"]
+    assert main(["run", "--run-id", "whole", "--no-progress"]) == 0
+    assert sorted(p.name for p in figures.iterdir()) == ["97_one__f1.png", "98_two__f1.png", "README.md"]

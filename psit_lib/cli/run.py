@@ -32,7 +32,8 @@ from psit_lib.cli.progress import ProgressFollower
 from psit_lib.cli.signals import terminate_as_interrupt
 from psit_lib.cli.summary import NotebookSummary, table, write_run_file
 from psit_lib.runs.folder import Execution, RunFolder
-from psit_lib.runs.paths import results_root
+from psit_lib.runs.outputs import publish_figures
+from psit_lib.runs.paths import figures_dir, results_root
 
 EXIT_EPISODES_FAILED = 1
 EXIT_SUSPECT = 3
@@ -207,6 +208,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if complete:
         if len(notebooks) == len(available()):
             move_latest(run_id)
+            copied = publish_figures([run_dir / nb.stem for nb in notebooks], figures_dir())
+            print(f"psit: results/latest -> {run_id}; {copied} figure files copied to {figures_dir()}", flush=True)
         else:
             print(f"psit: results/latest and figures/ stay with the last complete run of the whole series; "
                   f"this run's figures are in {run_dir}/<notebook>/figures", file=sys.stderr)

@@ -173,14 +173,13 @@ class Experiment:
         return pd.DataFrame(rows, columns=["source", "assumption", "value", "meaning"])
 
     def save_figure(self, fig, name: str) -> Path:
-        """Save a figure (PNG and SVG) to the run folder, and to ``figures/`` (the latest run's
-        figures) unless episodes of this run failed or its health is suspect: a figure of an
-        incomplete or unreadable run must not replace the last complete one. Files are ``<notebook>__<name>.{png,svg}``."""
+        """Save a figure (PNG and SVG) to the notebook's run folder as ``<notebook>__<name>``.
+        The repository's ``figures/`` is never written here: ``psit run`` copies a run's figures
+        there only when the run is complete and covers the whole series
+        (:func:`publish_figures`), so an interactive, partial, failed or suspect run never
+        replaces the last complete one's."""
         stem = f"{self.notebook}__{name}"
-        targets = [self.store.figures_dir]
-        if not self.failed_episodes() and not self._health_verdict().suspect:
-            targets.append(figures_dir())
-        outputs.save_figure(fig, stem, targets)
+        outputs.save_figure(fig, stem, [self.store.figures_dir])
         return self.store.figures_dir / f"{stem}.png"
 
     def save_table(self, table: pd.DataFrame, name: str) -> Path:

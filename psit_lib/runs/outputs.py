@@ -32,6 +32,24 @@ def save_figure(fig: Any, stem: str, folders: Iterable[Path]) -> None:
         fig.savefig(folder / f"{stem}.svg", bbox_inches="tight")
 
 
+def publish_figures(notebook_folders: Iterable[Path], target: Path) -> int:
+    """Make ``target`` (the repository's ``figures/``) a copy of the figures of a complete run:
+    every PNG and SVG of each notebook folder's ``figures/``, replacing the figures there before
+    (other files, such as a README, are kept). Returns the number of files copied."""
+    import shutil
+
+    target.mkdir(parents=True, exist_ok=True)
+    for old in [*target.glob("*.png"), *target.glob("*.svg")]:
+        old.unlink()
+    copied = 0
+    for folder in notebook_folders:
+        for path in sorted((folder / "figures").glob("*")):
+            if path.suffix in (".png", ".svg"):
+                shutil.copy2(path, target / path.name)
+                copied += 1
+    return copied
+
+
 def headline_text(text: str) -> str:
     """A headline as recorded: each non-empty line with its whitespace collapsed."""
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
