@@ -108,3 +108,194 @@ def test_the_numeric_claim_check_finds_results_and_spares_parameters():
     assert not numeric_claims("One-sided Fisher at alpha 0.05, temperature 0.3, `p = 0.01`, $P = 1/n$.")
     assert not numeric_claims("The study ran 50 episodes per cell on 49 conditions (SPEC §7, Table 1).")
     assert not numeric_claims("Rates with Wilson 95% intervals and 95% bands.")
+
+
+# -- notebooks import only the study facades ------------------------------------------------------
+# A notebook is a composition of one study's public functions: it imports from the study's package
+# (its facade, which also re-exports what it needs from psit_lib.runs), from psit_lib.analysis, and
+# from IPython, pandas and matplotlib. Deep module paths would make every module a public API.
+STUDY_FACADES = ("psit_lib.studies.psit", "psit_lib.studies.acc", "psit_lib.studies.basis")
+NOTEBOOK_IMPORTABLE = frozenset({*STUDY_FACADES, "psit_lib.analysis"})
+NOTEBOOK_LIBRARIES = ("IPython", "pandas", "matplotlib")
+
+
+def _cell_ast(source: str) -> ast.Module:
+    """A code cell's syntax tree, IPython magics and shell escapes dropped, top-level await allowed."""
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    return compile(code, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+
+def _allowed_module(module: str) -> bool:
+    return module in NOTEBOOK_IMPORTABLE or any(module == lib or module.startswith(lib + ".")
+                                                for lib in NOTEBOOK_LIBRARIES)
+
+
+def disallowed_imports(source: str) -> list[str]:
+    """Modules a code cell imports from that are neither a study facade, psit_lib.analysis, nor
+    IPython, pandas or matplotlib (relative imports count as disallowed)."""
+    found = []
+    for node in ast.walk(_cell_ast(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if not _allowed_module(alias.name)]
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            if node.level or not _allowed_module(module):
+                found.append(module)
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_import_only_study_facades(path):
+    nb = nbformat.read(path, as_version=4)
+    offending = {i: disallowed_imports(c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"}
+    offending = {i: found for i, found in offending.items() if found}
+    assert not offending, (f"import from a study's package ({', '.join(STUDY_FACADES)}), psit_lib.analysis, "
+                           f"IPython, pandas or matplotlib only; export what is missing from the facade: {offending}")
+
+
+def test_the_import_check_finds_deep_and_foreign_imports():
+    bad = ("%matplotlib inline\nfrom psit_lib.runs import Experiment\nfrom psit_lib.studies.psit.protocol import "
+           "experiment as fx\nimport numpy as np\nfrom .local import x\nimport psit_lib.studies.acc.metrics\n"
+           "from psit_lib.analysis.sweeps import sweep_reading")
+    assert disallowed_imports(bad) == ["psit_lib.runs", "psit_lib.studies.psit.protocol", "numpy", ".local",
+                                       "psit_lib.studies.acc.metrics", "psit_lib.analysis.sweeps"]
+    good = ("%matplotlib inline\nimport pandas as pd\nimport matplotlib.pyplot as plt\n"
+            "from IPython.display import Markdown, display\nfrom psit_lib.analysis import label_table\n"
+            "from psit_lib.studies.psit import Experiment, fork_tests as fx\nfrom psit_lib.studies.basis import results\n"
+            "records = await exp.run(specs, fn)")
+    assert disallowed_imports(good) == []
+
+
+# -- no simulator names outside the parameters cell -----------------------------------------------
+# Which simulator roles and knobs act on a notebook is the study's declaration
+# (psit_lib/studies/*/assumptions.py, shown with simulator_assumptions(exp)); a notebook that spells
+# them goes stale when the simulator changes. Only the parameters cell may name a knob (sweep_knob).
+
+def simulator_names() -> frozenset[str]:
+    """Every knob of the simulator's profiles and every role it registers."""
+    from psit_lib.sim import known_roles
+    from psit_lib.sim.profiles import SimProfile
+
+    knobs = {name for name in SimProfile.model_fields if name not in ("name", "description")}
+    return frozenset(knobs | set(known_roles()))
+
+
+def simulator_names_in(source: str, names: frozenset[str]) -> list[str]:
+    """The simulator knob and role names written in a code cell's string literals (as whole
+    words; comments and magics are ignored)."""
+    import io
+    import tokenize
+
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        if token.type == tokenize.STRING:
+            found += [word for word in _re.findall(r"[A-Za-z0-9_]+", token.string) if word in names]
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_simulator_names_outside_the_parameters_cell(path):
+    names = simulator_names()
+    nb = nbformat.read(path, as_version=4)
+    offending = {i: simulator_names_in(c.source, names) for i, c in enumerate(nb.cells)
+                 if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])}
+    offending = {i: found for i, found in offending.items() if found}
+    assert not offending, ("simulator knobs or roles named in code cells; declare them in the study "
+                           f"(psit_lib/studies/*/assumptions.py) and call simulator_assumptions(exp): {offending}")
+
+
+def test_the_simulator_name_check_finds_knobs_and_roles():
+    names = simulator_names()
+    assert {"unheld_secret", "reasoning", "hangman_host", "acc_judge"} <= names
+    bad = ('label_table(exp.simulator_assumptions(["hangman_host", "memory_updater"], ["unheld_secret", '
+           '"reasoning_tokens"]), f"Simulator assumptions · {exp.label}")\nexp.sweep_models("prior_exponent", [1.0])')
+    assert simulator_names_in(bad, names) == ["hangman_host", "memory_updater", "unheld_secret", "reasoning_tokens",
+                                              "prior_exponent"]
+    good = ('%matplotlib inline\nsweep = exp.sweep_models(P.sweep_knob, P.sweep_values)  # e.g. unheld_secret\n'
+            'label_table(simulator_assumptions(exp), f"Simulator assumptions acting on this notebook · {exp.label}")')
+    assert simulator_names_in(good, names) == []
+
+
+def test_declared_simulator_assumptions_name_real_knobs_and_roles():
+    """Each study's per-notebook declaration names knobs and roles the simulator has, for notebooks that exist."""
+    from psit_lib.sim import known_roles
+    from psit_lib.sim.profiles import SimProfile
+    from psit_lib.studies.acc.assumptions import SIMULATOR_ASSUMPTIONS as ACC
+    from psit_lib.studies.basis.assumptions import SIMULATOR_ASSUMPTIONS as BASIS
+    from psit_lib.studies.psit.assumptions import SIMULATOR_ASSUMPTIONS as PSIT
+
+    stems = {p.stem for p in NOTEBOOKS}
+    for notebook, (roles, knobs) in {**PSIT, **ACC, **BASIS}.items():
+        assert notebook in stems, notebook
+        assert set(roles) <= set(known_roles()), (notebook, set(roles) - set(known_roles()))
+        assert set(knobs) <= set(SimProfile.model_fields), (notebook, set(knobs) - set(SimProfile.model_fields))
+
+
+# -- every name a facade exports resolves ---------------------------------------------------------
+
+def unresolved_exports(module) -> list[str]:
+    """Names in ``module.__all__`` that cannot be loaded (lazy facades load them on first use)."""
+    missing = []
+    for name in getattr(module, "__all__", []):
+        try:
+            getattr(module, name)
+        except (AttributeError, ImportError):
+            missing.append(name)
+    return missing
+
+
+def type_checking_names(source: str) -> dict[str, str]:
+    """name -> module of the imports under ``if TYPE_CHECKING:`` in a facade's source (for a
+    module imported as a name, the module's own path)."""
+    names = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom):
+                    for alias in stmt.names:
+                        names[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+    return names
+
+
+@pytest.mark.parametrize("facade", [*STUDY_FACADES, "psit_lib.analysis"])
+def test_facade_exports_resolve(facade):
+    import importlib
+
+    module = importlib.import_module(facade)
+    assert len(set(module.__all__)) == len(module.__all__), "a name listed twice in __all__"
+    assert not unresolved_exports(module), f"{facade}.__all__ names that do not load: {unresolved_exports(module)}"
+    if facade in STUDY_FACADES:
+        # the lazy map, __all__ and the imports mypy reads must agree
+        assert set(module.__all__) == {*module._NAMES, *module._MODULES}
+        declared = type_checking_names(Path(module.__file__).read_text())
+        expected = {**{name: f"{where}.{name}" for name, where in module._NAMES.items()},
+                    **{name: where for name, where in module._MODULES.items()}}
+        assert declared == expected, {n: (declared.get(n), expected.get(n)) for n in {*declared, *expected}
+                                      if declared.get(n) != expected.get(n)}
+
+
+def test_the_export_checks_find_unloadable_and_mismatched_names():
+    import types
+
+    fake = types.ModuleType("fake_facade")
+    fake.__all__ = ["present", "missing"]
+    fake.present = 1
+    assert unresolved_exports(fake) == ["missing"]
+    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from a.b import c, d as e\n"
+              "    from a import f as g\nfrom x import y\n")
+    assert type_checking_names(source) == {"c": "a.b.c", "e": "a.b.d", "g": "a.f"}
+
+
+def test_importing_a_task_module_does_not_load_the_study():
+    """The facades load lazily: a light module (the command line's path to the Hangman rules, the
+    ACC scenarios) does not pull in the agents (langgraph), the runner or the notebook helpers."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, psit_lib.studies.psit.tasks.hangman, psit_lib.studies.acc.scenarios\n"
+             "heavy = ['langgraph', 'psit_lib.studies.psit.protocol.experiment', 'psit_lib.studies.psit.agents',\n"
+             "         'psit_lib.studies.acc.experiment', 'psit_lib.runs.experiment', 'matplotlib']\n"
+             "print(sorted(m for m in heavy if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

@@ -1,4 +1,5 @@
-"""Analysis layer (shared by every study): statistics, pass@k, secret spread, provenance labels, figures.
+"""Analysis layer (shared by every study): statistics, pass@k, secret spread, provenance labels, figures,
+readings, sweeps, the differences table and the transcript browser (the names notebooks import).
 
 Names are re-exported lazily (PEP 562): the protocol imports ``Outcome`` from here on every
 run, and that must not pull in matplotlib, seaborn, scipy and statsmodels. A name's module is
@@ -46,6 +47,11 @@ _EXPORTS: dict[str, str] = {
     "plot_topk_facets": "plots",
     "plot_entropy_vs_temperature": "plots",
     "plot_passk_curves": "plots",
+    # readings, sweeps, departures, transcripts
+    "grouped_rate_readings": "readings",
+    "sweep_reading": "sweeps",
+    "differences_table": "differences",
+    "transcript_browser": "browser",
 }
 
 __all__ = list(_EXPORTS)

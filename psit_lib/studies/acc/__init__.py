@@ -1,16 +1,66 @@
-"""Agent Cognitive Compressor study (SPEC §5): CCS, artifact store, agents, live judge, metrics."""
+"""Agent Cognitive Compressor study (SPEC §5): the public facade its notebook (05) imports from.
 
-from psit_lib.studies.acc.agents import AGENT_NAMES, AccAgent, AgentTurn, RetrievalAgent, TranscriptReplayAgent, make_agents
-from psit_lib.studies.acc.ccs import CCS, ArtifactRef, CCSValidationError, FocalEntity, Relation, empty_ccs, parse_ccs, render_ccs
-from psit_lib.studies.acc.experiment import AccParams, make_specs, run_acc_episode, scenario_seed
-from psit_lib.studies.acc.judge import CanonicalMemory, JudgeOutputError, LiveJudge, TurnJudgement
-from psit_lib.studies.acc.scenarios import DOMAINS, Scenario, ScenarioTurn, build_scenario
-from psit_lib.studies.acc.store import ArtifactStore, qualify
+Everything the notebook uses from this study, and what it uses from ``psit_lib.runs``, is
+named here. Names are loaded lazily (PEP 562): importing one module of the study (say
+``psit_lib.studies.acc.scenarios``) does not import the rest, the runner or pandas. A name's
+module is imported the first time the name is used.
+"""
 
-__all__ = [
-    "AGENT_NAMES", "AccAgent", "AccParams", "AgentTurn", "ArtifactRef", "ArtifactStore", "CCS",
-    "CCSValidationError", "CanonicalMemory", "DOMAINS", "FocalEntity", "JudgeOutputError",
-    "LiveJudge", "Relation", "RetrievalAgent", "Scenario", "ScenarioTurn", "TranscriptReplayAgent",
-    "TurnJudgement", "build_scenario", "empty_ccs", "make_agents", "make_specs", "parse_ccs",
-    "qualify", "render_ccs", "run_acc_episode", "scenario_seed",
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from psit_lib.runs import Experiment
+    from psit_lib.runs.params import notebook_values, validate_params
+    from psit_lib.studies.acc import experiment, metrics, sensitivity
+    from psit_lib.studies.acc.assumptions import simulator_assumptions
+    from psit_lib.studies.acc.catalogue import prompt_catalogue
+    from psit_lib.studies.acc.differences import DIFFERENCES
+    from psit_lib.studies.acc.experiment import AccParams
+    from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_rates_per_turn
+
+# name -> the module that defines it
+_NAMES: dict[str, str] = {
+    # running a notebook (psit_lib.runs)
+    "Experiment": "psit_lib.runs",
+    "notebook_values": "psit_lib.runs.params",
+    "validate_params": "psit_lib.runs.params",
+    # parameters, prompts, departures and simulator assumptions
+    "AccParams": "psit_lib.studies.acc.experiment",
+    "prompt_catalogue": "psit_lib.studies.acc.catalogue",
+    "DIFFERENCES": "psit_lib.studies.acc.differences",
+    "simulator_assumptions": "psit_lib.studies.acc.assumptions",
+    # figures
+    "plot_footprint_by_domain": "psit_lib.studies.acc.figures",
+    "plot_rates_per_turn": "psit_lib.studies.acc.figures",
+}
+
+# name -> a module of the study's notebook helpers, used as a namespace (metrics.score_table, ...)
+_MODULES: dict[str, str] = {
+    "experiment": "psit_lib.studies.acc.experiment",
+    "metrics": "psit_lib.studies.acc.metrics",
+    "sensitivity": "psit_lib.studies.acc.sensitivity",
+}
+
+__all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
+    "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
+    "simulator_assumptions", "plot_footprint_by_domain", "plot_rates_per_turn", "experiment", "metrics",
+    "sensitivity",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        value = importlib.import_module(_MODULES[name])
+    elif name in _NAMES:
+        value = getattr(importlib.import_module(_NAMES[name]), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,1 +1,63 @@
-"""."""
+"""The BASIS cortex on ARE's CabApp (SPEC §6): the public facade its notebook (06) imports from.
+
+Everything the notebook uses from this study, and what it uses from ``psit_lib.runs``, is
+named here. Names are loaded lazily (PEP 562): importing one module of the study does not
+import the rest, the runner or pandas. A name's module is imported the first time the name is
+used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from psit_lib.runs import Experiment
+    from psit_lib.runs.params import notebook_values, validate_params
+    from psit_lib.studies.basis import results
+    from psit_lib.studies.basis.assumptions import simulator_assumptions
+    from psit_lib.studies.basis.differences import DIFFERENCES
+    from psit_lib.studies.basis.experiment import BasisParams, make_specs, reference_set_specs, run_basis_trial
+    from psit_lib.studies.basis.prompts import prompt_catalogue
+
+# name -> the module that defines it
+_NAMES: dict[str, str] = {
+    # running a notebook (psit_lib.runs)
+    "Experiment": "psit_lib.runs",
+    "notebook_values": "psit_lib.runs.params",
+    "validate_params": "psit_lib.runs.params",
+    # parameters, plan and trial
+    "BasisParams": "psit_lib.studies.basis.experiment",
+    "make_specs": "psit_lib.studies.basis.experiment",
+    "reference_set_specs": "psit_lib.studies.basis.experiment",
+    "run_basis_trial": "psit_lib.studies.basis.experiment",
+    # prompts, departures and simulator assumptions
+    "prompt_catalogue": "psit_lib.studies.basis.prompts",
+    "DIFFERENCES": "psit_lib.studies.basis.differences",
+    "simulator_assumptions": "psit_lib.studies.basis.assumptions",
+}
+
+# name -> a module of the study's notebook helpers, used as a namespace (results.success_table, ...)
+_MODULES: dict[str, str] = {
+    "results": "psit_lib.studies.basis.results",
+}
+
+__all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
+    "Experiment", "notebook_values", "validate_params", "BasisParams", "make_specs", "reference_set_specs",
+    "run_basis_trial", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions", "results",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        value = importlib.import_module(_MODULES[name])
+    elif name in _NAMES:
+        value = getattr(importlib.import_module(_NAMES[name]), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,1 +1,112 @@
-"""."""
+"""The private-state study (SPEC §0-§4, §7): the public facade its notebooks (01-04, 07) import from.
+
+Everything a notebook uses from this study, and what it uses from ``psit_lib.runs``, is named
+here. Names are loaded lazily (PEP 562): importing a light submodule such as
+``psit_lib.studies.psit.tasks.hangman`` must not pull in the agents (langgraph), pandas or
+matplotlib. A name's module is imported the first time the name is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from psit_lib.runs import Experiment, beside_rates
+    from psit_lib.runs.params import notebook_values, validate_params
+    from psit_lib.studies.psit.assumptions import simulator_assumptions
+    from psit_lib.studies.psit.catalogue import prompt_catalogue
+    from psit_lib.studies.psit.differences import DIFFERENCES
+    from psit_lib.studies.psit.figures import plot_dataset_view, plot_outcome_bars
+    from psit_lib.studies.psit.play import workbook_agents
+    from psit_lib.studies.psit.protocol import ablation, secret_choice
+    from psit_lib.studies.psit.protocol import experiment as fork_tests
+    from psit_lib.studies.psit.protocol.ablation import AblationParams
+    from psit_lib.studies.psit.protocol.experiment import ForkTestParams
+    from psit_lib.studies.psit.protocol.secret_choice import SecretChoiceParams
+    from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
+    from psit_lib.studies.psit.tasks.diagnosis_stats import evidence_counts, shrinkage_curve
+    from psit_lib.studies.psit.tasks.hangman import HangmanTask
+    from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
+    from psit_lib.studies.psit.theory import (closed_form_check, compared_hosts, entropy_table, entropy_views,
+                                              exact_mix_table, policy_table, self_consistency_points,
+                                              simulate_set_sizes, words_of_length)
+    from psit_lib.studies.psit.theory import figure_data as theory_data
+    from psit_lib.studies.psit.theory import figures as theory_figures
+    from psit_lib.studies.psit.theory.params import TheoremParams
+    from psit_lib.studies.psit.widgets import fork_explorer, hangman_player
+
+# name -> the module that defines it
+_NAMES: dict[str, str] = {
+    # running a notebook (psit_lib.runs)
+    "Experiment": "psit_lib.runs",
+    "beside_rates": "psit_lib.runs",
+    "notebook_values": "psit_lib.runs.params",
+    "validate_params": "psit_lib.runs.params",
+    # parameters of each notebook
+    "TheoremParams": "psit_lib.studies.psit.theory.params",
+    "ForkTestParams": "psit_lib.studies.psit.protocol.experiment",
+    "AblationParams": "psit_lib.studies.psit.protocol.ablation",
+    "SecretChoiceParams": "psit_lib.studies.psit.protocol.secret_choice",
+    # the study's prompts, departures and simulator assumptions
+    "prompt_catalogue": "psit_lib.studies.psit.catalogue",
+    "DIFFERENCES": "psit_lib.studies.psit.differences",
+    "simulator_assumptions": "psit_lib.studies.psit.assumptions",
+    # tasks
+    "HangmanTask": "psit_lib.studies.psit.tasks.hangman",
+    "DiagnosisTask": "psit_lib.studies.psit.tasks.diagnosis",
+    "get_vocabulary": "psit_lib.studies.psit.tasks.vocabulary",
+    "evidence_counts": "psit_lib.studies.psit.tasks.diagnosis_stats",
+    "shrinkage_curve": "psit_lib.studies.psit.tasks.diagnosis_stats",
+    # figures
+    "plot_outcome_bars": "psit_lib.studies.psit.figures",
+    "plot_dataset_view": "psit_lib.studies.psit.figures",
+    # the theorem without a model (notebook 01)
+    "closed_form_check": "psit_lib.studies.psit.theory",
+    "compared_hosts": "psit_lib.studies.psit.theory",
+    "entropy_table": "psit_lib.studies.psit.theory",
+    "entropy_views": "psit_lib.studies.psit.theory",
+    "exact_mix_table": "psit_lib.studies.psit.theory",
+    "policy_table": "psit_lib.studies.psit.theory",
+    "self_consistency_points": "psit_lib.studies.psit.theory",
+    "simulate_set_sizes": "psit_lib.studies.psit.theory",
+    "words_of_length": "psit_lib.studies.psit.theory",
+    # interactive views
+    "fork_explorer": "psit_lib.studies.psit.widgets",
+    "hangman_player": "psit_lib.studies.psit.widgets",
+    "workbook_agents": "psit_lib.studies.psit.play",
+}
+
+# name -> a module of the study's notebook helpers, used as a namespace (fork_tests.fork_frame, ...)
+_MODULES: dict[str, str] = {
+    "fork_tests": "psit_lib.studies.psit.protocol.experiment",
+    "ablation": "psit_lib.studies.psit.protocol.ablation",
+    "secret_choice": "psit_lib.studies.psit.protocol.secret_choice",
+    "theory_data": "psit_lib.studies.psit.theory.figure_data",
+    "theory_figures": "psit_lib.studies.psit.theory.figures",
+}
+
+__all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
+    "Experiment", "beside_rates", "notebook_values", "validate_params", "TheoremParams", "ForkTestParams",
+    "AblationParams", "SecretChoiceParams", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions",
+    "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_outcome_bars",
+    "plot_dataset_view", "closed_form_check", "compared_hosts", "entropy_table", "entropy_views",
+    "exact_mix_table", "policy_table", "self_consistency_points", "simulate_set_sizes", "words_of_length",
+    "fork_explorer", "hangman_player", "workbook_agents", "fork_tests", "ablation", "secret_choice",
+    "theory_data", "theory_figures",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        value = importlib.import_module(_MODULES[name])
+    elif name in _NAMES:
+        value = getattr(importlib.import_module(_NAMES[name]), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,31 @@
+"""The simulated model's roles and knobs that act on each notebook of the BASIS study.
+
+A notebook shows them under "What decides this result" with ``simulator_assumptions(exp)``;
+the lists live here, beside the study, so notebooks do not spell simulator names. On a real
+endpoint the table is empty.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from psit_lib.runs import Experiment
+
+# notebook -> (simulator roles, profile knobs) that act on its results
+SIMULATOR_ASSUMPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "06_basis_cab_scenarios": (("basis_orchestrator", "cab_subagent", "user_notifier", "cortex_agent"),
+                               ("notices_contradictions", "explicit_detail_weight", "mask_error_rate",
+                                "malformed_output_rate")),
+}
+
+
+def simulator_assumptions(exp: Experiment) -> pd.DataFrame:
+    """The simulator's knobs and role constants declared for ``exp``'s notebook (empty on a real endpoint)."""
+    if exp.notebook not in SIMULATOR_ASSUMPTIONS:
+        raise KeyError(f"no simulator assumptions declared for notebook {exp.notebook!r} "
+                       f"(psit_lib/studies/basis/assumptions.py)")
+    roles, knobs = SIMULATOR_ASSUMPTIONS[exp.notebook]
+    return exp.simulator_assumptions(roles, knobs)
