@@ -211,3 +211,14 @@ def test_a_changed_template_changes_the_rendered_prompt_and_its_fingerprint():
                                                                                     text=template.text + " ")}, "x")
     old, new = prompt_fingerprints(prompts.catalogue()), prompt_fingerprints(edited.catalogue())
     assert [n for n in old if old[n] != new[n]] == ["hangman.confirm"]
+
+
+def test_run_metadata_records_each_catalogued_templates_version_beside_its_fingerprint(tmp_path):
+    from psit_lib.runs.experiment import Experiment
+    from psit_lib.studies.acc import prompt_catalogue
+
+    catalogue = prompt_catalogue()
+    exp = Experiment("98_versions", {"x": 1}, run_dir=tmp_path, prompts=catalogue)
+    stored = exp.store.metadata()
+    assert set(stored.prompt_versions) == set(stored.prompts) == set(catalogue)
+    assert stored.prompt_versions == catalogue.versions and all(v >= 1 for v in stored.prompt_versions.values())

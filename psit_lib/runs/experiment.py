@@ -70,6 +70,7 @@ class Experiment:
         previous = self.store.metadata()
         self.metadata = RunMetadata.model_validate({**base_metadata(self.settings, seed=seed, notebook=notebook),
                                                     "prompts": prompt_fingerprints(prompts or {}),
+                                                    "prompt_versions": dict(getattr(prompts, "versions", {})),
                                                     "executions": previous.executions})
         self.store.write_metadata(self.metadata)
 

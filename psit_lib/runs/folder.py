@@ -99,6 +99,7 @@ class RunMetadata(BaseModel):
     started: str | None = None
     ended: str | None = None
     prompts: dict[str, str] = {}
+    prompt_versions: dict[str, int] = {}  # each catalogued template's version in its study's prompts file
     executions: list[Execution] = []
     last_execution: Execution | None = None
     health: HealthRecord | None = None
