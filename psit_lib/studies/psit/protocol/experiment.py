@@ -14,7 +14,7 @@ from pydantic import AfterValidator, Field
 from psit_lib.studies.psit.agents import PSIT_AGENTS
 from psit_lib.studies.psit.agents.factory import validate_agent_names
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
-from psit_lib.analysis.stats import better_than_all_baselines, significance_table
+from psit_lib.analysis.stats import better_than_all_baselines, rate_table, significance_table
 from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.params import ModelRunParams
@@ -24,6 +24,7 @@ from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
+from psit_lib.studies.psit.protocol.table1 import score_table1
 
 
 class ForkTestParams(ModelRunParams):
@@ -137,6 +138,8 @@ def fork_frame(records: list[ForkRecord]) -> pd.DataFrame:
             "episode_id": rec.episode_id, "task": rec.spec["task"], "model": rec.spec["model"],
             "agent": rec.spec["agent"], "outcome": outcome, "scored": result is not None,
             "self_consistent": outcome == Outcome.SELF_CONSISTENT.value,
+            # the study's own rule (Table 1's metric; protocol/table1.py), from the same record
+            "table1_self_consistent": score_table1(result).self_consistent if result is not None else False,
             "revealed": result.reveal.parsed if result is not None and result.reveal is not None else None,
             "model_candidates": sum(c.source == "model" for c in result.candidates) if result is not None else 0,
             "calls": rec.usage.calls,
@@ -242,35 +245,53 @@ def split_methods(agents: list[str]) -> tuple[list[str], list[str]]:
     return [a for a in agents if a not in BASELINE_AGENTS], [a for a in agents if a in BASELINE_AGENTS]
 
 
-def significance(df: pd.DataFrame, agents: list[str], family: str = "method") -> tuple[pd.DataFrame, pd.DataFrame]:
+def significance(df: pd.DataFrame, agents: list[str], family: str = "method",
+                 success_col: str = "self_consistent") -> tuple[pd.DataFrame, pd.DataFrame]:
     """(every comparison, per-method verdict): one-sided Fisher of each method against each
     baseline per (task, model), Holm within ``family`` (default: each method's comparisons in
-    its task and model, as the study), and whether a method beats all baselines (``*``)."""
+    its task and model, as the study), and whether a method beats all baselines (``*``), on
+    ``success_col`` (the workbook's classification, or ``table1_self_consistent``: the study's)."""
     methods, baselines = split_methods(agents)
     if not methods or not baselines:
         empty = pd.DataFrame(columns=["task", "model", "method", "baselines_compared", "better_than_all", "marker"])
         return pd.DataFrame(), empty
-    sig = significance_table(df, methods, baselines, family=family)
+    sig = significance_table(df, methods, baselines, family=family, success_col=success_col)
     return sig, better_than_all_baselines(sig)
 
 
-def summary_table(rates: pd.DataFrame, stars: pd.DataFrame, tasks: list[str], agents: list[str]) -> pd.DataFrame:
+def summary_table(rates: pd.DataFrame, stars: pd.DataFrame, tasks: list[str], agents: list[str], *,
+                  strict: pd.DataFrame | None = None) -> pd.DataFrame:
     """The study's Table 1 layout: one row per agent, per task this run's rate (``*`` when better
-    than all baselines) beside the reference study's four models (its ``*`` too)."""
+    than all baselines) beside the reference study's four models (its ``*`` too). ``rates`` should
+    be Table 1's own metric (:func:`table1_rates`), the only one comparable with the reference;
+    ``strict`` (the workbook's classification) adds a column beside it, labelled."""
     marks = {(r.task, r.model, r.method): r.marker for r in stars.itertuples(index=False)}
     models = reference_models()
     table = pd.DataFrame(index=pd.Index(agents, name="agent"))
     for task in tasks:
         for model in rates.loc[rates["task"] == task, "model"].unique():
-            cell = rates[(rates["task"] == task) & (rates["model"] == model)].set_index("agent")
-            table[f"{task} · {model} (this run)"] = [
-                f"{cell.at[a, 'rate']:.2f}{marks.get((task, model, a), '')}" if a in cell.index and cell.at[a, "n_scored"]
-                else "—" for a in agents]
+            table[f"{task} · {model} (this run{', Table 1 rule' if strict is not None else ''})"] = \
+                _rate_cells(rates, task, model, agents, marks)
+            if strict is not None:
+                table[f"{task} · {model} (workbook's strict view)"] = _rate_cells(strict, task, model, agents, {})
         ref = self_consistency_reference(task, agents)
         column = f"{task} · reference ({' / '.join(models)})"
         table[column] = [" / ".join(f"{row.rate * 100:.0f}{'*' if row.significant else ''}"
                                     for row in ref[ref["agent"] == a].itertuples()) or "—" for a in agents]
     return table
+
+
+def _rate_cells(rates: pd.DataFrame, task: str, model: str, agents: list[str],
+                marks: dict[tuple[str, str, str], str]) -> list[str]:
+    cell = rates[(rates["task"] == task) & (rates["model"] == model)].set_index("agent")
+    return [f"{cell.at[a, 'rate']:.2f}{marks.get((task, model, a), '')}" if a in cell.index and cell.at[a, "n_scored"]
+            else "—" for a in agents]
+
+
+def table1_rates(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:
+    """Self-consistency by Table 1's own rule (:mod:`~psit_lib.studies.psit.protocol.table1`) per
+    (task, model, agent), with Wilson intervals; failed episodes counted apart, never scored."""
+    return in_agent_order(rate_table(df, ["task", "model", "agent"], "table1_self_consistent"), agents)
 
 
 def in_agent_order(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:
