@@ -17,6 +17,8 @@ A task plugs in through :class:`SecretGame` (see ``hangman.py`` and ``diagnosis.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -121,7 +123,7 @@ def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
     elif intent.kind == "confirm" and ctx.profile.unheld_secret != "reimagine":
         # no secret to check the candidate against, and none to write down
         thought = "I have no record of a secret; I will answer the question as asked."
-        return SimReply(content="Yes." if ctx.profile.unheld_secret == "play_along" else "No.",
+        return SimReply(content=_yes_no(ctx.profile.unheld_secret == "play_along", user_text),
                         reasoning=deliberate(thought, ctx.profile.reasoning_tokens))
     else:
         secret = game.reimagine(ctx, public)
@@ -150,10 +152,20 @@ def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
     elif intent.kind == "reveal":
         content = secret
     elif intent.kind == "confirm":
-        content = "Yes." if game.same_secret(intent.candidate or "", secret) else "No."
+        content = _yes_no(game.same_secret(intent.candidate or "", secret), user_text)
     else:
         content = "Let's keep playing: what is your next move?"
     return SimReply(content=content, reasoning=reasoning)
+
+
+_ONE_WORD = re.compile(r"\b(?:single|one) word\b", re.I)
+
+
+def _yes_no(yes: bool, question: str) -> str:
+    """A yes/no answer as an instruction-following model writes it: the bare word when the question
+    asks for a single word ("Yes"), else a short sentence ("Yes.")."""
+    word = "Yes" if yes else "No"
+    return word if _ONE_WORD.search(question) else word + "."
 
 
 def _as_memory(block: str) -> str:

@@ -40,9 +40,47 @@ DIFFERENCES: tuple[Difference, ...] = (
              "unreadable reply ends the episode as unparseable.",
         why="A public self-contradiction is the failure a public-only model shows, and it should be "
             "visible as such rather than hidden inside the fork's answers.",
-        effect="Episodes the study would classify by their fork answers are counted as "
-               "public_contradiction here; both are failures, so self-consistency rates are comparable.",
+        effect="The workbook's strict view counts such episodes as public_contradiction whatever the fork "
+               "answers; the Table 1 column scores them by their fork answers, as the study does, so a host "
+               "that contradicted itself in public but answers the fork consistently is self-consistent "
+               "there and not in the strict view. An episode ended by an unreadable reply reaches no fork "
+               "and is not self-consistent in either view, where the study's player would have played on: "
+               "with a model whose replies cannot be read, both views sit below the study's.",
         notebooks=FORK),
+    Difference(
+        point="Self-consistency rule",
+        study="Self-consistent when the revealed secret's branch reply is exactly 'yes' (its candidate found "
+              "exactly or by similarity >= 0.85), exactly one branch reply is exactly 'yes', and the revealed "
+              "secret is not a substring of the host's pre-fork replies (SPEC §1 step 5).",
+        here="Two views from the same records: Table 1's rule as the study's (the column beside the "
+             "reference), and the workbook's stricter classification beside it, labelled: public "
+             "contradiction first, yes/no read from a leading 'Yes.'/'No,' with unreadable answers their own "
+             "outcome, whole-word leakage.",
+        why="A number beside the paper's must be the paper's metric; the strict view names how an episode "
+            "failed.",
+        effect="The views differ on public contradictions (above), on answers such as 'Yes.' or 'Yes, it "
+               "is' (a yes in the strict view, not in Table 1's), and on secrets that occur inside a longer "
+               "word of the host's replies (leakage only in Table 1's).",
+        notebooks=FORK),
+    Difference(
+        point="Prompts",
+        study="The study's prompts (its Appendix F and reference code): opener, guess or question, reveal, "
+              "and 'Answer only with a single word: yes or no.' at the fork.",
+        here="This workbook's own words with every instruction kept (an existing English word in lowercase "
+             "letters only; a random, realistic, not obvious condition; reveal only when asked; pattern, lives "
+             "and guessed letters after each guess; a one-word yes or no at the fork; the reveal as one "
+             "lowercase word or the condition name only). Added: the Hangman opener asks the host to show the "
+             "blank pattern first, the diagnosis opener asks the host to start each answer with yes or no and "
+             "to say when it is ready. Templates and versions: studies/psit/prompts.toml (and the run "
+             "metadata).",
+        why="Prompts are written in the project's own words; the added requests let the player read the "
+            "board and answers.",
+        effect="Models see different wording, so rates are not paired with the study's; the added first "
+               "pattern gives the player the word's length one reply earlier. The simulator draws its random "
+               "numbers from the whole request, so new wording gives other draws with the same assumptions "
+               "(episodes differ, rates move within sampling noise), and it answers a bare 'Yes' or 'No' "
+               "when one word is asked for.",
+        notebooks=ALL),
     Difference(
         point="Player's letter choice",
         study="Letters drawn from a mix of uniform and English-letter-frequency weights (mix 0.8), "
