@@ -33,7 +33,7 @@ _EXPORTS: dict[str, str] = {
     "plot_rate_intervals": "plots",
     "plot_state_size": "plots",
     # readings, sweeps, departures, transcripts
-    "grouped_rate_readings": "readings",
+    "grouped_rate_readings": "result_sentences",
     "sweep_reading": "sweeps",
     "differences_table": "differences",
     "transcript_browser": "browser",

@@ -360,7 +360,7 @@ def sweeps_reading(gaps: pd.DataFrame) -> str:
 
 def success_reading(rates: pd.DataFrame) -> str:
     """Generated sentences on the measured success rates, per scenario (systems compared)."""
-    from psit_lib.analysis.readings import grouped_rate_readings
+    from psit_lib.analysis.result_sentences import grouped_rate_readings
 
     measured = rates[(rates.source == MEASURED) & (rates.scenario != MEAN_ROW)]
     return grouped_rate_readings(measured, ["model", "scenario"], "system", measure="success rate")
