@@ -26,11 +26,11 @@ from psit_lib.studies.basis.results import (
     trials_frame,
     visibility_matrix,
 )
-from psit_lib.analysis.passk import pass_at_k, pass_hat_k
+from psit_lib.studies.basis.passk import pass_at_k, pass_hat_k
 from psit_lib.analysis.stats import wilson_interval
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import ChatResult, LLMSettings, ModelSession, ToolCall
-from psit_lib.memory.cortex import CONTEXT_TAG, INGEST_TOOL, AgentRegistry, CortexInputError, parse_ingest_call
+from psit_lib.studies.basis.cortex import CONTEXT_TAG, INGEST_TOOL, AgentRegistry, CortexInputError, parse_ingest_call
 from psit_lib.runs.params import ParameterError, validate_params
 from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.sim import profiles as sim_profiles

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from psit_lib.memory.cortex import (
+from psit_lib.studies.basis.cortex import (
     CONTEXT_TAG,
     CORTEX_WINDOW,
     DEFAULT_FALLBACK,

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.llm.readers import parse_yes_no
+from psit_lib.llm.reply_readers import parse_yes_no
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes
 from psit_lib.studies.psit.tasks.diagnosis_data import DatasetError, default_data_dir, load_ddxplus
@@ -450,7 +450,7 @@ def test_refusals_deflections_and_late_answers_are_unreadable_not_yes(reply):
 
 
 def test_reasoning_written_inline_is_split_from_the_public_reply():
-    from psit_lib.llm.readers import read_json_object, split_reasoning
+    from psit_lib.llm.reply_readers import read_json_object, split_reasoning
 
     assert split_reasoning("<think>My secret is candy.</think>\nPattern: _ _ _") == ("Pattern: _ _ _", "My secret is candy.")
     assert split_reasoning("<thinking>a</thinking>x<reasoning>b</reasoning>y") == ("x y", "a\nb")

@@ -21,15 +21,9 @@ import pytest
 from matplotlib.figure import Figure
 
 from psit_lib.analysis.labels import figure_provenance, provenance_label
-from psit_lib.analysis.plots import (
-    NO_DATA,
-    joined_labels,
-    plot_entropy_vs_temperature,
-    plot_passk_curves,
-    plot_rate_intervals,
-    plot_state_size,
-    plot_topk_facets,
-)
+from psit_lib.analysis.plots import NO_DATA, joined_labels, plot_rate_intervals, plot_state_size
+from psit_lib.studies.basis.figures import plot_passk_curves
+from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_topk_facets
 from psit_lib.runs.records import EpisodeRecord, read_records
 from psit_lib.studies.acc import metrics as accm
 from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_rates_per_turn

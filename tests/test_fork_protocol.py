@@ -82,7 +82,7 @@ async def test_memory_agent_answers_from_its_stored_secret(task):
     client = make_client(LLMSettings(cache="off"))
     record = (await run_fork_episode(task, "workflow_overwrite", ModelSession(client, run_seed=3, episode_id="w"),
                                     ForkSettings())).model_dump(mode='json')
-    from psit_lib.memory import extract_secret
+    from psit_lib.studies.psit.memory import extract_secret
 
     stored = extract_secret(record["private_state_at_fork"])
     if stored:  # a lossy overwrite may have dropped it; then nothing is asserted here

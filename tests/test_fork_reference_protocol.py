@@ -230,6 +230,6 @@ async def test_after_five_failed_tries_the_memory_is_left_as_it_was():
     state = await agent.send(task.opener(), session)
     await client.aclose()
     assert sum(c["role"] == "memory_updater" for c in sink) == 5
-    from psit_lib.memory import initial_memory
+    from psit_lib.studies.psit.memory import initial_memory
 
     assert state["memory"] == initial_memory()

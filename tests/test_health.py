@@ -16,7 +16,7 @@ from hypothesis import given, strategies as st
 from psit_lib.cli.summary import NotebookSummary
 from psit_lib.llm.diagnostics import (FLAG_TOOL_CALL_AS_TEXT, READ_FORK_ANSWER, READ_REPLY,
                                       EpisodeDiagnostics)
-from psit_lib.llm.readers import tool_call_in_text
+from psit_lib.llm.reply_readers import tool_call_in_text
 from psit_lib.runs.health import assess_health, beside_rates, health_table, read_shares
 
 

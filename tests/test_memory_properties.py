@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from psit_lib.memory import (
+from psit_lib.studies.psit.memory import (
     SECTION_TITLES,
     MemoryToolError,
     append_in_memory,
@@ -18,7 +18,7 @@ from psit_lib.memory import (
     patch_memory,
     replace_in_memory,
 )
-from psit_lib.memory.matching import normalize_for_deletion
+from psit_lib.studies.psit.memory.matching import normalize_for_deletion
 
 SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]

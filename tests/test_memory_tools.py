@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from psit_lib.memory import (
+from psit_lib.studies.psit.memory import (
     SECTION_TITLES,
     STRATEGIES,
     MemoryToolError,
@@ -25,7 +25,7 @@ from psit_lib.memory import (
     tool_schemas,
     wrap_for_prompt,
 )
-from psit_lib.memory.tool_schemas import TOOL_ARGUMENTS
+from psit_lib.studies.psit.memory.tool_schemas import TOOL_ARGUMENTS
 
 META_KEYS = {"applied_hunks", "changed_lines", "sections_touched", "warnings"}
 
@@ -541,7 +541,7 @@ def test_tool_schemas_unknown_strategy_is_a_clear_error():
 # -- found by a differential check against the reference implementation ---------------------
 
 def test_normalised_whitespace_never_lets_a_space_match_a_line_break():
-    from psit_lib.memory.replace import replace_in_memory
+    from psit_lib.studies.psit.memory.replace import replace_in_memory
 
     memory = "## 1. Goals and Plans\n- foo\n- bar\n"
     result = replace_in_memory(memory, "foo ", "baz ", "e", options={"normalize_whitespace": True})
@@ -550,7 +550,7 @@ def test_normalised_whitespace_never_lets_a_space_match_a_line_break():
 
 
 def test_reapplying_a_pinned_deletion_is_a_no_op_success():
-    from psit_lib.memory.replace import replace_in_memory
+    from psit_lib.studies.psit.memory.replace import replace_in_memory
 
     memory = "## 1. Goals and Plans\n- keep\n- drop me\n- tail\n"
     once = replace_in_memory(memory, "- drop me\n", "", "e", pre_context="- keep\n")
@@ -562,7 +562,7 @@ def test_reapplying_a_pinned_deletion_is_a_no_op_success():
 
 
 def test_a_hunk_line_matches_a_memory_line_that_differs_only_by_its_bullet():
-    from psit_lib.memory.patch import patch_memory
+    from psit_lib.studies.psit.memory.patch import patch_memory
 
     memory = "## 1. Goals and Plans\n- Old line\n"
     patch = "*** Begin Patch\n*** Update Memory\n@@ section: Goals and Plans\n-Old line\n+New line\n*** End Patch"
@@ -574,7 +574,7 @@ def test_a_hunk_line_matches_a_memory_line_that_differs_only_by_its_bullet():
 
 
 def test_counts_accept_equivalent_values_and_warnings_reach_the_model():
-    from psit_lib.memory import apply_tool_call, initial_memory
+    from psit_lib.studies.psit.memory import apply_tool_call, initial_memory
     from psit_lib.studies.psit.agents.graphs import tool_result_text
 
     memory = apply_tool_call(initial_memory(), "append_in_memory", {"section_title": "Active Notes", "lines": ["- x"]}).new_memory

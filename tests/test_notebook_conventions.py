@@ -65,7 +65,7 @@ def test_the_logic_check_finds_definitions_loops_and_comprehensions():
 # -- no hand-written results ----------------------------------------------------------------------
 # A reading written by hand goes stale when a parameter, the profile or the endpoint changes, and
 # then contradicts the table above it; readings are generated from the tables instead
-# (psit_lib.analysis.readings). Markdown may describe the protocol and its parameters, so a
+# (psit_lib.analysis.result_sentences). Markdown may describe the protocol and its parameters, so a
 # number next to a parameter's name (alpha 0.05, temperature 0.3, k=5) is allowed.
 _NOT_PROSE = _re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$\n]*\$|\]\([^)]*\)|<[^>]+>", _re.S)
 _NUMERIC_RESULT = _re.compile(

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.analysis.passk import (
+from psit_lib.studies.basis.passk import (
     PASSK_COLUMN_LABELS,
     first_k_all_succeed,
     pass_at_k,
@@ -92,7 +92,7 @@ def test_passk_table_layout_and_values():
 
 
 def test_reference_code_pass_hat_k_on_independent_sets_beside_the_unbiased_estimate():
-    from psit_lib.analysis.passk import pass_hat_k, reference_sets_passk
+    from psit_lib.studies.basis.passk import pass_hat_k, reference_sets_passk
 
     T, F = True, False
     sets = [[T, T, F], [T, T, T], [F, T, T]]

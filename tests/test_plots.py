@@ -21,16 +21,11 @@ from psit_lib.analysis.labels import (
     provenance_label,
 )
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
-from psit_lib.analysis.passk import passk_table
-from psit_lib.analysis.plots import (
-    plot_entropy_vs_temperature,
-    plot_passk_curves,
-    plot_rate_intervals,
-    plot_state_size,
-    plot_topk_facets,
-)
+from psit_lib.studies.basis.passk import passk_table
+from psit_lib.analysis.plots import plot_rate_intervals, plot_state_size
 from psit_lib.analysis.stats import rate_table
-from psit_lib.studies.psit.figures import plot_outcome_bars
+from psit_lib.studies.basis.figures import plot_passk_curves
+from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_outcome_bars, plot_topk_facets
 
 LABEL = provenance_label("sim", "psit-sim", "default")
 

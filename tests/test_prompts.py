@@ -142,7 +142,7 @@ async def test_every_template_looked_up_at_run_time_is_catalogued(study):
 
 
 def use_every_psit_prompt() -> None:
-    from psit_lib.memory import initial_memory
+    from psit_lib.studies.psit.memory import initial_memory
     from psit_lib.studies.psit.agents import prompts as agent_prompts
     from psit_lib.studies.psit.agents.baselines import amem_adapter, base, lightmem_adapter
     from psit_lib.studies.psit.protocol import fork_test
@@ -176,7 +176,7 @@ def use_every_acc_prompt() -> None:
 
 
 def use_every_basis_prompt() -> None:
-    from psit_lib.memory.cortex import CONTEXT_TAG, AgentRegistry
+    from psit_lib.studies.basis.cortex import CONTEXT_TAG, AgentRegistry
     from psit_lib.studies.basis import prompts
     from psit_lib.studies.basis.scenarios import SCENARIOS
     from psit_lib.studies.basis.system import subagent_prompt

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from psit_lib.llm.readers import strip_template_debris
+from psit_lib.llm.reply_readers import strip_template_debris
 from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyError
 from psit_lib.studies.psit.tasks.diagnosis import NAME_ALIASES, DiagnosisTask, DiagnosisState
 from psit_lib.studies.psit.tasks.hangman import HangmanTask

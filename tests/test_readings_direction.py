@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from psit_lib.analysis.directions import METRIC_DIRECTION, direction_of
-from psit_lib.analysis.readings import gap_separates, grouped_rate_readings, rate_reading
-from psit_lib.analysis.secrets import entropy_gap, secret_summary
+from psit_lib.analysis.result_sentences import gap_separates, grouped_rate_readings, rate_reading
+from psit_lib.studies.psit.secrets import entropy_gap, secret_summary
 from psit_lib.analysis.stats import fisher_one_sided, rate_table, wilson_interval
 from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table, gap_verdicts, proportion_gap, sweep_reading
 from psit_lib.studies.acc import metrics as accm

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from psit_lib.cli.summary import read_run_file
-from psit_lib.llm.readers import split_reasoning
+from psit_lib.llm.reply_readers import split_reasoning
 from psit_lib.runs.folder import RunFolder
 
 ROOT = Path(__file__).resolve().parents[1]

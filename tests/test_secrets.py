@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from psit_lib.analysis.secrets import (
+from psit_lib.studies.psit.secrets import (
     OTHER_LABEL,
     attainable_range,
     bootstrap_ci,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from psit_lib.analysis.secrets import bootstrap_ci
+from psit_lib.studies.psit.secrets import bootstrap_ci
 
 
 def _zipf(k: int, s: float) -> np.ndarray:

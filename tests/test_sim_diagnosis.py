@@ -24,8 +24,8 @@ from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.runs.backend import make_client
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.settings import LLMSettings
-from psit_lib.memory import extract_secret, initial_memory
-from psit_lib.llm.readers import parse_yes_no
+from psit_lib.studies.psit.memory import extract_secret, initial_memory
+from psit_lib.llm.reply_readers import parse_yes_no
 from psit_lib.studies.psit.protocol.candidates import candidate_request, parse_string_array
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
 from psit_lib.sim import SimProfile, complete, get_profile
@@ -39,7 +39,7 @@ from psit_lib.sim.roles.diagnosis import (
     short_answer,
 )
 from psit_lib.sim.knowledge.ddxplus import medical_knowledge
-from psit_lib.sim.reading import secret_statements
+from psit_lib.sim.request_reading import secret_statements
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes, is_consistent
 
 TASK = DiagnosisTask()

@@ -13,8 +13,8 @@ import pytest
 
 from psit_lib.analysis.sweeps import proportion_gap
 from psit_lib.llm import LLMSettings
-from psit_lib.llm.readers import parse_yes_no, read_json_object, read_json_value, split_reasoning
-from psit_lib.memory.patch import patch_memory
+from psit_lib.llm.reply_readers import parse_yes_no, read_json_object, read_json_value, split_reasoning
+from psit_lib.studies.psit.memory.patch import patch_memory
 from psit_lib.runs import RunStore, make_client, run_episodes
 from psit_lib.runs.records import read_records
 from psit_lib.sim.engine import complete

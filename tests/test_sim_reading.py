@@ -1,4 +1,4 @@
-"""The simulated model's own knowledge and reading (psit_lib.sim.knowledge, psit_lib.sim.reading).
+"""The simulated model's own knowledge and reading (psit_lib.sim.knowledge, psit_lib.sim.request_reading).
 
 The simulator must agree with the rules a model knows, read its context as a model would (any
 clear phrasing of its secret, private places only), and never import the harness to do so.
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from psit_lib.sim import complete
 from psit_lib.sim.knowledge.hangman import board_from_dialogue, play, read_pattern
 from psit_lib.sim.knowledge.words import english_words
-from psit_lib.sim.reading import kept_reasoning, leading_yes_no, memory_text, secret_statements
+from psit_lib.sim.request_reading import kept_reasoning, leading_yes_no, memory_text, secret_statements
 from psit_lib.sim.roles.hangman import GAME, read_guess
 from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, apply_guess
 from psit_lib.studies.psit.tasks.hangman import HangmanTask

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from psit_lib.analysis.differences import Difference, differences_table
-from psit_lib.analysis.readings import grouped_rate_readings, overlap, rate_reading
+from psit_lib.analysis.result_sentences import grouped_rate_readings, overlap, rate_reading
 from psit_lib.analysis.stats import rate_table
 from psit_lib.analysis.sweeps import gap_table, gap_verdicts, mean_gap, proportion_gap, sweep_reading
 from psit_lib.llm import LLMClient, LLMSettings

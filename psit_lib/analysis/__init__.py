@@ -1,5 +1,9 @@
-"""Analysis layer (shared by every study): statistics, pass@k, secret spread, provenance labels, figures,
+"""Analysis layer (shared by every study): statistics, provenance labels, figures,
 readings, sweeps, the differences table and the transcript browser (the names notebooks import).
+
+What only one study uses lives in that study: pass@k in :mod:`psit_lib.studies.basis.passk`,
+secret spread in :mod:`psit_lib.studies.psit.secrets`, and their figures in each study's
+``figures`` module; notebooks import those from the study's facade.
 
 Names are re-exported lazily (PEP 562): the protocol imports ``Outcome`` from here on every
 run, and that must not pull in matplotlib, seaborn, scipy and statsmodels. A name's module is
@@ -19,22 +23,6 @@ _EXPORTS: dict[str, str] = {
     "rate_table": "stats",
     "significance_table": "stats",
     "better_than_all_baselines": "stats",
-    # passk
-    "pass_at_k": "passk",
-    "pass_hat_k": "passk",
-    "first_k_all_succeed": "passk",
-    "passk_table": "passk",
-    "PASSK_COLUMN_LABELS": "passk",
-    # secrets
-    "shannon_entropy": "secrets",
-    "normalised_entropy": "secrets",
-    "effective_number": "secrets",
-    "top_share": "secrets",
-    "top_k": "secrets",
-    "bootstrap_ci": "secrets",
-    "chi_square_vs_prior": "secrets",
-    "ChiSquareResult": "secrets",
-    "secret_summary": "secrets",
     # labels
     "provenance_label": "labels",
     "is_simulated_backend": "labels",
@@ -44,11 +32,8 @@ _EXPORTS: dict[str, str] = {
     # plots
     "plot_rate_intervals": "plots",
     "plot_state_size": "plots",
-    "plot_topk_facets": "plots",
-    "plot_entropy_vs_temperature": "plots",
-    "plot_passk_curves": "plots",
     # readings, sweeps, departures, transcripts
-    "grouped_rate_readings": "readings",
+    "grouped_rate_readings": "result_sentences",
     "sweep_reading": "sweeps",
     "differences_table": "differences",
     "transcript_browser": "browser",

@@ -1,6 +1,6 @@
 """Which way is better for each measure the workbook reports.
 
-Readings (:mod:`psit_lib.analysis.readings`) and sweep verdicts
+Readings (:mod:`psit_lib.analysis.result_sentences`) and sweep verdicts
 (:mod:`psit_lib.analysis.sweeps`) both need it, so it lives apart from both: a higher
 hallucination or drift rate is *worse*, and a spread statistic (entropy, top share) has no
 better or worse at all.

@@ -13,7 +13,6 @@ returned object). Callers display the returned figure or ``savefig`` it; nothing
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -22,15 +21,12 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
-from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from psit_lib.analysis.labels import label_figure
-from psit_lib.analysis.passk import PASSK_COLUMN_LABELS
-from psit_lib.analysis.secrets import secret_summary, top_k
 
 _FOOTER_INCHES = 0.22
-_GROUP_SEPARATOR = " · "
+GROUP_SEPARATOR = " · "
 
 
 def distinct_palette(n: int) -> list:
@@ -118,7 +114,7 @@ def joined_labels(df: pd.DataFrame, cols: Sequence[str]) -> pd.Series:
         return pd.Series(["all"] * len(df), index=df.index)
     if df.empty:
         return pd.Series([], index=df.index, dtype=object)
-    return df[list(cols)].astype(str).agg(_GROUP_SEPARATOR.join, axis=1)
+    return df[list(cols)].astype(str).agg(GROUP_SEPARATOR.join, axis=1)
 
 
 def ordered_levels(values: pd.Series, order: Sequence | None) -> list:
@@ -223,173 +219,4 @@ def plot_state_size(
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title)
     ax.grid(alpha=0.3, which="both")
-    return label_figure(fig, label)
-
-
-def plot_topk_facets(
-    df: pd.DataFrame,
-    *,
-    label: str,
-    secret_col: str = "secret",
-    facet_col: str | Sequence[str] = ("task", "model"),
-    k: int = 10,
-    col_wrap: int = 3,
-    title: str = "Most frequent revealed secrets",
-) -> Figure:
-    """Top-``k`` revealed secrets as horizontal share bars, one panel per facet (e.g. task · model).
-
-    Missing secrets (unparseable reveals) are left out; each panel states how many reveals it
-    counts.
-    """
-    facet_cols = as_columns(facet_col)
-    require_columns(df, [*facet_cols, secret_col], "plot_topk_facets")
-    if col_wrap < 1:
-        raise ValueError(f"col_wrap must be at least 1, got {col_wrap!r}.")
-    facets = joined_labels(df, facet_cols)
-    levels = ordered_levels(facets, None) or ["(no data)"]
-    ncols = min(col_wrap, len(levels))
-    nrows = math.ceil(len(levels) / ncols)
-    fig = new_figure(3.6 * ncols, 0.25 * k * nrows + 1.2 * nrows + 0.5)
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
-    colour = sns.color_palette("colorblind")[0]
-    for ax, level in zip(axes, levels):
-        secrets = df.loc[facets == level, secret_col].dropna().tolist()
-        ax.set_title(f"{level} (n={len(secrets)})", fontsize=9)
-        if not secrets:
-            ax.text(0.5, 0.5, "no revealed secrets", ha="center", va="center", transform=ax.transAxes)
-            ax.set_axis_off()
-            continue
-        table = top_k(secrets, k)
-        ax.barh(table["secret"].astype(str), table["share"], color=colour)
-        ax.invert_yaxis()
-        ax.set_xlim(0, 1)
-        ax.set_xlabel("share of reveals", fontsize=8)
-        ax.tick_params(labelsize=8)
-    for ax in axes[len(levels):]:
-        ax.set_visible(False)
-    fig.suptitle(title if df[secret_col].notna().any() else f"{title} ({NO_DATA})")
-    return label_figure(fig, label)
-
-
-_ENTROPY_METRICS = {
-    "entropy": "entropy of revealed secrets (bits)",
-    "effective_number": "effective number of secrets",
-    "top_share": "share of the most frequent secret",
-    "normalised_entropy": "normalised entropy",
-}
-
-
-def plot_entropy_vs_temperature(
-    df: pd.DataFrame,
-    *,
-    label: str,
-    temperature_col: str = "temperature",
-    secret_col: str = "secret",
-    hue: str | Sequence[str] | None = "model",
-    metric: str = "entropy",
-    domain_size: int | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-    title: str = "Secret spread vs sampling temperature",
-) -> Figure:
-    """A spread metric of the revealed secrets against temperature, one line per ``hue`` level.
-
-    Mode collapse shows as entropy (or effective number) falling as temperature drops. Error
-    bars are centred bootstrap 95% intervals from :func:`secret_summary` (none for normalised
-    entropy); for entropy a dashed line marks log2 n, the most n samples can show. Without a
-    readable secret the figure says "no scored data".
-    """
-    if metric not in _ENTROPY_METRICS:
-        raise ValueError(f"metric must be one of {sorted(_ENTROPY_METRICS)}, got {metric!r}.")
-    if metric == "normalised_entropy" and domain_size is None:
-        raise ValueError("metric='normalised_entropy' needs domain_size.")
-    hue_cols = as_columns(hue)
-    require_columns(df, [*hue_cols, temperature_col, secret_col], "plot_entropy_vs_temperature")
-    data = df.assign(_line=joined_labels(df, hue_cols))
-    summary = secret_summary(
-        data, ["_line", temperature_col], secret_col, domain_size=domain_size, n_boot=n_boot, seed=seed
-    )
-    if not (summary["n"] > 0).any():  # no readable secret anywhere: nothing to draw
-        fig = no_data_figure(label, title, width=6.0, height=4.5)
-        fig.axes[0].set_xlabel(temperature_col)
-        fig.axes[0].set_ylabel(_ENTROPY_METRICS[metric])
-        return fig
-    lines = ordered_levels(data["_line"], None)
-    palette = distinct_palette(len(lines))
-    fig = new_figure(6.0, 4.5)
-    ax = fig.add_subplot()
-    for colour, line in zip(palette, lines):
-        rows = summary[(summary["_line"] == line) & (summary["n"] > 0)].sort_values(temperature_col)
-        values = rows[metric].to_numpy(dtype=float)
-        if f"{metric}_low" in rows.columns:
-            yerr = np.vstack([values - rows[f"{metric}_low"].to_numpy(dtype=float), rows[f"{metric}_high"].to_numpy(dtype=float) - values])
-            yerr = np.clip(yerr, 0, None)
-        else:
-            yerr = None
-        ax.errorbar(rows[temperature_col], values, yerr=yerr, marker="o", capsize=3, color=colour,
-                    label=line if hue_cols else None)
-    if metric == "entropy":
-        ceilings = summary.loc[summary["n"] > 0, "entropy_ceiling"].unique()
-        if len(ceilings) == 1:  # one sample size: show how high n samples could possibly go
-            ax.axhline(ceilings[0], ls="--", lw=1, color="grey")
-            ax.annotate(f"log2 n = {ceilings[0]:.2f} (ceiling at this sample size)", (0.01, ceilings[0]),
-                        xycoords=("axes fraction", "data"), va="bottom", fontsize=7, color="grey")
-    ax.set_xlabel(temperature_col)
-    ax.set_ylabel(_ENTROPY_METRICS[metric])
-    ax.set_title(title)
-    if hue_cols:
-        ax.legend()
-        legend_outside(fig, ax, title=_GROUP_SEPARATOR.join(hue_cols))
-    ax.grid(alpha=0.3)
-    return label_figure(fig, label)
-
-
-def plot_passk_curves(
-    passk_df: pd.DataFrame,
-    *,
-    label: str,
-    group_col: str = "group",
-    show_first_k: bool = False,
-    title: str = "pass@k (solid) and pass^k (dashed)",
-) -> Figure:
-    """pass@k (solid) and pass^k (dashed) against k per group, from :func:`passk_table` output.
-
-    With ``show_first_k`` the reference code's first-k estimate is drawn as crosses, to show
-    how far a single ordering can sit from the unbiased pass^k. A table without an estimate (no
-    scored trial, or k above every group's trials) gives a figure that says "no scored data".
-    """
-    require_columns(passk_df, [group_col, "k", "pass_at_k", "pass_hat_k"], "plot_passk_curves")
-    if not has_values(passk_df, ["pass_at_k", "pass_hat_k"]):
-        fig = no_data_figure(label, title, width=7.5, height=4.5)
-        fig.axes[0].set_xlabel("k")
-        fig.axes[0].set_ylabel("estimated probability")
-        return fig
-    groups = ordered_levels(passk_df[group_col], None)
-    palette = distinct_palette(len(groups))
-    fig = new_figure(7.5, 4.5)
-    ax = fig.add_subplot()
-    for colour, group in zip(palette, groups):
-        rows = passk_df[passk_df[group_col] == group].sort_values("k")
-        ax.plot(rows["k"], rows["pass_at_k"], "-o", color=colour, label=str(group))
-        ax.plot(rows["k"], rows["pass_hat_k"], "--s", color=colour)
-        if show_first_k and "first_k_all_succeed" in rows.columns:
-            ax.plot(rows["k"], rows["first_k_all_succeed"], "x", color=colour, markersize=8)
-    ks = sorted(passk_df["k"].unique())
-    ax.set_xscale("log")
-    ax.set_xticks(ks, [str(k) for k in ks])
-    ax.minorticks_off()
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("k")
-    ax.set_ylabel("estimated probability")
-    ax.set_title(title)
-    style_handles = [
-        Line2D([], [], color="gray", linestyle="-", marker="o", label=PASSK_COLUMN_LABELS["pass_at_k"].split(" (")[0]),
-        Line2D([], [], color="gray", linestyle="--", marker="s", label=PASSK_COLUMN_LABELS["pass_hat_k"].split(" (")[0]),
-    ]
-    if show_first_k:
-        style_handles.append(Line2D([], [], color="gray", linestyle="", marker="x", label="first k all succeed"))
-    handles, labels = ax.get_legend_handles_labels()
-    legend_outside(fig, ax, title=group_col, handles=handles, labels=labels, where="upper")
-    legend_outside(fig, ax, handles=style_handles, labels=[h.get_label() for h in style_handles], where="lower")
-    ax.grid(alpha=0.3)
     return label_figure(fig, label)

@@ -7,20 +7,21 @@ They are never used as results, defaults or calibration targets.
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
+
+from psit_lib.data_files import data_dir
 
 REFERENCE_SOURCE = "reference study (reported)"
 """The ``source`` of every reference row in a table."""
 
 
 def reference_dir() -> Path:
-    """``$PSIT_DATA_DIR/reference`` when set, else the repository's ``data/reference``."""
-    root = os.environ.get("PSIT_DATA_DIR")
-    return Path(root) / "reference" if root else Path(__file__).resolve().parents[2] / "data" / "reference"
+    """``reference/`` of the data folder (:func:`psit_lib.data_files.data_dir`: ``$PSIT_DATA_DIR``,
+    else the repository's ``data/``)."""
+    return data_dir("reference")
 
 
 @lru_cache(maxsize=8)

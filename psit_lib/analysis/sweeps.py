@@ -111,7 +111,7 @@ def sweep_reading(table: pd.DataFrame, *, measure: str = "rate", direction: str 
 
     Every number and verdict comes from ``table`` (as made by :func:`gap_table`); nothing is
     hand-written about results, so the reading cannot contradict the table. Which system is
-    better follows the measure's direction (:data:`psit_lib.analysis.readings.METRIC_DIRECTION`,
+    better follows the measure's direction (:data:`psit_lib.analysis.result_sentences.METRIC_DIRECTION`,
     or ``direction``): for hallucination or drift the system with the *lower* value is better.
     A value where a system has no episode, or only a zero-width interval, is "too few to test".
     """

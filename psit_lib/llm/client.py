@@ -29,7 +29,7 @@ import openai
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
 from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics
-from psit_lib.llm.readers import split_reasoning, strip_template_debris, tool_call_in_text
+from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris, tool_call_in_text
 from psit_lib.llm.replicas import ReplicaPool
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings

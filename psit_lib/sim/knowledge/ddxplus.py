@@ -93,6 +93,8 @@ def _flat(text: str) -> str:
 
 
 def data_dir() -> Path:
+    """The simulator's own copy of the harness's rule (psit_lib/data_files.py, which it may not import):
+    ``$PSIT_DATA_DIR/ddxplus``, else the checkout's ``data/ddxplus``."""
     root = os.environ.get("PSIT_DATA_DIR")
     return Path(root) / "ddxplus" if root else Path(__file__).resolve().parents[3] / "data" / "ddxplus"
 

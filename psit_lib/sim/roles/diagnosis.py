@@ -34,7 +34,7 @@ import re
 
 from ..context import SimContext, SimReply
 from ..knowledge.ddxplus import Illness, MedicalKnowledge, medical_knowledge, name_key
-from ..reading import leading_yes_no
+from ..request_reading import leading_yes_no
 from ..registry import register_role
 from .candidates import register_proposer
 from .secret_host import Intent, host_reply

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from ..context import SimContext
-from ..reading import secret_statements
+from ..request_reading import secret_statements
 
 DEFAULT_LAYOUT = "## 1. Goals and Plans\n## 2. Facts and Knowledge\n## 3. Active Notes\n"
 """The three sections a working memory starts with (SPEC §2), when the request shows none."""

@@ -3,7 +3,7 @@
 What the model "knows" is only what its request carries:
 
 * a secret it holds: stated in its private working memory (``<secret>X</secret>`` or any clear
-  phrasing, see :mod:`psit_lib.sim.reading`), or committed to in reasoning it kept from
+  phrasing, see :mod:`psit_lib.sim.request_reading`), or committed to in reasoning it kept from
   earlier turns;
 * the public history: the dialogue, which it reads like any player would.
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..context import SimContext, SimReply
-from ..reading import kept_reasoning, memory_text, secret_statements
+from ..request_reading import kept_reasoning, memory_text, secret_statements
 from ..tokens import token_count
 from .memory_edits import compose_edits
 

@@ -11,7 +11,7 @@ import json
 import re
 
 from ..context import SimContext, SimReply
-from ..reading import secret_statements, tagged_blocks
+from ..request_reading import secret_statements, tagged_blocks
 from ..registry import register_role
 from .memory_edits import compose_edits, offered_tools
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from psit_lib.llm.readers import read_json_object
+from psit_lib.llm.reply_readers import read_json_object
 
 #: Size limits the compressor is told about; a CCS beyond them is invalid (it would stop being compressed).
 MAX_EPISODIC = 12

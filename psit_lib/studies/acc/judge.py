@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from psit_lib.llm.readers import read_json_object
+from psit_lib.llm.reply_readers import read_json_object
 
 from psit_lib.llm.diagnostics import report_helper_read
 from psit_lib.studies.acc.agents import AgentTurn

@@ -220,10 +220,10 @@ RATE_UNITS = {"hallucination": "claims", "drift": "constraint checks"}
 
 def rates_reading(rates: pd.DataFrame) -> str:
     """Generated sentences on the pooled hallucination and drift rates (one per metric). Both
-    are lower-is-better (:data:`psit_lib.analysis.readings.METRIC_DIRECTION`); gaps are tested
+    are lower-is-better (:data:`psit_lib.analysis.result_sentences.METRIC_DIRECTION`); gaps are tested
     with Newcombe's interval from the failure and opportunity counts; a metric no agent had an
     opportunity for (e.g. answers with no claims) is said so."""
-    from psit_lib.analysis.readings import rate_reading
+    from psit_lib.analysis.result_sentences import rate_reading
 
     if rates.empty:
         return "No scored turns, so there is nothing to read."

@@ -116,7 +116,7 @@ def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[
     """For each ordered pair (higher mean, lower mean) of agents under one variant: whether the
     bootstrap 95% interval of the gap in mean score (:func:`~psit_lib.analysis.sweeps.mean_gap`)
     excludes zero; None when the turn scores are not at hand."""
-    from psit_lib.analysis.readings import gap_separates
+    from psit_lib.analysis.result_sentences import gap_separates
     from psit_lib.analysis.sweeps import mean_gap
 
     means = part.set_index("agent")["mean_score"].astype(float)

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from psit_lib.studies.basis.assumptions import simulator_assumptions
     from psit_lib.studies.basis.differences import DIFFERENCES
     from psit_lib.studies.basis.experiment import BasisParams, make_specs, reference_set_specs, run_basis_trial
+    from psit_lib.studies.basis.figures import plot_passk_curves
+    from psit_lib.studies.basis.passk import PASSK_COLUMN_LABELS
     from psit_lib.studies.basis.prompts import prompt_catalogue
 
 # name -> the module that defines it
@@ -31,6 +33,9 @@ _NAMES: dict[str, str] = {
     "make_specs": "psit_lib.studies.basis.experiment",
     "reference_set_specs": "psit_lib.studies.basis.experiment",
     "run_basis_trial": "psit_lib.studies.basis.experiment",
+    # pass@k and its figure
+    "PASSK_COLUMN_LABELS": "psit_lib.studies.basis.passk",
+    "plot_passk_curves": "psit_lib.studies.basis.figures",
     # prompts, departures and simulator assumptions
     "prompt_catalogue": "psit_lib.studies.basis.prompts",
     "DIFFERENCES": "psit_lib.studies.basis.differences",
@@ -44,7 +49,7 @@ _MODULES: dict[str, str] = {
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
     "Experiment", "notebook_values", "validate_params", "BasisParams", "make_specs", "reference_set_specs",
-    "run_basis_trial", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions", "results",
+    "run_basis_trial", "PASSK_COLUMN_LABELS", "plot_passk_curves", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions", "results",
 ]
 
 

@@ -2,10 +2,10 @@
 
 After each step of any agent, the CortexAgent makes exactly one model call (role
 ``cortex_agent``) whose only tool is ``ingest_episode`` (summary + access mask). It sees the
-new step and the previous :data:`~psit_lib.memory.cortex.CORTEX_WINDOW` episodes of the same
+new step and the previous :data:`~psit_lib.studies.basis.cortex.CORTEX_WINDOW` episodes of the same
 agent. Whatever the model does, the run goes on: a missing call, a malformed mask, unreadable
 arguments or a failed model call are recorded in the episode's metadata and the step is
-stored through :func:`~psit_lib.memory.cortex.fallback_episode` (by default visible to its
+stored through :func:`~psit_lib.studies.basis.cortex.fallback_episode` (by default visible to its
 own agent only, so a broken ingest never leaks a step and the run behaves like the baseline
 for that step). Every ingest reply is counted in the episode's diagnostics as a helper read
 (unreadable when it falls back), so a cortex that keeps failing shows in the run's health.
@@ -19,7 +19,7 @@ from typing import Any
 
 from psit_lib.llm.diagnostics import READ_HELPER
 from psit_lib.llm.errors import ModelCallError, ModelOutputError
-from psit_lib.memory.cortex import (
+from psit_lib.studies.basis.cortex import (
     CORTEX_WINDOW,
     DEFAULT_FALLBACK,
     INGEST_TOOL,

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from psit_lib.analysis.passk import DEFAULT_KS
+from psit_lib.studies.basis.passk import DEFAULT_KS
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, distinct

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from psit_lib.llm.prompts import load_prompts
-from psit_lib.memory.cortex import CONTEXT_TAG, AgentRegistry, Episode
+from psit_lib.studies.basis.cortex import CONTEXT_TAG, AgentRegistry, Episode
 
 PROMPTS = load_prompts(__package__ or "psit_lib.studies.basis")
 """The study's prompt templates (``prompts.toml`` beside this module)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from psit_lib.analysis.passk import passk_table
+from psit_lib.studies.basis.passk import passk_table
 from psit_lib.studies.basis.reference import reference_mean, reference_success
 from psit_lib.analysis.reference import REFERENCE_SOURCE
 from psit_lib.analysis.stats import rate_table
@@ -143,7 +143,7 @@ def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     """pass@k, pass^k (unbiased) and the first-k variant per model x scenario x system and k.
 
     ``group`` is ``scenario · system`` (prefixed by the model when several models ran), ready
-    for :func:`psit_lib.analysis.plots.plot_passk_curves`. Cells without a scored trial have no
+    for :func:`psit_lib.studies.basis.figures.plot_passk_curves`. Cells without a scored trial have no
     row; with none at all the table is empty (with its columns).
     """
     table = passk_table(outcomes_by_group(trials), ks)
@@ -292,9 +292,9 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
 
 def reference_design_table(records: Sequence[BasisRecord]) -> pd.DataFrame:
     """Per (model, scenario, system, k): pass^k and pass@k as the reference code computes them
-    from independent sets of k fresh trials (:func:`~psit_lib.analysis.passk.reference_sets_passk`);
+    from independent sets of k fresh trials (:func:`~psit_lib.studies.basis.passk.reference_sets_passk`);
     failed trials count as failures there, as a crashed run does in the reference."""
-    from psit_lib.analysis.passk import reference_sets_passk
+    from psit_lib.studies.basis.passk import reference_sets_passk
 
     sets: dict[tuple, dict[int, list[tuple[int, bool]]]] = {}
     for record in records:
@@ -360,7 +360,7 @@ def sweeps_reading(gaps: pd.DataFrame) -> str:
 
 def success_reading(rates: pd.DataFrame) -> str:
     """Generated sentences on the measured success rates, per scenario (systems compared)."""
-    from psit_lib.analysis.readings import grouped_rate_readings
+    from psit_lib.analysis.result_sentences import grouped_rate_readings
 
     measured = rates[(rates.source == MEASURED) & (rates.scenario != MEAN_ROW)]
     return grouped_rate_readings(measured, ["model", "scenario"], "system", measure="success rate")

@@ -35,8 +35,8 @@ from langgraph.graph import END, START, StateGraph
 
 from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL
 from psit_lib.llm.errors import ModelOutputError
-from psit_lib.llm.readers import tool_call_in_text
-from psit_lib.memory.cortex import AgentRegistry, DEFAULT_FALLBACK, Episode, FallbackPolicy, format_mask
+from psit_lib.llm.reply_readers import tool_call_in_text
+from psit_lib.studies.basis.cortex import AgentRegistry, DEFAULT_FALLBACK, Episode, FallbackPolicy, format_mask
 from psit_lib.studies.basis.cab_app import CAB_TOOLS, RecordingCabApp, call_cab_tool
 from psit_lib.studies.basis.records import AppCall, Delegation
 from psit_lib.studies.basis.scenarios import Scenario

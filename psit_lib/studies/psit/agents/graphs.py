@@ -34,10 +34,10 @@ from langgraph.runtime import Runtime
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import FLAG_NO_REASONING
 from psit_lib.llm.errors import ModelOutputError
-from psit_lib.llm.readers import tool_call_in_text
+from psit_lib.llm.reply_readers import tool_call_in_text
 from psit_lib.llm.types import ChatResult, ToolCall
 from psit_lib.llm.tokens import count_tokens
-from psit_lib.memory import MemoryToolError, apply_tool_call, initial_memory, tool_schemas
+from psit_lib.studies.psit.memory import MemoryToolError, apply_tool_call, initial_memory, tool_schemas
 
 from psit_lib.studies.psit.agents.config import AgentConfig
 from psit_lib.llm.diagnostics import diagnostics_of, report_helper_failed, report_helper_read

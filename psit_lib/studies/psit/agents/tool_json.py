@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from psit_lib.llm.errors import ModelOutputError
-from psit_lib.llm.readers import read_json_value
+from psit_lib.llm.reply_readers import read_json_value
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 

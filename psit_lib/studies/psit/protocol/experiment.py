@@ -235,14 +235,16 @@ def cost_table(records: list[ForkRecord]) -> pd.DataFrame:
     return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
 
 
-BASELINE_AGENTS = ("vanilla", "mem0", "amem", "lightmem", "memoryos")
-"""The study's baselines: public-only chat and retrieval over the public dialogue."""
+SIGNIFICANCE_BASELINES = ("vanilla", "mem0", "amem", "lightmem", "memoryos")
+"""The agents compared as baselines in the significance tests (:func:`split_methods`): public-only
+chat and the retrieval baselines over the public dialogue (``agents.baselines.RETRIEVAL_BASELINES``).
+Every other agent is tested as a method with private state."""
 
 
 def split_methods(agents: list[str]) -> tuple[list[str], list[str]]:
     """(methods tested, baselines) among the agents of a run: every agent with private state,
     private CoT included (the study tests and stars it too), against every baseline."""
-    return [a for a in agents if a not in BASELINE_AGENTS], [a for a in agents if a in BASELINE_AGENTS]
+    return [a for a in agents if a not in SIGNIFICANCE_BASELINES], [a for a in agents if a in SIGNIFICANCE_BASELINES]
 
 
 def significance(df: pd.DataFrame, agents: list[str], family: str = "method",

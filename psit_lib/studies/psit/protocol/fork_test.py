@@ -31,7 +31,7 @@ from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import READ_FORK_ANSWER, READ_REPLY
 from psit_lib.llm.seeds import derive_seed
-from psit_lib.llm.readers import parse_yes_no, strip_template_debris
+from psit_lib.llm.reply_readers import parse_yes_no, strip_template_debris
 from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.protocol.records import ForkEpisode, PublicContradiction
 from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyError, PsitTask

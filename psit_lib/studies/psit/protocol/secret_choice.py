@@ -45,7 +45,7 @@ from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_na
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import mode_collapse_attractors
 from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets, rows_from_records
-from psit_lib.analysis.secrets import chi_square_vs_prior, secret_summary
+from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
 from psit_lib.llm.client import ModelSession, SamplingDefaults
 from psit_lib.runs.params import NotebookParams, check_profile
@@ -300,14 +300,14 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
     gap (hot - cold) with its bootstrap 95% interval, and the verdict the readings and the
     ``rises`` flag share.
 
-    The gap is tested by :func:`psit_lib.analysis.secrets.entropy_gap` on the reveals the summary
+    The gap is tested by :func:`psit_lib.studies.psit.secrets.entropy_gap` on the reveals the summary
     carries (``secret_summary`` keeps their counts): ``rises``/``falls`` only when the interval
     excludes zero; ``tie`` when the two entropies are equal; ``too small`` when either
     temperature has fewer than ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval from two
     reveals is never a separation). Without the counts (a summary read back from a file), the
     per-temperature intervals decide only when they are clear of each other (``method`` says so).
     """
-    from psit_lib.analysis.secrets import MIN_SAMPLES_TO_COMPARE, entropy_gap, reveal_counts
+    from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE, entropy_gap, reveal_counts
 
     columns = ["task", "model", "cold", "hot", "n_cold", "n_hot", "entropy_cold", "entropy_hot", "gap",
                "ci_low", "ci_high", "method", "verdict", "unusable"]
@@ -440,7 +440,7 @@ def spread_reading(summary: pd.DataFrame) -> str:
     per-temperature interval that misses its estimate is flagged. Entropy is a description of the
     spread, so the sentence says rises or falls, never better or worse."""
     from psit_lib.analysis.labels import format_number
-    from psit_lib.analysis.secrets import MIN_SAMPLES_TO_COMPARE
+    from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE
 
     comparisons = entropy_comparisons(summary)
     if comparisons.empty:

@@ -7,7 +7,7 @@ them record episodes with ``spec`` (task, model, agent, maybe temperature), ``st
 result with ``reveal.parsed``, so one reader serves them all.
 
 Nothing is dropped: a failed episode, or one whose reveal could not be read, stays as a row
-with ``secret`` None, so :func:`psit_lib.analysis.secrets.secret_summary` counts it in
+with ``secret`` None, so :func:`psit_lib.studies.psit.secrets.secret_summary` counts it in
 ``n_missing`` and the top-k and entropy figures simply leave it out.
 
 The reader only reads, through :class:`psit_lib.runs.folder.RunFolder`: it never creates

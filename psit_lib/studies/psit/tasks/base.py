@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from psit_lib.llm.readers import split_reasoning, strip_template_debris
+from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris
 
 
 class HostReplyError(ValueError):

@@ -28,7 +28,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from psit_lib.llm.readers import parse_yes_no, strip_template_debris
+from psit_lib.llm.reply_readers import parse_yes_no, strip_template_debris
 from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.tasks.base import HostReplyError, readable_text
 from psit_lib.studies.psit.tasks.diagnosis_data import DDXPlus, Condition, load_ddxplus

@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from psit_lib.runs.paths import repo_root
+from psit_lib import data_files
 
 CONDITIONS_FILE = "release_conditions.json"
 EVIDENCES_FILE = "release_evidences.json"
-DATA_DIR_ENV = "PSIT_DATA_DIR"
-"""Environment variable naming the project's data root; the files are read from its ``ddxplus/``."""
 
 BINARY = "B"
 """DDXPlus ``data_type`` of yes/no evidences (the others are "C" categorical, "M" multi-choice)."""
@@ -103,11 +100,9 @@ class DDXPlus:
 
 
 def default_data_dir() -> Path:
-    """Where the DDXPlus files live: ``$PSIT_DATA_DIR/ddxplus`` if set, else the repo's ``data/ddxplus``."""
-    root = os.environ.get(DATA_DIR_ENV)
-    if root:
-        return Path(root) / "ddxplus"
-    return repo_root() / "data" / "ddxplus"
+    """Where the DDXPlus files live: ``ddxplus/`` of the data folder (:func:`psit_lib.data_files.data_dir`:
+    ``$PSIT_DATA_DIR``, else the repository's ``data/``)."""
+    return data_files.data_dir("ddxplus")
 
 
 def load_ddxplus(data_dir: Path | str | None = None) -> DDXPlus:

@@ -20,7 +20,9 @@ from psit_lib.studies.psit.agents.factory import register_agent_family
 
 from psit_lib.studies.psit.agents.baselines.embedder import BaselineUnavailableError
 
-BASELINE_AGENTS = ("mem0", "amem", "lightmem", "memoryos")
+RETRIEVAL_BASELINES = ("mem0", "amem", "lightmem", "memoryos")
+"""The four retrieval-memory baselines built by this package (the significance tests' baselines are
+``protocol.experiment.SIGNIFICANCE_BASELINES``: these and ``vanilla``)."""
 _BACKENDS = {"mem0": ("mem0_adapter", "Mem0Backend"), "amem": ("amem_adapter", "AMemBackend"),
              "lightmem": ("lightmem_adapter", "LightMemBackend"),
              "memoryos": ("memoryos_adapter", "MemoryOSBackend")}
@@ -29,7 +31,7 @@ _BACKENDS = {"mem0": ("mem0_adapter", "Mem0Backend"), "amem": ("amem_adapter", "
 def make_backend(name: str, **kwargs: Any):
     """The memory backend of baseline ``name`` (reference settings unless overridden)."""
     if name not in _BACKENDS:
-        raise UnknownAgentError(f"unknown retrieval baseline {name!r}; choose one of {', '.join(BASELINE_AGENTS)}")
+        raise UnknownAgentError(f"unknown retrieval baseline {name!r}; choose one of {', '.join(RETRIEVAL_BASELINES)}")
     module_name, class_name = _BACKENDS[name]
     try:
         module = importlib.import_module(f"{__name__}.{module_name}")
@@ -50,7 +52,7 @@ def build_baseline_agent(name: str, system_prompt: str, host_role: str, **kwargs
                          host_role=host_role)
 
 
-for _name in BASELINE_AGENTS:
+for _name in RETRIEVAL_BASELINES:
     register_agent_family(_name, build_baseline_agent)
 
-__all__ = ["BASELINE_AGENTS", "BaselineUnavailableError", "build_baseline_agent", "make_backend"]
+__all__ = ["RETRIEVAL_BASELINES", "BaselineUnavailableError", "build_baseline_agent", "make_backend"]

@@ -1,4 +1,4 @@
-"""Readings: the sentences under a table, generated from the table itself.
+"""Result sentences ("readings"): the sentences under a table, generated from the table itself.
 
 A hand-written sentence about a result ("private CoT leads by a wide margin") goes stale the
 moment a parameter, the profile or the endpoint changes, and then contradicts the table above

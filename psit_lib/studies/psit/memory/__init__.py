@@ -1,20 +1,20 @@
 """Private working memory of the memory agents and the tools that edit it (SPEC §2-§3).
 
-Only the working-memory names are re-exported here; other modules of this package (for
-example the BASIS cortex) are imported from their own module paths.
+The working memory and its five editing tools are used only by this study's agents; the
+package's public names are re-exported here.
 """
 
-from psit_lib.memory.matching import ToolResult
-from psit_lib.memory.patch import patch_memory
-from psit_lib.memory.replace import replace_in_memory
-from psit_lib.memory.tool_schemas import STRATEGIES, UnknownStrategyError, tool_schemas
-from psit_lib.memory.tools import (
+from psit_lib.studies.psit.memory.matching import ToolResult
+from psit_lib.studies.psit.memory.patch import patch_memory
+from psit_lib.studies.psit.memory.replace import replace_in_memory
+from psit_lib.studies.psit.memory.tool_schemas import STRATEGIES, UnknownStrategyError, tool_schemas
+from psit_lib.studies.psit.memory.tools import (
     append_in_memory,
     apply_tool_call,
     delete_from_memory,
     overwrite_memory,
 )
-from psit_lib.memory.working_memory import (
+from psit_lib.studies.psit.memory.working_memory import (
     SECTION_TITLES,
     MemoryToolError,
     Section,

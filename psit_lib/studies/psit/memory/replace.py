@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from psit_lib.memory.matching import (
+from psit_lib.studies.psit.memory.matching import (
     MatchOptions,
     ToolResult,
     count_changed_lines,
@@ -25,7 +25,7 @@ from psit_lib.memory.matching import (
     require_str,
     resolve_options,
 )
-from psit_lib.memory.working_memory import MemoryToolError, find_section, parse_sections
+from psit_lib.studies.psit.memory.working_memory import MemoryToolError, find_section, parse_sections
 
 TOOL = "replace_in_memory"
 REPLACE_DEFAULTS = MatchOptions(strict_context=True, normalize_whitespace=False, case_sensitive=True)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, ValidationError
 
-from psit_lib.memory.matching import (
+from psit_lib.studies.psit.memory.matching import (
     ToolResult,
     count_changed_lines,
     deletion_target_matches,
@@ -28,10 +28,10 @@ from psit_lib.memory.matching import (
     sections_with_changes,
     split_lines_argument,
 )
-from psit_lib.memory.patch import patch_memory
-from psit_lib.memory.replace import replace_in_memory
-from psit_lib.memory.tool_schemas import STRATEGIES, TOOL_ARGUMENTS
-from psit_lib.memory.working_memory import (
+from psit_lib.studies.psit.memory.patch import patch_memory
+from psit_lib.studies.psit.memory.replace import replace_in_memory
+from psit_lib.studies.psit.memory.tool_schemas import STRATEGIES, TOOL_ARGUMENTS
+from psit_lib.studies.psit.memory.working_memory import (
     SECTION_TITLES,
     MemoryToolError,
     extract_secret,

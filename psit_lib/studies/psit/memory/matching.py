@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from psit_lib.memory.working_memory import (
+from psit_lib.studies.psit.memory.working_memory import (
     MemoryToolError,
     is_header_line,
     normalize_title,

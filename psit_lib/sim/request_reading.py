@@ -1,4 +1,5 @@
-"""How the simulated model reads its context: private blocks, its own notes and its own replies.
+"""Request reading: how the simulated model reads its context: private blocks, its own notes and its
+own replies (the harness's reading of model replies is elsewhere, and the simulator imports none of it).
 
 A model holding a secret must find it again in whatever private context the agent gives it:
 a working-memory block, reasoning it kept from earlier turns (in one block, or as thinking

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
-from psit_lib.memory.matching import (
+from psit_lib.studies.psit.memory.matching import (
     MatchOptions,
     ToolResult,
     collapse_whitespace,
@@ -27,7 +27,7 @@ from psit_lib.memory.matching import (
     require_str,
     resolve_options,
 )
-from psit_lib.memory.working_memory import MemoryToolError, Section, find_section
+from psit_lib.studies.psit.memory.working_memory import MemoryToolError, Section, find_section
 
 TOOL = "patch_memory"
 PATCH_DEFAULTS = MatchOptions(strict_context=False, normalize_whitespace=True, case_sensitive=True)

@@ -1,4 +1,7 @@
-"""Reading what real models write: reasoning mixed into replies, yes/no decisions, JSON.
+"""Reply readers: reading what real models write: reasoning mixed into replies, yes/no decisions, JSON.
+
+(The simulator's own reading of requests is :mod:`psit_lib.sim.request_reading`; the sentences
+that interpret result tables are :mod:`psit_lib.analysis.result_sentences`.)
 
 * :func:`split_reasoning` separates reasoning a model wrote inline (``<think>``,
   ``<thinking>``, ``<reasoning>``, an opening tag never closed, or a lone closing tag when the

@@ -1,0 +1,62 @@
+"""Where the workbench's data files are: the one resolver of every harness module that reads ``data/``.
+
+The data (``ddxplus/``: the DDXPlus release files; ``reference/``: the source studies'
+reported tables) live in the repository's top-level ``data/`` folder. They are not package
+data: a non-editable install (``pip install .``, a wheel) carries ``psit_lib`` without them.
+So the folder is found, in this order:
+
+1. ``$PSIT_DATA_DIR`` when it is set (a folder holding ``ddxplus/`` and ``reference/``);
+2. ``data/`` of the checkout this ``psit_lib`` was imported from (an editable install or the
+   source tree on ``sys.path``), recognised by its ``pyproject.toml``;
+3. ``data/`` in the current directory (an installed ``psit_lib`` run from a checkout).
+
+When none of them exists, :func:`data_dir` raises :class:`DataFilesNotFoundError` with one
+sentence saying what to do. A subfolder or file that is missing inside a found data folder is
+left to the reader, which names the file it could not read.
+
+The simulated model (``psit_lib.sim``) imports nothing from the workbench, so it keeps its own
+copy of this rule (``sim.knowledge.ddxplus.data_dir``). This module imports nothing from
+``psit_lib``: it sits in the lowest layer, beside ``wire``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_DIR_ENV = "PSIT_DATA_DIR"
+"""Environment variable naming the data root (the folder holding ``ddxplus/`` and ``reference/``)."""
+
+
+class DataFilesNotFoundError(FileNotFoundError):
+    """No data folder was found (a non-editable install without ``$PSIT_DATA_DIR``, or a wrong one)."""
+
+
+def data_root() -> Path:
+    """The data folder: ``$PSIT_DATA_DIR``, else the checkout's ``data/``, else ``./data``.
+
+    Raises :class:`DataFilesNotFoundError` when the chosen folder does not exist.
+    """
+    configured = os.environ.get(DATA_DIR_ENV)
+    if configured:
+        root = Path(configured)
+        if not root.is_dir():
+            raise DataFilesNotFoundError(
+                f"{DATA_DIR_ENV} is set to {root}, which is not a folder; point it at a copy of the "
+                "repository's data/ folder (with ddxplus/ and reference/) or unset it.")
+        return root
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "pyproject.toml").exists() and (checkout / "data").is_dir():
+        return checkout / "data"
+    here = Path.cwd() / "data"
+    if here.is_dir():
+        return here
+    raise DataFilesNotFoundError(
+        f"The workbench's data/ folder was not found (psit_lib is imported from {checkout}, which is not "
+        f"a checkout with data/, and there is no ./data): set {DATA_DIR_ENV} to a copy of the repository's "
+        "data/ folder, or install the workbench in editable mode from its checkout (pip install -e .).")
+
+
+def data_dir(*parts: str) -> Path:
+    """A path under the data folder, e.g. ``data_dir("ddxplus")`` or ``data_dir("reference")``."""
+    return data_root().joinpath(*parts)
