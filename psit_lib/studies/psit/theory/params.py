@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from psit_lib.studies.psit.agents.factory import validate_agent_names
+from psit_lib.studies.psit.agents.names import validate_agent_names
 from psit_lib.runs.params import ModelRunParams
 
 
