@@ -20,6 +20,7 @@ STUDIES: dict[str, str] = {
     "psit-secret-choice": "psit_lib.studies.psit.study:SECRET_CHOICE_STUDY",
     "acc": "psit_lib.studies.acc.study:STUDY",
     "basis": "psit_lib.studies.basis.study:STUDY",
+    "example": "psit_lib.studies.example.study:STUDY",
 }
 
 # notebook -> (study name, "module:attribute" of its parameter model)
@@ -32,6 +33,7 @@ NOTEBOOKS: dict[str, tuple[str, str]] = {
     "06_basis_cab_scenarios": ("basis", "psit_lib.studies.basis.experiment:BasisParams"),
     "07_secret_distribution_mode_collapse": ("psit-secret-choice",
                                              "psit_lib.studies.psit.protocol.params:SecretChoiceParams"),
+    "90_example_reveal_probe": ("example", "psit_lib.studies.example.study:ProbeParams"),  # no notebook yet
 }
 
 
