@@ -25,7 +25,7 @@ STUDIES: dict[str, str] = {
 
 # notebook -> (study name, "module:attribute" of its parameter model)
 NOTEBOOKS: dict[str, tuple[str, str]] = {
-    "01_theorem_illustration": ("psit", "psit_lib.studies.psit.theory.params:TheoremParams"),
+    "01_theorem_illustration": ("psit", "psit_lib.studies.psit.theorem_params:TheoremParams"),
     "02_hangman_fork_tests": ("psit", "psit_lib.studies.psit.protocol.params:ForkTestParams"),
     "03_diagnosis_ddxplus": ("psit", "psit_lib.studies.psit.protocol.params:ForkTestParams"),
     "04_memory_strategy_ablations": ("psit", "psit_lib.studies.psit.protocol.params:AblationParams"),

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
                                               simulate_set_sizes, words_of_length)
     from psit_lib.studies.psit.theory import figure_data as theory_data
     from psit_lib.studies.psit.theory import figures as theory_figures
-    from psit_lib.studies.psit.theory.params import TheoremParams
+    from psit_lib.studies.psit.theorem_params import TheoremParams
     from psit_lib.studies.psit.widgets import fork_explorer, hangman_player
 
 # name -> the module that defines it
@@ -45,7 +45,7 @@ _NAMES: dict[str, str] = {
     "notebook_values": "psit_lib.runs.params",
     "validate_params": "psit_lib.runs.params",
     # parameters of each notebook
-    "TheoremParams": "psit_lib.studies.psit.theory.params",
+    "TheoremParams": "psit_lib.studies.psit.theorem_params",
     "ForkTestParams": "psit_lib.studies.psit.protocol.params",
     "AblationParams": "psit_lib.studies.psit.protocol.params",
     "SecretChoiceParams": "psit_lib.studies.psit.protocol.params",

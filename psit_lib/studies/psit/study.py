@@ -23,7 +23,7 @@ from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpis
 from psit_lib.studies.psit.protocol.scoring import fork_tables
 from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.tasks.registry import make_task
-from psit_lib.studies.psit.theory.params import TheoremParams
+from psit_lib.studies.psit.theorem_params import TheoremParams
 
 
 def _differences() -> Sequence[Any]:

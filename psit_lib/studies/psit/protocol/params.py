@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
-from psit_lib.runs.params import ModelRunParams, NotebookParams, check_profile, check_sweep_values
+from psit_lib.runs.params import ModelRunParams, NotebookParams, check_profile, check_sweep_knob, check_sweep_values
 from psit_lib.studies.psit.agents.config import PSIT_AGENTS, STRATEGY_NAMES, UnknownAgentError
 from psit_lib.studies.psit.agents.names import canonical_agent_name, validate_agent_names
 from psit_lib.studies.psit.tasks.registry import TASK_NAMES, validate_task_names
@@ -36,17 +36,19 @@ class ForkTestParams(ModelRunParams):
     system_prompt: Literal["neutral", "task"] = "neutral"
     private_cot_layout: Literal["interleaved", "system_block"] = "interleaved"
     condition_choice: Literal["free", "closed"] = "free"
-    sweep_knob: str = Field("unheld_secret", description="simulator assumption swept in 'What decides this result'")
+    sweep_knob: Annotated[str, AfterValidator(check_sweep_knob)] = Field("unheld_secret", description="simulator assumption swept in 'What decides this result'")
     sweep_values: list[Any] = Field(default_factory=lambda: ["reimagine", "play_along", "deny"])
     sweep_agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
         default_factory=lambda: ["workflow_overwrite", "vanilla"],
         description="(method, baseline) whose gap is swept", min_length=2, max_length=2)
     sweep_episodes: int = Field(6, ge=0, le=100_000, description="episodes per agent and value (0: no sweep)")
 
-    @model_validator(mode="after")
-    def _sweepable(self) -> ForkTestParams:
-        check_sweep_values(self.sweep_knob, self.sweep_values)
-        return self
+    @field_validator("sweep_values")
+    @classmethod
+    def _sweepable(cls, values: list[Any], info: ValidationInfo) -> list[Any]:
+        if "sweep_knob" in info.data:  # a bad knob is reported on its own
+            check_sweep_values(info.data["sweep_knob"], values)
+        return values
 
     def fork_settings(self) -> ForkSettings:
         from psit_lib.studies.psit.protocol.fork_test import ForkSettings
