@@ -43,17 +43,27 @@ def sweep_model_names(profile: str, knob: str, values: Sequence[Any]) -> dict[An
 
 @dataclass(frozen=True)
 class StoredRun:
-    """What a scorer reads: one notebook's stored records and the parameters they ran with."""
+    """What a scorer reads: one notebook's stored records and the parameters they ran with.
+
+    ``records`` are given (:meth:`Study.score`) or read from ``folder`` as ``result_type`` when a
+    scorer selects them (:meth:`Study.rescore`): only the episodes a scorer asks for are read, so
+    a folder may also hold records of another type (notebook 05's re-judged turns)."""
 
     notebook: str
     params: Any
     models: list[str]
-    records: list[EpisodeRecord[Any]]
+    records: list[EpisodeRecord[Any]] | None = None
     backend: str = "sim"
     profile: str | None = None
+    folder: RunFolder | None = None
+    result_type: type[StudyResult] | None = None
 
     def select(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeRecord[Any]]:
         """The records of ``specs``, in plan order (episodes never recorded are left out)."""
+        if self.records is None:
+            if self.folder is None or self.result_type is None:
+                raise ValueError("a stored run needs its records, or a folder and a result type")
+            return self.folder.typed_records(self.result_type, [s.episode_id for s in specs])
         by_id = {r.episode_id: r for r in self.records}
         return [by_id[s.episode_id] for s in specs if s.episode_id in by_id]
 
@@ -156,8 +166,8 @@ class Study:
         values = {k: v for k, v in stored.items() if not k.startswith("_")}
         params = part.params_model.model_validate(values)
         models = [str(m) for m in stored.get("_models") or []]
-        return StoredRun(notebook, params, models, run_folder.typed_records(self.result_type),
-                         str(stored.get("_backend") or "sim"), stored.get("_profile"))
+        return StoredRun(notebook, params, models, None, str(stored.get("_backend") or "sim"),
+                         stored.get("_profile"), run_folder, self.result_type)
 
     def rescore(self, notebook_folder: str | Path) -> dict[str, pd.DataFrame]:
         """The notebook's tables recomputed from its folder's stored records; no client is built."""
