@@ -75,11 +75,15 @@ def _studies() -> list[tuple[str, list[EpisodeSpec], object]]:
     diag = ForkTestParams(agents=["vanilla", "workflow_overwrite"], n_episodes=2)
     acc = AccParams(n_turns=4, scenarios_per_domain=1, domains=("it_operations",))
     basis = BasisParams(n_trials=2)
+    from psit_lib.studies.example import study as example
+
+    probe = example.ProbeParams(n_episodes=2)
     return [
         ("hangman", plan_fork_episodes(hangman, fork, ["psit-sim"]), fork_episode_fn(hangman, fork)),
         ("diagnosis", plan_fork_episodes(diagnosis, diag, ["psit-sim"]), fork_episode_fn(diagnosis, diag)),
         ("acc", acc_specs(acc, ["psit-sim"]), run_acc_episode),
         ("basis", basis_specs(basis, ["psit-sim"]), run_basis_trial),
+        ("example", example.plan(probe, ["psit-sim"]), example.run_probe),
     ]
 
 

@@ -4,6 +4,7 @@
     psit list
     psit report [--run-id ID]
     psit compare RUN_A RUN_B
+    psit rescore RUN [NOTEBOOK ...]
     psit sim serve [--port N] [--profile NAME]
     psit --version
 
@@ -53,6 +54,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from psit_lib.cli.rescore import rescore
+
+    return rescore(args.run, args.notebooks)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from psit_lib.cli.run import cmd_run as run
 
@@ -88,6 +95,7 @@ examples:
   psit list                                  notebooks and their parameters
   psit report                                HTML report of the latest complete run
   psit compare run-a run-b                   configuration and result tables of two runs
+  psit rescore run-a 02                      recompute 02's tables from its stored records (no model)
   psit sim serve --port 8765                 the simulated model on a loopback port
 
 environment (models are configured here, never by notebook parameters):
@@ -139,6 +147,13 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("run_a", help="run id (under results/) or folder")
     comp.add_argument("run_b", help="run id (under results/) or folder")
     comp.set_defaults(func=cmd_compare)
+    rescore = sub.add_parser("rescore", help="recompute a run's tables from its stored records, without a model",
+                             description="Rescore each notebook's stored episodes with its study's scorers and "
+                                         "compare with the tables the notebook saved; exit 0 when all are "
+                                         "reproduced, 1 otherwise, 2 for a bad run id.")
+    rescore.add_argument("run", help="run id (under results/)")
+    rescore.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all of the run)")
+    rescore.set_defaults(func=cmd_rescore)
     sim = sub.add_parser("sim", help="the simulated model")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True)
     serve = sim_sub.add_parser("serve", help="serve the simulator on a loopback port")

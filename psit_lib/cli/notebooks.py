@@ -7,6 +7,7 @@ command line never duplicates them; a parameter's comment may give its study-sca
 
 from __future__ import annotations
 
+import ast
 import difflib
 import os
 import re
@@ -141,4 +142,32 @@ def load_params(path: str | None, overrides: list[str], notebooks: list[Path]) -
                            f"{', '.join(sorted(names[nb.stem]))}")
         params[nb.stem] = {**{k: v for k, v in shared.items() if k in names[nb.stem]}, **explicit,
                            **{k: v for k, v in command_line.items() if k in names[nb.stem]}}
+        check_values(nb, params[nb.stem])
     return params
+
+
+def default_values(notebook: Path) -> dict[str, Any]:
+    """The notebook's parameter defaults as values (those its parameters cell writes as literals)."""
+    values = {}
+    for name, parameter in declared(notebook).items():
+        try:
+            values[name] = ast.literal_eval(parameter.default)
+        except (ValueError, SyntaxError):
+            continue  # not a literal: the parameter model's own default stands in
+    return values
+
+
+def check_values(notebook: Path, overrides: dict[str, Any]) -> None:
+    """Validate the notebook's defaults with ``overrides`` by its study's parameter model
+    (:mod:`psit_lib.studies.registry`), before any kernel starts; CliError with one sentence
+    naming the notebook and the parameter. Notebooks no study declares are not checked here."""
+    from psit_lib.runs.params import ParameterError, validate_params
+    from psit_lib.studies.registry import params_model
+
+    model = params_model(notebook.stem)
+    if model is None:
+        return
+    try:
+        validate_params(model, {**default_values(notebook), **overrides})
+    except ParameterError as exc:
+        raise CliError(f"{notebook.stem}: {exc}") from None

@@ -1,13 +1,43 @@
-"""Running experiments: the episode runner, the run folder and its resumable records, run metadata."""
+"""Running experiments: the episode runner, the run folder and its resumable records, run metadata.
 
-from psit_lib.runs.backend import make_client
-from psit_lib.runs.experiment import Experiment
-from psit_lib.runs.folder import ParameterMismatchError, RunFolder, RunMetadata, RunParams, RunStore
-from psit_lib.runs.health import assess_health, beside_rates, health_table
-from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, describe_error, run_episodes, study_episode
-from psit_lib.runs.paths import figures_dir, results_root
+Names load lazily (PEP 562), so a light module of this package (``runs.params``) is imported
+without the model client, pandas or the runner (the command line validates parameters with it).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from psit_lib.runs.backend import make_client
+    from psit_lib.runs.experiment import Experiment
+    from psit_lib.runs.folder import ParameterMismatchError, RunFolder, RunMetadata, RunParams, RunStore
+    from psit_lib.runs.health import assess_health, beside_rates, health_table
+    from psit_lib.runs.paths import figures_dir, results_root
+    from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, describe_error, run_episodes, study_episode
+    from psit_lib.runs.study import Study, StudyNotebook
+
+_NAMES: dict[str, str] = {
+    "make_client": "psit_lib.runs.backend", "Experiment": "psit_lib.runs.experiment",
+    **{n: "psit_lib.runs.folder" for n in ("ParameterMismatchError", "RunFolder", "RunMetadata", "RunParams",
+                                           "RunStore")},
+    **{n: "psit_lib.runs.health" for n in ("assess_health", "beside_rates", "health_table")},
+    **{n: "psit_lib.runs.paths" for n in ("figures_dir", "results_root")},
+    **{n: "psit_lib.runs.runner" for n in ("EpisodeSpec", "StudyEpisode", "describe_error", "run_episodes",
+                                           "study_episode")},
+    **{n: "psit_lib.runs.study" for n in ("Study", "StudyNotebook")},
+}
 
 __all__ = ["EpisodeSpec", "Experiment", "ParameterMismatchError", "RunFolder", "RunMetadata", "RunParams", "RunStore",
-           "StudyEpisode", "assess_health",
+           "Study", "StudyEpisode", "StudyNotebook", "assess_health",
            "beside_rates", "describe_error", "health_table",
            "figures_dir", "make_client", "results_root", "run_episodes", "study_episode"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_NAMES[name]), name)
+    globals()[name] = value
+    return value

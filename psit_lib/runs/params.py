@@ -67,6 +67,33 @@ def check_profile(profile: str | None) -> str | None:
     return profile
 
 
+def check_sweep_knob(knob: str) -> str:
+    """``knob`` unchanged, or ValueError unless the simulator's profiles have a knob of that name."""
+    from psit_lib.sim.profiles import get_profile
+
+    knobs = [k["knob"] for k in get_profile("default").knobs()]
+    if knob not in knobs:
+        raise ValueError(f"{knob!r} is not a simulator knob; choose from {', '.join(knobs)}")
+    return knob
+
+
+def check_sweep_values(knob: str, values: Sequence[Any]) -> None:
+    """ValueError (one sentence) unless every value of a sweep is one the simulator knob takes."""
+    from psit_lib.sim.profiles import UnknownProfileError, with_override
+
+    check_sweep_knob(knob)
+    for value in values:
+        try:
+            with_override("default", knob, value)
+        except UnknownProfileError as exc:
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            if len(lines) >= 3 and "validation error" in lines[0]:  # pydantic: the knob's own message
+                detail = lines[2].split(" [type=")[0]
+                raise ValueError(f"sweep value {value!r} is not a value of the simulator knob {knob!r}: "
+                                 f"{detail[:1].lower()}{detail[1:]}") from None
+            raise ValueError(" ".join(lines)) from None
+
+
 class ModelRunParams(NotebookParams):
     """Parameters every notebook that calls models shares (models and profile are not secrets:
     endpoint URLs and keys stay in the environment)."""

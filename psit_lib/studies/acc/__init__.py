@@ -12,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from psit_lib.studies.acc.study import STUDY
     from psit_lib.runs import Experiment
     from psit_lib.runs.params import notebook_values, validate_params
     from psit_lib.studies.acc import experiment, metrics, sensitivity
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
 # name -> the module that defines it
 _NAMES: dict[str, str] = {
+    # the study as one object (psit_lib.runs.study.Study)
+    "STUDY": "psit_lib.studies.acc.study",
     # running a notebook (psit_lib.runs)
     "Experiment": "psit_lib.runs",
     "notebook_values": "psit_lib.runs.params",
@@ -45,7 +48,7 @@ _MODULES: dict[str, str] = {
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
-    "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
+    "STUDY", "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
     "simulator_assumptions", "plot_footprint_by_domain", "plot_rates_per_turn", "experiment", "metrics",
     "sensitivity",
 ]

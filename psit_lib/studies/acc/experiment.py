@@ -17,7 +17,7 @@ from pydantic import Field, field_validator
 
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
-from psit_lib.runs.params import ModelRunParams, distinct
+from psit_lib.runs.params import ModelRunParams, check_sweep_values, distinct
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.runs.runner import EpisodeSpec, study_episode
 
@@ -48,6 +48,13 @@ class AccParams(ModelRunParams):
     sweep_turns: int = Field(12, ge=2, le=1000, description="turns of each swept run (first domain)")
     sweep_scenarios: int = Field(3, ge=2, le=10_000, description=(
         "scenarios of the first domain per swept value; the gap's interval is over scenarios"))
+
+    @field_validator("sweeps")
+    @classmethod
+    def _sweepable(cls, sweeps: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for knob, values in sweeps.items():
+            check_sweep_values(knob, values)
+        return sweeps
 
     @field_validator("domains")
     @classmethod

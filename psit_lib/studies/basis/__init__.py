@@ -12,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from psit_lib.studies.basis.study import STUDY
     from psit_lib.runs import Experiment
     from psit_lib.runs.params import notebook_values, validate_params
     from psit_lib.studies.basis import results
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 # name -> the module that defines it
 _NAMES: dict[str, str] = {
+    # the study as one object (psit_lib.runs.study.Study)
+    "STUDY": "psit_lib.studies.basis.study",
     # running a notebook (psit_lib.runs)
     "Experiment": "psit_lib.runs",
     "notebook_values": "psit_lib.runs.params",
@@ -48,8 +51,9 @@ _MODULES: dict[str, str] = {
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
-    "Experiment", "notebook_values", "validate_params", "BasisParams", "make_specs", "reference_set_specs",
-    "run_basis_trial", "PASSK_COLUMN_LABELS", "plot_passk_curves", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions", "results",
+    "STUDY", "Experiment", "notebook_values", "validate_params", "BasisParams", "make_specs", "reference_set_specs",
+    "run_basis_trial", "PASSK_COLUMN_LABELS", "plot_passk_curves", "prompt_catalogue", "DIFFERENCES",
+    "simulator_assumptions", "results",
 ]
 
 

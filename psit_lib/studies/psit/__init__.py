@@ -12,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from psit_lib.studies.psit.study import STUDY
     from psit_lib.runs import Experiment, beside_rates
     from psit_lib.runs.params import notebook_values, validate_params
     from psit_lib.studies.psit.assumptions import simulator_assumptions
@@ -22,9 +23,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.play import workbook_agents
     from psit_lib.studies.psit.protocol import ablation, secret_choice
     from psit_lib.studies.psit.protocol import experiment as fork_tests
-    from psit_lib.studies.psit.protocol.ablation import AblationParams
-    from psit_lib.studies.psit.protocol.experiment import ForkTestParams
-    from psit_lib.studies.psit.protocol.secret_choice import SecretChoiceParams
+    from psit_lib.studies.psit.protocol.params import AblationParams, ForkTestParams, SecretChoiceParams
     from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
     from psit_lib.studies.psit.tasks.diagnosis_stats import evidence_counts, shrinkage_curve
     from psit_lib.studies.psit.tasks.hangman import HangmanTask
@@ -34,21 +33,23 @@ if TYPE_CHECKING:
                                               simulate_set_sizes, words_of_length)
     from psit_lib.studies.psit.theory import figure_data as theory_data
     from psit_lib.studies.psit.theory import figures as theory_figures
-    from psit_lib.studies.psit.theory.params import TheoremParams
+    from psit_lib.studies.psit.theorem_params import TheoremParams
     from psit_lib.studies.psit.widgets import fork_explorer, hangman_player
 
 # name -> the module that defines it
 _NAMES: dict[str, str] = {
+    # the study as one object (psit_lib.runs.study.Study)
+    "STUDY": "psit_lib.studies.psit.study",
     # running a notebook (psit_lib.runs)
     "Experiment": "psit_lib.runs",
     "beside_rates": "psit_lib.runs",
     "notebook_values": "psit_lib.runs.params",
     "validate_params": "psit_lib.runs.params",
     # parameters of each notebook
-    "TheoremParams": "psit_lib.studies.psit.theory.params",
-    "ForkTestParams": "psit_lib.studies.psit.protocol.experiment",
-    "AblationParams": "psit_lib.studies.psit.protocol.ablation",
-    "SecretChoiceParams": "psit_lib.studies.psit.protocol.secret_choice",
+    "TheoremParams": "psit_lib.studies.psit.theorem_params",
+    "ForkTestParams": "psit_lib.studies.psit.protocol.params",
+    "AblationParams": "psit_lib.studies.psit.protocol.params",
+    "SecretChoiceParams": "psit_lib.studies.psit.protocol.params",
     # the study's prompts, departures and simulator assumptions
     "prompt_catalogue": "psit_lib.studies.psit.catalogue",
     "DIFFERENCES": "psit_lib.studies.psit.differences",
@@ -90,7 +91,7 @@ _MODULES: dict[str, str] = {
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
-    "Experiment", "beside_rates", "notebook_values", "validate_params", "TheoremParams", "ForkTestParams",
+    "STUDY", "Experiment", "beside_rates", "notebook_values", "validate_params", "TheoremParams", "ForkTestParams",
     "AblationParams", "SecretChoiceParams", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions",
     "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_outcome_bars",
     "plot_dataset_view", "plot_topk_facets", "plot_entropy_vs_temperature", "closed_form_check", "compared_hosts", "entropy_table", "entropy_views",

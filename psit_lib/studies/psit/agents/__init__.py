@@ -1,7 +1,30 @@
-"""PSIT agents as LangGraph graphs: vanilla, private CoT, workflow and autonomous memory."""
+"""PSIT agents as LangGraph graphs: vanilla, private CoT, workflow and autonomous memory.
 
-from psit_lib.studies.psit.agents.chat_agent import ChatAgent
-from psit_lib.studies.psit.agents.config import KINDS, PSIT_AGENTS, STRATEGY_NAMES, AgentConfig, UnknownAgentError, parse_agent
+Names load lazily (PEP 562), so the light modules of this package (``config``, ``names``) can be
+imported for parameter checks without LangGraph.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from psit_lib.studies.psit.agents.chat_agent import ChatAgent
+    from psit_lib.studies.psit.agents.config import (KINDS, PSIT_AGENTS, STRATEGY_NAMES, AgentConfig,
+                                                     UnknownAgentError, parse_agent)
+
+_NAMES = {"ChatAgent": "psit_lib.studies.psit.agents.chat_agent",
+          **{name: "psit_lib.studies.psit.agents.config"
+             for name in ("KINDS", "PSIT_AGENTS", "STRATEGY_NAMES", "AgentConfig", "UnknownAgentError", "parse_agent")}}
 
 __all__ = ["AgentConfig", "ChatAgent", "KINDS", "PSIT_AGENTS", "STRATEGY_NAMES",
            "UnknownAgentError", "parse_agent"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_NAMES[name]), name)
+    globals()[name] = value
+    return value

@@ -10,12 +10,14 @@ Every agent offers the same small interface the fork test uses:
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from psit_lib.llm.client import ModelSession
 
 from psit_lib.studies.psit.agents.chat_agent import ChatAgent
 from psit_lib.studies.psit.agents.config import UnknownAgentError, parse_agent
+from psit_lib.studies.psit.agents.names import (_FAMILIES, OPTIONAL_AGENTS, AgentBuilder, canonical_agent_name,
+                                               known_agents, register_agent_family, validate_agent_names)
 
 
 class ForkableAgent(Protocol):
@@ -27,47 +29,6 @@ class ForkableAgent(Protocol):
     async def state(self, thread: str = "main", checkpoint_id: str | None = None) -> dict[str, Any]: ...
 
     def private_state(self, values: dict[str, Any]) -> str: ...
-
-
-AgentBuilder = Callable[[str, str, str], ForkableAgent]
-_FAMILIES: dict[str, AgentBuilder] = {}
-
-
-# Agents whose module is imported only when one of them is built, so the fork test and the
-# parameter checks work without their heavy optional dependencies (torch, memory libraries).
-OPTIONAL_AGENTS: dict[str, str] = {name: "psit_lib.studies.psit.agents.baselines"
-                                   for name in ("mem0", "amem", "lightmem", "memoryos")}
-
-
-def register_agent_family(prefix: str, builder: AgentBuilder) -> None:
-    """Agents whose name is ``prefix`` or starts with ``prefix + '_'`` are built by ``builder``."""
-    _FAMILIES[prefix] = builder
-
-
-def canonical_agent_name(name: str) -> str:
-    """The table name of an agent, or UnknownAgentError listing what exists."""
-    text = name.strip().lower()
-    if text in OPTIONAL_AGENTS:
-        return text
-    for prefix in _FAMILIES:
-        if text == prefix or text.startswith(prefix + "_"):
-            return text
-    return parse_agent(text).name
-
-
-def validate_agent_names(names: list[str]) -> list[str]:
-    """Canonical names for a parameter list of agents: known, at least one, no repeats."""
-    canonical = []
-    for name in names:
-        try:
-            canonical.append(canonical_agent_name(name))
-        except UnknownAgentError as exc:
-            raise ValueError(str(exc)) from None
-    if not canonical:
-        raise ValueError("name at least one agent")
-    if len(set(canonical)) != len(canonical):
-        raise ValueError("an agent is listed twice")
-    return canonical
 
 
 def build_agent(name: str, *, system_prompt: str, host_role: str,
@@ -83,5 +44,5 @@ def build_agent(name: str, *, system_prompt: str, host_role: str,
     return ChatAgent(parse_agent(text, **(options or {})), system_prompt=system_prompt, host_role=host_role)
 
 
-__all__ = ["OPTIONAL_AGENTS", "ForkableAgent", "UnknownAgentError", "build_agent", "canonical_agent_name",
+__all__ = ["OPTIONAL_AGENTS", "AgentBuilder", "ForkableAgent", "known_agents", "UnknownAgentError", "build_agent", "canonical_agent_name",
            "register_agent_family", "validate_agent_names"]

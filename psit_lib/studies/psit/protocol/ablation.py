@@ -9,34 +9,18 @@ correction within each method's comparisons (see ``experiment.significance``).
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import pandas as pd
 
-from pydantic import AfterValidator, Field
-
-from psit_lib.studies.psit.agents.config import STRATEGY_NAMES
-from psit_lib.studies.psit.agents.factory import validate_agent_names
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.records import EpisodeRecord, ok_results
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.tasks.base import PsitTask
-from psit_lib.studies.psit.tasks.registry import TASK_NAMES, make_task, validate_task_names
+from psit_lib.studies.psit.tasks.registry import make_task
 
-from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
-
-GRID_AGENTS = (["vanilla", "private_cot"]
-               + [f"{family}_{strategy}" for family in ("workflow", "autonomous") for strategy in STRATEGY_NAMES]
-               + ["mem0", "amem", "lightmem", "memoryos"])
-
-
-class AblationParams(ForkTestParams):
-    agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
-        default_factory=lambda: list(GRID_AGENTS))
-    tasks: Annotated[list[str], AfterValidator(validate_task_names)] = Field(
-        default_factory=lambda: list(TASK_NAMES))
-    n_episodes: int = Field(4, ge=1, le=100_000)
+from psit_lib.studies.psit.protocol.experiment import fork_episode_fn, plan_fork_episodes
+# re-exported: the parameters live in protocol.params (light, for the command line)
+from psit_lib.studies.psit.protocol.params import GRID_AGENTS as GRID_AGENTS, AblationParams as AblationParams
 
 
 def plan_ablation(params: AblationParams, models: list[str]) -> tuple[list[EpisodeSpec], dict[str, PsitTask]]:

@@ -6,54 +6,23 @@ the task and the agent list differ.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import pandas as pd
-from pydantic import AfterValidator, Field
 
-from psit_lib.studies.psit.agents import PSIT_AGENTS
-from psit_lib.studies.psit.agents.factory import validate_agent_names
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
 from psit_lib.analysis.stats import better_than_all_baselines, rate_table, significance_table
 from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 from psit_lib.llm.client import ModelSession
-from psit_lib.runs.params import ModelRunParams
 from psit_lib.runs.records import EpisodeRecord, ok_results
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
-from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
+from psit_lib.studies.psit.protocol.fork_test import run_fork_episode
+# re-exported: the parameters live in protocol.params (light, for the command line)
+from psit_lib.studies.psit.protocol.params import ForkTestParams as ForkTestParams
 from psit_lib.studies.psit.protocol.table1 import score_table1
-
-
-class ForkTestParams(ModelRunParams):
-    """Parameters of a fork-test notebook (defaults small; the study uses n_episodes=50).
-
-    The protocol choices default to the study's reference code; the alternatives are kept so
-    their effect can be measured (see each notebook's "Differences from the study")."""
-
-    agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
-        default_factory=lambda: list(PSIT_AGENTS))
-    n_episodes: int = Field(10, ge=1, le=100_000)
-    t_fork: int = Field(4, ge=1, le=26, description="turns before the fork, the opener counted as turn 1")
-    n_candidates: int = Field(5, ge=2, le=50)
-    candidate_order: Literal["reference", "sampled"] = "reference"
-    system_prompt: Literal["neutral", "task"] = "neutral"
-    private_cot_layout: Literal["interleaved", "system_block"] = "interleaved"
-    condition_choice: Literal["free", "closed"] = "free"
-    sweep_knob: str = Field("unheld_secret", description="simulator assumption swept in 'What decides this result'")
-    sweep_values: list[Any] = Field(default_factory=lambda: ["reimagine", "play_along", "deny"])
-    sweep_agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
-        default_factory=lambda: ["workflow_overwrite", "vanilla"],
-        description="(method, baseline) whose gap is swept", min_length=2, max_length=2)
-    sweep_episodes: int = Field(6, ge=0, le=100_000, description="episodes per agent and value (0: no sweep)")
-
-    def fork_settings(self) -> ForkSettings:
-        return ForkSettings(t_fork=self.t_fork, n_candidates=self.n_candidates,
-                            candidate_order=self.candidate_order, system_prompt=self.system_prompt,
-                            agent_options=(("reasoning_layout", self.private_cot_layout),))
-
 
 def plan_fork_episodes(task: PsitTask, params: ForkTestParams, models: list[str]) -> list[EpisodeSpec]:
     """One spec per (model, agent, episode index); ids are stable across runs."""

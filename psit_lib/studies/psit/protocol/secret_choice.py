@@ -35,12 +35,10 @@ from collections import Counter
 from functools import lru_cache
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Mapping
+from typing import Any, Mapping
 
 import pandas as pd
-from pydantic import AfterValidator, Field, field_validator
 
-from psit_lib.studies.psit.agents import UnknownAgentError
 from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import mode_collapse_attractors
@@ -48,13 +46,14 @@ from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecord
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
 from psit_lib.llm.client import ModelSession, SamplingDefaults
-from psit_lib.runs.params import NotebookParams, check_profile
+# re-exported: the parameters live in protocol.params (light, for the command line)
+from psit_lib.studies.psit.protocol.params import SecretChoiceParams as SecretChoiceParams
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.studies.psit.protocol.records import ChoiceReveal, Opening, SecretChoiceEpisode
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
 
-from psit_lib.studies.psit.tasks.registry import TASK_NAMES, UnknownTaskError, make_task, validate_task_names
+from psit_lib.studies.psit.tasks.registry import TASK_NAMES, UnknownTaskError, make_task
 
 from psit_lib.studies.psit.protocol.fork_test import count_fork_answer, host_role, observe_host_reply
 
@@ -62,51 +61,6 @@ NOTEBOOK = "07_secret_distribution_mode_collapse"
 
 
 # -- parameters ---------------------------------------------------------------------------
-
-
-class SecretChoiceParams(NotebookParams):
-    """Parameters of notebook 07 (defaults small; a study would use n_samples=200 or more)."""
-
-    tasks: Annotated[list[str], AfterValidator(validate_task_names)] = Field(
-        default_factory=lambda: list(TASK_NAMES))
-    temperatures: list[float] = Field(default_factory=lambda: [0.1, 0.3, 0.7, 1.0, 1.5])
-    n_samples: int = Field(40, ge=1, le=100_000)
-    models: list[str] = Field(default_factory=list)
-    agent: str = "vanilla"
-    max_tokens: int = Field(2048, ge=16, le=131_072)
-    seed: int = 0
-    profile: Annotated[str | None, AfterValidator(check_profile)] = None
-    concurrency: int = Field(16, ge=1, le=4096)
-    n_boot: int = Field(1000, ge=10, le=100_000)
-    read_from: str | None = None
-    suspect_threshold: float = Field(0.2, ge=0.0, le=1.0)
-
-    @field_validator("temperatures")
-    @classmethod
-    def _valid_temperatures(cls, temperatures: list[float]) -> list[float]:
-        if not temperatures:
-            raise ValueError("name at least one temperature")
-        bad = [t for t in temperatures if not 0.0 <= t <= 2.0]
-        if bad:
-            raise ValueError(f"temperature {bad[0]!r} is outside [0, 2]")
-        if len({round(t, 6) for t in temperatures}) != len(temperatures):
-            raise ValueError("a temperature is listed twice")
-        return sorted(float(t) for t in temperatures)
-
-    @field_validator("agent")
-    @classmethod
-    def _known_agent(cls, agent: str) -> str:
-        try:
-            return canonical_agent_name(agent)
-        except UnknownAgentError as exc:
-            raise ValueError(str(exc)) from None
-
-    @field_validator("read_from")
-    @classmethod
-    def _existing_folder(cls, read_from: str | None) -> str | None:
-        if read_from is not None and not Path(read_from).is_dir():
-            raise ValueError(f"{read_from!r} is not a folder (give a run folder such as results/<run-id>)")
-        return read_from
 
 
 # -- plan and episodes --------------------------------------------------------------------

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from psit_lib.studies.psit.tasks.base import PsitTask
+if TYPE_CHECKING:  # the names are checked without importing the tasks (psit run validates parameters)
+    from psit_lib.studies.psit.tasks.base import PsitTask
 
 TASK_NAMES = ("hangman", "diagnosis")
 

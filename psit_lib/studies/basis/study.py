@@ -1,0 +1,45 @@
+"""The BASIS study (notebook 06) as a :class:`~psit_lib.runs.study.Study` over its existing functions.
+
+Scorer: ``success_rates``, from the main trials' stored records. The pass^k comparison and the
+sweeps rest on further runs (reference sets, swept models) and are not rescored yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from psit_lib.runs.study import Study, StudyNotebook
+from psit_lib.studies.basis import experiment as bx
+from psit_lib.studies.basis import results as br
+from psit_lib.studies.basis.records import BasisTrial
+
+
+def _differences() -> Sequence[Any]:
+    from psit_lib.studies.basis.differences import DIFFERENCES
+
+    return DIFFERENCES
+
+
+def _assumptions() -> Mapping[str, Any]:
+    from psit_lib.studies.basis.assumptions import SIMULATOR_ASSUMPTIONS
+
+    return SIMULATOR_ASSUMPTIONS
+
+
+def _catalogue() -> Mapping[str, str]:
+    from psit_lib.studies.basis.prompts import prompt_catalogue
+
+    return prompt_catalogue()
+
+
+STUDY = Study(
+    name="basis",
+    result_type=BasisTrial,
+    notebooks={"06_basis_cab_scenarios": StudyNotebook(
+        params_model=bx.BasisParams, plan=bx.make_specs, episode=lambda params: bx.run_basis_trial,
+        scorers={"success_rates": lambda run: br.success_table(
+            br.trials_frame(run.select(bx.make_specs(run.params, run.models))))},
+        sweeps=lambda params: params.sweeps, sweep_plan=bx.sweep_specs,
+        key_tables=("success_rates", "passk_comparison"))},
+    prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
