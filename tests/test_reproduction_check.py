@@ -53,3 +53,26 @@ def test_a_run_on_other_models_covers_no_cell_and_says_so():
 
 def test_unscored_cells_are_left_out():
     assert reproduction_check(_rates("qwen3-32b", "vanilla", 0, 0)).empty
+
+
+def test_psit_compare_paper_tests_each_covered_cell_and_fits_120_columns(tmp_path, monkeypatch, capsys):
+    from psit_lib.cli import main
+    from psit_lib.runs.folder import RunMetadata, RunStore
+
+    monkeypatch.setenv("PSIT_RESULTS_DIR", str(tmp_path))
+    store = RunStore(tmp_path / "r1" / "02_hangman_fork_tests")
+    store.write_metadata(RunMetadata(notebook="02_hangman_fork_tests"))
+    store.tables_dir.mkdir(parents=True)
+    pd.concat([_rates("Qwen/Qwen3-32B", "private_cot", 0, 50), _rates("Qwen/Qwen3-32B", "vanilla", 2, 50),
+               _rates("Qwen/Qwen3-32B", "workflow_overwrite", 0, 0)]).to_csv(
+        store.tables_dir / "table1_self_consistency.csv", index=False)
+    assert main(["compare", "r1", "--paper"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 120, out
+    rows = [line for line in out.splitlines() if line.strip().startswith("hangman")]
+    assert len(rows) == 2 and "Qwen3 32B" in rows[0]
+    ref = self_consistency_reference("hangman", ["private_cot"]).set_index("model").at["Qwen3 32B", "rate"]
+    assert rows[0].endswith("differs" if ref > 0.3 else "consistent")
+    assert rows[1].endswith("consistent")  # 2/50 against the paper's vanilla rate on Qwen3 32B
+    assert main(["compare", "r1", "r1", "--paper"]) == 2
+    assert main(["compare", "r1"]) == 2

@@ -29,8 +29,8 @@ def test_rescore_reproduces_a_small_run_of_notebook_02(tmp_path, monkeypatch, ca
     _forbid_models(monkeypatch)
     assert main(["rescore", "small"]) == 0
     out = capsys.readouterr().out
-    assert ("02_hangman_fork_tests: reproduced 5 tables "
-            "(self_consistency, significance, summary, outcome_mix, sweep)") in out
+    assert ("02_hangman_fork_tests: reproduced 8 tables (self_consistency, table1_self_consistency, significance, "
+            "significance_table1, summary, reproduction, outcome_mix, sweep)") in out
 
     # a saved table that no longer matches its records is named, with exit status 1
     saved = tmp_path / "results" / "small" / "02_hangman_fork_tests" / "tables" / "outcome_mix.csv"
@@ -66,7 +66,8 @@ def test_study_rescore_derives_outcomes_from_the_stored_fields(tmp_path, noteboo
     assert [derived_outcome(r.result) for r in records if r.result] == [r.result.outcome for r in records if r.result]
     fresh = study.score(records, notebook=notebook, params=params, models=exp.models)
     stored = study.rescore(exp.store.dir)
-    assert set(fresh) == set(stored) == {"self_consistency", "significance", "summary", "outcome_mix", "sweep"}
-    for name in ("self_consistency", "significance", "summary", "outcome_mix"):
+    assert set(fresh) == set(stored) == {"self_consistency", "table1_self_consistency", "significance",
+                                         "significance_table1", "summary", "reproduction", "outcome_mix", "sweep"}
+    for name in ("self_consistency", "table1_self_consistency", "significance", "summary", "outcome_mix"):
         assert fresh[name].equals(stored[name]), name
     assert len(stored["sweep"]) == 3  # one row per swept value, read back by the swept model names

@@ -4,6 +4,7 @@
     psit list
     psit report [--run-id ID]
     psit compare RUN_A RUN_B
+    psit compare RUN --paper
     psit rescore RUN [NOTEBOOK ...]
     psit sim serve [--port N] [--profile NAME]
     psit --version
@@ -48,9 +49,16 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from psit_lib.cli.compare import compare
+    from psit_lib.cli.compare import compare, compare_with_paper
 
-    print(compare(args.run_a, args.run_b))
+    if args.paper:
+        if args.run_b:
+            raise CliError("psit compare RUN --paper takes one run")
+        print(compare_with_paper(args.run_a))
+    elif not args.run_b:
+        raise CliError("psit compare takes two runs (or one run and --paper)")
+    else:
+        print(compare(args.run_a, args.run_b))
     return 0
 
 
@@ -95,6 +103,7 @@ examples:
   psit list                                  notebooks and their parameters
   psit report                                HTML report of the latest complete run
   psit compare run-a run-b                   configuration and result tables of two runs
+  psit compare run-a --paper                 each Table 1 cell the run covers against the paper, tested
   psit rescore run-a 02                      recompute 02's tables from its stored records (no model)
   psit sim serve --port 8765                 the simulated model on a loopback port
 
@@ -145,7 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(func=cmd_report)
     comp = sub.add_parser("compare", help="configuration differences and result tables of two runs")
     comp.add_argument("run_a", help="run id (under results/) or folder")
-    comp.add_argument("run_b", help="run id (under results/) or folder")
+    comp.add_argument("run_b", nargs="?", help="run id (under results/) or folder")
+    comp.add_argument("--paper", action="store_true",
+                      help="compare one run with the study's Table 1: each covered cell, a two-sided test, a verdict")
     comp.set_defaults(func=cmd_compare)
     rescore = sub.add_parser("rescore", help="recompute a run's tables from its stored records, without a model",
                              description="Rescore each notebook's stored episodes with its study's scorers and "

@@ -78,3 +78,32 @@ def compare(run_a: str, run_b: str) -> str:
             lines.append("  (no saved result tables in common)")
         lines += [table_comparison(a / nb, b / nb, t) for t in tables]
     return "\n".join(lines)
+
+
+def compare_with_paper(run: str) -> str:
+    """``psit compare RUN --paper``: every Table 1 cell the run covers, its rate by Table 1's rule
+    beside the paper's, a two-sided test at the paper's n and a verdict (studies/psit reproduction
+    check), from each fork notebook's saved ``table1_self_consistency`` table."""
+    from psit_lib.studies.psit.protocol.reproduction import reproduction_check, reproduction_reading
+
+    folder = run_folder(run)
+    lines = [f"run = {folder}"]
+    found = False
+    for nb in sorted(notebooks_with_metadata(folder)):
+        names = RunFolder(folder / nb).table_names()
+        if "table1_self_consistency.csv" not in names:
+            continue
+        found = True
+        table1 = pd.read_csv(RunFolder(folder / nb).tables_dir / "table1_self_consistency.csv")
+        check = reproduction_check(table1)
+        lines.append(f"\n== {nb}")
+        lines.append("  " + reproduction_reading(check, sorted(set(table1["model"].astype(str)))))
+        if len(check):
+            lines.append(f"  {'task':10} {'agent':26} {'paper model':13} {'run':>9} {'paper':>6} {'p (Holm)':>9}  verdict")
+            for r in check.itertuples(index=False):
+                lines.append(f"  {str(r.task)[:10]:10} {str(r.agent)[:26]:26} {str(r.paper_model)[:13]:13} "
+                             f"{r.run_successes:>3}/{r.run_n:<3}{r.run_rate:>3.2f} {r.paper_rate:>6.2f} "
+                             f"{r.p_holm:>9.3g}  {r.verdict}")
+    if not found:
+        raise CliError(f"{folder.name} has no fork-test notebook with a Table 1 table (02, 03 or 04); run one first")
+    return "\n".join(lines)

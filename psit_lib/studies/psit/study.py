@@ -64,7 +64,7 @@ def _fork_notebook(task_of: Callable[[ForkTestParams], PsitTask], tables: tuple[
         scorers={name: scorer(name) for name in tables},
         sweeps=_fork_sweeps,
         sweep_plan=lambda params, models: fx.sweep_specs(task_of(params), params, models),
-        key_tables=("self_consistency", "summary"))
+        key_tables=("table1_self_consistency", "self_consistency", "summary"))
 
 
 def _ablation_specs(params: AblationParams, models: list[str]) -> list[EpisodeSpec]:
@@ -84,7 +84,8 @@ def _ablation_episode(params: AblationParams) -> Any:
     return ablation.ablation_episode_fn({t: make_task(t, params.condition_choice) for t in params.tasks}, params)
 
 
-FORK_TABLES = ("self_consistency", "significance", "summary", "outcome_mix", "sweep")
+FORK_TABLES = ("self_consistency", "table1_self_consistency", "significance", "significance_table1", "summary",
+               "reproduction", "outcome_mix", "sweep")
 
 STUDY = Study(
     name="psit",
@@ -97,11 +98,12 @@ STUDY = Study(
         "04_memory_strategy_ablations": StudyNotebook(
             params_model=AblationParams, plan=_ablation_specs, episode=_ablation_episode,
             scorers={name: _ablation_scorer(name)
-                     for name in ("self_consistency", "significance", "summary", "sweep")},
+                     for name in ("self_consistency", "table1_self_consistency", "significance",
+                                  "significance_table1", "summary", "reproduction", "sweep")},
             sweeps=_fork_sweeps,
             sweep_plan=lambda params, models: fx.sweep_specs(make_task(params.tasks[0], params.condition_choice),
                                                              params, models),
-            key_tables=("self_consistency", "summary")),
+            key_tables=("table1_self_consistency", "self_consistency", "summary")),
     },
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
 

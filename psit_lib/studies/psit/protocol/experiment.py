@@ -23,6 +23,9 @@ from psit_lib.studies.psit.protocol.fork_test import run_fork_episode
 # re-exported: the parameters live in protocol.params (light, for the command line)
 from psit_lib.studies.psit.protocol.params import ForkTestParams as ForkTestParams
 from psit_lib.studies.psit.protocol.table1 import score_table1
+from psit_lib.studies.psit.protocol.reproduction import reproduction_check
+from psit_lib.studies.psit.protocol.reproduction import reproduction_reading as reproduction_reading  # for notebooks
+from psit_lib.runs.health import beside_rates
 
 def plan_fork_episodes(task: PsitTask, params: ForkTestParams, models: list[str]) -> list[EpisodeSpec]:
     """One spec per (model, agent, episode index); ids are stable across runs."""
@@ -259,10 +262,20 @@ def _rate_cells(rates: pd.DataFrame, task: str, model: str, agents: list[str],
             else "—" for a in agents]
 
 
-def table1_rates(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:
+def table1_rates(df: pd.DataFrame, agents: list[str], records: list[ForkRecord]) -> pd.DataFrame:
     """Self-consistency by Table 1's own rule (:mod:`~psit_lib.studies.psit.protocol.table1`) per
-    (task, model, agent), with Wilson intervals; failed episodes counted apart, never scored."""
-    return in_agent_order(rate_table(df, ["task", "model", "agent"], "table1_self_consistent"), agents)
+    (task, model, agent), with Wilson intervals and the unreadable shares beside; failed episodes
+    counted apart, never scored."""
+    rates = in_agent_order(rate_table(df, ["task", "model", "agent"], "table1_self_consistent"), agents)
+    return beside_rates(rates, records, ["model", "agent"])
+
+
+def table1_view(df: pd.DataFrame, table1: pd.DataFrame, strict: pd.DataFrame, tasks: list[str],
+                agents: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(significance on Table 1's rule, the Table 1 layout with the strict view beside, the
+    reproduction check per covered cell): what a fork-test notebook shows beside the paper."""
+    sig, stars = significance(df, agents, success_col="table1_self_consistent")
+    return sig, summary_table(table1, stars, tasks, agents, strict=strict), reproduction_check(table1)
 
 
 def in_agent_order(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:

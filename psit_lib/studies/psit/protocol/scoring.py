@@ -62,11 +62,13 @@ def fork_tables(run: StoredRun, specs: Sequence[EpisodeSpec], sweep_task: PsitTa
     records = rescored(run.select(specs))
     df = fx.fork_frame(records)
     rates = self_consistency(records, params.agents)
-    sig, stars = fx.significance(df, params.agents)
+    sig, _ = fx.significance(df, params.agents)
     sweep = run.sweep_models(params.sweep_knob, params.sweep_values)
     sweep_records = rescored(run.select(fx.sweep_specs(sweep_task, params, sweep)))
-    return {"self_consistency": rates, "significance": sig,
-            "summary": fx.summary_table(rates, stars, tasks, params.agents),
+    table1 = fx.table1_rates(df, params.agents, records)
+    sig1, summary, check = fx.table1_view(df, table1, rates, tasks, params.agents)
+    return {"self_consistency": rates, "significance": sig, "table1_self_consistency": table1,
+            "significance_table1": sig1, "summary": summary, "reproduction": check,
             "outcome_mix": fx.outcome_mix(df) if len(df) else pd.DataFrame(),
             "candidate_sources": fx.candidate_sources(records),
             "sweep": fx.sweep_gaps(sweep_records, sweep, params.sweep_knob, params.sweep_agents)}
