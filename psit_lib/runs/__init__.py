@@ -6,8 +6,9 @@ without the model client, pandas or the runner (the command line validates param
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from psit_lib.runs.backend import make_client
@@ -35,9 +36,4 @@ __all__ = ["EpisodeSpec", "Experiment", "ParameterMismatchError", "RunFolder", "
            "figures_dir", "make_client", "results_root", "run_episodes", "study_episode"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_NAMES[name]), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES, namespace=globals())

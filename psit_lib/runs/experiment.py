@@ -173,6 +173,16 @@ class Experiment:
         rows = simulator_assumptions_table(self.settings, roles, knobs)
         return pd.DataFrame(rows, columns=["source", "assumption", "value", "meaning"])
 
+    def declared_simulator_assumptions(self, declared: Mapping[str, tuple[Sequence[str], Sequence[str]]],
+                                       where: str) -> pd.DataFrame:
+        """:meth:`simulator_assumptions` for the roles and knobs a study declares for this notebook
+        (``declared``: notebook -> (roles, knobs), kept in the study's ``assumptions`` module,
+        ``where``), so notebooks never spell simulator names."""
+        if self.notebook not in declared:
+            raise KeyError(f"no simulator assumptions declared for notebook {self.notebook!r} ({where})")
+        roles, knobs = declared[self.notebook]
+        return self.simulator_assumptions(roles, knobs)
+
     def save_figure(self, fig, name: str) -> Path:
         """Save a figure (PNG and SVG) to the notebook's run folder as ``<notebook>__<name>``.
         The repository's ``figures/`` is never written here: ``psit run`` copies a run's figures

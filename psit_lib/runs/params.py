@@ -94,6 +94,17 @@ def check_sweep_values(knob: str, values: Sequence[Any]) -> None:
             raise ValueError(" ".join(lines)) from None
 
 
+def check_sweeps(sweeps: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """A ``sweeps`` parameter (simulator knob -> values), every knob and value checked."""
+    for knob, values in sweeps.items():
+        check_sweep_values(knob, values)
+    return sweeps
+
+
+Sweeps = Annotated[dict[str, list[Any]], AfterValidator(check_sweeps)]
+"""The type of a notebook's ``sweeps`` parameter: knobs and values checked against the simulator."""
+
+
 class ModelRunParams(NotebookParams):
     """Parameters every notebook that calls models shares (models and profile are not secrets:
     endpoint URLs and keys stay in the environment)."""

@@ -14,6 +14,8 @@ the models and profile it ran with, and every typed record of its folder.
 
 from __future__ import annotations
 
+import importlib
+
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +97,18 @@ class StudyNotebook:
     """(parameters, swept value -> model) -> the sweep's episodes."""
     key_tables: tuple[str, ...] = ()
     """The tables the report and ``psit compare`` show first."""
+
+
+def imported(reference: str, *, call: bool = False) -> Callable[[], Any]:
+    """A loader for ``"package.module:NAME"``: the object, imported when first asked (or, with
+    ``call``, what calling it returns), so building a :class:`Study` imports nothing extra."""
+    module, _, name = reference.partition(":")
+
+    def load() -> Any:
+        value = getattr(importlib.import_module(module), name)
+        return value() if call else value
+
+    return load
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ module is imported the first time the name is used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from psit_lib.studies.acc.study import STUDY
@@ -54,16 +55,4 @@ __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the 
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MODULES:
-        value = importlib.import_module(_MODULES[name])
-    elif name in _NAMES:
-        value = getattr(importlib.import_module(_NAMES[name]), name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES, _MODULES, namespace=globals())

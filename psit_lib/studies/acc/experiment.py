@@ -17,7 +17,7 @@ from pydantic import Field, field_validator
 
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
-from psit_lib.runs.params import ModelRunParams, check_sweep_values, distinct
+from psit_lib.runs.params import ModelRunParams, Sweeps, distinct
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.runs.runner import EpisodeSpec, study_episode
 
@@ -42,19 +42,12 @@ class AccParams(ModelRunParams):
     n_boot: int = Field(1000, ge=100, le=100_000)
     judge_variants: tuple[str, ...] = Field(("standard", "strict_rubric", "five_point", "reversed_order"),
                                             description="judge prompts every recorded turn is re-scored with")
-    sweeps: dict[str, list[Any]] = Field(
+    sweeps: Sweeps = Field(
         default_factory=lambda: {"attention_tokens": [500, 2000, 8000], "answer_elaboration_tokens": [0, 400]},
         description="simulator assumption -> values, each swept on a small run")
     sweep_turns: int = Field(12, ge=2, le=1000, description="turns of each swept run (first domain)")
     sweep_scenarios: int = Field(3, ge=2, le=10_000, description=(
         "scenarios of the first domain per swept value; the gap's interval is over scenarios"))
-
-    @field_validator("sweeps")
-    @classmethod
-    def _sweepable(cls, sweeps: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        for knob, values in sweeps.items():
-            check_sweep_values(knob, values)
-        return sweeps
 
     @field_validator("domains")
     @classmethod

@@ -7,12 +7,10 @@ and are not rescored yet.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
 
 import pandas as pd
 
-from psit_lib.runs.study import StoredRun, Study, StudyNotebook
+from psit_lib.runs.study import StoredRun, Study, StudyNotebook, imported
 from psit_lib.studies.acc import experiment as accx
 from psit_lib.studies.acc import metrics as accm
 from psit_lib.studies.acc.records import AccEpisode
@@ -22,22 +20,9 @@ def _turns(run: StoredRun) -> pd.DataFrame:
     return accm.turns_frame(run.select(accx.make_specs(run.params, run.models)))
 
 
-def _differences() -> Sequence[Any]:
-    from psit_lib.studies.acc.differences import DIFFERENCES
-
-    return DIFFERENCES
-
-
-def _assumptions() -> Mapping[str, Any]:
-    from psit_lib.studies.acc.assumptions import SIMULATOR_ASSUMPTIONS
-
-    return SIMULATOR_ASSUMPTIONS
-
-
-def _catalogue() -> Mapping[str, str]:
-    from psit_lib.studies.acc.catalogue import prompt_catalogue
-
-    return prompt_catalogue()
+_differences = imported("psit_lib.studies.acc.differences:DIFFERENCES")
+_assumptions = imported("psit_lib.studies.acc.assumptions:SIMULATOR_ASSUMPTIONS")
+_catalogue = imported("psit_lib.studies.acc.catalogue:prompt_catalogue", call=True)
 
 
 STUDY = Study(

@@ -24,8 +24,4 @@ SIMULATOR_ASSUMPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 def simulator_assumptions(exp: Experiment) -> pd.DataFrame:
     """The simulator's knobs and role constants declared for ``exp``'s notebook (empty on a real endpoint)."""
-    if exp.notebook not in SIMULATOR_ASSUMPTIONS:
-        raise KeyError(f"no simulator assumptions declared for notebook {exp.notebook!r} "
-                       f"(psit_lib/studies/basis/assumptions.py)")
-    roles, knobs = SIMULATOR_ASSUMPTIONS[exp.notebook]
-    return exp.simulator_assumptions(roles, knobs)
+    return exp.declared_simulator_assumptions(SIMULATOR_ASSUMPTIONS, __name__)

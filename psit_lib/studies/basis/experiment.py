@@ -17,7 +17,7 @@ from pydantic import Field, field_validator, model_validator
 from psit_lib.studies.basis.passk import DEFAULT_KS
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
-from psit_lib.runs.params import ModelRunParams, check_sweep_values, distinct
+from psit_lib.runs.params import ModelRunParams, Sweeps, distinct
 from psit_lib.runs.runner import EpisodeSpec, study_episode
 from psit_lib.studies.basis.records import AppCall, BasisTrial, CortexEpisode, Ride, StepView
 from psit_lib.studies.basis.scenarios import SCENARIOS
@@ -48,17 +48,10 @@ class BasisParams(ModelRunParams):
     subagent_max_steps: int = Field(6, ge=1, le=50)
     reference_sets: int = Field(2, ge=0, le=1000, description=(
         "independent sets of k fresh trials per k for the reference code's pass^k (study: 10; 0 skips)"))
-    sweeps: dict[str, list[Any]] = Field(
+    sweeps: Sweeps = Field(
         default_factory=lambda: {"notices_contradictions": [0.0, 0.5, 0.9], "explicit_detail_weight": [0.2, 0.44, 1.0]},
         description="simulator assumption -> values, each swept with sweep_trials trials per cell")
     sweep_trials: int = Field(4, ge=0, le=10_000, description="trials per (scenario, system) at each swept value")
-
-    @field_validator("sweeps")
-    @classmethod
-    def _sweepable(cls, sweeps: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        for knob, values in sweeps.items():
-            check_sweep_values(knob, values)
-        return sweeps
 
     @field_validator("scenarios")
     @classmethod

@@ -6,31 +6,16 @@ sweeps rest on further runs (reference sets, swept models) and are not rescored 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
 
-from psit_lib.runs.study import Study, StudyNotebook
+from psit_lib.runs.study import Study, StudyNotebook, imported
 from psit_lib.studies.basis import experiment as bx
 from psit_lib.studies.basis import results as br
 from psit_lib.studies.basis.records import BasisTrial
 
 
-def _differences() -> Sequence[Any]:
-    from psit_lib.studies.basis.differences import DIFFERENCES
-
-    return DIFFERENCES
-
-
-def _assumptions() -> Mapping[str, Any]:
-    from psit_lib.studies.basis.assumptions import SIMULATOR_ASSUMPTIONS
-
-    return SIMULATOR_ASSUMPTIONS
-
-
-def _catalogue() -> Mapping[str, str]:
-    from psit_lib.studies.basis.prompts import prompt_catalogue
-
-    return prompt_catalogue()
+_differences = imported("psit_lib.studies.basis.differences:DIFFERENCES")
+_assumptions = imported("psit_lib.studies.basis.assumptions:SIMULATOR_ASSUMPTIONS")
+_catalogue = imported("psit_lib.studies.basis.prompts:prompt_catalogue", call=True)
 
 
 STUDY = Study(

@@ -5,8 +5,9 @@ Read ``docs/adding_a_study.md`` beside it. The facade names what a notebook woul
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from psit_lib.studies.example.study import DIFFERENCES, STUDY, ProbeParams, prompt_catalogue
@@ -16,9 +17,4 @@ _NAMES = {name: "psit_lib.studies.example.study" for name in ("STUDY", "DIFFEREN
 __all__ = ["STUDY", "DIFFERENCES", "ProbeParams", "prompt_catalogue"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_NAMES[name]), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES, namespace=globals())

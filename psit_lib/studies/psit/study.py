@@ -8,13 +8,13 @@ notebooks' own (``protocol/scoring.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
 from psit_lib.runs.runner import EpisodeSpec
-from psit_lib.runs.study import Scorer, StoredRun, Study, StudyNotebook
+from psit_lib.runs.study import Scorer, StoredRun, Study, StudyNotebook, imported
 from psit_lib.studies.psit.protocol import ablation
 from psit_lib.studies.psit.protocol import experiment as fx
 from psit_lib.studies.psit.protocol import secret_choice as sc
@@ -26,22 +26,9 @@ from psit_lib.studies.psit.tasks.registry import make_task
 from psit_lib.studies.psit.theorem_params import TheoremParams
 
 
-def _differences() -> Sequence[Any]:
-    from psit_lib.studies.psit.differences import DIFFERENCES
-
-    return DIFFERENCES
-
-
-def _assumptions() -> Mapping[str, Any]:
-    from psit_lib.studies.psit.assumptions import SIMULATOR_ASSUMPTIONS
-
-    return SIMULATOR_ASSUMPTIONS
-
-
-def _catalogue() -> Mapping[str, str]:
-    from psit_lib.studies.psit.catalogue import prompt_catalogue
-
-    return prompt_catalogue()
+_differences = imported("psit_lib.studies.psit.differences:DIFFERENCES")
+_assumptions = imported("psit_lib.studies.psit.assumptions:SIMULATOR_ASSUMPTIONS")
+_catalogue = imported("psit_lib.studies.psit.catalogue:prompt_catalogue", call=True)
 
 
 def _fork_sweeps(params: ForkTestParams) -> dict[str, list[Any]]:

@@ -6,8 +6,9 @@ imported for parameter checks without LangGraph.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from psit_lib.studies.psit.agents.chat_agent import ChatAgent
@@ -22,9 +23,4 @@ __all__ = ["AgentConfig", "ChatAgent", "KINDS", "PSIT_AGENTS", "STRATEGY_NAMES",
            "UnknownAgentError", "parse_agent"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_NAMES[name]), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES, namespace=globals())

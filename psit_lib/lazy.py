@@ -1,0 +1,38 @@
+"""Package facades that load their names on first use (PEP 562).
+
+A facade (a study's ``__init__``, ``psit_lib.runs``) names what its package offers without
+importing it: importing a light module of the package, or the command line validating
+parameters, must not pull in the model client, pandas or langgraph. Each facade keeps its own
+maps (``_NAMES``: name -> module holding it; ``_MODULES``: name -> module exported whole), its
+``TYPE_CHECKING`` imports for type checkers and a literal ``__all__``; this module gives them the
+one ``__getattr__``/``__dir__`` pair.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_attributes(package: str, names: Mapping[str, str], modules: Mapping[str, str] | None = None, *,
+                    namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for ``package``: a name of ``names`` is taken from its module,
+    a name of ``modules`` is that module; each is imported on first use and kept in ``namespace``
+    (the package's ``globals()``), so the second use is a plain lookup."""
+    whole = dict(modules or {})
+
+    def __getattr__(name: str) -> Any:
+        if name in whole:
+            value = importlib.import_module(whole[name])
+        elif name in names:
+            value = getattr(importlib.import_module(names[name]), name)
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *namespace.get("__all__", ())})
+
+    return __getattr__, __dir__
