@@ -143,8 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fresh", action="store_true",
                      help="redo the episodes of the selected notebooks (the response cache is kept)")
     run.add_argument("--dry-run", action="store_true",
-                     help="plan and estimate episodes, model calls and tokens per notebook on the in-process "
-                          "simulator, without calling the configured endpoint")
+                     help="run nothing: print the planned episodes and the estimated model calls, tokens and hours "
+                          "per notebook (from a call model measured on the simulator, data/call_model.json)")
+    run.add_argument("--prompt-rate", type=float, default=1000.0, metavar="TOK_S",
+                     help="with --dry-run: prompt tokens per second the server processes in all (default 1000)")
+    run.add_argument("--completion-rate", type=float, default=100.0, metavar="TOK_S",
+                     help="with --dry-run: completion tokens per second the server generates in all (default 100)")
     run.add_argument("--no-progress", dest="progress", action="store_false", help="no episode progress line")
     run.set_defaults(func=cmd_run)
     listing = sub.add_parser("list", help="the notebooks and their parameters (defaults, study-scale values)")

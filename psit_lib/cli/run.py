@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from psit_lib.cli.preflight import check_settings
 from psit_lib.cli.progress import ProgressFollower
 from psit_lib.cli.signals import terminate_as_interrupt
 from psit_lib.cli.summary import NotebookSummary, table, write_run_file
-from psit_lib.runs.folder import Execution, RunFolder
+from psit_lib.runs.folder import RunFolder
 from psit_lib.runs.outputs import publish_figures
 from psit_lib.runs.paths import figures_dir, results_root
 
@@ -178,7 +177,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     notebooks = resolve_notebooks(args.notebooks)
     params = load_params(args.params_file, args.param, notebooks)
     if args.dry_run:
-        return dry_run(notebooks, params)
+        return dry_run(notebooks, params, prompt_rate=args.prompt_rate, completion_rate=args.completion_rate)
     settings = check_settings()
     run_id = args.run_id or default_run_id(params)
     run_dir = results_root() / run_id
@@ -225,43 +224,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_EPISODES_FAILED if failed_notebooks or failed_episodes else EXIT_SUSPECT
 
 
-def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]]) -> int:
-    """Plan and estimate without calling the configured endpoint.
+def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]], *, prompt_rate: float = 1000.0,
+            completion_rate: float = 100.0) -> int:
+    """Plan and estimate without running anything (``cli/estimate.py``)."""
+    from psit_lib.cli.estimate import dry_run_table
 
-    Each notebook runs once on the in-process simulated model, with its parameters, the cache off
-    and a scratch results folder; the planned episodes and the model calls and tokens it made are
-    the estimate. Call counts follow the protocol; prompt tokens are close; real models write
-    longer completions than the simulator (reasoning models many times longer), so completion
-    tokens are a lower bound.
-    """
-    import papermill
-
-    saved = {k: os.environ.get(k) for k in ("PSIT_BACKEND", "PSIT_MODEL", "PSIT_CACHE", "PSIT_RESULTS_DIR",
-                                            "PSIT_FIGURES_DIR", "PSIT_RUN_DIR")}
-    scratch = Path(tempfile.mkdtemp(prefix="psit-dry-run-"))
-    os.environ.update(PSIT_BACKEND="sim", PSIT_MODEL="psit-sim", PSIT_CACHE="off",
-                      PSIT_RESULTS_DIR=str(scratch / "results"), PSIT_FIGURES_DIR=str(scratch / "figures"),
-                      PSIT_RUN_DIR=str(scratch / "run"))
-    print("psit run --dry-run: each notebook runs on the in-process simulator (no endpoint is called)")
-    rows = []
-    try:
-        for nb in notebooks:
-            started = time.perf_counter()
-            papermill.execute_notebook(str(nb), str(scratch / nb.name), parameters=params[nb.stem],
-                                       cwd=str(nb.parent), progress_bar=False, kernel_name="python3",
-                                       log_output=False)
-            last = RunFolder(scratch / "run" / nb.stem).metadata().last_execution or Execution()
-            rows.append((nb.stem, last.episodes_recorded, last.model_calls, last.prompt_tokens,
-                         last.completion_tokens, time.perf_counter() - started))
-    finally:
-        for key, value in saved.items():
-            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
-        shutil.rmtree(scratch, ignore_errors=True)
-    print(f"{'notebook':38} {'episodes':>9} {'calls':>8} {'prompt tok':>11} {'completion tok (>=)':>20}")
-    for stem, episodes, calls, prompt, completion, _ in rows:
-        print(f"{stem:38} {episodes:>9} {calls:>8} {prompt:>11} {completion:>20}")
-    total = [sum(int(r[i]) for r in rows) for i in (1, 2, 3, 4)]
-    print(f"{'total':38} {total[0]:>9} {total[1]:>8} {total[2]:>11} {total[3]:>20}")
-    print("Completion tokens are the simulator's, a lower bound for real models; the model name and"
-          " endpoint of the real run do not change the counts.")
+    print(dry_run_table(notebooks, params, prompt_rate=prompt_rate, completion_rate=completion_rate))
     return 0

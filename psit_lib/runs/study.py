@@ -97,6 +97,12 @@ class StudyNotebook:
     """(parameters, swept value -> model) -> the sweep's episodes."""
     key_tables: tuple[str, ...] = ()
     """The tables the report and ``psit compare`` show first."""
+    further_plans: tuple[Callable[[Any, list[str]], Sequence[EpisodeSpec]], ...] = ()
+    """(parameters, models) -> episodes the notebook runs besides its main plan and sweeps
+    (BASIS's reference-design sets), for estimates."""
+    unplanned: str = ""
+    """Model calls the notebook makes that no plan lists (they depend on earlier results), said
+    beside an estimate."""
 
 
 def imported(reference: str, *, call: bool = False) -> Callable[[], Any]:

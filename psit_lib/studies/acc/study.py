@@ -13,6 +13,7 @@ import pandas as pd
 from psit_lib.runs.study import StoredRun, Study, StudyNotebook, imported
 from psit_lib.studies.acc import experiment as accx
 from psit_lib.studies.acc import metrics as accm
+from psit_lib.studies.acc import sensitivity as accs
 from psit_lib.studies.acc.records import AccEpisode
 
 
@@ -32,6 +33,7 @@ STUDY = Study(
         params_model=accx.AccParams, plan=accx.make_specs, episode=lambda params: accx.run_acc_episode,
         scorers={"hallucination_drift": lambda run: accm.rate_table(_turns(run)),
                  "footprint_by_domain": lambda run: accm.footprint_table(_turns(run))},
-        sweeps=lambda params: params.sweeps,
+        sweeps=lambda params: params.sweeps, sweep_plan=accs.sweep_specs,
+        unplanned="the judge variants' re-scoring calls",
         key_tables=("hallucination_drift", "footprint_by_domain"))},
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)

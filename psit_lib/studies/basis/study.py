@@ -25,6 +25,6 @@ STUDY = Study(
         params_model=bx.BasisParams, plan=bx.make_specs, episode=lambda params: bx.run_basis_trial,
         scorers={"success_rates": lambda run: br.success_table(
             br.trials_frame(run.select(bx.make_specs(run.params, run.models))))},
-        sweeps=lambda params: params.sweeps, sweep_plan=bx.sweep_specs,
+        sweeps=lambda params: params.sweeps, sweep_plan=bx.sweep_specs, further_plans=(bx.reference_set_specs,),
         key_tables=("success_rates", "passk_comparison"))},
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)

@@ -1,0 +1,131 @@
+"""``psit run --dry-run``: what a run would cost, in seconds, without running anything.
+
+The planned episodes come from each notebook's study (``studies.registry``: its parameter model
+and plan, sweeps on the simulator only). The cost of an episode comes from a *call model*
+measured once on the simulator and kept as data (``data/call_model.json``, with the date,
+commit and profile it was measured at; ``benchmarks/measure_call_model.py`` remeasures it):
+model calls, prompt and completion tokens per episode of each (task or scenario, agent or
+system), or per turn where episodes have turns. Call counts follow the protocol; prompt tokens
+are close; real models write longer replies than the simulator (reasoning models many times
+longer), so completion tokens and times are lower bounds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from psit_lib.cli.errors import CliError
+
+CALL_MODEL = "call_model.json"
+
+
+def load_call_model(path: Path | None = None) -> dict[str, Any]:
+    from psit_lib.data_files import data_dir
+
+    path = path or data_dir(CALL_MODEL)
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read the call model {path} ({exc}); run benchmarks/measure_call_model.py") from None
+
+
+def episode_key(params: dict[str, Any]) -> str:
+    """What an episode's cost depends on besides its notebook: its task or scenario, its agent or system."""
+    where = params.get("task") or params.get("scenario") or params.get("domain") or "*"
+    who = params.get("agent") or params.get("system") or "*"
+    return f"{where}/{who}"
+
+
+def episode_units(params: dict[str, Any]) -> int:
+    """How many measured units an episode is: its turns where it has turns, else one."""
+    return int(params.get("n_turns") or 1)
+
+
+@dataclass
+class Estimate:
+    notebook: str
+    episodes: int = 0
+    calls: float = 0.0
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+    note: str = ""
+
+    def hours(self, prompt_rate: float, completion_rate: float) -> float:
+        return (self.prompt_tokens / prompt_rate + self.completion_tokens / completion_rate) / 3600
+
+
+def _per_unit(model: dict[str, Any], notebook: str, key: str) -> dict[str, float] | None:
+    table = model.get("per_unit", {}).get(notebook) or {}
+    row = table.get(key) or table.get(key.split("/")[0] + "/*") or table.get("*")
+    return row
+
+
+def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], simulated: bool,
+                      call_model: dict[str, Any]) -> Estimate:
+    """The planned episodes of one notebook (main plan, and sweeps on the simulator) and their cost."""
+    from psit_lib.studies.registry import params_model, study_of
+
+    study = study_of(notebook)
+    model = params_model(notebook)
+    found = Estimate(notebook)
+    if study is None or model is None:
+        found.note = "no study declares this notebook's episodes"
+        return found
+    part = study.notebook(notebook)
+    if part.plan is None:
+        found.note = "no episode plan (its calls are not estimated)"
+        return found
+    params = model(**values)
+    specs = list(part.plan(params, list(getattr(params, "models", None) or models)))
+    for further in part.further_plans:
+        specs += further(params, list(getattr(params, "models", None) or models))
+    if simulated and part.sweeps is not None and part.sweep_plan is not None:
+        for knob, swept in part.sweeps(params).items():
+            specs += part.sweep_plan(params, {value: f"sweep:{knob}={value}" for value in swept})
+    notes = [f"{part.unplanned} are not counted"] if part.unplanned else []
+    missing = 0
+    for spec in specs:
+        row = _per_unit(call_model, notebook, episode_key(spec.params))
+        if row is None:
+            missing += 1
+            continue
+        units = episode_units(spec.params)
+        found.calls += row["calls"] * units
+        found.prompt_tokens += row["prompt_tokens"] * units
+        found.completion_tokens += row["completion_tokens"] * units
+    found.episodes = len(specs)
+    if missing:
+        notes.append(f"{missing} episode(s) of a kind the call model has not measured are not counted")
+    found.note = "; ".join(notes)
+    return found
+
+
+def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, prompt_rate: float,
+                  completion_rate: float, call_model_path: Path | None = None) -> str:
+    from psit_lib.llm.settings import LLMSettings
+
+    settings = LLMSettings.from_env()
+    call_model = load_call_model(call_model_path)
+    from psit_lib.cli.notebooks import default_values
+
+    rows = [estimate_notebook(nb.stem, {**default_values(nb), **params[nb.stem]}, [settings.model],
+                              settings.simulated, call_model) for nb in notebooks]
+    lines = [f"psit run --dry-run: nothing runs. Call model measured {call_model.get('measured', '?')} at commit "
+             f"{str(call_model.get('commit', '?'))[:10]} on the simulator (profile "
+             f"{call_model.get('profile', 'default')}); backend {settings.backend}, model {settings.model}.",
+             f"{'notebook':38} {'episodes':>9} {'calls':>9} {'prompt tok':>12} {'completion tok':>15} {'hours':>7}"]
+    for r in rows:
+        lines.append(f"{r.notebook:38} {r.episodes:>9} {r.calls:>9.0f} {r.prompt_tokens:>12.0f} "
+                     f"{r.completion_tokens:>15.0f} {r.hours(prompt_rate, completion_rate):>7.2f}"
+                     + (f"  ({r.note})" if r.note else ""))
+    total = Estimate("total", sum(r.episodes for r in rows), sum(r.calls for r in rows),
+                     sum(r.prompt_tokens for r in rows), sum(r.completion_tokens for r in rows))
+    lines.append(f"{'total':38} {total.episodes:>9} {total.calls:>9.0f} {total.prompt_tokens:>12.0f} "
+                 f"{total.completion_tokens:>15.0f} {total.hours(prompt_rate, completion_rate):>7.2f}")
+    lines.append(f"Hours at {prompt_rate:g} prompt and {completion_rate:g} completion tokens per second in all "
+                 "(--prompt-rate, --completion-rate). Completion tokens and hours are the simulator's, a lower "
+                 "bound for real models; sweeps run only on the simulator.")
+    return "\n".join(lines)
