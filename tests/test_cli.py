@@ -391,3 +391,32 @@ def test_figures_are_published_only_by_a_complete_run_of_the_whole_series(tmp_pa
     assert sorted(p.name for p in figures.iterdir()) == ["00_old__stale.png", "README.md"]
     assert main(["run", "--run-id", "whole", "--no-progress"]) == 0
     assert sorted(p.name for p in figures.iterdir()) == ["97_one__f1.png", "98_two__f1.png", "README.md"]
+
+
+def _run_with_rates(results, run_id, notebook, rows):
+    import pandas as pd
+
+    from psit_lib.runs.folder import RunMetadata, RunStore
+
+    store = RunStore(results / run_id / notebook)
+    store.write_metadata(RunMetadata(notebook=notebook))
+    store.tables_dir.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame([{"task": "hangman", "model": "m", "agent": agent, "n_scored": n, "n_failed": 0,
+                   "successes": k, "rate": k / n} for agent, k, n in rows]).to_csv(
+        store.tables_dir / "self_consistency.csv", index=False)
+
+
+def test_compare_gives_deltas_and_a_test_per_rate_lists_one_run_notebooks_and_fits_120_columns(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PSIT_RESULTS_DIR", str(tmp_path))
+    _run_with_rates(tmp_path, "a", "02_hangman_fork_tests", [("vanilla", 1, 40), ("private_cot", 20, 40)])
+    _run_with_rates(tmp_path, "b", "02_hangman_fork_tests", [("vanilla", 30, 40), ("private_cot", 21, 40)])
+    _run_with_rates(tmp_path, "a", "03_diagnosis_ddxplus", [("vanilla", 1, 4)])
+    assert main(["compare", "a", "b"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 120
+    vanilla = next(line for line in out.splitlines() if "· vanilla" in line)
+    cot = next(line for line in out.splitlines() if "· private_cot" in line)
+    assert "Δ +0.72" in vanilla and vanilla.endswith(" *")      # 1/40 vs 30/40: beyond chance
+    assert "Δ +0.03" in cot and not cot.endswith("*")           # 20/40 vs 21/40: not
+    assert "== 03_diagnosis_ddxplus: only in A" in out

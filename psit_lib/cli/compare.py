@@ -54,25 +54,93 @@ def config_differences(a: Path, b: Path) -> list[tuple[str, Any, Any]]:
     return [(k, ca.get(k, "—"), cb.get(k, "—")) for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
 
 
+WIDTH = 120
+RATE_COLUMNS = ("successes", "n_scored")
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= WIDTH else line[:WIDTH - 1] + "…"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return "—" if value != value else f"{value:.3g}"
+    return str(value)
+
+
+def rate_comparison(ta: pd.DataFrame, tb: pd.DataFrame, name: str) -> list[str]:
+    """A rate table of two runs row by row: each run's successes/n and rate, the difference
+    (B − A) and a two-sided Fisher exact test of it; ``*`` where p < 0.05 (per row, uncorrected:
+    a screen for where to look, not a finding)."""
+    from scipy.stats import fisher_exact
+
+    keys = [c for c in ta.columns if c in tb.columns and not pd.api.types.is_numeric_dtype(ta[c])
+            and c not in ("source",)]
+    rows_a = {tuple(r[k] for k in keys): r for _, r in ta.iterrows() if r.get("n_scored") == r.get("n_scored")}
+    rows_b = {tuple(r[k] for k in keys): r for _, r in tb.iterrows() if r.get("n_scored") == r.get("n_scored")}
+    lines = [f"  {name}: rates (B − A; * two-sided Fisher p < 0.05, uncorrected)"]
+    for key in [k for k in rows_a if k in rows_b] + [k for k in rows_b if k not in rows_a]:
+        label = " · ".join(str(v) for v in key)[:48]
+        ra, rb = rows_a.get(key), rows_b.get(key)
+        if ra is None or rb is None:
+            lines.append(_cut(f"    {label:48} only in {'B' if ra is None else 'A'}"))
+            continue
+        ka, na, kb, nb = (int(ra["successes"]), int(ra["n_scored"]), int(rb["successes"]), int(rb["n_scored"]))
+        if not na or not nb:
+            lines.append(_cut(f"    {label:48} A {ka}/{na}  B {kb}/{nb}  (nothing scored in one run)"))
+            continue
+        p = float(fisher_exact([[ka, na - ka], [kb, nb - kb]])[1])
+        delta = kb / nb - ka / na
+        lines.append(_cut(f"    {label:48} A {ka:>4}/{na:<4} {ka / na:5.2f}  B {kb:>4}/{nb:<4} {kb / nb:5.2f}  "
+                          f"Δ {delta:+.2f}  p {p:.2g}{' *' if p < 0.05 else ''}"))
+    for key in [k for k in rows_a if k not in rows_b]:
+        lines.append(_cut(f"    {' · '.join(str(v) for v in key)[:48]:48} only in A"))
+    return lines
+
+
 def table_comparison(a: Path, b: Path, name: str) -> str:
     ta, tb = pd.read_csv(RunFolder(a).tables_dir / name), pd.read_csv(RunFolder(b).tables_dir / name)
     if ta.equals(tb):
         return f"  {name}: identical ({len(ta)} rows)"
-    side = pd.concat({"A": ta, "B": tb}, axis=1)
-    return f"  {name}: differs\n" + "\n".join("    " + line for line in side.to_string(index=False).splitlines())
+    if all(c in ta.columns and c in tb.columns for c in RATE_COLUMNS):
+        return "\n".join(rate_comparison(ta, tb, name))
+    return "\n".join(_row_differences(ta, tb, name))
+
+
+def _row_differences(ta: pd.DataFrame, tb: pd.DataFrame, name: str, most: int = 12) -> list[str]:
+    """The rows of a table that differ between two runs, A's above B's, values to 3 significant
+    digits, each line cut to the page width."""
+    columns = [c for c in ta.columns if c in tb.columns]
+    fa, fb = ta[columns].map(_fmt), tb[columns].map(_fmt)
+    lines = [f"  {name}: differs ({len(ta)} | {len(tb)} rows); columns: " + ", ".join(columns)]
+    shown = 0
+    for i in range(max(len(fa), len(fb))):
+        row_a = " ".join(fa.iloc[i]) if i < len(fa) else "(no row)"
+        row_b = " ".join(fb.iloc[i]) if i < len(fb) else "(no row)"
+        if row_a == row_b:
+            continue
+        if shown == most:
+            lines.append("    …")
+            break
+        lines += [_cut(f"    A {row_a}"), _cut(f"    B {row_b}")]
+        shown += 1
+    return [_cut(line) for line in lines]
 
 
 def compare(run_a: str, run_b: str) -> str:
     a, b = run_folder(run_a), run_folder(run_b)
-    notebooks = sorted(notebooks_with_metadata(a) & notebooks_with_metadata(b))
-    if not notebooks:
-        raise CliError(f"{a.name} and {b.name} have no notebook in common")
+    in_a, in_b = notebooks_with_metadata(a), notebooks_with_metadata(b)
+    if not in_a | in_b:
+        raise CliError(f"{a.name} and {b.name} hold no notebook results")
     lines = [f"A = {a}", f"B = {b}"]
-    for nb in notebooks:
+    for nb in sorted(in_a | in_b):
+        if nb not in in_a or nb not in in_b:
+            lines.append(f"\n== {nb}: only in {'A' if nb in in_a else 'B'}")
+            continue
         lines.append(f"\n== {nb}")
         diffs = config_differences(a / nb, b / nb)
         lines.append("  configuration: identical" if not diffs else "  configuration differences (A | B):")
-        lines += [f"    {k}: {va!r} | {vb!r}" for k, va, vb in diffs]
+        lines += [_cut(f"    {k}: {va!r} | {vb!r}") for k, va, vb in diffs]
         tables = sorted(set(RunFolder(a / nb).table_names()) & set(RunFolder(b / nb).table_names()))
         if not tables:
             lines.append("  (no saved result tables in common)")
