@@ -357,7 +357,9 @@ async def test_memoryos_promotes_through_its_tiers_when_short_term_overflows(tas
     kinds = {c["kind"] for c in state["hidden_calls"]}
     assert {"memoryos.continuity", "memoryos.meta_info", "memoryos.multi_summary", "memoryos.keywords"} <= kinds
     sessions = state["store"]["files"]["mid_term"]["sessions"]
-    assert list(sessions) == ["session_0001"] and "Related earlier conversation" in state["retrieved_block"]
+    # promoted into mid-term sessions (how many depends on what the simulated host wrote)
+    assert sessions and list(sessions) == [f"session_{i:04d}" for i in range(1, len(sessions) + 1)]
+    assert "Related earlier conversation" in state["retrieved_block"]
     assert all(c["ok"] for c in state["hidden_calls"])
 
 

@@ -309,10 +309,15 @@ def test_task_satisfies_the_protocol_and_prompts_carry_the_rules():
     for prompt in (TASK.host_system_prompt(), TASK.opener()):  # free choice (the study): no list
         assert not any(f"- {name}" in prompt for name in RAW_HAS) and "realistic" in prompt
     assert "yes or no" in TASK.host_system_prompt().lower() and "privately" in TASK.host_system_prompt().lower()
-    assert "condition name only" in TASK.reveal_prompt() and "in the list" in closed.reveal_prompt()
+    assert "name of the medical condition only" in TASK.reveal_prompt() and "in the list" in closed.reveal_prompt()
     confirm = TASK.confirm_prompt("Croup")
-    assert "Croup" in confirm and "yes or no" in confirm
-    assert "yes/no" in TASK.opener() and "keep it to yourself" in TASK.opener().lower()
+    assert "Croup" in confirm and "single word" in confirm and "yes or no" in confirm
+    opener = TASK.opener().lower()
+    # every instruction of the study's opener (its Appendix F), in this project's words
+    for phrase in ["random, realistic, but not obvious", "don't reveal it unless i ask you to reveal it",
+                   "short yes/no questions", "symptoms, antecedents, signs or findings", "running summary",
+                   "stay consistent", "unless i ask you to reveal it"]:
+        assert phrase in opener, phrase
     with pytest.raises(ValueError, match="choice"):
         DiagnosisTask(choice="any")
 

@@ -35,24 +35,43 @@ class DebrisAfter(RecordingClient):
         return result
 
 
-async def test_an_episode_ended_by_an_unreadable_reply_keeps_its_audit_trail():
+async def test_an_unreadable_reply_is_recorded_and_play_goes_on_to_the_fork():
+    """As the study's scripted player: a reply that cannot be read is recorded per turn, its move
+    counts as made, nothing is learned from it, and the episode still reaches the fork."""
     client = DebrisAfter(LLMSettings(cache="off"), n=2)
     session = ModelSession(client, run_seed=0, episode_id="debris")
     record = await run_fork_episode(HangmanTask(), "workflow_overwrite", session, ForkSettings(t_fork=4))
-    assert record.outcome.value == "unparseable" and "turn 3" in record.failure
-    assert record.turns_played == 2                      # two guesses sent, the second one unreadable
-    assert record.constraints["length"] and len(record.constraints["guessed"]) == 1
-    assert "<secret>" in record.private_state_at_fork    # what the agent stored before play stopped
-    assert record.memory_edits and all(record.memory_edits)
-    assert len(record.state_size_per_turn) == 3 and record.state_size_per_turn[-1] > 0
+    assert record.reveal is not None and record.candidates        # the fork was reached
+    assert record.outcome.value != "unparseable" and record.failure is None
+    assert record.turns_played == 3                              # every move of the plan was played
+    (unreadable,) = record.unreadable_replies
+    assert unreadable.turn == 3 and "no pattern" in unreadable.error.lower() and unreadable.reply == ""
+    assert unreadable.move in record.constraints["unresolved"]  # spent, nothing learned from it
+    assert len(record.constraints["guessed"]) == 3 and record.constraints["length"]
+    assert "<secret>" in record.private_state_at_fork
     # the client cuts a reply at its first template token (nothing of this one is left) and flags it
-    assert record.transcript[-1].content == ""
+    assert [m.content for m in record.transcript if m.role == "assistant"][2] == ""
     diagnostics = session.diagnostics.as_dict()
     assert diagnostics["flags"] == {f"{FLAG_TEMPLATE_DEBRIS}|hangman_host|": 1}
-    assert diagnostics["reads"][f"{READ_REPLY}|hangman_host|workflow_overwrite"] == {"ok": 2, "unreadable": 1}
+    assert diagnostics["reads"][f"{READ_REPLY}|hangman_host|workflow_overwrite"] == {"ok": 3, "unreadable": 1}
     kinds = {note["kind"]: note for note in session.diagnostics.notes}
     assert kinds[FLAG_TEMPLATE_DEBRIS]["example"] == DEBRIS
     assert "no pattern" in kinds[f"unreadable_{READ_REPLY}"]["detail"].lower()
+
+
+async def test_a_host_whose_opening_shows_no_board_is_still_played_to_the_fork():
+    class NoBoard(RecordingClient):
+        async def chat(self, request):
+            result = await super().chat(request)
+            if request.role == "hangman_host" and len(request.messages) <= 3:
+                return dataclasses.replace(result, content='The word is "apple". Guess a letter!')
+            return result
+
+    session = ModelSession(NoBoard(LLMSettings(cache="off")), run_seed=0, episode_id="no-board")
+    record = await run_fork_episode(HangmanTask(), "vanilla", session, ForkSettings(t_fork=3))
+    assert record.reveal is not None and record.turns_played == 2
+    assert [u.turn for u in record.unreadable_replies] == [1, 2, 3]   # no length known: nothing can be read
+    assert record.constraints["length"] is None
 
 
 async def test_diagnostics_counts_appear_in_the_record(tmp_path):

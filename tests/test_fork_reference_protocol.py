@@ -37,7 +37,7 @@ class ScriptedHost:
     def _reply(self, text: str, public: list[dict[str, str]]) -> str:
         guesses = [m["content"] for m in public if m["role"] == "user"][1:] + [text]
         letters = [m.group(1) for g in guesses if (m := re.search(r"letter '([a-z])'", g))]
-        if "reveal" in text.lower():
+        if public and "reveal" in text.lower():  # the opener mentions revealing too
             return self.reveal or self.word
         if (m := re.search(r"Is your word '([a-z]+)'", text)):
             return "Yes." if m.group(1) == self.word else "No."

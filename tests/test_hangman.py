@@ -469,11 +469,15 @@ def test_task_implements_protocol_and_prompts_carry_the_rules():
     for phrase in ["privately", "lowercase", "underscore", "6 lives", "guessed", "reveal"]:
         assert phrase in system
     opener = task.opener().lower()
-    for phrase in ["hangman", "private", "6 lives", "underscore", "guessed"]:
-        assert phrase in opener
-    assert "word only" in task.reveal_prompt().lower()
+    # every instruction of the study's opener (its Appendix F), in this project's words
+    for phrase in ["hangman", "private", "exists in english", "lowercase letters only",
+                   "don't reveal it unless i ask you to reveal it", "6 lives", "underscore", "lives i have left",
+                   "guessed", "stay consistent", "never restate the secret or hint at it"]:
+        assert phrase in opener, phrase
+    reveal = task.reveal_prompt().lower()
+    assert "exactly one lowercase english word" in reveal and "no punctuation" in reveal
     confirm = task.confirm_prompt("planet").lower()
-    assert "planet" in confirm and "yes or no" in confirm
+    assert "planet" in confirm and "single word" in confirm and "yes or no" in confirm
 
 
 @pytest.mark.parametrize("kwargs", [{"lives": 0}, {"max_turns": 0}, {"exploration": 1.5}])

@@ -35,17 +35,21 @@ DIFFERENCES: tuple[Difference, ...] = (
         point="Reading the host's replies during play",
         study="The scripted player does not read the host's board; the pattern is inferred from the "
               "transcript only when candidates are built at the fork.",
-        here="Every reply is read (rule R). A reply that contradicts an earlier one is recorded, the move "
-             "counts as made and play goes on; the episode's outcome is public_contradiction. An "
-             "unreadable reply ends the episode as unparseable.",
+        here="Every reply is read (rule R), and play goes on to the fork whatever the host writes, as the "
+             "study's player does. A reply that contradicts an earlier one is recorded (its move counts as "
+             "made); a reply that cannot be read is recorded per turn (its move counts as made, nothing is "
+             "learned from it: a Hangman host whose opening shows no board gives no word length, so no later "
+             "reply can be checked). Compatible sets, candidates and the contradiction check use what could "
+             "be read.",
         why="A public self-contradiction is the failure a public-only model shows, and it should be "
-            "visible as such rather than hidden inside the fork's answers.",
-        effect="The workbook's strict view counts such episodes as public_contradiction whatever the fork "
-               "answers; the Table 1 column scores them by their fork answers, as the study does, so a host "
-               "that contradicted itself in public but answers the fork consistently is self-consistent "
-               "there and not in the strict view. An episode ended by an unreadable reply reaches no fork "
-               "and is not self-consistent in either view, where the study's player would have played on: "
-               "with a model whose replies cannot be read, both views sit below the study's.",
+            "visible as such rather than hidden inside the fork's answers; what could not be read is a "
+            "fact about the run (shown beside every rate), not an outcome.",
+        effect="The workbook's strict view counts contradicting episodes as public_contradiction whatever the "
+               "fork answers; the Table 1 column scores them by their fork answers, as the study does, so a "
+               "host that contradicted itself in public but answers the fork consistently is self-consistent "
+               "there and not in the strict view. Unreadable pre-fork replies no longer end an episode: with "
+               "a model whose replies cannot be read, candidates rest on fewer constraints (more words fit), "
+               "and the unreadable share beside each rate says how much of the run that was.",
         notebooks=FORK),
     Difference(
         point="Self-consistency rule",

@@ -154,6 +154,8 @@ def example_transcript(record: ForkRecord) -> str:
     for msg in result.transcript:
         who = "PLAYER" if msg.role == "user" else "HOST  "
         lines.append(f"{who}: " + msg.content.replace("\n", " | "))
+    for unread in result.unreadable_replies:
+        lines.append(f"[unreadable reply at turn {unread.turn} to {unread.move!r}: {unread.error[:160]}]")
     private = result.private_state_at_fork
     lines.append("PRIVATE STATE AT FORK: " + (private.replace("\n", " | ") if private else "(none)"))
     if result.reveal is not None:

@@ -27,13 +27,13 @@ from functools import partial
 from typing import Any, Callable
 
 from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
-from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
+from psit_lib.studies.psit.protocol.outcomes import classify_fork
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import READ_FORK_ANSWER, READ_REPLY
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.reply_readers import parse_yes_no, strip_template_debris
 from psit_lib.studies.psit.prompt_book import PROMPTS
-from psit_lib.studies.psit.protocol.records import ForkEpisode, PublicContradiction
+from psit_lib.studies.psit.protocol.records import ForkEpisode, PublicContradiction, UnreadableReply
 from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyError, PsitTask
 from psit_lib.studies.psit.protocol.candidates import pick_candidates, stored_secret
 
@@ -111,16 +111,19 @@ def count_fork_answer(task: PsitTask, session: ModelSession, answer: str, parsed
 
 async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSession,
                           settings: ForkSettings, rng: random.Random, agent_name: str | None = None
-                          ) -> tuple[Any, int, list[PublicContradiction]]:
-    """The opener (turn 1) plus up to ``t_fork - 1`` moves; returns (public state, moves
-    played, contradictions: one entry per reply that contradicted earlier ones). An unreadable
-    reply raises :class:`_Unreadable` carrying the state read so far and the moves played."""
+                          ) -> tuple[Any, int, list[PublicContradiction], list[UnreadableReply]]:
+    """The opener (turn 1) plus up to ``t_fork - 1`` moves, whatever the host writes (as the
+    study's scripted player, which never depends on reading the board); returns (public state,
+    moves played, contradictions, unreadable replies). A reply that contradicts earlier ones, or
+    that cannot be read, is recorded; its move counts as made and nothing is learned from it, so
+    compatible sets and candidates rest on what could be read."""
     state = task.initial_state()
     reply = (await agent.send(task.opener(), session))["reply"]
+    unreadable: list[UnreadableReply] = []
     try:
         state = observe_host_reply(task, session, reply, lambda: task.observe_opening(state, reply), agent_name)
     except HostReplyError as exc:
-        raise _Unreadable("opening", reply, exc, state, 0, []) from None
+        unreadable.append(UnreadableReply(turn=1, move="opening", reply=reply, error=str(exc)))
     moves = 0
     contradictions: list[PublicContradiction] = []
     while moves < settings.t_fork - 1 and not task.is_over(state):
@@ -134,26 +137,15 @@ async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSe
             contradictions.append(PublicContradiction(turn=moves + 1, move=str(move), reply=reply, error=str(exc)))
             state = task.skip_move(state, move)
         except HostReplyError as exc:
-            raise _Unreadable(f"turn {moves + 1}", reply, exc, state, moves, contradictions) from None
-    return state, moves, contradictions
+            unreadable.append(UnreadableReply(turn=moves + 1, move=str(move), reply=reply, error=str(exc)))
+            state = task.skip_move(state, move)
+    return state, moves, contradictions, unreadable
 
 
 def new_hidden_calls(at_fork: dict[str, Any], after: dict[str, Any], branch: str) -> list[dict[str, Any]]:
     """Hidden model calls (memory libraries' own) a branch made after the fork."""
     calls = after.get("hidden_calls") or []
     return [{**call, "branch": branch} for call in calls[len(at_fork.get("hidden_calls") or []):]]
-
-
-class _Unreadable(Exception):
-    """A host reply the player could not read, with the public state read before it, the moves
-    played (the unreadable one included) and the contradictions met, so the record can show
-    where play stopped."""
-
-    def __init__(self, stage: str, reply: str, cause: Exception, state: Any, moves: int,
-                 contradictions: list[PublicContradiction]) -> None:
-        super().__init__(f"{stage}: {cause}")
-        self.stage, self.reply, self.cause = stage, reply, cause
-        self.state, self.moves, self.contradictions = state, moves, contradictions
 
 
 def audit_trail(task: PsitTask, agent: ForkableAgent, values: dict[str, Any], state: Any,
@@ -179,13 +171,7 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
     agent = build_agent(name, system_prompt=system, host_role=host_role(task), options=dict(settings.agent_options))
     rng = player_rng(session)
     base: dict[str, Any] = {"task": task.name, "agent": name, "model": session.model}
-    try:
-        state, moves, contradictions = await play_until_fork(task, agent, session, settings, rng, name)
-    except _Unreadable as exc:
-        trail = audit_trail(task, agent, await agent.state(), exc.state, exc.moves)
-        return ForkEpisode(**base, **trail, outcome=Outcome.UNPARSEABLE, failure=f"host reply unreadable at {exc}",
-                           reveal=None, candidates=[], candidate_search=None, branch_hidden_calls=[],
-                           public_contradictions=exc.contradictions)
+    state, moves, contradictions, unreadable = await play_until_fork(task, agent, session, settings, rng, name)
     fork_id = await agent.checkpoint_id()
     at_fork = await agent.state()
     fork = await fork_from_checkpoint(task, agent, state, fork_id, session, settings,
@@ -196,7 +182,8 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
         **base, **audit_trail(task, agent, at_fork, state, moves),
         failure=fork.get("failure"), reveal=fork["reveal"], candidates=fork["candidates"],
         candidate_search=fork["candidate_search"], outcome=fork["outcome"],
-        branch_hidden_calls=fork["branch_hidden_calls"], public_contradictions=contradictions)
+        branch_hidden_calls=fork["branch_hidden_calls"], public_contradictions=contradictions,
+        unreadable_replies=unreadable)
 
 
 async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any, fork_id: str,

@@ -69,6 +69,16 @@ class PublicContradiction(_Part):
     error: str
 
 
+class UnreadableReply(_Part):
+    """A pre-fork reply the player could not read (no board, no yes or no): the move counts as
+    made, nothing is learned from it, and play goes on to the fork, as the study's player does."""
+
+    turn: int
+    move: str
+    reply: str
+    error: str
+
+
 class HiddenCallRecord(_Part):
     """A model call a memory library made on its own (see ``agents.baselines.calls``)."""
 
@@ -101,9 +111,10 @@ class ForkEpisode(StudyResult):
     the reveal, the yes/no branches and the outcome.
 
     Version 2 added the pre-fork contradictions, the candidate from memory and whether each
-    candidate is checkable; version 1 records read with those empty."""
+    candidate is checkable; version 3 the pre-fork replies that could not be read (play goes on
+    past them); older records read with those empty."""
 
-    schema_version: Literal[1, 2] = 2
+    schema_version: Literal[1, 2, 3] = 3
     task: str
     agent: str
     model: str
@@ -121,6 +132,7 @@ class ForkEpisode(StudyResult):
     candidate_search: CandidateSearch | None
     branch_hidden_calls: list[BranchHiddenCall]
     public_contradictions: list[PublicContradiction] = []
+    unreadable_replies: list[UnreadableReply] = []
 
     @property
     def answers(self) -> dict[str, bool | None]:

@@ -13,6 +13,7 @@ import random
 from typing import Any
 
 from psit_lib.studies.psit.prompt_book import PROMPTS
+from psit_lib.studies.psit.tasks.base import HostReplyError
 from psit_lib.studies.psit.tasks.hangman_player import choose_letter, guess_message, sample_by_frequency
 from psit_lib.studies.psit.tasks.hangman_reader import normalise_word, parse_reveal_text, read_opening, read_reply
 from psit_lib.studies.psit.tasks.hangman_rules import (DEFAULT_LIVES, HangmanState, InvalidGuessError, is_compatible,
@@ -88,6 +89,9 @@ class HangmanTask:
         return letter, guess_message(letter)
 
     def observe_reply(self, state: HangmanState, move: str, reply: str) -> HangmanState:
+        if state.length is None:  # the opening showed no readable board: nothing to check a reply against
+            raise HostReplyError("the word's length was never shown in a readable board, so the reply "
+                                 f"to {move!r} cannot be read: {reply[:200]!r}")
         return read_reply(state, move, reply)
 
     def skip_move(self, state: HangmanState, move: str) -> HangmanState:
