@@ -167,6 +167,8 @@ def test_every_episode_reaches_its_scoring_point_or_is_failed_with_a_reason(real
                                              "all_denial", "public_contradiction", "leakage", "unparseable"}, where
                 if record["outcome"] == "unparseable":
                     assert record["failure"], where
+                # played to the fork whatever the host wrote, as the study's player: a reveal was asked
+                assert record["reveal"] is not None and record["reveal"]["question"], where
             elif "turns" in record:  # ACC
                 assert record["turns"], where
             elif "success" in record:  # BASIS
@@ -224,3 +226,30 @@ def test_generated_readings_rank_nothing_the_tables_tie(real_run):
         headline = RunFolder(folder).metadata().headline or ""
         if rates["rate"].nunique(dropna=True) == 1 and len(rates) > 1:
             assert "tie" in headline and " the lowest is " not in headline, headline
+
+
+def test_hosts_that_wrote_their_secret_in_public_are_scored_leakage_by_table1s_rule(real_run):
+    """Table 1's view: a revealed secret found (as a substring, ignoring case) in the host's public
+    replies before the fork is leakage, never self-consistent; the saved Table 1 table counts it so."""
+    import pandas as pd
+
+    from psit_lib.studies.psit.protocol.records import ForkEpisode
+    from psit_lib.studies.psit.protocol.table1 import score_table1
+
+    for folder in _notebook_dirs(real_run["run_dir"]):
+        if not (folder / "tables" / "table1_self_consistency.csv").exists():
+            continue
+        credited: dict[str, int] = {}
+        for record in RunFolder(folder).typed_records(ForkEpisode):
+            if record.result is None:  # failed: counted apart, never scored
+                credited.setdefault(str(record.spec["agent"]), 0)
+                continue
+            result = record.result
+            revealed = result.reveal.parsed if result.reveal else None
+            public = " ".join(m.content for m in result.transcript if m.role == "assistant").lower()
+            score = score_table1(result)
+            if revealed and revealed.lower() in public:
+                assert score.leakage and not score.self_consistent, record.episode_id
+            credited[result.agent] = credited.get(result.agent, 0) + score.self_consistent
+        table = pd.read_csv(folder / "tables" / "table1_self_consistency.csv")
+        assert dict(zip(table["agent"], table["successes"])) == credited, folder.name
