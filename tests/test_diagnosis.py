@@ -206,8 +206,11 @@ def test_names_outside_the_dataset_cannot_be_refuted():
 
 
 def test_state_rejects_repeated_codes():
-    with pytest.raises(ValueError, match="repeat"):
+    with pytest.raises(ValueError, match="twice"):
         DiagnosisState((("E_91", True), ("E_91", False)))
+    with pytest.raises(ValueError, match="twice"):
+        DiagnosisState((("E_91", True),), ("E_91",))   # asked and answered, then unanswered: no
+    assert DiagnosisState((("E_91", True),), ("E_53",)).asked == ("E_91", "E_53")
 
 
 # ----- the seeded player ---------------------------------------------------------------------

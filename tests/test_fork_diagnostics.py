@@ -93,3 +93,25 @@ async def test_the_secret_choice_episode_counts_its_opening_and_reveal():
     reads = session.diagnostics.as_dict()["reads"]
     assert reads[f"{READ_REPLY}|hangman_host|vanilla"] == {"ok": 1, "unreadable": 0}
     assert reads[f"{READ_FORK_ANSWER}|hangman_host|vanilla"] == {"ok": 1, "unreadable": 0}
+
+
+async def test_a_diagnosis_host_whose_answer_cannot_be_read_is_still_played_to_the_fork():
+    from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
+
+    class Echo(RecordingClient):
+        """The simulated host, except that it repeats the second question instead of answering."""
+
+        async def chat(self, request):
+            result = await super().chat(request)
+            last = request.messages[-1]
+            if request.role == "diagnosis_host" and str(last.get("content", "")).startswith("Question 2:"):
+                return dataclasses.replace(result, content=str(last["content"]))
+            return result
+
+    session = ModelSession(Echo(LLMSettings(cache="off")), run_seed=0, episode_id="echo")
+    record = await run_fork_episode(DiagnosisTask(), "vanilla", session, ForkSettings(t_fork=4))
+    assert record.reveal is not None and record.turns_played == 3
+    (unread,) = record.unreadable_replies
+    assert unread.turn == 3 and "no readable yes or no" in unread.error
+    assert record.constraints["unanswered_evidences"] == [unread.move]
+    assert len(record.constraints["answers"]) == 2   # the two questions answered readably

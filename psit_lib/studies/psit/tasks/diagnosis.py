@@ -167,20 +167,22 @@ class DiagnosisState:
     """Public state: the answered questions, in order, as (evidence code, answered yes?) pairs."""
 
     answers: tuple[tuple[str, bool], ...] = ()
+    unanswered: tuple[str, ...] = ()
+    """Questions asked whose reply held no readable yes or no: asked, nothing learned."""
 
     def __post_init__(self) -> None:
-        codes = [code for code, _ in self.answers]
+        codes = [code for code, _ in self.answers] + list(self.unanswered)
         if len(codes) != len(set(codes)):
-            raise ValueError(f"DiagnosisState answers repeat an evidence code: {codes}.")
+            raise ValueError(f"DiagnosisState asks an evidence code twice: {codes}.")
 
     @property
     def asked(self) -> tuple[str, ...]:
-        """Evidence codes asked so far, in order."""
-        return tuple(code for code, _ in self.answers)
+        """Evidence codes asked so far (answered first, then unanswered)."""
+        return tuple(code for code, _ in self.answers) + self.unanswered
 
     def with_answer(self, code: str, yes: bool) -> DiagnosisState:
         """A new state with one more answered question."""
-        return DiagnosisState(self.answers + ((code, yes),))
+        return DiagnosisState(self.answers + ((code, yes),), self.unanswered)
 
 
 def _name_key(text: str) -> str:
@@ -284,7 +286,7 @@ class DiagnosisTask:
             code = rng.choice([code for score, code in ranked if score in levels])
         else:
             code = ranked[0][1]
-        number = len(state.answers) + 1
+        number = len(state.asked) + 1
         return code, f"Question {number}: {self.question_for(code)} Please answer yes or no."
 
     def observe_reply(self, state: DiagnosisState, move: str, reply: str) -> DiagnosisState:
@@ -299,7 +301,7 @@ class DiagnosisTask:
 
     def is_over(self, state: DiagnosisState) -> bool:
         """Over after ``max_questions`` or when no unasked evidence splits the compatible conditions."""
-        return len(state.answers) >= self.max_questions or not self._splitting_codes(state)
+        return len(state.asked) >= self.max_questions or not self._splitting_codes(state)
 
     # ----- hypothesis space ----------------------------------------------------------------
 
@@ -330,8 +332,11 @@ class DiagnosisTask:
     # ----- secrets and the fork ------------------------------------------------------------
 
     def skip_move(self, state: DiagnosisState, move: str) -> DiagnosisState:
-        """Yes/no answers never contradict each other here, so nothing is ever skipped."""
-        raise ValueError("diagnosis answers cannot contradict earlier ones; nothing to skip")
+        """The question ``move`` was asked but its reply held no readable yes or no: it counts as
+        asked (never repeated) and nothing is learned from it."""
+        if move in state.asked:
+            raise ValueError(f"Evidence {move!r} was already asked; the player never repeats a question.")
+        return DiagnosisState(state.answers, state.unanswered + (move,))
 
     def is_checkable(self, secret: str) -> bool:
         """Only DDXPlus conditions have the evidence lists rule R needs."""
@@ -399,6 +404,8 @@ class DiagnosisTask:
             "absent_evidences": [code for code, yes in state.answers if not yes],
             "n_compatible": len(compatible),
             "compatible_conditions": compatible,
+            # questions whose reply could not be read (asked, nothing learned); only when there are some
+            **({"unanswered_evidences": list(state.unanswered)} if state.unanswered else {}),
         }
 
     # ----- name matching -------------------------------------------------------------------
