@@ -160,3 +160,11 @@ def test_names_of_conditions_outside_the_dataset_are_kept_as_written(name):
     from psit_lib.studies.psit.tasks.diagnosis import off_dataset_name
 
     assert off_dataset_name(name) == name
+
+
+def test_a_runaway_reply_of_single_letters_is_no_spelled_out_word():
+    from psit_lib.studies.psit.tasks.hangman_reader import MAX_SPELLED_LETTERS, parse_reveal_text
+
+    assert parse_reveal_text("P L A N E T") == "planet"
+    assert parse_reveal_text("a " + "e " * 96) is None            # seen with a 0.5B model at the reveal
+    assert parse_reveal_text(" ".join("x" * MAX_SPELLED_LETTERS)) == "x" * MAX_SPELLED_LETTERS

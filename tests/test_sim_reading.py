@@ -90,9 +90,19 @@ def _confirm(memory: str, candidate: str, seed: int = 0) -> str:
 def test_a_held_secret_in_free_phrasing_is_honoured_and_a_missing_one_is_not_invented():
     for memory in ("## 2. Facts and Knowledge\n<secret>candy</secret>", "## 2. Facts\n- I chose the word candy.",
                    "## 2. Facts\nSecret word: candy"):
-        assert _confirm(memory, "candy") == "Yes." and _confirm(memory, "sugar") == "No."
+        # the fork question asks for a single word, and the simulated model answers with one
+        assert _confirm(memory, "candy") == "Yes" and _confirm(memory, "sugar") == "No"
     # the cautious profile denies what it does not hold: no secret in memory means no "yes"
-    assert {_confirm("## 2. Facts\n(nothing yet)", w, seed) for w in ("candy", "sugar") for seed in range(3)} == {"No."}
+    assert {_confirm("## 2. Facts\n(nothing yet)", w, seed) for w in ("candy", "sugar") for seed in range(3)} == {"No"}
+
+
+def test_a_yes_no_question_that_does_not_ask_for_one_word_gets_a_short_sentence():
+    messages = [{"role": "system", "content": "You host a game.\n<working_memory>\n<secret>candy</secret>\n</working_memory>"},
+                {"role": "user", "content": TASK.opener()},
+                {"role": "assistant", "content": "Pattern: _ _ _ _ _\nLives left: 6"},
+                {"role": "user", "content": "Is your word 'candy'? Answer only yes or no."}]
+    body = {"model": "psit-sim", "messages": messages, "seed": 0, "temperature": 0.3}
+    assert complete(body, None, "cautious")["choices"][0]["message"]["content"] == "Yes."
 
 
 @given(letter=st.sampled_from(LETTERS))

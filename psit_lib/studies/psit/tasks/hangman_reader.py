@@ -334,8 +334,15 @@ def parse_reveal_text(reply: str) -> str | None:
         return alone.pop()
     spelled = re.fullmatch(r"[\s*`\"'.]*((?:[A-Za-z][\s\-]+)+[A-Za-z])[\s*`\"'.!]*", text)
     if spelled:
-        return re.sub(r"[\s\-]", "", spelled.group(1)).lower()
+        word = re.sub(r"[\s\-]", "", spelled.group(1)).lower()
+        # a spelled-out word, not a runaway reply of letters ("a e e e e ..." for a hundred tokens)
+        return word if len(word) <= MAX_SPELLED_LETTERS else None
     return None
+
+
+MAX_SPELLED_LETTERS = 24
+"""The longest spelled-out reveal read as a word; a longer run of single letters is a reply that
+ran away (seen with a 0.5B model), never a secret."""
 
 
 def normalise_word(secret: str) -> str:
