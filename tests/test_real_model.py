@@ -195,6 +195,8 @@ def test_nothing_is_scored_as_an_answer_the_model_did_not_give(real_run):
             if not reveal or reveal.get("parsed") is None:
                 continue
             secret, said = _plain(reveal["parsed"]), _plain(reveal["answer"])
+            if said and all(len(token) == 1 for token in said.split()):  # spelled out: "p l a n e t"
+                said = said.replace(" ", "")
             written = {secret} | aliases.get(secret, set())
             assert any(re.search(rf"\b{re.escape(w)}\b", said) for w in written), \
                 f"{folder.name} {record['episode_id']}: {reveal['parsed']!r} from {reveal['answer']!r}"

@@ -32,6 +32,14 @@ def available() -> list[Path]:
     return sorted(notebooks_dir().glob("[0-9][0-9]_*.ipynb"))
 
 
+def names_notebook(name: str, notebook: str) -> bool:
+    """Whether ``name`` (a full name, stem, number such as ``2`` or ``02``, or name prefix) names
+    the notebook ``notebook`` (a stem or run-folder name)."""
+    stem = Path(name).stem
+    number = stem.zfill(2) if stem.isdigit() else stem
+    return notebook == stem or notebook.startswith(stem + "_") or notebook.split("_", 1)[0] == number
+
+
 def resolve_notebooks(names: list[str]) -> list[Path]:
     """Notebooks by full name, stem, number (``2`` or ``02``) or name prefix; all when empty."""
     notebooks = available()
@@ -39,10 +47,7 @@ def resolve_notebooks(names: list[str]) -> list[Path]:
         return notebooks
     chosen = []
     for name in names:
-        stem = Path(name).stem
-        number = stem.zfill(2) if stem.isdigit() else None
-        matches = [p for p in notebooks if p.stem == stem or p.stem.startswith(stem + "_")
-                   or p.stem.split("_", 1)[0] == (number or stem)]
+        matches = [p for p in notebooks if names_notebook(name, p.stem)]
         if len(matches) != 1:
             raise CliError(f"no single notebook matches {name!r}; choose from "
                            f"{', '.join(p.stem for p in notebooks)} (or their numbers)")

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from psit_lib.cli.errors import CliError
+from psit_lib.cli.notebooks import names_notebook
 from psit_lib.cli.run import check_run_id
 from psit_lib.runs.folder import RunFolder, notebook_folders
 from psit_lib.runs.paths import results_root
@@ -24,10 +25,7 @@ def _chosen(folders: list[RunFolder], names: list[str]) -> list[RunFolder]:
         return folders
     chosen = []
     for name in names:
-        stem = Path(name).stem
-        number = stem.zfill(2) if stem.isdigit() else stem
-        matches = [f for f in folders if f.dir.name == stem or f.dir.name.split("_", 1)[0] == number
-                   or f.dir.name.startswith(stem + "_")]
+        matches = [f for f in folders if names_notebook(name, f.dir.name)]
         if len(matches) != 1:
             raise CliError(f"no single notebook of the run matches {name!r}; it holds "
                            f"{', '.join(f.dir.name for f in folders) or 'no notebook with records'}")

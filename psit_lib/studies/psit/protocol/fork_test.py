@@ -27,7 +27,7 @@ from functools import partial
 from typing import Any, Callable
 
 from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
-from psit_lib.studies.psit.protocol.outcomes import classify_fork
+from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import READ_FORK_ANSWER, READ_REPLY
 from psit_lib.llm.seeds import derive_seed
@@ -239,8 +239,11 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
             for c, b in zip(candidates, branches)]
     outcome = classify_fork(revealed, host_text(at_fork.get("public", [])),
                             {row["secret"]: row["parsed"] for row in rows}, public_contradictions)
+    unread = [row["secret"] for row in rows if row["parsed"] is None]
+    failure = (f"yes/no answer unreadable for {', '.join(map(repr, unread))}"
+               if outcome == Outcome.UNPARSEABLE and unread else None)
     return {**result, "branch_hidden_calls": hidden_in_order(), "candidates": rows,
-            "candidate_search": note, "outcome": outcome.value}
+            "candidate_search": note, "outcome": outcome.value, "failure": failure}
 
 
 def _branch_order(name: str) -> tuple[int, int]:
