@@ -18,6 +18,7 @@ import asyncio
 import dataclasses
 import json
 import email.utils
+import logging
 import random
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ import openai
 
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
+from psit_lib.llm.model_settings import rejected_field
 from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics
 from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris, tool_call_in_text
 from psit_lib.llm.replicas import ReplicaPool
@@ -37,6 +39,8 @@ from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER
 from psit_lib.llm.types import CallRecord, ChatRequest, ChatResult, ToolCall, Usage
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+log = logging.getLogger("psit_lib.llm")
 
 
 @dataclass
@@ -51,12 +55,16 @@ class CallStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     by_role: dict[str, int] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+    """``"<model>: <field>"`` -> calls the server refused for an optional field of the model's
+    settings (the field was then left out); not counted as faults or retries."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"model_calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
                 "model_call_failures": self.failures, "faults_by_kind": dict(self.faults),
                 "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "calls_by_role": dict(self.by_role)}
+                "completion_tokens": self.completion_tokens, "calls_by_role": dict(self.by_role),
+                "dropped_parameters": dict(self.dropped)}
 
 
 def retry_after_seconds(response: httpx2.Response | None) -> float | None:
@@ -91,9 +99,11 @@ class EndpointFault(Exception):
     resets, malformed bodies, empty completions), ``replica_down`` ones fail over."""
 
     def __init__(self, kind: str, reason: str, *, retryable: bool = True, replica_down: bool = False,
-                 wait: float | None = None) -> None:
+                 wait: float | None = None, status: int | None = None, detail: str = "") -> None:
         super().__init__(reason)
         self.kind, self.reason, self.retryable, self.replica_down, self.wait = kind, reason, retryable, replica_down, wait
+        self.status, self.detail = status, detail
+        """The HTTP status and the server's whole error text, when it answered with one."""
 
 
 def _text(value: Any) -> str | None:
@@ -156,6 +166,8 @@ class LLMClient:
         self._semaphore: asyncio.Semaphore | None = None
         self._jitter = random.Random()
         self._turn = 0
+        self._dropped: dict[str, str] = {}
+        """Optional request fields the server refused (field -> its reason): never sent again."""
 
     # -- endpoints -----------------------------------------------------------------------
     def _pool(self) -> ReplicaPool:
@@ -222,7 +234,8 @@ class LLMClient:
             kind = "http_429" if exc.status_code == 429 else f"http_{exc.status_code // 100}xx"
             raise EndpointFault(kind, f"HTTP {exc.status_code} ({_short(exc.message)})",
                                 retryable=exc.status_code in RETRYABLE_STATUS,
-                                wait=retry_after_seconds(exc.response)) from None
+                                wait=retry_after_seconds(exc.response), status=exc.status_code,
+                                detail=f"{exc.message} {_body_text(exc.response)}") from None
         except openai.APITimeoutError:
             # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
             raise EndpointFault("timeout", f"timeout after {self.settings.timeout:g}s") from None
@@ -234,6 +247,34 @@ class LLMClient:
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
             raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(exc))})") from None
         return _result_from_body(data)
+
+    async def _send(self, request: ChatRequest, url: str) -> ChatResult:
+        """One attempt, without the optional fields this server refused; a refusal (HTTP 400 or
+        422) that names another optional field drops it and sends the call again at once."""
+        while True:
+            sent = request.without(self._dropped)
+            try:
+                return await self._attempt(sent, url)
+            except EndpointFault as exc:
+                name = rejected_field(exc.status or 0, exc.detail, set(sent.extra or {}))
+                if name is None:
+                    raise
+                self._drop(name, sent.model, exc)
+
+    def _drop(self, name: str, model: str, fault: EndpointFault) -> None:
+        """Leave ``name`` out of this and every later call, saying so once (and counting it)."""
+        key = f"{model}: {name}"
+        self.stats.dropped[key] = self.stats.dropped.get(key, 0) + 1
+        if name not in self._dropped:
+            self._dropped[name] = fault.reason
+            log.warning("model %s: the server refused the request field %r (%s); it is left out of this and "
+                        "every later call (PSIT_MODEL_SETTINGS; recorded as dropped_parameters in the run metadata)",
+                        model, name, fault.reason)
+
+    @property
+    def dropped_fields(self) -> dict[str, str]:
+        """Optional request fields this client no longer sends, with the server's refusal."""
+        return dict(self._dropped)
 
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
         """Attempts on the least-busy healthy replica with a free slot (waiting for one is not
@@ -247,7 +288,7 @@ class LLMClient:
         for attempt in range(attempts):
             url = await pool.slot()
             try:
-                result = await self._attempt(request, url)
+                result = await self._send(request, url)
             except EndpointFault as exc:
                 down = pool.release(url, failed=exc.replica_down, timed_out=exc.kind == "timeout",
                                     answered=exc.kind not in _UNANSWERED)
@@ -297,6 +338,13 @@ def sim_profile_for(model: str, settings: LLMSettings) -> str:
     return settings.sim_profile
 
 
+def _body_text(response: httpx2.Response | None) -> str:
+    try:
+        return response.text if response is not None else ""
+    except Exception:  # a body that cannot be read adds nothing to the error text
+        return ""
+
+
 def _short(text: str, limit: int = 160) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -342,12 +390,16 @@ class ModelSession:
         index = self._index
         self._index += 1
         seed = derive_seed(self.run_seed, self.episode_id, self.path, index)
+        # the model's own settings (PSIT_MODEL_SETTINGS): its max_tokens replaces the run's
+        # default (a call's own max_tokens stands), its optional fields ride along
+        own = self.client.settings.request_settings()
+        default_max = own.max_tokens if own is not None and own.max_tokens else self.sampling.max_tokens
         request = ChatRequest(
             role=role, messages=tuple(messages), model=self.client.settings.wire_model(),
             temperature=self.sampling.temperature if temperature is None else temperature,
-            max_tokens=self.sampling.max_tokens if max_tokens is None else max_tokens,
+            max_tokens=default_max if max_tokens is None else max_tokens,
             seed=seed, tools=tuple(tools) if tools else None, tool_choice=tool_choice,
-            response_format=response_format)
+            response_format=response_format, extra=(own.optional_fields() or None) if own is not None else None)
         try:
             result = await self.client.chat(request)
         except Exception as exc:

@@ -18,20 +18,40 @@ a missing slot or a value for a slot the template does not have. The book record
 was asked for (``lookups``), so a test can check that each template used at run time is
 catalogued. :meth:`PromptBook.catalogue` lists every template of the file, rendered with fixed
 example values, for the run metadata's fingerprints (``runs.metadata.prompt_fingerprints``).
+
+A user's wording: ``PSIT_PROMPTS_FILE`` names a TOML file of the same shape whose templates
+replace the workbench's of the same name (e.g. the study's exact wording of Appendix F). It is
+checked before any model call (``LLMSettings.from_env``, which ``psit run`` calls before any
+notebook starts, and again when a study's book is loaded): a name that no study's prompts file
+has, or a template whose slots are not exactly those of the template it replaces (the code fills
+those slots, no others), is an error in one sentence. A replaced template keeps its place in
+the catalogue, so the run metadata's fingerprints change with it, and the catalogue's
+``overridden`` says which templates came from which file at which version (recorded in the run
+metadata as ``prompt_overrides``). The simulated model reads the workbench's own wording; other
+wording is for real models.
 """
 
 from __future__ import annotations
 
+import difflib
+import os
 import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from psit_lib.llm.errors import ConfigurationError
 
 SLOT = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 PLACEHOLDER = "<X>"
 """What the catalogue puts in a slot that has no example value."""
 PROMPTS_FILE = "prompts.toml"
+PROMPTS_ENV = "PSIT_PROMPTS_FILE"
+STUDIES_PACKAGE = "psit_lib.studies"
+"""The package whose subpackages keep the workbench's prompts files (read as data, not imported)."""
 
 
 class PromptError(LookupError):
@@ -70,6 +90,7 @@ class PromptCatalogue(dict[str, str]):
     """name -> catalogued text (a plain mapping for run metadata), with each template's ``versions``."""
 
     versions: dict[str, int]
+    overridden: dict[str, dict[str, Any]]
 
 
 class PromptBook:
@@ -79,6 +100,8 @@ class PromptBook:
         self.templates = dict(templates)
         self.source = source
         self.lookups: set[str] = set()
+        self.overridden: dict[str, dict[str, Any]] = {}
+        """Templates replaced from a user's file: name -> file, its version, the version it replaces."""
 
     @classmethod
     def from_toml(cls, text: str, source: str) -> PromptBook:
@@ -128,21 +151,96 @@ class PromptBook:
             out[name] = template.render({slot: given.get(slot, PLACEHOLDER) for slot in template.slots}
                                         | {k: v for k, v in given.items() if k not in template.slots})
         out.versions = {name: t.version for name, t in self.templates.items()}
+        out.overridden = {name: dict(info) for name, info in self.overridden.items()}
         return out
 
+    def with_overrides(self, overrides: PromptBook) -> PromptBook:
+        """A copy of this book with the templates ``overrides`` has of the same name replaced
+        (checked with :func:`check_overrides` first); names this book lacks are left to other books."""
+        replaced = {name: t for name, t in overrides.templates.items() if name in self.templates}
+        book = PromptBook({**self.templates, **replaced}, self.source)
+        book.overridden = {name: {"file": overrides.source, "version": t.version,
+                                  "replaces_version": self.templates[name].version}
+                           for name, t in replaced.items()}
+        return book
 
-_BOOKS: dict[tuple[str, str], PromptBook] = {}
+
+_BOOKS: dict[tuple[str, str, str | None], PromptBook] = {}
 
 
 def load_prompts(package: str, filename: str = PROMPTS_FILE) -> PromptBook:
-    """The prompt book of ``package`` (e.g. ``"psit_lib.studies.acc"``), read once per process:
-    every caller gets the same book, so its ``lookups`` see every use."""
-    key = (package, filename)
+    """The prompt book of ``package`` (e.g. ``"psit_lib.studies.acc"``), read once per process
+    (per ``PSIT_PROMPTS_FILE``): every caller gets the same book, so its ``lookups`` see every
+    use. Templates of the user's prompts file replace those of the same name."""
+    overrides = prompt_overrides()
+    key = (package, filename, overrides.source if overrides else None)
     if key not in _BOOKS:
         try:
             root = resources.files(package)  # imports the package, whose modules may load the book first
             text = root.joinpath(filename).read_text(encoding="utf-8")
         except (FileNotFoundError, ModuleNotFoundError):
             raise PromptError(f"The package {package} has no prompts file {filename}.") from None
-        _BOOKS.setdefault(key, PromptBook.from_toml(text, f"{package.replace('.', '/')}/{filename}"))
+        book = PromptBook.from_toml(text, f"{package.replace('.', '/')}/{filename}")
+        _BOOKS.setdefault(key, book.with_overrides(overrides) if overrides else book)
     return _BOOKS[key]
+
+
+# --------------------------------------------------------------------------- a user's wording
+
+
+def workbench_templates() -> dict[str, PromptTemplate]:
+    """Every template of every study's prompts file, by name (the names a user's file may replace)."""
+    templates: dict[str, PromptTemplate] = {}
+    for folder in sorted(resources.files(STUDIES_PACKAGE).iterdir(), key=lambda f: f.name):
+        file = folder.joinpath(PROMPTS_FILE)
+        if folder.is_dir() and file.is_file():
+            book = PromptBook.from_toml(file.read_text(encoding="utf-8"), f"{STUDIES_PACKAGE}.{folder.name}")
+            templates.update(book.templates)
+    return templates
+
+
+def check_overrides(overrides: PromptBook, known: Mapping[str, PromptTemplate]) -> None:
+    """A ConfigurationError in one sentence when ``overrides`` names a template no study has, or
+    when a template's slots are not exactly those of the one it replaces."""
+    unknown = [name for name in overrides.templates if name not in known]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(known), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigurationError(f"{PROMPTS_ENV}: {overrides.source} names template(s) {', '.join(unknown)} that no "
+                                 f"study's prompts file has{hint}.")
+    for name, template in overrides.templates.items():
+        wanted, given = set(known[name].slots), set(template.slots)
+        if wanted != given:
+            missing, extra = sorted(wanted - given), sorted(given - wanted)
+            parts = ([f"lacks the slot(s) {', '.join('{' + s + '}' for s in missing)}"] if missing else []) + \
+                    ([f"has slot(s) {', '.join('{' + s + '}' for s in extra)} that the code does not fill"]
+                     if extra else [])
+            raise ConfigurationError(f"{PROMPTS_ENV}: template {name!r} in {overrides.source} {' and '.join(parts)}; "
+                                     f"it must have exactly the slots "
+                                     f"{', '.join('{' + s + '}' for s in known[name].slots) or '(none)'}.")
+
+
+_OVERRIDES: dict[tuple[str, float], PromptBook] = {}
+
+
+def read_overrides(path: str) -> PromptBook:
+    """The user's prompts file at ``path``, parsed and checked against every study's templates."""
+    file = Path(path).expanduser()
+    try:
+        stamp = (str(file.resolve()), file.stat().st_mtime)
+        if stamp not in _OVERRIDES:
+            text = file.read_text(encoding="utf-8")
+            book = PromptBook.from_toml(text, str(file))
+            check_overrides(book, workbench_templates())
+            _OVERRIDES[stamp] = book
+    except OSError as exc:
+        raise ConfigurationError(f"{PROMPTS_ENV}={path!r} cannot be read ({exc.strerror or exc}).") from None
+    except PromptError as exc:
+        raise ConfigurationError(f"{PROMPTS_ENV}: {exc}") from None
+    return _OVERRIDES[stamp]
+
+
+def prompt_overrides(env: Mapping[str, str] | None = None) -> PromptBook | None:
+    """The user's prompts file named by ``PSIT_PROMPTS_FILE`` (checked), or None when unset."""
+    path = (os.environ if env is None else env).get(PROMPTS_ENV, "").strip()
+    return read_overrides(path) if path else None

@@ -25,6 +25,11 @@ Environment variables
                         waiting for a replica's free slot in the client is not part of it.
 ``PSIT_MAX_RETRIES``    retries after the first try on 429/5xx/timeouts (default 5).
 ``PSIT_CACHE``          ``rw`` (default), ``off`` or ``replay`` (replay-only: a miss is an error).
+``PSIT_MODEL_SETTINGS`` per-model request settings (max tokens, reasoning effort, extra body fields):
+                        a YAML/JSON file or inline JSON, ``model name -> settings``
+                        (:mod:`psit_lib.llm.model_settings`).
+``PSIT_PROMPTS_FILE``   a TOML file of prompt templates replacing the workbench's of the same name
+                        (:mod:`psit_lib.llm.prompts`); checked here, before any model call.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from psit_lib.llm.errors import ConfigurationError
+from psit_lib.llm.model_settings import ModelRequestSettings, load_model_settings
+from psit_lib.llm.prompts import PROMPTS_ENV, read_overrides
 from psit_lib.wire import SIM_MODEL_NAME
 
 Backend = Literal["sim", "openai"]
@@ -46,7 +53,8 @@ SIM_BASE_URL = "http://psit-sim.invalid/v1"
 FIELD_ENV = {"backend": "PSIT_BACKEND", "base_urls": "PSIT_BASE_URLS", "model": "PSIT_MODEL",
              "sim_profile": "PSIT_SIM_PROFILE", "concurrency": "PSIT_CONCURRENCY", "timeout": "PSIT_TIMEOUT",
              "max_retries": "PSIT_MAX_RETRIES", "cache": "PSIT_CACHE", "model_endpoints": "PSIT_MODEL_ENDPOINTS",
-             "endpoint_concurrency": "PSIT_ENDPOINT_CONCURRENCY"}
+             "endpoint_concurrency": "PSIT_ENDPOINT_CONCURRENCY", "model_settings": "PSIT_MODEL_SETTINGS",
+             "prompts_file": PROMPTS_ENV}
 """Which environment variable sets each setting (error messages name the variable at fault)."""
 
 
@@ -69,6 +77,12 @@ class LLMSettings(BaseModel):
     cache: CacheMode = "rw"
     backoff_base: float = Field(default=0.5, ge=0)
     backoff_max: float = Field(default=30.0, ge=0)
+    model_settings: dict[str, ModelRequestSettings] = Field(default_factory=dict)
+    """Per-model request settings (``PSIT_MODEL_SETTINGS``), by served model name."""
+    model_settings_source: str | None = None
+    """Where they came from (a file path, or 'inline JSON')."""
+    prompts_file: str | None = None
+    """A user's prompts file replacing templates by name (``PSIT_PROMPTS_FILE``), already checked."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "LLMSettings":
@@ -84,6 +98,10 @@ class LLMSettings(BaseModel):
         mapping = env.get("PSIT_MODEL_ENDPOINTS")
         if mapping:
             raw["model_endpoints"] = parse_model_endpoints(mapping)
+        if env.get("PSIT_MODEL_SETTINGS", "").strip():
+            raw["model_settings_source"], raw["model_settings"] = load_model_settings(env["PSIT_MODEL_SETTINGS"])
+        if env.get(PROMPTS_ENV, "").strip():
+            raw["prompts_file"] = read_overrides(env[PROMPTS_ENV].strip()).source
         key = env.get("PSIT_API_KEY") or env.get("OPENAI_API_KEY")
         if key:
             raw["api_key"] = key
@@ -114,6 +132,10 @@ class LLMSettings(BaseModel):
             raise ConfigurationError(
                 f"no endpoint serves model {model!r}: add it to PSIT_MODEL_ENDPOINTS or set PSIT_BASE_URLS")
         return urls
+
+    def request_settings(self) -> ModelRequestSettings | None:
+        """This client's model's own request settings, if the configuration names it."""
+        return self.model_settings.get(self.model)
 
     @property
     def simulated(self) -> bool:

@@ -8,7 +8,7 @@ and written into episode records as JSON.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from psit_lib.llm.errors import ModelOutputError
@@ -67,6 +67,16 @@ class ChatRequest:
     tools: tuple[dict[str, Any], ...] | None = None
     tool_choice: str | dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
+    extra: dict[str, Any] | None = None
+    """Optional top-level fields of the model's own settings (``llm.model_settings``: reasoning
+    effort, a provider's fields), sent only while the server accepts them."""
+
+    def without(self, fields: Any) -> "ChatRequest":
+        """This request without the optional ``fields`` (those a server refused)."""
+        if not self.extra or not set(self.extra) & set(fields):
+            return self
+        kept = {k: v for k, v in self.extra.items() if k not in fields}
+        return replace(self, extra=kept or None)
 
     def wire_body(self) -> dict[str, Any]:
         """The JSON body sent to ``/chat/completions`` (without the role header)."""
@@ -84,6 +94,8 @@ class ChatRequest:
             body["tool_choice"] = self.tool_choice
         if self.response_format is not None:
             body["response_format"] = self.response_format
+        if self.extra:
+            body.update({k: v for k, v in self.extra.items() if k not in body})
         return body
 
     def describe(self) -> str:

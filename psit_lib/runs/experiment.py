@@ -71,6 +71,8 @@ class Experiment:
         self.metadata = RunMetadata.model_validate({**base_metadata(self.settings, seed=seed, notebook=notebook),
                                                     "prompts": prompt_fingerprints(prompts or {}),
                                                     "prompt_versions": dict(getattr(prompts, "versions", {})),
+                                                    # templates a user's PSIT_PROMPTS_FILE replaced
+                                                    "prompt_overrides": dict(getattr(prompts, "overridden", {})),
                                                     "executions": previous.executions})
         self.store.write_metadata(self.metadata)
 

@@ -1,0 +1,124 @@
+"""Per-model request settings, by configuration: what each served model needs in its requests.
+
+Models differ in what a request must carry: a reasoning model wants a larger ``max_tokens`` (the
+private-state study gave Qwen3 235B 4,096 where the others had 2,048), a reasoning effort, or a
+provider's own field (OpenRouter's ``reasoning: {include: true}``, which the study's reference
+code sent to keep the reasoning). ``PSIT_MODEL_SETTINGS`` names a YAML or JSON file (or holds
+inline JSON) mapping each served model name to its settings::
+
+    qwen/qwen3-235b-a22b-thinking-2507:
+      max_tokens: 4096
+      reasoning_effort: high        # sent as the top-level ``reasoning_effort`` field
+      extra_body:                   # any further top-level fields, sent as written
+        reasoning: {include: true}
+
+``max_tokens`` replaces the run's default for that model (the notebook's ``max_tokens``
+parameter); a call that sets its own ``max_tokens`` keeps it. Temperature is not a per-model
+setting: it is the notebook's ``temperature`` parameter (notebook 07 sweeps it per episode).
+The optional fields (``reasoning_effort`` and every ``extra_body`` key) are sent only where the
+server accepts them: a server that refuses one with HTTP 400 (or 422) naming it gets the call
+again without it, and the client leaves it out of every later call, with a one-line warning and
+a count in the run metadata (``dropped_parameters``), never silently (``LLMClient``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from psit_lib.llm.errors import ConfigurationError
+
+ENV = "PSIT_MODEL_SETTINGS"
+
+CORE_FIELDS = frozenset({"model", "messages", "temperature", "max_tokens", "max_completion_tokens", "seed",
+                         "tools", "tool_choice", "response_format", "stream", "n"})
+"""Request fields the harness sets itself: a model's ``extra_body`` may not set them."""
+
+
+class ModelRequestSettings(BaseModel):
+    """One model's request settings (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_tokens: int | None = Field(default=None, ge=16, le=1_000_000)
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("extra_body")
+    @classmethod
+    def _no_core_fields(cls, body: dict[str, Any]) -> dict[str, Any]:
+        clash = sorted(set(body) & CORE_FIELDS)
+        if clash:
+            raise ValueError(f"extra_body may not set {', '.join(clash)} (the harness sets it)")
+        return body
+
+    def optional_fields(self) -> dict[str, Any]:
+        """The fields sent only where the server accepts them, by top-level name."""
+        fields = dict(self.extra_body)
+        if self.reasoning_effort is not None:
+            fields["reasoning_effort"] = self.reasoning_effort
+        return fields
+
+
+def parse_model_settings(text: str, source: str) -> dict[str, ModelRequestSettings]:
+    """``model name -> settings`` from YAML or JSON text; a ConfigurationError in one sentence."""
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        raise ConfigurationError(f"{ENV}: {source} is not valid YAML or JSON ({' '.join(str(exc).split())}).") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{ENV}: {source} must map each model name to its settings.")
+    out: dict[str, ModelRequestSettings] = {}
+    for model, entry in data.items():
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigurationError(f"{ENV}: {source} has a model name that is not a non-empty string ({model!r}).")
+        try:
+            out[model.strip()] = ModelRequestSettings.model_validate(entry or {})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "settings"
+            hint = (" (temperature is the notebook parameter `temperature`, not a model setting)"
+                    if where == "temperature" else "")
+            raise ConfigurationError(f"{ENV}: in {source}, model {model!r} has an invalid {where}: "
+                                     f"{first['msg']}{hint}.") from None
+    return out
+
+
+def load_model_settings(value: str) -> tuple[str, dict[str, ModelRequestSettings]]:
+    """(source, settings) for the value of ``PSIT_MODEL_SETTINGS``: inline JSON (starting with
+    ``{``) or the path of a YAML/JSON file."""
+    value = value.strip()
+    if value.startswith("{"):
+        try:
+            json.loads(value)
+        except ValueError as exc:
+            raise ConfigurationError(f"{ENV} holds inline JSON that does not parse ({exc}).") from None
+        return "inline JSON", parse_model_settings(value, "the inline JSON")
+    path = Path(value).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(f"{ENV}={value!r} cannot be read ({exc.strerror or exc}).") from None
+    return str(path), parse_model_settings(text, str(path))
+
+
+def rejected_field(status: int, error_text: str, candidates: Mapping[str, Any] | set[str]) -> str | None:
+    """The optional field a 400/422 refusal names, or None (any other refusal is not about one).
+
+    Servers say it in many ways (OpenAI ``"param": "reasoning_effort"``, "Unrecognized request
+    argument supplied: reasoning_effort", "Extra inputs are not permitted ... 'reasoning'"): a
+    field counts as named when it appears as a whole word in the error (not as part of a longer
+    name such as ``--reasoning-parser``)."""
+    if status not in (400, 422) or not error_text:
+        return None
+    for name in sorted(candidates, key=len, reverse=True):
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", error_text):
+            return name
+    return None
