@@ -222,3 +222,85 @@ def test_run_metadata_records_each_catalogued_templates_version_beside_its_finge
     stored = exp.store.metadata()
     assert set(stored.prompt_versions) == set(stored.prompts) == set(catalogue)
     assert stored.prompt_versions == catalogue.versions and all(v >= 1 for v in stored.prompt_versions.values())
+
+
+# --------------------------------------------------------------------------- a user's wording (PSIT_PROMPTS_FILE)
+
+
+def user_file(tmp_path, text: str):
+    path = tmp_path / "study_wording.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('["hangman.confirmm"]\nversion = 1\ntext = "Is it {secret}?"\n',
+     "names template(s) hangman.confirmm that no study's prompts file has (did you mean 'hangman.confirm'?)"),
+    ('["hangman.confirm"]\nversion = 1\ntext = "Is it your word? yes or no"\n', "lacks the slot(s) {secret}"),
+    ('["hangman.confirm"]\nversion = 1\ntext = "Is it {secret} of {length}?"\n',
+     "has slot(s) {length} that the code does not fill"),
+    ('["hangman.confirm"]\ntext = "Is it {secret}?"\n', "needs an integer version of at least 1"),
+    ('["hangman.confirm"\n', "is not valid TOML"),
+])
+def test_a_bad_prompts_file_is_one_sentence_before_any_model_call(tmp_path, text, needle):
+    from psit_lib.llm import ConfigurationError, LLMSettings
+
+    path = user_file(tmp_path, text)
+    with pytest.raises(ConfigurationError) as info:
+        LLMSettings.from_env({"PSIT_PROMPTS_FILE": str(path)})  # what `psit run` checks before any notebook
+    message = str(info.value)
+    assert message.startswith("PSIT_PROMPTS_FILE") and needle in message and "\n" not in message
+    with pytest.raises(ConfigurationError, match="cannot be read"):
+        LLMSettings.from_env({"PSIT_PROMPTS_FILE": str(tmp_path / "missing.toml")})
+
+
+def test_a_user_template_replaces_the_workbenchs_by_name_and_the_catalogue_says_so(tmp_path):
+    from psit_lib.llm import LLMSettings
+    from psit_lib.llm.prompts import read_overrides
+    from psit_lib.runs.metadata import prompt_fingerprints
+
+    path = user_file(tmp_path, '["hangman.confirm"]\nversion = 7\ntext = "Is the word {secret}? yes/no."\n'
+                               '["acc.judge_memory_system"]\nversion = 1\ntext = "Judge."\n')
+    settings = LLMSettings.from_env({"PSIT_PROMPTS_FILE": str(path)})
+    assert settings.public_dict()["prompts_file"] == str(path)
+    ours = book("psit")
+    theirs = ours.with_overrides(read_overrides(str(path)))
+    assert theirs.render("hangman.confirm", secret="apple") == "Is the word apple? yes/no."
+    assert set(theirs.overridden) == {"hangman.confirm"}  # the acc template is the acc book's business
+    assert theirs.overridden["hangman.confirm"] == {"file": str(path), "version": 7,
+                                                    "replaces_version": ours.templates["hangman.confirm"].version}
+    listed = theirs.catalogue()
+    assert listed.overridden == theirs.overridden and listed.versions["hangman.confirm"] == 7
+    old, new = prompt_fingerprints(ours.catalogue()), prompt_fingerprints(listed)
+    assert [n for n in old if old[n] != new[n]] == ["hangman.confirm"]
+    assert ours.catalogue().overridden == {} and ours.render("hangman.confirm", secret="x") != "Is the word x? yes/no."
+
+
+def test_a_run_with_a_prompts_file_asks_the_users_wording_and_records_it(tmp_path):
+    """In a fresh process (as a notebook kernel under ``psit run``): the study's task renders the
+    user's wording, and the run metadata records which templates were replaced, from where."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    path = user_file(tmp_path, '["hangman.confirm"]\nversion = 3\ntext = "Is your secret word \'{secret}\'? yes or no."\n')
+    script = (
+        "import json\n"
+        "from psit_lib.studies.psit.tasks.registry import make_task\n"
+        "from psit_lib.studies.psit.catalogue import prompt_catalogue\n"
+        "from psit_lib.runs.experiment import Experiment\n"
+        f"exp = Experiment('96_prompts_file', {{'x': 1}}, run_dir={str(tmp_path)!r}, prompts=prompt_catalogue())\n"
+        "stored = exp.store.metadata()\n"
+        "print(json.dumps({'asked': make_task('hangman').confirm_prompt('apple'),\n"
+        "                  'overrides': stored.model_dump()['prompt_overrides'],\n"
+        "                  'version': stored.prompt_versions['hangman.confirm'],\n"
+        "                  'file': stored.settings['prompts_file']}))\n")
+    env = {**os.environ, "PSIT_PROMPTS_FILE": str(path), "PSIT_RESULTS_DIR": str(tmp_path / "results")}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["asked"] == "Is your secret word 'apple'? yes or no."
+    assert seen["overrides"] == {"hangman.confirm": {"file": str(path), "version": 3,
+                                                     "replaces_version": book("psit").templates["hangman.confirm"].version}}
+    assert seen["version"] == 3 and seen["file"] == str(path)

@@ -259,17 +259,17 @@ class LLMClient:
                 name = rejected_field(exc.status or 0, exc.detail, set(sent.extra or {}))
                 if name is None:
                     raise
-                self._drop(name, sent.model, exc)
+                self._drop(name, self.settings.model, exc)
 
     def _drop(self, name: str, model: str, fault: EndpointFault) -> None:
         """Leave ``name`` out of this and every later call, saying so once (and counting it)."""
         key = f"{model}: {name}"
         self.stats.dropped[key] = self.stats.dropped.get(key, 0) + 1
         if name not in self._dropped:
-            self._dropped[name] = fault.reason
+            self._dropped[name] = reason = f"HTTP {fault.status}: {_short(fault.detail, 200)}"
             log.warning("model %s: the server refused the request field %r (%s); it is left out of this and "
                         "every later call (PSIT_MODEL_SETTINGS; recorded as dropped_parameters in the run metadata)",
-                        model, name, fault.reason)
+                        model, name, reason)
 
     @property
     def dropped_fields(self) -> dict[str, str]:
