@@ -251,3 +251,34 @@ def test_the_study_params_file_names_the_four_models_for_the_psit_notebooks():
     assert all(params[n]["n_episodes"] == 50 for n in params if not n.startswith("07"))
     assert [paper_model(m) for m in STUDY_MODELS] == ["GPT-OSS 20B", "GPT-OSS 120B", "Qwen3 32B", "Qwen3 235B"]
     assert set(yaml.safe_load(path.read_text())) <= {p.stem for p in notebooks}
+
+
+def test_the_dry_run_of_the_study_configuration_lists_the_four_models_per_notebook(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PSIT_")}
+    env.update(PSIT_RESULTS_DIR=str(tmp_path / "results"), PSIT_FIGURES_DIR=str(tmp_path / "figures"),
+               PSIT_BACKEND="openai", PSIT_MODEL=STUDY_MODELS[0], PSIT_MODEL_SETTINGS="notebooks/params/study_model_settings.yaml",
+               PSIT_MODEL_ENDPOINTS=";".join(f"{m}=http://127.0.0.1:9/v1" for m in STUDY_MODELS))
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "psit_lib.cli", "run", "2", "3", "4", "7", "--dry-run",
+                           "-f", "notebooks/params/study_models.yaml"], capture_output=True, text=True, env=env,
+                          cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 60  # nothing runs (test_dry_run holds the 30 s bound at study scale)
+    blocks: dict[str, list[list[str]]] = {}
+    for line in done.stdout.splitlines():
+        if line[:2].isdigit():
+            current = blocks.setdefault(line.split()[0], [])
+        elif line.startswith("  ") and line.split()[0] in STUDY_MODELS + ("simulator",):
+            current.append(line.split())
+    assert sorted(blocks) == ["02_hangman_fork_tests", "03_diagnosis_ddxplus", "04_memory_strategy_ablations",
+                              "07_secret_distribution_mode_collapse"]
+    for notebook, rows in blocks.items():
+        assert tuple(r[0] for r in rows) == STUDY_MODELS, notebook  # no simulator sweeps on a real endpoint
+        assert all(int(r[1]) > 0 and float(r[2]) > 0 for r in rows)
+        assert [r[r.index("(max_tokens") + 1].rstrip(",") for r in rows] == ["2048", "2048", "2048", "4096"]
+    assert not (tmp_path / "results").exists()

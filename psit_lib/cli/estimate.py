@@ -13,7 +13,7 @@ longer), so completion tokens and times are lower bounds.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,13 @@ class Estimate:
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
     note: str = ""
+    by_model: dict[str, "Estimate"] = field(default_factory=dict)
+    """The same counts per model the episodes name (simulator sweeps as one row)."""
+
+    def add(self, calls: float, prompt_tokens: float, completion_tokens: float) -> None:
+        self.calls += calls
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
 
     def hours(self, prompt_rate: float, completion_rate: float) -> float:
         return (self.prompt_tokens / prompt_rate + self.completion_tokens / completion_rate) / 3600
@@ -87,15 +94,20 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
             specs += part.sweep_plan(params, {value: f"sweep:{knob}={value}" for value in swept})
     notes = [f"{part.unplanned} are not counted"] if part.unplanned else []
     missing = 0
+    default_model = (list(getattr(params, "models", None) or models) or ["?"])[0]
     for spec in specs:
+        name = str(spec.params.get("model") or default_model)
+        per_model = found.by_model.setdefault("simulator sweeps" if name.startswith("sweep:") else name,
+                                              Estimate(notebook))
+        per_model.episodes += 1
         row = _per_unit(call_model, notebook, episode_key(spec.params))
         if row is None:
             missing += 1
             continue
         units = episode_units(spec.params)
-        found.calls += row["calls"] * units
-        found.prompt_tokens += row["prompt_tokens"] * units
-        found.completion_tokens += row["completion_tokens"] * units
+        counts = (row["calls"] * units, row["prompt_tokens"] * units, row["completion_tokens"] * units)
+        found.add(*counts)
+        per_model.add(*counts)
     found.episodes = len(specs)
     if missing:
         notes.append(f"{missing} episode(s) of a kind the call model has not measured are not counted")
@@ -115,12 +127,19 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
                               settings.simulated, call_model) for nb in notebooks]
     lines = [f"psit run --dry-run: nothing runs. Call model measured {call_model.get('measured', '?')} at commit "
              f"{str(call_model.get('commit', '?'))[:10]} on the simulator (profile "
-             f"{call_model.get('profile', 'default')}); backend {settings.backend}, model {settings.model}.",
+             f"{call_model.get('profile', 'default')}); backend {settings.backend}, model {settings.model} "
+             "(where a notebook's `models` parameter names none).",
              f"{'notebook':38} {'episodes':>9} {'calls':>9} {'prompt tok':>12} {'completion tok':>15} {'hours':>7}"]
     for r in rows:
         lines.append(f"{r.notebook:38} {r.episodes:>9} {r.calls:>9.0f} {r.prompt_tokens:>12.0f} "
                      f"{r.completion_tokens:>15.0f} {r.hours(prompt_rate, completion_rate):>7.2f}"
                      + (f"  ({r.note})" if r.note else ""))
+        if len(r.by_model) > 1:  # one row per model the notebook's episodes name
+            for name, m in r.by_model.items():
+                own = settings.model_copy(update={"model": name}).request_settings()
+                budget = f"  (max_tokens {own.max_tokens}, PSIT_MODEL_SETTINGS)" if own and own.max_tokens else ""
+                lines.append(f"  {name[:36]:36} {m.episodes:>9} {m.calls:>9.0f} {m.prompt_tokens:>12.0f} "
+                             f"{m.completion_tokens:>15.0f} {m.hours(prompt_rate, completion_rate):>7.2f}{budget}")
     total = Estimate("total", sum(r.episodes for r in rows), sum(r.calls for r in rows),
                      sum(r.prompt_tokens for r in rows), sum(r.completion_tokens for r in rows))
     lines.append(f"{'total':38} {total.episodes:>9} {total.calls:>9.0f} {total.prompt_tokens:>12.0f} "
