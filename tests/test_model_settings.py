@@ -282,3 +282,26 @@ def test_the_dry_run_of_the_study_configuration_lists_the_four_models_per_notebo
         assert all(int(r[1]) > 0 and float(r[2]) > 0 for r in rows)
         assert [r[r.index("(max_tokens") + 1].rstrip(",") for r in rows] == ["2048", "2048", "2048", "4096"]
     assert not (tmp_path / "results").exists()
+
+
+def test_configuration_files_named_from_the_checkout_are_found_from_notebooks_too(tmp_path, monkeypatch):
+    """Notebooks run with ``notebooks/`` as their directory; ``psit run`` hands them absolute paths."""
+    from psit_lib.cli.preflight import check_settings
+
+    monkeypatch.chdir(REPO / "notebooks")
+    s = LLMSettings.from_env({"PSIT_MODEL_SETTINGS": "notebooks/params/study_model_settings.yaml"})
+    assert s.model_settings_source == str(REPO / "notebooks" / "params" / "study_model_settings.yaml")
+    elsewhere = tmp_path / "mine"
+    elsewhere.mkdir()
+    (elsewhere / "models.yaml").write_text("m: {max_tokens: 100}\n")
+    (elsewhere / "wording.toml").write_text('["hangman.confirm"]\nversion = 1\ntext = "Is it {secret}?"\n')
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("PSIT_MODEL_SETTINGS", "models.yaml")
+    monkeypatch.setenv("PSIT_PROMPTS_FILE", "wording.toml")
+    for name in ("PSIT_BACKEND", "PSIT_MODEL", "PSIT_BASE_URLS", "PSIT_MODEL_ENDPOINTS", "PSIT_SIM_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    check_settings(probe=False)
+    import os
+
+    assert os.environ["PSIT_MODEL_SETTINGS"] == str(elsewhere / "models.yaml")
+    assert os.environ["PSIT_PROMPTS_FILE"] == str(elsewhere / "wording.toml")

@@ -5,11 +5,13 @@ kernel (or, worse, recording every episode as an error and reporting "done")."""
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 
 from psit_lib.cli.errors import CliError
 from psit_lib.llm.errors import ConfigurationError
+from psit_lib.llm.model_settings import INLINE_SOURCE
 from psit_lib.llm.settings import LLMSettings
 from psit_lib.wire import SIM_MODEL_NAME
 
@@ -39,6 +41,11 @@ def check_settings(env=None, *, probe: bool = True) -> LLMSettings:
         settings = LLMSettings.from_env(env)
     except ConfigurationError as exc:
         raise CliError(str(exc)) from None
+    if env is None:  # the notebooks run in notebooks/: hand them the absolute paths that were read
+        for name, path in (("PSIT_PROMPTS_FILE", settings.prompts_file),
+                           ("PSIT_MODEL_SETTINGS", settings.model_settings_source)):
+            if path and path != INLINE_SOURCE:
+                os.environ[name] = path
     if settings.simulated:
         from psit_lib.sim.profiles import UnknownProfileError, get_profile
 

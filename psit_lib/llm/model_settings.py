@@ -25,15 +25,17 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any, Literal, Mapping
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from psit_lib.llm.config_files import resolve_config_path
 from psit_lib.llm.errors import ConfigurationError
 
 ENV = "PSIT_MODEL_SETTINGS"
+INLINE_SOURCE = "inline JSON"
+"""The recorded source of settings given in the variable itself."""
 
 CORE_FIELDS = frozenset({"model", "messages", "temperature", "max_tokens", "max_completion_tokens", "seed",
                          "tools", "tool_choice", "response_format", "stream", "n"})
@@ -100,8 +102,8 @@ def load_model_settings(value: str) -> tuple[str, dict[str, ModelRequestSettings
             json.loads(value)
         except ValueError as exc:
             raise ConfigurationError(f"{ENV} holds inline JSON that does not parse ({exc}).") from None
-        return "inline JSON", parse_model_settings(value, "the inline JSON")
-    path = Path(value).expanduser()
+        return INLINE_SOURCE, parse_model_settings(value, "the inline JSON")
+    path = resolve_config_path(value)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

@@ -40,9 +40,9 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
+from psit_lib.llm.config_files import resolve_config_path
 from psit_lib.llm.errors import ConfigurationError
 
 SLOT = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
@@ -225,7 +225,7 @@ _OVERRIDES: dict[tuple[str, float], PromptBook] = {}
 
 def read_overrides(path: str) -> PromptBook:
     """The user's prompts file at ``path``, parsed and checked against every study's templates."""
-    file = Path(path).expanduser()
+    file = resolve_config_path(path)
     try:
         stamp = (str(file.resolve()), file.stat().st_mtime)
         if stamp not in _OVERRIDES:
