@@ -118,6 +118,8 @@ environment (models are configured here, never by notebook parameters):
   PSIT_TIMEOUT            per-attempt timeout in seconds, from when a call is sent
   PSIT_MAX_RETRIES        retries of a failed call (429, 5xx, timeouts) before the episode fails
   PSIT_CACHE              response cache: rw (default), off, or replay (a miss stops the run)
+  PSIT_MODEL_SETTINGS     per-model request settings file (max_tokens, reasoning_effort, extra_body)
+  PSIT_PROMPTS_FILE       a TOML of prompt templates replacing the workbench's by name
   PSIT_SIM_PROFILE        the simulator's profile (default, or knob overrides)
   PSIT_RESULTS_DIR        where runs are written (default: results/)
   PSIT_FIGURES_DIR        where the latest complete run's figures are copied (default: figures/)
