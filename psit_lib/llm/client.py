@@ -99,11 +99,16 @@ class EndpointFault(Exception):
     resets, malformed bodies, empty completions), ``replica_down`` ones fail over."""
 
     def __init__(self, kind: str, reason: str, *, retryable: bool = True, replica_down: bool = False,
-                 wait: float | None = None, status: int | None = None, detail: str = "") -> None:
+                 wait: float | None = None, status: int | None = None, body: str = "") -> None:
         super().__init__(reason)
         self.kind, self.reason, self.retryable, self.replica_down, self.wait = kind, reason, retryable, replica_down, wait
-        self.status, self.detail = status, detail
-        """The HTTP status and the server's whole error text, when it answered with one."""
+        self.status, self.body = status, body
+        """The HTTP status and the server's error body, when it answered with one."""
+
+    @property
+    def detail(self) -> str:
+        """Everything the server said about the refusal (the SDK's message and the raw body)."""
+        return f"{self.reason} {self.body}"
 
 
 def _text(value: Any) -> str | None:
@@ -235,7 +240,7 @@ class LLMClient:
             raise EndpointFault(kind, f"HTTP {exc.status_code} ({_short(exc.message)})",
                                 retryable=exc.status_code in RETRYABLE_STATUS,
                                 wait=retry_after_seconds(exc.response), status=exc.status_code,
-                                detail=f"{exc.message} {_body_text(exc.response)}") from None
+                                body=_body_text(exc.response)) from None
         except openai.APITimeoutError:
             # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
             raise EndpointFault("timeout", f"timeout after {self.settings.timeout:g}s") from None
@@ -266,7 +271,7 @@ class LLMClient:
         key = f"{model}: {name}"
         self.stats.dropped[key] = self.stats.dropped.get(key, 0) + 1
         if name not in self._dropped:
-            self._dropped[name] = reason = f"HTTP {fault.status}: {_short(fault.detail, 200)}"
+            self._dropped[name] = reason = f"HTTP {fault.status}: {_short(fault.body or fault.reason, 200)}"
             log.warning("model %s: the server refused the request field %r (%s); it is left out of this and "
                         "every later call (PSIT_MODEL_SETTINGS; recorded as dropped_parameters in the run metadata)",
                         model, name, reason)
