@@ -251,6 +251,10 @@ def test_the_study_params_file_names_the_four_models_for_the_psit_notebooks():
     assert all(params[n]["n_episodes"] == 50 for n in params if not n.startswith("07"))
     assert [paper_model(m) for m in STUDY_MODELS] == ["GPT-OSS 20B", "GPT-OSS 120B", "Qwen3 32B", "Qwen3 235B"]
     assert set(yaml.safe_load(path.read_text())) <= {p.stem for p in notebooks}
+    scale = yaml.safe_load((REPO / "notebooks" / "params" / "study_scale.yaml").read_text())
+    for name, values in params.items():  # the study's sizes agree with the study-scale file's
+        shared = set(values) & set(scale[name]) - {"models"}
+        assert shared and all(values[k] == scale[name][k] for k in shared), name
 
 
 def test_the_dry_run_of_the_study_configuration_lists_the_four_models_per_notebook(tmp_path):
