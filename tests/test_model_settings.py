@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, strategies as st
 
 from loopback import LoopbackServer, send_json
 from psit_lib.llm import ConfigurationError, LLMClient, LLMSettings, ModelCallError, ModelSession
@@ -137,6 +138,19 @@ def test_settings_come_from_a_file_or_inline_json_and_are_recorded(tmp_path):
 ])
 def test_a_refusal_names_a_field_only_as_a_whole_word(status, text, expected):
     assert rejected_field(status, text, {"reasoning", "reasoning_effort"}) == expected
+
+
+NAMES = st.from_regex(r"[a-z][a-z_]{2,20}", fullmatch=True)
+PROSE = st.text(alphabet="abc XYZ.,:;()[]{}'\"\n", max_size=40)
+
+
+@given(NAMES, PROSE, PROSE, st.sampled_from(['"{}"', "'{}'", " {} ", " {}:", "[{}]"]))
+def test_a_field_named_in_a_refusal_is_found_and_a_longer_name_is_not(name, before, after, quoted):
+    assert rejected_field(400, before + quoted.format(name) + after, {name}) == name
+    assert rejected_field(422, before + quoted.format(name) + after, {name}) == name
+    assert rejected_field(400, before + quoted.format(f"x{name}_y") + after, {name}) is None
+    assert rejected_field(400, before + quoted.format(f"--{name}-parser") + after, {name}) is None
+    assert rejected_field(429, before + quoted.format(name) + after, {name}) is None
 
 
 # --------------------------------------------------------------------------- requests
