@@ -358,7 +358,8 @@ def test_attractor_rows_with_one_task_only_or_no_reveals():
     one_task = pd.DataFrame({"task": ["hangman"] * 3, "model": "m", "secret": ["planet", "planet", "stone"]})
     rows = sc.attractor_rows(one_task).set_index("attractor")
     assert rows.loc["planet", "revealed here"] == 2 and rows.loc["planet", "rank here"] == 1
-    assert rows.loc["Sarcoidosis", "of"] == 0 and pd.isna(rows.loc["Sarcoidosis", "rank here"])
+    sarcoidosis = rows.loc[["Sarcoidosis"]]          # reported for two models: two rows
+    assert (sarcoidosis["of"] == 0).all() and sarcoidosis["rank here"].isna().all()
     none = sc.attractor_rows(pd.DataFrame({"task": ["hangman", "diagnosis"], "secret": [None, None]}))
     assert (none["of"] == 0).all() and (none["revealed here"] == 0).all()
     assert (sc.attractor_rows(pd.DataFrame())["of"] == 0).all()

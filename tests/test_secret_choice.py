@@ -211,7 +211,8 @@ def test_attractor_rows_are_labelled_reference_rows_with_local_counts():
     assert (rows["source"] == "reference study (reported)").all()
     assert rows.loc["planet", "revealed here"] == 2 and rows.loc["planet", "rank here"] == 1
     assert rows.loc["python", "revealed here"] == 0 and pd.isna(rows.loc["python", "rank here"])
-    assert rows.loc["Sarcoidosis", "of"] == 1
+    assert (rows.loc[["Sarcoidosis"], "of"] == 1).all()                 # reported for two models
+    assert len(rows) == 8 and rows.loc[["Sarcoidosis"], "reported for"].tolist() == ["GPT-OSS 120B", "Qwen3 235B"]
 
 
 def test_read_fork_reveals_uses_the_psit_run_folder_only_when_it_has_reveals(tmp_path, run_folder):

@@ -158,7 +158,9 @@ def top_reading(table: pd.DataFrame) -> str:
         if top == 1:
             lines.append(head + f"no secret was revealed more than once in {n} reveals: no attractor.")
         elif len(leaders) == 1:
-            lines.append(head + f"the most revealed secret is {leaders[0]!r}, {share}.")
+            rest = cell[cell["count"] < top]
+            following = f"; next: {str(rest['secret'].iat[0])!r} ({int(rest['count'].iat[0])})" if len(rest) else ""
+            lines.append(head + f"the most revealed secret is {leaders[0]!r}, {share}{following}.")
         elif len(leaders) == len(cell) and len(cell) >= K:  # the list is cut at K: more may tie
             lines.append(head + f"at least {len(leaders)} secrets are tied at the top with {share} each: no "
                                 "single attractor.")
