@@ -253,3 +253,22 @@ def test_notebook_07_tables_are_rescored_from_stored_records_alone(fork_run, mon
         a = save_table(table, fork_run / "fresh", name).read_text()
         b = save_table(stored[name], fork_run / "stored", name).read_text()
         assert a == b, name
+
+
+@pytest.mark.parametrize("hot, verdict", [({"a": 24, "b": 14, "c": 8, "d": 4}, "rises"),
+                                          ({"a": 25, "b": 15, "c": 6, "d": 4}, "cannot be told apart")])
+def test_the_reading_follows_the_gap_interval_it_prints_never_the_per_temperature_intervals(hot, verdict):
+    """Close entropies: the reading says what the printed bootstrap interval of the gap says (rises
+    only when it excludes zero), whether or not the two temperatures' own intervals overlap."""
+    cold = {"a": 30, "b": 12, "c": 8}
+    rows = ([{"task": "hangman", "model": "m", "temperature": 0.1, "secret": s} for s, c in cold.items() for _ in range(c)]
+            + [{"task": "hangman", "model": "m", "temperature": 1.5, "secret": s} for s, c in hot.items() for _ in range(c)])
+    summary = sc.metrics_table(pd.DataFrame(rows), ["task", "model", "temperature"], n_boot=1000)
+    comparison = sc.entropy_comparisons(summary).iloc[0]
+    assert comparison["verdict"] == verdict
+    assert (comparison["ci_low"] > 0) == (verdict == "rises")
+    text = sc.spread_reading(summary)
+    interval = f"[{sc.plain_number(comparison['ci_low'])}, {sc.plain_number(comparison['ci_high'])}]"
+    assert interval in text
+    assert ("excludes zero: entropy rises" in text) == (verdict == "rises")
+    assert ("includes zero, so this run cannot tell them apart" in text) == (verdict != "rises")
