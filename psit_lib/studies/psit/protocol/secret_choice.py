@@ -1,10 +1,12 @@
 """The quick secret-choice experiment (notebook 07): which secrets does a model pick?
 
-Mode collapse (SPEC §4, last item; §7) is about the *choice* of the secret, not the game,
-so this experiment skips the play: the player sends the task's opener, then immediately
-asks the host to reveal its secret. Many seeds per (task, model, temperature) give the
-distribution of revealed secrets; a sweep over temperatures shows how it narrows as the
-temperature drops.
+This is this workbook's extension, not the study's measurement: the study's mode-collapse view
+is its Appendix E, the secrets revealed at the fork of its main runs at T = 0.3
+(:mod:`psit_lib.studies.psit.protocol.appendix_e`); it did not measure across temperatures.
+Mode collapse is about the *choice* of the secret, not the game, so this experiment skips the
+play: the player sends the task's opener, then immediately asks the host to reveal its secret.
+Many seeds per (task, model, temperature) give the distribution of revealed secrets; a sweep over
+temperatures shows how it narrows as the temperature drops.
 
 What the reveal measures. The vanilla agent (a public-only chat agent) keeps no private
 state, so at the reveal the model names a secret that fits its public opening reply (for
@@ -29,12 +31,10 @@ corpus frequency of "conditions a patient picks", so uniform is the reference).
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections import Counter
 from functools import lru_cache
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
@@ -42,7 +42,7 @@ import pandas as pd
 from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets, rows_from_records
+from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, rows_from_records
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
 from psit_lib.llm.client import ModelSession, SamplingDefaults
@@ -230,23 +230,6 @@ def metrics_table(df: pd.DataFrame, group_cols: list[str], *, n_boot: int = 1000
     sizes = {task: domain_size(task) for task in df["task"].dropna().unique()}
     return secret_summary(df, group_cols, "secret", domain_size=sizes, domain_key="task",
                           n_boot=n_boot, seed=seed)
-
-
-def top_k_by_temperature(df: pd.DataFrame, task: str, model: str, k: int = 10) -> pd.DataFrame:
-    """Rank x temperature table of the ``k`` most revealed secrets, cells ``"secret (count)"``."""
-    sub = df[(df["task"] == task) & (df["model"] == model)]
-    columns = {}
-    for temperature, part in sub.groupby("temperature", sort=True):
-        ranked = sorted(Counter(part["secret"].dropna()).items(), key=lambda item: (-item[1], str(item[0])))[:k]
-        columns[f"T={temperature:g}"] = [f"{s} ({c})" for s, c in ranked] + [""] * (k - len(ranked))
-    table = pd.DataFrame(columns, index=pd.RangeIndex(1, k + 1, name="rank"))
-    return table
-
-
-def top_k_tables(df: pd.DataFrame, tasks: Sequence[str], models: Sequence[str], k: int = 10) -> pd.DataFrame:
-    """:func:`top_k_by_temperature` for every (task, model), stacked with a ``task · model`` level."""
-    tables = {f"{task} · {model}": top_k_by_temperature(df, task, model, k) for task in tasks for model in models}
-    return pd.concat(tables, names=["task · model"])
 
 
 def plain_number(value: Any) -> str:
@@ -492,38 +475,6 @@ def run_note(records: Sequence[Any], top: pd.DataFrame) -> str:
         cells = top.drop_duplicates(["task", "model"])
         fork = "Appendix E: " + "; ".join(f"{r.task} · {r.model} {int(r.n)} reveals" for r in cells.itertuples())
     return f"{quick}. {fork}."
-
-
-# -- reading earlier fork-test runs -------------------------------------------------------
-
-
-def resolve_read_from(params: SecretChoiceParams, env: Mapping[str, str] | None = None) -> Path | None:
-    """Folder to read fork-test reveals from: ``read_from``, else the ``psit run`` folder, else None."""
-    if params.read_from is not None:
-        return Path(params.read_from)
-    env = os.environ if env is None else env
-    return Path(env["PSIT_RUN_DIR"]) if env.get("PSIT_RUN_DIR") else None
-
-
-def read_fork_reveals(params: SecretChoiceParams, *, own_notebook: str = NOTEBOOK,
-                      env: Mapping[str, str] | None = None) -> tuple[pd.DataFrame | None, str]:
-    """Revealed secrets of the other notebooks of the run (02/03/...), and a one-line note.
-
-    An explicit ``read_from`` without reveal records is an error; the implicit run folder
-    simply may not have them yet (e.g. ``psit run 07`` alone), which returns ``(None, note)``.
-    """
-    folder = resolve_read_from(params, env)
-    if folder is None:
-        return None, "no run folder to read (not started by `psit run` and no read_from given): skipped"
-    try:
-        df = read_revealed_secrets(folder, exclude=[own_notebook])
-    except NoRevealRecordsError:
-        if params.read_from is not None:
-            raise
-        return None, f"the run folder {folder.name} has no fork-test reveals yet (run 02/03 first): skipped"
-    notebooks = ", ".join(sorted(df["source_notebook"].unique()))
-    return df, (f"read {len(df)} episodes from {notebooks} in {folder.name} "
-                f"({df.attrs['n_missing']} without a readable reveal)")
 
 
 def spread_reading(summary: pd.DataFrame) -> str:
