@@ -122,7 +122,7 @@ def plot_top_secrets(table: pd.DataFrame, *, label: str) -> Figure:
             t = first["temperature"]
             t_text = f", T={t:g}" if isinstance(t, float) and not math.isnan(t) else ""
             ax.set_title(f"{task} · {model}\nn={int(first['n'])} reveals{t_text}", fontsize=9)
-    fig.suptitle("Top-10 revealed secrets per game and model (main runs of 02/03, as Appendix E)", fontsize=10)
+    fig.suptitle("Top-10 revealed secrets per game and model (main runs of 02/03, by Appendix E's rule)", fontsize=10)
     return label_figure(fig, label)
 
 
