@@ -303,8 +303,9 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
     carries (``secret_summary`` keeps their counts): ``rises``/``falls`` only when the interval
     excludes zero; ``tie`` when the two entropies are equal; ``too small`` when either
     temperature has fewer than ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval from two
-    reveals is never a separation). Without the counts (a summary read back from a file), the
-    per-temperature intervals decide only when they are clear of each other (``method`` says so).
+    reveals is never a separation). Without the counts (a summary read back from a file) nothing
+    is tested and the verdict is ``cannot be told apart`` (``method`` says so): two intervals that
+    do not overlap are not the test the notebook reports.
     """
     from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE, entropy_gap, reveal_counts
 
@@ -342,11 +343,9 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
             _, low, high = entropy_gap(counts_hot, counts_cold, n_boot=n_boot, seed=seed)
             row.update(ci_low=low, ci_high=high, method="bootstrap 95% interval of the gap")
             separated = low > 0 or high < 0
-        else:
-            usable = not row["unusable"]
-            clear = cold["entropy_high"] < hot["entropy_low"] or hot["entropy_high"] < cold["entropy_low"]
-            separated = bool(usable and clear)
-            row["method"] = "per-temperature intervals (no reveals to test the gap)"
+        else:  # never decided by whether two intervals overlap: without the reveals there is no test
+            separated = False
+            row["method"] = "not tested (no reveals to test the gap)"
         verdict = ("rises" if row["gap"] > 0 else "falls") if separated else "cannot be told apart"
         rows.append({**row, "verdict": verdict})
     return pd.DataFrame(rows, columns=columns)
@@ -524,11 +523,8 @@ def spread_reading(summary: pd.DataFrame) -> str:
             else:
                 text += (f"the bootstrap 95% interval of the gap (hot − cold, {gap} bits) is {interval}, which "
                          f"excludes zero: entropy {verdict} with temperature")
-        elif verdict == "cannot be told apart":
-            text += ("the reveals are not at hand to test the gap and the two intervals are not clear of each "
-                     "other, so this reading does not separate them")
         else:
-            text += f"the two intervals are clear of each other: entropy {verdict} with temperature"
+            text += "the reveals are not at hand to test the gap, so this reading does not compare them"
         if c["unusable"]:
             temps = " and ".join(f"T={plain_number(t)}" for t in c["unusable"])
             text += (f" (no entropy interval at {temps}: the bootstrap interval excluded the plug-in estimate, "
