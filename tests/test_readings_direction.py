@@ -343,22 +343,27 @@ def test_entropy_readings_without_any_readable_secret_or_with_one_temperature_do
     assert sc.entropy_by_temperature(empty).empty
 
 
-def test_spread_reading_without_stored_reveals_falls_back_to_clear_intervals_only():
+def test_spread_reading_without_stored_reveals_compares_nothing():
+    """Intervals clear of each other are not the test the notebook reports: without the reveals
+    behind a summary (read back from a file) the gap is not tested and nothing is compared."""
     rows = ([{"task": "hangman", "model": "m", "temperature": 0.1, "secret": "planet" if i % 8 else "stone"}
              for i in range(40)]
             + [{"task": "hangman", "model": "m", "temperature": 1.5, "secret": f"w{i % 10}"} for i in range(40)])
     summary = _summary(rows)
     summary.attrs.clear()
     comparison = sc.entropy_comparisons(summary).iloc[0]
-    assert comparison["method"].startswith("per-temperature intervals")
-    assert comparison["verdict"] in {"rises", "cannot be told apart"}
+    assert comparison["method"].startswith("not tested")
+    assert comparison["verdict"] == "cannot be told apart"
+    text = sc.spread_reading(summary)
+    assert "does not compare them" in text and "rises" not in text and "clear of each other" not in text
 
 
 def test_attractor_rows_with_one_task_only_or_no_reveals():
     one_task = pd.DataFrame({"task": ["hangman"] * 3, "model": "m", "secret": ["planet", "planet", "stone"]})
     rows = sc.attractor_rows(one_task).set_index("attractor")
     assert rows.loc["planet", "revealed here"] == 2 and rows.loc["planet", "rank here"] == 1
-    assert rows.loc["Sarcoidosis", "of"] == 0 and pd.isna(rows.loc["Sarcoidosis", "rank here"])
+    sarcoidosis = rows.loc[["Sarcoidosis"]]          # reported for two models: two rows
+    assert (sarcoidosis["of"] == 0).all() and sarcoidosis["rank here"].isna().all()
     none = sc.attractor_rows(pd.DataFrame({"task": ["hangman", "diagnosis"], "secret": [None, None]}))
     assert (none["of"] == 0).all() and (none["revealed here"] == 0).all()
     assert (sc.attractor_rows(pd.DataFrame())["of"] == 0).all()

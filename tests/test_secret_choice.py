@@ -211,23 +211,8 @@ def test_attractor_rows_are_labelled_reference_rows_with_local_counts():
     assert (rows["source"] == "reference study (reported)").all()
     assert rows.loc["planet", "revealed here"] == 2 and rows.loc["planet", "rank here"] == 1
     assert rows.loc["python", "revealed here"] == 0 and pd.isna(rows.loc["python", "rank here"])
-    assert rows.loc["Sarcoidosis", "of"] == 1
-
-
-def test_read_fork_reveals_uses_the_psit_run_folder_only_when_it_has_reveals(tmp_path, run_folder):
-    params = sc.SecretChoiceParams()
-    df, note = sc.read_fork_reveals(params, env={})
-    assert df is None and "skipped" in note
-    lonely = tmp_path / "run-07-only"
-    (lonely / sc.NOTEBOOK).mkdir(parents=True)
-    _write_jsonl(lonely / sc.NOTEBOOK / "episodes.jsonl", [_fork_record("x/0", "planet")])
-    df, note = sc.read_fork_reveals(params, env={"PSIT_RUN_DIR": str(lonely)})
-    assert df is None and "run 02/03 first" in note               # its own records do not count
-    df, note = sc.read_fork_reveals(params, env={"PSIT_RUN_DIR": str(run_folder)})
-    assert len(df) == 4 and "02_hangman_fork_tests" in note
-    explicit = params.model_copy(update={"read_from": str(lonely)})
-    with pytest.raises(NoRevealRecordsError):
-        sc.read_fork_reveals(explicit, env={})
+    assert (rows.loc[["Sarcoidosis"], "of"] == 1).all()                 # reported for two models
+    assert len(rows) == 8 and rows.loc[["Sarcoidosis"], "reported for"].tolist() == ["GPT-OSS 120B", "Qwen3 235B"]
 
 
 def test_sweep_banner_replaces_the_single_temperature():

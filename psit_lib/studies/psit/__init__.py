@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from psit_lib.studies.psit.study import STUDY
+    from psit_lib.studies.psit.study import SECRET_CHOICE_STUDY, STUDY
     from psit_lib.runs import Experiment, beside_rates
     from psit_lib.runs.params import notebook_values, validate_params
     from psit_lib.studies.psit.assumptions import simulator_assumptions
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.figures import (plot_dataset_view, plot_entropy_vs_temperature, plot_outcome_bars,
                                                plot_topk_facets)
     from psit_lib.studies.psit.play import workbook_agents
-    from psit_lib.studies.psit.protocol import ablation, secret_choice
+    from psit_lib.studies.psit.protocol import ablation, appendix_e, secret_choice
     from psit_lib.studies.psit.protocol import experiment as fork_tests
     from psit_lib.studies.psit.protocol.params import AblationParams, ForkTestParams, SecretChoiceParams
     from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 _NAMES: dict[str, str] = {
     # the study as one object (psit_lib.runs.study.Study)
     "STUDY": "psit_lib.studies.psit.study",
+    "SECRET_CHOICE_STUDY": "psit_lib.studies.psit.study",
     # running a notebook (psit_lib.runs)
     "Experiment": "psit_lib.runs",
     "beside_rates": "psit_lib.runs",
@@ -87,6 +88,7 @@ _MODULES: dict[str, str] = {
     "fork_tests": "psit_lib.studies.psit.protocol.experiment",
     "ablation": "psit_lib.studies.psit.protocol.ablation",
     "secret_choice": "psit_lib.studies.psit.protocol.secret_choice",
+    "appendix_e": "psit_lib.studies.psit.protocol.appendix_e",
     "theory_data": "psit_lib.studies.psit.theory.figure_data",
     "theory_figures": "psit_lib.studies.psit.theory.figures",
 }
@@ -98,6 +100,7 @@ __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the 
     "plot_dataset_view", "plot_topk_facets", "plot_entropy_vs_temperature", "closed_form_check", "compared_hosts", "entropy_table", "entropy_views",
     "exact_mix_table", "policy_table", "self_consistency_points", "simulate_set_sizes", "words_of_length",
     "fork_explorer", "hangman_player", "workbook_agents", "fork_tests", "ablation", "secret_choice",
+    "SECRET_CHOICE_STUDY", "appendix_e",
     "theory_data", "theory_figures",
 ]
 

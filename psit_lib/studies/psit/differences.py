@@ -171,11 +171,32 @@ DIFFERENCES: tuple[Difference, ...] = (
         notebooks=("01",)),
     Difference(
         point="Secret distribution (mode collapse)",
-        study="Measured on the secrets real models reveal, across temperatures.",
-        here="Measured on the simulated model, whose choice follows its prior "
-             "frequency ** (prior_exponent / T); the prior exponent is a profile knob.",
-        why="The simulator needs some prior; word frequency is the plain choice.",
-        effect="Offline, how peaked the distribution is depends on prior_exponent: an assumption, not a "
-               "finding about models.",
+        study="Appendix E: the ten secrets revealed most often at the fork per game and model, counted over "
+              "the main runs (every agent, 50 episodes each, at the run temperature T = 0.3); the text names "
+              "the attractors (Hangman: python, planet, elephant, apple; diagnosis: Sarcoidosis for GPT-OSS "
+              "120B and Qwen3 235B, PBC for GPT-OSS 20B, Cushing's for Qwen3 32B).",
+        here="The same lists from this run's notebooks 02 and 03 (their main agents at their temperature; the "
+             "simulator-sweep episodes are left out), on the simulated model by default, whose choice follows "
+             "its prior frequency ** (prior_exponent / T); the study's eight attractors are labelled reference "
+             "rows beside this run's counts. The lists need 02 and 03 in the same run folder.",
+        why="The study's own view of mode collapse, drawn from the run; the simulator needs some prior and "
+            "word frequency is the plain choice.",
+        effect="Offline the lists and any attractor are the simulator's prior and its prior_exponent (an "
+               "assumption), not a model's; at the default 10 episodes per agent (50 at study scale) each "
+               "list rests on fewer reveals than the study's, so its top counts are smaller and ties commoner.",
+        notebooks=("07",)),
+    Difference(
+        point="Temperature sweep (this workbook's extension)",
+        study="Not measured: the study reports the secrets revealed at its run temperature only (T = 0.3).",
+        here="A quick experiment added by this workbook: the opener, then an immediate reveal (no game), "
+             "n_samples times per task, model and temperature of a sweep (default 0.1 to 1.5, 40 samples), "
+             "with the vanilla agent; entropy, effective number and top share with bootstrap intervals (none "
+             "where the interval excludes its estimate), a chi-square test against a frequency prior and "
+             "uniform, and a reading of the coldest against the hottest temperature by the bootstrap "
+             "interval of their entropy gap.",
+        why="Mode collapse is a claim about how peaked the choice is; the sweep shows how the peak moves with "
+            "the sampling temperature.",
+        effect="Its tables and readings have no counterpart in the study and are never compared with it; on "
+               "the simulator entropy rises with temperature by construction (SPEC §8).",
         notebooks=("07",)),
 )

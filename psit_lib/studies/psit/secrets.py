@@ -379,7 +379,10 @@ def secret_summary(
 
     Intervals are BCa bootstrap intervals by default (``method``; see :func:`bootstrap_ci`),
     clipped to what each statistic can attain with n samples; ``interval`` names the method
-    actually used; ``entropy_ceiling`` is log2 min(n, K), the most n samples can show.
+    actually used; ``entropy_ceiling`` is log2 min(n, K), the most n samples can show. An
+    interval that excludes its own estimate (resampling a few dozen reveals, most of them
+    distinct, cannot show the secrets never seen, so the resampled entropy sits below the
+    plug-in one) is not given: its bounds are NaN and ``interval`` says why.
 
     Columns: group columns, ``n``, ``n_missing``, ``distinct``, ``entropy`` (bits),
     ``entropy_low``, ``entropy_high``, ``normalised_entropy``, ``effective_number``,
@@ -419,8 +422,11 @@ def secret_summary(
                 methods.add(interval.method)
             row["interval"] = f"{' / '.join(sorted(methods))} {level}, clipped to the attainable range"
             outside = [name for name in statistics if not row[f"{name}_low"] <= row[name] <= row[f"{name}_high"]]
-            if outside:  # resampling n reveals cannot show unseen secrets: the interval is unusable
-                row["interval"] += f"; excludes the estimate of {', '.join(outside)} (too few reveals)"
+            if outside:  # resampling n reveals cannot show unseen secrets: the interval is unusable,
+                # so none is given (an interval beside an estimate it excludes reads as a result)
+                row["interval"] += f"; excludes the estimate of {', '.join(outside)} (too few reveals), so no interval is given"
+                for name in outside:
+                    row[f"{name}_low"] = row[f"{name}_high"] = float("nan")
             row["normalised_entropy"] = normalised_entropy(secrets, size) if size else float("nan")
             row["top_secret"], row["top_count"] = _ranked(Counter(secrets))[0]
         else:

@@ -95,12 +95,48 @@ STUDY = Study(
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
 
 
+# -- notebook 07: the secret-choice experiment and Appendix E (its tables, scored from stored records) --
+
+
+def _secret_frame(run: StoredRun) -> pd.DataFrame:
+    return sc.secret_frame(run.select(sc.plan_secret_choice(run.params, run.models)), run.notebook)
+
+
+def _fork_reveals(run: StoredRun) -> pd.DataFrame:
+    """The main fork-test reveals of the run this notebook belongs to (Appendix E's source)."""
+    import os
+
+    from psit_lib.studies.psit.protocol import appendix_e
+
+    folder = run.folder.dir if run.folder is not None else None
+    return appendix_e.main_fork_reveals(appendix_e.fork_folder_root(run.params.read_from, folder,
+                                                                    os.environ.get("PSIT_RUN_DIR")))
+
+
+def _secret_spread(run: StoredRun) -> pd.DataFrame:
+    return sc.metrics_table(_secret_frame(run), ["task", "model", "temperature"], n_boot=run.params.n_boot,
+                            seed=run.params.seed)
+
+
+def _appendix_e(run: StoredRun) -> pd.DataFrame:
+    from psit_lib.studies.psit.protocol import appendix_e
+
+    return appendix_e.top_secrets(_fork_reveals(run))
+
+
+SECRET_CHOICE_SCORERS: dict[str, Scorer] = {
+    "secret_spread": _secret_spread,
+    "chi_square": lambda run: sc.chi_square_table(_secret_frame(run), ["task", "model", "temperature"]),
+    "appendix_e_top10": _appendix_e,
+    "attractors": lambda run: sc.attractor_table(_secret_frame(run), _fork_reveals(run)),
+}
+"""Notebook 07's tables by the names it saves them under. Appendix E and the attractors' fork
+counts read the fork-test notebooks of the same run folder (records only, no model call)."""
+
 SECRET_CHOICE_STUDY = Study(
     name="psit-secret-choice",
     result_type=SecretChoiceEpisode,
     notebooks={"07_secret_distribution_mode_collapse": StudyNotebook(
         params_model=SecretChoiceParams, plan=sc.plan_secret_choice, episode=sc.secret_choice_episode_fn,
-        key_tables=("secret_spread", "chi_square"))},
+        scorers=SECRET_CHOICE_SCORERS, key_tables=("appendix_e_top10", "attractors", "secret_spread"))},
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
-"""Notebook 07 runs through the Study API; its tables also read other notebooks' revealed secrets
-(``secret_reader``), so it has no scorer over its own folder yet."""

@@ -1,10 +1,12 @@
 """The quick secret-choice experiment (notebook 07): which secrets does a model pick?
 
-Mode collapse (SPEC §4, last item; §7) is about the *choice* of the secret, not the game,
-so this experiment skips the play: the player sends the task's opener, then immediately
-asks the host to reveal its secret. Many seeds per (task, model, temperature) give the
-distribution of revealed secrets; a sweep over temperatures shows how it narrows as the
-temperature drops.
+This is this workbook's extension, not the study's measurement: the study's mode-collapse view
+is its Appendix E, the secrets revealed at the fork of its main runs at T = 0.3
+(:mod:`psit_lib.studies.psit.protocol.appendix_e`); it did not measure across temperatures.
+Mode collapse is about the *choice* of the secret, not the game, so this experiment skips the
+play: the player sends the task's opener, then immediately asks the host to reveal its secret.
+Many seeds per (task, model, temperature) give the distribution of revealed secrets; a sweep over
+temperatures shows how it narrows as the temperature drops.
 
 What the reveal measures. The vanilla agent (a public-only chat agent) keeps no private
 state, so at the reveal the model names a secret that fits its public opening reply (for
@@ -29,20 +31,18 @@ corpus frequency of "conditions a patient picks", so uniform is the reference).
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections import Counter
 from functools import lru_cache
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
 
 from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
-from psit_lib.studies.psit.reference import mode_collapse_attractors
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets, rows_from_records
+from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
+from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, rows_from_records
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
 from psit_lib.llm.client import ModelSession, SamplingDefaults
@@ -232,21 +232,66 @@ def metrics_table(df: pd.DataFrame, group_cols: list[str], *, n_boot: int = 1000
                           n_boot=n_boot, seed=seed)
 
 
-def top_k_by_temperature(df: pd.DataFrame, task: str, model: str, k: int = 10) -> pd.DataFrame:
-    """Rank x temperature table of the ``k`` most revealed secrets, cells ``"secret (count)"``."""
-    sub = df[(df["task"] == task) & (df["model"] == model)]
-    columns = {}
-    for temperature, part in sub.groupby("temperature", sort=True):
-        ranked = sorted(Counter(part["secret"].dropna()).items(), key=lambda item: (-item[1], str(item[0])))[:k]
-        columns[f"T={temperature:g}"] = [f"{s} ({c})" for s, c in ranked] + [""] * (k - len(ranked))
-    table = pd.DataFrame(columns, index=pd.RangeIndex(1, k + 1, name="rank"))
-    return table
+def plain_number(value: Any) -> str:
+    """A number for a compact table: 3 significant digits, never in scientific notation, a dash
+    when missing."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    number = float(value)
+    if number.is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    text = f"{number:.3g}"
+    if "e" in text:  # 3 significant digits without an exponent
+        digits = max(0, 2 - math.floor(math.log10(abs(number))))
+        text = f"{number:.{digits}f}"
+    return text
 
 
-def top_k_tables(df: pd.DataFrame, tasks: Sequence[str], models: Sequence[str], k: int = 10) -> pd.DataFrame:
-    """:func:`top_k_by_temperature` for every (task, model), stacked with a ``task · model`` level."""
-    tables = {f"{task} · {model}": top_k_by_temperature(df, task, model, k) for task in tasks for model in models}
-    return pd.concat(tables, names=["task · model"])
+UNUSABLE_MARK = "†"
+
+
+def _with_interval(row: pd.Series, name: str) -> str:
+    estimate, low, high = row.get(name), row.get(f"{name}_low"), row.get(f"{name}_high")
+    if estimate is None or pd.isna(estimate):
+        return "—"
+    if pd.isna(low) or pd.isna(high):
+        return f"{plain_number(estimate)} {UNUSABLE_MARK}"
+    return f"{plain_number(estimate)} [{plain_number(low)}, {plain_number(high)}]"
+
+
+def spread_view(summary: pd.DataFrame) -> pd.DataFrame:
+    """:func:`metrics_table` for the page: one row per (task, model, temperature), each statistic
+    beside its 95% interval in one cell, the model column only when the run has several models.
+    The interval method and the cells without an interval go in the caption
+    (:func:`spread_caption`), not in a column."""
+    if summary.empty:
+        return pd.DataFrame(columns=["task", "T", "n", "distinct", "entropy (bits)", "effective number",
+                                     "top share", "top secret (count)"])
+    view = pd.DataFrame({"task": summary["task"]})
+    if "model" in summary.columns and summary["model"].nunique(dropna=False) > 1:
+        view["model"] = summary["model"]
+    if "temperature" in summary.columns:
+        view["T"] = [plain_number(t) for t in summary["temperature"]]
+    view["n"] = [f"{int(n)}" + (f" (+{int(m)} unread)" if m else "") for n, m in zip(summary["n"], summary["n_missing"])]
+    view["distinct"] = summary["distinct"].astype(int)
+    view["entropy (bits)"] = [_with_interval(r, "entropy") for _, r in summary.iterrows()]
+    view["effective number"] = [_with_interval(r, "effective_number") for _, r in summary.iterrows()]
+    view["top share"] = [_with_interval(r, "top_share") for _, r in summary.iterrows()]
+    view["top secret (count)"] = [f"{s} ({int(c)})" if not pd.isna(s) else "—"
+                                  for s, c in zip(summary["top_secret"], summary["top_count"])]
+    return view.reset_index(drop=True)
+
+
+def spread_caption(summary: pd.DataFrame) -> str:
+    """The caption's note on the intervals of :func:`spread_view`: the bootstrap methods used and
+    what the mark on a cell without an interval means."""
+    methods = sorted({m.strip() for text in summary.get("interval", pd.Series(dtype=str)).dropna()
+                      for m in str(text).split(" 95%")[0].split(" / ") if not str(text).startswith("none")})
+    note = f"95% bootstrap intervals ({', '.join(methods) or 'none'}), clipped to what n reveals can show"
+    if summary.get("interval", pd.Series(dtype=str)).astype(str).str.contains("no interval is given").any():
+        note += (f"; {UNUSABLE_MARK} no interval: the bootstrap interval excluded the estimate (a few dozen "
+                 "reveals, most of them distinct, cannot show the secrets never seen)")
+    return note
 
 
 def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
@@ -258,8 +303,9 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
     carries (``secret_summary`` keeps their counts): ``rises``/``falls`` only when the interval
     excludes zero; ``tie`` when the two entropies are equal; ``too small`` when either
     temperature has fewer than ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval from two
-    reveals is never a separation). Without the counts (a summary read back from a file), the
-    per-temperature intervals decide only when they are clear of each other (``method`` says so).
+    reveals is never a separation). Without the counts (a summary read back from a file) nothing
+    is tested and the verdict is ``cannot be told apart`` (``method`` says so): two intervals that
+    do not overlap are not the test the notebook reports.
     """
     from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE, entropy_gap, reveal_counts
 
@@ -297,11 +343,9 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
             _, low, high = entropy_gap(counts_hot, counts_cold, n_boot=n_boot, seed=seed)
             row.update(ci_low=low, ci_high=high, method="bootstrap 95% interval of the gap")
             separated = low > 0 or high < 0
-        else:
-            usable = not row["unusable"]
-            clear = cold["entropy_high"] < hot["entropy_low"] or hot["entropy_high"] < cold["entropy_low"]
-            separated = bool(usable and clear)
-            row["method"] = "per-temperature intervals (no reveals to test the gap)"
+        else:  # never decided by whether two intervals overlap: without the reveals there is no test
+            separated = False
+            row["method"] = "not tested (no reveals to test the gap)"
         verdict = ("rises" if row["gap"] > 0 else "falls") if separated else "cannot be told apart"
         rows.append({**row, "verdict": verdict})
     return pd.DataFrame(rows, columns=columns)
@@ -334,56 +378,102 @@ def entropy_by_temperature(summary: pd.DataFrame, digits: int = 2) -> pd.DataFra
     return table
 
 
+def _revealed(df: pd.DataFrame, task: str) -> list[str]:
+    if "task" not in df.columns or "secret" not in df.columns:
+        return []
+    return [str(s) for s in df.loc[df["task"] == task, "secret"].tolist()
+            if s is not None and not (isinstance(s, float) and math.isnan(s))]
+
+
 def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """SPEC §7 reference attractors as labelled rows, with how often each was revealed here
-    (0 of 0 for a task this run did not reveal any secret of)."""
+    """The study's attractors (Appendix E: one per task and reference model, eight in all) as
+    labelled reference rows, with how often each was revealed in ``df`` (a reveal counts when it
+    is the attractor or one of its listed spellings, case-insensitively) out of the task's
+    readable reveals, and its rank there (0 of 0 for a task without reveals)."""
     columns = ["task", "attractor", "reported for", "source", "revealed here", "of", "rank here"]
+    spellings = attractor_spellings()
     rows = []
     for (task, reference_model), secret in mode_collapse_attractors().items():
-        if "task" in df.columns and "secret" in df.columns:
-            revealed = [s for s in df.loc[df["task"] == task, "secret"].tolist()
-                        if s is not None and not (isinstance(s, float) and math.isnan(s))]
-        else:
-            revealed = []
-        ranking = [s for s, _ in sorted(Counter(revealed).items(), key=lambda i: (-i[1], str(i[0])))]
-        matches = sum(str(s).lower() == secret.lower() for s in revealed)
+        revealed = _revealed(df, task)
+        names = set(spellings.get(secret, (secret.lower(),)))
+        # ranked as Appendix E's lists are (count, then the secret's text), so the ranks agree
+        ranking = [s.lower() for s, _ in sorted(Counter(revealed).items(), key=lambda i: (-i[1], i[0]))]
         rows.append({"task": task, "attractor": secret, "reported for": reference_model,
                      "source": "reference study (reported)",
-                     "revealed here": int(matches), "of": len(revealed),
-                     "rank here": next((i + 1 for i, s in enumerate(ranking) if str(s).lower() == secret.lower()), None)})
+                     "revealed here": sum(s.lower() in names for s in revealed), "of": len(revealed),
+                     "rank here": next((i + 1 for i, s in enumerate(ranking) if s in names), None)})
     return pd.DataFrame(rows, columns=columns).astype({"rank here": "Int64"})
 
 
-# -- reading earlier fork-test runs -------------------------------------------------------
+def attractor_table(quick: pd.DataFrame, fork: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The eight attractors the study reports, each beside this run's counts: at the fork of the
+    main runs of 02/03 (Appendix E's source; empty when this run has none) and in notebook 07's
+    quick experiment (every temperature of its sweep). Counts are of the task's readable reveals
+    across the run's models: the reference model names the model the study saw collapse, not a
+    model of this run."""
+    here = attractor_rows(quick)
+    fork_rows = attractor_rows(fork if fork is not None else pd.DataFrame())
+    return pd.DataFrame({
+        "task": here["task"], "reported for": here["reported for"], "attractor": here["attractor"],
+        "fork_count": fork_rows["revealed here"], "fork_n": fork_rows["of"], "fork_rank": fork_rows["rank here"],
+        "quick_count": here["revealed here"], "quick_n": here["of"], "quick_rank": here["rank here"],
+    })
 
 
-def resolve_read_from(params: SecretChoiceParams, env: Mapping[str, str] | None = None) -> Path | None:
-    """Folder to read fork-test reveals from: ``read_from``, else the ``psit run`` folder, else None."""
-    if params.read_from is not None:
-        return Path(params.read_from)
-    env = os.environ if env is None else env
-    return Path(env["PSIT_RUN_DIR"]) if env.get("PSIT_RUN_DIR") else None
+def attractor_view(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`attractor_table` for the page: counts as ``count / n (rank r)`` text."""
+    def cell(count: Any, n: Any, rank: Any) -> str:
+        if not n:
+            return "no reveals"
+        return f"{int(count)} / {int(n)}" + (f" (rank {int(rank)})" if not pd.isna(rank) else "")
+
+    return pd.DataFrame({
+        "task": table["task"], "reported for (study)": table["reported for"], "attractor": table["attractor"],
+        "at the fork, 02/03 main runs": [cell(c, n, r) for c, n, r in
+                                         zip(table["fork_count"], table["fork_n"], table["fork_rank"])],
+        "quick experiment, all T": [cell(c, n, r) for c, n, r in
+                                    zip(table["quick_count"], table["quick_n"], table["quick_rank"])],
+    })
 
 
-def read_fork_reveals(params: SecretChoiceParams, *, own_notebook: str = NOTEBOOK,
-                      env: Mapping[str, str] | None = None) -> tuple[pd.DataFrame | None, str]:
-    """Revealed secrets of the other notebooks of the run (02/03/...), and a one-line note.
+def chi_square_view(chi: pd.DataFrame) -> pd.DataFrame:
+    """:func:`chi_square_table` for the page: the test's result in one cell (statistic, degrees of
+    freedom, p value, 3 significant digits) or why there is none."""
+    if chi.empty:
+        return pd.DataFrame(columns=["task", "T", "reference", "n in prior", "outside prior", "test"])
 
-    An explicit ``read_from`` without reveal records is an error; the implicit run folder
-    simply may not have them yet (e.g. ``psit run 07`` alone), which returns ``(None, note)``.
-    """
-    folder = resolve_read_from(params, env)
-    if folder is None:
-        return None, "no run folder to read (not started by `psit run` and no read_from given): skipped"
-    try:
-        df = read_revealed_secrets(folder, exclude=[own_notebook])
-    except NoRevealRecordsError:
-        if params.read_from is not None:
-            raise
-        return None, f"the run folder {folder.name} has no fork-test reveals yet (run 02/03 first): skipped"
-    notebooks = ", ".join(sorted(df["source_notebook"].unique()))
-    return df, (f"read {len(df)} episodes from {notebooks} in {folder.name} "
-                f"({df.attrs['n_missing']} without a readable reveal)")
+    def test(row: pd.Series) -> str:
+        if pd.isna(row["chi2"]):
+            return str(row["note"])
+        p = float(row["p_value"])
+        p_text = "p < 0.001" if p < 0.001 else f"p = {plain_number(p)}"
+        return f"chi2 = {plain_number(row['chi2'])}, dof {int(row['dof'])}, {p_text}"
+
+    view = pd.DataFrame({"task": chi["task"]})
+    if "model" in chi.columns and chi["model"].nunique(dropna=False) > 1:
+        view["model"] = chi["model"]
+    if "temperature" in chi.columns:
+        view["T"] = [plain_number(t) for t in chi["temperature"]]
+    view["reference"] = chi["reference"]
+    view["n in prior"] = chi["n_in_prior"].astype(int)
+    view["outside prior"] = [plain_number(v) for v in chi["out_of_prior_share"]]
+    view["test"] = [test(r) for _, r in chi.iterrows()]
+    return view.reset_index(drop=True)
+
+
+def run_note(records: Sequence[Any], top: pd.DataFrame) -> str:
+    """One line on what this run holds: the quick experiment's episodes (failed or unreadable
+    ones counted, never dropped) and the fork-test reveals Appendix E counts."""
+    df = secret_frame(list(records))
+    quick = (f"quick experiment: {len(df)} episodes, {df.attrs['n_missing']} without a readable secret "
+             f"({int((df.status == 'error').sum())} errors, {int((df.status == 'unparseable').sum())} unreadable)")
+    if top.empty:
+        fork = ("Appendix E: no fork-test reveals in this run folder (run 02 and 03 in the same `psit run`, "
+                "or set read_from)")
+    else:
+        cells = top.drop_duplicates(["task", "model"])
+        fork = "Appendix E: " + "; ".join(f"{r.task} · {r.model} {int(r.n)} reveals" for r in cells.itertuples())
+    return f"{quick}. {fork}."
 
 
 def spread_reading(summary: pd.DataFrame) -> str:
@@ -393,7 +483,6 @@ def spread_reading(summary: pd.DataFrame) -> str:
     Too few reveals, ties and a single temperature are said as such, never compared; a
     per-temperature interval that misses its estimate is flagged. Entropy is a description of the
     spread, so the sentence says rises or falls, never better or worse."""
-    from psit_lib.analysis.labels import format_number
     from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE
 
     comparisons = entropy_comparisons(summary)
@@ -404,8 +493,9 @@ def spread_reading(summary: pd.DataFrame) -> str:
 
     def at(c: pd.Series, t: float) -> str:
         r = rows[(rows["task"] == c["task"]) & (rows["model"] == c["model"]) & (rows["_t"] == t)].iloc[0]
-        return (f"{format_number(float(r['entropy']))} bits [{format_number(float(r['entropy_low']))}, "
-                f"{format_number(float(r['entropy_high']))}] at T={format_number(t)} (n={int(r['n'])})")
+        interval = ("" if pd.isna(r["entropy_low"]) or pd.isna(r["entropy_high"])
+                    else f" [{plain_number(r['entropy_low'])}, {plain_number(r['entropy_high'])}]")
+        return f"{plain_number(r['entropy'])} bits{interval} at T={plain_number(t)} (n={int(r['n'])})"
 
     for _, c in comparisons.iterrows():
         head = f"- **{c['task']} · {c['model']}**: "
@@ -425,23 +515,19 @@ def spread_reading(summary: pd.DataFrame) -> str:
         elif verdict == "tie":
             text += "the two entropies are equal: a tie"
         elif c["method"] and str(c["method"]).startswith("bootstrap"):
-            interval = f"[{format_number(float(c['ci_low']))}, {format_number(float(c['ci_high']))}]"
-            gap = format_number(float(c["gap"]))
+            interval = f"[{plain_number(c['ci_low'])}, {plain_number(c['ci_high'])}]"
+            gap = plain_number(c["gap"])
             if verdict == "cannot be told apart":
                 text += (f"the bootstrap 95% interval of the gap (hot − cold, {gap} bits) is {interval}, which "
                          "includes zero, so this run cannot tell them apart")
             else:
                 text += (f"the bootstrap 95% interval of the gap (hot − cold, {gap} bits) is {interval}, which "
                          f"excludes zero: entropy {verdict} with temperature")
-        elif verdict == "cannot be told apart":
-            text += ("the reveals are not at hand to test the gap and the two intervals are not clear of each "
-                     "other, so this reading does not separate them")
         else:
-            text += f"the two intervals are clear of each other: entropy {verdict} with temperature"
+            text += "the reveals are not at hand to test the gap, so this reading does not compare them"
         if c["unusable"]:
-            temps = " and ".join(f"T={format_number(t)}" for t in c["unusable"])
-            text += (f" (at {temps} the bootstrap interval does not contain the plug-in estimate: with this few "
-                     "reveals per distinct secret the plug-in entropy is biased low and resampling cannot show "
-                     "unseen secrets, so that interval is unusable; see top share and distinct counts)")
+            temps = " and ".join(f"T={plain_number(t)}" for t in c["unusable"])
+            text += (f" (no entropy interval at {temps}: the bootstrap interval excluded the plug-in estimate, "
+                     "as it does when most reveals are distinct)")
         lines.append(text + ".")
     return "\n".join(lines)

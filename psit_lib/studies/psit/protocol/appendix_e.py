@@ -1,0 +1,171 @@
+"""The study's Appendix E as the study drew it, from this run's fork tests (notebook 07).
+
+The study's mode-collapse evidence is its Appendix E: the ten secrets most often revealed per
+game and model, counted over the reveals of its main runs (every agent of the fork test, at the
+run temperature T = 0.3). Its attractors (``data/reference/mode_collapse_attractors.csv``) are
+the top secrets of those lists. This module builds the same view from a workbook run: the
+reveals of notebooks 02 (Hangman) and 03 (diagnosis), main agents only, at the notebook's own
+temperature. Episodes of the simulator sweeps ("What decides this result") run other, swept
+models and are left out, as is notebook 07's own temperature sweep (this workbook's extension).
+
+Everything here reads stored records only (no model call), so ``psit rescore`` reproduces it.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from psit_lib.runs.folder import notebook_folders
+from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets
+
+#: The fork-test notebooks whose main runs Appendix E counts (Hangman, diagnosis).
+FORK_NOTEBOOKS = ("02_hangman_fork_tests", "03_diagnosis_ddxplus")
+#: Secrets per list, as Appendix E.
+K = 10
+
+TOP_COLUMNS = ["task", "model", "rank", "secret", "count", "share", "n", "n_missing", "temperature"]
+
+
+def main_fork_reveals(root: str | Path | None, notebooks: Sequence[str] = FORK_NOTEBOOKS) -> pd.DataFrame:
+    """Reveals of the main agents of ``notebooks`` under ``root`` (a run folder), at their run
+    temperature: an episode counts when its model is one the notebook ran as its main model
+    (``_models`` of its stored parameters). Empty (columns of the reader) when ``root`` is None or
+    holds no such reveals."""
+    empty = pd.DataFrame(columns=list(COLUMNS))
+    if root is None or not Path(root).is_dir():
+        return empty
+    try:
+        df = read_revealed_secrets(root, notebooks=notebooks)
+    except NoRevealRecordsError:
+        return empty
+    main: dict[str, tuple[set[str], float | None]] = {}
+    for folder in notebook_folders(root):
+        params = folder.params()
+        key = str(folder.metadata().notebook or folder.dir.name)
+        main[key] = main[folder.dir.name] = (set(params.run_models), params.temperature)
+    keep = [_is_main(row.source_notebook, row.model, row.temperature, main) for row in df.itertuples(index=False)]
+    out = df[keep].reset_index(drop=True)
+    out.attrs["n_missing"] = int(out["secret"].isna().sum())
+    return out
+
+
+def _is_main(notebook: str, model: str, temperature: float, main: dict[str, tuple[set[str], float | None]]) -> bool:
+    models, run_temperature = main.get(notebook, (set(), None))
+    same_t = run_temperature is None or (isinstance(temperature, float) and math.isclose(temperature, run_temperature))
+    return model in models and same_t
+
+
+def top_secrets(df: pd.DataFrame, k: int = K) -> pd.DataFrame:
+    """Appendix E's lists: per (task, model), the ``k`` most revealed secrets with their count and
+    share of the cell's readable reveals (ties in count ordered by the secret's text).
+    ``n_missing`` counts the cell's episodes without a readable reveal (never dropped silently)."""
+    rows = []
+    if df.empty:
+        return pd.DataFrame(columns=TOP_COLUMNS)
+    for (task, model), cell in df.groupby(["task", "model"], sort=True):
+        secrets = cell["secret"].dropna().astype(str).tolist()
+        temperatures = sorted({float(t) for t in cell["temperature"].dropna()})
+        temperature = temperatures[0] if len(temperatures) == 1 else float("nan")
+        ranked = sorted(Counter(secrets).items(), key=lambda item: (-item[1], item[0]))[:k]
+        for rank, (secret, count) in enumerate(ranked, start=1):
+            rows.append({"task": task, "model": model, "rank": rank, "secret": secret, "count": count,
+                         "share": count / len(secrets), "n": len(secrets),
+                         "n_missing": len(cell) - len(secrets), "temperature": temperature})
+        if not ranked:
+            rows.append({"task": task, "model": model, "rank": None, "secret": None, "count": 0,
+                         "share": float("nan"), "n": 0, "n_missing": len(cell), "temperature": temperature})
+    return pd.DataFrame(rows, columns=TOP_COLUMNS).astype({"rank": "Int64"})
+
+
+def plot_top_secrets(table: pd.DataFrame, *, label: str) -> Figure:
+    """Appendix E as a figure: one panel per (task, model), the top secrets as horizontal bars of
+    their count, with n (readable reveals) and the temperature in each panel's title. Tasks are
+    columns, models rows: two panels side by side fit a 1400 px page."""
+    from psit_lib.analysis.labels import label_figure
+    from psit_lib.analysis.plots import mark_no_data, new_figure
+
+    cells = [] if table.empty else list(table.groupby(["task", "model"], sort=True))
+    tasks = sorted({t for (t, _), _ in cells}) or ["(no fork-test reveals)"]
+    models = sorted({m for (_, m), _ in cells}) or [""]
+    k = int(table["rank"].max()) if len(table) and table["rank"].notna().any() else K
+    fig = new_figure(5.2 * len(tasks), 0.32 * k * len(models) + 1.1 * len(models) + 0.6)
+    axes = fig.subplots(len(models), len(tasks), squeeze=False)
+    by_cell = {key: part for key, part in cells}
+    colour = "#0072B2"
+    for i, model in enumerate(models):
+        for j, task in enumerate(tasks):
+            ax = axes[i][j]
+            part = by_cell.get((task, model))
+            if part is None or part["secret"].isna().all():
+                mark_no_data(ax, f"{task} · {model}" if model else task, "no readable reveal")
+                continue
+            part = part.dropna(subset=["secret"])
+            labels = [textwrap.shorten(str(s), 28, placeholder="…") for s in part["secret"]]
+            ax.barh(range(len(part)), part["count"], color=colour)
+            ax.set_yticks(range(len(part)), labels, fontsize=8)
+            ax.invert_yaxis()
+            for y, (count, share) in enumerate(zip(part["count"], part["share"])):
+                ax.text(count, y, f" {count} ({share:.0%})", va="center", fontsize=7)
+            ax.set_xlim(0, part["count"].max() * 1.35)
+            ax.set_xlabel("reveals (count)", fontsize=8)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.tick_params(axis="x", labelsize=8)
+            first = part.iloc[0]
+            t = first["temperature"]
+            t_text = f", T={t:g}" if isinstance(t, float) and not math.isnan(t) else ""
+            ax.set_title(f"{task} · {model}\nn={int(first['n'])} reveals{t_text}", fontsize=9)
+    fig.suptitle("Top-10 revealed secrets per game and model (main runs of 02/03, by Appendix E's rule)", fontsize=10)
+    return label_figure(fig, label)
+
+
+def fork_folder_root(read_from: str | Path | None, notebook_folder: str | Path | None,
+                     env_run_dir: str | None) -> Path | None:
+    """Where the run's fork tests are: ``read_from`` when given, else the run folder holding this
+    notebook's folder (a stored run), else the ``psit run`` folder (``PSIT_RUN_DIR``)."""
+    if read_from is not None:
+        return Path(read_from)
+    if notebook_folder is not None:
+        return Path(notebook_folder).parent
+    return Path(env_run_dir) if env_run_dir else None
+
+
+def top_reading(table: pd.DataFrame) -> str:
+    """Generated sentences on :func:`top_secrets`: per game and model, the most revealed secret
+    with its count and share. Secrets tied at the top count are named together as a tie (never one
+    of them as "the" attractor); a top count of one is no attractor at all (every revealed secret
+    was revealed once at most)."""
+    if table.empty:
+        return ("No fork-test reveals in this run folder, so there is no Appendix E list: run notebooks 02 and "
+                "03 in the same `psit run` (or set `read_from`).")
+    lines = []
+    for (task, model), cell in table.groupby(["task", "model"], sort=True):
+        head = f"- **{task} · {model}**: "
+        cell = cell.dropna(subset=["secret"])
+        if cell.empty:
+            lines.append(head + "no readable reveal, so no secret to list.")
+            continue
+        n, top = int(cell["n"].iloc[0]), int(cell["count"].max())
+        leaders = cell.loc[cell["count"] == top, "secret"].astype(str).tolist()
+        share = f"{top} of {n} reveals ({top / n:.0%})"
+        if top == 1:
+            lines.append(head + f"no secret was revealed more than once in {n} reveals: no attractor.")
+        elif len(leaders) == 1:
+            rest = cell[cell["count"] < top]
+            following = f"; next: {str(rest['secret'].iat[0])!r} ({int(rest['count'].iat[0])})" if len(rest) else ""
+            lines.append(head + f"the most revealed secret is {leaders[0]!r}, {share}{following}.")
+        elif len(leaders) == len(cell) and len(cell) >= K:  # the list is cut at K: more may tie
+            lines.append(head + f"at least {len(leaders)} secrets are tied at the top with {share} each: no "
+                                "single attractor.")
+        else:
+            named = ", ".join(repr(s) for s in leaders)
+            lines.append(head + f"{len(leaders)} secrets are tied at the top with {share} each ({named}): "
+                                "no single attractor.")
+    return "\n".join(lines)
