@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.acc.study import STUDY
     from psit_lib.runs import Experiment
     from psit_lib.runs.params import notebook_values, validate_params
-    from psit_lib.studies.acc import experiment, metrics, sensitivity
+    from psit_lib.studies.acc import experiment, metrics, sensitivity, summary
     from psit_lib.studies.acc.assumptions import simulator_assumptions
     from psit_lib.studies.acc.catalogue import prompt_catalogue
     from psit_lib.studies.acc.differences import DIFFERENCES
@@ -46,12 +46,13 @@ _MODULES: dict[str, str] = {
     "experiment": "psit_lib.studies.acc.experiment",
     "metrics": "psit_lib.studies.acc.metrics",
     "sensitivity": "psit_lib.studies.acc.sensitivity",
+    "summary": "psit_lib.studies.acc.summary",
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
     "STUDY", "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
     "simulator_assumptions", "plot_footprint_by_domain", "plot_rates_per_turn", "experiment", "metrics",
-    "sensitivity",
+    "sensitivity", "summary",
 ]
 
 
