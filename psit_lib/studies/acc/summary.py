@@ -92,7 +92,7 @@ def _tested(values: dict[str, np.ndarray], one: str, other: str, seed: int) -> t
     gap reads positive): separated only when the bootstrap 95% interval of the gap excludes
     zero and has width (a zero-width interval means there was nothing to resample)."""
     hi, lo = (one, other) if values[one].mean() >= values[other].mean() else (other, one)
-    gap, low, high = mean_gap(values[hi], values[lo], seed=seed, batch=200)
+    gap, low, high = mean_gap(values[hi].tolist(), values[lo].tolist(), seed=seed, batch=200)
     return gap, low, high, bool(gap_separates(low, high)) and low != high
 
 
