@@ -225,12 +225,12 @@ async def test_study_rescore_reproduces_every_table_of_notebook_05_without_a_mod
     import socket
 
     from psit_lib.runs import Experiment
-    from psit_lib.studies.acc import STUDY
+    from psit_lib.studies.acc import STUDY, scored_tables
     from psit_lib.studies.acc import sensitivity as accs
 
     notebook = "05_acc_judge_evaluation"
     params = AccParams(domains=["cybersecurity"], n_turns=3, judge_variants=["standard", "five_point"],
-                       sweeps={"attention_tokens": [500, 8000]}, sweep_turns=3, sweep_scenarios=2, n_boot=200)
+                       sweeps={"attention_tokens": [500, 8000], "answer_elaboration_tokens": [0, 400]}, sweep_turns=3, sweep_scenarios=2, n_boot=200)
     exp = Experiment(notebook, params.model_dump(), seed=params.seed, run_dir=tmp_path / "run")
     records = await STUDY.run(exp, params)
     await accs.run_rejudge(exp, params, records)
@@ -245,10 +245,13 @@ async def test_study_rescore_reproduces_every_table_of_notebook_05_without_a_mod
     monkeypatch.setattr("psit_lib.runs.backend.make_client", refuse)
     monkeypatch.setattr(socket.socket, "connect", refuse)
     stored = STUDY.rescore(exp.store.dir)
+    in_notebook = scored_tables(exp, params)  # the notebook's tables: the same scorers, the same folder
     assert set(stored) == set(fresh) == {"summary_rates", "hallucination_drift", "judge_scores", "footprint_by_domain",
                                          "ccs_forms", "judge_sensitivity", "sweeps"}
     for name in stored:
         pd.testing.assert_frame_equal(fresh[name], stored[name], obj=name)
+        pd.testing.assert_frame_equal(in_notebook[name], stored[name], obj=name)
     assert set(stored["judge_sensitivity"]["variant"]) == {"standard", "five_point"}
-    assert len(stored["sweeps"]) == 2 * 2  # two values x (drift, hallucination)
+    assert len(stored["sweeps"]) == 4 * 2  # four values x (drift, hallucination), in the study's knob order
+    assert list(dict.fromkeys(stored["sweeps"]["knob"])) == ["attention_tokens", "answer_elaboration_tokens"]
     assert set(stored["summary_rates"]["agent"]) == {"transcript", "retrieval_k5", "acc"}

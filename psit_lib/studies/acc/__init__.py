@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from psit_lib.studies.acc.study import STUDY
+    from psit_lib.studies.acc.study import STUDY, scored_tables
     from psit_lib.runs import Experiment
     from psit_lib.runs.params import notebook_values, validate_params
     from psit_lib.studies.acc import experiment, metrics, sensitivity, summary
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 _NAMES: dict[str, str] = {
     # the study as one object (psit_lib.runs.study.Study)
     "STUDY": "psit_lib.studies.acc.study",
+    "scored_tables": "psit_lib.studies.acc.study",
     # running a notebook (psit_lib.runs)
     "Experiment": "psit_lib.runs",
     "notebook_values": "psit_lib.runs.params",
@@ -50,7 +51,7 @@ _MODULES: dict[str, str] = {
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
-    "STUDY", "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
+    "STUDY", "scored_tables", "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
     "simulator_assumptions", "plot_footprint_by_domain", "plot_rates_per_turn", "experiment", "metrics",
     "sensitivity", "summary",
 ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
@@ -50,7 +51,10 @@ def sweep_table(run: StoredRun) -> pd.DataFrame:
     """The ACC - replay gap per swept value and metric, from the stored swept episodes (empty
     on a real endpoint, where no sweep ran)."""
     tables = []
-    for knob, values in run.params.sweeps.items():
+    known = list(accx.SWEEPS)
+    knobs = sorted(run.params.sweeps, key=lambda k: (known.index(k) if k in known else len(known), k))
+    for knob in knobs:  # the study's order (stored parameters come back with their keys sorted)
+        values = run.params.sweeps[knob]
         models = run.sweep_models(knob, values)
         if models:
             records = run.select(accs.sweep_specs(run.params, models))
@@ -71,6 +75,15 @@ SCORERS: dict[str, Callable[[StoredRun], pd.DataFrame]] = {
     "judge_sensitivity": judge_sensitivity,
     "sweeps": sweep_table,
 }
+
+def scored_tables(exp: Any, params: accx.AccParams) -> dict[str, pd.DataFrame]:
+    """Every table of notebook 05, by the study's scorers over ``exp``'s stored records (no
+    model call): the tables ``psit rescore`` reproduces, for a notebook run interactively too
+    (whose folder is not named after the notebook)."""
+    run = StoredRun(exp.notebook, params, list(exp.models), None, exp.settings.backend,
+                    exp.settings.profile_label, exp.store, AccEpisode)
+    return STUDY.score_run(run)
+
 
 _differences = imported("psit_lib.studies.acc.differences:DIFFERENCES")
 _assumptions = imported("psit_lib.studies.acc.assumptions:SIMULATOR_ASSUMPTIONS")
