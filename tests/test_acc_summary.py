@@ -163,13 +163,21 @@ def test_pooled_reading_on_claimless_turns_says_no_claims_not_no_scored_episodes
 
 # -- the outcome figure: mean ± std across turns --------------------------------------------------
 
-def test_outcome_bars_are_mean_plus_minus_std_across_turns():
+def test_outcome_figure_is_mean_plus_minus_std_across_turns():
+    from psit_lib.studies.acc.figures import plot_outcome
+
     df = _frame([_row("acc", t, score=s) for t, s in ((1, 6.0), (2, 8.0), (3, 10.0))])
     scores = accm.score_table(df, n_boot=200)
     row = scores[scores["criterion"] == "relevance"].iloc[0]
     assert row["mean"] == pytest.approx(8.0) and row["std"] == pytest.approx(np.std([6, 8, 10]))
-    bars = accm.outcome_bars(scores).iloc[0]
-    assert bars["low"] == pytest.approx((8 - row["std"]) / 10) and bars["high"] == pytest.approx((8 + row["std"]) / 10)
+    fig = plot_outcome(scores, "backend=sim")
+    ax = fig.axes[0]
+    assert "mean ± std across turns" in ax.get_title() and "mean ± std" in ax.get_ylabel()
+    (bars,) = [c for c in ax.containers]
+    segments = bars.lines[2][0].get_segments()  # one vertical bar per criterion
+    assert [tuple(np.round(seg[:, 1], 6)) for seg in segments][0] == (
+        round(8 - row["std"], 6), round(8 + row["std"], 6))
+    assert ax.get_ylim()[1] >= 8 + row["std"]  # the whisker is not cut at the top of the scale
 
 
 # -- the compact CCS ------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.acc.catalogue import prompt_catalogue
     from psit_lib.studies.acc.differences import DIFFERENCES
     from psit_lib.studies.acc.experiment import AccParams
-    from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_rates_per_turn
+    from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_outcome, plot_rates_per_turn
 
 # name -> the module that defines it
 _NAMES: dict[str, str] = {
@@ -40,6 +40,7 @@ _NAMES: dict[str, str] = {
     # figures
     "plot_footprint_by_domain": "psit_lib.studies.acc.figures",
     "plot_rates_per_turn": "psit_lib.studies.acc.figures",
+    "plot_outcome": "psit_lib.studies.acc.figures",
 }
 
 # name -> a module of the study's notebook helpers, used as a namespace (metrics.score_table, ...)
@@ -52,7 +53,7 @@ _MODULES: dict[str, str] = {
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
     "STUDY", "scored_tables", "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
-    "simulator_assumptions", "plot_footprint_by_domain", "plot_rates_per_turn", "experiment", "metrics",
+    "simulator_assumptions", "plot_footprint_by_domain", "plot_rates_per_turn", "plot_outcome", "experiment", "metrics",
     "sensitivity", "summary",
 ]
 

@@ -149,13 +149,6 @@ def scaled_scores(scores: pd.DataFrame) -> pd.DataFrame:
     return scores.assign(**{c: scores[c] / 10 for c in ("mean", "ci_low", "ci_high")})
 
 
-def outcome_bars(scores: pd.DataFrame) -> pd.DataFrame:
-    """The paper's outcome figure: mean ± std across scored turns, divided by 10 (columns
-    ``mean``, ``low`` = mean - std, ``high`` = mean + std), for :func:`plot_rate_intervals`."""
-    return scores.assign(mean=scores["mean"] / 10, low=(scores["mean"] - scores["std"]) / 10,
-                         high=(scores["mean"] + scores["std"]) / 10)
-
-
 def rate_table(df: pd.DataFrame) -> pd.DataFrame:
     """Pooled hallucination (claims) and drift (constraint checks, turn >= 2) per agent, Wilson 95%."""
     ok = df[df["status"] == "ok"]
