@@ -16,7 +16,7 @@ from psit_lib.studies.acc.judge import CanonicalMemory, JudgeOutputError, LiveJu
 from psit_lib.runs.records import read_records
 from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate, key_table, rate_table, turns_frame
-from psit_lib.studies.acc.scenarios import DOMAINS, STRESS_TOPICS, ScenarioError, build_scenario
+from psit_lib.studies.acc.scenarios import DOMAINS, PAPER_DOMAINS, STRESS_TOPICS, ScenarioError, build_scenario
 from psit_lib.studies.acc.store import ArtifactStore, StoreError, content_terms, qualify
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMSettings, ModelSession
@@ -279,7 +279,10 @@ def test_params_validate_domains():
     with pytest.raises(ParameterError, match="domains"):
         validate_params(AccParams, {"domains": ["aviation"]})
     specs = make_specs(AccParams(n_turns=3, scenarios_per_domain=2))
-    assert len(specs) == 2 * len(DOMAINS) and len({s.episode_id for s in specs}) == len(specs)
+    assert len(specs) == 2 * len(PAPER_DOMAINS) and len({s.episode_id for s in specs}) == len(specs)
+    assert {s.params["domain"] for s in specs} == set(PAPER_DOMAINS) == set(DOMAINS) - {"finance"}
+    assert all(s.params["retrieval_ks"] == [5] for s in specs)  # one retrieval agent: three answers judged
+    assert len(make_specs(AccParams(n_turns=3, domains=DOMAINS))) == len(DOMAINS)  # finance on demand
 
 
 async def test_simulated_agent_honours_a_rule_only_when_it_is_in_context():

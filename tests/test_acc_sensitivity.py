@@ -67,7 +67,7 @@ async def test_longer_answers_grow_the_replayed_transcript(tmp_path):
     long = await _episodes(tmp_path, "default,answer_elaboration_tokens=300")
     size = lambda recs: recs[0].result.turns[-1].agents["transcript"].footprint_tokens  # noqa: E731
     assert size(long) > size(short) + 4 * 250
-    assert set(short[0].result.turns[0].agents) == {"transcript", "retrieval_k3", "retrieval_k5", "acc"}
+    assert set(short[0].result.turns[0].agents) == {"transcript", "retrieval_k5", "acc"}
 
 
 async def test_sensitivity_tables_and_reading_from_rejudged_episodes(tmp_path):

@@ -26,7 +26,7 @@ from psit_lib.studies.basis.figures import plot_passk_curves
 from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_topk_facets
 from psit_lib.runs.records import EpisodeRecord, read_records
 from psit_lib.studies.acc import metrics as accm
-from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_rates_per_turn
+from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_outcome, plot_rates_per_turn
 from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.basis import results as br
@@ -91,12 +91,13 @@ def test_turns_frame_has_every_column_when_nothing_was_scored(unscored_turns):
 
 def test_score_table_without_scored_turns_is_nan_not_a_key_error(unscored_turns):
     scores = accm.score_table(unscored_turns, n_boot=50)
-    assert list(scores.columns) == ["agent", "criterion", "n", "mean", "ci_low", "ci_high"]
+    assert list(scores.columns) == ["agent", "criterion", "n", "mean", "std", "ci_low", "ci_high"]
     assert (scores["n"] == 0).all() and scores["mean"].isna().all()
     assert len(scores) == len(accm.agents_of(unscored_turns)) * len(CRITERIA)
     fig = plot_rate_intervals(accm.scaled_scores(scores), "criterion", LABEL, hue="agent", y="mean",
                               low="ci_low", high="ci_high", title="Judge scores")
     assert says_no_data(fig)
+    assert says_no_data(plot_outcome(scores, LABEL))
 
 
 def test_rate_and_key_tables_without_scored_turns(unscored_turns):
@@ -105,7 +106,8 @@ def test_rate_and_key_tables_without_scored_turns(unscored_turns):
     assert (rates["opportunities"] == 0).all() and rates["rate"].isna().all()
     assert "nothing to read" in accm.rates_reading(rates) or "no hallucination rate" in accm.rates_reading(rates)
     key = accm.key_table(unscored_turns)
-    assert key.index.name == "agent" and {"scored_turns", *CRITERIA, "hallucination", "drift"} <= set(key.columns)
+    assert key.index.name == "agent" and {"scored_turns", *CRITERIA, "H_u", "D_r", "hallucination_pooled",
+                                          "drift_pooled"} <= set(key.columns)
     assert (key["scored_turns"] == 0).all()
 
 

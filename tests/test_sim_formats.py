@@ -177,12 +177,12 @@ async def test_key_tables_under_each_format_stay_within_noise_of_plain(fmt, plai
     if fmt in READ_BACK_EXACTLY:
         assert fork[["episode_id", "outcome", "revealed"]].equals(fork_plain[["episode_id", "outcome", "revealed"]])
         assert basis[["scenario", "system", "trial", "success"]].equals(basis_plain[["scenario", "system", "trial", "success"]])
-        assert acc[["hallucination", "drift"]].equals(acc_plain[["hallucination", "drift"]])
+        assert acc[["H_u", "D_r"]].equals(acc_plain[["H_u", "D_r"]])
         return
     assert _within_noise(fork, fork_plain, "agent", "self_consistent") == []
     assert _within_noise(basis, basis_plain, "system", "success") == []
     # ACC (8 turns x 3 domains): a different transcript moves the agents' guesses and the judge's
     # jitter; a broken reader would zero scores or fail turns, far outside these bounds.
-    assert (acc[["hallucination", "drift"]] - acc_plain[["hallucination", "drift"]]).abs().max().max() <= 0.2
+    assert (acc[["H_u", "D_r"]] - acc_plain[["H_u", "D_r"]]).abs().max().max() <= 0.2
     assert (acc[["relevance", "answer_quality", "instruction_following", "coherence"]]
             - acc_plain[["relevance", "answer_quality", "instruction_following", "coherence"]]).abs().max().max() <= 1.5

@@ -13,20 +13,21 @@ from typing import TYPE_CHECKING
 from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from psit_lib.studies.acc.study import STUDY
+    from psit_lib.studies.acc.study import STUDY, scored_tables
     from psit_lib.runs import Experiment
     from psit_lib.runs.params import notebook_values, validate_params
-    from psit_lib.studies.acc import experiment, metrics, sensitivity
+    from psit_lib.studies.acc import experiment, metrics, sensitivity, summary
     from psit_lib.studies.acc.assumptions import simulator_assumptions
     from psit_lib.studies.acc.catalogue import prompt_catalogue
     from psit_lib.studies.acc.differences import DIFFERENCES
     from psit_lib.studies.acc.experiment import AccParams
-    from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_rates_per_turn
+    from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_outcome, plot_rates_per_turn
 
 # name -> the module that defines it
 _NAMES: dict[str, str] = {
     # the study as one object (psit_lib.runs.study.Study)
     "STUDY": "psit_lib.studies.acc.study",
+    "scored_tables": "psit_lib.studies.acc.study",
     # running a notebook (psit_lib.runs)
     "Experiment": "psit_lib.runs",
     "notebook_values": "psit_lib.runs.params",
@@ -39,6 +40,7 @@ _NAMES: dict[str, str] = {
     # figures
     "plot_footprint_by_domain": "psit_lib.studies.acc.figures",
     "plot_rates_per_turn": "psit_lib.studies.acc.figures",
+    "plot_outcome": "psit_lib.studies.acc.figures",
 }
 
 # name -> a module of the study's notebook helpers, used as a namespace (metrics.score_table, ...)
@@ -46,12 +48,13 @@ _MODULES: dict[str, str] = {
     "experiment": "psit_lib.studies.acc.experiment",
     "metrics": "psit_lib.studies.acc.metrics",
     "sensitivity": "psit_lib.studies.acc.sensitivity",
+    "summary": "psit_lib.studies.acc.summary",
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
-    "STUDY", "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
-    "simulator_assumptions", "plot_footprint_by_domain", "plot_rates_per_turn", "experiment", "metrics",
-    "sensitivity",
+    "STUDY", "scored_tables", "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
+    "simulator_assumptions", "plot_footprint_by_domain", "plot_rates_per_turn", "plot_outcome", "experiment", "metrics",
+    "sensitivity", "summary",
 ]
 
 

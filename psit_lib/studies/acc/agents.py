@@ -6,7 +6,7 @@ in its own memory. They differ *only* in what they put into the model's context:
 * :class:`TranscriptReplayAgent` replays the whole conversation (every earlier query and
   its own answers) before the new query; its memory footprint is that transcript.
 * :class:`RetrievalAgent` keeps each turn as an artifact in its own store and puts the top-k
-  (k=5 by default, 3 also studied) artifacts most similar to the query into its context.
+  (k=5 by default, as the paper's three-agent comparison; k=3 on demand) artifacts most similar to the query into its context.
 * :class:`AccAgent` keeps one Compressed Cognitive State. Per turn: recall a bounded set of
   artifacts by (input, previous CCS); a qualification gate keeps the decision-relevant ones;
   the compressor (role ``acc_compressor``, JSON output) commits the next CCS from (input,
@@ -32,9 +32,14 @@ from psit_lib.studies.acc.catalogue import PROMPTS
 from psit_lib.studies.acc.ccs import CCS, CCSValidationError, empty_ccs, parse_ccs, render_ccs
 from psit_lib.studies.acc.store import ArtifactStore, qualify
 
-def agent_names(retrieval_ks: tuple[int, ...] = (3, 5)) -> tuple[str, ...]:
+DEFAULT_RETRIEVAL_KS: tuple[int, ...] = (5,)
+"""One retrieval agent, top-5, as the paper's three-agent comparison (SPEC §5: k=5 default,
+3 also studied); ``retrieval_ks`` adds a retrieval agent per further k."""
+
+
+def agent_names(retrieval_ks: tuple[int, ...] = DEFAULT_RETRIEVAL_KS) -> tuple[str, ...]:
     """The compared agents in the fixed answering order: transcript replay, one retrieval agent
-    per k (the study runs k=3 and k=5), the ACC."""
+    per k (default one, top-5), the ACC."""
     return ("transcript", *(f"retrieval_k{k}" for k in retrieval_ks), "acc")
 
 
@@ -177,7 +182,7 @@ class AccAgent:
         })
 
 
-def make_agents(session: Any, *, ks: tuple[int, ...] = (3, 5), recall_limit: int = 8, max_qualified: int = 3,
+def make_agents(session: Any, *, ks: tuple[int, ...] = DEFAULT_RETRIEVAL_KS, recall_limit: int = 8, max_qualified: int = 3,
                 min_score: float = 0.1) -> list[Agent]:
     """The agents in the fixed answering order (replay, retrieval per k, ACC), each on its own
     session branch."""

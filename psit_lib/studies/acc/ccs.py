@@ -131,3 +131,32 @@ def render_ccs(ccs: CCS) -> str:
         lines.append(f"Expect: {ccs.predictive_cue}")
     lines += [f"Source: [{a.artifact_id}] turn {a.turn}, {a.source}" for a in ccs.retrieved_artifacts]
     return "\n".join(line for line in lines if line)
+
+
+def _cell(value: object) -> str:
+    """One value of a compact row: quoted only when it holds the row's separator or a quote."""
+    text = str(value)
+    return '"' + text.replace('"', '\\"') + '"' if ("," in text or '"' in text or not text) else text
+
+
+def compact_ccs(ccs: CCS) -> str:
+    """The CCS in a compact token-oriented form (like the paper's Figure 3): each field once, a
+    list as ``name[n]: a,b`` and a list of records as a header ``name[n]{col,col}:`` followed by
+    one comma-separated row per record, so field names are not repeated per item.
+
+    Measured beside :func:`render_ccs` (what the agent reads and what the footprint counts) by
+    :func:`~psit_lib.studies.acc.metrics.ccs_form_table`; the answering agent keeps reading the
+    labelled lines (the simulated agent reads those statement forms only).
+    """
+    lines: list[str] = []
+    for name in CCS.model_fields:
+        value = getattr(ccs, name)
+        if isinstance(value, str):
+            lines.append(f"{name}: {value}".rstrip())
+        elif value and isinstance(value[0], BaseModel):
+            cols = list(type(value[0]).model_fields)
+            lines.append(f"{name}[{len(value)}]{{{','.join(cols)}}}:")
+            lines += ["  " + ",".join(_cell(getattr(item, c)) for c in cols) for item in value]
+        else:
+            lines.append((f"{name}[{len(value)}]: " + ",".join(_cell(v) for v in value)).rstrip())
+    return "\n".join(lines)

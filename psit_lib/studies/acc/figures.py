@@ -60,3 +60,32 @@ def plot_footprint_by_domain(table: pd.DataFrame, label: str) -> Figure:
     ax.grid(axis="y", alpha=0.3)
     legend_outside(fig, ax, title="agent")
     return label_figure(fig, label)
+
+
+def plot_outcome(scores: pd.DataFrame, label: str) -> Figure:
+    """The paper's outcome figure: each agent's judge score per criterion as mean ± std across
+    scored turns, on the judge's 0-10 scale (the axis reaches past 10 where a bar does, since a
+    standard deviation is not bounded by the scale); "no scored data" when nothing was scored."""
+    title = "Judge scores per agent: mean ± std across turns (the paper's outcome figure)"
+    if not has_values(scores, ["mean"]):
+        return no_data_figure(label, title, width=8.0, height=4.5)
+    criteria = list(dict.fromkeys(scores["criterion"]))
+    agents = list(dict.fromkeys(scores["agent"].astype(str)))
+    palette = distinct_palette(len(agents))
+    width, step = 0.7, 0.7 / len(agents)
+    fig = new_figure(8.0, 4.5)
+    ax = fig.add_subplot()
+    for h, agent in enumerate(agents):
+        rows = scores[scores["agent"].astype(str) == agent].set_index("criterion").reindex(criteria)
+        xs = [i - width / 2 + step * (h + 0.5) for i in range(len(criteria))]
+        ax.errorbar(xs, rows["mean"], yerr=rows["std"].fillna(0), fmt="o", capsize=3, color=palette[h], label=agent)
+    top = float((scores["mean"] + scores["std"].fillna(0)).max())
+    low = float((scores["mean"] - scores["std"].fillna(0)).min())
+    ax.set_xticks(range(len(criteria)), [c.replace("_", " ") for c in criteria])
+    ax.set_ylim(min(0.0, low) - 0.2, max(10.0, top) + 0.2)
+    ax.axhline(10, color="grey", lw=0.6, ls=":")
+    ax.set_ylabel("judge score (0-10), mean ± std")
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    legend_outside(fig, ax, title="agent")
+    return label_figure(fig, label)

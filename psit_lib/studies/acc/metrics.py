@@ -139,8 +139,9 @@ def score_table(df: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
             low, high = _bootstrap_mean(values, groups, n_boot, rng)
             rows.append({"agent": agent, "criterion": criterion, "n": len(values),
                          "mean": float(values.mean()) if len(values) else float("nan"),
+                         "std": float(values.std(ddof=0)) if len(values) else float("nan"),
                          "ci_low": low, "ci_high": high})
-    return pd.DataFrame(rows, columns=["agent", "criterion", "n", "mean", "ci_low", "ci_high"])
+    return pd.DataFrame(rows, columns=["agent", "criterion", "n", "mean", "std", "ci_low", "ci_high"])
 
 
 def scaled_scores(scores: pd.DataFrame) -> pd.DataFrame:
@@ -179,7 +180,8 @@ def per_turn_table(df: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
 
 
 def key_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The compact deterministic summary the notebook checks: one row per agent."""
+    """The compact deterministic summary the notebook checks: one row per agent, the paper's
+    turn averages H_u and D_r (:mod:`psit_lib.studies.acc.summary`) before the pooled rates."""
     ok = df[df["status"] == "ok"]
     rates = rate_table(df).pivot(index="agent", columns="metric", values="rate")
     rows = []
@@ -192,13 +194,15 @@ def key_table(df: pd.DataFrame) -> pd.DataFrame:
             "agent": agent,
             "scored_turns": len(sub),
             **{c: round(float(sub[c].mean()), 2) if len(sub) else float("nan") for c in CRITERIA},
-            "hallucination": round(float(rates.loc[agent, "hallucination"]), 3),
-            "drift": round(float(rates.loc[agent, "drift"]), 3),
+            "H_u": round(float(sub["hallucination"].mean()), 3) if len(sub) else float("nan"),
+            "D_r": round(float(later["drift"].mean()), 3) if len(later := sub[sub["turn"] >= 2]) else float("nan"),
+            "hallucination_pooled": round(float(rates.loc[agent, "hallucination"]), 3),
+            "drift_pooled": round(float(rates.loc[agent, "drift"]), 3),
             "footprint_last_turn": int(mine.loc[mine["turn"] == last_turn, "footprint_tokens"].mean()) if len(mine) else 0,
             "ccs_failures": int((df.loc[df["agent"] == agent, "ccs_valid"] == False).sum()),  # noqa: E712
         })
-    return pd.DataFrame(rows, columns=["agent", "scored_turns", *CRITERIA, "hallucination", "drift",
-                                       "footprint_last_turn", "ccs_failures"]).set_index("agent")
+    return pd.DataFrame(rows, columns=["agent", "scored_turns", *CRITERIA, "H_u", "D_r", "hallucination_pooled",
+                                       "drift_pooled", "footprint_last_turn", "ccs_failures"]).set_index("agent")
 
 
 def footprint_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -212,6 +216,40 @@ def footprint_table(df: pd.DataFrame) -> pd.DataFrame:
     table["last_turn_tokens"] = answered[answered["turn"] == last].groupby(
         ["domain", "agent"], observed=True)["footprint_tokens"].mean()
     return table.reset_index()
+
+
+CCS_FORM_COLUMNS = ["domain", "turns", "rendered_tokens", "compact_tokens", "json_tokens", "compact_over_rendered"]
+
+
+def ccs_form_table(records: Iterable[EpisodeRecord[AccEpisode]]) -> pd.DataFrame:
+    """Tokens of the ACC's committed CCS per turn in three serialisations, mean per domain: the
+    labelled lines the agent reads (:func:`~psit_lib.studies.acc.ccs.render_ccs`, the footprint
+    reported), the compact token-oriented form like the paper's Figure 3
+    (:func:`~psit_lib.studies.acc.ccs.compact_ccs`) and compact JSON; re-serialised from the
+    stored CCS, no model call."""
+    from psit_lib.llm.tokens import count_tokens
+    from psit_lib.studies.acc.ccs import CCS, compact_ccs, render_ccs
+
+    rows = []
+    for record in records:
+        if record.result is None:
+            continue
+        for t in record.result.turns:
+            acc = t.agents.get("acc")
+            if acc is None or not acc.details.get("ccs"):
+                continue
+            ccs = CCS.model_validate(acc.details["ccs"])
+            rows.append({"domain": record.result.domain, "rendered_tokens": count_tokens(render_ccs(ccs)),
+                         "compact_tokens": count_tokens(compact_ccs(ccs)), "json_tokens": count_tokens(ccs.to_json())})
+    if not rows:
+        return pd.DataFrame(columns=CCS_FORM_COLUMNS)
+    df = pd.DataFrame(rows)
+    table = df.groupby("domain", sort=False).agg(turns=("rendered_tokens", "size"),
+                                                  rendered_tokens=("rendered_tokens", "mean"),
+                                                  compact_tokens=("compact_tokens", "mean"),
+                                                  json_tokens=("json_tokens", "mean")).reset_index()
+    table["compact_over_rendered"] = table["compact_tokens"] / table["rendered_tokens"]
+    return table[CCS_FORM_COLUMNS]
 
 
 #: What one opportunity of each pooled rate is, for sentences ("no claims to check").

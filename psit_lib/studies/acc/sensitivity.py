@@ -6,7 +6,8 @@
   judge calls are made. The table gives each agent's mean score per variant on 0-10, its
   spread across variants, and each variant's ranking of the agents.
 * **Sweeps.** The ACC - transcript-replay gap in drift and hallucination at each value of a
-  simulator assumption (attention window, answer length), from small swept runs.
+  simulator assumption (the study's ``SWEEPS``: attention window, answer length), from small
+  swept runs (run by ``STUDY.run_sweeps``, scored by the study's ``sweeps`` scorer).
 
 Readings are generated from these tables, never written by hand.
 """
@@ -19,11 +20,12 @@ import pandas as pd
 
 from psit_lib.analysis.labels import format_number
 from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
-from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.runs.runner import EpisodeSpec, study_episode
 from psit_lib.studies.acc.agents import agent_rank
 from psit_lib.studies.acc.experiment import AccParams, AccRecord, make_specs
 from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS, CanonicalMemory, JudgeOutputError, rejudge_turn
 from psit_lib.studies.acc.metrics import turns_frame
+from psit_lib.studies.acc.records import RejudgedEpisode
 
 SENSITIVITY_COLUMNS = ["agent", "variant", "n", "mean_score", "rank"]
 
@@ -38,11 +40,14 @@ def rejudge_specs(records: list[AccRecord], variants: list[str]) -> list[Episode
             for r in records if r.ok for v in variants]
 
 
-def rejudge_fn(records: list[AccRecord], answer_chars: int):
-    """The episode function that re-scores one recorded episode under one judge variant."""
+def rejudge_fn(records: list[AccRecord], answer_chars: int) -> Any:
+    """The episode function that re-scores one recorded episode under one judge variant
+    (records typed :class:`~psit_lib.studies.acc.records.RejudgedEpisode`, so the sensitivity
+    table is a scorer over stored records)."""
     by_id = {r.episode_id: r for r in records}
 
-    async def rejudge(spec: EpisodeSpec, session: Any) -> dict[str, Any]:
+    @study_episode(RejudgedEpisode)
+    async def rejudge(spec: EpisodeSpec, session: Any) -> RejudgedEpisode:
         record = by_id[spec.params["source"]]
         variant = JUDGE_VARIANTS[spec.params["variant"]]
         result = record.require_result()
@@ -58,16 +63,33 @@ def rejudge_fn(records: list[AccRecord], answer_chars: int):
                 continue
             rows += [{"turn": t.turn, "agent": name, "error": None, **{c: ev[c] for c in CRITERIA}}
                      for name, ev in scored.items()]
-        return {"variant": variant.name, "source": record.episode_id, "rows": rows}
+        return RejudgedEpisode(variant=variant.name, source=record.episode_id, rows=rows)
 
     return rejudge
 
 
-def sensitivity_table(rejudged: list[dict[str, Any]]) -> pd.DataFrame:
+async def run_rejudge(exp: Any, params: AccParams, records: list[AccRecord]) -> list[Any]:
+    """Re-judge every finished episode under each of ``params.judge_variants`` (judge calls
+    only; stored as :class:`~psit_lib.studies.acc.records.RejudgedEpisode` records, which the
+    study's ``judge_sensitivity`` scorer reads). Resumes like any run."""
+    return await exp.run(rejudge_specs(records, list(params.judge_variants)),
+                         rejudge_fn(records, params.judge_answer_chars), concurrency=params.concurrency)
+
+
+def _rejudged(record: Any) -> tuple[str, list[dict[str, Any]]] | None:
+    """(variant, rows) of a finished re-judging record, typed or flat; None if it failed."""
+    if isinstance(record, dict):
+        return (record["variant"], record["rows"]) if record.get("status") == "ok" else None
+    result = record.result
+    return (result.variant, result.rows) if record.ok and result is not None else None
+
+
+def sensitivity_table(rejudged: list[Any]) -> pd.DataFrame:
     """Per (agent, variant): scored turns, mean of the four criteria on 0-10, and the agent's
-    rank under that variant (1 = best)."""
-    rows = [{"variant": r["variant"], **row} for r in rejudged if r.get("status") == "ok"
-            for row in r["rows"] if row["agent"] is not None]
+    rank under that variant (1 = best). ``rejudged``: the re-judging records (typed
+    ``EpisodeRecord[RejudgedEpisode]`` or flat dicts)."""
+    done = [d for d in map(_rejudged, rejudged) if d is not None]
+    rows = [{"variant": variant, **row} for variant, part in done for row in part if row["agent"] is not None]
     if not rows:
         return pd.DataFrame(columns=SENSITIVITY_COLUMNS)
     df = pd.DataFrame(rows)
@@ -233,19 +255,6 @@ def sweep_gaps(records: list[AccRecord], sweep_models: dict[Any, str], knob: str
     table = gap_table(per_scenario, knob=knob, value_col="value", system_col="agent", a=a, b=b,
                       outcome_col=metric, kind="mean", seed=seed)
     return table.assign(metric=metric)
-
-
-async def run_sweeps(exp: Any, params: AccParams, metrics: tuple[str, ...] = ("drift", "hallucination")
-                     ) -> pd.DataFrame:
-    """Every sweep of ``params.sweeps`` (simulator only; empty on a real endpoint): the small run
-    at each value, then the ACC - replay gap per metric. Resumes and reuses the cache like any run."""
-    from psit_lib.studies.acc.experiment import run_acc_episode
-
-    tables = await exp.run_sweeps(
-        params.sweeps, lambda models: sweep_specs(params, models), run_acc_episode,
-        lambda records, models, knob: [sweep_gaps(records, models, knob, m, seed=params.seed) for m in metrics],
-        concurrency=params.concurrency)
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*GAP_COLUMNS, "metric"])
 
 
 def sweeps_reading(gaps: pd.DataFrame) -> str:

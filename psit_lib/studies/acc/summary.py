@@ -1,0 +1,169 @@
+"""The paper's summary rates of the ACC study: H_u and D_r, turn averages (SPEC §5).
+
+The paper summarises each agent by averaging its per-turn rates:
+
+* ``H_u`` = mean over turns of H_t, where H_t = unsupported / max(1, supported + unsupported)
+  atomic claims of the turn's answer (:func:`~psit_lib.studies.acc.metrics.hallucination_rate`).
+  A turn whose answer makes no claim has H_t = 0 / max(1, 0) = 0 and is averaged in as 0, as
+  the definition gives; it is a scored turn, never "no data".
+* ``D_r`` = mean over turns 2..T of D_t = (violations + omitted required elements) /
+  max(1, active constraints) (:func:`~psit_lib.studies.acc.metrics.drift_rate`). Not clamped: a
+  turn with more failures than rules in force has D_t > 1, as the definition gives.
+
+With several episodes the mean is over every scored (episode, turn), which is the mean over
+turns of the per-turn mean when every episode has the same turns. Turns the judge could not
+score (``judge_error``) and failed episodes have no H_t or D_t and are left out (counted by
+the status table). The ``std`` is the standard deviation across those turns (the spread the
+paper's outcome figure shows).
+
+The workbook's pooled rates (sum of failures over sum of opportunities, Wilson intervals;
+:func:`~psit_lib.studies.acc.metrics.rate_table`) weigh a turn by its claims or rules and drop
+turns with none; they stay beside H_u and D_r as a labelled second view.
+
+Readings (:func:`turn_average_reading`) follow the metric's direction (lower is better) and
+separate two agents only when the percentile-bootstrap 95% interval of the gap in their turn
+averages (:func:`~psit_lib.analysis.sweeps.mean_gap`) excludes zero; equal averages are ties.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from psit_lib.analysis.directions import direction_of
+from psit_lib.analysis.labels import format_number
+from psit_lib.analysis.result_sentences import gap_separates
+from psit_lib.analysis.sweeps import mean_gap
+from psit_lib.studies.acc.metrics import agents_of, rate_table
+
+#: The paper's symbol for each turn-averaged rate.
+PAPER_SYMBOL = {"hallucination": "H_u", "drift": "D_r"}
+SUMMARY_COLUMNS = ["agent", "metric", "symbol", "turns", "mean", "std", "pooled_failures",
+                   "pooled_opportunities", "pooled_rate"]
+
+
+def turn_values(df: pd.DataFrame, metric: str) -> dict[str, np.ndarray]:
+    """Per agent (answering order): its per-turn rates H_t or D_t over scored turns (turns 2..T
+    for drift, where D_t is defined)."""
+    if metric not in PAPER_SYMBOL:
+        raise ValueError(f"metric must be one of {list(PAPER_SYMBOL)}, got {metric!r}")
+    ok = df[(df["status"] == "ok") & df[metric].notna()]
+    if metric == "drift":
+        ok = ok[ok["turn"].astype(float) >= 2]
+    return {str(agent): ok.loc[ok["agent"] == agent, metric].to_numpy(dtype=float) for agent in agents_of(df)}
+
+
+def summary_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (agent, metric): the paper's turn average (H_u or D_r), its std across turns and the
+    turns averaged, with the workbook's pooled rate and its counts beside."""
+    pooled = rate_table(df).set_index(["agent", "metric"])
+    rows: list[dict[str, Any]] = []
+    for metric, symbol in PAPER_SYMBOL.items():
+        for agent, values in turn_values(df, metric).items():
+            p = pooled.loc[(agent, metric)] if (agent, metric) in pooled.index else None
+            rows.append({"agent": agent, "metric": metric, "symbol": symbol, "turns": len(values),
+                         "mean": float(values.mean()) if len(values) else float("nan"),
+                         "std": float(values.std(ddof=0)) if len(values) else float("nan"),
+                         "pooled_failures": int(p["failures"]) if p is not None else 0,
+                         "pooled_opportunities": int(p["opportunities"]) if p is not None else 0,
+                         "pooled_rate": float(p["rate"]) if p is not None else float("nan")})
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def summary_wide(summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per agent: H_u and D_r (the paper's, the headline), then the pooled rates (the
+    workbook's second view), each labelled."""
+    if summary.empty:
+        return pd.DataFrame()
+    table = summary.set_index(["agent", "metric"])
+    out = pd.DataFrame(index=pd.Index(list(dict.fromkeys(summary["agent"])), name="agent"))
+    for metric, symbol in PAPER_SYMBOL.items():
+        out[f"{symbol} (turn mean)"] = [table.loc[(a, metric), "mean"] for a in out.index]
+        out[f"{symbol} std"] = [table.loc[(a, metric), "std"] for a in out.index]
+    for metric in PAPER_SYMBOL:
+        out[f"{metric} pooled"] = [table.loc[(a, metric), "pooled_rate"] for a in out.index]
+    return out
+
+
+def _tested(values: dict[str, np.ndarray], one: str, other: str, seed: int) -> tuple[float, float, float, bool]:
+    """(gap, low, high, separated) of the higher-valued agent minus the lower-valued one (so the
+    gap reads positive): separated only when the bootstrap 95% interval of the gap excludes
+    zero and has width (a zero-width interval means there was nothing to resample)."""
+    hi, lo = (one, other) if values[one].mean() >= values[other].mean() else (other, one)
+    gap, low, high = mean_gap(values[hi].tolist(), values[lo].tolist(), seed=seed, batch=200)
+    return gap, low, high, bool(gap_separates(low, high)) and low != high
+
+
+def _interval(gap: float, low: float, high: float, separated: bool) -> str:
+    if low == high:
+        return f"the gap, {format_number(gap)}, cannot be tested (no variation to resample, so no interval)"
+    return (f"the gap, {format_number(gap)}, has bootstrap 95% interval [{format_number(low)}, "
+            f"{format_number(high)}], which {'excludes' if separated else 'includes'} zero")
+
+
+def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0) -> str:
+    """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates).
+
+    Better and worse follow the metric's direction (lower is better for hallucination and
+    drift); the best (worst) agent is named only when it is uniquely best (worst) and the
+    bootstrap interval of its gap to the next agent excludes zero; equal averages are ties."""
+    symbol = PAPER_SYMBOL.get(metric, metric)
+    direction = direction_of(metric)
+    unit = "scored turns" if metric == "hallucination" else "scored turns from turn 2 on"
+    empty = [a for a, v in values.items() if len(v) == 0]
+    have = {a: v for a, v in values.items() if len(v)}
+    note = f" ({', '.join(empty)} had no {unit})" if empty and have else ""
+    if not have:
+        return f"No agent has {unit}, so there is no {symbol} to read."
+    means = {a: float(v.mean()) for a, v in have.items()}
+    if len(have) == 1:
+        (agent, mean), = means.items()
+        return f"Only {agent} has {unit}: {symbol} {format_number(mean)}; nothing to compare it with{note}."
+    if len(set(means.values())) == 1:
+        return (f"{', '.join(means)} tie at {symbol} {format_number(next(iter(means.values())))}: "
+                f"nothing to rank{note}.")
+    best_pos, worst_pos = ("lowest", "highest") if direction == "lower" else ("highest", "lowest")
+    order = sorted(means, key=lambda a: means[a] if direction == "lower" else -means[a])
+    value = lambda a: format_number(means[a])  # noqa: E731
+    tied = lambda a: [b for b in order if means[b] == means[a]]  # noqa: E731
+    top, bottom = order[0], order[-1]
+    parts = []
+    if len(tied(top)) > 1:
+        parts.append(f"{', '.join(tied(top))} tie for the {best_pos} {symbol} ({value(top)})")
+    else:
+        second = order[1]
+        gap, low, high, separated = _tested(have, top, second, seed)
+        runner_up = ", ".join(tied(second))
+        if separated:
+            parts.append(f"{top} has the {best_pos} {symbol}, {value(top)}, better than {runner_up} "
+                         f"({value(second)}); {_interval(gap, low, high, True)}")
+        else:
+            parts.append(f"the {best_pos} {symbol}, {top}'s {value(top)}, cannot be told apart from "
+                         f"{runner_up} ({value(second)}): {_interval(gap, low, high, False)}")
+    if len(order) > 2 and tied(bottom) != tied(top):
+        if len(tied(bottom)) > 1:
+            parts.append(f"{', '.join(tied(bottom))} tie for the {worst_pos} {symbol} ({value(bottom)})")
+        else:
+            penult = order[-2]
+            gap, low, high, separated = _tested(have, bottom, penult, seed)
+            next_up = ", ".join(tied(penult))
+            if separated:
+                parts.append(f"the worst is {bottom}, {worst_pos} {symbol} {value(bottom)}, separated from "
+                             f"{next_up} ({value(penult)}; {_interval(gap, low, high, True)})")
+            else:
+                parts.append(f"the {worst_pos} {symbol}, {bottom}'s {value(bottom)}, cannot be told apart from "
+                             f"{next_up} ({value(penult)}; {_interval(gap, low, high, False)})")
+    text = "; ".join(parts)
+    if text.startswith("the "):
+        text = "The" + text[3:]
+    return text + f"{note}."
+
+
+def turn_average_reading(df: pd.DataFrame, *, seed: int = 0) -> str:
+    """Generated sentences on H_u and D_r (one per metric, a Markdown list)."""
+    if df.empty or not (df["status"] == "ok").any():
+        return "No turn was scored, so there is no H_u or D_r to read."
+    return "\n".join(f"- **{PAPER_SYMBOL[m]} ({m}, mean over turns; {direction_of(m)} is better)**: "
+                     + metric_reading(turn_values(df, m), m, seed=seed) for m in PAPER_SYMBOL)
