@@ -1,5 +1,10 @@
 """Tables for notebook 06: trial outcomes, success rates, pass@k / pass^k, episode views.
 
+Every verdict is recomputed here from what a record stores (the calls that reached the CabApp
+and the rides), so these are scorers over stored records: ``success`` is the reference
+scenarios' ``validate()`` (the study's rule), ``final_state_success`` the workbench's
+final-state check (a labelled second view).
+
 Failed episodes (runner status ``error``) stay in every table as trials that did not
 succeed, and are counted in their own column, so a crash can never raise a success rate.
 The reference study's numbers (SPEC §7) sit beside the measured ones as separate, labelled
@@ -34,9 +39,14 @@ BasisRecord = EpisodeRecord[BasisTrial]
 def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
     """One row per planned trial: design cell, outcome (pass / fail / error), a few counts, and
     whether the trial was decided without any CabApp call its scenario needs."""
+    from psit_lib.studies.basis.scenarios import SCENARIOS
+
     rows = []
     for record in records:
         spec, trial = record.spec, record.result
+        scenario = SCENARIOS[spec["scenario"]]
+        validated = trial is not None and scenario.validate(trial.tool_calls)
+        final_state = trial is not None and scenario.final_state(trial.tool_calls, trial.rides)
         rows.append(
             {
                 "model": spec.get("model") or "unknown",
@@ -45,8 +55,9 @@ def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
                 "trial": int(spec["trial"]),
                 "status": record.status,
                 "scored": trial is not None,
-                "success": bool(trial is not None and trial.success),
-                "outcome": "error" if trial is None else ("pass" if trial.success else "fail"),
+                "success": bool(validated),
+                "final_state_success": bool(final_state),
+                "outcome": "error" if trial is None else ("pass" if validated else "fail"),
                 "delegations": len(trial.delegations) if trial is not None else 0,
                 "ingest_fallbacks": trial.ingest_fallbacks if trial is not None else 0,
                 "recorded_errors": len(trial.errors) if trial is not None else 0,
@@ -54,7 +65,7 @@ def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
                 "error": record.error,
             }
         )
-    columns = [*CELL, "trial", "status", "scored", "success", "outcome", "delegations",
+    columns = [*CELL, "trial", "status", "scored", "success", "final_state_success", "outcome", "delegations",
                "ingest_fallbacks", "recorded_errors", "decided_without_tool_calls", "error"]
     return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
 
@@ -66,7 +77,7 @@ def trial_counts_text(trials: pd.DataFrame) -> str:
             + " (errors are kept, counted as n_failed, and left out of every rate)")
 
 
-def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.DataFrame:
+def success_table(trials: pd.DataFrame, *, with_reference: bool = True, outcome: str = "success") -> pd.DataFrame:
     """Success rate with a Wilson 95% interval per model x scenario x system, plus reference rows.
 
     Measured rows carry ``n_scored``, ``n_failed`` (trials that crashed: kept, never scored),
@@ -74,9 +85,10 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.Da
     published rate. A "mean over scenarios" row per model and system gives the headline
     reliability; the reference one is the study's reported mean. ``unacted_successes`` counts
     the successes of trials decided without any CabApp call their scenario needs (a
-    ``quote_only_vs_book`` "pass" where nobody ever asked for a quote).
+    ``quote_only_vs_book`` "pass" where nobody ever asked for a quote). ``outcome`` names the
+    verdict column (``success``: the reference ``validate()``; ``final_state_success``).
     """
-    rates = rate_table(trials, CELL, "success").merge(_unacted_successes(trials), on=CELL, how="left")
+    rates = rate_table(trials, CELL, outcome).merge(_unacted_successes(trials, outcome), on=CELL, how="left")
     rates.insert(3, "source", MEASURED)
     scenarios = list(dict.fromkeys(trials["scenario"]))
     systems = list(dict.fromkeys(trials["system"]))
@@ -113,9 +125,9 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.Da
 COUNT_COLUMNS = ("n_scored", "n_failed", "successes", "unacted_successes")
 
 
-def _unacted_successes(trials: pd.DataFrame) -> pd.DataFrame:
+def _unacted_successes(trials: pd.DataFrame, outcome: str = "success") -> pd.DataFrame:
     """Per cell: scored successes decided without any CabApp call the scenario needs."""
-    unacted = trials["scored"] & trials["success"] & trials["decided_without_tool_calls"]
+    unacted = trials["scored"] & trials[outcome] & trials["decided_without_tool_calls"]
     return (trials.assign(unacted_successes=unacted.astype(int))
             .groupby(CELL, sort=False)["unacted_successes"].sum().reset_index())
 
