@@ -64,3 +64,62 @@ def plot_passk_curves(
     legend_outside(fig, ax, handles=style_handles, labels=[h.get_label() for h in style_handles], where="lower")
     ax.grid(alpha=0.3)
     return label_figure(fig, label)
+
+
+#: (column, style, what it is) of the series Figure 4 draws in every panel.
+FIGURE4_SERIES: tuple[tuple[str, str, str], ...] = (
+    ("reference_{m}", "-o", "set-based (the paper's design)"),
+    ("{m}", "--s", "unbiased C(n,k) estimator (main trials)"),
+    ("study_reported_{m}", ":^", "paper, reported (reference)"),
+)
+
+
+def plot_figure4(comparison: pd.DataFrame, *, label: str, systems: tuple[str, ...] = ("baseline", "basis")) -> Figure:
+    """The paper's Figure 4 as two rows, pass^k on top and pass@k below, one column per scenario.
+
+    Each panel draws, per system, the set-based estimate of this run (the paper's design, solid),
+    the unbiased estimator over the main trials (dashed) and the paper's reported value (dotted,
+    a reference); the series are set apart along k (a small shift per series) so no series hides
+    another where their values coincide. ``comparison`` is :func:`results.passk_comparison`'s table.
+    """
+    require_columns(comparison, ["scenario", "system", "k", "pass_hat_k", "pass_at_k"], "plot_figure4")
+    scenarios = ordered_levels(comparison["scenario"], None)
+    if not scenarios:
+        return no_data_figure(label, "Figure 4: pass^k and pass@k", width=7.5, height=4.5)
+    fig = new_figure(3.4 * len(scenarios) + 3.2, 6.4)
+    axes = fig.subplots(2, len(scenarios), squeeze=False, sharex=True, sharey=True)
+    palette = dict(zip(systems, distinct_palette(len(systems))))
+    n_series = len(systems) * len(FIGURE4_SERIES)
+    for col, scenario in enumerate(scenarios):
+        part = comparison[comparison["scenario"] == scenario]
+        for row, (metric, title) in enumerate((("pass_hat_k", "pass^k"), ("pass_at_k", "pass@k"))):
+            ax = axes[row][col]
+            index = 0
+            for system in systems:
+                rows = part[part["system"] == system].sort_values("k")
+                for template, style, _ in FIGURE4_SERIES:
+                    column = template.format(m=metric)
+                    shift = 1.06 ** (index - (n_series - 1) / 2)
+                    index += 1
+                    if column not in rows.columns or rows.empty or not rows[column].notna().any():
+                        continue
+                    ax.plot(rows["k"] * shift, rows[column], style, color=palette[system],
+                            alpha=0.55 if column.startswith("study_") else 1.0, markersize=5)
+            ks = sorted(part["k"].unique())
+            ax.set_xscale("log")
+            ax.set_xticks(ks, [str(k) for k in ks])
+            ax.minorticks_off()
+            ax.set_ylim(-0.04, 1.04)
+            ax.grid(alpha=0.3)
+            if row == 0:
+                ax.set_title(str(scenario))
+            if col == 0:
+                ax.set_ylabel(title)
+            if row == 1:
+                ax.set_xlabel("k")
+    handles = [Line2D([], [], color=palette[s], linestyle="-", label=s) for s in systems]
+    handles += [Line2D([], [], color="gray", linestyle=style[:-1], marker=style[-1], label=what)
+                for _, style, what in FIGURE4_SERIES]
+    fig.legend(handles=handles, loc="outside right upper", fontsize="small", frameon=False)
+    fig.suptitle("Figure 4: pass^k (top) and pass@k (bottom) per scenario")
+    return label_figure(fig, label)

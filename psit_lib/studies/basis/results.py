@@ -266,17 +266,19 @@ def baseline_twin(records: Sequence[BasisRecord], example: BasisRecord) -> Basis
 
 
 def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenarios: Sequence[str],
-                 systems: Sequence[str], n_trials: int) -> str:
-    """Markdown: per scenario (and model), each system's success rate, its pass^k at the largest
-    k in brackets and the reference study's reported rate in parentheses, generated from the tables."""
+                 systems: Sequence[str], what: str = "success pooled over the reference-design runs") -> str:
+    """Markdown: per scenario (and model), each system's success rate with its number of runs,
+    the unbiased pass^k of the main trials at the largest k in brackets and the reference
+    study's reported rate in parentheses, generated from the tables (``what`` names the rates)."""
     if passk.empty or passk["k"].isna().all():
         hat, top_k = pd.Series(dtype=float), None
     else:
         top_k = int(passk["k"].max())
         hat = passk[passk["k"] == top_k].set_index(["model", "scenario", "system"])["pass_hat_k"]
-    bracket = f"pass^{top_k} in brackets" if top_k is not None else "no pass^k: no scored trial"
-    lines = [f"Measured on `{label}` with {n_trials} trials per cell "
-             f"(success rate, {bracket}, the reference study's reported rate in parentheses):", ""]
+    bracket = (f"the main trials' unbiased pass^{top_k} in brackets" if top_k is not None
+               else "no pass^k: no scored trial")
+    lines = [f"Measured on `{label}` ({what}, with its number of runs n; {bracket}; "
+             "the reference study's reported rate in parentheses):", ""]
     ref = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
     models = rates.loc[rates.source == MEASURED, "model"].unique()
     for model in models:
@@ -286,8 +288,9 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
                 row = rates[(rates.model == model) & (rates.scenario == scenario) & (rates.system == system)]
                 if row.empty:
                     continue
-                rate = row["rate"].iloc[0]
-                text = f"{system} {rate:.2f}" if pd.notna(rate) else f"{system} — (nothing scored)"
+                rate, n = row["rate"].iloc[0], row["n_scored"].iloc[0]
+                count = f" (n={int(n)})" if pd.notna(n) else ""
+                text = f"{system} {rate:.2f}{count}" if pd.notna(rate) else f"{system} — (nothing scored)"
                 if (model, scenario, system) in hat.index:  # NaN: fewer scored trials than k
                     value = hat[(model, scenario, system)]
                     text += f" [{value:.2f}]" if pd.notna(value) else " [—]"
@@ -376,3 +379,94 @@ def success_reading(rates: pd.DataFrame) -> str:
 
     measured = rates[(rates.source == MEASURED) & (rates.scenario != MEAN_ROW)]
     return grouped_rate_readings(measured, ["model", "scenario"], "system", measure="success rate")
+
+
+# -- the paper's Success column and headline gain (from the reference-design runs) --------------
+
+def pooled_success_table(reference_records: Sequence[BasisRecord]) -> pd.DataFrame:
+    """The paper's Success column: every run of the reference design pooled per cell (10 sets x
+    (1+2+5+10) = 180 runs per cell at study scale), with the paper's reported rate beside it."""
+    return success_table(trials_frame(reference_records))
+
+
+GAIN_COLUMNS = ["model", "scenario", "n_baseline", "baseline", "n_basis", "basis", "relative_gain",
+                "gap_low", "gap_high", "paper_baseline", "paper_basis", "paper_relative_gain"]
+
+
+def relative_gain(baseline: float, basis: float) -> float:
+    """The paper's rule for its headline gain: (BASIS - baseline) / baseline of the success rate
+    (0.20 -> 0.74 on stale_locations is +270%); NaN when the baseline is 0 or missing."""
+    if pd.isna(baseline) or pd.isna(basis) or baseline == 0:
+        return float("nan")
+    return (basis - baseline) / baseline
+
+
+def relative_gain_table(pooled: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, scenario) of a pooled success table: both rates, the relative gain by the
+    paper's rule, the Newcombe 95% interval of the gap and the paper's own numbers by the same rule."""
+    from psit_lib.analysis.sweeps import proportion_gap
+
+    measured = pooled[(pooled.source == MEASURED) & (pooled.scenario != MEAN_ROW)]
+    reported = reference_success()
+    rows = []
+    for (model, scenario), part in measured.groupby(["model", "scenario"], sort=False):
+        by = part.set_index("system")
+        if not {"baseline", "basis"} <= set(by.index):
+            continue
+        a, b = by.loc["basis"], by.loc["baseline"]
+        n_a, n_b = int(a["n_scored"]), int(b["n_scored"])
+        _, low, high = (proportion_gap(int(a["successes"]), n_a, int(b["successes"]), n_b)
+                        if n_a and n_b else (float("nan"),) * 3)
+        pb, pa = reported.get((scenario, "baseline"), float("nan")), reported.get((scenario, "basis"), float("nan"))
+        rows.append({"model": model, "scenario": scenario, "n_baseline": n_b, "baseline": b["rate"], "n_basis": n_a,
+                     "basis": a["rate"], "relative_gain": relative_gain(b["rate"], a["rate"]), "gap_low": low,
+                     "gap_high": high, "paper_baseline": pb, "paper_basis": pa,
+                     "paper_relative_gain": relative_gain(pb, pa)})
+    return pd.DataFrame(rows, columns=GAIN_COLUMNS)
+
+
+def _percent(value: float) -> str:
+    return f"{value:+.0%}"
+
+
+def relative_gain_reading(gains: pd.DataFrame, scenario: str = "stale_locations") -> str:
+    """One sentence per model on ``scenario``'s pooled success: BASIS against the baseline, the
+    relative change by the paper's rule beside the paper's, and whether the Newcombe interval
+    of the gap separates the two systems (it alone decides "higher" or "lower")."""
+    part = gains[gains.scenario == scenario]
+    if part.empty:
+        return f"No pooled reference-design runs of both systems on {scenario}, so no relative gain to compute."
+    lines = []
+    for row in part.itertuples(index=False):
+        paper = (f"the paper's own rates ({row.paper_baseline:.2f} -> {row.paper_basis:.2f}) give "
+                 f"{_percent(row.paper_relative_gain)} by the same rule" if pd.notna(row.paper_relative_gain)
+                 else "the paper reports no rate for this scenario")
+        rates = (f"{scenario} · {row.model}: pooled success {row.baseline:.2f} (baseline, n={row.n_baseline}) "
+                 f"and {row.basis:.2f} (basis, n={row.n_basis})")
+        if pd.isna(row.relative_gain):
+            change = "a relative change the paper's rule, (basis - baseline) / baseline, cannot give (baseline 0)"
+        else:
+            change = f"a relative change of {_percent(row.relative_gain)} by the paper's rule, (basis - baseline) / baseline"
+        if pd.isna(row.gap_low):
+            verdict = "too few runs to test the gap"
+        elif row.gap_low > 0:
+            verdict = f"basis is higher: the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], excludes zero"
+        elif row.gap_high < 0:
+            verdict = (f"basis is lower: the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], "
+                       "excludes zero")
+        else:
+            verdict = (f"the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], includes zero, "
+                       "so this run does not separate the systems")
+        lines.append(f"- {rates}: {change}; {verdict}; {paper}.")
+    return "\n".join(lines)
+
+
+def pooled_reading(pooled: pd.DataFrame) -> str:
+    """Generated sentences on the pooled success (the paper's Success column), per scenario."""
+    return success_reading(pooled)
+
+
+def save_tables(exp: Any, tables: dict[str, pd.DataFrame]) -> None:
+    """Save every scored table of notebook 06 under its scorer's name (``psit rescore`` compares them)."""
+    for name, table in tables.items():
+        exp.save_table(table, name)
