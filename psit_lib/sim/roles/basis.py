@@ -317,12 +317,13 @@ def cab_subagent(ctx: SimContext) -> SimReply:
 
     plan: tuple[str, dict[str, Any]] | None = None
     needs_route = req.book or req.prices or order_now
-    if needs_route and route["start_location"] is None:
-        return SimReply(content="Which start and end locations should I use?")
-    if order_now and "order_ride" not in attempted and "order_ride" in tools:
+    unrouted = needs_route and route["start_location"] is None
+    if order_now and "order_ride" not in attempted and "order_ride" in tools and not unrouted:
         plan = ("order_ride", {**route, "service_type": req.service or "Default"})
     elif req.cancel and "user_cancel_ride" not in attempted and "user_cancel_ride" in tools:
         plan = ("user_cancel_ride", {})
+    elif unrouted:
+        return SimReply(content="Which start and end locations should I use?")
     elif needs_route and "list_rides" not in attempted and "list_rides" in tools:
         plan = ("list_rides", route)
     elif books and "order_ride" not in attempted and "order_ride" in tools:
