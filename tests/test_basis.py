@@ -687,7 +687,7 @@ def test_closing_note_reports_the_table_it_is_given_with_its_run_counts():
     trials = trials_frame(_outcome_records(cells))
     note = closing_note(success_table(trials), passk_frame(trials, (1, 2)), label="L", scenarios=["premium_bias"],
                         systems=["baseline", "basis"])
-    assert "baseline 0.08 (n=36)" in note and "basis 0.83 (n=36)" in note
+    assert "baseline 0.08 [0.00] (n=36)" in note and "basis 0.83 [0.69] (n=36)" in note
     assert "(reference 0.35)" in note and "(reference 0.87)" in note
     assert "pooled over the reference-design runs" in note and "unbiased pass^2" in note
 
@@ -728,12 +728,16 @@ def test_figure4_has_a_pass_hat_row_and_a_pass_at_row_and_no_series_hides_anothe
     fig = plot_figure4(comparison, label="L")
     panels = [ax for ax in fig.axes if ax.get_lines()]
     assert len(panels) == 2 * len(SCENARIOS)
-    assert [ax.get_ylabel() for ax in panels[::len(SCENARIOS)]] == ["pass^k", "pass@k"]
+    assert [ax.get_ylabel() for ax in panels[:2]] == ["pass^k", "pass@k"]  # column by column: pass^k over pass@k
     for ax in panels:
         lines = ax.get_lines()
         assert len(lines) == 6  # 2 systems x (set-based, unbiased, reported)
         points = [tuple(zip(line.get_xdata(), line.get_ydata())) for line in lines]
         assert len(set(points)) == len(points)  # no two series draw the same points
+    pooled = success_table(trials)
+    with_bars = plot_figure4(comparison, label="L", pooled=pooled)
+    assert len(with_bars.axes) == 2 * len(SCENARIOS) + 1  # the reference's success-over-all-runs column
+    assert len(with_bars.axes[-1].patches) == 2 * len(SCENARIOS)
 
 
 def test_rescoring_notebook_06_reproduces_its_tables_without_a_model(tmp_path, monkeypatch):

@@ -6,6 +6,8 @@ Generic builders (rates with intervals, state size per turn) live in
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -66,11 +68,11 @@ def plot_passk_curves(
     return label_figure(fig, label)
 
 
-#: (column, style, what it is) of the series Figure 4 draws in every panel.
-FIGURE4_SERIES: tuple[tuple[str, str, str], ...] = (
-    ("reference_{m}", "-o", "set-based (the paper's design)"),
-    ("{m}", "--s", "unbiased C(n,k) estimator (main trials)"),
-    ("study_reported_{m}", ":^", "paper, reported (reference)"),
+#: (column, line style, marker, what it is) of the series Figure 4 draws in every panel.
+FIGURE4_SERIES: tuple[tuple[str, Literal["-", "--", ":"], str, str], ...] = (
+    ("reference_{m}", "-", "o", "set-based (the paper's design)"),
+    ("{m}", "--", "s", "unbiased C(n,k) estimator (main trials)"),
+    ("study_reported_{m}", ":", "^", "paper, reported (reference)"),
 )
 
 
@@ -103,13 +105,13 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
             index = 0
             for system in systems:
                 rows = part[part["system"] == system].sort_values("k")
-                for template, style, _ in FIGURE4_SERIES:
+                for template, linestyle, marker, _ in FIGURE4_SERIES:
                     column = template.format(m=metric)
                     shift = 1.06 ** (index - (n_series - 1) / 2)
                     index += 1
                     if column not in rows.columns or rows.empty or not rows[column].notna().any():
                         continue
-                    ax.plot(rows["k"] * shift, rows[column], style, color=palette[system],
+                    ax.plot(rows["k"] * shift, rows[column], linestyle=linestyle, marker=marker, color=palette[system],
                             alpha=0.55 if column.startswith("study_") else 1.0, markersize=5)
             ks = sorted(part["k"].unique())
             ax.set_xscale("log")
@@ -126,8 +128,8 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
     if pooled is not None:
         _success_bars(fig.add_subplot(grid[:, len(scenarios)]), pooled, scenarios, systems, palette)
     handles = [Line2D([], [], color=palette[s], linestyle="-", label=s) for s in systems]
-    handles += [Line2D([], [], color="gray", linestyle=style[:-1], marker=style[-1], label=what)
-                for _, style, what in FIGURE4_SERIES]
+    handles += [Line2D([], [], color="gray", linestyle=linestyle, marker=marker, label=what)
+                for _, linestyle, marker, what in FIGURE4_SERIES]
     fig.legend(handles=handles, loc="outside right upper", fontsize="small", frameon=False)
     fig.suptitle("Figure 4: pass^k (top) and pass@k (bottom) per scenario"
                  + (", success over all runs (right)" if extra else ""))

@@ -266,10 +266,12 @@ def baseline_twin(records: Sequence[BasisRecord], example: BasisRecord) -> Basis
 
 
 def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenarios: Sequence[str],
-                 systems: Sequence[str], what: str = "success pooled over the reference-design runs") -> str:
+                 systems: Sequence[str], what: str = "success pooled over the reference-design runs",
+                 n_trials: int | None = None) -> str:
     """Markdown: per scenario (and model), each system's success rate with its number of runs,
     the unbiased pass^k of the main trials at the largest k in brackets and the reference
-    study's reported rate in parentheses, generated from the tables (``what`` names the rates)."""
+    study's reported rate in parentheses, generated from the tables (``what`` names the rates;
+    ``n_trials`` is not used: each row's own count is printed)."""
     if passk.empty or passk["k"].isna().all():
         hat, top_k = pd.Series(dtype=float), None
     else:
@@ -290,10 +292,11 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
                     continue
                 rate, n = row["rate"].iloc[0], row["n_scored"].iloc[0]
                 count = f" (n={int(n)})" if pd.notna(n) else ""
-                text = f"{system} {rate:.2f}{count}" if pd.notna(rate) else f"{system} — (nothing scored)"
+                text = f"{system} {rate:.2f}" if pd.notna(rate) else f"{system} — (nothing scored)"
                 if (model, scenario, system) in hat.index:  # NaN: fewer scored trials than k
                     value = hat[(model, scenario, system)]
                     text += f" [{value:.2f}]" if pd.notna(value) else " [—]"
+                text += count if pd.notna(rate) else ""
                 if (scenario, system) in ref.index:
                     text += f" (reference {ref[(scenario, system)]:.2f})"
                 parts.append(text)
