@@ -748,7 +748,7 @@ def test_rescoring_notebook_06_reproduces_its_tables_without_a_model(tmp_path, m
     from psit_lib.studies.basis.study import STUDY, TABLES, run_all, score
 
     params = BasisParams(scenarios=["stale_locations"], n_trials=2, ks=[1, 2], reference_sets=1, sweep_trials=1,
-                         sweeps={"notices_contradictions": [0.0, 0.9]})
+                         sweeps={"notices_contradictions": [0.0, 0.9], "explicit_detail_weight": [1.0]})  # keys unsorted
     exp = Experiment("06_basis_cab_scenarios", params.model_dump(), seed=params.seed, run_dir=tmp_path / "run")
     fresh = score(exp, params, asyncio.run(run_all(exp, params)))
 
@@ -763,4 +763,4 @@ def test_rescoring_notebook_06_reproduces_its_tables_without_a_model(tmp_path, m
         pd.testing.assert_frame_equal(fresh[name].reset_index(drop=True), stored[name].reset_index(drop=True),
                                       check_dtype=False, obj=name)
     assert fresh["success_pooled"].query("source == 'measured' and scenario == 'stale_locations'")["n_scored"].tolist() == [3, 3]
-    assert len(stored["sweeps"]) == 2
+    assert len(stored["sweeps"]) == 3

@@ -83,7 +83,7 @@ def _sweeps(run: StoredRun) -> pd.DataFrame:
     from psit_lib.studies.basis import results as br
 
     tables = []
-    for knob, values in run.params.sweeps.items():
+    for knob, values in sorted(run.params.sweeps.items()):  # stored parameters come back with sorted keys
         models = run.sweep_models(knob, values)
         if models and run.params.sweep_trials:
             tables.append(br.sweep_gaps(run.select(bx.sweep_specs(run.params, models)), models, knob))
