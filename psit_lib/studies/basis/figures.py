@@ -137,7 +137,7 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
 
 
 def _success_bars(ax, pooled: pd.DataFrame, scenarios: list, systems: tuple[str, ...], palette: dict) -> None:
-    """Pooled success per scenario and system (bars, Wilson 95% whiskers), the paper's as a tick."""
+    """Pooled success per scenario and system (bars, Wilson 95% whiskers), the paper's as a diamond."""
     import numpy as np
 
     width = 0.8 / len(systems)
@@ -150,9 +150,10 @@ def _success_bars(ax, pooled: pd.DataFrame, scenarios: list, systems: tuple[str,
         low = [r - mine["wilson_low"].get(s, np.nan) for s, r in zip(scenarios, rates)]
         high = [mine["wilson_high"].get(s, np.nan) - r for s, r in zip(scenarios, rates)]
         ax.bar(x + offset, rates, width, color=palette[system], alpha=0.8, yerr=[low, high], capsize=3)
-        ax.plot(x + offset, [paper["rate"].get(s, np.nan) for s in scenarios], "_", color="black", markersize=14)
+        ax.plot(x + offset, [paper["rate"].get(s, np.nan) for s in scenarios], linestyle="", marker="D",
+                color="black", markerfacecolor="white", markersize=6)
     ax.set_xticks(x, [str(s) for s in scenarios], rotation=30, ha="right")
     ax.set_ylim(0, 1.04)
     ax.set_ylabel("success rate over all runs")
-    ax.set_title("success (ticks: paper)")
+    ax.set_title("success over all runs (◇: paper)")
     ax.grid(alpha=0.3, axis="y")
