@@ -7,20 +7,26 @@ Each role reads only its request, like a model would:
   results (the cab agent's replies) and, if present, the ``<relevant_multiagent_context>``
   block of its system prompt. Its first delegation relays the request; each detail that would
   pin the subagent down (named ``start_location=``/``end_location=`` arguments, an explicit
-  ``service_type`` for "cheapest", "do not book, and cancel anything booked") is included with
+  ``service_type`` with "list the rides first" for "cheapest", "do not book, and cancel anything
+  booked", and the user's wish to be told the booked service type and price) is included with
   weight ``profile.explicit_detail_weight`` against leaving it implicit, sharpened by
   temperature like every choice of the simulator (about 0.30 at T=0.3 for the default 0.44). After a delegation it looks
   for evidence in what it can read that the cab agent did something the user did not ask for
   (a booking when only prices were wanted, a ride in the wrong direction, a dearer service type
   than the cheapest). When there is such evidence, it notices it with probability
   ``profile.notices_contradictions`` and delegates a correction with explicit named
-  arguments, an explicit service type and an instruction to cancel; otherwise it answers the
-  user. Without the cortex the only evidence would be the cab agent's reply, which never
-  mentions what it did, so the difference between systems comes from the context alone.
-* ``cab_subagent`` sees its instruction, its system prompt's house policy (the confounder, read
-  by :func:`read_policy` and followed whenever its condition holds) and its tool results, plans
-  the CabApp calls the instruction asks for (cancel, list rides, order), and replies with the outcome it was asked
-  for, never with its calls or their arguments. With ``profile.malformed_output_rate`` a tool
+  arguments, an instruction to cancel and, to rebook a service type, "call list_rides first"
+  and the type; otherwise it answers the user. Without the cortex the only evidence is the cab
+  agent's reply, which never states the route or the calls; when the orchestrator asked for it,
+  the reply names the booked service type (read as evidence of the type, not of the route).
+* ``cab_subagent`` sees its instruction, its system prompt's internal policy (the confounder,
+  read by :func:`read_policy` and followed whenever its condition holds: book only a forced
+  service type unless the instruction both asks for list_rides first and names a type; order a
+  ride as the very first action unless told to cancel; make every call on a fixed route whenever
+  a trigger word appears, unless the locations come as named arguments) and its tool results,
+  plans the CabApp calls the instruction asks for (cancel, list rides, order), and replies with
+  the outcome it was asked for (the booked service type and price only when asked), never with
+  its calls, their arguments or the policy. With ``profile.malformed_output_rate`` a tool
   call's arguments come out as broken JSON.
 * ``user_notifier`` sends the user the message its instruction asks for (one
   ``send_message_to_user`` call) and says so. The orchestrator asks for it once the cab work is
@@ -295,8 +301,9 @@ def is_cortex_call(ctx: SimContext) -> bool:
 
 @register_role("cab_subagent", recognise=is_cab_agent, assumptions={
     "follows a stated house policy": {"value": "always", "meaning": (
-        "a policy in its system prompt (forced service type, book after a quote, swapped locations) "
-        "is followed whenever its condition holds, and never mentioned")}})
+        "a policy in its system prompt (forced service type unless list-first and a named type, order "
+        "first unless told to cancel, fixed route unless named arguments) is followed whenever its "
+        "condition holds, and never mentioned")}})
 def cab_subagent(ctx: SimContext) -> SimReply:
     """Carry out the instruction with the CabApp tools, then report the outcome."""
     instruction = _first_user_text(ctx)
