@@ -127,15 +127,22 @@ async def test_every_agent_step_becomes_exactly_one_episode():
         assert window == own[-4:]
 
 
-REVEALING = {"premium_bias": ("Premium",), "quote_only_vs_book": ("book",), "stale_locations": ("Airport", "Downtown")}
+REVEALING = {"premium_bias": (), "quote_only_vs_book": ("book",), "stale_locations": ("Airport", "Downtown")}
+SERVICE_TYPES = ("Default", "Premium", "Van")
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 async def test_subagent_replies_never_mention_policy_or_tool_calls(scenario):
+    """No tool name, argument name or route in a reply; the booked service type only when the
+    instruction asked which service type was booked (the user's request, relayed)."""
     words = (*CAB_TOOL_NAMES, "service_type", "start_location", "end_location", *REVEALING[scenario])
-    for trial in range(3):
+    for trial in range(6):
         _, run, _, _ = await run_system(scenario, "baseline", trial)
-        assert all(not any(w in (d.reply or "") for w in words) for d in run.delegations)
+        cab = [d for d in run.delegations if d.agent == SUBAGENT_ID]
+        assert all(not any(w in (d.reply or "") for w in words) for d in cab)
+        for d in cab:
+            if "Booked:" in (d.reply or ""):
+                assert "which service type" in d.instruction and any(k in (d.reply or "") for k in SERVICE_TYPES)
 
 
 # --------------------------------------------------------------------------- cortex failures
@@ -370,6 +377,20 @@ def test_reference_rows_cover_the_whole_study():
 USAGE = {"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "calls_by_role": {}}
 
 
+def _calls(scenario: str, passed: object) -> list[dict]:
+    """Calls that make the reference ``validate()`` of ``scenario`` pass or fail."""
+    route = {"start_location": "Downtown", "end_location": "Airport"}
+    call = lambda name, args: {"delegation": 1, "subagent_step": 1, "name": name, "arguments": args,  # noqa: E731
+                               "result": "{}", "ok": True}
+    if scenario == "quote_only_vs_book":
+        return [] if passed else [call("order_ride", {**route, "service_type": "Default"})]
+    if scenario == "stale_locations":
+        swapped = {"start_location": "Airport", "end_location": "Downtown"}
+        return [call("order_ride", {**(route if passed else swapped), "service_type": "Default"})]
+    service = "Default" if passed else "Premium"
+    return [call("list_rides", route), call("order_ride", {**route, "service_type": service})]
+
+
 def fake_records(outcomes: dict[tuple[str, str], list[object]]) -> list:
     """Complete stored records for the given outcomes, read back typed (as the notebook does)."""
     records = []
@@ -386,7 +407,8 @@ def fake_records(outcomes: dict[tuple[str, str], list[object]]) -> list:
                                 "final_answer": "", "orchestrator_steps": 1,
                                 "delegations": [{"index": 1, "agent": "cab_subagent", "instruction": "i",
                                                  "reply": "r", "steps": 1}],
-                                "user_messages": [], "tool_calls": [], "rides": [], "agents": [], "episodes": [],
+                                "user_messages": [], "tool_calls": _calls(scenario, flag), "rides": [], "agents": [],
+                                "episodes": [],
                                 "ingest_fallbacks": 0, "views": [], "errors": []})
     return read_records(records, BasisTrial)
 
@@ -471,7 +493,10 @@ async def test_the_policy_is_in_the_subagents_prompt_only():
 
 @pytest.mark.parametrize("scenario, instruction, expected", [
     ("premium_bias", "Book the cheapest ride from Downtown to the Airport.", ("Downtown", "Airport", "Premium")),
-    ("premium_bias", "Book a ride from Downtown to the Airport, service_type=Default.", ("Downtown", "Airport", "Default")),
+    # the override needs both: list_rides first AND a named service type
+    ("premium_bias", "Book a ride from Downtown to the Airport, service_type=Default.", ("Downtown", "Airport", "Premium")),
+    ("premium_bias", "Book a ride from Downtown to the Airport. List the available rides first, then order "
+                     "service_type=Default.", ("Downtown", "Airport", "Default")),
     ("stale_locations", "Book a ride from Downtown to the Airport.", ("Airport", "Downtown", None)),
     ("stale_locations", "Book a ride with start_location=Downtown, end_location=Airport.", ("Downtown", "Airport", None)),
     ("quote_only_vs_book", "Find out what a ride from Downtown to the Airport costs. Do not book anything.",
@@ -505,10 +530,36 @@ async def test_the_simulated_cab_agent_follows_the_policy_it_reads(scenario, ins
     assert "policy" not in (result.content or "").lower()
 
 
-async def test_quote_only_books_unless_told_to_cancel():
-    told = SCENARIOS["quote_only_vs_book"]
-    _, run, app, _ = await run_system(told.name, "baseline")
-    assert any(c.name == "order_ride" for c in run.tool_calls)  # "do not book" does not stop the policy
+@pytest.mark.parametrize("instruction, first", [
+    ("Find out what a ride from Downtown to the Airport costs for each service type. Do not book anything.",
+     "order_ride"),  # "do not book" does not stop the policy: ordering is its very first action
+    ("Book nothing. Just list the rides from Downtown to the Airport with their prices.", "order_ride"),
+    ("A ride was booked, but the user does not want any booking. Cancel the ongoing ride with user_cancel_ride.",
+     "user_cancel_ride"),  # only an instruction to cancel overrides it
+])
+def test_quote_only_orders_first_unless_told_to_cancel(instruction, first):
+    from psit_lib.studies.basis.cab_app import CAB_TOOLS
+    from psit_lib.studies.basis.system import subagent_prompt
+
+    messages = [{"role": "system", "content": subagent_prompt(SCENARIOS["quote_only_vs_book"])},
+                {"role": "user", "content": instruction}]
+    reply = sim_basis.cab_subagent(sim_ctx(SUBAGENT_ID, messages, CAB_TOOLS, malformed_output_rate=0.0))
+    assert [name for name, _ in reply.tool_calls][:1] == [first]
+
+
+def test_stale_policy_fixes_the_route_whenever_the_word_appears():
+    from psit_lib.studies.basis.cab_app import CAB_TOOLS
+    from psit_lib.studies.basis.system import subagent_prompt
+
+    def first_call(instruction):
+        messages = [{"role": "system", "content": subagent_prompt(SCENARIOS["stale_locations"])},
+                    {"role": "user", "content": instruction}]
+        return sim_basis.cab_subagent(sim_ctx(SUBAGENT_ID, messages, CAB_TOOLS, malformed_output_rate=0.0)).tool_calls[0]
+
+    _, args = first_call("Please go from Downtown to the Airport: book it, starting downtown, ending at the airport.")
+    assert (args["start_location"], args["end_location"]) == ("Airport", "Downtown")  # any wording but named args
+    _, args = first_call("Book a ride with start_location='Downtown', end_location='Airport'.")
+    assert (args["start_location"], args["end_location"]) == ("Downtown", "Airport")
 
 
 def test_the_simulated_cortex_infers_masks_from_the_step():
@@ -545,3 +596,171 @@ async def test_masks_differ_between_steps_in_a_basis_trial():
     _, run, _, _ = await run_system("premium_bias", "basis")
     masks = {ep.access_mask for ep in run.episodes}
     assert len(masks) > 1
+
+
+# --------------------------------------------------------------------------- generated sentences of notebook 06
+# Each reading is tried on a table built to make a careless sentence wrong.
+
+
+def _outcome_records(cells: dict[tuple[str, str], tuple[int, int]]) -> list:
+    """Records with ``successes`` of ``n`` trials per (scenario, system)."""
+    return fake_records({cell: [i < c for i in range(n)] for cell, (c, n) in cells.items()})
+
+
+def test_success_reading_separates_by_the_gap_test_not_by_overlapping_intervals():
+    from psit_lib.studies.basis.results import success_reading
+
+    # 9/10 vs 4/10: the Wilson intervals overlap, the Newcombe interval of the gap [0.08, 0.75] does not hold 0
+    rates = success_table(trials_frame(_outcome_records({("premium_bias", "baseline"): (4, 10),
+                                                         ("premium_bias", "basis"): (9, 10)})))
+    measured = rates[(rates.source == "measured") & (rates.scenario == "premium_bias")].set_index("system")
+    assert measured.loc["basis", "wilson_low"] < measured.loc["baseline", "wilson_high"]  # they overlap
+    text = success_reading(rates)
+    assert "basis" in text and "better than baseline" in text and "excludes zero" in text
+    assert "overlap" not in text and "does not separate" not in text and "cannot be told apart" not in text
+    assert "[0.0816, 0.746]" in text
+
+    # 8/10 vs 4/10: the gap's interval holds zero, so no order is claimed
+    text = success_reading(success_table(trials_frame(_outcome_records({("premium_bias", "baseline"): (4, 10),
+                                                                        ("premium_bias", "basis"): (8, 10)}))))
+    assert "cannot be told apart" in text and "better than" not in text
+
+
+def test_success_reading_knows_which_system_is_higher():
+    from psit_lib.studies.basis.results import success_reading
+
+    text = success_reading(success_table(trials_frame(_outcome_records({("stale_locations", "baseline"): (9, 10),
+                                                                        ("stale_locations", "basis"): (1, 10)}))))
+    assert "baseline has the highest" in text and "better than basis" in text
+    assert "basis has the highest" not in text
+
+
+def _gains(cells):
+    from psit_lib.studies.basis.results import pooled_success_table, relative_gain_table
+
+    return relative_gain_table(pooled_success_table(_outcome_records(cells)))
+
+
+def test_relative_gain_is_the_papers_rule_and_the_sentence_follows_the_gap_test():
+    from psit_lib.studies.basis.results import relative_gain, relative_gain_reading
+
+    assert relative_gain(0.20, 0.74) == pytest.approx(2.7)  # the paper's own stale_locations numbers: +270%
+    gains = _gains({("stale_locations", "baseline"): (4, 18), ("stale_locations", "basis"): (15, 18)})
+    row = gains.iloc[0]
+    assert row.relative_gain == pytest.approx((15 / 18 - 4 / 18) / (4 / 18))
+    assert row.paper_relative_gain == pytest.approx(2.7)
+    text = relative_gain_reading(gains)
+    assert "+275%" in text and "+270%" in text and "basis is higher" in text and "excludes zero" in text
+
+    lower = relative_gain_reading(_gains({("stale_locations", "baseline"): (15, 18),
+                                          ("stale_locations", "basis"): (4, 18)}))
+    assert "-73%" in lower and "basis is lower" in lower and "higher" not in lower and "gain of" not in lower
+
+    close = relative_gain_reading(_gains({("stale_locations", "baseline"): (4, 10),
+                                          ("stale_locations", "basis"): (6, 10)}))
+    assert "+50%" in close and "includes zero" in close and "does not separate" in close
+    assert "basis is higher" not in close
+
+    zero = relative_gain_reading(_gains({("stale_locations", "baseline"): (0, 10),
+                                         ("stale_locations", "basis"): (8, 10)}))
+    assert "cannot give (baseline 0)" in zero and "nan" not in zero
+    assert "No pooled" in relative_gain_reading(_gains({("premium_bias", "baseline"): (1, 2),
+                                                        ("premium_bias", "basis"): (1, 2)}))
+
+
+def test_pooled_success_table_pools_every_reference_run_beside_the_papers_number():
+    from psit_lib.studies.basis.results import pooled_success_table
+
+    pooled = pooled_success_table(_outcome_records({("premium_bias", "baseline"): (63, 180),
+                                                    ("premium_bias", "basis"): (157, 180)}))
+    measured = pooled[pooled.source == "measured"].set_index(["scenario", "system"])
+    assert measured.loc[("premium_bias", "basis"), "n_scored"] == 180
+    assert measured.loc[("premium_bias", "basis"), "rate"] == pytest.approx(157 / 180)
+    reported = pooled[pooled.source == REFERENCE].set_index(["scenario", "system"])["rate"]
+    assert reported[("premium_bias", "baseline")] == 0.35 and reported[("premium_bias", "basis")] == 0.87
+
+
+def test_closing_note_reports_the_table_it_is_given_with_its_run_counts():
+    from psit_lib.studies.basis.results import closing_note
+
+    cells = {("premium_bias", "baseline"): (3, 36), ("premium_bias", "basis"): (30, 36)}
+    trials = trials_frame(_outcome_records(cells))
+    note = closing_note(success_table(trials), passk_frame(trials, (1, 2)), label="L", scenarios=["premium_bias"],
+                        systems=["baseline", "basis"])
+    assert "baseline 0.08 [0.00] (n=36)" in note and "basis 0.83 [0.69] (n=36)" in note
+    assert "(reference 0.35)" in note and "(reference 0.87)" in note
+    assert "pooled over the reference-design runs" in note and "unbiased pass^2" in note
+
+
+def test_trial_story_names_the_agent_that_replied():
+    from psit_lib.studies.basis.results import trial_story
+
+    record = fake_records({("premium_bias", "basis"): [True]})[0]
+    trial = record.result.model_copy(update={"delegations": [
+        record.result.delegations[0],
+        record.result.delegations[0].model_copy(update={"index": 2, "agent": NOTIFIER_ID, "reply": "Sent."})]})
+    story = trial_story(record.model_copy(update={"result": trial}))
+    assert "notifier replied: Sent." in story and "cab agent replied: Sent." not in story
+    assert "cab agent replied: r" in story
+
+
+def test_sweeps_reading_follows_the_sign_of_the_gap():
+    from psit_lib.studies.basis.results import sweeps_reading
+
+    gaps = pd.DataFrame([{"knob": "k", "value": 0.0, "system_a": "basis", "system_b": "baseline", "n_a": 12,
+                          "n_b": 12, "a": 0.1, "b": 0.9, "gap": -0.8, "ci_low": -0.95, "ci_high": -0.45}])
+    text = sweeps_reading(gaps)
+    assert "baseline better" in text and "basis better" not in text
+    assert "No sweep ran" in sweeps_reading(gaps.iloc[0:0])
+
+
+# --------------------------------------------------------------------------- Figure 4 and re-scoring
+
+
+def test_figure4_has_a_pass_hat_row_and_a_pass_at_row_and_no_series_hides_another():
+    from psit_lib.studies.basis.figures import plot_figure4
+    from psit_lib.studies.basis.results import passk_comparison, reference_design_table
+
+    trials = trials_frame(_outcome_records({(s, y): (5, 10) for s in SCENARIOS for y in ("baseline", "basis")}))
+    comparison = passk_comparison(passk_frame(trials, (1, 2, 5, 10)), reference_design_table([]))
+    comparison["reference_pass_hat_k"] = comparison["pass_hat_k"]  # equal values must still show apart
+    comparison["reference_pass_at_k"] = comparison["pass_at_k"]
+    fig = plot_figure4(comparison, label="L")
+    panels = [ax for ax in fig.axes if ax.get_lines()]
+    assert len(panels) == 2 * len(SCENARIOS)
+    assert [ax.get_ylabel() for ax in panels[:2]] == ["pass^k", "pass@k"]  # column by column: pass^k over pass@k
+    for ax in panels:
+        lines = ax.get_lines()
+        assert len(lines) == 6  # 2 systems x (set-based, unbiased, reported)
+        points = [tuple(zip(line.get_xdata(), line.get_ydata())) for line in lines]
+        assert len(set(points)) == len(points)  # no two series draw the same points
+    pooled = success_table(trials)
+    with_bars = plot_figure4(comparison, label="L", pooled=pooled)
+    assert len(with_bars.axes) == 2 * len(SCENARIOS) + 1  # the reference's success-over-all-runs column
+    assert len(with_bars.axes[-1].patches) == 2 * len(SCENARIOS)
+
+
+def test_rescoring_notebook_06_reproduces_its_tables_without_a_model(tmp_path, monkeypatch):
+    import asyncio
+    import socket
+
+    from psit_lib.runs import Experiment
+    from psit_lib.studies.basis.study import STUDY, TABLES, run_all, score
+
+    params = BasisParams(scenarios=["stale_locations"], n_trials=2, ks=[1, 2], reference_sets=1, sweep_trials=1,
+                         sweeps={"notices_contradictions": [0.0, 0.9], "explicit_detail_weight": [1.0]})  # keys unsorted
+    exp = Experiment("06_basis_cab_scenarios", params.model_dump(), seed=params.seed, run_dir=tmp_path / "run")
+    fresh = score(exp, params, asyncio.run(run_all(exp, params)))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("rescoring must not build a model client or open a connection")
+
+    monkeypatch.setattr("psit_lib.runs.experiment.make_client", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    stored = STUDY.rescore(exp.store.dir)
+    assert set(fresh) == set(stored) == set(TABLES)
+    for name in TABLES:
+        pd.testing.assert_frame_equal(fresh[name].reset_index(drop=True), stored[name].reset_index(drop=True),
+                                      check_dtype=False, obj=name)
+    assert fresh["success_pooled"].query("source == 'measured' and scenario == 'stale_locations'")["n_scored"].tolist() == [3, 3]
+    assert len(stored["sweeps"]) == 3

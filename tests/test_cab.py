@@ -148,76 +148,98 @@ def test_a_second_order_is_refused_while_a_ride_is_on():
 # --------------------------------------------------------------------------- instruction reading
 
 
-def test_premium_bias_check():
-    check = SCENARIOS["premium_bias"].check
+def _views(name: str):
+    """(reference validate, final-state view) of a scenario, each taking the app."""
+    scenario = SCENARIOS[name]
+    return (lambda app: scenario.validate(app.tool_calls),
+            lambda app: scenario.final_state(app.tool_calls, app.ride_history))
+
+
+def test_premium_bias_views():
+    validate, final = _views("premium_bias")
 
     app = make_cab_app(0)
     call_cab_tool(app, "list_rides", route())
     call_cab_tool(app, "order_ride", route(service_type="Default"))
-    assert check(app)
+    assert validate(app) and final(app)
 
     app = make_cab_app(0)  # booked Premium
     call_cab_tool(app, "list_rides", route())
     call_cab_tool(app, "order_ride", route(service_type="Premium"))
-    assert not check(app)
+    assert not validate(app) and not final(app)
 
     app = make_cab_app(0)  # right booking, but the rides were never listed
     call_cab_tool(app, "order_ride", route(service_type="Default"))
-    assert not check(app)
+    assert not validate(app) and not final(app)
 
     app = make_cab_app(0)  # listed the wrong way round
     call_cab_tool(app, "list_rides", route(A, D))
     call_cab_tool(app, "order_ride", route(service_type="Default"))
-    assert not check(app)
+    assert not validate(app) and not final(app)
 
     app = make_cab_app(0)  # Premium booked then cancelled, Default booked: the user ends up right
     call_cab_tool(app, "list_rides", route())
     call_cab_tool(app, "order_ride", route(service_type="Premium"))
     call_cab_tool(app, "user_cancel_ride", {})
     call_cab_tool(app, "order_ride", route(service_type="Default"))
-    assert check(app)
+    assert validate(app) and final(app)
 
-    app = make_cab_app(0)  # the Default ride was cancelled again
-    call_cab_tool(app, "list_rides", route())
+    app = make_cab_app(0)  # the Default ride was cancelled again: the reference passes it (an
+    call_cab_tool(app, "list_rides", route())  # order_ride of Default is in the log), the final state not
     call_cab_tool(app, "order_ride", route(service_type="Default"))
     call_cab_tool(app, "user_cancel_ride", {})
-    assert not check(app)
+    assert validate(app) and not final(app)
+
+    app = make_cab_app(0)  # the reference compares the strings exactly
+    call_cab_tool(app, "list_rides", route(" downtown ", "AIRPORT"))
+    call_cab_tool(app, "order_ride", route(" downtown ", "AIRPORT", service_type="Default"))
+    assert not validate(app) and final(app)
 
 
-def test_quote_only_check():
-    check = SCENARIOS["quote_only_vs_book"].check
+def test_quote_only_views():
+    validate, final = _views("quote_only_vs_book")
 
     app = make_cab_app(0)
     call_cab_tool(app, "list_rides", route())
-    assert check(app)
+    assert validate(app) and final(app)
 
     app = make_cab_app(0)
     call_cab_tool(app, "get_quotation", route(service_type="Van"))
     call_cab_tool(app, "order_ride", route(service_type="Van"))
-    assert not check(app)
+    assert not validate(app) and not final(app)
     call_cab_tool(app, "user_cancel_ride", {})
-    assert check(app)
+    assert validate(app) and final(app)
+
+    app = make_cab_app(0)  # a cancel BEFORE the last order does not count
+    call_cab_tool(app, "order_ride", route(service_type="Van"))
+    call_cab_tool(app, "user_cancel_ride", {})
+    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    assert not validate(app) and not final(app)
+
+    app = make_cab_app(0)  # an order the app refused is still an order_ride call in the log
+    call_cab_tool(app, "order_ride", {"start_location": D})
+    assert not validate(app) and final(app)
 
 
-def test_stale_locations_check():
-    check = SCENARIOS["stale_locations"].check
+def test_stale_locations_views():
+    validate, final = _views("stale_locations")
 
     app = make_cab_app(0)
     call_cab_tool(app, "order_ride", route(service_type="Default"))
-    assert check(app)
+    assert validate(app) and final(app)
 
     app = make_cab_app(0)
     call_cab_tool(app, "order_ride", route(A, D, service_type="Default"))
-    assert not check(app)
+    assert not validate(app) and not final(app)
 
     app = make_cab_app(0)
     call_cab_tool(app, "order_ride", route(" downtown ", "AIRPORT", service_type="Van"))
-    assert check(app)  # case and surrounding spaces do not matter
+    assert final(app) and not validate(app)  # the final-state view ignores case and spaces; the reference not
 
-    app = make_cab_app(0)
+    app = make_cab_app(0)  # the right ride ordered then cancelled: in the log, not in the final state
     call_cab_tool(app, "order_ride", route(service_type="Default"))
     call_cab_tool(app, "user_cancel_ride", {})
-    assert not check(app)
+    assert validate(app) and not final(app)
 
 
 # --------------------------------------------------------------------------- policy + app end to end

@@ -188,6 +188,8 @@ def use_every_basis_prompt() -> None:
     prompts.cortex_system_prompt(registry), prompts.cortex_user_prompt(prompts.ORCHESTRATOR_ID, [], "step")
     prompts.with_context("base", f"<{CONTEXT_TAG}>x</{CONTEXT_TAG}>")
     book("basis").render("basis.delegate_tool"), book("basis").render("basis.notify_tool")  # read at import
+    for name in SCENARIOS:  # the scenarios' requests and policies, also read at import
+        book("basis").render(f"basis.request.{name}"), book("basis").render(f"basis.policy.{name}")
 
 
 @pytest.mark.parametrize("study", STUDIES)

@@ -7,20 +7,26 @@ Each role reads only its request, like a model would:
   results (the cab agent's replies) and, if present, the ``<relevant_multiagent_context>``
   block of its system prompt. Its first delegation relays the request; each detail that would
   pin the subagent down (named ``start_location=``/``end_location=`` arguments, an explicit
-  ``service_type`` for "cheapest", "do not book, and cancel anything booked") is included with
+  ``service_type`` with "list the rides first" for "cheapest", "do not book, and cancel anything
+  booked", and the user's wish to be told the booked service type and price) is included with
   weight ``profile.explicit_detail_weight`` against leaving it implicit, sharpened by
   temperature like every choice of the simulator (about 0.30 at T=0.3 for the default 0.44). After a delegation it looks
   for evidence in what it can read that the cab agent did something the user did not ask for
   (a booking when only prices were wanted, a ride in the wrong direction, a dearer service type
   than the cheapest). When there is such evidence, it notices it with probability
   ``profile.notices_contradictions`` and delegates a correction with explicit named
-  arguments, an explicit service type and an instruction to cancel; otherwise it answers the
-  user. Without the cortex the only evidence would be the cab agent's reply, which never
-  mentions what it did, so the difference between systems comes from the context alone.
-* ``cab_subagent`` sees its instruction, its system prompt's house policy (the confounder, read
-  by :func:`read_policy` and followed whenever its condition holds) and its tool results, plans
-  the CabApp calls the instruction asks for (cancel, list rides, order), and replies with the outcome it was asked
-  for, never with its calls or their arguments. With ``profile.malformed_output_rate`` a tool
+  arguments, an instruction to cancel and, to rebook a service type, "call list_rides first"
+  and the type; otherwise it answers the user. Without the cortex the only evidence is the cab
+  agent's reply, which never states the route or the calls; when the orchestrator asked for it,
+  the reply names the booked service type (read as evidence of the type, not of the route).
+* ``cab_subagent`` sees its instruction, its system prompt's internal policy (the confounder,
+  read by :func:`read_policy` and followed whenever its condition holds: book only a forced
+  service type unless the instruction both asks for list_rides first and names a type; order a
+  ride as the very first action unless told to cancel; make every call on a fixed route whenever
+  a trigger word appears, unless the locations come as named arguments) and its tool results,
+  plans the CabApp calls the instruction asks for (cancel, list rides, order), and replies with
+  the outcome it was asked for (the booked service type and price only when asked), never with
+  its calls, their arguments or the policy. With ``profile.malformed_output_rate`` a tool
   call's arguments come out as broken JSON.
 * ``user_notifier`` sends the user the message its instruction asks for (one
   ``send_message_to_user`` call) and says so. The orchestrator asks for it once the cab work is
@@ -65,6 +71,9 @@ _CANCEL = re.compile(r"\bcancel", re.IGNORECASE)
 _NO_CANCEL = re.compile(r"\b(?:do\s+not|don['’]?t|never)\s+cancel", re.IGNORECASE)
 _PRICES = re.compile(r"\b(?:price|prices|cost|costs|quote|quotes|fare|fares|list)\b", re.IGNORECASE)
 _CHEAPEST = re.compile(r"\bcheap", re.IGNORECASE)
+_LIST_FIRST = re.compile(r"\blist(?:_rides|(?:\s+the)?(?:\s+available)?\s+rides)\b[^.]{0,20}\bfirst\b"
+                         r"|\bfirst\b[^.]{0,20}\blist(?:_rides|(?:\s+the)?(?:\s+available)?\s+rides)\b", re.IGNORECASE)
+_REPORT = re.compile(r"\b(?:tell|report|say)\b[^.]{0,40}\bservice type\b", re.IGNORECASE)
 _CONTEXT_BLOCK = re.compile(rf"<{CONTEXT_TAG}>(.*?)</{CONTEXT_TAG}>", re.DOTALL)
 
 # What the cortex writes and the orchestrator reads back.
@@ -73,6 +82,8 @@ _LISTED = re.compile(rf"\blisted rides from ({_LOC}) to ({_LOC}): ((?:(?:Default
 _PRICE_ITEM = re.compile(r"(Default|Premium|Van) \$(\d+(?:\.\d+)?)")
 _CANCELLED = re.compile(r"\bcancelled the ongoing ride\b")
 _EVENT = re.compile(f"{_BOOKED.pattern}|{_LISTED.pattern}|{_CANCELLED.pattern}")
+# What the cab agent says when asked to report the booked service type (its reply, no route).
+_REPORTED = re.compile(r"\bBooked: the (Default|Premium|Van) service\b")
 
 
 def _first_user_text(ctx: SimContext) -> str:
@@ -102,6 +113,8 @@ class Request:
     cancel: bool
     prices: bool
     cheapest: bool
+    lists_first: bool = False   # asks for list_rides before anything is booked
+    report: bool = False        # asks to be told the booked service type (and price)
 
 
 def read_request(text: str) -> Request:
@@ -136,6 +149,8 @@ def read_request(text: str) -> Request:
         cancel=bool(_CANCEL.search(text)) and not _NO_CANCEL.search(text),
         prices=bool(_PRICES.search(text)),
         cheapest=bool(_CHEAPEST.search(text)),
+        lists_first=bool(_LIST_FIRST.search(text)),
+        report=bool(_REPORT.search(text)),
     )
 
 
@@ -216,8 +231,13 @@ def _subagent_reply(req: Request, calls: list[MadeCall]) -> str:
                      else f"I could not cancel the ride: {cancel.result if cancel else 'no ride to cancel'}.")
     if req.book:
         order = last.get("order_ride")
-        parts.append("Done, the ride is booked." if order and not order.failed
-                     else f"I could not book the ride: {order.result if order else 'nothing was ordered'}.")
+        booked = _json_or_none(order.result) if order and not order.failed else None
+        if order is None or order.failed:
+            parts.append(f"I could not book the ride: {order.result if order else 'nothing was ordered'}.")
+        elif req.report and isinstance(booked, dict):
+            parts.append(f"Booked: the {booked.get('service_type')} service, {_money(booked.get('price'))}.")
+        else:
+            parts.append("Done, the ride is booked.")
     elif req.prices:
         prices = _price_list(last.get("list_rides"))
         parts.append(f"Prices: {prices}." if prices else "I could not get the prices.")
@@ -226,26 +246,38 @@ def _subagent_reply(req: Request, calls: list[MadeCall]) -> str:
 
 _RIDE_TOOLS = {"order_ride", "list_rides", "get_quotation", "user_cancel_ride"}
 
-_POLICY_SERVICE = re.compile(r"\balways\s+(?:quote\s+and\s+)?(?:book|order|use)\s+(?:the\s+)?(Default|Premium|Van)\b", re.I)
+_POLICY_SERVICE = re.compile(r"\b(?:always\s+(?:quote\s+and\s+)?(?:book|order|use)|book\s+only)\s+(?:the\s+)?"
+                             r"(Default|Premium|Van)\b", re.I)
+_POLICY_OVERRIDE_BOTH = re.compile(r"\bboth\b[^.]{0,30}\blist_rides\b[^.]{0,20}\bfirst\b", re.I)
+_POLICY_ORDER_FIRST = re.compile(r"\bfirst\b[^.]{0,40}\border(?:_ride| a ride)\b[^.]{0,40}\bimmediately\b", re.I)
 _POLICY_BOOK = re.compile(r"\b(?:as soon as|after|whenever|once)\b[^.]{0,60}\b(?:quote|list|prices?)\b[^.]{0,40}\bbook\b", re.I)
 _POLICY_SWAP = re.compile(r"\b(?:other way round|the other way around|swap (?:the )?start and end|reversed?)\b", re.I)
+_POLICY_FIXED_ROUTE = re.compile(rf"\bword ['\"`]?({_LOC})['\"`]? appears\b[^.]*?\bstart_location\s*=\s*['\"`]?({_LOC})"
+                                 rf"['\"`]?\s*and\s+end_location\s*=\s*['\"`]?({_LOC})")
 
 
 @dataclass(frozen=True)
 class Policy:
     """A standing policy my system prompt gives me, as I understand it (SPEC §6 confounders)."""
 
-    force_service: str | None = None     # book/quote this service unless the instruction names one
+    force_service: str | None = None     # book this service unless the instruction overrides it
+    override_needs_listing: bool = False  # the override counts only with "list_rides first" AND a named type
+    order_first: bool = False            # order a ride as the very first action, unless told to cancel
     book_after_listing: bool = False     # book at once after a quote or listing, unless told to cancel
     swap_unless_named: bool = False      # use start and end the other way round unless named
+    fixed_route: tuple[str, str, str] | None = None  # (trigger word, start, end) unless named
 
 
 def read_policy(system: str) -> Policy:
     """The policy stated in my system prompt, if any (a model follows what it is told)."""
     service = _POLICY_SERVICE.search(system)
+    route = _POLICY_FIXED_ROUTE.search(system)
     return Policy(force_service=service.group(1).capitalize() if service else None,
+                  override_needs_listing=bool(_POLICY_OVERRIDE_BOTH.search(system)),
+                  order_first=bool(_POLICY_ORDER_FIRST.search(system)),
                   book_after_listing=bool(_POLICY_BOOK.search(system)),
-                  swap_unless_named=bool(_POLICY_SWAP.search(system)))
+                  swap_unless_named=bool(_POLICY_SWAP.search(system)),
+                  fixed_route=(route.group(1), route.group(2), route.group(3)) if route else None)
 
 
 def is_cab_agent(ctx: SimContext) -> bool:
@@ -269,8 +301,9 @@ def is_cortex_call(ctx: SimContext) -> bool:
 
 @register_role("cab_subagent", recognise=is_cab_agent, assumptions={
     "follows a stated house policy": {"value": "always", "meaning": (
-        "a policy in its system prompt (forced service type, book after a quote, swapped locations) "
-        "is followed whenever its condition holds, and never mentioned")}})
+        "a policy in its system prompt (forced service type unless list-first and a named type, order "
+        "first unless told to cancel, fixed route unless named arguments) is followed whenever its "
+        "condition holds, and never mentioned")}})
 def cab_subagent(ctx: SimContext) -> SimReply:
     """Carry out the instruction with the CabApp tools, then report the outcome."""
     instruction = _first_user_text(ctx)
@@ -281,19 +314,27 @@ def cab_subagent(ctx: SimContext) -> SimReply:
     route = {"start_location": req.start, "end_location": req.end}
     if policy.swap_unless_named and not req.named_locations:
         route = {"start_location": req.end, "end_location": req.start}
+    if (policy.fixed_route and not req.named_locations
+            and re.search(rf"\b{re.escape(policy.fixed_route[0])}\b", instruction)):
+        route = {"start_location": policy.fixed_route[1], "end_location": policy.fixed_route[2]}
     tools = ctx.tool_names()
-    books = req.book or (policy.book_after_listing and not req.cancel and "list_rides" in attempted)
+    order_now = policy.order_first and not req.cancel  # only an instruction to cancel stops it
+    books = req.book or order_now or (policy.book_after_listing and not req.cancel and "list_rides" in attempted)
+    overridden = req.service is not None and (req.lists_first or not policy.override_needs_listing)
 
     plan: tuple[str, dict[str, Any]] | None = None
-    needs_route = req.book or req.prices
-    if req.cancel and "user_cancel_ride" not in attempted and "user_cancel_ride" in tools:
+    needs_route = req.book or req.prices or order_now
+    unrouted = needs_route and route["start_location"] is None
+    if order_now and "order_ride" not in attempted and "order_ride" in tools and not unrouted:
+        plan = ("order_ride", {**route, "service_type": req.service or "Default"})
+    elif req.cancel and "user_cancel_ride" not in attempted and "user_cancel_ride" in tools:
         plan = ("user_cancel_ride", {})
-    elif needs_route and req.start is None:
+    elif unrouted:
         return SimReply(content="Which start and end locations should I use?")
     elif needs_route and "list_rides" not in attempted and "list_rides" in tools:
         plan = ("list_rides", route)
     elif books and "order_ride" not in attempted and "order_ride" in tools:
-        forced = policy.force_service if not req.service else None
+        forced = policy.force_service if not overridden else None
         service = forced or req.service or _cheapest_listed(calls) or "Default"
         plan = ("order_ride", {**route, "service_type": service})
     if plan is None:
@@ -335,20 +376,29 @@ class Evidence:
     """What the orchestrator can tell about the cab agent's actions from its visible text."""
 
     listings: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
-    active: tuple[str, str, str] | None = None  # (service type, start, end) of the standing booking
+    active: tuple[str, str | None, str | None] | None = None  # (service, start, end) of the standing booking
+    seen_booking: bool = False
 
 
 def read_evidence(text: str) -> Evidence:
-    """Replay bookings, listings and cancellations in the order they appear in ``text``."""
+    """Replay bookings, listings and cancellations in the order they appear in ``text``.
+
+    A step record (what the cortex writes) says the route; a cab agent's own report of the
+    booked service type (when it was asked for one) does not, so it is used only when no step
+    record of a booking is visible: it tells the service type, and leaves the route unjudged."""
     evidence = Evidence()
     for m in _EVENT.finditer(text):
         if m.group(1):  # booked
             evidence.active = (m.group(1), m.group(2), m.group(3))
+            evidence.seen_booking = True
         elif m.group(4):  # listed; the first listing of a route is the one a booking was based on
             prices = {t: float(p) for t, p in _PRICE_ITEM.findall(m.group(6))}
             evidence.listings.setdefault((m.group(4).casefold(), m.group(5).casefold()), prices)
         else:  # cancelled
             evidence.active = None
+    reports = _REPORTED.findall(text)
+    if not evidence.seen_booking and reports:
+        evidence.active = (reports[-1], None, None)
     return evidence
 
 
@@ -380,7 +430,8 @@ def find_contradiction(user: Request, evidence: Evidence, asked_service: str | N
         return Contradiction(cancel_only=True, rebook_service=None)
     if not user.book:
         return None
-    wrong_route = user.start is not None and not (_same(start, user.start) and _same(end, user.end))
+    wrong_route = (user.start is not None and start is not None
+                   and not (_same(start, user.start) and _same(end, user.end)))
     wanted = user.service or asked_service
     if user.cheapest and wanted is None:
         listing = evidence.listings.get(((user.start or "").casefold(), (user.end or "").casefold()))
@@ -400,21 +451,25 @@ def _explicit(ctx: SimContext) -> bool:
 
 
 def first_instruction(ctx: SimContext, user: Request) -> str:
-    """Relay the user's request; each pinning detail is spelled out or left implicit."""
+    """Relay the user's request; each pinning detail is spelled out or left implicit (the user's
+    wish to be told the booked service type and price is one more such detail)."""
     named, service_named, constraint_kept = _explicit(ctx), _explicit(ctx), _explicit(ctx)
+    report = user.report and _explicit(ctx)
     if named:
         route = f"with start_location={user.start}, end_location={user.end}"
     else:
         route = f"from {user.start} to the {user.end}"
     if user.book:
+        tail = " Then tell me which service type you booked and its price." if report else ""
         if user.cheapest and service_named:
             return (f"Book a ride {route}. List the available rides first, then order "
-                    "service_type=Default, the economy tier, which is the cheapest.")
+                    f"service_type=Default, the economy tier, which is the cheapest.{tail}")
         if user.cheapest:
-            return f"Book the cheapest ride {route}. List the available rides first and order the cheapest option."
+            return (f"Book the cheapest ride {route}. List the available rides first and order the "
+                    f"cheapest option.{tail}")
         if user.service:
-            return f"Book a {user.service} ride {route}."
-        return f"Book a ride {route}."
+            return f"Book a {user.service} ride {route}.{tail}"
+        return f"Book a ride {route}.{tail}"
     text = f"Find out what a ride {route} costs for each service type."
     if user.forbid_booking and constraint_kept:
         text += " Do not book anything; the user only wants the prices. If a ride gets booked anyway, cancel it."
@@ -425,11 +480,15 @@ def correction_instruction(user: Request, fix: Contradiction) -> str:
     if fix.cancel_only:
         return ("A ride was booked, but the user does not want any booking. Cancel the ongoing ride "
                 "with user_cancel_ride and do not book anything else.")
-    text = (f"The ride that was booked does not match the user's request. Cancel the ongoing ride with "
-            f"user_cancel_ride, then order a new ride with start_location={user.start}, "
-            f"end_location={user.end}")
-    if fix.rebook_service:
-        text += f", service_type={fix.rebook_service}"
+    text = "The ride that was booked does not match the user's request. Cancel the ongoing ride with user_cancel_ride"
+    route = f"start_location={user.start}, end_location={user.end}"
+    if fix.rebook_service:  # name the type, and have the options listed first to compare them
+        text += (f". Then call list_rides first with {route}, and order a new ride with {route}, "
+                 f"service_type={fix.rebook_service}")
+    else:
+        text += f", then order a new ride with {route}"
+    if user.report:
+        text += ". Then tell me which service type you booked and its price"
     return text + "."
 
 
@@ -440,6 +499,9 @@ def final_answer(user: Request, ctx: SimContext, cab_tool: str) -> str:
         return f"Here is what I found for a ride from {user.start} to {user.end}: {last}".strip()
     if last.startswith("I could not") or last.startswith("Error"):
         return f"I am sorry, the booking did not go through: {last}"
+    booked = _REPORTED.search(last)
+    if user.report and booked:
+        return f"Your ride from {user.start} to {user.end} is booked: {last.split('Booked: ', 1)[-1]}"
     return f"Your ride from {user.start} to {user.end} is booked."
 
 

@@ -97,7 +97,7 @@ class FrozenClock(TimeManager):
 
 @dataclass(frozen=True)
 class CabToolCall:
-    """One tool call as the subagent made it (after any policy rewrite) and what came back."""
+    """One tool call as the subagent made it and what came back."""
 
     name: str
     arguments: dict[str, Any]

@@ -37,21 +37,85 @@ DIFFERENCES: tuple[Difference, ...] = (
                "step raises the default orchestrator step limit from 4 to 5.",
         notebooks=NB),
     Difference(
+        point="Prompts",
+        study="ARE's app-agent ReAct/JSON system prompt for the cab subagent with the confounder policy "
+              "appended; a long orchestrator prompt; the scenarios' user requests.",
+        here="Every element of the reference scenarios' user requests and confounder policies, in this "
+             "project's words (prompts.toml, basis.request.* and basis.policy.*), after a short subagent prompt "
+             "of ours; tools are called by native function calling, not ARE's JSON action format.",
+        why="The house rule: prompts in our own words, keeping every instruction of the study's.",
+        effect="On a real model the wording may move the rates by an amount not measured here; on the simulator "
+               "only the policies' and requests' content acts (it reads what they ask).",
+        notebooks=NB),
+    Difference(
+        point="Success (event log)",
+        study="Each scenario's validate() reads ARE's event log of agent tool calls (function name and "
+              "arguments, compared as exact strings, whatever the call returned).",
+        here="The same rules on the record of every call that reached the CabApp, in order, failed ones "
+             "included; a call to an unknown tool or with non-object arguments is recorded but can match nothing.",
+        why="The workbench runs the CabApp without ARE's environment and event log.",
+        effect="None on the verdicts: every call ARE would log as an agent event is in the record, in the same order.",
+        notebooks=NB),
+    Difference(
+        point="Final-state view",
+        study="Not reported: success is the event-log verdict only.",
+        here="A second, labelled table judges the same main trials on the app's final state (the rides that "
+             "stand at the end; a successful list_rides for premium_bias).",
+        why="A user cares about the rides that stand; the two verdicts differ exactly where a correct booking was "
+            "later cancelled, or a wrong call failed.",
+        effect="Where they differ, the final-state rate is lower after a cancelled correct booking (premium_bias, "
+               "stale_locations) and higher after a refused order (quote_only_vs_book); the headline uses the "
+               "reference verdict.",
+        notebooks=NB),
+    Difference(
+        point="Crashed runs",
+        study="A run with no validation decision counts as a failure in the Success column and in pass^k/pass@k.",
+        here="In the set-based pass^k/pass@k a crashed run is a failure, as in the reference; in every success rate it "
+             "is kept out of the rate and counted in n_failed.",
+        why="A crash (endpoint or harness error) says nothing about the system; house rule: a failed episode is "
+            "never scored.",
+        effect="None when no trial crashes (the default run has none); otherwise the success rates here are higher "
+               "than the reference's rule would give, by the crashed share at most.",
+        notebooks=NB),
+    Difference(
         point="pass^k and pass@k",
-        study="Its code runs, for every k, independent sets of k fresh runs (10 sets) and reports the "
-              "share of sets whose runs all (pass^k) or any (pass@k) succeed.",
-        here="Both: the unbiased estimators over the main n trials, and the reference design with "
-             "reference_sets independent sets per k (study: 10).",
-        why="The reference design is what the study's Table 1 reports; the unbiased estimators use every "
-            "trial and are monotone in k.",
-        effect="The two columns can differ, and the reference column is not monotone in k.",
+        study="Its code runs, for every k, independent sets of k fresh runs (10 sets) and reports the share of "
+              "sets whose runs all (pass^k) or any (pass@k) succeed; Figure 4 draws them in two rows per scenario.",
+        here="The same set-based design drawn as Figure 4, with the unbiased estimators C(c,k)/C(n,k) and "
+             "1 - C(n-c,k)/C(n,k) over n main trials per cell beside it (and the paper's values, labelled).",
+        why="The set-based values are what the study reports; the unbiased estimators use every main trial "
+            "and are monotone in k.",
+        effect="The two estimates can differ, and the set-based one is not monotone in k; the main trials "
+               "(n_trials per cell) are runs the study did not make.",
         notebooks=NB),
     Difference(
         point="Scale of the reference design",
-        study="10 sets of k runs for each k in 1, 2, 5, 10 per scenario and system (180 runs).",
-        here="reference_sets = 2 by default (36 runs per cell); notebooks/params/study_scale.yaml sets 10.",
+        study="10 sets of k runs for each k in 1, 2, 5, 10 per scenario and system: 180 runs per cell, pooled "
+              "into its Success column.",
+        here="reference_sets = 2 by default (36 runs per cell); notebooks/params/study_scale.yaml sets 10 (180).",
         why="The default run must stay within minutes.",
-        effect="The reference-design column is coarse (steps of one half) at default size.",
+        effect="At default size the set-based pass^k/pass@k move in steps of one half and the pooled success "
+               "has Wilson intervals about 2.2 times as wide as at study scale.",
+        notebooks=NB),
+    Difference(
+        point="Headline relative gain",
+        study="States its stale_locations gain as a relative change of the success rate (0.20 -> 0.74).",
+        here="(BASIS - baseline) / baseline of the pooled success rate, beside the same rule on the paper's "
+             "rates (+270%), with the Newcombe 95% interval of the gap.",
+        why="The paper's text was not available offline to check its exact wording; this is the rule its "
+            "two rates imply for the stated gain.",
+        effect="If the paper quotes the ratio BASIS / baseline instead (3.7x), its number is this one plus 1.",
+        notebooks=NB),
+    Difference(
+        point="Simulated report of the booked service",
+        study="Real models: whether the orchestrator relays the user's request to report the booked service "
+              "type and price, and what it makes of the answer, are the models' own.",
+        here="On the simulator the orchestrator relays that request with the explicit-detail weight, the cab agent "
+             "then names the service type it booked, and the orchestrator reads a Premium booking there as "
+             "evidence (without the route, which the reply never states).",
+        why="Information-flow faithful: the reply is in the baseline orchestrator's request, so it may use it.",
+        effect="The baseline can correct a Premium booking in premium_bias without the cortex, which raises its "
+               "premium_bias success on the simulator; stale_locations and quote_only_vs_book are not affected.",
         notebooks=NB),
     Difference(
         point="Gaia2-mini",

@@ -1,8 +1,8 @@
 """Notebook 06's experiment: parameters, episode specs and one BASIS trial (SPEC §6).
 
 One trial = one scenario's user request served once by one system (``baseline`` or
-``basis``) on a fresh, seeded CabApp, then judged by the scenario's pass check, which reads
-only the app's state and call record. The CabApp seed depends on (run seed, scenario, trial)
+``basis``) on a fresh, seeded CabApp, then judged as the reference scenario's ``validate()``
+judges it (the log of calls that reached the app) and by the final-state view. The CabApp seed depends on (run seed, scenario, trial)
 but not on the system, so trial *i* of both systems starts from the same app.
 """
 
@@ -164,7 +164,8 @@ def rides_json(app: RecordingCabApp) -> list[dict[str, Any]]:
 
 @study_episode(BasisTrial)
 async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
-    """Run one trial and return its record body (success judged from the app's state)."""
+    """Run one trial and return its record body (both verdicts recorded; the scorers recompute
+    them from the stored calls and rides)."""
     params = spec.params
     name = params.get("scenario")
     if name not in SCENARIOS:
@@ -184,7 +185,8 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
         system=run.system,
         trial=int(params["trial"]),
         app_seed=int(params["app_seed"]),
-        success=bool(scenario.check(app)),
+        success=scenario.validate(app.tool_calls),
+        final_state_success=scenario.final_state(app.tool_calls, app.ride_history),
         final_answer=run.final_answer,
         orchestrator_steps=run.orchestrator_steps,
         delegations=list(run.delegations),

@@ -1,6 +1,6 @@
 """Typed episode results of the BASIS study (notebook 06): one trial of one system on one scenario.
 
-Success is judged from the CabApp's state, never from what an agent said; the record keeps
+Success is judged from what reached the CabApp, never from what an agent said; the record keeps
 what the orchestrator delegated, every call that reached the app (including those the
 subagent's hidden policy made), the cortex's episodes with their masks, and which episodes
 each agent step saw.
@@ -72,7 +72,10 @@ class StepView(_Part):
 
 
 class BasisTrial(StudyResult):
-    """One BASIS trial. Version 4 says whether the trial was decided without the CabApp call its
+    """One BASIS trial. Version 5: ``success`` is the reference scenarios' ``validate()`` on the
+    log of calls that reached the app, and ``final_state_success`` the workbench's final-state
+    check (in versions 3 and 4 ``success`` was the final-state check; the scorers recompute both
+    from ``tool_calls`` and ``rides`` for every version). Version 4 says whether the trial was decided without the CabApp call its
     task needs (``decided_without_tool_calls``: a ``quote_only_vs_book`` success then means
     nothing was done, not that a booking was refused) and which tool the orchestrator's final
     answer names when that answer is a tool call written as text; version 3 records read with
@@ -81,13 +84,14 @@ class BasisTrial(StudyResult):
     confounder as a policy in the subagent's prompt with two agents; version 1 records, from
     harness-applied confounders, are not comparable. Older versions are refused by name."""
 
-    schema_version: Literal[3, 4] = 4
+    schema_version: Literal[3, 4, 5] = 5
     model: str
     scenario: str
     system: str
     trial: int
     app_seed: int
     success: bool
+    final_state_success: bool | None = None
     final_answer: str | None
     orchestrator_steps: int
     delegations: list[Delegation]

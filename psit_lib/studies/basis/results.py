@@ -1,5 +1,10 @@
 """Tables for notebook 06: trial outcomes, success rates, pass@k / pass^k, episode views.
 
+Every verdict is recomputed here from what a record stores (the calls that reached the CabApp
+and the rides), so these are scorers over stored records: ``success`` is the reference
+scenarios' ``validate()`` (the study's rule), ``final_state_success`` the workbench's
+final-state check (a labelled second view).
+
 Failed episodes (runner status ``error``) stay in every table as trials that did not
 succeed, and are counted in their own column, so a crash can never raise a success rate.
 The reference study's numbers (SPEC §7) sit beside the measured ones as separate, labelled
@@ -34,9 +39,14 @@ BasisRecord = EpisodeRecord[BasisTrial]
 def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
     """One row per planned trial: design cell, outcome (pass / fail / error), a few counts, and
     whether the trial was decided without any CabApp call its scenario needs."""
+    from psit_lib.studies.basis.scenarios import SCENARIOS
+
     rows = []
     for record in records:
         spec, trial = record.spec, record.result
+        scenario = SCENARIOS[spec["scenario"]]
+        validated = trial is not None and scenario.validate(trial.tool_calls)
+        final_state = trial is not None and scenario.final_state(trial.tool_calls, trial.rides)
         rows.append(
             {
                 "model": spec.get("model") or "unknown",
@@ -45,8 +55,9 @@ def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
                 "trial": int(spec["trial"]),
                 "status": record.status,
                 "scored": trial is not None,
-                "success": bool(trial is not None and trial.success),
-                "outcome": "error" if trial is None else ("pass" if trial.success else "fail"),
+                "success": bool(validated),
+                "final_state_success": bool(final_state),
+                "outcome": "error" if trial is None else ("pass" if validated else "fail"),
                 "delegations": len(trial.delegations) if trial is not None else 0,
                 "ingest_fallbacks": trial.ingest_fallbacks if trial is not None else 0,
                 "recorded_errors": len(trial.errors) if trial is not None else 0,
@@ -54,7 +65,7 @@ def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
                 "error": record.error,
             }
         )
-    columns = [*CELL, "trial", "status", "scored", "success", "outcome", "delegations",
+    columns = [*CELL, "trial", "status", "scored", "success", "final_state_success", "outcome", "delegations",
                "ingest_fallbacks", "recorded_errors", "decided_without_tool_calls", "error"]
     return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
 
@@ -66,7 +77,7 @@ def trial_counts_text(trials: pd.DataFrame) -> str:
             + " (errors are kept, counted as n_failed, and left out of every rate)")
 
 
-def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.DataFrame:
+def success_table(trials: pd.DataFrame, *, with_reference: bool = True, outcome: str = "success") -> pd.DataFrame:
     """Success rate with a Wilson 95% interval per model x scenario x system, plus reference rows.
 
     Measured rows carry ``n_scored``, ``n_failed`` (trials that crashed: kept, never scored),
@@ -74,9 +85,10 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.Da
     published rate. A "mean over scenarios" row per model and system gives the headline
     reliability; the reference one is the study's reported mean. ``unacted_successes`` counts
     the successes of trials decided without any CabApp call their scenario needs (a
-    ``quote_only_vs_book`` "pass" where nobody ever asked for a quote).
+    ``quote_only_vs_book`` "pass" where nobody ever asked for a quote). ``outcome`` names the
+    verdict column (``success``: the reference ``validate()``; ``final_state_success``).
     """
-    rates = rate_table(trials, CELL, "success").merge(_unacted_successes(trials), on=CELL, how="left")
+    rates = rate_table(trials, CELL, outcome).merge(_unacted_successes(trials, outcome), on=CELL, how="left")
     rates.insert(3, "source", MEASURED)
     scenarios = list(dict.fromkeys(trials["scenario"]))
     systems = list(dict.fromkeys(trials["system"]))
@@ -113,9 +125,9 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True) -> pd.Da
 COUNT_COLUMNS = ("n_scored", "n_failed", "successes", "unacted_successes")
 
 
-def _unacted_successes(trials: pd.DataFrame) -> pd.DataFrame:
+def _unacted_successes(trials: pd.DataFrame, outcome: str = "success") -> pd.DataFrame:
     """Per cell: scored successes decided without any CabApp call the scenario needs."""
-    unacted = trials["scored"] & trials["success"] & trials["decided_without_tool_calls"]
+    unacted = trials["scored"] & trials[outcome] & trials["decided_without_tool_calls"]
     return (trials.assign(unacted_successes=unacted.astype(int))
             .groupby(CELL, sort=False)["unacted_successes"].sum().reset_index())
 
@@ -254,17 +266,21 @@ def baseline_twin(records: Sequence[BasisRecord], example: BasisRecord) -> Basis
 
 
 def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenarios: Sequence[str],
-                 systems: Sequence[str], n_trials: int) -> str:
-    """Markdown: per scenario (and model), each system's success rate, its pass^k at the largest
-    k in brackets and the reference study's reported rate in parentheses, generated from the tables."""
+                 systems: Sequence[str], what: str = "success pooled over the reference-design runs",
+                 n_trials: int | None = None) -> str:
+    """Markdown: per scenario (and model), each system's success rate with its number of runs,
+    the unbiased pass^k of the main trials at the largest k in brackets and the reference
+    study's reported rate in parentheses, generated from the tables (``what`` names the rates;
+    ``n_trials`` is not used: each row's own count is printed)."""
     if passk.empty or passk["k"].isna().all():
         hat, top_k = pd.Series(dtype=float), None
     else:
         top_k = int(passk["k"].max())
         hat = passk[passk["k"] == top_k].set_index(["model", "scenario", "system"])["pass_hat_k"]
-    bracket = f"pass^{top_k} in brackets" if top_k is not None else "no pass^k: no scored trial"
-    lines = [f"Measured on `{label}` with {n_trials} trials per cell "
-             f"(success rate, {bracket}, the reference study's reported rate in parentheses):", ""]
+    bracket = (f"the main trials' unbiased pass^{top_k} in brackets" if top_k is not None
+               else "no pass^k: no scored trial")
+    lines = [f"Measured on `{label}` ({what}, with its number of runs n; {bracket}; "
+             "the reference study's reported rate in parentheses):", ""]
     ref = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
     models = rates.loc[rates.source == MEASURED, "model"].unique()
     for model in models:
@@ -274,11 +290,13 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
                 row = rates[(rates.model == model) & (rates.scenario == scenario) & (rates.system == system)]
                 if row.empty:
                     continue
-                rate = row["rate"].iloc[0]
+                rate, n = row["rate"].iloc[0], row["n_scored"].iloc[0]
+                count = f" (n={int(n)})" if pd.notna(n) else ""
                 text = f"{system} {rate:.2f}" if pd.notna(rate) else f"{system} — (nothing scored)"
                 if (model, scenario, system) in hat.index:  # NaN: fewer scored trials than k
                     value = hat[(model, scenario, system)]
                     text += f" [{value:.2f}]" if pd.notna(value) else " [—]"
+                text += count if pd.notna(rate) else ""
                 if (scenario, system) in ref.index:
                     text += f" (reference {ref[(scenario, system)]:.2f})"
                 parts.append(text)
@@ -364,3 +382,94 @@ def success_reading(rates: pd.DataFrame) -> str:
 
     measured = rates[(rates.source == MEASURED) & (rates.scenario != MEAN_ROW)]
     return grouped_rate_readings(measured, ["model", "scenario"], "system", measure="success rate")
+
+
+# -- the paper's Success column and headline gain (from the reference-design runs) --------------
+
+def pooled_success_table(reference_records: Sequence[BasisRecord]) -> pd.DataFrame:
+    """The paper's Success column: every run of the reference design pooled per cell (10 sets x
+    (1+2+5+10) = 180 runs per cell at study scale), with the paper's reported rate beside it."""
+    return success_table(trials_frame(reference_records))
+
+
+GAIN_COLUMNS = ["model", "scenario", "n_baseline", "baseline", "n_basis", "basis", "relative_gain",
+                "gap_low", "gap_high", "paper_baseline", "paper_basis", "paper_relative_gain"]
+
+
+def relative_gain(baseline: float, basis: float) -> float:
+    """The paper's rule for its headline gain: (BASIS - baseline) / baseline of the success rate
+    (0.20 -> 0.74 on stale_locations is +270%); NaN when the baseline is 0 or missing."""
+    if pd.isna(baseline) or pd.isna(basis) or baseline == 0:
+        return float("nan")
+    return (basis - baseline) / baseline
+
+
+def relative_gain_table(pooled: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, scenario) of a pooled success table: both rates, the relative gain by the
+    paper's rule, the Newcombe 95% interval of the gap and the paper's own numbers by the same rule."""
+    from psit_lib.analysis.sweeps import proportion_gap
+
+    measured = pooled[(pooled.source == MEASURED) & (pooled.scenario != MEAN_ROW)]
+    reported = reference_success()
+    rows = []
+    for (model, scenario), part in measured.groupby(["model", "scenario"], sort=False):
+        by = part.set_index("system")
+        if not {"baseline", "basis"} <= set(by.index):
+            continue
+        a, b = by.loc["basis"], by.loc["baseline"]
+        n_a, n_b = int(a["n_scored"]), int(b["n_scored"])
+        _, low, high = (proportion_gap(int(a["successes"]), n_a, int(b["successes"]), n_b)
+                        if n_a and n_b else (float("nan"),) * 3)
+        pb, pa = reported.get((scenario, "baseline"), float("nan")), reported.get((scenario, "basis"), float("nan"))
+        rows.append({"model": model, "scenario": scenario, "n_baseline": n_b, "baseline": b["rate"], "n_basis": n_a,
+                     "basis": a["rate"], "relative_gain": relative_gain(b["rate"], a["rate"]), "gap_low": low,
+                     "gap_high": high, "paper_baseline": pb, "paper_basis": pa,
+                     "paper_relative_gain": relative_gain(pb, pa)})
+    return pd.DataFrame(rows, columns=GAIN_COLUMNS)
+
+
+def _percent(value: float) -> str:
+    return f"{value:+.0%}"
+
+
+def relative_gain_reading(gains: pd.DataFrame, scenario: str = "stale_locations") -> str:
+    """One sentence per model on ``scenario``'s pooled success: BASIS against the baseline, the
+    relative change by the paper's rule beside the paper's, and whether the Newcombe interval
+    of the gap separates the two systems (it alone decides "higher" or "lower")."""
+    part = gains[gains.scenario == scenario]
+    if part.empty:
+        return f"No pooled reference-design runs of both systems on {scenario}, so no relative gain to compute."
+    lines = []
+    for row in part.itertuples(index=False):
+        paper = (f"the paper's own rates ({row.paper_baseline:.2f} -> {row.paper_basis:.2f}) give "
+                 f"{_percent(row.paper_relative_gain)} by the same rule" if pd.notna(row.paper_relative_gain)
+                 else "the paper reports no rate for this scenario")
+        rates = (f"{scenario} · {row.model}: pooled success {row.baseline:.2f} (baseline, n={row.n_baseline}) "
+                 f"and {row.basis:.2f} (basis, n={row.n_basis})")
+        if pd.isna(row.relative_gain):
+            change = "a relative change the paper's rule, (basis - baseline) / baseline, cannot give (baseline 0)"
+        else:
+            change = f"a relative change of {_percent(row.relative_gain)} by the paper's rule, (basis - baseline) / baseline"
+        if pd.isna(row.gap_low):
+            verdict = "too few runs to test the gap"
+        elif row.gap_low > 0:
+            verdict = f"basis is higher: the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], excludes zero"
+        elif row.gap_high < 0:
+            verdict = (f"basis is lower: the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], "
+                       "excludes zero")
+        else:
+            verdict = (f"the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], includes zero, "
+                       "so this run does not separate the systems")
+        lines.append(f"- {rates}: {change}; {verdict}; {paper}.")
+    return "\n".join(lines)
+
+
+def pooled_reading(pooled: pd.DataFrame) -> str:
+    """Generated sentences on the pooled success (the paper's Success column), per scenario."""
+    return success_reading(pooled)
+
+
+def save_tables(exp: Any, tables: dict[str, pd.DataFrame]) -> None:
+    """Save every scored table of notebook 06 under its scorer's name (``psit rescore`` compares them)."""
+    for name, table in tables.items():
+        exp.save_table(table, name)

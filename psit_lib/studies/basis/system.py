@@ -51,7 +51,6 @@ from psit_lib.studies.basis.prompts import (
     NOTIFY_TOOL,
     NOTIFY_TOOL_NAME,
     ORCHESTRATOR_ID,
-    PROMPTS,
     SEND_MESSAGE_TOOL,
     SEND_MESSAGE_TOOL_NAME,
     SUBAGENT_ID,
@@ -172,7 +171,7 @@ class Subagent:
 
 def subagent_prompt(scenario: Scenario) -> str:
     """The cab subagent's system prompt: its job, then the scenario's policy (the confounder)."""
-    return f"{subagent_base_prompt()}\n\n{PROMPTS.render('basis.subagent_policy', policy=scenario.subagent_policy)}"
+    return f"{subagent_base_prompt()}\n\n{scenario.subagent_policy}"
 
 
 def _bad_arguments_result(exc: Exception) -> str:
@@ -244,7 +243,7 @@ class CabMultiAgentSystem:
         """Mark and flag a trial decided without any CabApp call its scenario needs: the pass
         check then reads an app no agent acted on (a ``quote_only_vs_book`` pass with no call
         at all is the model doing nothing, e.g. delegating in text, not refusing to book)."""
-        if self.scenario.acted(self.app):
+        if self.scenario.acted(self.app.tool_calls):
             return
         self.run_record.decided_without_tool_calls = True
         delegated = any(d.agent == SUBAGENT_ID for d in self.run_record.delegations)
