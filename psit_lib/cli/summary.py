@@ -87,6 +87,32 @@ def table(summaries: list[NotebookSummary]) -> str:
     return "\n".join(lines)
 
 
+def headline_lines(notebook: str, headline: str, width: int = 100) -> list[str]:
+    """A notebook's recorded headline (``Experiment.headline``, the report index's sentence) as
+    terminal lines: the notebook's name, then each of its points wrapped to ``width`` under it,
+    markdown emphasis dropped; nothing when it recorded none."""
+    import textwrap
+
+    points = [" ".join(line.replace("**", "").split()) for line in headline.splitlines() if line.strip()]
+    if not points:
+        return []
+    lines = [f"  {notebook}"]
+    for point in points:
+        bullet = point.startswith(("- ", "* "))
+        text = point[2:] if bullet else point
+        lines += textwrap.wrap(text, width=max(30, width), initial_indent="    - " if bullet else "    ",
+                               subsequent_indent="      " if bullet else "    ",
+                               break_long_words=False, break_on_hyphens=False)
+    return lines
+
+
+def headline_block(run_dir: Path, summaries: list[NotebookSummary], width: int = 100) -> str:
+    """Each notebook's headline as its folder records it, under one heading; empty when none has one."""
+    lines = [line for s in summaries
+             for line in headline_lines(s.notebook, RunFolder(run_dir / s.notebook).metadata().headline or "", width)]
+    return "\n".join(["headlines (generated from each notebook's tables; the report has the rest):", *lines]) if lines else ""
+
+
 def write_run_file(run_dir: Path, summaries: list[NotebookSummary], **extra: Any) -> None:
     data = {**extra, "notebooks": [asdict(s) for s in summaries]}
     (run_dir / RUN_FILE).write_text(json.dumps(data, indent=1))
