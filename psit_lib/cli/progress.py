@@ -74,7 +74,7 @@ def progress_line(notebook: str, counts: dict[str, Any] | None, *, now: float | 
         end = float(counts.get("ended") or started)
         return fit(f"{line} done in {format_duration(end - started)}", width)
     current = time.time() if now is None else now
-    rate = done / max(1e-6, current - started) if started else 0.0
+    rate = done / max(1e-6, current - started) if counts.get("started") is not None else 0.0
     left = planned - resumed - done
     eta = format_duration(left / rate) if rate > 0 and left > 0 else "-"
     return fit(f"{line} ETA {eta}", width)
@@ -128,7 +128,8 @@ class ProgressBoard:
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
-        self._thread.join(timeout=2)
+        if self._thread.is_alive():
+            self._thread.join(timeout=2)
         with self._lock:
             self._clear()
             self.stream.flush()
