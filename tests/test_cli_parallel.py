@@ -66,12 +66,13 @@ def test_jobs_must_be_at_least_one(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "results").exists()
 
 
-def test_the_default_is_the_machines_cores():
+def test_the_default_is_the_machines_cores_on_the_simulator_and_one_on_a_real_endpoint():
     from psit_lib.cli import build_parser
     from psit_lib.cli.run import check_jobs
 
     assert build_parser().parse_args(["run"]).jobs is None
     assert check_jobs(None) == (os.cpu_count() or 1) and check_jobs(3) == 3
+    assert check_jobs(None, simulated=False) == 1 and check_jobs(3, simulated=False) == 3
 
 
 def _tables(run_dir: Path) -> dict[str, pd.DataFrame]:
@@ -81,7 +82,8 @@ def _tables(run_dir: Path) -> dict[str, pd.DataFrame]:
 def test_two_notebooks_in_parallel_give_the_tables_they_give_one_at_a_time(tmp_path, monkeypatch):
     """Two real notebooks at tiny sizes on the simulator: every saved table is identical."""
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    args = ["run", "05", "07", "-p", "n_turns=3", "-p", "tasks=[hangman]", "-p", "temperatures=[0.1, 1.5]",
+    args = ["run", "05", "07", "-p", "n_turns=3", "-p", "domains=[it_operations, finance]", "-p", "judge_variants=[standard]",
+            "-p", "sweeps={attention_tokens: [500, 8000]}", "-p", "sweep_turns=3", "-p", "tasks=[hangman]", "-p", "temperatures=[0.1, 1.5]",
             "-p", "n_samples=4", "--no-report", "--no-progress"]
     assert main([*args, "-j", "1", "--run-id", "one"]) == 0
     assert main([*args, "-j", "2", "--run-id", "two"]) == 0

@@ -153,8 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--completion-rate", type=float, default=100.0, metavar="TOK_S",
                      help="with --dry-run: completion tokens per second the server generates in all (default 100)")
     run.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
-                     help="notebooks run at once, each in its own process (default: the machine's cores; "
-                          "-j 1 runs them one by one); the tables are the same either way")
+                     help="notebooks run at once, each in its own process (default: the machine's cores on the "
+                          "simulator, 1 on a real endpoint, whose call limits hold per process; -j 1 runs them "
+                          "one by one); the tables are the same either way")
     run.add_argument("--no-progress", dest="progress", action="store_false", help="no episode progress lines")
     run.add_argument("--no-report", dest="report", action="store_false",
                      help="do not render the HTML report at the end (psit report renders it later)")

@@ -33,7 +33,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from psit_lib.cli.kernel import KERNEL_LOG
 from psit_lib.cli.progress import ProgressBoard, final_line
 from psit_lib.cli.summary import NotebookSummary
 from psit_lib.runs.folder import RunFolder
@@ -43,9 +42,12 @@ STOP_GRACE = 60.0
 """Seconds a stopped worker has to shut its kernel down before it is killed."""
 
 
-def default_jobs() -> int:
-    """Notebooks at once by default: the machine's cores."""
-    return max(1, os.cpu_count() or 1)
+def default_jobs(simulated: bool = True) -> int:
+    """Notebooks at once by default: the machine's cores on the simulator, where they are what
+    limits a run; one on a real endpoint, where the server's slots are, and where the call limits
+    (``PSIT_CONCURRENCY``, ``PSIT_ENDPOINT_CONCURRENCY``) hold per notebook process, so ``-j N``
+    would send up to N times as many calls at once."""
+    return max(1, os.cpu_count() or 1) if simulated else 1
 
 
 @contextmanager
@@ -68,6 +70,8 @@ def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> Noteb
     :func:`~psit_lib.cli.signals.terminate_as_interrupt`) propagates after papermill shut the
     kernel down."""
     import papermill
+
+    from psit_lib.cli.kernel import KERNEL_LOG
 
     out_dir = run_dir / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -141,10 +145,11 @@ def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: P
         for i, nb in enumerate(notebooks, 1):
             board.say(announce(i, nb))
             board.start(nb.stem, RunFolder(run_dir / nb.stem).progress_path)
+            started = time.perf_counter()
             try:
                 summary = run_notebook(nb, params[nb.stem], run_dir)
             except KeyboardInterrupt:
-                board.finish(nb.stem, final_line(nb.stem, "interrupted", 0.0), sys.stderr)
+                board.finish(nb.stem, final_line(nb.stem, "interrupted", time.perf_counter() - started), sys.stderr)
                 raise
             _finish(board, summary)
             summaries.append(summary)

@@ -27,10 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from psit_lib.cli.errors import CliError
-from psit_lib.cli.execute import default_jobs, execute
 from psit_lib.cli.notebooks import available, load_params, resolve_notebooks
 from psit_lib.cli.preflight import check_settings
-from psit_lib.cli.progress import ProgressBoard
 from psit_lib.cli.signals import terminate_as_interrupt
 from psit_lib.cli.summary import headline_block, read_run_file, table, write_run_file
 from psit_lib.runs.outputs import publish_figures
@@ -78,10 +76,13 @@ def resume_command(args: argparse.Namespace, run_id: str) -> str:
     return " ".join(words + ["--run-id", run_id])
 
 
-def check_jobs(jobs: int | None) -> int:
-    """``-j``: notebooks at once, at least 1; by default the machine's cores."""
+def check_jobs(jobs: int | None, *, simulated: bool = True) -> int:
+    """``-j``: notebooks at once, at least 1; by default the machine's cores (on the simulator;
+    one on a real endpoint: :func:`psit_lib.cli.execute.default_jobs`)."""
     if jobs is None:
-        return default_jobs()
+        from psit_lib.cli.execute import default_jobs
+
+        return default_jobs(simulated)
     if jobs < 1:
         raise CliError(f"-j {jobs}: the number of notebooks run at once is at least 1 (-j 1 runs them one by one)")
     return jobs
@@ -97,7 +98,7 @@ def render_run_report(run_dir: Path) -> Path:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.run_id is not None:
         check_run_id(args.run_id)
-    jobs = check_jobs(getattr(args, "jobs", None))
+    check_jobs(args.jobs)
     notebooks = resolve_notebooks(args.notebooks)
     params = load_params(args.params_file, args.param, notebooks)
     if args.dry_run:
@@ -108,10 +109,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.fresh:
         for nb in notebooks:
             shutil.rmtree(run_dir / nb.stem, ignore_errors=True)
-    jobs = min(jobs, len(notebooks))
+    jobs = min(check_jobs(args.jobs, simulated=settings.simulated), len(notebooks))
     at_once = f", {jobs} at a time" if jobs > 1 else ""
+    if jobs > 1 and not settings.simulated:
+        print(f"psit: -j {jobs} on a real endpoint: each notebook process keeps its own call limits "
+              f"(PSIT_CONCURRENCY, PSIT_ENDPOINT_CONCURRENCY), so the server sees up to {jobs} times as many "
+              "calls at once", file=sys.stderr)
     print(f"psit run: {len(notebooks)} notebook(s){at_once} -> {run_dir} "
           f"(backend {settings.backend}, model {settings.model}, profile {settings.profile_label})", flush=True)
+
+    from psit_lib.cli.execute import execute  # here: a bad setting stops the run before these load
+    from psit_lib.cli.progress import ProgressBoard
 
     def announce(i: int, nb: Path) -> str:
         shown = " ".join(f"{k}={v}" for k, v in params[nb.stem].items())
