@@ -208,3 +208,16 @@ def test_headlines_are_wrapped_under_their_notebook_without_markdown():
     assert all(len(line) <= 60 for line in lines) and lines[2].startswith("      ")
     assert lines[-1] == "    - diagnosis: short"
     assert headline_lines("01_x", "") == [] and headline_lines("01_x", "  \n") == []
+
+
+def test_the_summary_table_is_as_narrow_as_its_contents():
+    from psit_lib.cli.summary import NotebookSummary, table
+
+    shown = table([NotebookSummary("07_secret_distribution_mode_collapse", "ok", 97.2, episodes=40, model_calls=80),
+                   NotebookSummary("02_hangman_fork_tests", "episodes failed", 3600, episodes=116, failed=2)])
+    lines = shown.splitlines()
+    assert lines[0].split() == ["notebook", "status", "episodes", "failed", "calls", "cached", "time"]
+    assert lines[2].split() == ["07_secret_distribution_mode_collapse", "ok", "40", "0", "80", "0", "1m37s"]
+    assert lines[3].endswith(" 1h00m") and max(map(len, lines)) <= 90
+    resumed = table([NotebookSummary("02_x", "ok", 9, resumed=3, retries=1)]).splitlines()[0].split()
+    assert "resumed" in resumed and "retries" in resumed
