@@ -146,6 +146,7 @@ def test_sigterm_stops_every_parallel_notebook_and_its_kernel(tmp_path):
     assert code == 143, text
     assert "psit: interrupted; finished episodes are saved. Resume with: psit run --run-id r1" in text
     assert "92_slow interrupted after" in text and "93_slow interrupted after" in text and "Traceback" not in text
+    assert "IPKernelApp" not in text  # a kernel's own log lines go to its kernel.log
     time.sleep(0.5)
     assert all(_gone(pid) for pid in kernels), f"kernels left running: {kernels}"
 
@@ -154,6 +155,7 @@ def test_ctrl_c_stops_every_parallel_notebook_and_its_kernel(tmp_path):
     code, text, kernels = _stop_a_parallel_run(tmp_path, signal.SIGINT)
     assert code == 130, text
     assert "Resume with: psit run --run-id r1" in text and "Traceback" not in text
+    assert "IPKernelApp" not in text  # a kernel's own log lines go to its kernel.log
     time.sleep(0.5)
     assert all(_gone(pid) for pid in kernels), f"kernels left running: {kernels}"
 
