@@ -221,3 +221,24 @@ def test_the_summary_table_is_as_narrow_as_its_contents():
     assert lines[3].endswith(" 1h00m") and max(map(len, lines)) <= 90
     resumed = table([NotebookSummary("02_x", "ok", 9, resumed=3, retries=1)]).splitlines()[0].split()
     assert "resumed" in resumed and "retries" in resumed
+
+
+async def test_each_run_of_a_notebook_names_its_phase_in_the_progress_file(tmp_path):
+    """The notebook's first run is ``main``, a run of swept models ``sweep <knob>``, a later run of
+    the notebook's own models ``part <n>``: what ``psit run`` shows beside the counts."""
+    from psit_lib.llm import LLMSettings
+    from psit_lib.runs import EpisodeSpec, Experiment
+    from psit_lib.runs.folder import RunFolder
+
+    async def episode(spec, session):
+        return {"answer": "ok"}
+
+    exp = Experiment("90_phases", {"x": 1}, seed=0, settings=LLMSettings(cache="off"), run_dir=tmp_path)
+    phases = []
+    sweep = exp.sweep_models("unheld_secret", ["deny", "play_along"])
+    for specs in ([EpisodeSpec("a", {"model": "psit-sim"})],
+                  [EpisodeSpec(f"s-{v}", {"model": m}) for v, m in sweep.items()],
+                  [EpisodeSpec("b", {})]):
+        await exp.run(specs, episode, progress=False)
+        phases.append(RunFolder(tmp_path / "90_phases").progress()["phase"])
+    assert phases == ["main", "sweep unheld_secret", "part 2"]
