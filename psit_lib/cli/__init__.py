@@ -135,8 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"psit {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="execute notebooks headlessly (papermill) and summarise the run",
-                         description="Execute notebooks on the configured backend; exit 1 if any notebook "
-                                     "or episode failed (re-run with the same --run-id to retry them).")
+                         description="Execute notebooks on the configured backend, -j at a time, showing each "
+                                     "running notebook's phase and progress; end with a summary, each notebook's "
+                                     "headline and the rendered report. Exit 0 complete, 1 if any notebook or "
+                                     "episode failed (re-run with the same --run-id to retry them), 2 for a usage "
+                                     "error, 3 if a notebook is suspect.")
     run.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all)")
     run.add_argument("-f", "--params-file", help="YAML parameters: one mapping (each key goes to the notebooks "
                                                  "that declare it) or one mapping per notebook, plus 'all'")
