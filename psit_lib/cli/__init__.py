@@ -1,6 +1,7 @@
 """The ``psit`` command line.
 
-    psit run [NOTEBOOK ...] [-f params.yaml] [-p name=value ...] [--run-id ID] [--fresh] [--dry-run]
+    psit run [NOTEBOOK ...] [-f params.yaml] [-p name=value ...] [--run-id ID] [-j N] [--fresh]
+             [--dry-run] [--no-report]
     psit list
     psit report [--run-id ID]
     psit compare RUN_A RUN_B
@@ -10,8 +11,10 @@
     psit --version
 
 Notebooks are chosen by name, stem or number (``2`` or ``02``). ``psit run`` checks the
-settings before any kernel starts, shows episode progress, ends with a per-notebook summary and
-exits non-zero when a notebook or an episode failed; re-using a run id resumes it.
+settings before any kernel starts, runs ``-j`` notebooks at a time (default: the machine's
+cores), shows each running notebook's progress with its phase, ends with a per-notebook summary,
+each notebook's headline and the rendered report's path, and exits non-zero when a notebook or
+an episode failed; re-using a run id resumes it.
 """
 
 from __future__ import annotations
@@ -35,16 +38,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from psit_lib.cli.run import check_run_id
-    from psit_lib.cli.summary import read_run_file
-    from psit_lib.report import render_report
+    from psit_lib.cli.run import check_run_id, render_run_report
     from psit_lib.runs.paths import results_root
 
     run_dir = results_root() / (check_run_id(args.run_id) if args.run_id is not None else "latest")
     if not (run_dir / "notebooks").exists():
         raise CliError(f"no executed notebooks in {run_dir}; run `psit run` first")
-    index = render_report(run_dir.resolve(), read_run_file(run_dir))
-    print(f"report: {index}")
+    print(f"report: {render_run_report(run_dir)}")
     return 0
 
 
@@ -99,6 +99,7 @@ examples:
   psit run 02 03 -p n_episodes=20            two notebooks with a parameter changed
   psit run -f notebooks/params/study_scale.yaml --run-id study
   psit run 02 --run-id study                 resume (finished episodes are never redone)
+  psit run -j 1 --no-report                  one notebook at a time, no HTML report at the end
   psit run --dry-run                         plan and estimate without calling the endpoint
   psit list                                  notebooks and their parameters
   psit report                                HTML report of the latest complete run
@@ -123,6 +124,8 @@ environment (models are configured here, never by notebook parameters):
   PSIT_SIM_PROFILE        the simulator's profile (default, or knob overrides)
   PSIT_RESULTS_DIR        where runs are written (default: results/)
   PSIT_FIGURES_DIR        where the latest complete run's figures are copied (default: figures/)
+  PSIT_ADHOC_DIR          where notebooks run by hand (JupyterLab) write (default: ~/.cache/psit/adhoc,
+                          or adhoc/ under PSIT_RESULTS_DIR when that is set)
 The README lists every variable. Exit status of `psit run`: 0 complete, 1 failed notebooks or
 episodes, 2 usage or configuration error, 3 suspect (unreadable replies), 130 Ctrl-C, 143 SIGTERM.
 """
@@ -134,8 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"psit {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="execute notebooks headlessly (papermill) and summarise the run",
-                         description="Execute notebooks on the configured backend; exit 1 if any notebook "
-                                     "or episode failed (re-run with the same --run-id to retry them).")
+                         description="Execute notebooks on the configured backend, -j at a time, showing each "
+                                     "running notebook's phase and progress; end with a summary, each notebook's "
+                                     "headline and the rendered report. Exit 0 complete, 1 if any notebook or "
+                                     "episode failed (re-run with the same --run-id to retry them), 2 for a usage "
+                                     "error, 3 if a notebook is suspect.")
     run.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all)")
     run.add_argument("-f", "--params-file", help="YAML parameters: one mapping (each key goes to the notebooks "
                                                  "that declare it) or one mapping per notebook, plus 'all'")
@@ -151,7 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --dry-run: prompt tokens per second the server processes in all (default 1000)")
     run.add_argument("--completion-rate", type=float, default=100.0, metavar="TOK_S",
                      help="with --dry-run: completion tokens per second the server generates in all (default 100)")
-    run.add_argument("--no-progress", dest="progress", action="store_false", help="no episode progress line")
+    run.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                     help="notebooks run at once, each in its own process (default: the machine's cores on the "
+                          "simulator, 1 on a real endpoint, whose call limits hold per process; -j 1 runs them "
+                          "one by one); the tables are the same either way")
+    run.add_argument("--no-progress", dest="progress", action="store_false", help="no episode progress lines")
+    run.add_argument("--no-report", dest="report", action="store_false",
+                     help="do not render the HTML report at the end (psit report renders it later)")
     run.set_defaults(func=cmd_run)
     listing = sub.add_parser("list", help="the notebooks and their parameters (defaults, study-scale values)")
     listing.set_defaults(func=cmd_list)

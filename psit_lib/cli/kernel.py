@@ -8,6 +8,12 @@ Each kernel's sockets live in a private temporary folder of their own, removed w
 shuts down. jupyter_client's default names them ``kernel-ipc-1``, ``kernel-ipc-2``, ... in the
 working directory (the notebooks folder), where two runs at once could pick the same names and
 read each other's messages ("Invalid Signature"), and a killed run leaves them behind.
+
+The kernel's own output (its log lines, such as "[IPKernelApp] ERROR | KeyboardInterrupt caught
+in kernel" while a run stops, and anything written to its file descriptors) goes to the file
+``PSIT_KERNEL_LOG`` names (``psit run`` sets it to ``<notebook folder>/kernel.log``), appended,
+never to the terminal, where it would land inside the progress lines. The notebook's outputs are
+unaffected: they travel over the kernel's messages into the executed notebook.
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ import shutil
 import tempfile
 
 from jupyter_client.manager import AsyncKernelManager
+
+KERNEL_LOG = "PSIT_KERNEL_LOG"
+"""The environment variable naming the file a kernel's own output is appended to."""
 
 
 class LocalKernelManager(AsyncKernelManager):
@@ -39,3 +48,12 @@ class LocalKernelManager(AsyncKernelManager):
             shutil.rmtree(self._psit_ipc_dir, ignore_errors=True)
 
     cleanup_resources = _async_cleanup_resources
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        log = os.environ.get(KERNEL_LOG)
+        if not log or "stdout" in kw or "stderr" in kw:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+            return
+        os.makedirs(os.path.dirname(log) or ".", exist_ok=True)
+        with open(log, "ab") as sink:  # the kernel keeps its own copy of the descriptor
+            await super()._async_launch_kernel(kernel_cmd, **{**kw, "stdout": sink, "stderr": sink})

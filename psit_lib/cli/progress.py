@@ -1,94 +1,211 @@
-"""Episode progress in the terminal, streamed from the kernel.
+"""Episode progress in the terminal, one line per running notebook, with its phase named.
 
-The runner inside the notebook kernel rewrites the notebook folder's progress file as episodes
-finish (``psit_lib.runs.runner.RunProgress``, ``psit_lib.runs.folder.RunFolder.progress_path``);
-a thread of the command line follows the file
-and prints one status line: done / failed / cached of the planned episodes, rate and ETA.
+The runner inside each notebook's kernel rewrites the notebook folder's progress file as
+episodes finish (``psit_lib.runs.runner.RunProgress``: counts and the phase, ``main``,
+``sweep <knob>`` or ``part <n>``; ``psit_lib.runs.folder.RunFolder.progress_path``). The command
+line follows those files, whichever process executes the notebooks (``-j``), and shows:
 
-On a terminal the line is rewritten in place (padded, so a shorter line leaves nothing of a
-longer one behind). Anywhere else (a log file, a pipe, CI) each line is a line of its own, with
-no carriage returns: one when the counts first appear, then at most one every ``log_interval``
-seconds (10 s by default) and only when the counts changed, plus one when an execution finishes,
-so a log of a long run shows it is alive without filling up.
+    02_hangman_fork_tests main 24/36 (12 cached) ETA 1m05s
+    02_hangman_fork_tests sweep unheld_secret 10/36 ETA 20s
+    02_hangman_fork_tests ok in 39s: 116 episodes
+
+The lines are made by pure functions (:func:`progress_line`, :func:`final_line`,
+:func:`format_duration`); :class:`ProgressBoard` only decides when to write them.
+
+On a terminal the running notebooks' lines form a block redrawn in place: each redraw moves
+the cursor back to the block's first line and erases to the end of the screen before writing,
+and every line is cut to the terminal's width (a wrapped line would break the count), so
+nothing of an earlier, longer line stays behind. Lines that stay (a notebook starting, its final
+line) are written above the block. Anywhere else (a log file, a pipe, CI) each line is a line
+of its own, with no control characters: per notebook, one when its counts first appear or its
+phase changes, then at most one every ``log_interval`` seconds (10 s by default) and only when
+the counts changed, plus one when a phase finishes, so a log of a long run shows it is alive
+without filling up. Kernels never write here (``psit_lib.cli.kernel``: their log goes to a file).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any, TextIO
 
 LOG_INTERVAL = 10.0
-"""Seconds between progress lines in a log (not a terminal), at least."""
+"""Seconds between one notebook's progress lines in a log (not a terminal), at least."""
 
-_COUNTED = ("planned", "resumed", "done", "failed", "cached", "started", "finished")
+_COUNTED = ("phase", "planned", "resumed", "done", "failed", "cached", "finished")
+_UP_AND_CLEAR = "\x1b[{n}F\x1b[J"  # to the start of the line n lines up, erase to the end of the screen
 
 
-def status_line(counts: dict, now: float | None = None) -> str:
-    planned, resumed = counts.get("planned", 0), counts.get("resumed", 0)
-    done, failed, cached = counts.get("done", 0), counts.get("failed", 0), counts.get("cached", 0)
-    end = counts.get("ended") or now or time.time()  # a finished run's rate stays fixed
-    elapsed = max(1e-6, end - counts.get("started", end))
-    rate = done / elapsed
+def format_duration(seconds: float) -> str:
+    """``45s``, ``1m05s``, ``2h03m``: whole units, never a unit twice."""
+    s = max(0, int(round(seconds)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def fit(line: str, width: int | None) -> str:
+    """``line`` cut to ``width`` characters (an ellipsis marks the cut); unchanged without one."""
+    if width is None or len(line) <= width:
+        return line
+    return line[:max(0, width - 1)] + "…"
+
+
+def progress_line(notebook: str, counts: dict[str, Any] | None, *, now: float | None = None,
+                  width: int | None = None) -> str:
+    """One notebook's progress: its name, the phase, episodes finished of planned, what failed,
+    was resumed or came from the cache, and the time left (or taken, once the phase finished).
+    ``counts`` is the progress file's content; None before the notebook's first episodes."""
+    if not counts:
+        return fit(f"{notebook} starting", width)
+    planned, resumed = int(counts.get("planned", 0)), int(counts.get("resumed", 0))
+    done, failed, cached = int(counts.get("done", 0)), int(counts.get("failed", 0)), int(counts.get("cached", 0))
+    phase = str(counts.get("phase") or "episodes")
+    extras = [f"{n} {what}" for n, what in ((failed, "failed"), (resumed, "resumed"), (cached, "cached")) if n]
+    line = f"{notebook} {phase} {resumed + done}/{planned}" + (f" ({', '.join(extras)})" if extras else "")
+    started = float(counts.get("started") or 0.0)
+    if counts.get("finished"):
+        end = float(counts.get("ended") or started)
+        return fit(f"{line} done in {format_duration(end - started)}", width)
+    current = time.time() if now is None else now
+    rate = done / max(1e-6, current - started) if counts.get("started") is not None else 0.0
     left = planned - resumed - done
-    eta = f"{left / rate:.0f}s" if rate > 0 and left > 0 else "-"
-    return (f"    episodes {resumed + done}/{planned} (resumed {resumed}, failed {failed}, from cache {cached}) "
-            f"· {rate:.1f}/s · ETA {eta}")
+    eta = format_duration(left / rate) if rate > 0 and left > 0 else "-"
+    return fit(f"{line} ETA {eta}", width)
 
 
-class ProgressFollower:
-    """Follows one notebook's progress file while the notebook runs."""
+def final_line(notebook: str, status: str, seconds: float, *, episodes: int = 0, failed: int = 0,
+               error: str | None = None, width: int | None = None) -> str:
+    """The line that stays when a notebook ends: its status, time and episodes (or its error)."""
+    took = format_duration(seconds)
+    if status == "failed":
+        return fit(f"{notebook} FAILED after {took}: {error or 'no error recorded'}", width)
+    if status == "interrupted":
+        return fit(f"{notebook} interrupted after {took}", width)
+    shown = {"ok": "ok", "episodes failed": "episodes failed", "suspect": "SUSPECT"}.get(status, status)
+    tail = f"{episodes} episodes" + (f", {failed} failed" if failed else "")
+    return fit(f"{notebook} {shown} in {took}: {tail}", width)
 
-    def __init__(self, path: Path, *, interval: float = 1.0, log_interval: float = LOG_INTERVAL,
-                 stream=None, clock=time.monotonic) -> None:
-        self.path, self.interval, self.log_interval = path, interval, log_interval
+
+def read_counts(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class ProgressBoard:
+    """Follows the progress files of the running notebooks and writes their lines (see the
+    module's docstring); :meth:`say` writes a line that stays. Thread-safe; a background thread
+    refreshes every ``interval`` seconds while inside ``with``."""
+
+    def __init__(self, stream: TextIO | None = None, *, interval: float = 1.0,
+                 log_interval: float = LOG_INTERVAL, clock=time.monotonic, enabled: bool = True,
+                 tty: bool | None = None) -> None:
         self.stream = stream or sys.stderr
+        self.interval, self.log_interval, self.enabled = interval, log_interval, enabled
+        self._tty = (hasattr(self.stream, "isatty") and self.stream.isatty()) if tty is None else tty
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._running: dict[str, Path] = {}   # notebook -> progress file, in start order
+        self._drawn = 0                        # lines of the live block on the terminal
+        self._shown: list[str] = []            # and what they say
+        self._logged: dict[str, tuple] = {}    # notebook -> counts of its last line in a log
+        self._logged_at: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._follow, daemon=True)
-        self._last = ""
-        self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self._clock = clock
-        self._logged: tuple | None = None  # the counts of the last line in a log, and when
-        self._logged_at = 0.0
 
-    def __enter__(self) -> "ProgressFollower":
+    def __enter__(self) -> "ProgressBoard":
         self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
-        self._thread.join(timeout=2)
-        self._show(final=True)
+        if self._thread.is_alive():
+            self._thread.join(timeout=2)
+        with self._lock:
+            self._clear()
+            self.stream.flush()
 
-    def _read(self) -> dict | None:
-        try:
-            return json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return None
+    # -- the notebooks followed -------------------------------------------------------------------
+    def start(self, notebook: str, progress_file: Path) -> None:
+        with self._lock:
+            self._running[notebook] = progress_file
+            self.refresh()
 
-    def _show(self, final: bool = False) -> None:
-        counts = self._read()
+    def finish(self, notebook: str, line: str, stream: TextIO | None = None) -> None:
+        """Stop following ``notebook`` (its last counts logged if they changed) and write ``line``."""
+        with self._lock:
+            if self.enabled and not self._tty and notebook in self._running:
+                self._log(notebook, final=True)
+            self._running.pop(notebook, None)
+            self.say(line, stream)
+
+    def say(self, text: str, stream: TextIO | None = None) -> None:
+        """Write ``text`` as lines that stay, above the live block."""
+        with self._lock:
+            target = stream or sys.stdout
+            self._clear()
+            target.write(text + "\n")
+            target.flush()
+            self._draw()
+
+    # -- writing ----------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        with self._lock:
+            if not self.enabled:
+                return
+            if self._tty:
+                if self._lines() != self._shown:  # unchanged: not redrawn
+                    self._clear()
+                    self._draw()
+            else:
+                for notebook in list(self._running):
+                    self._log(notebook)
+
+    def _width(self) -> int:
+        return max(20, shutil.get_terminal_size((100, 24)).columns - 1)
+
+    def _clear(self) -> None:
+        if self._tty and self._drawn:
+            self.stream.write(_UP_AND_CLEAR.format(n=self._drawn))
+        self._drawn, self._shown = 0, []
+
+    def _draw(self) -> None:
+        if not (self.enabled and self._tty and self._running):
+            self.stream.flush()
+            return
+        lines = self._lines()
+        self.stream.write("".join(line + "\n" for line in lines))
+        self._drawn, self._shown = len(lines), lines
+        self.stream.flush()
+
+    def _lines(self) -> list[str]:
+        width = self._width()
+        return [progress_line(nb, read_counts(path), width=width) for nb, path in self._running.items()]
+
+    def _log(self, notebook: str, final: bool = False) -> None:
+        counts = read_counts(self._running[notebook])
         if counts is None:
             return
-        line = status_line(counts)
-        if self._tty:
-            if line == self._last and not final:
-                return
-            pad = " " * max(0, len(self._last) - len(line))  # no residue of a longer line
-            self.stream.write("\r" + line + pad + ("\n" if final else ""))
-            self._last = "" if final else line
-        else:
-            key = tuple(counts.get(k) for k in _COUNTED)
-            now = self._clock()
-            due = self._logged is None or final or counts.get("finished") or now - self._logged_at >= self.log_interval
-            if key == self._logged or not due:
-                return
-            self.stream.write(line + "\n")
-            self._logged, self._logged_at = key, now
+        key = tuple(counts.get(k) for k in _COUNTED)
+        last = self._logged.get(notebook)
+        now = self._clock()
+        due = (last is None or final or counts.get("finished") or last[0] != key[0]
+               or now - self._logged_at.get(notebook, 0.0) >= self.log_interval)
+        if key == last or not due:
+            return
+        self.stream.write(progress_line(notebook, counts) + "\n")
         self.stream.flush()
+        self._logged[notebook], self._logged_at[notebook] = key, now
 
     def _follow(self) -> None:
         while not self._stop.wait(self.interval):
-            self._show()
+            self.refresh()

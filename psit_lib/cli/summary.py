@@ -78,13 +78,46 @@ def _threshold(run: RunFolder) -> float:
 
 
 def table(summaries: list[NotebookSummary]) -> str:
-    """A fixed-width table of the summaries, one line per notebook."""
-    head = f"{'notebook':38} {'status':16} {'episodes':>8} {'failed':>6} {'resumed':>7} {'calls':>7} {'cached':>7} {'retries':>7} {'time':>7}"
-    lines = [head, "-" * len(head)]
-    for s in summaries:
-        lines.append(f"{s.notebook:38} {s.status:16} {s.episodes:>8} {s.failed:>6} {s.resumed:>7} "
-                     f"{s.model_calls:>7} {s.cache_hits:>7} {s.retries:>7} {s.seconds:>6.0f}s")
-    return "\n".join(lines)
+    """A fixed-width table of the summaries, one line per notebook, as narrow as its contents:
+    the ``resumed`` and ``retries`` columns appear only when some notebook has any."""
+    from psit_lib.cli.progress import format_duration
+
+    columns = [("episodes", lambda s: s.episodes), ("failed", lambda s: s.failed), ("resumed", lambda s: s.resumed),
+               ("calls", lambda s: s.model_calls), ("cached", lambda s: s.cache_hits),
+               ("retries", lambda s: s.retries), ("time", lambda s: format_duration(s.seconds))]
+    columns = [(h, f) for h, f in columns if h not in ("resumed", "retries") or any(f(s) for s in summaries)]
+    rows = [["notebook", "status", *(h for h, _ in columns)]]
+    rows += [[s.notebook, s.status, *(str(f(s)) for _, f in columns)] for s in summaries]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [" ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    return "\n".join([lines[0], "-" * len(lines[0]), *lines[1:]])
+
+
+def headline_lines(notebook: str, headline: str, width: int = 100) -> list[str]:
+    """A notebook's recorded headline (``Experiment.headline``, the report index's sentence) as
+    terminal lines: the notebook's name, then each of its points wrapped to ``width`` under it,
+    markdown emphasis dropped; nothing when it recorded none."""
+    import textwrap
+
+    points = [" ".join(line.replace("**", "").split()) for line in headline.splitlines() if line.strip()]
+    if not points:
+        return []
+    lines = [f"  {notebook}"]
+    for point in points:
+        bullet = point.startswith(("- ", "* "))
+        text = point[2:] if bullet else point
+        lines += textwrap.wrap(text, width=max(30, width), initial_indent="    - " if bullet else "    ",
+                               subsequent_indent="      " if bullet else "    ",
+                               break_long_words=False, break_on_hyphens=False)
+    return lines
+
+
+def headline_block(run_dir: Path, summaries: list[NotebookSummary], width: int = 100) -> str:
+    """Each notebook's headline as its folder records it, under one heading; empty when none has one."""
+    lines = [line for s in summaries
+             for line in headline_lines(s.notebook, RunFolder(run_dir / s.notebook).metadata().headline or "", width)]
+    return "\n".join(["headlines (generated from each notebook's tables; the report has the rest):", *lines]) if lines else ""
 
 
 def write_run_file(run_dir: Path, summaries: list[NotebookSummary], **extra: Any) -> None:

@@ -5,8 +5,9 @@ Where things go
 ``PSIT_RUN_DIR`` (set by ``psit run``) -> ``<run dir>/<notebook>/`` is the notebook's run folder
 (:mod:`psit_lib.runs.folder`: its params, metadata and episode records);
 ``<run dir>/cache.sqlite`` is the run's response cache. Without it (a notebook opened by hand,
-nbval) the folder is ``<results root>/adhoc/<notebook>-<hash of parameters>``, so re-running
-with the same parameters resumes and different parameters never mix. The results root and the
+nbval) the folder is ``<adhoc root>/<notebook>-<hash of parameters>`` (outside the repository:
+:func:`psit_lib.runs.paths.adhoc_root`), so re-running with the same parameters resumes and
+different parameters never mix. The results root and the
 figures copy are in :mod:`psit_lib.runs.paths`; tables, figures and the headline are written by
 :mod:`psit_lib.runs.outputs`.
 """
@@ -29,7 +30,7 @@ from psit_lib.runs.folder import Execution, HealthRecord, RunMetadata, RunStore
 from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, HealthVerdict, assess_health
 from psit_lib.runs.metadata import (base_metadata, now_iso, prompt_fingerprints, simulator_assumptions_table,
                                      simulator_configuration)
-from psit_lib.runs.paths import figures_dir, params_hash, repo_root, results_root
+from psit_lib.runs.paths import adhoc_root, figures_dir, params_hash, repo_root, results_root
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
 
 __all__ = ["Experiment", "figures_dir", "params_hash", "repo_root", "results_root"]
@@ -57,7 +58,7 @@ class Experiment:
         elif run_dir is not None:
             folder = Path(run_dir) / notebook
         else:
-            run_dir = results_root() / "adhoc" / f"{notebook}-{params_hash(identity)}"
+            run_dir = adhoc_root() / f"{notebook}-{params_hash(identity)}"
             folder = Path(run_dir)
         self.run_dir = Path(run_dir)
         self.store = RunStore(folder)
@@ -67,6 +68,8 @@ class Experiment:
                         for m in self.models}
         self.client = self.clients[self.models[0]]
         self._episode_counts = {"planned": 0, "resumed": 0, "done": 0}
+        self._runs = 0  # exp.run calls of unswept models so far: names the phase in the progress file
+        self._swept: dict[str, str] = {}  # swept model name -> its knob (sweep_models)
         previous = self.store.metadata()
         self.metadata = RunMetadata.model_validate({**base_metadata(self.settings, seed=seed, notebook=notebook),
                                                     "prompts": prompt_fingerprints(prompts or {}),
@@ -110,7 +113,7 @@ class Experiment:
         counts = await execute_episodes(specs, episode_fn, store=self.store, client=self.client_for,
                                         run_seed=self.seed, sampling=self.sampling,
                                         concurrency=concurrency or self.settings.concurrency,
-                                        desc=desc or self.notebook, progress=progress, count_progress=True)
+                                        desc=desc or self._phase(specs), progress=progress, count_progress=True)
         for key, value in counts.as_dict().items():  # every run() of the notebook counts, sweeps too
             if key in self._episode_counts:
                 self._episode_counts[key] += int(value)
@@ -119,6 +122,16 @@ class Experiment:
         if result_type is None:
             return list(self.store.flat_records(ids).values())
         return self.store.typed_records(result_type, ids)
+
+    def _phase(self, specs: Sequence[EpisodeSpec]) -> str:
+        """This run's name in the progress ``psit run`` shows: ``sweep <knob>`` for episodes of a
+        swept model (:meth:`sweep_models`), ``main`` for the notebook's first run, ``part <n>``
+        for a later one (a re-judging, a reference set)."""
+        knobs = {self._swept[m] for s in specs if (m := s.params.get("model")) in self._swept}
+        if knobs:
+            return "sweep " + ", ".join(sorted(knobs))
+        self._runs += 1
+        return "main" if self._runs == 1 else f"part {self._runs}"
 
     def client_for(self, spec: EpisodeSpec) -> LLMClient:
         """The client of an episode: by its ``model`` parameter when several models run."""
@@ -138,6 +151,7 @@ class Experiment:
         for value in values:
             model = f"{SIM_MODEL_NAME}:{with_override(self.settings.sim_profile, knob, value)}"
             models[value] = model
+            self._swept[model] = knob
             if model not in self.clients:
                 self.clients[model] = make_client(self.settings.model_copy(update={"model": model}), cache=self.cache)
         return models

@@ -1,7 +1,10 @@
-"""Where results go: the repository, the results root and the figures copy.
+"""Where results go: the repository, the results root, the figures copy and interactive runs.
 
 ``PSIT_RESULTS_DIR`` moves the results root (default ``results/`` in the repository);
-``PSIT_FIGURES_DIR`` moves the copy of the latest run's figures (default ``figures/``).
+``PSIT_FIGURES_DIR`` moves the copy of the latest run's figures (default ``figures/``), which
+only ``psit run`` writes. A notebook run by hand (JupyterLab, nbval) is not a run of the series:
+it writes under :func:`adhoc_root`, outside the repository's folders, so it never mixes with or
+replaces what ``psit run`` produced.
 """
 
 from __future__ import annotations
@@ -29,3 +32,16 @@ def figures_dir() -> Path:
 def params_hash(params: dict[str, Any]) -> str:
     text = json.dumps(params, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def adhoc_root() -> Path:
+    """Where notebooks run by hand (no ``psit run``, so no ``PSIT_RUN_DIR``) keep their run
+    folders: ``PSIT_ADHOC_DIR``; else ``adhoc/`` under ``PSIT_RESULTS_DIR`` when that is set
+    (results moved on purpose stay together); else the user's cache,
+    ``$XDG_CACHE_HOME/psit/adhoc`` (``~/.cache/psit/adhoc``), never the repository."""
+    if os.environ.get("PSIT_ADHOC_DIR"):
+        return Path(os.environ["PSIT_ADHOC_DIR"])
+    if os.environ.get("PSIT_RESULTS_DIR"):
+        return Path(os.environ["PSIT_RESULTS_DIR"]) / "adhoc"
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "psit" / "adhoc"

@@ -75,6 +75,8 @@ class RunProgress:
     cached: int = 0
     started: float = field(default_factory=time.time)
     finished: bool = False
+    phase: str = ""
+    """What these episodes are in the notebook ("main", "sweep unheld_secret"), shown by ``psit run``."""
     ended: float | None = None
     store: RunStore | None = None
     _written: float = 0.0
@@ -87,7 +89,8 @@ class RunProgress:
 
     def as_dict(self) -> dict[str, Any]:
         return {"planned": self.planned, "resumed": self.resumed, "done": self.done, "failed": self.failed,
-                "cached": self.cached, "started": self.started, "finished": self.finished, "ended": self.ended}
+                "cached": self.cached, "started": self.started, "finished": self.finished, "ended": self.ended,
+                "phase": self.phase}
 
     def write(self, force: bool = False) -> None:
         now = time.time()
@@ -130,7 +133,8 @@ async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, 
         raise ValueError("episode ids must be unique within a run")
     finished = store.finished_ids()
     todo = [s for s in specs if s.episode_id not in finished]
-    counts = RunProgress(planned=len(specs), resumed=len(specs) - len(todo), store=store if count_progress else None)
+    counts = RunProgress(planned=len(specs), resumed=len(specs) - len(todo), store=store if count_progress else None,
+                         phase=desc)
     counts.write(force=True)
     bar = tqdm(total=len(specs), initial=len(specs) - len(todo), desc=desc, disable=not progress,
                unit="ep", mininterval=0.5)

@@ -1,0 +1,255 @@
+"""Executing the notebooks of a run: one at a time in this process, or ``-j N`` at once, each in
+a process of its own.
+
+Every notebook runs the same way wherever it runs (:func:`run_notebook`: papermill into
+``<run dir>/notebooks/``, its kernel told the run folder by ``PSIT_RUN_DIR`` and writing its own
+log to ``<notebook folder>/kernel.log``), so a parallel run's tables are the sequential run's:
+episodes are seeded per notebook and episode, never by what else runs, and the response cache
+they share holds what the model would answer anyway.
+
+In parallel (:func:`execute` with ``jobs`` > 1), each notebook is executed by a worker process
+(``python -m psit_lib.cli.worker``) in a session of its own, so a Ctrl-C at the terminal reaches
+only ``psit run``, which then stops every worker the one way it stops a notebook: SIGTERM, which
+the worker handles as an interrupt (:mod:`psit_lib.cli.signals`), shutting its kernel down.
+The progress of every running notebook is read from its progress file by this process
+(:class:`psit_lib.cli.progress.ProgressBoard`), whichever process runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from psit_lib.cli.progress import ProgressBoard, final_line
+from psit_lib.cli.summary import NotebookSummary
+from psit_lib.runs.folder import RunFolder
+
+KERNEL_LOG_NAME = "kernel.log"
+STOP_GRACE = 60.0
+"""Seconds a stopped worker has to shut its kernel down before it is killed."""
+
+
+def default_jobs(simulated: bool = True) -> int:
+    """Notebooks at once by default: the machine's cores on the simulator, where they are what
+    limits a run; one on a real endpoint, where the server's slots are, and where the call limits
+    (``PSIT_CONCURRENCY``, ``PSIT_ENDPOINT_CONCURRENCY``) hold per notebook process, so ``-j N``
+    would send up to N times as many calls at once."""
+    return max(1, os.cpu_count() or 1) if simulated else 1
+
+
+@contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> NotebookSummary:
+    """Execute one notebook into ``run_dir`` and summarise it; a notebook's error is its
+    summary's, never raised. A KeyboardInterrupt (Ctrl-C, or SIGTERM under
+    :func:`~psit_lib.cli.signals.terminate_as_interrupt`) propagates after papermill shut the
+    kernel down."""
+    import papermill
+
+    from psit_lib.cli.kernel import KERNEL_LOG
+
+    out_dir = run_dir / "notebooks"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    folder = run_dir / notebook.stem
+    started, since = time.perf_counter(), time.time()
+    status, error = "ok", None
+    with _environment(PSIT_RUN_DIR=str(run_dir), **{KERNEL_LOG: str(folder / KERNEL_LOG_NAME)}):
+        try:
+            papermill.execute_notebook(str(notebook), str(out_dir / notebook.name), parameters=params,
+                                       cwd=str(notebook.parent), progress_bar=False, kernel_name="python3",
+                                       log_output=False,
+                                       kernel_manager_class="psit_lib.cli.kernel.LocalKernelManager")
+        except Exception as exc:  # papermill's execution errors, and a kernel that died
+            status, error = "failed", notebook_error(exc, out_dir / notebook.name)
+    return NotebookSummary.from_folder(folder, notebook=notebook.stem, status=status,
+                                       seconds=time.perf_counter() - started, error=error, since=since)
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Interrupt|Exit)):\s*(.+)$")
+
+
+def notebook_error(exc: Exception, executed: Path) -> str:
+    """The error a notebook raised, as its own message: ``CacheMissError: replay-only cache ...``,
+    not ``CellExecutionError: `` with nothing after it.
+
+    Kernels report errors in different shapes (an ``error`` output; or, when a library adds
+    notes to the exception, only a traceback on stderr), so the executed notebook is read back:
+    the last error output, else the last ``SomeError: message`` line of the last stderr stream.
+    """
+    name, value = getattr(exc, "ename", None), (getattr(exc, "evalue", None) or "").strip()
+    found = _error_in_notebook(executed)
+    if found and (not value or name in (None, "CellExecutionError")):
+        name, value = found
+    text = " ".join((value or str(exc)).split())
+    return f"{name or type(exc).__name__}: {text[:600]}"
+
+
+def _error_in_notebook(path: Path) -> tuple[str, str] | None:
+    try:
+        cells = json.loads(path.read_text()).get("cells", [])
+    except (OSError, ValueError):
+        return None
+    outputs = [o for c in cells for o in c.get("outputs", [])]
+    for output in reversed(outputs):
+        if output.get("output_type") == "error" and output.get("evalue"):
+            return output.get("ename", "Error"), output["evalue"]
+        if output.get("output_type") == "stream" and output.get("name") == "stderr":
+            lines = "".join(output.get("text", "")).splitlines()
+            for line in reversed(lines):
+                match = _EXCEPTION_LINE.match(line.strip())
+                if match:
+                    return match.group(1), match.group(2)
+    return None
+
+
+# -- the run's notebooks ------------------------------------------------------------------------
+
+Announce = Callable[[int, Path], str]
+"""The line that says a notebook starts (its position and parameters)."""
+
+
+def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *, jobs: int,
+            board: ProgressBoard, announce: Announce) -> list[NotebookSummary]:
+    """Run the notebooks into ``run_dir``, ``jobs`` at a time; one summary each, in the order
+    given (a failure does not stop the others). Each notebook's start line and final line are
+    written through ``board``, which follows its progress meanwhile."""
+    for nb in notebooks:
+        RunFolder(run_dir / nb.stem).clear_progress()  # never show an earlier execution's counts
+    if jobs <= 1 or len(notebooks) <= 1:
+        summaries = []
+        for i, nb in enumerate(notebooks, 1):
+            board.say(announce(i, nb))
+            board.start(nb.stem, RunFolder(run_dir / nb.stem).progress_path)
+            started = time.perf_counter()
+            try:
+                summary = run_notebook(nb, params[nb.stem], run_dir)
+            except KeyboardInterrupt:
+                board.finish(nb.stem, final_line(nb.stem, "interrupted", time.perf_counter() - started), sys.stderr)
+                raise
+            _finish(board, summary)
+            summaries.append(summary)
+        return summaries
+    return _execute_parallel(notebooks, params, run_dir, jobs=jobs, board=board, announce=announce)
+
+
+def _finish(board: ProgressBoard, summary: NotebookSummary) -> None:
+    line = final_line(summary.notebook, summary.status, summary.seconds, episodes=summary.episodes,
+                      failed=summary.failed, error=summary.error)
+    board.finish(summary.notebook, line, sys.stderr if summary.status == "failed" else None)
+
+
+@dataclass
+class _Job:
+    notebook: Path
+    process: subprocess.Popen
+    result: Path
+    started: float = field(default_factory=time.perf_counter)
+
+
+def _start_worker(notebook: Path, params: dict[str, Any], run_dir: Path, scratch: Path) -> _Job:
+    order = scratch / f"{notebook.stem}.job"
+    result = scratch / f"{notebook.stem}.json"
+    with order.open("wb") as f:
+        pickle.dump({"notebook": str(notebook), "params": params, "run_dir": str(run_dir),
+                     "result": str(result)}, f)
+    log = run_dir / notebook.stem / KERNEL_LOG_NAME
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as sink:  # the worker's own warnings, beside its kernel's log
+        process = subprocess.Popen([sys.executable, "-m", "psit_lib.cli.worker", str(order)],
+                                   stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
+                                   start_new_session=True)
+    return _Job(notebook, process, result)
+
+
+def _collect(job: _Job, run_dir: Path) -> NotebookSummary:
+    try:
+        data = json.loads(job.result.read_text())
+        return NotebookSummary(**{**data, "health_reasons": tuple(data.get("health_reasons") or ())})
+    except (OSError, ValueError, TypeError):
+        code = job.process.returncode
+        error = (f"WorkerError: the process executing it ended with status {code} "
+                 f"(its output: {run_dir / job.notebook.stem / KERNEL_LOG_NAME})")
+        status = "interrupted" if code in (130, 143, -signal.SIGTERM, -signal.SIGINT) else "failed"
+        return NotebookSummary.from_folder(run_dir / job.notebook.stem, notebook=job.notebook.stem, status=status,
+                                           seconds=time.perf_counter() - job.started, error=error)
+
+
+def _execute_parallel(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *, jobs: int,
+                      board: ProgressBoard, announce: Announce) -> list[NotebookSummary]:
+    pending = list(enumerate(notebooks, 1))
+    running: dict[str, _Job] = {}
+    done: dict[str, NotebookSummary] = {}
+    scratch = Path(tempfile.mkdtemp(prefix="psit-jobs-"))
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                i, nb = pending.pop(0)
+                board.say(announce(i, nb))
+                running[nb.stem] = _start_worker(nb, params[nb.stem], run_dir, scratch)
+                board.start(nb.stem, RunFolder(run_dir / nb.stem).progress_path)
+            time.sleep(0.1)
+            for stem, job in list(running.items()):
+                if job.process.poll() is not None:
+                    done[stem] = _collect(job, run_dir)
+                    del running[stem]
+                    _finish(board, done[stem])
+    except KeyboardInterrupt:
+        stop_workers(list(running.values()))
+        for stem, job in running.items():
+            board.finish(stem, final_line(stem, "interrupted", time.perf_counter() - job.started), sys.stderr)
+        raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return [done[nb.stem] for nb in notebooks]
+
+
+def stop_workers(jobs: list[_Job], grace: float = STOP_GRACE) -> None:
+    """SIGTERM to every worker still running (each shuts its kernel down), then wait; a worker
+    still there after ``grace`` seconds is killed."""
+    for job in jobs:
+        if job.process.poll() is None:
+            try:
+                job.process.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + grace
+    for job in jobs:
+        while True:
+            try:
+                job.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+                break
+            except subprocess.TimeoutExpired:
+                job.process.kill()
+                job.process.wait()
+                break
+            except KeyboardInterrupt:  # a second Ctrl-C while waiting: keep waiting, the kernels matter
+                continue
+
+
+def summary_json(summary: NotebookSummary) -> str:
+    return json.dumps(asdict(summary))
