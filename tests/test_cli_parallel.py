@@ -189,3 +189,19 @@ def test_an_interactive_run_writes_outside_the_repository(tmp_path, monkeypatch)
     assert adhoc_root() == tmp_path / "moved" / "adhoc"
     monkeypatch.setenv("PSIT_ADHOC_DIR", str(tmp_path / "mine"))
     assert adhoc_root() == tmp_path / "mine"
+
+
+def test_a_notebook_reading_its_run_mates_waits_for_them():
+    """07 reads the fork reveals of 02 and 03 from the same run folder: in parallel it starts only
+    once both ended, and waits for nothing that is not in the run."""
+    from pathlib import Path
+
+    from psit_lib.cli.execute import _next_ready
+
+    nbs = [Path(f"{s}.ipynb") for s in ("02_hangman_fork_tests", "03_diagnosis_ddxplus",
+                                         "07_secret_distribution_mode_collapse", "06_basis_cab_scenarios")]
+    pending = [(3, nbs[2]), (4, nbs[3])]
+    assert _next_ready(pending, nbs, done={}) == 1  # 06 goes ahead of the waiting 07
+    assert _next_ready(pending[:1], nbs, done={"02_hangman_fork_tests": None}) is None
+    assert _next_ready(pending[:1], nbs, done={"02_hangman_fork_tests": None, "03_diagnosis_ddxplus": None}) == 0
+    assert _next_ready([(1, nbs[2])], [nbs[2]], done={}) == 0  # 07 alone: nothing to wait for

@@ -207,8 +207,8 @@ def _execute_parallel(notebooks: list[Path], params: dict[str, dict[str, Any]], 
     scratch = Path(tempfile.mkdtemp(prefix="psit-jobs-"))
     try:
         while pending or running:
-            while pending and len(running) < jobs:
-                i, nb = pending.pop(0)
+            while len(running) < jobs and (ready := _next_ready(pending, notebooks, done)) is not None:
+                i, nb = pending.pop(ready)
                 board.say(announce(i, nb))
                 running[nb.stem] = _start_worker(nb, params[nb.stem], run_dir, scratch)
                 board.start(nb.stem, RunFolder(run_dir / nb.stem).progress_path)
@@ -226,6 +226,19 @@ def _execute_parallel(notebooks: list[Path], params: dict[str, dict[str, Any]], 
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return [done[nb.stem] for nb in notebooks]
+
+
+def _next_ready(pending: list[tuple[int, Path]], notebooks: list[Path],
+                done: dict[str, NotebookSummary]) -> int | None:
+    """The position in ``pending`` of the first notebook whose run-mates it reads from
+    (:data:`psit_lib.studies.registry.RUNS_AFTER`) have all ended; None while each waits."""
+    from psit_lib.studies.registry import RUNS_AFTER
+
+    in_run = {nb.stem for nb in notebooks}
+    for position, (_, nb) in enumerate(pending):
+        if all(stem in done for stem in RUNS_AFTER.get(nb.stem, ()) if stem in in_run):
+            return position
+    return None
 
 
 def stop_workers(jobs: list[_Job], grace: float = STOP_GRACE) -> None:

@@ -36,6 +36,12 @@ NOTEBOOKS: dict[str, tuple[str, str]] = {
     "90_example_reveal_probe": ("example", "psit_lib.studies.example.study:ProbeParams"),  # no notebook yet
 }
 
+# notebook -> the notebooks of the same run whose records it reads (07's Appendix E counts the
+# secrets revealed at 02's and 03's forks), so a parallel run starts it only once they ended
+RUNS_AFTER: dict[str, tuple[str, ...]] = {
+    "07_secret_distribution_mode_collapse": ("02_hangman_fork_tests", "03_diagnosis_ddxplus"),
+}
+
 
 def _load(target: str) -> Any:
     module, _, name = target.partition(":")
