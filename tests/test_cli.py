@@ -68,7 +68,8 @@ def _psit(*args, env_extra=None, tmp_path=None, timeout=60):
 
 def test_a_closed_port_or_a_bogus_profile_stops_before_any_kernel_in_one_line(tmp_path):
     closed, seconds = _psit("run", "02", "-p", "n_episodes=1", tmp_path=tmp_path,
-                            env_extra={"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": "http://127.0.0.1:9/v1"})
+                            env_extra={"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": "http://127.0.0.1:9/v1",
+                                       "PSIT_MODEL": "qwen3-32b"})
     assert closed.returncode == 2 and seconds < 5
     assert closed.stderr.count("\n") == 1 and "PSIT_BASE_URLS: http://127.0.0.1:9/v1 does not answer" in closed.stderr
     bogus, seconds = _psit("run", "02", tmp_path=tmp_path, env_extra={"PSIT_SIM_PROFILE": "bogus"})

@@ -165,3 +165,15 @@ def test_settings_from_env_and_errors():
         LLMSettings.from_env({"PSIT_BACKEND": "openai"})
     with pytest.raises(ConfigurationError, match="PSIT_CACHE=.sometimes. is not valid"):
         LLMSettings.from_env({"PSIT_CACHE": "sometimes"})
+
+
+def test_a_real_endpoint_names_its_model():
+    """Left at the simulator's name, a real server that ignores model names would answer and the
+    run would be labelled simulated: PSIT_BACKEND=openai needs PSIT_MODEL, or takes the first model
+    of PSIT_MODEL_ENDPOINTS."""
+    with pytest.raises(ConfigurationError, match="PSIT_BACKEND=openai needs PSIT_MODEL"):
+        LLMSettings.from_env({"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": "http://a/v1"})
+    mapped = LLMSettings.from_env({"PSIT_BACKEND": "openai", "PSIT_MODEL_ENDPOINTS": "qwen3-32b=http://h/v1; m2=http://g/v1"})
+    assert mapped.model == "qwen3-32b" and not mapped.simulated
+    served_sim = LLMSettings.from_env({"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": "http://a/v1", "PSIT_MODEL": "psit-sim"})
+    assert served_sim.simulated

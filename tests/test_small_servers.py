@@ -208,7 +208,7 @@ async def test_a_waiting_call_takes_a_replica_that_comes_back_from_its_cooldown(
 
 
 def test_the_endpoint_limit_is_read_from_the_environment():
-    env = {"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": "http://x/v1"}
+    env = {"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": "http://x/v1", "PSIT_MODEL": "m"}
     assert LLMSettings.from_env(env).endpoint_concurrency is None
     assert LLMSettings.from_env({**env, "PSIT_ENDPOINT_CONCURRENCY": "2"}).endpoint_concurrency == 2
     with pytest.raises(ConfigurationError, match="PSIT_ENDPOINT_CONCURRENCY='0' is not valid"):

@@ -13,7 +13,8 @@ Environment variables
                         ``model-a=http://h1:8000/v1,http://h2:8000/v1;model-b=http://h3:8000/v1``
                         (a model not named there uses ``PSIT_BASE_URLS``).
 ``PSIT_API_KEY``        key for the endpoint (``OPENAI_API_KEY`` is used if unset).
-``PSIT_MODEL``          model name (default ``psit-sim`` on the simulator).
+``PSIT_MODEL``          model name (default ``psit-sim`` on the simulator; required with ``PSIT_BACKEND=openai``
+                        unless ``PSIT_MODEL_ENDPOINTS`` names the models, whose first it then is).
 ``PSIT_SIM_PROFILE``    simulator behaviour profile (default ``default``).
 ``PSIT_CONCURRENCY``    maximum calls in flight (default 32).
 ``PSIT_ENDPOINT_CONCURRENCY`` maximum calls in flight at each replica (default: no limit beyond
@@ -112,6 +113,15 @@ class LLMSettings(BaseModel):
             if env.get(name):
                 raw[field] = env[name].strip()
         raw.update({k: v for k, v in overrides.items() if v is not None})
+        if raw.get("backend") == "openai" and not raw.get("model"):
+            # Left at its default, the model would be the simulator's name: a server that ignores
+            # model names (llama.cpp's) would answer, and the run would be labelled simulated.
+            if raw.get("model_endpoints"):
+                raw["model"] = next(iter(raw["model_endpoints"]))
+            elif raw.get("base_urls"):
+                raise ConfigurationError(
+                    "PSIT_BACKEND=openai needs PSIT_MODEL, the name the server serves its model under "
+                    f"(e.g. qwen3-32b; {SIM_MODEL_NAME} for a `psit sim serve` endpoint)")
         try:
             settings = cls(**raw)
         except ValidationError as exc:
