@@ -12,6 +12,8 @@ from typing import Any
 from bs4 import BeautifulSoup
 from bs4.element import AttributeValueList
 
+from psit_lib.analysis.labels import format_number
+
 from .notebook_prep import plain_numbers, prepare
 from .page_head import PageContext, head_html, link_spec_references
 
@@ -90,12 +92,17 @@ def _code_toggle(soup: BeautifulSoup) -> None:
     body.append(script)
 
 
+_DECIMAL = re.compile(r"^\s*-?\d+\.\d+\s*$")
+
+
 def _plain_table_numbers(soup: BeautifulSoup) -> None:
-    """No number in a table cell written with an exponent (tables not made by ``label_table`` too)."""
+    """Table cells as ``label_table`` writes them, however the table was made: no number with an
+    exponent, a cell that is one decimal number to 3 significant digits ("0.148148" → "0.148")."""
     for cell in soup.find_all(["td", "th"]):
         for text in list(cell.find_all(string=True)):
-            fixed = plain_numbers(str(text))
-            if fixed != str(text):
+            value = str(text)
+            fixed = str(format_number(float(value))) if _DECIMAL.match(value) else plain_numbers(value)
+            if fixed != value:
                 text.replace_with(fixed)
 
 
