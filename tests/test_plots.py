@@ -231,6 +231,18 @@ def test_a_labelled_figure_tells_jupyter_its_panels_and_axis_labels():
     fig.supxlabel("turn")
     fig.supylabel("rate")
     assert all(p["labelled"] for p in figure_panels(fig))
+    bars = Figure()
+    ax = bars.add_subplot()
+    ax.bar([0, 1], [0.2, 0.8])
+    ax.set_xticks([0, 1], ["vanilla", "mem0"])  # names label their axis; the numeric y axis still needs one
+    assert [p["labelled"] for p in figure_panels(bars)] == [False]
+    ax.set_ylabel("share")
+    assert [p["labelled"] for p in figure_panels(bars)] == [True]
+    seaborn_bars = Figure()
+    import seaborn as sns
+
+    sns.barplot(data=pd.DataFrame({"agent": ["a", "b"], "v": [1, 2]}), x="agent", y="v", ax=seaborn_bars.add_subplot())
+    assert figure_panels(seaborn_bars)[0]["labelled"]  # categorical ticks come back as a list
 
 
 def test_label_table_is_compact_and_keeps_what_varies():

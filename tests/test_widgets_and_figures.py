@@ -421,7 +421,7 @@ def _typed(agent="workflow_overwrite", outcome="state_substitution", episode_id=
 def test_the_episode_view_shows_turns_private_actions_state_and_branches_side_by_side():
     from bs4 import BeautifulSoup
 
-    from psit_lib.studies.psit.transcript_view import episode_html
+    from psit_lib.studies.psit.protocol.transcript_view import episode_html
 
     page = episode_html(_typed())
     soup = BeautifulSoup(page, "html.parser")

@@ -102,10 +102,24 @@ def _axis_label(ax, which: str) -> str:
     return shared.get_text() if shared is not None else ""
 
 
+def _named_categories(axis) -> bool:
+    """Whether the axis's ticks are names (agents, outcomes): categories that label themselves."""
+    from matplotlib.category import StrCategoryFormatter
+    from matplotlib.ticker import LogFormatter, ScalarFormatter
+
+    formatter = axis.get_major_formatter()
+    if isinstance(formatter, StrCategoryFormatter):
+        return True
+    if isinstance(formatter, (ScalarFormatter, LogFormatter)):
+        return False
+    return any(re.search(r"[A-Za-z]", label.get_text()) for label in axis.get_ticklabels())
+
+
 def figure_panels(fig: Figure) -> list[dict[str, object]]:
     """Each panel (axes with something drawn, colour bars and legend-only axes left out) with its
-    title and axis labels; a label shared by the whole figure (``supxlabel``) counts for every
-    panel, and an axis without ticks (a panel saying there is no data) needs no label."""
+    title and axis labels. A panel is labelled when each axis has a label of its own or one shared
+    by the whole figure (``supxlabel``), or needs none: no ticks (a panel saying there is no
+    data), or ticks that are names (one bar per agent) and so say what the axis holds."""
     panels: list[dict[str, object]] = []
     for ax in fig.axes:
         if not ax.get_visible() or not ax.axison or ax.get_label() == "<colorbar>":
@@ -113,8 +127,8 @@ def figure_panels(fig: Figure) -> list[dict[str, object]]:
         if not (ax.has_data() or ax.texts):
             continue
         xlabel, ylabel = _axis_label(ax, "x"), _axis_label(ax, "y")
-        x_ticks = bool(ax.get_xticks().size) and ax.xaxis.get_visible()
-        y_ticks = bool(ax.get_yticks().size) and ax.yaxis.get_visible()
+        x_ticks = len(ax.get_xticks()) > 0 and ax.xaxis.get_visible() and not _named_categories(ax.xaxis)
+        y_ticks = len(ax.get_yticks()) > 0 and ax.yaxis.get_visible() and not _named_categories(ax.yaxis)
         panels.append({"title": ax.get_title() or ax.get_title("left"), "xlabel": xlabel, "ylabel": ylabel,
                        "labelled": bool((xlabel or not x_ticks) and (ylabel or not y_ticks))})
     return panels
@@ -127,8 +141,11 @@ class _FigureMetadata:
         self.fig = fig
 
     def __call__(self, include=None, exclude=None):
-        meta = {FIGURE_METADATA_KEY: {"provenance": figure_provenance(self.fig), "panels": figure_panels(self.fig)}}
-        return {}, {"image/png": meta}
+        try:
+            panels = figure_panels(self.fig)
+        except Exception:  # never keep a figure from showing; the report flags a figure without metadata
+            return {}, {}
+        return {}, {"image/png": {FIGURE_METADATA_KEY: {"provenance": figure_provenance(self.fig), "panels": panels}}}
 
 
 def figure_provenance(fig: Figure) -> str | None:

@@ -116,8 +116,8 @@ def _compact_tables(soup: BeautifulSoup) -> None:
         data_rows = [tr for tr in body if tr.find("td") is not None]
         if data_rows:
             firsts = [tr.find(["th", "td"]) for tr in data_rows]
-            if all(c is not None and c.name == "th" for c in firsts) and \
-                    [c.get_text(strip=True) for c in firsts] == [str(i) for i in range(len(firsts))]:
+            heads = [c.get_text(strip=True) if c is not None and c.name == "th" else None for c in firsts]
+            if heads == [str(i) for i in range(len(firsts))]:
                 for tr in body:
                     first = tr.find(["th", "td"])
                     if first is not None:

@@ -1,7 +1,7 @@
 """Interactive explorers (ipywidgets): play Hangman against any agent, read fork episodes.
 
 :func:`episode_viewer` (and :func:`fork_explorer`, its notebook-01 form) shows fork episodes in
-the structured view of :mod:`psit_lib.studies.psit.transcript_view`: filter by agent and
+the structured view of :mod:`psit_lib.studies.psit.protocol.transcript_view`: filter by agent and
 outcome, pick an episode; the rendered report shows the same view, static, one folded block per
 episode. :func:`hangman_player` and :func:`fork_explorer` are front ends over the UI-free logic of
 :mod:`psit_lib.studies.psit.play`. Widgets must survive headless execution (papermill, nbval):
@@ -26,7 +26,7 @@ from psit_lib.studies.psit.agents.factory import canonical_agent_name
 from psit_lib.studies.psit.play import (PlayError, PlaySession, flat_record, fork_record_html, fork_record_text,
                                         pre_html)
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
-from psit_lib.studies.psit.transcript_view import episode_html, episode_title
+from psit_lib.studies.psit.protocol.transcript_view import episode_html, episode_title
 
 
 # --------------------------------------------------------------------------------------------

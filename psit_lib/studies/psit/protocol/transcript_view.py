@@ -31,7 +31,7 @@ _GOOD, _BAD = "#009E73", "#D55E00"
 def as_fork_record(record: Any) -> ForkRecord:
     """A typed fork record from a typed one or a stored dict (any stored format)."""
     if isinstance(record, EpisodeRecord):
-        return record  # type: ignore[return-value]
+        return record
     from psit_lib.runs.records import read_records
 
     return read_records([record], ForkEpisode)[0]
