@@ -223,8 +223,17 @@ def compact_table(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
 _TABLE_STYLES = [
     {"selector": "caption", "props": "caption-side: top; text-align: left; font-size: 0.9em; color: #444;"},
     {"selector": "th", "props": "text-align: left;"},
-    {"selector": "td", "props": "text-align: left;"},
 ]
+_NUMBER_TEXT = re.compile(r"^[-+−]?[\d.,]+%?\*?$|^[—–-]$")
+
+
+def _reads_as_numbers(column: pd.Series) -> bool:
+    """Whether a column shows numbers (to right-align): a numeric column, or text that is all
+    numbers as printed ("1.00*", "—")."""
+    if not _is_text(column):
+        return True
+    values = [v for v in column.tolist() if v is not None and v == v]
+    return bool(values) and all(isinstance(v, str) and _NUMBER_TEXT.match(v.strip()) for v in values)
 
 
 def label_table(df: pd.DataFrame, label: str) -> Styler:
@@ -238,9 +247,12 @@ def label_table(df: pd.DataFrame, label: str) -> Styler:
     labelled.attrs["provenance"] = label
     labelled.attrs["lifted"] = lifted
     caption = _SEPARATOR.join([*(f"{k}: {v}" for k, v in lifted.items()), label])
-    numeric = [c for c in labelled.columns if not _is_text(labelled[c])]
     styler = labelled.style.set_caption(caption).format(format_number).hide(axis="index")
     styler = styler.set_table_styles(_TABLE_STYLES)
-    if numeric and labelled.columns.is_unique:
-        styler = styler.set_properties(subset=numeric, **{"text-align": "right"})
+    if labelled.columns.is_unique:
+        numeric = [c for c in labelled.columns if _reads_as_numbers(labelled[c])]
+        text = [c for c in labelled.columns if c not in numeric]
+        for columns, side in ((numeric, "right"), (text, "left")):
+            if columns:
+                styler = styler.set_properties(subset=columns, **{"text-align": side})
     return styler
