@@ -135,3 +135,17 @@ def test_the_report_renders_offline_in_a_browser(report):
             assert page.locator("math").count() > 0  # formulas as MathML
         browser.close()
     assert all(url.startswith("file://") for url in requested), [u for u in requested if not u.startswith("file://")]
+
+
+def test_screenshots_are_small_pngs_of_each_page_at_1400_px(report, tmp_path):
+    from PIL import Image
+
+    from psit_lib.report.screenshots import HEIGHT, WIDTH, shoot
+
+    shots = shoot(report, tmp_path)
+    assert [image.stem for image, _ in shots][:3] == ["index", "01_theorem_illustration", "06_basis_cab_scenarios"]
+    for image, page_width in shots:
+        assert page_width <= WIDTH, f"{image.name}: {page_width} px wide"
+        with Image.open(image) as png:
+            assert png.width == WIDTH and png.height <= HEIGHT
+        assert image.stat().st_size < 700_000
