@@ -21,6 +21,7 @@ import shutil
 import pytest
 
 from psit_lib.cli import main
+from psit_lib.report.screenshots import PAGE_WIDTH_JS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("PSIT_REQUIRE_BROWSER"),
@@ -72,8 +73,10 @@ def unlabelled_panels(figures: list[str | None]) -> list[str]:
     return bad
 
 
+
+
 def assert_reads_like_a_results_section(page, name: str) -> None:
-    width = page.evaluate("document.documentElement.scrollWidth")
+    width = page.evaluate(PAGE_WIDTH_JS)
     assert width <= VIEWPORT, f"{name}: the page is {width} px wide on a {VIEWPORT} px viewport"
     tables = page.evaluate("[...document.querySelectorAll('table')].filter(t => t.rows.length > 1)"
                            ".map(t => t.textContent.replace(/\\s+/g, ' ').trim())")  # folded ones too

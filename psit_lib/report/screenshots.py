@@ -14,6 +14,10 @@ from pathlib import Path
 
 WIDTH = 1400
 HEIGHT = 2000
+PAGE_WIDTH_JS = ("Math.round(Math.max(document.documentElement.scrollWidth, ...[...document.querySelectorAll('body *')]"
+                 ".map(e => e.getBoundingClientRect()).filter(r => r.width > 0).map(r => r.right)))")
+"""A page's width as a reader meets it: the right edge of its widest element, so a table that
+scrolls inside its own box (the notebook template's output areas do) counts too."""
 
 
 def chromium() -> str:
@@ -42,7 +46,7 @@ def shoot(report: Path, out: Path, *, width: int = WIDTH, height: int = HEIGHT) 
         page = browser.new_page(viewport={"width": width, "height": 900})
         for html_page in pages(report):
             page.goto(html_page.as_uri())
-            page_width = int(page.evaluate("document.documentElement.scrollWidth"))
+            page_width = int(page.evaluate(PAGE_WIDTH_JS))
             full = int(page.evaluate("document.documentElement.scrollHeight"))
             image = out / f"{html_page.stem}.png"
             page.screenshot(path=str(image), full_page=True,
