@@ -27,8 +27,9 @@ details.psit-fold > summary { cursor: pointer; color: #345; margin: 0.4em 0; }
 body { overflow-x: hidden; }
 main, .jp-Notebook { max-width: 1300px; margin: 0 auto; }
 .jp-OutputArea-output { overflow-x: auto; max-width: 100%; }
-.jp-RenderedHTMLCommon table { font-size: 0.85em; table-layout: auto; }
-.jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { max-width: 40em; padding: 0.25em 0.6em; }
+.jp-RenderedHTMLCommon table { font-size: 0.85em; table-layout: auto; max-width: 100%; }
+.jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { max-width: 40em; padding: 0.25em 0.6em;
+  overflow-wrap: anywhere; }
 .jp-RenderedHTMLCommon caption { caption-side: top; text-align: left; color: #444; padding-bottom: 0.3em; }
 .jp-OutputArea-output pre { white-space: pre-wrap; word-break: break-word; }
 img.psit-figure, .jp-RenderedImage img { max-width: 100%; height: auto; }
@@ -110,7 +111,8 @@ _NUMBER = re.compile(r"^[-+−]?[\d.,]+(e[-+]?\d+)?%?\*?$|^[—–-]$|^(nan|NaN|
 
 
 def _compact_tables(soup: BeautifulSoup) -> None:
-    """Tables however they were made: a 0..n-1 index column dropped, text cells left-aligned."""
+    """Tables however they were made: a 0..n-1 index column dropped, text cells left-aligned,
+    numbers kept on one line (a squeezed table wraps its text and headers instead)."""
     for table in soup.find_all("table"):
         body = table.find_all("tr")
         data_rows = [tr for tr in body if tr.find("td") is not None]
@@ -123,8 +125,9 @@ def _compact_tables(soup: BeautifulSoup) -> None:
                     if first is not None:
                         first.decompose()
         for cell in table.find_all("td"):
-            if not _NUMBER.match(cell.get_text(strip=True)):
-                cell["style"] = (str(cell.get("style") or "") + ";text-align:left").lstrip(";")
+            number = bool(_NUMBER.match(cell.get_text(strip=True)))
+            rule = "white-space:nowrap" if number else "text-align:left"  # a number is never split
+            cell["style"] = (str(cell.get("style") or "") + ";" + rule).lstrip(";")
 
 
 def _insert_head(soup: BeautifulSoup, ctx: PageContext) -> None:
