@@ -243,6 +243,14 @@ def test_a_labelled_figure_tells_jupyter_its_panels_and_axis_labels():
 
     sns.barplot(data=pd.DataFrame({"agent": ["a", "b"], "v": [1, 2]}), x="agent", y="v", ax=seaborn_bars.add_subplot())
     assert figure_panels(seaborn_bars)[0]["labelled"]  # categorical ticks come back as a list
+    stacked = Figure()
+    top, bottom = stacked.subplots(2, 1, sharex=True)
+    for ax in (top, bottom):
+        ax.plot([0, 1], [0, 1])
+        ax.set_ylabel("rate")
+    assert [p["labelled"] for p in figure_panels(stacked)] == [True, False]  # the outer panel needs its label
+    bottom.set_xlabel("turn")
+    assert all(p["labelled"] for p in figure_panels(stacked))
 
 
 def test_label_table_is_compact_and_keeps_what_varies():

@@ -115,11 +115,19 @@ def _named_categories(axis) -> bool:
     return any(re.search(r"[A-Za-z]", label.get_text()) for label in axis.get_ticklabels())
 
 
+def _tick_labels_off(axis, sides: tuple[str, str]) -> bool:
+    """Whether the axis shows no tick labels (an inner panel of a shared axis: the outer panel's
+    labels serve it)."""
+    params = axis.get_tick_params()
+    return not any(params.get(f"label{side}", side in ("bottom", "left")) for side in sides)
+
+
 def figure_panels(fig: Figure) -> list[dict[str, object]]:
     """Each panel (axes with something drawn, colour bars and legend-only axes left out) with its
     title and axis labels. A panel is labelled when each axis has a label of its own or one shared
     by the whole figure (``supxlabel``), or needs none: no ticks (a panel saying there is no
-    data), or ticks that are names (one bar per agent) and so say what the axis holds."""
+    data), ticks that are names (one bar per agent) and so say what the axis holds, or no tick
+    labels (an inner panel sharing the axis of a labelled outer one)."""
     panels: list[dict[str, object]] = []
     for ax in fig.axes:
         if not ax.get_visible() or not ax.axison or ax.get_label() == "<colorbar>":
@@ -127,8 +135,10 @@ def figure_panels(fig: Figure) -> list[dict[str, object]]:
         if not (ax.has_data() or ax.texts):
             continue
         xlabel, ylabel = _axis_label(ax, "x"), _axis_label(ax, "y")
-        x_ticks = len(ax.get_xticks()) > 0 and ax.xaxis.get_visible() and not _named_categories(ax.xaxis)
-        y_ticks = len(ax.get_yticks()) > 0 and ax.yaxis.get_visible() and not _named_categories(ax.yaxis)
+        x_ticks = (len(ax.get_xticks()) > 0 and ax.xaxis.get_visible() and not _named_categories(ax.xaxis)
+                   and not _tick_labels_off(ax.xaxis, ("bottom", "top")))
+        y_ticks = (len(ax.get_yticks()) > 0 and ax.yaxis.get_visible() and not _named_categories(ax.yaxis)
+                   and not _tick_labels_off(ax.yaxis, ("left", "right")))
         panels.append({"title": ax.get_title() or ax.get_title("left"), "xlabel": xlabel, "ylabel": ylabel,
                        "labelled": bool((xlabel or not x_ticks) and (ylabel or not y_ticks))})
     return panels
