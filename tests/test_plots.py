@@ -262,6 +262,8 @@ def test_label_table_is_compact_and_keeps_what_varies():
     page = styled.to_html()
     assert "0.148" in page and "0.148148" not in page and "e-05" not in page and "0.0000556" in page
     assert "row_heading" not in page  # no index column
+    blank = label_table(df.assign(note=""), LABEL)
+    assert "note" not in blank.data.columns and "note" not in blank.caption
     one_row = label_table(df.head(1), LABEL)
     assert "task" in one_row.data.columns  # a single row keeps its columns
 

@@ -155,7 +155,8 @@ def test_the_page_head_gives_parameters_provenance_run_files_and_contents(tmp_pa
     (folder / "tables" / "rates.csv").write_text("a\n1\n")
     (folder / "tables" / "rates.parquet").write_bytes(b"")
     (folder / "episodes.jsonl").write_text("")
-    soup = BeautifulSoup("<body><h2 id='Run'>Run¶</h2><h2>Failure modes</h2></body>", "html.parser")
+    soup = BeautifulSoup("<body><h2 id='Run'>Run<a>¶</a></h2><h2>Failure modes (<code>SPEC §1</code>)</h2></body>",
+                         "html.parser")
     head = BeautifulSoup(head_html(soup, PageContext(tmp_path, "02_x", {"run_id": "r1"}, "zzz")), "html.parser")
     text = head.get_text(" ")
     assert "n_episodes" in text and "vanilla, mem0" in text and "_backend" not in text
@@ -163,5 +164,6 @@ def test_the_page_head_gives_parameters_provenance_run_files_and_contents(tmp_pa
     hrefs = [a["href"] for a in head.find_all("a")]
     assert hrefs[0] == "index.html"
     assert "../02_x/tables/rates.csv" in hrefs and "../02_x/tables/rates.parquet" in hrefs
-    assert "../02_x/episodes.jsonl" in hrefs and "#Run" in hrefs and "#Failure-modes" in hrefs
-    assert soup.find_all("h2")[1]["id"] == "Failure-modes"
+    assert "../02_x/episodes.jsonl" in hrefs and "#Run" in hrefs and "#Failure-modes-SPEC-1" in hrefs
+    assert soup.find_all("h2")[1]["id"] == "Failure-modes-SPEC-1"
+    assert [a.text for a in head.select("nav a")] == ["Run", "Failure modes (SPEC §1)"]

@@ -210,7 +210,8 @@ def compact_table(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
 
     A meaningful index (named, or not the default 0..n-1) becomes ordinary columns, so the
     rendered table needs no index column; a text column with one value on every row (the task,
-    the model) is lifted out and returned as ``{column: value}`` for the caption. Numeric columns
+    the model) is lifted out and returned as ``{column: value}`` for the caption (one that is
+    empty on every row is dropped). Numeric columns
     stay even when constant: a reader compares them across tables. Tables of one row, and the
     last remaining column, are left as they are.
     """
@@ -224,7 +225,9 @@ def compact_table(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
             values = table[column]
             if len(table.columns) > 1 and _is_text(values) and values.nunique(dropna=False) == 1:
                 value = values.iloc[0]
-                lifted[str(column)] = "—" if value is None or value != value else str(value)
+                shown = "—" if value is None or value != value else str(value)
+                if shown.strip():  # a column empty on every row says nothing: dropped unmentioned
+                    lifted[str(column)] = shown
                 table = table.drop(columns=column)
     table.attrs = dict(df.attrs)
     return table, lifted

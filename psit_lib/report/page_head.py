@@ -116,7 +116,7 @@ def table_of_contents(soup: BeautifulSoup) -> str:
     items = []
     used: set[str] = set()
     for heading in soup.find_all("h2"):
-        text = heading.get_text(" ", strip=True).rstrip("¶").strip()
+        text = " ".join(heading.get_text("").split()).rstrip("¶").strip()
         if not text:
             continue
         anchor = str(heading.get("id") or _slug(text))
