@@ -234,7 +234,8 @@ def compact_table(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
 
 
 _TABLE_STYLES = [
-    {"selector": "caption", "props": "caption-side: top; text-align: left; font-size: 0.9em; color: #444;"},
+    {"selector": "caption", "props": "caption-side: top; text-align: left; font-size: 0.9em; color: #444; "
+                                     "width: max-content; max-width: 45em;"},
     {"selector": "th", "props": "text-align: left;"},
 ]
 _NUMBER_TEXT = re.compile(r"^[-+−]?[\d.,]+%?\*?$|^[—–-]$")

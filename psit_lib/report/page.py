@@ -30,7 +30,8 @@ main, .jp-Notebook { max-width: 1300px; margin: 0 auto; }
 .jp-RenderedHTMLCommon table { font-size: 0.85em; table-layout: auto; max-width: 100%; }
 .jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { max-width: 40em; padding: 0.25em 0.6em;
   overflow-wrap: anywhere; }
-.jp-RenderedHTMLCommon caption { caption-side: top; text-align: left; color: #444; padding-bottom: 0.3em; }
+.jp-RenderedHTMLCommon caption { caption-side: top; text-align: left; color: #444; padding-bottom: 0.3em;
+  width: max-content; max-width: min(90vw, 45em); }
 .jp-OutputArea-output pre { white-space: pre-wrap; word-break: break-word; }
 img.psit-figure, .jp-RenderedImage img { max-width: 100%; height: auto; }
 .psit-head { border: 1px solid #dde; background: #f8f9fc; padding: 0.6em 1em; margin: 0.8em auto 1.2em;
