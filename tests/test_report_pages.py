@@ -151,7 +151,10 @@ def test_the_page_head_gives_parameters_provenance_run_files_and_contents(tmp_pa
     (folder / "tables").mkdir(parents=True)
     (folder / "params.json").write_text(json.dumps({"_backend": "sim", "agents": ["vanilla", "mem0"], "n_episodes": 3}))
     (folder / "metadata.json").write_text(json.dumps({"backend": "sim", "simulated": True, "model": "psit-sim",
-                                                      "profile": "default", "seed": 0, "git_commit": "abc1234"}))
+                                                      "profile": "default", "seed": 0, "git_commit": "abc1234",
+                                                      "executions": [{"model_calls": 40, "cache_hits": 2},
+                                                                     {"model_calls": 0, "cache_hits": 0}],
+                                                      "last_execution": {"model_calls": 0, "episodes_recorded": 8}}))
     (folder / "tables" / "rates.csv").write_text("a\n1\n")
     (folder / "tables" / "rates.parquet").write_bytes(b"")
     (folder / "episodes.jsonl").write_text("")
@@ -161,6 +164,7 @@ def test_the_page_head_gives_parameters_provenance_run_files_and_contents(tmp_pa
     text = head.get_text(" ")
     assert "n_episodes" in text and "vanilla, mem0" in text and "_backend" not in text
     assert "simulated model" in text and "abc1234" in text and "psit-sim" in text
+    assert "8 recorded" in text and "40 model calls (2 from the cache) over 2 executions" in text  # resumed: no new call
     hrefs = [a["href"] for a in head.find_all("a")]
     assert hrefs[0] == "index.html"
     assert "../02_x/tables/rates.csv" in hrefs and "../02_x/tables/rates.parquet" in hrefs

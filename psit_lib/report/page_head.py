@@ -71,8 +71,13 @@ def provenance(ctx: PageContext) -> dict[str, str]:
         "ran": f"{meta.get('started', '?')} → {meta.get('ended', '?')}",
     }
     if last:
+        # calls summed over every execution: a re-executed notebook resumes its episodes (no new call)
+        executions = [e for e in meta.get("executions") or [] if isinstance(e, dict)] or [last]
+        calls = sum(int(e.get("model_calls") or 0) for e in executions)
+        cached = sum(int(e.get("cache_hits") or 0) for e in executions)
         rows["episodes"] = (f"{last.get('episodes_recorded', 0)} recorded, {last.get('episodes_failed', 0)} failed; "
-                            f"{last.get('model_calls', 0)} model calls ({last.get('cache_hits', 0)} from the cache)")
+                            f"{calls} model calls ({cached} from the cache)"
+                            + (f" over {len(executions)} executions" if len(executions) > 1 else ""))
     return rows
 
 
