@@ -14,7 +14,11 @@ from matplotlib.figure import Figure
 from pandas.io.formats.style import Styler
 
 from psit_lib.analysis.labels import (
+    FIGURE_METADATA_KEY,
+    figure_panels,
     figure_provenance,
+    format_number,
+    plain_numbers,
     is_simulated_backend,
     label_figure,
     label_table,
@@ -22,7 +26,7 @@ from psit_lib.analysis.labels import (
 )
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
 from psit_lib.studies.basis.passk import passk_table
-from psit_lib.analysis.plots import plot_rate_intervals, plot_state_size
+from psit_lib.analysis.plots import AGENT_COLOURS, agent_colours, agent_palette, plot_rate_intervals, plot_state_size
 from psit_lib.analysis.stats import rate_table
 from psit_lib.studies.basis.figures import plot_passk_curves
 from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_outcome_bars, plot_topk_facets
@@ -159,3 +163,114 @@ def test_figures_save_with_the_footer(episodes, tmp_path):
     path = tmp_path / "bars.png"
     fig.savefig(path, dpi=50, bbox_inches="tight")
     assert path.stat().st_size > 0
+
+
+def _lab(colour: str) -> np.ndarray:
+    """CIELAB of an sRGB hex colour (D65), to measure how far apart two colours look."""
+    rgb = np.array(matplotlib.colors.to_rgb(colour))
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ linear
+    xyz /= np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_the_agent_palette_gives_twelve_agents_twelve_colours_a_reader_can_tell_apart():
+    from psit_lib.studies.psit.agents.factory import known_agents
+
+    agents = known_agents()
+    assert len(agents) == 12 and set(agents) <= set(AGENT_COLOURS)
+    colours = [AGENT_COLOURS[a] for a in agents]
+    labs = [_lab(c) for c in colours]
+    closest = min(np.linalg.norm(a - b) for i, a in enumerate(labs) for b in labs[i + 1:])
+    assert closest > 20, f"two agents' colours are only {closest:.1f} CIELAB units apart"
+
+
+def test_an_agent_has_one_colour_whatever_else_a_figure_shows():
+    alone = agent_palette(["mem0"])
+    mixed = agent_palette(["vanilla", "mem0", "my_new_agent", "other"])
+    assert alone["mem0"] == mixed["mem0"] == AGENT_COLOURS["mem0"]
+    assert len(set(mixed.values())) == 4  # names outside the workbook get unused colours
+    assert agent_palette(["other", "my_new_agent"]) == agent_palette(["my_new_agent", "other"])
+    assert len(set(agent_palette([f"a{i}" for i in range(40)]).values())) == 40
+    assert agent_colours(["mem0", "vanilla"]) == [AGENT_COLOURS["mem0"], AGENT_COLOURS["vanilla"]]
+
+
+def test_rate_dots_colour_each_agent_label_both_axes_and_show_n(episodes):
+    rates = rate_table(episodes[episodes.task == "hangman"], ["agent"], "self_consistent")
+    fig = plot_rate_intervals(rates, "agent", LABEL)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "agent" and ax.get_ylabel()
+    colours = {matplotlib.colors.to_hex(line.get_color()) for line in ax.lines}
+    assert AGENT_COLOURS["vanilla"] in colours and len(colours) == 2
+    assert sorted(t.get_text() for t in ax.texts) == ["n=20", "n=20"]
+
+
+def test_state_size_uses_the_agent_colours_and_gives_n(episodes):
+    data = episodes.replace({"agent": {"workflow": "workflow_overwrite"}})
+    fig = plot_state_size(data, label=LABEL, n_boot=50)
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any(t.startswith("workflow_overwrite (n=") for t in texts)
+    line_colours = {matplotlib.colors.to_hex(line.get_color()) for line in fig.axes[0].lines}
+    assert AGENT_COLOURS["workflow_overwrite"] in line_colours and AGENT_COLOURS["vanilla"] in line_colours
+
+
+def test_a_labelled_figure_tells_jupyter_its_panels_and_axis_labels():
+    fig = Figure()
+    left, right = fig.subplots(1, 2)
+    left.plot([0, 1], [0, 1])
+    left.set_xlabel("turn")
+    left.set_ylabel("rate")
+    right.plot([0, 1], [1, 0])
+    label_figure(fig, LABEL)
+    data, meta = fig._repr_mimebundle_()
+    assert data == {}
+    info = meta["image/png"][FIGURE_METADATA_KEY]
+    assert info["provenance"] == LABEL
+    assert [p["labelled"] for p in info["panels"]] == [True, False]
+    fig.supxlabel("turn")
+    fig.supylabel("rate")
+    assert all(p["labelled"] for p in figure_panels(fig))
+    bars = Figure()
+    ax = bars.add_subplot()
+    ax.bar([0, 1], [0.2, 0.8])
+    ax.set_xticks([0, 1], ["vanilla", "mem0"])  # names label their axis; the numeric y axis still needs one
+    assert [p["labelled"] for p in figure_panels(bars)] == [False]
+    ax.set_ylabel("share")
+    assert [p["labelled"] for p in figure_panels(bars)] == [True]
+    seaborn_bars = Figure()
+    import seaborn as sns
+
+    sns.barplot(data=pd.DataFrame({"agent": ["a", "b"], "v": [1, 2]}), x="agent", y="v", ax=seaborn_bars.add_subplot())
+    assert figure_panels(seaborn_bars)[0]["labelled"]  # categorical ticks come back as a list
+    stacked = Figure()
+    top, bottom = stacked.subplots(2, 1, sharex=True)
+    for ax in (top, bottom):
+        ax.plot([0, 1], [0, 1])
+        ax.set_ylabel("rate")
+    assert [p["labelled"] for p in figure_panels(stacked)] == [True, False]  # the outer panel needs its label
+    bottom.set_xlabel("turn")
+    assert all(p["labelled"] for p in figure_panels(stacked))
+
+
+def test_label_table_is_compact_and_keeps_what_varies():
+    df = pd.DataFrame({"task": ["hangman"] * 2, "model": ["psit-sim"] * 2, "agent": ["vanilla", "mem0"],
+                       "n": [10, 10], "rate": [0.148148, 5.56e-05], "interval": ["[5.56e-05, 0.812]", "[0.1, 0.2]"]})
+    styled = label_table(df.set_index(["task", "agent"]), LABEL)
+    assert list(styled.data.columns) == ["agent", "n", "rate", "interval"]  # index shown as columns, n kept
+    assert styled.caption == f"task: hangman · model: psit-sim · {LABEL}"
+    page = styled.to_html()
+    assert "0.148" in page and "0.148148" not in page and "e-05" not in page and "0.0000556" in page
+    assert "row_heading" not in page  # no index column
+    blank = label_table(df.assign(note=""), LABEL)
+    assert "note" not in blank.data.columns and "note" not in blank.caption
+    one_row = label_table(df.head(1), LABEL)
+    assert "task" in one_row.data.columns  # a single row keeps its columns
+
+
+@pytest.mark.parametrize("value,shown", [(5.56e-05, "0.0000556"), (0.148148, "0.148"), (1234.6, "1235"),
+                                         (2.0, "2"), (float("nan"), "—"), (-0.000123456, "-0.000123")])
+def test_numbers_have_three_significant_digits_and_no_exponent(value, shown):
+    assert format_number(value) == shown
+    if "e" in repr(value):  # text keeps other numbers as written, rewrites exponents only
+        assert plain_numbers(f"[{value!r}, 0.812]") == f"[{shown}, 0.812]"

@@ -1,8 +1,11 @@
 """The rendered report, checked in a real browser (headless Chromium driven by Playwright).
 
-A tiny run of two notebooks is rendered; the index and every page are opened offline: every
-figure loads, no LaTeX is left raw, no cell shows an error, code is hidden until asked for,
-and the index lists every notebook with its status.
+A tiny run of two notebooks is rendered; the index and every page are opened offline at
+1400 px: every figure loads, no LaTeX is left raw, no cell shows an error, code is hidden until
+asked for, and the index lists every notebook with its status. Each page must also read like a
+results section: no horizontal scroll, no table shown twice, a link back to the index, a
+parameters table, every figure's panels labelled on both axes (from the metadata each figure
+carries, see ``analysis.labels.figure_panels``), and no raw Python dict on show.
 
 CI installs Chromium from the OS packages and sets PSIT_REQUIRE_BROWSER=1, so there the test
 cannot silently skip; elsewhere it skips when no Chromium is installed.
@@ -10,12 +13,15 @@ cannot silently skip; elsewhere it skips when no Chromium is installed.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 
 import pytest
 
 from psit_lib.cli import main
+from psit_lib.report.screenshots import PAGE_WIDTH_JS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("PSIT_REQUIRE_BROWSER"),
@@ -42,17 +48,69 @@ def report(tmp_path_factory):
     return tmp / "results" / "tiny" / "report"
 
 
+VIEWPORT = 1400
+RAW_DICT = re.compile(r"^\{'\w+': .*\}$", re.S)
+"""An output that is nothing but a Python dict's repr (``exp.finish()``'s return value, say);
+a dict quoted inside a text, like a tool call's arguments in a story, is not one."""
+
+
+def duplicated_tables(texts: list[str]) -> list[str]:
+    """Tables (caption and cells) shown more than once on a page."""
+    seen: set[str] = set()
+    return [t[:80] for t in texts if t in seen or seen.add(t)]  # type: ignore[func-returns-value]
+
+
+def unlabelled_panels(figures: list[str | None]) -> list[str]:
+    """Figures without metadata, or with a panel lacking an axis label (from ``data-psit-figure``)."""
+    bad = []
+    for i, raw in enumerate(figures):
+        meta = json.loads(raw) if raw and raw != "none" else None
+        if meta is None:
+            bad.append(f"figure {i + 1}: no figure metadata (not labelled with analysis.labels.label_figure)")
+            continue
+        bad += [f"figure {i + 1}, panel {p.get('title')!r}: x={p.get('xlabel')!r} y={p.get('ylabel')!r}"
+                for p in meta.get("panels", []) if not p.get("labelled")]
+    return bad
+
+
+
+
+def assert_reads_like_a_results_section(page, name: str) -> None:
+    width = page.evaluate(PAGE_WIDTH_JS)
+    assert width <= VIEWPORT, f"{name}: the page is {width} px wide on a {VIEWPORT} px viewport"
+    tables = page.evaluate("[...document.querySelectorAll('table')].filter(t => t.rows.length > 1)"
+                           ".map(t => t.textContent.replace(/\\s+/g, ' ').trim())")  # folded ones too
+    assert not duplicated_tables(tables), f"{name}: a table is shown twice: {duplicated_tables(tables)}"
+    assert page.locator("a[href='index.html']").count() > 0, f"{name}: no link back to the index"
+    assert page.locator("table.psit-params").count() == 1, f"{name}: no parameters table"
+    assert page.locator("nav.psit-toc a").count() > 0, f"{name}: no table of contents"
+    figures = page.evaluate("[...document.querySelectorAll('.jp-OutputArea img')].map(i => i.dataset.psitFigure || null)")
+    assert not unlabelled_panels(figures), f"{name}: {unlabelled_panels(figures)}"
+    outputs = page.evaluate("[...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText.trim())")
+    raw = [o[:80] for o in outputs if RAW_DICT.match(o)]
+    assert not raw, f"{name}: a raw dict is on show: {raw}"
+
+
+def test_the_checks_catch_what_they_are_for():
+    assert duplicated_tables(["a", "b", "a"]) == ["a"] and not duplicated_tables(["a", "b"])
+    labelled = json.dumps({"panels": [{"title": "t", "xlabel": "x", "ylabel": "y", "labelled": True}]})
+    bare = json.dumps({"panels": [{"title": "t", "xlabel": "", "ylabel": "y", "labelled": False}]})
+    assert not unlabelled_panels([labelled]) and len(unlabelled_panels([labelled, bare, None])) == 2
+    assert RAW_DICT.match("{'started': '2026',\n 'model_calls': 3}")
+    assert not RAW_DICT.match("app call: list_rides {'end_location': 'Airport'}")
+
+
 def test_the_report_renders_offline_in_a_browser(report):
     from playwright.sync_api import sync_playwright
 
     assert CHROMIUM is not None, "PSIT_REQUIRE_BROWSER is set but Chromium is not installed"
-    pages = sorted(p for p in report.glob("*.html") if p.name != "index.html")
+    pages = sorted(p for p in report.glob("*.html") if p.name not in ("index.html", "protocol.html"))
     assert len(pages) == 2
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
             "--disable-sync", "--no-first-run"])
-        page = browser.new_page()
+        page = browser.new_page(viewport={"width": VIEWPORT, "height": 900})
         requested: list[str] = []
         page.on("request", lambda r: requested.append(r.url))
         page.goto((report / "index.html").as_uri())
@@ -61,9 +119,13 @@ def test_the_report_renders_offline_in_a_browser(report):
         for html_page in pages:
             assert html_page.stem in page.content()
         assert page.evaluate("[...document.images].every(i => i.complete && i.naturalWidth > 0)")
+        thumbs = page.evaluate("[...document.querySelectorAll('img.thumb')].map(i => i.getBoundingClientRect().width)")
+        assert thumbs and min(thumbs) >= 400, f"index thumbnails too small to read: {thumbs}"
+        assert page.evaluate("document.documentElement.scrollWidth") <= VIEWPORT
         for html_page in pages:
             page.goto(html_page.as_uri())
             text = page.inner_text("body")
+            assert_reads_like_a_results_section(page, html_page.name)
             images = page.evaluate("[...document.images].map(i => i.complete && i.naturalWidth > 0)")
             assert images and all(images), f"{html_page.name}: a figure did not load"
             assert "$$" not in text and "\\\\frac" not in text, f"{html_page.name}: raw LaTeX"
@@ -76,3 +138,17 @@ def test_the_report_renders_offline_in_a_browser(report):
             assert page.locator("math").count() > 0  # formulas as MathML
         browser.close()
     assert all(url.startswith("file://") for url in requested), [u for u in requested if not u.startswith("file://")]
+
+
+def test_screenshots_are_small_pngs_of_each_page_at_1400_px(report, tmp_path):
+    from PIL import Image
+
+    from psit_lib.report.screenshots import HEIGHT, WIDTH, shoot
+
+    shots = shoot(report, tmp_path)
+    assert [image.stem for image, _ in shots][:3] == ["index", "01_theorem_illustration", "06_basis_cab_scenarios"]
+    for image, page_width in shots:
+        assert page_width <= WIDTH, f"{image.name}: {page_width} px wide"
+        with Image.open(image) as png:
+            assert png.width == WIDTH and png.height <= HEIGHT
+        assert image.stat().st_size < 700_000

@@ -7,12 +7,14 @@ import json
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 from bs4 import BeautifulSoup
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from psit_lib.report.index import index_html, index_row
-from psit_lib.report.notebook_prep import WIDGET_VIEW, latex_to_mathml, prepare
-from psit_lib.report.page import FOLD_ROWS, _fold_long_tables
+from psit_lib.report.notebook_prep import WIDGET_VIEW, first_result_figure, latex_to_mathml, prepare
+from psit_lib.report.page import FOLD_ROWS, _compact_tables, _fold_long_tables, _plain_table_numbers
+from psit_lib.report.page_head import PageContext, head_html, link_spec_references, protocol_html
 
 
 def test_formulas_become_mathml_and_code_and_prices_stay_as_written():
@@ -72,3 +74,100 @@ def test_the_headline_is_rendered_from_markdown_and_html_in_it_is_escaped(tmp_pa
     row = index_row(tmp_path, _nb(), "02_x", {"status": "ok"})
     page = index_html(tmp_path, {"complete": True}, [row], "abc")
     assert "<li><strong>hangman</strong>" in page and "<script>x" not in page
+
+
+def _png() -> str:
+    import base64
+    import io
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(1, 1))
+    fig.add_subplot().plot([0, 1])
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def test_the_page_leaves_out_output_checks_progress_bars_and_stderr_and_folds_a_raw_dict():
+    nb = new_notebook(cells=[
+        new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(df.to_string())", outputs=[new_output("stream", name="stdout", text="a b\n1 2")]),
+        new_code_cell("run()", outputs=[
+            new_output("display_data", data={WIDGET_VIEW: {"model_id": "1"},
+                                             "text/plain": "Loading weights:   0%|          | 0/103 [00:00<?, ?it/s]"}),
+            new_output("stream", name="stderr", text="warning: noisy library\n"),
+            new_output("stream", name="stdout", text="80 episodes\n")]),
+        new_code_cell("exp.finish()", outputs=[new_output("execute_result", execution_count=1, data={
+            "text/plain": "{'started': '2026-01-01', 'model_calls': 12, 'calls_by_role': {'host': 12}}"})]),
+    ])
+    prepare(nb)
+    check, run, finish = nb.cells
+    assert check.outputs == []
+    assert [o.get("text") for o in run.outputs] == ["80 episodes\n"]
+    shown = finish.outputs[0]["data"]
+    assert set(shown) == {"text/html"} and "<details" in shown["text/html"] and "model calls" in shown["text/html"]
+    assert "host: 12" in shown["text/html"] and "{'" not in shown["text/html"]
+
+
+def test_a_figure_is_an_image_carrying_its_panel_metadata_and_the_thumbnail_is_a_result():
+    schematic = new_output("display_data", data={"image/png": _png(), "text/plain": "<Figure>"},
+                           metadata={"image/png": {"psit_figure": {"provenance": "p", "panels": []}}})
+    result_meta = {"provenance": "p", "panels": [{"title": "rate", "xlabel": "agent", "ylabel": "rate", "labelled": True}]}
+    result = new_output("display_data", data={"image/png": _png(), "text/plain": "<Figure>"},
+                        metadata={"image/png": {"psit_figure": result_meta}})
+    nb = new_notebook(cells=[new_code_cell("a", outputs=[schematic]), new_code_cell("b", outputs=[result])])
+    thumb = first_result_figure(nb)
+    assert thumb is not None and thumb.endswith("".join(result["data"]["image/png"].split()))
+    prepare(nb)
+    img = BeautifulSoup(nb.cells[1].outputs[0]["data"]["text/html"], "html.parser").img
+    assert json.loads(img["data-psit-figure"]) == result_meta and img["alt"] == "rate"
+
+
+def test_tables_lose_a_counting_index_and_exponents_and_text_is_left_aligned():
+    html = pd.DataFrame({"agent": ["a", "b"], "low": [5.56e-05, 0.1]}).to_html()
+    soup = BeautifulSoup(f"<body>{html}</body>", "html.parser")
+    _plain_table_numbers(soup)
+    _compact_tables(soup)
+    rows = [[c.get_text(strip=True) for c in tr.find_all(["th", "td"])] for tr in soup.find_all("tr")]
+    assert rows == [["agent", "low"], ["a", "0.000056"], ["b", "0.1"]]  # pandas' six decimals, then 3 digits
+    assert "left" in soup.find("td").get("style", "")
+    named = BeautifulSoup(pd.DataFrame({"x": [1]}, index=["vanilla"]).to_html(), "html.parser")
+    _compact_tables(named)
+    assert "vanilla" in named.get_text()  # a meaningful index stays
+
+
+def test_spec_references_link_to_the_protocol_and_code_is_left_alone():
+    soup = BeautifulSoup("<p>As SPEC §1 step 3 and SPEC §4 say.</p><code>SPEC §2</code>", "html.parser")
+    assert link_spec_references(soup, "protocol.html") == 2
+    links = [(a["href"], a.text) for a in soup.find_all("a")]
+    assert links == [("protocol.html#sec-1", "SPEC §1"), ("protocol.html#sec-4", "SPEC §4")]
+    assert soup.p.get_text() == "As SPEC §1 step 3 and SPEC §4 say."
+    page = protocol_html("# P\n## §1 The test\ntext\n## §4 Statistics\n")
+    assert "id='sec-1'" in page and "id='sec-4'" in page and "index.html" in page
+
+
+def test_the_page_head_gives_parameters_provenance_run_files_and_contents(tmp_path: Path):
+    folder = tmp_path / "02_x"
+    (folder / "tables").mkdir(parents=True)
+    (folder / "params.json").write_text(json.dumps({"_backend": "sim", "agents": ["vanilla", "mem0"], "n_episodes": 3}))
+    (folder / "metadata.json").write_text(json.dumps({"backend": "sim", "simulated": True, "model": "psit-sim",
+                                                      "profile": "default", "seed": 0, "git_commit": "abc1234",
+                                                      "executions": [{"model_calls": 40, "cache_hits": 2},
+                                                                     {"model_calls": 0, "cache_hits": 0}],
+                                                      "last_execution": {"model_calls": 0, "episodes_recorded": 8}}))
+    (folder / "tables" / "rates.csv").write_text("a\n1\n")
+    (folder / "tables" / "rates.parquet").write_bytes(b"")
+    (folder / "episodes.jsonl").write_text("")
+    soup = BeautifulSoup("<body><h2 id='Run'>Run<a>¶</a></h2><h2>Failure modes (<code>SPEC §1</code>)</h2></body>",
+                         "html.parser")
+    head = BeautifulSoup(head_html(soup, PageContext(tmp_path, "02_x", {"run_id": "r1"}, "zzz")), "html.parser")
+    text = head.get_text(" ")
+    assert "n_episodes" in text and "vanilla, mem0" in text and "_backend" not in text
+    assert "simulated model" in text and "abc1234" in text and "psit-sim" in text
+    assert "8 recorded" in text and "40 model calls (2 from the cache) over 2 executions" in text  # resumed: no new call
+    hrefs = [a["href"] for a in head.find_all("a")]
+    assert hrefs[0] == "index.html"
+    assert "../02_x/tables/rates.csv" in hrefs and "../02_x/tables/rates.parquet" in hrefs
+    assert "../02_x/episodes.jsonl" in hrefs and "#Run" in hrefs and "#Failure-modes-SPEC-1" in hrefs
+    assert soup.find_all("h2")[1]["id"] == "Failure-modes-SPEC-1"
+    assert [a.text for a in head.select("nav a")] == ["Run", "Failure modes (SPEC §1)"]

@@ -382,3 +382,83 @@ async def test_a_finished_game_disables_guessing_but_not_forking():
     assert player.session.over
     assert player.guess_button.disabled and player.auto_button.disabled
     assert not player.fork_button.disabled and not player.new_game.disabled
+
+
+# --------------------------------------------------------------------------------------------
+# The structured episode view
+# --------------------------------------------------------------------------------------------
+
+
+def _typed(agent="workflow_overwrite", outcome="state_substitution", episode_id="hangman/psit-sim/w/0001"):
+    from psit_lib.runs.records import read_records
+    from psit_lib.studies.psit.protocol.records import ForkEpisode
+
+    result = {
+        "task": "hangman", "agent": agent, "model": "psit-sim", "outcome": outcome,
+        "failure": "answered no to its own revealed secret", "turns_played": 2, "constraints": {},
+        "transcript": [{"role": "user", "content": "Let's play"}, {"role": "assistant", "content": "_ _ _"},
+                       {"role": "user", "content": "My next guess is the letter 'e'."},
+                       {"role": "assistant", "content": "No e. <b>_ _ _</b>"}],
+        "private_state_at_fork": "<secret>cat</secret>", "state_size_per_turn": [12, 15],
+        "memory_edits": [[{"name": "overwrite_memory", "ok": True, "meta": {"changed_lines": 2}}],
+                         [{"name": "overwrite_memory", "ok": False, "error": "hunk did not apply"}]],
+        "hidden_calls": [{"turn": 2, "library": "mem0", "kind": "mem0.fact_extraction", "prompt_tokens": 100,
+                          "completion_tokens": 20, "ok": True, "error": None}],
+        "reveal": {"question": "Reveal?", "answer": "cat", "parsed": "cat", "compatible": True},
+        "candidates": [{"secret": "cat", "source": "revealed", "question": "Is it 'cat'?", "answer": "No", "parsed": False},
+                       {"secret": "cot", "source": "dataset", "question": "Is it 'cot'?", "answer": "No", "parsed": False}],
+        "candidate_search": None,
+        "branch_hidden_calls": [{"branch": "confirm-1", "turn": 3, "library": "mem0", "kind": "mem0.memory_update",
+                                 "prompt_tokens": 50, "completion_tokens": 5, "ok": True, "error": None}],
+    }  # fmt: skip
+    stored = {"format": 2, "episode_id": episode_id, "status": "ok", "error": None,
+              "spec": {"agent": agent, "model": "psit-sim", "task": "hangman"},
+              "usage": {"calls": 4, "cache_hits": 0, "prompt_tokens": 10, "completion_tokens": 5, "calls_by_role": {}},
+              "calls": [], "wall_seconds": 0.1, "result": result}
+    return read_records([stored], ForkEpisode)[0]
+
+
+def test_the_episode_view_shows_turns_private_actions_state_and_branches_side_by_side():
+    from bs4 import BeautifulSoup
+
+    from psit_lib.studies.psit.protocol.transcript_view import episode_html
+
+    page = episode_html(_typed())
+    soup = BeautifulSoup(page, "html.parser")
+    text = " ".join(soup.get_text(" ").split())
+    assert "<b>_ _ _</b>" not in page and "&lt;b&gt;" in page  # the model's text is escaped
+    assert "turn 1" in text and "turn 2" in text
+    assert "overwrite_memory → ok (changed_lines=2)" in text and "failed: hunk did not apply" in text
+    assert "mem0.fact_extraction" in text and "private state carried on: 15 tokens" in text
+    assert "<secret>cat</secret>" in text and "answered no to its own revealed secret" in text
+    grid = [d for d in soup.find_all("div") if "grid-template-columns" in (d.get("style") or "")]
+    assert len(grid) == 1 and len(grid[0].find_all("div", recursive=False)) == 3  # reveal + 2 candidates
+    assert "a self-consistent host says yes" in text and "mem0.memory_update" in text
+    assert episode_html(_typed().stored()) == page  # a stored record gives the same view
+
+
+def test_the_episode_viewer_filters_by_agent_and_outcome_and_has_a_static_version():
+    from psit_lib.studies.psit.widgets import episode_viewer
+
+    records = [_typed(), _typed("vanilla", "self_consistent", "hangman/psit-sim/v/0001"),
+               _typed("vanilla", "all_denial", "hangman/psit-sim/v/0002")]
+    shown = episode_viewer(records)
+    agent_filter, outcome_filter = shown.widget.children[0].children
+    picker, view = shown.widget.children[1:]
+    assert [title for title, _ in picker.options] == ["hangman/psit-sim/w/0001 · workflow_overwrite · state_substitution",
+                                                     "hangman/psit-sim/v/0002 · vanilla · all_denial"]
+    agent_filter.value = "vanilla"
+    assert len(picker.options) == 1 and "all_denial" in view.value
+    outcome_filter.value = "all"
+    assert len(picker.options) == 2
+    static = shown._repr_mimebundle_()
+    static = (static[0] if isinstance(static, tuple) else static)["text/html"]
+    assert static.count("<details>") == 2 and "psit-episode" in static and "(2)" in static
+
+
+def test_the_transcript_browser_shows_the_structured_view():
+    from psit_lib.analysis.browser import static_transcripts
+    from psit_lib.studies.psit.protocol.experiment import episode_label, example_transcript, not_self_consistent
+
+    page = static_transcripts([_typed()], example_transcript, not_self_consistent, episode_label)
+    assert "psit-episode" in page and "Fork branches" in page

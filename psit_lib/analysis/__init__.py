@@ -32,6 +32,8 @@ _EXPORTS: dict[str, str] = {
     # plots
     "plot_rate_intervals": "plots",
     "plot_state_size": "plots",
+    "agent_palette": "plots",
+    "AGENT_COLOURS": "plots",
     # readings, sweeps, departures, transcripts
     "grouped_rate_readings": "result_sentences",
     "sweep_reading": "sweeps",

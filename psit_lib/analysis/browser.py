@@ -34,15 +34,23 @@ class WithStaticFallback:
         return (data, bundle[1]) if isinstance(bundle, tuple) else data
 
 
+def html_view(render: Callable[[T], str]) -> Callable[[T], str]:
+    """How an episode is shown as HTML: the renderer's structured view when it has one (an
+    ``html`` attribute, e.g. a study's episode view), else its text in a ``<pre>``."""
+    structured = getattr(render, "html", None)
+    if callable(structured):
+        return structured
+    return lambda record: f"<pre style='white-space: pre-wrap'>{html.escape(render(record))}</pre>"
+
+
 def static_transcripts(records: Sequence[T], render: Callable[[T], str], failed: Callable[[T], bool],
                        label: Callable[[T], str], limit: int = STATIC_LIMIT) -> str:
     """HTML: the failed episodes' audits, one folded block each (at most ``limit``)."""
     chosen = [r for r in records if failed(r)]
     if not chosen:
         return "<p><i>No failed episodes to show.</i></p>"
-    blocks = [f"<details><summary>{html.escape(label(r))}</summary>"
-              f"<pre style='white-space: pre-wrap'>{html.escape(render(r))}</pre></details>"
-              for r in chosen[:limit]]
+    view = html_view(render)
+    blocks = [f"<details><summary>{html.escape(label(r))}</summary>{view(r)}</details>" for r in chosen[:limit]]
     more = f"<p><i>… and {len(chosen) - limit} more in the run folder.</i></p>" if len(chosen) > limit else ""
     return f"<p><b>Failed episodes ({len(chosen)})</b></p>" + "".join(blocks) + more
 
@@ -61,12 +69,13 @@ def transcript_browser(records: Sequence[T], render: Callable[[T], str], failed:
     only_failed = w.Checkbox(value=True, description="failed only")
     picker = w.Dropdown(description="episode", layout=w.Layout(width="70%"))
     view = w.HTML()
+    as_html = html_view(render)
 
     def show(*_):
         if picker.value is None:
             view.value = "<i>no episodes match</i>"
             return
-        view.value = f"<pre style='white-space: pre-wrap'>{html.escape(render(records[picker.value]))}</pre>"
+        view.value = as_html(records[picker.value])
 
     def refresh(*_):
         options = [(label(r), i) for i, r in enumerate(records) if not only_failed.value or failed(r)]

@@ -14,6 +14,9 @@ table is displayed or exported, while a caption is rendered in notebooks and kep
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from pandas.io.formats.style import Styler
@@ -71,6 +74,9 @@ def label_figure(fig: Figure, label: str) -> Figure:
     stacking a second footer. Figures saved with ``bbox_inches="tight"`` keep it.
     """
     _check_label(label)
+    # Jupyter asks the figure for _repr_mimebundle_ before its PNG formatter: the answer is
+    # metadata only (the PNG still comes from the inline backend), read by the report
+    fig._repr_mimebundle_ = _FigureMetadata(fig)  # type: ignore[attr-defined]
     for text in fig.texts:
         if text.get_gid() == PROVENANCE_GID:
             text.set_text(label)
@@ -79,6 +85,77 @@ def label_figure(fig: Figure, label: str) -> Figure:
         0.5, 0.005, label, ha="center", va="bottom", fontsize=7, color="dimgray", gid=PROVENANCE_GID
     )
     return fig
+
+
+FIGURE_METADATA_KEY = "psit_figure"
+"""Key of a labelled figure's display metadata (under ``image/png``): its provenance and, per
+panel, title and axis labels; the report reads it (alt text, the browser test's label check)."""
+
+
+def _axis_label(ax, which: str) -> str:
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    own = axis.get_label().get_text()
+    if own:
+        return own
+    figure = ax.get_figure()
+    shared = getattr(figure, f"_sup{which}label", None) if figure is not None else None
+    return shared.get_text() if shared is not None else ""
+
+
+def _named_categories(axis) -> bool:
+    """Whether the axis's ticks are names (agents, outcomes): categories that label themselves."""
+    from matplotlib.category import StrCategoryFormatter
+    from matplotlib.ticker import LogFormatter, ScalarFormatter
+
+    formatter = axis.get_major_formatter()
+    if isinstance(formatter, StrCategoryFormatter):
+        return True
+    if isinstance(formatter, (ScalarFormatter, LogFormatter)):
+        return False
+    return any(re.search(r"[A-Za-z]", label.get_text()) for label in axis.get_ticklabels())
+
+
+def _tick_labels_off(axis, sides: tuple[str, str]) -> bool:
+    """Whether the axis shows no tick labels (an inner panel of a shared axis: the outer panel's
+    labels serve it)."""
+    params = axis.get_tick_params()
+    return not any(params.get(f"label{side}", side in ("bottom", "left")) for side in sides)
+
+
+def figure_panels(fig: Figure) -> list[dict[str, object]]:
+    """Each panel (axes with something drawn, colour bars and legend-only axes left out) with its
+    title and axis labels. A panel is labelled when each axis has a label of its own or one shared
+    by the whole figure (``supxlabel``), or needs none: no ticks (a panel saying there is no
+    data), ticks that are names (one bar per agent) and so say what the axis holds, or no tick
+    labels (an inner panel sharing the axis of a labelled outer one)."""
+    panels: list[dict[str, object]] = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison or ax.get_label() == "<colorbar>":
+            continue
+        if not (ax.has_data() or ax.texts):
+            continue
+        xlabel, ylabel = _axis_label(ax, "x"), _axis_label(ax, "y")
+        x_ticks = (len(ax.get_xticks()) > 0 and ax.xaxis.get_visible() and not _named_categories(ax.xaxis)
+                   and not _tick_labels_off(ax.xaxis, ("bottom", "top")))
+        y_ticks = (len(ax.get_yticks()) > 0 and ax.yaxis.get_visible() and not _named_categories(ax.yaxis)
+                   and not _tick_labels_off(ax.yaxis, ("left", "right")))
+        panels.append({"title": ax.get_title() or ax.get_title("left"), "xlabel": xlabel, "ylabel": ylabel,
+                       "labelled": bool((xlabel or not x_ticks) and (ylabel or not y_ticks))})
+    return panels
+
+
+class _FigureMetadata:
+    """A figure's ``_repr_mimebundle_``: no data of its own, metadata for its PNG."""
+
+    def __init__(self, fig: Figure) -> None:
+        self.fig = fig
+
+    def __call__(self, include=None, exclude=None):
+        try:
+            panels = figure_panels(self.fig)
+        except Exception:  # never keep a figure from showing; the report flags a figure without metadata
+            return {}, {}
+        return {}, {"image/png": {FIGURE_METADATA_KEY: {"provenance": figure_provenance(self.fig), "panels": panels}}}
 
 
 def figure_provenance(fig: Figure) -> str | None:
@@ -105,14 +182,91 @@ def format_number(value: object) -> object:
             return "—"
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))
-        return f"{value:.0f}" if abs(value) >= 10 ** SIGNIFICANT_DIGITS else f"{value:.{SIGNIFICANT_DIGITS}g}"
+        if abs(value) >= 10 ** SIGNIFICANT_DIGITS:
+            return f"{value:.0f}"
+        # positional, never an exponent: 5.56e-05 shows as 0.0000556
+        return np.format_float_positional(value, precision=SIGNIFICANT_DIGITS, unique=False, fractional=False,
+                                          trim="-")
+    if isinstance(value, str):
+        return plain_numbers(value)
     return value
 
 
+_EXPONENT = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
+
+
+def plain_numbers(text: str) -> str:
+    """``text`` with every number written with an exponent ("[5.56e-05, 0.812]") rewritten in
+    positional notation to 3 significant digits ("[0.0000556, 0.812]")."""
+    return _EXPONENT.sub(lambda m: str(format_number(float(m.group()))), text)
+
+
+def _is_text(column: pd.Series) -> bool:
+    return not (pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column))
+
+
+def compact_table(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The table a reader needs, and the columns lifted out of it.
+
+    A meaningful index (named, or not the default 0..n-1) becomes ordinary columns, so the
+    rendered table needs no index column; a text column with one value on every row (the task,
+    the model) is lifted out and returned as ``{column: value}`` for the caption (one that is
+    empty on every row is dropped). Numeric columns
+    stay even when constant: a reader compares them across tables. Tables of one row, and the
+    last remaining column, are left as they are.
+    """
+    table = df.copy()
+    default_index = isinstance(table.index, pd.RangeIndex) and table.index.name is None and table.index.start == 0
+    if not default_index:
+        table = table.reset_index()
+    lifted: dict[str, str] = {}
+    if len(table) > 1 and not isinstance(table.columns, pd.MultiIndex):
+        for column in list(table.columns):
+            values = table[column]
+            if len(table.columns) > 1 and _is_text(values) and values.nunique(dropna=False) == 1:
+                value = values.iloc[0]
+                shown = "—" if value is None or value != value else str(value)
+                if shown.strip():  # a column empty on every row says nothing: dropped unmentioned
+                    lifted[str(column)] = shown
+                table = table.drop(columns=column)
+    table.attrs = dict(df.attrs)
+    return table, lifted
+
+
+_TABLE_STYLES = [
+    {"selector": "caption", "props": "caption-side: top; text-align: left; font-size: 0.9em; color: #444; "
+                                     "width: max-content; max-width: 45em;"},
+    {"selector": "th", "props": "text-align: left;"},
+]
+_NUMBER_TEXT = re.compile(r"^[-+−]?[\d.,]+%?\*?$|^[—–-]$")
+
+
+def _reads_as_numbers(column: pd.Series) -> bool:
+    """Whether a column shows numbers (to right-align): a numeric column, or text that is all
+    numbers as printed ("1.00*", "—")."""
+    if not _is_text(column):
+        return True
+    values = [v for v in column.tolist() if v is not None and v == v]
+    return bool(values) and all(isinstance(v, str) and _NUMBER_TEXT.match(v.strip()) for v in values)
+
+
 def label_table(df: pd.DataFrame, label: str) -> Styler:
-    """A Styler of a copy of ``df`` captioned with ``label`` (numbers to 3 significant digits,
-    missing values as a dash); the copy carries ``attrs["provenance"]``."""
+    """A compact, captioned Styler of a copy of ``df``: no index column (a meaningful index is
+    shown as columns), text columns with one value on every row lifted into the caption (see
+    :func:`compact_table`), numbers to 3 significant digits and never with an exponent, missing
+    values as a dash, text left-aligned and numbers right-aligned. The caption is the lifted
+    values then ``label``; the copy carries ``attrs["provenance"]`` (and ``attrs["lifted"]``)."""
     _check_label(label)
-    labelled = df.copy()
+    labelled, lifted = compact_table(df)
     labelled.attrs["provenance"] = label
-    return labelled.style.set_caption(label).format(format_number)
+    labelled.attrs["lifted"] = lifted
+    caption = _SEPARATOR.join([*(f"{k}: {v}" for k, v in lifted.items()), label])
+    styler = labelled.style.set_caption(caption).format(format_number).hide(axis="index")
+    styler = styler.set_table_styles(_TABLE_STYLES)
+    if labelled.columns.is_unique:
+        numeric = [c for c in labelled.columns if _reads_as_numbers(labelled[c])]
+        text = [c for c in labelled.columns if c not in numeric]
+        for columns, side in ((numeric, "right"), (text, "left")):
+            if columns:
+                styler = styler.set_properties(subset=columns, **{"text-align": side})
+    return styler

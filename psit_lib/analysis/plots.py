@@ -39,6 +39,53 @@ def distinct_palette(n: int) -> list:
     return sns.color_palette("husl", n)
 
 
+AGENT_COLOURS: dict[str, str] = {
+    "vanilla": "#7f7f7f",                   # grey: the baseline without private state
+    "private_cot": "#0072b2",               # blue
+    "workflow_overwrite": "#009e73",        # green
+    "workflow_append_delete": "#e69f00",    # orange
+    "workflow_patch_replace": "#d55e00",    # vermillion
+    "autonomous_overwrite": "#cc79a7",      # pink
+    "autonomous_append_delete": "#56b4e9",  # sky blue
+    "autonomous_patch_replace": "#999933",  # olive
+    "mem0": "#882255",                      # wine
+    "amem": "#6a3d9a",                      # violet
+    "lightmem": "#8c510a",                  # brown
+    "memoryos": "#000000",                  # black
+}
+"""One colour per agent of the workbook, the same in every figure of every notebook, so a reader
+follows an agent from figure to figure. Twelve colours chosen to stay apart at twelve agents
+(Okabe-Ito's eight plus four dark tones; tests check the smallest CIELAB distance)."""
+
+_EXTRA_COLOURS = ("#1b9e77", "#e7298a", "#66a61e", "#a6761d", "#386cb0", "#f0027f", "#bf5b17", "#666666",
+                  "#7570b3", "#d95f02", "#1f78b4", "#b15928")
+
+
+def agent_palette(names: Sequence[object]) -> dict[str, str]:
+    """``{name: colour}`` for ``names`` (agents, or any other series of a figure): a workbook agent
+    always gets its :data:`AGENT_COLOURS` colour; other names take, in sorted order, the first
+    colours not already used in the figure (so the same set of names is coloured the same way in
+    every figure); never a repeated colour."""
+    keys = [str(name) for name in dict.fromkeys(names)]
+    colours = {name: AGENT_COLOURS[name] for name in keys if name in AGENT_COLOURS}
+    unknown = sorted(name for name in keys if name not in colours)
+    spare = [c for c in (*_EXTRA_COLOURS, *AGENT_COLOURS.values()) if c not in set(colours.values())]
+    if len(unknown) > len(spare):
+        spare += [_hex(c) for c in sns.color_palette("husl", len(unknown) - len(spare))]
+    colours.update(zip(unknown, spare))
+    return {name: colours[name] for name in keys}
+
+
+def agent_colours(names: Sequence[object]) -> list[str]:
+    """The colours of :func:`agent_palette` as a list in the order of ``names``."""
+    palette = agent_palette(names)
+    return [palette[str(name)] for name in names]
+
+
+def _hex(colour: Sequence[float]) -> str:
+    return "#" + "".join(f"{round(255 * c):02x}" for c in colour[:3])
+
+
 _OUTSIDE_RIGHT: dict[str, Literal["outside right upper", "outside right center", "outside right lower"]] = {
     "upper": "outside right upper", "center": "outside right center", "lower": "outside right lower"}
 
@@ -151,7 +198,13 @@ def plot_rate_intervals(
     x_levels = ordered_levels(x_values, None)
     hue_values = rate_df[hue].astype(str) if hue else pd.Series([""] * len(rate_df), index=rate_df.index)
     hue_levels = ordered_levels(hue_values, None)
-    palette = distinct_palette(len(hue_levels))
+    if hue:
+        palette = agent_colours(hue_levels)
+    elif x_cols == ["agent"]:
+        palette = [agent_palette(x_levels)[v] for v in x_values]  # one colour per agent, every point
+    else:
+        palette = [AGENT_COLOURS["private_cot"]]
+    n_col = next((c for c in ("n_scored", "n") if c in rate_df.columns), None)
     width = 0.7
     step = width / len(hue_levels)
 
@@ -163,11 +216,22 @@ def plot_rate_intervals(
         xs = np.array([x_index[v] for v in x_values[hue_values == level]]) - width / 2 + step * (h + 0.5)
         rate = rows[y].to_numpy(dtype=float)
         yerr = np.vstack([rate - rows[low].to_numpy(dtype=float), rows[high].to_numpy(dtype=float) - rate])
-        ax.errorbar(xs, rate, yerr=np.clip(yerr, 0, None), fmt="o", capsize=3, color=palette[h], label=level or None)
+        if hue or len(palette) == 1:
+            ax.errorbar(xs, rate, yerr=np.clip(yerr, 0, None), fmt="o", capsize=3, color=palette[h if hue else 0],
+                        label=level or None)
+        else:
+            for i, (x_pos, r, err) in enumerate(zip(xs, rate, np.clip(yerr, 0, None).T)):
+                ax.errorbar([x_pos], [r], yerr=err.reshape(2, 1), fmt="o", capsize=3, color=palette[i])
+        if n_col is not None:
+            for x_pos, top, n in zip(xs, rows[high].to_numpy(dtype=float), rows[n_col]):
+                if top == top and n == n:  # an interval and a count to show
+                    ax.annotate(f"n={int(n)}", (x_pos, min(top, 1.0)), xytext=(0, 3), textcoords="offset points",
+                                ha="center", va="bottom", fontsize=7, color="dimgray")
     rotate = needs_rotation(x_levels)
     ax.set_xticks(range(len(x_levels)), x_levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.08 if n_col else 1.02)
     ax.set_ylabel(ylabel)
+    ax.set_xlabel(GROUP_SEPARATOR.join(x_cols))
     ax.set_title(title)
     if hue:
         legend_outside(fig, ax, title=hue)
@@ -205,9 +269,12 @@ def plot_state_size(
     levels = ordered_levels(df[hue], None)
     sns.lineplot(
         data=df, x=x, y=y, hue=hue, hue_order=levels, errorbar=("ci", 95), n_boot=n_boot, seed=seed,
-        marker="o", ax=ax, palette=distinct_palette(len(levels)),
+        marker="o", ax=ax, palette={level: agent_palette(levels)[str(level)] for level in levels},
     )
-    legend_outside(fig, ax, title=hue)
+    counts = df.groupby([hue, x], observed=True).size().groupby(level=0, observed=True).max()
+    handles, labels = ax.get_legend_handles_labels()
+    labels = [f"{name} (n={int(counts[name])})" if name in counts.index else name for name in labels]
+    legend_outside(fig, ax, title=f"{hue} (episodes per point)", handles=handles, labels=labels)
     if (values > 0).all():
         ax.set_yscale("log")
         ax.set_ylabel(f"{y} (log scale)")

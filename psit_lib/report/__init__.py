@@ -13,6 +13,7 @@ from typing import Any
 
 from .index import code_commit, index_html, index_row
 from .page import render_page
+from .page_head import PageContext, protocol_html
 
 __all__ = ["render_report"]
 
@@ -26,13 +27,20 @@ def render_report(run_dir: Path, run: dict[str, Any] | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     run = run or {}
     statuses = {s["notebook"]: s for s in run.get("notebooks", [])}
+    repo = Path(__file__).resolve().parents[2]
+    commit = code_commit(repo)
+    protocol = None
+    if (repo / "docs" / "protocol.md").exists():
+        protocol = "protocol.html"
+        (out / protocol).write_text(protocol_html((repo / "docs" / "protocol.md").read_text(encoding="utf-8")),
+                                    encoding="utf-8")
     rows = []
     for nb_path in sorted((run_dir / "notebooks").glob("*.ipynb")):
         nb = nbformat.read(nb_path, as_version=4)
         row = index_row(run_dir, nb, nb_path.stem, statuses.get(nb_path.stem, {}))  # before the page changes nb
-        (out / f"{nb_path.stem}.html").write_text(render_page(nb, row.title), encoding="utf-8")
+        ctx = PageContext(run_dir, nb_path.stem, run, commit, protocol)
+        (out / f"{nb_path.stem}.html").write_text(render_page(nb, row.title, ctx), encoding="utf-8")
         rows.append(row)
     index = out / "index.html"
-    index.write_text(index_html(run_dir, run, rows, code_commit(Path(__file__).resolve().parents[2])),
-                     encoding="utf-8")
+    index.write_text(index_html(run_dir, run, rows, commit, protocol), encoding="utf-8")
     return index

@@ -1,8 +1,9 @@
 """The report's index page: what was run, by which code, on which model, and how it went.
 
-One row per notebook: its title (linking to the page), status, time, episodes (failed),
-model calls, cache hits, the notebook's key sentence (generated from its tables by
-``Experiment.headline``) and its first figure. The header names the run, the date it was
+One row per notebook: its title (linking to the page), the notebook's key sentence (generated
+from its tables by ``Experiment.headline``) and its first result figure at a readable size (a
+figure with a labelled data panel, not a schematic), then status, time, episodes (failed),
+model calls and cache hits. The header names the run, the date it was
 rendered, the code's commit, the backend, model and profile, and whether the run is complete.
 """
 
@@ -17,6 +18,8 @@ from typing import Any, cast
 
 from psit_lib.runs.folder import Execution, HealthRecord, RunFolder
 
+from .notebook_prep import first_result_figure
+
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 78em; color: #222; }
 table { border-collapse: collapse; width: 100%; }
@@ -25,7 +28,9 @@ td.num { text-align: right; }
 .status { font-weight: 600; padding: 0.1em 0.5em; border-radius: 0.3em; }
 .status.ok { background: #e3f4e3; color: #185c18; }
 .status.bad { background: #fbe4e4; color: #8a1c1c; }
-img.thumb { max-width: 15em; max-height: 10em; }
+img.thumb { display: block; max-width: 100%; width: 560px; height: auto; margin-top: 0.5em;
+            border: 1px solid #eee; }
+td.nb { width: 62%; }
 .headline { color: #333; font-size: 0.95em; }
 .complete { color: #185c18; } .incomplete { color: #8a1c1c; }
 .reason { font-size: 0.8em; color: #8a1c1c; max-width: 28em; margin-top: 0.3em; }
@@ -58,13 +63,8 @@ def notebook_title(nb: Any, fallback: str) -> str:
 
 
 def first_figure(nb: Any) -> str | None:
-    """The first PNG figure among the notebook's outputs, as a data URI."""
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            png = (output.get("data") or {}).get("image/png")
-            if png:
-                return "data:image/png;base64," + "".join(png.split())
-    return None
+    """The index thumbnail, as a data URI (see :func:`.notebook_prep.first_result_figure`)."""
+    return first_result_figure(nb)
 
 
 def code_commit(repo: Path) -> str:
@@ -116,18 +116,20 @@ def _reasons_html(reasons: tuple[str, ...]) -> str:
 
 def _row_html(row: IndexRow) -> str:
     good = row.status == "ok"
-    figure = f"<img class='thumb' src='{row.figure}' alt='first figure of {html.escape(row.stem)}'>" if row.figure else ""
+    figure = (f"<a href='{html.escape(row.stem)}.html'><img class='thumb' src='{row.figure}' "
+              f"alt='a result figure of {html.escape(row.stem)}'></a>" if row.figure else "")
     seconds = f"{row.seconds:.0f} s" if isinstance(row.seconds, (int, float)) else "—"
-    return (f"<tr><td><a href='{html.escape(row.stem)}.html'>{html.escape(row.title)}</a>"
-            f"<div class='headline'>{_markdown(row.headline)}</div></td>"
+    return (f"<tr><td class='nb'><a href='{html.escape(row.stem)}.html'>{html.escape(row.title)}</a>"
+            f"<div class='headline'>{_markdown(row.headline)}</div>{figure}</td>"
             f"<td><span class='status {'ok' if good else 'bad'}'>{html.escape(row.status)}</span>"
             + _reasons_html(row.health_reasons)
             + "</td>"
             f"<td class='num'>{seconds}</td><td class='num'>{row.episodes} ({row.failed} failed)</td>"
-            f"<td class='num'>{row.calls}</td><td class='num'>{row.cache_hits}</td><td>{figure}</td></tr>")
+            f"<td class='num'>{row.calls}</td><td class='num'>{row.cache_hits}</td></tr>")
 
 
-def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit: str) -> str:
+def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit: str,
+               protocol: str | None = None) -> str:
     complete = bool(run.get("complete")) and all(r.status == "ok" for r in rows)
     state = ("<p class='complete'>Complete run: every notebook finished, no episode failed, and no "
              "notebook's share of unreadable replies or flagged episodes passed its threshold.</p>"
@@ -145,6 +147,8 @@ def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit:
             f"<style>{_STYLE}</style></head><body><h1>PSIT workbench report</h1>"
             f"<p>Run <code>{html.escape(str(run.get('run_id') or run_dir.name))}</code> · rendered {rendered} · "
             f"code commit <code>{html.escape(commit)}</code></p><p>{provenance}</p>{state}"
-            "<table><thead><tr><th>Notebook</th><th>Status</th><th>Time</th><th>Episodes</th>"
-            "<th>Model calls</th><th>Cache hits</th><th>First figure</th></tr></thead><tbody>"
+            + (f"<p><a href='{html.escape(protocol)}'>The research protocol</a> (what every page's "
+               "“SPEC §n” refers to)</p>" if protocol else "")
+            + "<table><thead><tr><th>Notebook, key result and a result figure</th><th>Status</th><th>Time</th>"
+            "<th>Episodes</th><th>Model calls</th><th>Cache hits</th></tr></thead><tbody>"
             + "".join(_row_html(r) for r in rows) + "</tbody></table></body></html>")

@@ -12,6 +12,10 @@ from typing import Any
 
 from latex2mathml.converter import convert
 
+from psit_lib.analysis.labels import plain_numbers
+
+__all__ = ["plain_numbers", "prepare", "tidy_outputs"]
+
 _DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
 _INLINE = re.compile(r"(?<![\\$\w])\$(?=\S)([^$\n]+?)(?<=\S)\$(?![\w$])")
 _CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)
@@ -35,7 +39,8 @@ def latex_to_mathml(markdown: str) -> str:
 
 
 def prepare(nb: Any) -> Any:
-    """The notebook (nbformat node, changed in place) ready for static export."""
+    """The notebook (nbformat node, changed in place) ready for static export (see also
+    :func:`tidy_outputs`)."""
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -44,4 +49,121 @@ def prepare(nb: Any) -> Any:
             data = output.get("data")
             if data and WIDGET_VIEW in data and len(data) > 1:
                 data.pop(WIDGET_VIEW)
+    return tidy_outputs(nb)
+
+
+CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
+"""A cell whose source starts with this prints a table for the test suite's output check; the
+page already shows that table (styled), so the printed copy is left out."""
+
+_PROGRESS = re.compile(r"\d+%\|.*\|\s*\d+/\d+|\d+/\d+ \[\d+:\d+<|it/s\]")
+FIGURE_KEY = "psit_figure"  # analysis.labels.FIGURE_METADATA_KEY (the report reads it, never imports it)
+
+
+def _text(output: Any) -> str:
+    if output.get("output_type") == "stream":
+        return str(output.get("text", ""))
+    return str((output.get("data") or {}).get("text/plain", ""))
+
+
+def is_progress(output: Any) -> bool:
+    """A progress bar (tqdm and the like) or anything written to stderr: plumbing, not a result."""
+    if output.get("output_type") == "stream":
+        return output.get("name") == "stderr" or bool(_PROGRESS.search(_text(output)))
+    data = output.get("data") or {}
+    plain_only = set(data) <= {"text/plain", WIDGET_VIEW}
+    return plain_only and bool(_PROGRESS.search(_text(output)))
+
+
+def raw_mapping(output: Any) -> dict[str, Any] | None:
+    """The dict an ``execute_result`` shows only as its Python repr (``exp.finish()``), or None."""
+    import ast
+
+    data = output.get("data") or {}
+    if output.get("output_type") != "execute_result" or set(data) != {"text/plain"}:
+        return None
+    text = str(data["text/plain"]).strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _cell_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items()) or "—"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) or "—"
+    return "—" if value is None else str(value)
+
+
+def mapping_html(mapping: dict[str, Any], summary: str = "Execution statistics") -> str:
+    """A dict as a small two-column table, folded under ``summary``."""
+    import html
+
+    rows = "".join(f"<tr><th>{html.escape(str(k).replace('_', ' '))}</th><td>{html.escape(_cell_value(v))}</td></tr>"
+                   for k, v in mapping.items())
+    return (f"<details class='psit-stats'><summary>{html.escape(summary)}</summary>"
+            f"<table class='psit-kv'>{rows}</table></details>")
+
+
+def figure_html(png: str, meta: dict[str, Any] | None) -> str:
+    """An ``<img>`` for a PNG output carrying its figure metadata (provenance, panels and their
+    axis labels) as ``data-`` attributes, so the browser test can check every panel is labelled."""
+    import html
+    import json
+
+    src = "data:image/png;base64," + "".join(png.split())
+    if meta is None:
+        return f"<img class='psit-figure' src='{src}' alt='figure' data-psit-figure='none'>"
+    panels = meta.get("panels") or []
+    titles = "; ".join(str(p.get("title") or "") for p in panels if p.get("title"))
+    alt = html.escape(titles or "figure", quote=True)
+    return (f"<img class='psit-figure' src='{src}' alt='{alt}' "
+            f"data-psit-figure='{html.escape(json.dumps(meta), quote=True)}'>")
+
+
+def first_result_figure(nb: Any) -> str | None:
+    """The index thumbnail: the first figure with a data panel labelled on both axes (a result,
+    not a schematic drawn without axes); without figure metadata, the first figure."""
+    first = None
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            png = (output.get("data") or {}).get("image/png")
+            if not png:
+                continue
+            uri = "data:image/png;base64," + "".join(png.split())
+            first = first or uri
+            meta = ((output.get("metadata") or {}).get("image/png") or {}).get(FIGURE_KEY)
+            if meta and any(p.get("xlabel") and p.get("ylabel") for p in meta.get("panels") or []):
+                return uri
+    return first
+
+
+def tidy_outputs(nb: Any) -> Any:
+    """The notebook (changed in place) with its plumbing out of the page: output checks for the
+    test suite, progress bars and stderr dropped; a raw dict result shown as a folded table;
+    figures as images that carry their metadata."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if cell.source.lstrip().startswith(CHECK_MARK):
+            cell.outputs = []
+            continue
+        kept = []
+        for output in cell.get("outputs", []):
+            if is_progress(output):
+                continue
+            mapping = raw_mapping(output)
+            data = output.get("data") or {}
+            if mapping is not None:
+                output["data"] = {"text/html": mapping_html(mapping)}
+            elif "image/png" in data and "text/html" not in data:
+                meta = ((output.get("metadata") or {}).get("image/png") or {}).get(FIGURE_KEY)
+                data["text/html"] = figure_html(str(data["image/png"]), meta)
+            kept.append(output)
+        cell.outputs = kept
     return nb

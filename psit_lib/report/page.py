@@ -1,14 +1,21 @@
-"""One notebook as an offline HTML page: code hidden behind a toggle, long tables folded,
+"""One notebook as an offline HTML page that reads like a results section: a head with the
+parameters and provenance, the run's files and a table of contents (:mod:`.page_head`), the
+notebook's plumbing left out (:func:`.notebook_prep.tidy_outputs`), "SPEC §n" linked to the
+protocol, code hidden behind a toggle, long tables folded, wide tables scrolled inside the page,
 nothing fetched from the network."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bs4 import BeautifulSoup
 from bs4.element import AttributeValueList
 
-from .notebook_prep import prepare
+from psit_lib.analysis.labels import format_number
+
+from .notebook_prep import plain_numbers, prepare
+from .page_head import PageContext, head_html, link_spec_references
 
 FOLD_ROWS = 25
 """Tables with more rows than this are folded (a summary line shows how many)."""
@@ -17,6 +24,29 @@ _STYLE = """
 body.psit-code-hidden .jp-CodeCell .jp-InputArea { display: none; }
 #psit-code-toggle { position: fixed; top: 0.6em; right: 0.8em; z-index: 10; padding: 0.3em 0.8em; }
 details.psit-fold > summary { cursor: pointer; color: #345; margin: 0.4em 0; }
+body { overflow-x: hidden; }
+main, .jp-Notebook { max-width: 1300px; margin: 0 auto; }
+.jp-OutputArea-output { overflow-x: auto; max-width: 100%; }
+.jp-RenderedHTMLCommon table { font-size: 0.85em; table-layout: auto; max-width: 100%; }
+.jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { max-width: 40em; padding: 0.25em 0.6em;
+  overflow-wrap: anywhere; }
+.jp-RenderedHTMLCommon caption { caption-side: top; text-align: left; color: #444; padding-bottom: 0.3em;
+  width: max-content; max-width: min(90vw, 45em); }
+.jp-OutputArea-output pre { white-space: pre-wrap; word-break: break-word; }
+img.psit-figure, .jp-RenderedImage img { max-width: 100%; height: auto; }
+.psit-head { border: 1px solid #dde; background: #f8f9fc; padding: 0.6em 1em; margin: 0.8em auto 1.2em;
+             font-family: system-ui, -apple-system, "Segoe UI", sans-serif; font-size: 14px; color: #222;
+             max-width: 1260px; }
+.psit-head a { color: #1a5fb4; }
+.psit-head .psit-head-title { margin-top: 0.2em; font-size: 1.15em; }
+.psit-head table.psit-kv { font-size: 0.85em; border-collapse: collapse; margin-bottom: 0.5em; }
+table.psit-kv th { text-align: left; color: #456; font-weight: 600; padding: 0.15em 0.5em; white-space: nowrap; }
+table.psit-kv td { text-align: left; padding: 0.15em 1.2em 0.15em 0.3em; }
+.psit-sub { font-weight: 600; margin: 0.6em 0 0.2em; }
+.psit-files { font-size: 0.85em; line-height: 1.6; }
+.psit-toc ol { columns: 2; margin: 0.3em 0; font-size: 0.9em; }
+details.psit-stats > summary { cursor: pointer; color: #345; }
+a.psit-spec { text-decoration: underline dotted; }
 """
 _SCRIPT = """
 document.getElementById('psit-code-toggle').addEventListener('click', function () {
@@ -64,8 +94,57 @@ def _code_toggle(soup: BeautifulSoup) -> None:
     body.append(script)
 
 
-def render_page(nb: Any, title: str) -> str:
-    """The HTML of an executed notebook (an nbformat node; :func:`prepare` changes it in place)."""
+_DECIMAL = re.compile(r"^\s*-?\d+\.\d+\s*$")
+
+
+def _plain_table_numbers(soup: BeautifulSoup) -> None:
+    """Table cells as ``label_table`` writes them, however the table was made: no number with an
+    exponent, a cell that is one decimal number to 3 significant digits ("0.148148" → "0.148")."""
+    for cell in soup.find_all(["td", "th"]):
+        for text in list(cell.find_all(string=True)):
+            value = str(text)
+            fixed = str(format_number(float(value))) if _DECIMAL.match(value) else plain_numbers(value)
+            if fixed != value:
+                text.replace_with(fixed)
+
+
+_NUMBER = re.compile(r"^[-+−]?[\d.,]+(e[-+]?\d+)?%?\*?$|^[—–-]$|^(nan|NaN|None|True|False)$")
+
+
+def _compact_tables(soup: BeautifulSoup) -> None:
+    """Tables however they were made: a 0..n-1 index column dropped, text cells left-aligned,
+    numbers kept on one line (a squeezed table wraps its text and headers instead)."""
+    for table in soup.find_all("table"):
+        body = table.find_all("tr")
+        data_rows = [tr for tr in body if tr.find("td") is not None]
+        if data_rows:
+            firsts = [tr.find(["th", "td"]) for tr in data_rows]
+            heads = [c.get_text(strip=True) if c is not None and c.name == "th" else None for c in firsts]
+            if heads == [str(i) for i in range(len(firsts))]:
+                for tr in body:
+                    first = tr.find(["th", "td"])
+                    if first is not None:
+                        first.decompose()
+        for cell in table.find_all("td"):
+            number = bool(_NUMBER.match(cell.get_text(strip=True)))
+            rule = "white-space:nowrap" if number else "text-align:left"  # a number is never split
+            cell["style"] = (str(cell.get("style") or "") + ";" + rule).lstrip(";")
+
+
+def _insert_head(soup: BeautifulSoup, ctx: PageContext) -> None:
+    """The page head after the notebook's title cell (the top of the page when it has none)."""
+    head = BeautifulSoup(head_html(soup, ctx), "html.parser")
+    title = soup.find("h1")
+    cell = title.find_parent(class_="jp-Cell") if title is not None else None
+    if cell is not None:
+        cell.insert_after(head)
+    elif soup.body is not None:
+        soup.body.insert(0, head)
+
+
+def render_page(nb: Any, title: str, ctx: PageContext | None = None) -> str:
+    """The HTML of an executed notebook (an nbformat node; :func:`prepare` changes it in place);
+    with ``ctx`` (the run it belongs to) the page gets its head and protocol links."""
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="lab")
@@ -76,6 +155,12 @@ def render_page(nb: Any, title: str) -> str:
     if soup.title is not None:
         soup.title.string = title
     _offline(soup)
+    _plain_table_numbers(soup)
+    _compact_tables(soup)
+    if ctx is not None:
+        if ctx.protocol:
+            link_spec_references(soup, ctx.protocol)
+        _insert_head(soup, ctx)
     _fold_long_tables(soup)
     _code_toggle(soup)
     return str(soup)

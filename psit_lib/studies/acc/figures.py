@@ -7,7 +7,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from psit_lib.analysis.labels import label_figure
-from psit_lib.analysis.plots import distinct_palette, has_values, legend_outside, mark_no_data, new_figure, no_data_figure
+from psit_lib.analysis.plots import agent_colours, agent_palette, has_values, legend_outside, mark_no_data, new_figure, no_data_figure
 
 RATES = ("hallucination", "drift")
 
@@ -23,7 +23,7 @@ def plot_rates_per_turn(per_turn: pd.DataFrame, label: str, facet: str | None = 
     rows = list(dict.fromkeys(per_turn[facet])) if facet else [None]
     agents = list(per_turn["agent"].cat.categories if hasattr(per_turn["agent"], "cat")
                   else dict.fromkeys(per_turn["agent"]))
-    palette = dict(zip(agents, distinct_palette(len(agents))))
+    palette = agent_palette(agents)
     fig = new_figure(10.5, 0.6 + 2.8 * len(rows))
     axes = fig.subplots(len(rows), 2, sharey=True, sharex=True, squeeze=False)
     legend_ax = None  # the first panel drawn carries the legend
@@ -53,7 +53,7 @@ def plot_footprint_by_domain(table: pd.DataFrame, label: str) -> Figure:
     fig = new_figure(8.0, 4.0)
     ax = fig.add_subplot()
     sns.barplot(data=table.astype({"agent": str}), x="domain", y="mean_tokens", hue="agent", hue_order=agents,
-                palette=distinct_palette(len(agents)), ax=ax)
+                palette=agent_colours(agents), ax=ax)
     ax.set_yscale("symlog", linthresh=1.0)
     ax.set_ylabel("mean tokens carried per turn (symlog)")
     ax.set_title("Memory footprint per domain")

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from psit_lib.analysis.labels import label_figure
-from psit_lib.analysis.plots import distinct_palette, has_values, legend_outside, new_figure, no_data_figure, ordered_levels, require_columns
+from psit_lib.analysis.plots import agent_colours, has_values, legend_outside, new_figure, no_data_figure, ordered_levels, require_columns
 from psit_lib.studies.basis.passk import PASSK_COLUMN_LABELS
 
 
@@ -38,7 +38,7 @@ def plot_passk_curves(
         fig.axes[0].set_ylabel("estimated probability")
         return fig
     groups = ordered_levels(passk_df[group_col], None)
-    palette = distinct_palette(len(groups))
+    palette = agent_colours(groups)
     fig = new_figure(7.5, 4.5)
     ax = fig.add_subplot()
     for colour, group in zip(palette, groups):

@@ -1,6 +1,9 @@
-"""Interactive explorers for notebook 01 (ipywidgets): play Hangman against any agent, read fork episodes.
+"""Interactive explorers (ipywidgets): play Hangman against any agent, read fork episodes.
 
-:func:`hangman_player` and :func:`fork_explorer` are front ends over the UI-free logic of
+:func:`episode_viewer` (and :func:`fork_explorer`, its notebook-01 form) shows fork episodes in
+the structured view of :mod:`psit_lib.studies.psit.protocol.transcript_view`: filter by agent and
+outcome, pick an episode; the rendered report shows the same view, static, one folded block per
+episode. :func:`hangman_player` and :func:`fork_explorer` are front ends over the UI-free logic of
 :mod:`psit_lib.studies.psit.play`. Widgets must survive headless execution (papermill, nbval):
 building one never calls a model and never blocks; model calls happen only in button
 callbacks, scheduled as tasks on the running event loop (ipykernel runs one), and any error
@@ -23,6 +26,7 @@ from psit_lib.studies.psit.agents.factory import canonical_agent_name
 from psit_lib.studies.psit.play import (PlayError, PlaySession, flat_record, fork_record_html, fork_record_text,
                                         pre_html)
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.protocol.transcript_view import episode_html, episode_title
 
 
 # --------------------------------------------------------------------------------------------
@@ -44,6 +48,70 @@ def _episode_title(record: dict[str, Any]) -> str:
     spec = record.get("spec") or {}
     outcome = record.get("outcome") or ("error" if record.get("status") != "ok" else "?")
     return f"{record.get('episode_id', '?')} · {spec.get('agent', record.get('agent', '?'))} · {outcome}"
+
+
+def _structured_html(record: Any) -> str:
+    """The structured view of a stored or typed record; a live play record (not a stored
+    episode) keeps the plain audit."""
+    try:
+        return episode_html(record)
+    except ValueError:
+        return fork_record_html(record)
+
+
+def episode_viewer(records: Sequence[Any], *, failed_only: bool = True, static_limit: int = 12):
+    """A widget to read fork episodes (typed records or stored dicts) in the structured view:
+    filter by agent and outcome (``failed_only`` starts on the episodes that were not
+    self-consistent), pick an episode. Its static version, for the report, holds the first
+    ``static_limit`` episodes of the starting filter as folded blocks. Pure rendering."""
+    titles = [_title(r) for r in records]
+    outcomes = [t.rsplit(" · ", 1)[-1] for t in titles]
+    agents = [t.split(" · ")[1] if t.count(" · ") >= 2 else "?" for t in titles]
+    start = [i for i, o in enumerate(outcomes) if not failed_only or o != "self_consistent"]
+    static = "".join(f"<details><summary>{html.escape(titles[i])}</summary>{_structured_html(records[i])}</details>"
+                     for i in start[:static_limit])
+    more = (f"<p><i>… and {len(start) - static_limit} more in the run folder's episode records.</i></p>"
+            if len(start) > static_limit else "")
+    heading = f"<p><b>{'Episodes that were not self-consistent' if failed_only else 'Episodes'} ({len(start)})</b></p>"
+    static_html = heading + (static + more if start else "<p><i>No episode to show.</i></p>")
+    w = _ipywidgets()
+    if w is None:
+        from IPython.display import HTML
+
+        return HTML(static_html)
+    agent_filter = w.Dropdown(options=["all", *dict.fromkeys(agents)], value="all", description="agent")
+    outcome_filter = w.Dropdown(options=["all", "not self-consistent", *dict.fromkeys(outcomes)],
+                                value="not self-consistent" if failed_only else "all", description="outcome")
+    picker = w.Dropdown(description="episode", layout=w.Layout(width="60%"))
+    view = w.HTML()
+
+    def matches(i: int) -> bool:
+        outcome = outcome_filter.value
+        return ((agent_filter.value == "all" or agents[i] == agent_filter.value)
+                and (outcome == "all" or outcomes[i] == outcome
+                     or (outcome == "not self-consistent" and outcomes[i] != "self_consistent")))
+
+    def show(*_: Any) -> None:
+        view.value = "<i>no episode matches</i>" if picker.value is None else _structured_html(records[picker.value])
+
+    def refresh(*_: Any) -> None:
+        chosen = [i for i in range(len(records)) if matches(i)]
+        picker.options = [(titles[i], i) for i in chosen]
+        picker.value = chosen[0] if chosen else None
+        show()
+
+    for control in (agent_filter, outcome_filter):
+        control.observe(refresh, "value")
+    picker.observe(show, "value")
+    refresh()
+    return WithStaticFallback(w.VBox([w.HBox([agent_filter, outcome_filter]), picker, view]), static_html)
+
+
+def _title(record: Any) -> str:
+    try:
+        return episode_title(record)
+    except ValueError:
+        return _episode_title(flat_record(record))
 
 
 def fork_explorer(records: Sequence[dict[str, Any]]):
@@ -71,12 +139,12 @@ def fork_explorer(records: Sequence[dict[str, Any]]):
         show()
 
     def show(*_: Any) -> None:
-        view.value = "<i>no episodes</i>" if picker.value is None else fork_record_html(records[picker.value])
+        view.value = "<i>no episodes</i>" if picker.value is None else _structured_html(records[picker.value])
 
     agent_filter.observe(refresh, "value")
     picker.observe(show, "value")
     refresh()
-    static = "".join(f"<details><summary>{html.escape(_episode_title(r))}</summary>{fork_record_html(r)}</details>"
+    static = "".join(f"<details><summary>{html.escape(_episode_title(r))}</summary>{_structured_html(r)}</details>"
                      for r in records[:STATIC_EPISODES])
     return WithStaticFallback(w.VBox([w.HBox([agent_filter, picker]), view]), static or "<i>no episodes</i>")
 
@@ -266,4 +334,4 @@ def hangman_player(task: HangmanTask, agent_names: Sequence[str], experiment_or_
     return HangmanPlayer(task, agent_names, experiment_or_client_factory, n_candidates=n_candidates, widgets=w)
 
 
-__all__ = ["HangmanPlayer", "fork_explorer", "hangman_player"]
+__all__ = ["HangmanPlayer", "episode_viewer", "fork_explorer", "hangman_player"]

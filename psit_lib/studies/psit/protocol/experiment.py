@@ -17,6 +17,7 @@ from psit_lib.llm.client import ModelSession
 from psit_lib.runs.records import EpisodeRecord, ok_results
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.protocol.records import ForkEpisode
+from psit_lib.studies.psit.protocol.transcript_view import episode_html
 from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import run_fork_episode
@@ -165,6 +166,9 @@ def example_transcript(record: ForkRecord) -> str:
     if result.failure:
         lines.append(f"failure: {result.failure}")
     return "\n".join(lines)
+
+
+example_transcript.html = episode_html  # type: ignore[attr-defined]  # the transcript browser's structured view
 
 
 def examples_by_outcome(records: list[ForkRecord]) -> dict[str, ForkRecord]:

@@ -1,0 +1,71 @@
+"""Screenshots of a rendered report, as a reader sees it at 1400 px (headless Chromium).
+
+``python -m psit_lib.report.screenshots <report folder> <output folder>`` writes one PNG per
+page (index first): the top :data:`HEIGHT` pixels at :data:`WIDTH` px, reduced to a 256-colour
+palette so the images stay small enough to keep in the repository (``docs/screenshots/``).
+Each page's width is printed, so a page that scrolls sideways is seen at once.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+WIDTH = 1400
+HEIGHT = 2000
+PAGE_WIDTH_JS = ("Math.round(Math.max(document.documentElement.scrollWidth, ...[...document.querySelectorAll('body *')]"
+                 ".map(e => e.getBoundingClientRect()).filter(r => r.width > 0).map(r => r.right)))")
+"""A page's width as a reader meets it: the right edge of its widest element, so a table that
+scrolls inside its own box (the notebook template's output areas do) counts too."""
+
+
+def chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        raise SystemExit("No Chromium found: install it (apt-get install -y chromium).")
+    return path
+
+
+def pages(report: Path) -> list[Path]:
+    """The index first, then each notebook's page, then any other page (the protocol)."""
+    rest = sorted(p for p in report.glob("*.html") if p.name != "index.html")
+    return [report / "index.html", *(p for p in rest if p.name[:1].isdigit()),
+            *(p for p in rest if not p.name[:1].isdigit())]
+
+
+def shoot(report: Path, out: Path, *, width: int = WIDTH, height: int = HEIGHT) -> list[tuple[Path, int]]:
+    """Write the screenshots; returns (image, page width in px) per page."""
+    from PIL import Image
+    from playwright.sync_api import sync_playwright
+
+    out.mkdir(parents=True, exist_ok=True)
+    shots = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        for html_page in pages(report):
+            page.goto(html_page.as_uri())
+            page_width = int(page.evaluate(PAGE_WIDTH_JS))
+            full = int(page.evaluate("document.documentElement.scrollHeight"))
+            image = out / f"{html_page.stem}.png"
+            page.screenshot(path=str(image), full_page=True,
+                            clip={"x": 0, "y": 0, "width": width, "height": min(height, full)})
+            Image.open(image).convert("RGB").quantize(256).save(image, optimize=True)
+            shots.append((image, page_width))
+        browser.close()
+    return shots
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m psit_lib.report.screenshots <report folder> <output folder>", file=sys.stderr)
+        return 2
+    for image, page_width in shoot(Path(args[0]), Path(args[1])):
+        print(f"{image} · page width {page_width} px{'' if page_width <= WIDTH else ' (scrolls sideways)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,176 @@
+"""A structured view of one fork episode, from its typed record (like a log viewer, not a text dump).
+
+:func:`episode_html` lays out what a reader of a failed episode needs, in order: the header
+(episode, agent, model, outcome, why it failed); the public exchange turn by turn, each host
+reply followed by what happened privately after it (the memory tool calls and their results,
+the memory libraries' hidden calls, the private state's size, an unreadable reply); the private
+state at the fork (kept reasoning, memory block or retrieved block); and the fork's branches
+side by side (the reveal, then one card per candidate with the expected and the given answer).
+
+The HTML is self-contained (inline styles only), so the same markup serves the rendered report
+(static) and the JupyterLab widget (:func:`psit_lib.studies.psit.widgets.episode_viewer`).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from psit_lib.runs.records import EpisodeRecord
+from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
+from psit_lib.studies.psit.protocol.records import CandidateBranch, ForkEpisode
+
+ForkRecord = EpisodeRecord[ForkEpisode]
+
+_CARD = "border:1px solid #d8dbe2;border-radius:6px;padding:6px 8px;background:#fff;min-width:0"
+_PRE = "white-space:pre-wrap;word-break:break-word;margin:0;font-size:12px;font-family:ui-monospace,monospace"
+_SMALL = "font-size:11px;color:#555"
+_GOOD, _BAD = "#009E73", "#D55E00"
+
+
+def as_fork_record(record: Any) -> ForkRecord:
+    """A typed fork record from a typed one or a stored dict (any stored format)."""
+    if isinstance(record, EpisodeRecord):
+        return record
+    from psit_lib.runs.records import read_records
+
+    return read_records([record], ForkEpisode)[0]
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _badge(outcome: Outcome | str) -> str:
+    value = outcome.value if isinstance(outcome, Outcome) else str(outcome)
+    colour = OUTCOME_COLOURS.get(Outcome(value), "#333") if value in {o.value for o in Outcome} else "#333"
+    return (f"<span style='background:{colour};color:#fff;border-radius:4px;padding:1px 7px;"
+            f"font-size:12px'>{_esc(value)}</span>")
+
+
+def _bubble(who: str, text: str) -> str:
+    host = who == "host"
+    return (f"<div style='display:flex;gap:8px;margin:3px 0'><div style='width:52px;flex:none;{_SMALL};"
+            f"font-weight:600;text-align:right'>{who}</div><div style='{_CARD};flex:1;"
+            f"background:{'#f4f8ff' if host else '#fafafa'}'><pre style='{_PRE}'>{_esc(text)}</pre></div></div>")
+
+
+def _private_lines(result: ForkEpisode, turn: int) -> list[str]:
+    """What happened privately after the host's reply of ``turn`` (1-based)."""
+    lines = []
+    if turn - 1 < len(result.memory_edits):
+        for edit in result.memory_edits[turn - 1]:
+            meta = edit.meta or {}
+            detail = ", ".join(f"{k}={v}" for k, v in meta.items() if k in ("changed_lines", "sections_touched",
+                                                                             "applied_hunks") and v not in (None, []))
+            warnings = "; ".join(str(w) for w in meta.get("warnings") or [])
+            status = "ok" if edit.ok else f"failed: {edit.error}"
+            lines.append(f"tool call <code>{_esc(edit.name)}</code> → {_esc(status)}"
+                         + (f" ({_esc(detail)})" if detail else "") + (f" · {_esc(warnings)}" if warnings else ""))
+    for call in result.hidden_calls:
+        if call.turn == turn:
+            lines.append(f"hidden call <code>{_esc(call.kind)}</code> ({_esc(call.library)}): "
+                         f"{call.prompt_tokens}+{call.completion_tokens} tokens"
+                         + ("" if call.ok else f", failed: {_esc(call.error)}"))
+    for unread in result.unreadable_replies:
+        if unread.turn == turn:
+            lines.append(f"<span style='color:{_BAD}'>unreadable reply to {_esc(unread.move)!s}: "
+                         f"{_esc(unread.error[:200])}</span>")
+    if turn - 1 < len(result.state_size_per_turn):
+        lines.append(f"private state carried on: {result.state_size_per_turn[turn - 1]} tokens")
+    return lines
+
+
+def _exchange(result: ForkEpisode) -> str:
+    parts = []
+    messages = result.transcript
+    for start in range(0, len(messages), 2):
+        turn = start // 2 + 1
+        parts.append(f"<div style='{_SMALL};margin-top:6px'>turn {turn}</div>")
+        for message in messages[start:start + 2]:
+            parts.append(_bubble("player" if message.role == "user" else "host", message.content))
+        private = _private_lines(result, turn)
+        if private:
+            parts.append(f"<div style='margin:2px 0 2px 60px;{_SMALL};border-left:3px solid #c9b3e6;"
+                         f"padding-left:6px'>{'<br>'.join(private)}</div>")
+    return "".join(parts) or "<i>no public exchange</i>"
+
+
+def _expected(candidate: CandidateBranch) -> bool:
+    return candidate.source == "revealed"
+
+
+def _branch_calls(result: ForkEpisode, branch: str) -> str:
+    calls = [c for c in result.branch_hidden_calls if c.branch == branch]
+    if not calls:
+        return ""
+    return (f"<div style='{_SMALL};margin-top:4px'>hidden calls: "
+            + ", ".join(f"{_esc(c.kind)} ({c.prompt_tokens}+{c.completion_tokens})" for c in calls) + "</div>")
+
+
+def _answer_word(value: bool | None) -> str:
+    return "unreadable" if value is None else ("yes" if value else "no")
+
+
+def _branches(result: ForkEpisode) -> str:
+    cards = []
+    if result.reveal is not None:
+        reveal = result.reveal
+        ok = reveal.compatible
+        colour = _GOOD if ok else (_BAD if ok is False else "#999")
+        cards.append(f"<div style='{_CARD};border-top:4px solid {colour}'><b>reveal</b>"
+                     f"<div style='{_SMALL}'>{_esc(reveal.question)}</div><pre style='{_PRE}'>{_esc(reveal.answer)}</pre>"
+                     f"<div style='{_SMALL}'>read as <b>{_esc(reveal.parsed)}</b> · "
+                     f"{'compatible with the public play' if ok else 'not compatible with the public play' if ok is False else 'not checked'}"
+                     f"</div>{_branch_calls(result, 'reveal')}</div>")
+    for i, cand in enumerate(result.candidates):
+        expected = _expected(cand)
+        matches = cand.parsed is not None and cand.parsed == expected
+        colour = _GOOD if matches else (_BAD if cand.parsed is not None else "#999")
+        cards.append(f"<div style='{_CARD};border-top:4px solid {colour}'><b>{_esc(cand.secret)}</b> "
+                     f"<span style='{_SMALL}'>({_esc(cand.source)})</span>"
+                     f"<pre style='{_PRE}'>{_esc(cand.answer)}</pre>"
+                     f"<div style='{_SMALL}'>answered <b>{_answer_word(cand.parsed)}</b>, a self-consistent host "
+                     f"says <b>{_answer_word(expected)}</b>"
+                     + ("" if cand.checkable is not False else " · not checkable by rule R")
+                     + f"</div>{_branch_calls(result, f'confirm-{i}')}</div>")
+    if not cards:
+        return "<i>the episode did not reach the fork</i>"
+    return ("<div style='display:grid;grid-template-columns:repeat(auto-fill,minmax(210px,1fr));gap:8px'>"
+            + "".join(cards) + "</div>")
+
+
+def episode_html(record: Any) -> str:
+    """The structured view of one fork episode (typed record or stored dict) as HTML."""
+    rec = as_fork_record(record)
+    result = rec.result
+    head = (f"<div style='margin-bottom:6px'><b>{_esc(rec.episode_id)}</b> · agent <code>{_esc(rec.spec.get('agent'))}"
+            f"</code> · model <code>{_esc(rec.spec.get('model'))}</code> · "
+            + (_badge(result.outcome) if result is not None else _badge(Outcome.ERROR)) + "</div>")
+    if result is None:
+        return f"<div>{head}<p style='color:{_BAD}'>error: {_esc(rec.error)}</p></div>"
+    notes = []
+    if result.failure:
+        notes.append(f"<p style='color:{_BAD};margin:2px 0'>why: {_esc(result.failure)}</p>")
+    for contradiction in result.public_contradictions:
+        notes.append(f"<p style='color:{_BAD};margin:2px 0'>public contradiction at turn {contradiction.turn}: "
+                     f"{_esc(contradiction.error)}</p>")
+    private = result.private_state_at_fork
+    private_html = (f"<div style='{_CARD};background:#fbf7ff;max-height:22em;overflow:auto'><pre style='{_PRE}'>{_esc(private)}</pre></div>" if private
+                    else "<i>none: nothing private survives between turns</i>")
+    section = "<div style='font-weight:600;margin:10px 0 4px'>{}</div>"
+    return ("<div class='psit-episode' style='font-family:system-ui,sans-serif;font-size:13px;max-width:100%'>"
+            + head + "".join(notes)
+            + section.format("Public play, and what happened privately after each reply") + _exchange(result)
+            + section.format(f"Private state at the fork ({len(private.split()) if private else 0} words)") + private_html
+            + section.format("Fork branches (each from the same checkpoint)") + _branches(result) + "</div>")
+
+
+def episode_title(record: Any) -> str:
+    """``<episode> · <agent> · <outcome>`` for pickers and folded views."""
+    rec = as_fork_record(record)
+    outcome = rec.result.outcome.value if rec.result is not None else "error"
+    return f"{rec.episode_id} · {rec.spec.get('agent', '?')} · {outcome}"
+
+
+__all__ = ["as_fork_record", "episode_html", "episode_title"]
