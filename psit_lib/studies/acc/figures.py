@@ -71,7 +71,7 @@ def plot_outcome(scores: pd.DataFrame, label: str) -> Figure:
         return no_data_figure(label, title, width=8.0, height=4.5)
     criteria = list(dict.fromkeys(scores["criterion"]))
     agents = list(dict.fromkeys(scores["agent"].astype(str)))
-    palette = distinct_palette(len(agents))
+    palette = agent_colours(agents)
     width, step = 0.7, 0.7 / len(agents)
     fig = new_figure(8.0, 4.5)
     ax = fig.add_subplot()

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from psit_lib.analysis.labels import label_figure
-from psit_lib.analysis.plots import agent_colours, has_values, legend_outside, new_figure, no_data_figure, ordered_levels, require_columns
+from psit_lib.analysis.plots import agent_colours, agent_palette, has_values, legend_outside, new_figure, no_data_figure, ordered_levels, require_columns
 from psit_lib.studies.basis.passk import PASSK_COLUMN_LABELS
 
 
@@ -94,7 +94,7 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
     extra = pooled is not None
     fig = new_figure(3.4 * (len(scenarios) + extra) + 3.2, 6.4)
     grid = fig.add_gridspec(2, len(scenarios) + extra)
-    palette = dict(zip(systems, distinct_palette(len(systems))))
+    palette = agent_palette(systems)
     n_series = len(systems) * len(FIGURE4_SERIES)
     first = None
     for col, scenario in enumerate(scenarios):
