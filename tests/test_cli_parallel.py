@@ -83,7 +83,7 @@ def test_two_notebooks_in_parallel_give_the_tables_they_give_one_at_a_time(tmp_p
     """Two real notebooks at tiny sizes on the simulator: every saved table is identical."""
     monkeypatch.setenv("MPLBACKEND", "Agg")
     args = ["run", "05", "07", "-p", "n_turns=3", "-p", "domains=[it_operations, finance]", "-p", "judge_variants=[standard]",
-            "-p", "sweeps={attention_tokens: [500, 8000]}", "-p", "sweep_turns=3", "-p", "tasks=[hangman]", "-p", "temperatures=[0.1, 1.5]",
+            "-p", "sweep_turns=3", "-p", "tasks=[hangman]", "-p", "temperatures=[0.1, 1.5]",
             "-p", "n_samples=4", "--no-report", "--no-progress"]
     assert main([*args, "-j", "1", "--run-id", "one"]) == 0
     assert main([*args, "-j", "2", "--run-id", "two"]) == 0

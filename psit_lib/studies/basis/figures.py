@@ -119,12 +119,9 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
             ax.minorticks_off()
             ax.set_ylim(-0.04, 1.04)
             ax.grid(alpha=0.3)
-            if row == 0:
-                ax.set_title(str(scenario))
-            if col == 0:
-                ax.set_ylabel(title)
-            if row == 1:
-                ax.set_xlabel("k")
+            ax.set_title(f"{scenario}: {title}", fontsize="medium")
+            ax.set_ylabel(title)  # every panel labelled, so none is read without its measure
+            ax.set_xlabel("k")
     if pooled is not None:
         _success_bars(fig.add_subplot(grid[:, len(scenarios)]), pooled, scenarios, systems, palette)
     handles = [Line2D([], [], color=palette[s], linestyle="-", label=s) for s in systems]
