@@ -45,7 +45,7 @@ def test_rescore_reproduces_notebook_01s_live_table(tmp_path, monkeypatch, capsy
     """Notebook 01's live fork test runs through the study (its live plan from the theory's
     parameters) and its saved outcome table is recomputed from the stored records alone."""
     small_theory = ["-p", "n_games=20", "-p", "n_episodes=100", "-p", "sizes=[2,5]", "-p", "entropy_dictionary_size=12",
-                    "-p", "n_live_episodes=2"]
+                    "-p", "n_live_episodes=2", "-p", "example_min_size=2", "-p", "example_max_size=50000"]
     assert main(["run", "01", *small_theory, "--run-id", "theory", "--no-progress"]) == 0
     capsys.readouterr()
     _forbid_models(monkeypatch)
