@@ -31,13 +31,13 @@ def test_bad_value_stops_before_any_kernel_in_one_sentence(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["02", "-p", "sweep_values=[5]"],
-     "02_hangman_fork_tests: parameter 'sweep_values' is invalid: sweep value 5 is not a value of the simulator "
-     "knob 'unheld_secret': input should be 'reimagine', 'play_along' or 'deny' (got [5])"),
-    (["04", "-p", "sweep_values=[2.0]"], "sweep value 2.0 is not a value of the simulator knob 'tool_use_reliability'"),
+    (["02", "-p", "sweep=unheld_secret"],
+     "02_hangman_fork_tests: parameter 'sweep' is invalid: 'unheld_secret' is not a sweep of the fork-test study; "
+     "choose from host_without_a_secret, pull_of_common_secrets, unprompted_memory_tool_use"),
+    (["04", "-p", "sweep_values=[2.0]"], "no selected notebook has parameter(s) sweep_values"),
     (["06", "-p", "sweeps={notices_contradictions: [3]}"],
      "sweep value 3 is not a value of the simulator knob 'notices_contradictions'"),
-    (["02", "-p", "sweep_knob=nope"], "parameter 'sweep_knob' is invalid: 'nope' is not a simulator knob"),
+    (["02", "-p", "sweep_knob=nope"], "no selected notebook has parameter(s) sweep_knob"),
     (["05", "-p", "n_turns=0"], "05_acc_judge_evaluation: parameter 'n_turns' is invalid"),
     (["07", "-p", "agent=zz"], "07_secret_distribution_mode_collapse: parameter 'agent' is invalid: unknown agent 'zz'"),
 ])

@@ -41,6 +41,24 @@ def test_rescore_reproduces_a_small_run_of_notebook_02(tmp_path, monkeypatch, ca
     assert "table 'outcome_mix' differs" in capsys.readouterr().out
 
 
+def test_rescore_reproduces_notebook_01s_live_table(tmp_path, monkeypatch, capsys):
+    """Notebook 01's live fork test runs through the study (its live plan from the theory's
+    parameters) and its saved outcome table is recomputed from the stored records alone."""
+    small_theory = ["-p", "n_games=20", "-p", "n_episodes=100", "-p", "sizes=[2,5]", "-p", "entropy_dictionary_size=12",
+                    "-p", "n_live_episodes=2", "-p", "example_min_size=2", "-p", "example_max_size=50000"]
+    assert main(["run", "01", *small_theory, "--run-id", "theory", "--no-progress"]) == 0
+    capsys.readouterr()
+    _forbid_models(monkeypatch)
+    assert main(["rescore", "theory", "01"]) == 0
+    assert "01_theorem_illustration: reproduced 1 tables (live_outcome_mix)" in capsys.readouterr().out
+
+    from psit_lib.studies.registry import study_of
+
+    folder = tmp_path / "results" / "theory" / "01_theorem_illustration"
+    rescored = study_of("01_theorem_illustration").rescore(folder)["live_outcome_mix"]
+    assert int(rescored.to_numpy().sum()) == 4  # two live agents, two episodes each, every outcome counted
+
+
 def test_rescore_exit_status_for_a_bad_or_missing_run(capsys):
     assert main(["rescore", "../elsewhere"]) == 2
     assert "is not a run id" in capsys.readouterr().err

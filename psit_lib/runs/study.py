@@ -174,6 +174,15 @@ class Study:
         run = StoredRun(notebook, params, list(models), list(records), backend, profile)
         return self.score_run(run)
 
+    def score_experiment(self, exp: Experiment, params: Any, records: Sequence[EpisodeRecord[Any]],
+                         tables: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
+        """The tables (every scorer of ``exp``'s notebook, or ``tables``) over ``records`` just run
+        by ``exp``: in a notebook, the same scorers :meth:`rescore` runs later over the folder."""
+        run = StoredRun(exp.notebook, params, list(exp.models), list(records), exp.settings.backend,
+                        exp.settings.profile_label)
+        scorers = self.notebook(exp.notebook).scorers
+        return {name: scorers[name](run) for name in (tables if tables is not None else scorers)}
+
     def score_run(self, run: StoredRun) -> dict[str, pd.DataFrame]:
         return {name: scorer(run) for name, scorer in self.notebook(run.notebook).scorers.items()}
 

@@ -95,6 +95,33 @@ DIFFERENCES: tuple[Difference, ...] = (
         effect="Different letter sequences, the same kind of game; rates are not paired with the study's.",
         notebooks=FORK),
     Difference(
+        point="Candidate vocabulary (Hangman)",
+        study="The reference code builds Hangman's compatible candidates from wordfreq's 300,000 most "
+              "frequent English entries (top_n_list('en', 300000); about 261,000 are lowercase a-z words, "
+              "about 36,000 of them with five letters), the first compatible ones in frequency order.",
+        here="The 50,000 most frequent lowercase a-z words of 3 to 12 letters (about 6,000 with five "
+             "letters), in the same frequency order, for the candidates, the compatible sets of notebook 01 "
+             "and the simulated host's words.",
+        why="A smaller index keeps every constraint query fast on two cores; the most frequent compatible "
+            "words, which the candidates are, are the same in both lists.",
+        effect="Candidates differ only when fewer than n_candidates - 1 compatible words are among the "
+               "50,000 (then the study would offer rarer words where this run's fork has fewer candidates); "
+               "compatible sets are smaller here (notebook 01's |C_t| and its P(self-consistent) for a "
+               "re-imagining host are higher than with the study's list).",
+        notebooks=("01", "02", "04")),
+    Difference(
+        point="Notebook 01's live fork turn",
+        study="The fork comes at t_fork = 4 with the opener counted as turn 1 (three player guesses before "
+              "it), as in notebooks 02-04.",
+        here="Notebook 01's live section forks after t_fork player guesses (turn t_fork + 1, turn 5 by "
+             "default), so its live fork meets the compatible sets of its theory sections, which count "
+             "guesses.",
+        why="Sections 2-4 compute |C_t| after t_fork guesses; the live fork is placed at the same point.",
+        effect="One more guess before the fork narrows the compatible set, so a public-only host's live "
+               "self-consistency is somewhat higher than at the study's fork turn and 01's live rates are not "
+               "comparable cell by cell with 02's or Table 1's.",
+        notebooks=("01",)),
+    Difference(
         point="Candidate stored in memory",
         study="The last <secret> tag in the agent's private states; without one, a second model "
               "extracts the secret from the private notes.",

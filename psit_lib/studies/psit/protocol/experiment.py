@@ -6,6 +6,7 @@ the task and the agent list differ.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -94,10 +95,19 @@ def candidate_reading(table: pd.DataFrame) -> str:
     total = int(table["candidates"].sum())
     model = float((table["model"] * table["candidates"]).sum()) / total
     unchecked = float((table["unchecked"] * table["candidates"]).sum()) / total
-    worst = table["model"].idxmax()
+    top = float(table["model"].max())
+    most = [str(agent) for agent in table.index[table["model"] == top]]
+    if top == 0:
+        where = "no agent's forks needed any"
+    elif len(most) == len(table) and len(table) > 1:
+        where = f"the same share, {top:.1%}, for every agent"
+    elif len(most) > 1:
+        where = f"most for {', '.join(most)}, tied at {top:.1%}"
+    else:
+        where = f"most for {most[0]}: {top:.1%}"
     return (f"Of {total} candidates offered at the forks, {model:.1%} were proposed by the model because "
-            f"the dataset gave too few (most for {worst}: {table.at[worst, 'model']:.1%}), and {unchecked:.1%} "
-            "could not be checked by rule R (outside the dataset).")
+            f"the dataset gave too few ({where}), and {unchecked:.1%} could not be checked by rule R (outside "
+            "the dataset). These are shares, not a comparison: no test separates the agents here.")
 
 
 def fork_frame(records: list[ForkRecord]) -> pd.DataFrame:
@@ -237,6 +247,20 @@ def significance(df: pd.DataFrame, agents: list[str], family: str = "method",
         return pd.DataFrame(), empty
     sig = significance_table(df, methods, baselines, family=family, success_col=success_col)
     return sig, better_than_all_baselines(sig)
+
+
+def stars(sig: pd.DataFrame) -> pd.DataFrame:
+    """Per method, whether it beats every baseline (``*``), from a :func:`significance` table."""
+    if sig.empty:
+        return pd.DataFrame(columns=["task", "model", "method", "baselines_compared", "better_than_all", "marker"])
+    return better_than_all_baselines(sig)
+
+
+def save_tables(exp: Any, tables: dict[str, pd.DataFrame], names: Sequence[str]) -> None:
+    """Save the named tables (a study's scorer names, so ``psit rescore`` compares them) in the
+    notebook's run folder (``exp``: its :class:`~psit_lib.runs.Experiment`)."""
+    for name in names:
+        exp.save_table(tables[name], name)
 
 
 def summary_table(rates: pd.DataFrame, stars: pd.DataFrame, tasks: list[str], agents: list[str], *,

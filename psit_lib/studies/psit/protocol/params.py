@@ -8,13 +8,14 @@ parameter value before a kernel starts. The modules that use them (``protocol.ex
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import AfterValidator, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
-from psit_lib.runs.params import ModelRunParams, NotebookParams, check_profile, check_sweep_knob, check_sweep_values
+from psit_lib.runs.params import ModelRunParams, NotebookParams, check_profile
 from psit_lib.studies.psit.agents.config import PSIT_AGENTS, STRATEGY_NAMES, UnknownAgentError
 from psit_lib.studies.psit.agents.names import canonical_agent_name, validate_agent_names
+from psit_lib.studies.psit.protocol.sweeps import NamedSweep, check_sweep_name, named_sweep
 from psit_lib.studies.psit.tasks.registry import TASK_NAMES, validate_task_names
 
 if TYPE_CHECKING:
@@ -36,19 +37,18 @@ class ForkTestParams(ModelRunParams):
     system_prompt: Literal["neutral", "task"] = "neutral"
     private_cot_layout: Literal["interleaved", "system_block"] = "interleaved"
     condition_choice: Literal["free", "closed"] = "free"
-    sweep_knob: Annotated[str, AfterValidator(check_sweep_knob)] = Field("unheld_secret", description="simulator assumption swept in 'What decides this result'")
-    sweep_values: list[Any] = Field(default_factory=lambda: ["reimagine", "play_along", "deny"])
+    sweep: Annotated[str, AfterValidator(check_sweep_name)] = Field(
+        "host_without_a_secret", description="the study's sweep shown in 'What decides this result' "
+                                             "(protocol/sweeps.py: a name, never a simulator knob)")
     sweep_agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
         default_factory=lambda: ["workflow_overwrite", "vanilla"],
         description="(method, baseline) whose gap is swept", min_length=2, max_length=2)
     sweep_episodes: int = Field(6, ge=0, le=100_000, description="episodes per agent and value (0: no sweep)")
 
-    @field_validator("sweep_values")
-    @classmethod
-    def _sweepable(cls, values: list[Any], info: ValidationInfo) -> list[Any]:
-        if "sweep_knob" in info.data:  # a bad knob is reported on its own
-            check_sweep_values(info.data["sweep_knob"], values)
-        return values
+    @property
+    def swept(self) -> NamedSweep:
+        """The sweep the ``sweep`` parameter names (its knob and values are the study's)."""
+        return named_sweep(self.sweep)
 
     def fork_settings(self) -> ForkSettings:
         from psit_lib.studies.psit.protocol.fork_test import ForkSettings
@@ -69,6 +69,10 @@ class AblationParams(ForkTestParams):
     tasks: Annotated[list[str], AfterValidator(validate_task_names)] = Field(
         default_factory=lambda: list(TASK_NAMES))
     n_episodes: int = Field(4, ge=1, le=100_000)
+    sweep: Annotated[str, AfterValidator(check_sweep_name)] = "unprompted_memory_tool_use"
+    sweep_agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
+        default_factory=lambda: ["autonomous_overwrite", "vanilla"],
+        description="(method, baseline) whose gap is swept", min_length=2, max_length=2)
 
 
 class SecretChoiceParams(NotebookParams):

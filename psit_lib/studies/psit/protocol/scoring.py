@@ -54,21 +54,27 @@ def self_consistency(records: Sequence[ForkRecord], agents: list[str]) -> pd.Dat
                         records, ["model", "agent"])
 
 
-def fork_tables(run: StoredRun, specs: Sequence[EpisodeSpec], sweep_task: PsitTask,
-                tasks: list[str]) -> dict[str, pd.DataFrame]:
-    """Every table a fork-test notebook saves, from the stored records of ``specs`` (the main
-    plan) and of the sweep on ``sweep_task``, outcomes derived again (:func:`rescored`)."""
+def fork_tables(run: StoredRun, specs: Sequence[EpisodeSpec], tasks: list[str]) -> dict[str, pd.DataFrame]:
+    """Every table a fork-test notebook saves from its main episodes (the stored records of
+    ``specs``), outcomes derived again (:func:`rescored`)."""
     params = run.params
     records = rescored(run.select(specs))
     df = fx.fork_frame(records)
     rates = self_consistency(records, params.agents)
     sig, _ = fx.significance(df, params.agents)
-    sweep = run.sweep_models(params.sweep_knob, params.sweep_values)
-    sweep_records = rescored(run.select(fx.sweep_specs(sweep_task, params, sweep)))
     table1 = fx.table1_rates(df, params.agents, records)
     sig1, summary, check = fx.table1_view(df, table1, rates, tasks, params.agents)
     return {"self_consistency": rates, "significance": sig, "table1_self_consistency": table1,
             "significance_table1": sig1, "summary": summary, "reproduction": check,
             "outcome_mix": fx.outcome_mix(df) if len(df) else pd.DataFrame(),
-            "candidate_sources": fx.candidate_sources(records),
-            "sweep": fx.sweep_gaps(sweep_records, sweep, params.sweep_knob, params.sweep_agents)}
+            "candidate_sources": fx.candidate_sources(records)}
+
+
+def sweep_table(run: StoredRun, sweep_task: PsitTask) -> pd.DataFrame:
+    """The sweep's gap table (the study's named sweep, ``params.sweep``) from the stored records
+    of its episodes on ``sweep_task``; empty on a real endpoint, where no sweep ran."""
+    params = run.params
+    swept = params.swept
+    models = run.sweep_models(swept.knob, list(swept.values))
+    records = rescored(run.select(fx.sweep_specs(sweep_task, params, models)))
+    return fx.sweep_gaps(records, models, swept.knob, params.sweep_agents)
