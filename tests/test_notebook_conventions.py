@@ -241,12 +241,9 @@ def knob_names_in(source: str, knobs: frozenset[str]) -> list[str]:
 
 # Notebooks whose parameters still spell their sweeps' knobs (their studies' named sweeps land
 # separately); every other notebook, 01-04 included, must name none in any code cell.
-KNOBS_PENDING = {"05_acc_judge_evaluation", "06_basis_cab_scenarios"}
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(
-    reason="its sweeps are still a knob -> values parameter", strict=False)) if p.stem in KNOBS_PENDING else p
-    for p in NOTEBOOKS], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_no_code_cell_names_a_simulator_knob(path):
     """Not even the parameters cell: a notebook picks one of its study's named sweeps (a name that
     is not a knob, e.g. psit_lib/studies/psit/protocol/sweeps.py), and the study holds the knobs."""
