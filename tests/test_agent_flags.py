@@ -265,3 +265,22 @@ async def test_acc_replies_the_judge_and_compressor_can_read_are_counted_ok(tmp_
     assert reads["helper|acc_compressor|acc"] == {"ok": 3, "unreadable": 0}
     assert reads["helper|acc_judge|"] == {"ok": 6, "unreadable": 0}
     assert record.diagnostics.flags == {}
+
+
+async def test_a_public_reply_carrying_the_private_memory_block_is_flagged_and_kept(tmp_path):
+    """Gemma 3 270M copied its <working_memory> block into public fork answers: the reply is kept
+    as written (the protocol scores what was said in public) and the episode says it leaked."""
+    block = "<working_memory>\nsecret: apple\n</working_memory>"
+
+    def leak(role: str, message: dict[str, Any]) -> dict[str, Any]:
+        if role == HOST:
+            message["content"] = f"{message.get('content') or ''}\n{block}"
+        return message
+
+    (record,) = await fork_records(tmp_path, ["workflow_overwrite"], client_for(rewrite=leak))
+    key = f"private_state_in_public|{HOST}|workflow_overwrite"
+    assert record.diagnostics.flags[key] == record.usage.calls_by_role[HOST]
+    assert any(n["kind"] == "private_state_in_public" and "<working_memory>" in n["example"]
+               for n in record.diagnostics.notes)
+    (clean,) = await fork_records(tmp_path / "clean", ["workflow_overwrite"], client_for())
+    assert not any(k.startswith("private_state_in_public") for k in clean.diagnostics.flags)

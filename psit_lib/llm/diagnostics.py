@@ -30,6 +30,7 @@ FLAG_MISSING_TOOL_CALL = "missing_tool_call"
 FLAG_NO_REASONING = "no_reasoning"
 FLAG_HELPER_FAILED = "helper_failed"
 FLAG_TEMPLATE_DEBRIS = "template_debris"
+FLAG_PRIVATE_IN_PUBLIC = "private_state_in_public"
 
 FLAG_LABELS: dict[str, str] = {
     FLAG_TOOL_CALL_AS_TEXT: "wrote a tool call as text",
@@ -37,6 +38,7 @@ FLAG_LABELS: dict[str, str] = {
     FLAG_NO_REASONING: "got replies with no reasoning",
     FLAG_HELPER_FAILED: "lost a helper reply that could not be used",
     FLAG_TEMPLATE_DEBRIS: "got replies that ran on past their turn",
+    FLAG_PRIVATE_IN_PUBLIC: "wrote their private state block into a public reply",
 }
 """What a flagged episode did, as the verb phrase of a sentence ("3 of 4 episodes ...")."""
 
@@ -52,6 +54,10 @@ FLAG_HINTS: dict[str, str] = {
     FLAG_TEMPLATE_DEBRIS: "the model wrote chat-template tokens and went on as the next speaker (a base model, "
                           "or a chat template that does not match the model); only the text before the first "
                           "such token was kept",
+    FLAG_PRIVATE_IN_PUBLIC: "whatever the block holds (the secret among it) is public from then on; the reply is "
+                            "kept as written and scored by the protocol's rules (a secret written in public is "
+                            "leakage): a model that copies its context's private block into its replies cannot "
+                            "keep a private state",
 }
 """Why a flag matters and what to do about it, for the sentence that reports it."""
 

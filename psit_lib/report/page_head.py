@@ -3,19 +3,21 @@
 A link back to the index, the notebook's parameters as run and its provenance (backend, model,
 profile, seed, code commit, when), the run's files (tables as CSV and parquet, the episode
 records, the metadata) and a table of contents of the page's sections. Everything is read from
-the run folder (``params.json``, ``metadata.json``, ``tables/``), never from the notebook's code.
+the run folder through its one reader (:class:`psit_lib.runs.folder.RunFolder`), never from the
+notebook's code.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bs4 import BeautifulSoup, NavigableString, Tag
+
+from psit_lib.runs.folder import RunFolder
 
 PARAMS_PER_ROW = 3
 """Parameter name/value pairs per row of the parameters table (keeps it short and within the page)."""
@@ -32,14 +34,6 @@ class PageContext:
     protocol: str | None = None  # the rendered protocol's file name in the report folder
 
 
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value) if value else "(none)"
@@ -50,13 +44,13 @@ def _value(value: Any) -> str:
 
 def parameters(ctx: PageContext) -> dict[str, str]:
     """The notebook's parameters as run (``params.json`` without the harness's ``_`` keys)."""
-    params = _load(ctx.run_dir / ctx.stem / "params.json")
+    params = RunFolder(ctx.run_dir / ctx.stem).params().stored()
     return {k: _value(v) for k, v in sorted(params.items()) if not k.startswith("_")}
 
 
 def provenance(ctx: PageContext) -> dict[str, str]:
     """Backend (and whether it is simulated), model, profile, seed, code commit, and when it ran."""
-    meta = _load(ctx.run_dir / ctx.stem / "metadata.json")
+    meta = RunFolder(ctx.run_dir / ctx.stem).metadata().stored()
     backend = str(meta.get("backend") or ctx.run.get("backend") or "?")
     simulated = bool(meta.get("simulated", ctx.run.get("backend") == "sim"))
     models = meta.get("models_run") or [meta.get("model") or ctx.run.get("model") or "?"]
@@ -92,16 +86,14 @@ def run_files(ctx: PageContext) -> str:
     folder = ctx.run_dir / ctx.stem
     base = f"../{ctx.stem}"
     tables = []
-    for csv in sorted((folder / "tables").glob("*.csv")):
+    for csv in sorted(RunFolder(folder).tables_dir.glob("*.csv")):
         parquet = csv.with_suffix(".parquet")
         link = f"<a href='{base}/tables/{html.escape(csv.name)}'>{html.escape(csv.stem)}</a>"
         if parquet.exists():
             link += f" (<a href='{base}/tables/{html.escape(parquet.name)}'>parquet</a>)"
         tables.append(link)
-    others = [f"<a href='{base}/{name}'>{label}</a>" for name, label in
-              (("episodes.jsonl", "episode records (JSONL)"), ("metadata.json", "run metadata"),
-               ("params.json", "parameters (JSON)")) if (folder / name).exists()]
-    figures = sorted((folder / "figures").glob("*.svg"))
+    others = [f"<a href='{base}/{name}'>{label}</a>" for name, label in RunFolder(folder).reader_files()]
+    figures = sorted(RunFolder(folder).figures_dir.glob("*.svg"))
     if figures:
         others.append(f"<a href='{base}/figures/'>figures ({len(figures)} SVG)</a>")
     parts = []
@@ -141,7 +133,7 @@ def head_html(soup: BeautifulSoup, ctx: PageContext) -> str:
             "<h2 class='psit-head-title'>Parameters and provenance</h2>"
             + _pairs_table(provenance(ctx), "psit-kv psit-prov")
             + ("<p class='psit-sub'>Parameters as run</p>" + _pairs_table(params, "psit-kv psit-params") if params
-               else "<p class='psit-sub'>No parameters recorded (params.json is missing).</p>")
+               else "<p class='psit-sub'>No parameters recorded (the run folder has none).</p>")
             + run_files(ctx) + table_of_contents(soup) + "</section>")
 
 

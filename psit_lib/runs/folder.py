@@ -191,6 +191,11 @@ class RunFolder:
         """The progress file the command line follows (:class:`psit_lib.cli.progress.ProgressFollower`)."""
         return self.dir / _PROGRESS
 
+    def reader_files(self) -> list[tuple[str, str]]:
+        """The folder's own files a reader may open, those present: (file name, what it holds)."""
+        files = ((_RECORDS, "episode records (JSONL)"), (_METADATA, "run metadata"), (_PARAMS, "parameters (JSON)"))
+        return [(name, label) for name, label in files if (self.dir / name).is_file()]
+
     def has_records(self) -> bool:
         return (self.dir / _RECORDS).is_file()
 

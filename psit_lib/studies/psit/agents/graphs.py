@@ -32,12 +32,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from psit_lib.llm.client import ModelSession
-from psit_lib.llm.diagnostics import FLAG_NO_REASONING
+from psit_lib.llm.diagnostics import FLAG_NO_REASONING, FLAG_PRIVATE_IN_PUBLIC
 from psit_lib.llm.errors import ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
 from psit_lib.llm.types import ChatResult, ToolCall
 from psit_lib.llm.tokens import count_tokens
 from psit_lib.studies.psit.memory import MemoryToolError, apply_tool_call, initial_memory, tool_schemas
+from psit_lib.studies.psit.memory.working_memory import WORKING_MEMORY_TAG, carries_memory_block
 
 from psit_lib.studies.psit.agents.config import AgentConfig
 from psit_lib.llm.diagnostics import diagnostics_of, report_helper_failed, report_helper_read
@@ -115,6 +116,7 @@ async def respond(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     tools = tool_schemas(ctx.config.memory_strategy) if autonomous else None
     result = await ctx.session.chat(messages, role=ctx.host_role, tools=tools)
     _check_reasoning(ctx, result)
+    _check_private_block(ctx, result)
     reasoning = "\n".join(x for x in (state.get("reasoning", ""), result.reasoning or "") if x)
     update: dict[str, Any] = {"reply": result.content, "reasoning": reasoning}
     if autonomous and not result.tool_calls:
@@ -139,6 +141,17 @@ def _check_reasoning(ctx: AgentContext, result: ChatResult) -> None:
             FLAG_NO_REASONING, ctx.host_role, result.content,
             f"{ctx.config.name} got a reply with no reasoning, so it keeps no private reasoning this turn",
             agent=ctx.config.name)
+
+
+def _check_private_block(ctx: AgentContext, result: ChatResult) -> None:
+    """Flag a public reply that carries the private working-memory block: the reply stays as the
+    model wrote it (the protocol scores what was said in public), but a reader of the run must
+    learn that the agent's private state did not stay private."""
+    diagnostics = diagnostics_of(ctx.session)
+    if diagnostics is not None and carries_memory_block(result.content):
+        diagnostics.flag(FLAG_PRIVATE_IN_PUBLIC, ctx.host_role, result.content,
+                         f"{ctx.config.name} copied its <{WORKING_MEMORY_TAG}> block into a public reply",
+                         agent=ctx.config.name)
 
 
 class _AutonomousState(AgentState, total=False):

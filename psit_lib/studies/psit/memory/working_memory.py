@@ -146,6 +146,15 @@ def find_section(memory: str, title: str) -> Section:
     )
 
 
+WORKING_MEMORY_TAG = "working_memory"
+"""The tag around the memory block in the system prompt (a public reply carrying it leaked it)."""
+
+
 def wrap_for_prompt(memory: str) -> str:
     """The memory block as it goes into the system prompt, inside working-memory tags."""
-    return f"<working_memory>\n{memory.strip(chr(10))}\n</working_memory>"
+    return f"<{WORKING_MEMORY_TAG}>\n{memory.strip(chr(10))}\n</{WORKING_MEMORY_TAG}>"
+
+
+def carries_memory_block(reply: str | None) -> bool:
+    """Whether a public reply carries the private block's tag (real small models copy it out)."""
+    return f"<{WORKING_MEMORY_TAG}" in (reply or "").lower() or f"</{WORKING_MEMORY_TAG}>" in (reply or "").lower()
