@@ -134,7 +134,7 @@ def _stop_a_parallel_run(tmp_path: Path, sig: int) -> tuple[int, str, list[int]]
             time.sleep(0.2)
         kernels = [int(p.read_text()) for p in pid_files]
         proc.send_signal(sig)  # to psit run alone, as a terminal's Ctrl-C reaches it (workers have their own session)
-        out, err = proc.communicate(timeout=90)
+        out, err = proc.communicate(timeout=150)  # STOP_GRACE (60 s) per stuck worker, on a loaded machine
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -35,8 +35,8 @@ def test_bad_value_stops_before_any_kernel_in_one_sentence(tmp_path):
      "02_hangman_fork_tests: parameter 'sweep' is invalid: 'unheld_secret' is not a sweep of the fork-test study; "
      "choose from host_without_a_secret, pull_of_common_secrets, unprompted_memory_tool_use"),
     (["04", "-p", "sweep_values=[2.0]"], "no selected notebook has parameter(s) sweep_values"),
-    (["06", "-p", "sweeps={notices_contradictions: [3]}"],
-     "sweep value 3 is not a value of the simulator knob 'notices_contradictions'"),
+    (["06", "-p", "sweeps={notices_contradictions: [3]}"],  # 06's sweeps are its study's, never a parameter
+     "no selected notebook has parameter(s) sweeps"),
     (["02", "-p", "sweep_knob=nope"], "no selected notebook has parameter(s) sweep_knob"),
     (["05", "-p", "n_turns=0"], "05_acc_judge_evaluation: parameter 'n_turns' is invalid"),
     (["07", "-p", "agent=zz"], "07_secret_distribution_mode_collapse: parameter 'agent' is invalid: unknown agent 'zz'"),

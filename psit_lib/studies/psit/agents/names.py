@@ -26,10 +26,15 @@ def register_agent_family(prefix: str, builder: AgentBuilder) -> None:
     _FAMILIES[prefix] = builder
 
 
-def known_agents() -> list[str]:
-    """Every agent name the registry knows: the PSIT agents, the optional ones, the families."""
+def builtin_agents() -> list[str]:
+    """The workbook's own agents: the PSIT agents and the retrieval-memory baselines."""
     psit = ["vanilla", "private_cot"] + [f"{k}_{s}" for k in ("workflow", "autonomous") for s in STRATEGY_NAMES]
-    return list(dict.fromkeys([*psit, *OPTIONAL_AGENTS, *_FAMILIES]))
+    return [*psit, *OPTIONAL_AGENTS]
+
+
+def known_agents() -> list[str]:
+    """Every agent name the registry knows: the workbook's own and the registered families."""
+    return list(dict.fromkeys([*builtin_agents(), *_FAMILIES]))
 
 
 def canonical_agent_name(name: str) -> str:
