@@ -42,6 +42,27 @@ class LoopbackServer:
         self.server.server_close()
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing, so test output stays readable."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+class HandlerServer:
+    """A test server built around a request handler class: ``url`` while serving, ``close``."""
+
+    _loop: LoopbackServer
+    url: str
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._loop = LoopbackServer(handler)
+        self.url = self._loop.url
+
+    def close(self) -> None:
+        self._loop.close()
+
+
 FAULT_KINDS = ("http_429", "http_500", "http_503", "reset", "hang", "malformed_json", "empty_choices", "truncated")
 
 
@@ -85,7 +106,7 @@ class RandomFaults:
         return scripted_fault(kind, self.hang_seconds)
 
 
-class FaultServer:
+class FaultServer(HandlerServer):
     """Loopback server that plays a script of faults, then answers from the simulator."""
 
     def __init__(self) -> None:
@@ -95,7 +116,7 @@ class FaultServer:
         self._lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:
@@ -134,19 +155,15 @@ class FaultServer:
                     status, payload = step.status, {"error": {"message": f"scripted {step.status}"}}
                 send_json(self, status, payload, step.headers)
 
-            def log_message(self, *args) -> None:
-                pass
 
-        self._loop = LoopbackServer(Handler)
-        self.server, self.thread, self.url = self._loop.server, self._loop.thread, self._loop.url
-
-    def close(self) -> None:
-        self._loop.close()
+        self._serve(Handler)
+        self.server, self.thread = self._loop.server, self._loop.thread
 
 
 
 
-class GarbageServer:
+
+class GarbageServer(HandlerServer):
     """An OpenAI-compatible loopback endpoint that answers every chat completion with well-formed
     garbage (seeded word salad), as an adversarial proxy or a broken model would: the wire is
     fine, nothing in the replies can be read."""
@@ -160,7 +177,7 @@ class GarbageServer:
         self.model, self.calls = model, 0
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
@@ -176,11 +193,6 @@ class GarbageServer:
                                          "message": {"role": "assistant", "content": text}}],
                             "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
 
-            def log_message(self, *args) -> None:
-                pass
 
-        self._loop = LoopbackServer(Handler)
-        self.url = self._loop.url
+        self._serve(Handler)
 
-    def close(self) -> None:
-        self._loop.close()

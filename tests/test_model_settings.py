@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import given, strategies as st
 
-from loopback import LoopbackServer, send_json
+from loopback import HandlerServer, QuietHandler, send_json
 from psit_lib.llm import ConfigurationError, LLMClient, LLMSettings, ModelCallError, ModelSession
 from psit_lib.llm.cache import request_key
 from psit_lib.llm.model_settings import ModelRequestSettings, parse_model_settings, rejected_field
@@ -26,7 +25,7 @@ MESSAGES = [{"role": "user", "content": "hello"}]
 REPO = Path(__file__).resolve().parents[1]
 
 
-class PickyServer:
+class PickyServer(HandlerServer):
     """An OpenAI-compatible loopback server that refuses named top-level request fields the way
     real servers do (OpenAI's 400 with ``param``, or a validator's 422 listing the field), and
     answers every other request from the simulator; it keeps every request body it got."""
@@ -36,7 +35,7 @@ class PickyServer:
         lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:
@@ -51,14 +50,9 @@ class PickyServer:
                 status, reply = handle_http("POST", self.path, dict(self.headers.items()), raw)
                 send_json(self, status, reply)
 
-            def log_message(self, *args) -> None:
-                pass
 
-        self._loop = LoopbackServer(Handler)
-        self.url = self._loop.url
+        self._serve(Handler)
 
-    def close(self) -> None:
-        self._loop.close()
 
 
 OPENAI_400 = (400, {"error": {"message": "Unrecognized request argument supplied: reasoning_effort",

@@ -12,11 +12,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from loopback import FaultServer, LoopbackServer, scripted_fault, send_json
+from loopback import FaultServer, HandlerServer, QuietHandler, scripted_fault, send_json
 from psit_lib.llm import ConfigurationError, LLMClient, LLMSettings, ModelCallError, ModelSession
 from psit_lib.llm.replicas import TIMEOUTS_BEFORE_COOLDOWN, ReplicaPool
 from psit_lib.sim.engine import handle_http
@@ -32,7 +31,7 @@ def warm_simulator():
     complete({"messages": MESSAGES}, None, "default")
 
 
-class SlotServer:
+class SlotServer(HandlerServer):
     """A loopback server like ``llama-server -np <slots>``: it accepts every connection but runs
     ``slots`` requests at a time, each taking ``seconds``; the others wait in its queue."""
 
@@ -44,7 +43,7 @@ class SlotServer:
         lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:
@@ -60,14 +59,9 @@ class SlotServer:
                         outer.served += 1
                 send_json(self, status, payload)
 
-            def log_message(self, *args) -> None:
-                pass
 
-        self._loop = LoopbackServer(Handler)
-        self.url = self._loop.url
+        self._serve(Handler)
 
-    def close(self) -> None:
-        self._loop.close()
 
 
 def settings(*urls: str, **kw) -> LLMSettings:
