@@ -33,6 +33,11 @@ class PageContext:
     commit: str = "unknown"
     protocol: str | None = None  # the rendered protocol's file name in the report folder
 
+    @property
+    def folder(self) -> RunFolder:
+        """The notebook's folder of the run, read through its one reader."""
+        return RunFolder(self.run_dir / self.stem)
+
 
 def _value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
@@ -44,13 +49,13 @@ def _value(value: Any) -> str:
 
 def parameters(ctx: PageContext) -> dict[str, str]:
     """The notebook's parameters as run (``params.json`` without the harness's ``_`` keys)."""
-    params = RunFolder(ctx.run_dir / ctx.stem).params().stored()
+    params = ctx.folder.params().stored()
     return {k: _value(v) for k, v in sorted(params.items()) if not k.startswith("_")}
 
 
 def provenance(ctx: PageContext) -> dict[str, str]:
     """Backend (and whether it is simulated), model, profile, seed, code commit, and when it ran."""
-    meta = RunFolder(ctx.run_dir / ctx.stem).metadata().stored()
+    meta = ctx.folder.metadata().stored()
     backend = str(meta.get("backend") or ctx.run.get("backend") or "?")
     simulated = bool(meta.get("simulated", ctx.run.get("backend") == "sim"))
     models = meta.get("models_run") or [meta.get("model") or ctx.run.get("model") or "?"]
@@ -83,17 +88,17 @@ def _pairs_table(rows: dict[str, str], css: str) -> str:
 
 def run_files(ctx: PageContext) -> str:
     """Links to the notebook's saved tables (CSV, parquet), episode records and metadata."""
-    folder = ctx.run_dir / ctx.stem
+    folder = ctx.folder
     base = f"../{ctx.stem}"
     tables = []
-    for csv in sorted(RunFolder(folder).tables_dir.glob("*.csv")):
+    for csv in (folder.tables_dir / name for name in folder.table_names()):
         parquet = csv.with_suffix(".parquet")
         link = f"<a href='{base}/tables/{html.escape(csv.name)}'>{html.escape(csv.stem)}</a>"
         if parquet.exists():
             link += f" (<a href='{base}/tables/{html.escape(parquet.name)}'>parquet</a>)"
         tables.append(link)
-    others = [f"<a href='{base}/{name}'>{label}</a>" for name, label in RunFolder(folder).reader_files()]
-    figures = sorted(RunFolder(folder).figures_dir.glob("*.svg"))
+    others = [f"<a href='{base}/{name}'>{label}</a>" for name, label in folder.reader_files()]
+    figures = sorted(folder.figures_dir.glob("*.svg"))
     if figures:
         others.append(f"<a href='{base}/figures/'>figures ({len(figures)} SVG)</a>")
     parts = []

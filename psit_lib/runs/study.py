@@ -171,20 +171,20 @@ class Study:
     def score(self, records: Sequence[EpisodeRecord[Any]], *, notebook: str, params: Any,
               models: Sequence[str], backend: str = "sim", profile: str | None = None) -> dict[str, pd.DataFrame]:
         """Every scorer of the notebook over ``records``: table name -> table."""
-        run = StoredRun(notebook, params, list(models), list(records), backend, profile)
-        return self.score_run(run)
+        return self.score_run(StoredRun(notebook, params, list(models), list(records), backend, profile))
 
-    def score_experiment(self, exp: Experiment, params: Any, records: Sequence[EpisodeRecord[Any]],
+    def score_experiment(self, exp: Experiment, params: Any, records: Sequence[EpisodeRecord[Any]] | None = None,
                          tables: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
         """The tables (every scorer of ``exp``'s notebook, or ``tables``) over ``records`` just run
-        by ``exp``: in a notebook, the same scorers :meth:`rescore` runs later over the folder."""
-        run = StoredRun(exp.notebook, params, list(exp.models), list(records), exp.settings.backend,
-                        exp.settings.profile_label)
-        scorers = self.notebook(exp.notebook).scorers
-        return {name: scorers[name](run) for name in (tables if tables is not None else scorers)}
+        by ``exp``, or, without them, over every record of ``exp``'s folder: in a notebook, the same
+        scorers :meth:`rescore` runs later over the folder (whatever the folder is named)."""
+        run = StoredRun(exp.notebook, params, list(exp.models), None if records is None else list(records),
+                        exp.settings.backend, exp.settings.profile_label, exp.store, self.result_type)
+        return self.score_run(run, tables)
 
-    def score_run(self, run: StoredRun) -> dict[str, pd.DataFrame]:
-        return {name: scorer(run) for name, scorer in self.notebook(run.notebook).scorers.items()}
+    def score_run(self, run: StoredRun, tables: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
+        scorers = self.notebook(run.notebook).scorers
+        return {name: scorers[name](run) for name in (tables if tables is not None else scorers)}
 
     def stored_run(self, folder: str | Path) -> StoredRun:
         """A notebook folder's stored run: its parameters (validated), models and typed records."""

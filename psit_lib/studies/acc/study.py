@@ -80,9 +80,7 @@ def scored_tables(exp: Any, params: accx.AccParams) -> dict[str, pd.DataFrame]:
     """Every table of notebook 05, by the study's scorers over ``exp``'s stored records (no
     model call): the tables ``psit rescore`` reproduces, for a notebook run interactively too
     (whose folder is not named after the notebook)."""
-    run = StoredRun(exp.notebook, params, list(exp.models), None, exp.settings.backend,
-                    exp.settings.profile_label, exp.store, AccEpisode)
-    return STUDY.score_run(run)
+    return STUDY.score_experiment(exp, params)
 
 
 _differences = imported("psit_lib.studies.acc.differences:DIFFERENCES")

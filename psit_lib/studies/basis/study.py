@@ -137,5 +137,4 @@ async def run_all(exp: Experiment, params: bx.BasisParams) -> BasisRun:
 
 def score(exp: Experiment, params: bx.BasisParams, run: BasisRun) -> dict[str, pd.DataFrame]:
     """Every table of notebook 06 from the run's records (no model call), named as saved."""
-    return STUDY.score(run.records, notebook=exp.notebook, params=params, models=exp.models,
-                       backend=exp.settings.backend, profile=exp.settings.profile_label)
+    return STUDY.score_experiment(exp, params, run.records)

@@ -157,4 +157,5 @@ def wrap_for_prompt(memory: str) -> str:
 
 def carries_memory_block(reply: str | None) -> bool:
     """Whether a public reply carries the private block's tag (real small models copy it out)."""
-    return f"<{WORKING_MEMORY_TAG}" in (reply or "").lower() or f"</{WORKING_MEMORY_TAG}>" in (reply or "").lower()
+    text = (reply or "").lower()
+    return f"<{WORKING_MEMORY_TAG}" in text or f"</{WORKING_MEMORY_TAG}>" in text
