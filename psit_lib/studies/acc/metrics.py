@@ -81,9 +81,14 @@ TURN_COLUMNS: tuple[str, ...] = ("episode_id", "model", "domain", "turn", "topic
 
 
 def turns_frame(records: Iterable[EpisodeRecord[AccEpisode]]) -> pd.DataFrame:
-    """All (turn, agent) rows of all episodes, failures included with their status; every column
-    of :data:`TURN_COLUMNS` is there even when no turn was scored (or no episode ran)."""
-    rows = [row for record in records for row in turn_rows(record)]
+    """All (turn, agent) rows of all episodes as their live judge scored them, failures included
+    with their status (see :func:`frame_of_turns`)."""
+    return frame_of_turns([row for record in records for row in turn_rows(record)])
+
+
+def frame_of_turns(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """(turn, agent) rows as a turns frame: every column of :data:`TURN_COLUMNS` is there even
+    when no turn was scored (or no episode ran), agents ordered as they answer."""
     df = pd.DataFrame(rows)
     for column in TURN_COLUMNS:
         if column not in df:
@@ -221,26 +226,13 @@ def footprint_table(df: pd.DataFrame) -> pd.DataFrame:
 CCS_FORM_COLUMNS = ["domain", "turns", "rendered_tokens", "compact_tokens", "json_tokens", "compact_over_rendered"]
 
 
-def ccs_form_table(records: Iterable[EpisodeRecord[AccEpisode]]) -> pd.DataFrame:
+def ccs_form_table(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """Tokens of the ACC's committed CCS per turn in three serialisations, mean per domain: the
     labelled lines the agent reads (:func:`~psit_lib.studies.acc.ccs.render_ccs`, the footprint
     reported), the compact token-oriented form like the paper's Figure 3
-    (:func:`~psit_lib.studies.acc.ccs.compact_ccs`) and compact JSON; re-serialised from the
-    stored CCS, no model call."""
-    from psit_lib.llm.tokens import count_tokens
-    from psit_lib.studies.acc.ccs import CCS, compact_ccs, render_ccs
-
-    rows = []
-    for record in records:
-        if record.result is None:
-            continue
-        for t in record.result.turns:
-            acc = t.agents.get("acc")
-            if acc is None or not acc.details.get("ccs"):
-                continue
-            ccs = CCS.model_validate(acc.details["ccs"])
-            rows.append({"domain": record.result.domain, "rendered_tokens": count_tokens(render_ccs(ccs)),
-                         "compact_tokens": count_tokens(compact_ccs(ccs)), "json_tokens": count_tokens(ccs.to_json())})
+    (:func:`~psit_lib.studies.acc.ccs.compact_ccs`) and compact JSON. ``rows``: one per committed
+    state, with its ``domain`` (:func:`~psit_lib.studies.acc.scoring.ccs_form_rows`)."""
+    rows = list(rows)
     if not rows:
         return pd.DataFrame(columns=CCS_FORM_COLUMNS)
     df = pd.DataFrame(rows)

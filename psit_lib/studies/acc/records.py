@@ -71,13 +71,3 @@ class AccEpisode(StudyResult):
     ccs_failures: int
     judge_failures: int
     memory_failures: int
-
-
-class RejudgedEpisode(StudyResult):
-    """One recorded episode's turns scored again under one judge variant (judge calls only):
-    per (turn, agent) the four criteria on 0-10, or the turn's scoring error."""
-
-    schema_version: Literal[1] = 1
-    variant: str
-    source: str
-    rows: list[dict[str, Any]]

@@ -2,12 +2,12 @@
 
 * **Judge-prompt sensitivity.** Every recorded turn is scored again under each wording of the
   rubric (:data:`~psit_lib.studies.acc.judge.JUDGE_VARIANTS`: rubric wording, score scale,
-  answer order), from the same canonical memory, query and answers the live judge saw; only
-  judge calls are made. The table gives each agent's mean score per variant on 0-10, its
-  spread across variants, and each variant's ranking of the agents.
+  answer order), from the same canonical memory, query and answers the judge saw (the study's
+  ``judge_<variant>`` scorers; only judge calls). The table gives each agent's mean score per
+  variant on 0-10, its spread across variants, and each variant's ranking of the agents.
 * **Sweeps.** The ACC - transcript-replay gap in drift and hallucination at each value of a
   simulator assumption (the study's ``SWEEPS``: attention window, answer length), from small
-  swept runs (run by ``STUDY.run_sweeps``, scored by the study's ``sweeps`` scorer).
+  swept runs (the run's ``sweep:<knob>=<value>`` parts, tabled by the study's ``sweeps`` metric).
 
 Readings are generated from these tables, never written by hand.
 """
@@ -20,76 +20,19 @@ import pandas as pd
 
 from psit_lib.analysis.labels import format_number
 from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
-from psit_lib.runs.runner import EpisodeSpec, study_episode
+from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.studies.acc.agents import agent_rank
-from psit_lib.studies.acc.experiment import AccParams, AccRecord, make_specs
-from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS, CanonicalMemory, JudgeOutputError, rejudge_turn
-from psit_lib.studies.acc.metrics import turns_frame
-from psit_lib.studies.acc.records import RejudgedEpisode
+from psit_lib.studies.acc.experiment import AccParams, make_specs
+from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS
 
 SENSITIVITY_COLUMNS = ["agent", "variant", "n", "mean_score", "rank"]
 
 
-def rejudge_specs(records: list[AccRecord], variants: list[str]) -> list[EpisodeSpec]:
-    """One re-judging job per (finished episode, variant)."""
-    unknown = [v for v in variants if v not in JUDGE_VARIANTS]
-    if unknown:
-        raise ValueError(f"unknown judge variant(s) {unknown}; choose from {list(JUDGE_VARIANTS)}")
-    return [EpisodeSpec(f"{r.episode_id}/judge-{v}", {"source": r.episode_id, "variant": v,
-                                                        "model": r.spec["model"]})
-            for r in records if r.ok for v in variants]
-
-
-def rejudge_fn(records: list[AccRecord], answer_chars: int) -> Any:
-    """The episode function that re-scores one recorded episode under one judge variant
-    (records typed :class:`~psit_lib.studies.acc.records.RejudgedEpisode`, so the sensitivity
-    table is a scorer over stored records)."""
-    by_id = {r.episode_id: r for r in records}
-
-    @study_episode(RejudgedEpisode)
-    async def rejudge(spec: EpisodeSpec, session: Any) -> RejudgedEpisode:
-        record = by_id[spec.params["source"]]
-        variant = JUDGE_VARIANTS[spec.params["variant"]]
-        result = record.require_result()
-        rows = []
-        for t in result.turns:
-            memory = CanonicalMemory.model_validate(t.judge.canonical_memory)
-            answers = {name: a.answer for name, a in t.agents.items()}
-            try:
-                scored = await rejudge_turn(session.branch(f"t{t.turn}"), variant, memory, t.query, answers,
-                                            seed=result.scenario_seed + t.turn, answer_chars=answer_chars)
-            except JudgeOutputError as exc:
-                rows.append({"turn": t.turn, "agent": None, "error": str(exc)})
-                continue
-            rows += [{"turn": t.turn, "agent": name, "error": None, **{c: ev[c] for c in CRITERIA}}
-                     for name, ev in scored.items()]
-        return RejudgedEpisode(variant=variant.name, source=record.episode_id, rows=rows)
-
-    return rejudge
-
-
-async def run_rejudge(exp: Any, params: AccParams, records: list[AccRecord]) -> list[Any]:
-    """Re-judge every finished episode under each of ``params.judge_variants`` (judge calls
-    only; stored as :class:`~psit_lib.studies.acc.records.RejudgedEpisode` records, which the
-    study's ``judge_sensitivity`` scorer reads). Resumes like any run."""
-    return await exp.run(rejudge_specs(records, list(params.judge_variants)),
-                         rejudge_fn(records, params.judge_answer_chars), concurrency=params.concurrency)
-
-
-def _rejudged(record: Any) -> tuple[str, list[dict[str, Any]]] | None:
-    """(variant, rows) of a finished re-judging record, typed or flat; None if it failed."""
-    if isinstance(record, dict):
-        return (record["variant"], record["rows"]) if record.get("status") == "ok" else None
-    result = record.result
-    return (result.variant, result.rows) if record.ok and result is not None else None
-
-
-def sensitivity_table(rejudged: list[Any]) -> pd.DataFrame:
+def sensitivity_table(rejudged: list[tuple[str, list[dict[str, Any]]]]) -> pd.DataFrame:
     """Per (agent, variant): scored turns, mean of the four criteria on 0-10, and the agent's
-    rank under that variant (1 = best). ``rejudged``: the re-judging records (typed
-    ``EpisodeRecord[RejudgedEpisode]`` or flat dicts)."""
-    done = [d for d in map(_rejudged, rejudged) if d is not None]
-    rows = [{"variant": variant, **row} for variant, part in done for row in part if row["agent"] is not None]
+    rank under that variant (1 = best). ``rejudged``: (variant, its rows) with the rows of every
+    episode the variant scored (:func:`~psit_lib.studies.acc.scoring.rejudge_episode`)."""
+    rows = [{"variant": variant, **row} for variant, part in rejudged for row in part if row["agent"] is not None]
     if not rows:
         return pd.DataFrame(columns=SENSITIVITY_COLUMNS)
     df = pd.DataFrame(rows)
@@ -240,17 +183,15 @@ def sweep_specs(params: AccParams, sweep_models: dict[Any, str]) -> list[Episode
     return make_specs(sweep_params(params), list(sweep_models.values())) if sweep_models else []
 
 
-def sweep_gaps(records: list[AccRecord], sweep_models: dict[Any, str], knob: str, metric: str,
-               a: str = "acc", b: str = "transcript", seed: int = 0) -> pd.DataFrame:
-    """``metric`` gap (a - b) at each swept value: each scenario's mean over its turns, then the
-    mean over scenarios with a percentile-bootstrap 95% interval over scenarios (the turns of
-    one conversation are not independent: a rule lost at turn 5 stays lost)."""
-    df = turns_frame(records)
-    if df.empty or "status" not in df:
+def sweep_gaps(turns: pd.DataFrame, knob: str, metric: str, a: str = "acc", b: str = "transcript",
+               seed: int = 0) -> pd.DataFrame:
+    """``metric`` gap (a - b) at each swept value (``turns``: the swept parts' turns frames, each
+    row with its part's ``value``): each scenario's mean over its turns, then the mean over
+    scenarios with a percentile-bootstrap 95% interval over scenarios (the turns of one
+    conversation are not independent: a rule lost at turn 5 stays lost)."""
+    if turns.empty or "status" not in turns or "value" not in turns:
         return pd.DataFrame(columns=GAP_COLUMNS)
-    value_of = {model: value for value, model in sweep_models.items()}
-    ok = df[(df["status"] == "ok") & df[metric].notna()].assign(value=lambda d: d["model"].map(value_of),
-                                                               agent=lambda d: d["agent"].astype(str))
+    ok = turns[(turns["status"] == "ok") & turns[metric].notna()].assign(agent=lambda d: d["agent"].astype(str))
     per_scenario = ok.groupby(["value", "agent", "episode_id"], as_index=False)[metric].mean()
     table = gap_table(per_scenario, knob=knob, value_col="value", system_col="agent", a=a, b=b,
                       outcome_col=metric, kind="mean", seed=seed)

@@ -1,86 +1,226 @@
-"""The ACC study (notebook 05) as a :class:`~psit_lib.runs.study.Study`.
+"""The ACC study (notebook 05) as a :class:`~psit_lib.runs.study.Study`: task -> episode -> scores -> metrics.
 
-Generation: the main episodes (:meth:`Study.run`), the re-judging of every finished episode
-under each judge prompt (:func:`~psit_lib.studies.acc.sensitivity.run_rejudge`, judge calls
-only) and the sweeps of the study's simulator assumptions (:meth:`Study.run_sweeps`, the
-study's :data:`~psit_lib.studies.acc.experiment.SWEEPS` unless ``sweeps`` is given).
+Parts of the run: ``main`` (one episode per model, domain and scenario) and one part per value
+of each swept simulator assumption (``sweep:<knob>=<value>``, the study's
+:data:`~psit_lib.studies.acc.experiment.SWEEPS` unless ``sweeps`` is given; simulator only).
 
-Scoring: every table the notebook saves is a scorer over stored records, so the notebook's
-tables and ``psit rescore`` are computed by the same functions and re-scoring makes no model
-call: the paper's turn-averaged rates (``summary_rates``), the pooled rates
-(``hallucination_drift``), the judge scores, the footprint per domain, the CCS serialisations,
-the judge-prompt sensitivity (from the stored re-judged turns) and the sweeps (from the stored
-swept episodes).
+Scorers, per stored episode (:mod:`psit_lib.studies.acc.scoring` holds the rules):
+
+* ``footprint``: what each agent carried into its context per turn (no model);
+* ``judge``: the study's judge re-run over the stored turns (model-graded, on the episode's own
+  seeds, so its calls are the live judge's and replay from the run's cache);
+* ``judge_<variant>``: each judge-prompt variant of ``judge_variants`` (rubric wording, scale,
+  answer order) scoring the main part's turns from the judge's canonical memory (model-graded);
+* ``ccs_forms``: the ACC's committed states re-serialised (no model).
+
+Metrics build every table the notebook saves from those scores, each declaring which way is
+better for its value columns; ``psit rescore`` recomputes them with the judge's calls replayed.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
 from psit_lib.analysis.sweeps import GAP_COLUMNS
-from psit_lib.runs.study import StoredRun, Study, StudyNotebook, imported
+from psit_lib.llm.client import ModelSession
+from psit_lib.runs.records import EpisodeRecord
+from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, metric, scorer
+from psit_lib.runs.study import MAIN, Study, StudyNotebook, imported
 from psit_lib.studies.acc import experiment as accx
 from psit_lib.studies.acc import metrics as accm
+from psit_lib.studies.acc import scoring
 from psit_lib.studies.acc import sensitivity as accs
 from psit_lib.studies.acc import summary as accsum
-from psit_lib.studies.acc.records import AccEpisode, RejudgedEpisode
+from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS
+from psit_lib.studies.acc.records import AccEpisode
 
+NOTEBOOK = "05_acc_judge_evaluation"
 SWEEP_METRICS: tuple[str, ...] = ("drift", "hallucination")
 
 
-def main_records(run: StoredRun) -> list[accx.AccRecord]:
-    """The stored records of the notebook's main plan."""
-    return run.select(accx.make_specs(run.params, run.models))
+# -- scorers ---------------------------------------------------------------------------------------
+
+def _episode(record: EpisodeRecord[Any]) -> AccEpisode:
+    result = record.require_result()
+    assert isinstance(result, AccEpisode)
+    return result
 
 
-def _turns(run: StoredRun) -> pd.DataFrame:
-    return accm.turns_frame(main_records(run))
+def episode_session(ctx: ScoreContext, episode_id: str) -> ModelSession:
+    """A session on the episode's own seeds (root path ``main``, as generation's): the judge's
+    calls draw the seeds the live judge drew, so a run that recorded them replays them from the
+    cache. ``episode_id`` names whose seeds (a judge variant draws its own, see below)."""
+    if ctx.session is None:
+        raise ValueError("the judge calls a model: scoring needs a session (the run's cache)")
+    given = ctx.session
+    return ModelSession(given.client, run_seed=given.run_seed, episode_id=episode_id, sampling=given.sampling,
+                        log=given.log, diagnostics=given.diagnostics)
 
 
-def judge_sensitivity(run: StoredRun) -> pd.DataFrame:
-    """The sensitivity table from the stored re-judged turns (no judge call)."""
-    specs = accs.rejudge_specs(main_records(run), list(run.params.judge_variants))
-    return accs.sensitivity_table(dataclasses.replace(run, result_type=RejudgedEpisode).select(specs))
+@scorer("footprint", version=1)
+def footprint(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
+    """Tokens each agent carried into its answering context per turn; the value is the ACC's mean."""
+    rows = scoring.answer_rows(_episode(record))
+    acc = [r["footprint_tokens"] for r in rows if r["agent"] == "acc"]
+    return Score(value=sum(acc) / len(acc) if acc else None,
+                 explanation="mean tokens of the rendered CCS the ACC answered from, per turn",
+                 metadata={"rows": rows})
 
 
-def sweep_table(run: StoredRun) -> pd.DataFrame:
-    """The ACC - replay gap per swept value and metric, from the stored swept episodes (empty
-    on a real endpoint, where no sweep ran)."""
-    tables = []
+@scorer("judge", version=1, model_graded=True)
+async def judge(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
+    """The study's judge over the stored turns: per turn the canonical memory from the query, then
+    the blinded, shuffled answers scored 0-10 with claim and rule counts. The value is the share
+    of answers it could score."""
+    episode = _episode(record)
+    rows, memories = await scoring.judge_episode(episode_session(ctx, record.episode_id), episode,
+                                                 seed=episode.scenario_seed,
+                                                 answer_chars=int(record.spec["judge_answer_chars"]))
+    scored = sum(r["status"] == "ok" for r in rows)
+    return Score(value=scored / len(rows) if rows else None,
+                 explanation=f"{scored} of {len(rows)} answers scored by the judge",
+                 metadata={"rows": rows, "memories": memories})
+
+
+def variant_scorer(variant: str) -> Scorer:
+    """The scorer of one judge-prompt variant: the main part's turns scored again from the judge's
+    canonical memory (its calls replayed from the cache), on the variant's own seeds (episode
+    ``<episode>/judge-<variant>``, as the re-judging pass of older runs drew them, so their cached
+    calls replay too). The value is the mean of the four criteria on 0-10 over scored answers; a
+    variant not in ``judge_variants``, or an episode of another part, gets no value."""
+
+    async def score(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
+        if ctx.part != MAIN or variant not in ctx.params.judge_variants:
+            return Score(explanation=f"not scored: the {variant} judge scores the main part's episodes when "
+                                     "judge_variants names it")
+        episode = _episode(record)
+        chars = int(record.spec["judge_answer_chars"])
+        _, memories = await scoring.judge_episode(episode_session(ctx, record.episode_id), episode,
+                                                  seed=episode.scenario_seed, answer_chars=chars)
+        rows = await scoring.rejudge_episode(episode_session(ctx, f"{record.episode_id}/judge-{variant}"),
+                                             episode, variant, memories, answer_chars=chars)
+        values = [sum(r[c] for c in CRITERIA) / len(CRITERIA) for r in rows if r["agent"] is not None]
+        return Score(value=sum(values) / len(values) if values else None,
+                     explanation=f"mean 0-10 score over {len(values)} answers under the {variant} judge prompt",
+                     metadata={"rows": rows})
+
+    return Scorer(variant_scorer_name(variant), score, version=1, model_graded=True)
+
+
+def variant_scorer_name(variant: str) -> str:
+    return f"judge_{variant}"
+
+
+@scorer("ccs_forms", version=1)
+def ccs_forms(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
+    """The ACC's committed CCS per turn in three serialisations (tokens); the value is the mean
+    compact-over-rendered ratio."""
+    rows = scoring.ccs_form_rows(_episode(record))
+    ratios = [r["compact_tokens"] / r["rendered_tokens"] for r in rows if r["rendered_tokens"]]
+    return Score(value=sum(ratios) / len(ratios) if ratios else None,
+                 explanation="compact over rendered tokens of the committed CCS, mean over turns",
+                 metadata={"rows": rows})
+
+
+SCORERS: tuple[Scorer, ...] = (footprint, judge, *(variant_scorer(v) for v in JUDGE_VARIANTS), ccs_forms)
+
+
+# -- from scores to turns ------------------------------------------------------------------------------
+
+def turns_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """The turns frame (:func:`~psit_lib.studies.acc.metrics.frame_of_turns`) of a selection of the
+    scored view: one row per (episode, turn, agent), the judge's verdict beside what the agent
+    carried; a failed episode is one ``episode_error`` row."""
+    rows: list[dict[str, Any]] = []
+    for row in frame.to_dict("records"):
+        base = {"episode_id": row["episode_id"], "model": row.get("model"), "domain": row.get("domain")}
+        if row["status"] != "ok":
+            rows.append({**base, "status": "episode_error", "error": row.get("error"), "agent": None, "turn": None})
+            continue
+        verdicts = {(v["turn"], v["agent"]): v for v in row.get("judge.rows") or []}
+        for answer in row.get("footprint.rows") or []:
+            verdict = verdicts.get((answer["turn"], answer["agent"]), {"status": "judge_error", "error": None})
+            rows.append({**base, **answer, **verdict})
+    return accm.frame_of_turns(rows)
+
+
+def main_turns(scored: Scored) -> pd.DataFrame:
+    """The main part's turns frame (the notebook's status table and per-turn figures read it)."""
+    return turns_of(scored.part(MAIN))
+
+
+# -- metrics ---------------------------------------------------------------------------------------------
+
+LOWER = {"mean": False, "std": False, "pooled_rate": False}
+
+
+@metric("summary_rates", higher_is_better={"mean": False, "pooled_rate": False}, parts=[MAIN])
+def summary_rates(scored: Scored) -> pd.DataFrame:
+    """The paper's H_u and D_r (turn averages) with the pooled rates beside; lower is better."""
+    return accsum.summary_table(main_turns(scored))
+
+
+@metric("hallucination_drift", higher_is_better={"rate": False, "wilson_low": False, "wilson_high": False},
+        parts=[MAIN])
+def hallucination_drift(scored: Scored) -> pd.DataFrame:
+    """Pooled hallucination and drift rates with Wilson intervals; lower is better."""
+    return accm.rate_table(main_turns(scored))
+
+
+@metric("judge_scores", higher_is_better={"mean": True, "ci_low": True, "ci_high": True}, parts=[MAIN])
+def judge_scores(scored: Scored) -> pd.DataFrame:
+    """Mean 0-10 judge score per (agent, criterion) with a bootstrap interval; higher is better."""
+    return accm.score_table(main_turns(scored), n_boot=scored.params.n_boot, seed=scored.params.seed)
+
+
+@metric("footprint_by_domain", parts=[MAIN])
+def footprint_by_domain(scored: Scored) -> pd.DataFrame:
+    """Mean memory footprint per (domain, agent): a cost, reported without a better or worse."""
+    return accm.footprint_table(main_turns(scored))
+
+
+@metric("ccs_forms", parts=[MAIN])
+def ccs_form_table(scored: Scored) -> pd.DataFrame:
+    """Tokens of the committed CCS in three serialisations, mean per domain (sizes, no direction)."""
+    frame = scored.part(MAIN)
+    rows = [{"domain": row.get("domain"), **form} for row in frame.to_dict("records") if row["status"] == "ok"
+            for form in row.get("ccs_forms.rows") or []]
+    return accm.ccs_form_table(rows)
+
+
+@metric("judge_sensitivity", higher_is_better={"mean_score": True}, parts=[MAIN])
+def judge_sensitivity(scored: Scored) -> pd.DataFrame:
+    """Each agent's mean 0-10 score under each judge prompt, and its rank (1 = best)."""
+    frame = scored.part(MAIN)
+    by_variant = []
+    for variant in scored.params.judge_variants:
+        column = f"{variant_scorer_name(variant)}.rows"
+        rows = [r for cell in (frame[column] if column in frame else []) if isinstance(cell, list) for r in cell]
+        by_variant.append((variant, rows))
+    return accs.sensitivity_table(by_variant)
+
+
+@metric("sweeps", higher_is_better={}, parts=["sweep:"])
+def sweeps(scored: Scored) -> pd.DataFrame:
+    """The ACC - transcript gap in drift and hallucination at each swept value (a gap has no
+    better or worse of its own: both rates are lower-is-better, see :data:`SWEEP_METRICS`)."""
     known = list(accx.SWEEPS)
-    knobs = sorted(run.params.sweeps, key=lambda k: (known.index(k) if k in known else len(known), k))
-    for knob in knobs:  # the study's order (stored parameters come back with their keys sorted)
-        values = run.params.sweeps[knob]
-        models = run.sweep_models(knob, values)
-        if models:
-            records = run.select(accs.sweep_specs(run.params, models))
-            tables += [accs.sweep_gaps(records, models, knob, m, seed=run.params.seed) for m in SWEEP_METRICS]
+    by_knob: dict[str, list[tuple[Any, str]]] = {}
+    for part in scored.part_names("sweep:"):
+        meta = scored.parts[part]
+        by_knob.setdefault(str(meta["knob"]), []).append((meta["value"], part))
+    tables = []
+    for knob in sorted(by_knob, key=lambda k: (known.index(k) if k in known else len(known), k)):
+        frames = [turns_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
+        turns = pd.concat(frames, ignore_index=True) if frames else accm.frame_of_turns([])
+        tables += [accs.sweep_gaps(turns, knob, m, seed=scored.params.seed) for m in SWEEP_METRICS]
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*GAP_COLUMNS, "metric"])
 
 
-def judge_scores(run: StoredRun) -> pd.DataFrame:
-    return accm.score_table(_turns(run), n_boot=run.params.n_boot, seed=run.params.seed)
-
-
-SCORERS: dict[str, Callable[[StoredRun], pd.DataFrame]] = {
-    "summary_rates": lambda run: accsum.summary_table(_turns(run)),
-    "hallucination_drift": lambda run: accm.rate_table(_turns(run)),
-    "judge_scores": judge_scores,
-    "footprint_by_domain": lambda run: accm.footprint_table(_turns(run)),
-    "ccs_forms": lambda run: accm.ccs_form_table(main_records(run)),
-    "judge_sensitivity": judge_sensitivity,
-    "sweeps": sweep_table,
-}
-
-def scored_tables(exp: Any, params: accx.AccParams) -> dict[str, pd.DataFrame]:
-    """Every table of notebook 05, by the study's scorers over ``exp``'s stored records (no
-    model call): the tables ``psit rescore`` reproduces, for a notebook run interactively too
-    (whose folder is not named after the notebook)."""
-    return STUDY.score_experiment(exp, params)
+METRICS: tuple[Metric, ...] = (summary_rates, hallucination_drift, judge_scores, footprint_by_domain, ccs_form_table,
+                               judge_sensitivity, sweeps)
 
 
 _differences = imported("psit_lib.studies.acc.differences:DIFFERENCES")
@@ -91,10 +231,10 @@ _catalogue = imported("psit_lib.studies.acc.catalogue:prompt_catalogue", call=Tr
 STUDY = Study(
     name="acc",
     result_type=AccEpisode,
-    notebooks={"05_acc_judge_evaluation": StudyNotebook(
+    notebooks={NOTEBOOK: StudyNotebook(
         params_model=accx.AccParams, plan=accx.make_specs, episode=lambda params: accx.run_acc_episode,
-        scorers=SCORERS,
+        scorers=SCORERS, metrics=METRICS,
         sweeps=lambda params: params.sweeps, sweep_plan=accs.sweep_specs,
-        unplanned="the judge variants' re-scoring calls",
+        unplanned="the judge variants' scoring calls",
         key_tables=("summary_rates", "hallucination_drift", "footprint_by_domain"))},
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)

@@ -79,7 +79,7 @@ FIGURE4_SERIES: tuple[tuple[str, Literal["-", "--", ":"], str, str], ...] = (
 def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame | None = None,
                  systems: tuple[str, ...] = ("baseline", "basis")) -> Figure:
     """The paper's Figure 4: two rows, pass^k on top and pass@k below, one column per scenario,
-    and (with ``pooled``, :func:`results.pooled_success_table`'s table) a last column with the
+    and (with ``pooled``, the ``success_pooled`` table) a last column with the
     success rate over all runs, as the reference code's ``evals/plot_all_scenarios.py`` lays it out.
 
     Each panel draws, per system, the set-based estimate of this run (the paper's design, solid),

@@ -1,9 +1,9 @@
 """Tables for notebook 06: trial outcomes, success rates, pass@k / pass^k, episode views.
 
-Every verdict is recomputed here from what a record stores (the calls that reached the CabApp
-and the rides), so these are scorers over stored records: ``success`` is the reference
-scenarios' ``validate()`` (the study's rule), ``final_state_success`` the workbench's
-final-state check (a labelled second view).
+Every table is built from the per-trial scores (:mod:`psit_lib.studies.basis.scoring`: the
+verdicts recomputed from the calls that reached the CabApp and the rides): ``success`` is the
+reference scenarios' ``validate()`` (the study's rule), ``final_state_success`` the workbench's
+final-state check (a labelled second view). The study's metrics call these functions.
 
 Failed episodes (runner status ``error``) stay in every table as trials that did not
 succeed, and are counted in their own column, so a crash can never raise a success rate.
@@ -36,38 +36,51 @@ CELL = ["model", "scenario", "system"]
 BasisRecord = EpisodeRecord[BasisTrial]
 
 
+TRIAL_COLUMNS = [*CELL, "trial", "status", "scored", "success", "final_state_success", "outcome", "delegations",
+                 "ingest_fallbacks", "recorded_errors", "decided_without_tool_calls", "error"]
+REFERENCE_COLUMNS = ["ref_k", "ref_set", "ref_run"]
+"""A reference-design trial's place in its design: its k, its set and its run within the set."""
+
+
+def trials_frame_of(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per planned trial of a selection of the scored view (the study's ``success`` and
+    ``final_state_success`` scores, the trial's spec): design cell, outcome (pass / fail / error),
+    a few counts, and whether the trial was decided without any CabApp call its scenario needs. A
+    failed trial (never scored) is an ``error`` row, kept and counted apart from every rate."""
+    rows = []
+    for row in scores.to_dict("records"):
+        scored = row.get("status") == "ok" and row.get("success") is not None and pd.notna(row.get("success"))
+        passed = scored and bool(row.get("success"))
+        fact = (lambda key: row.get(f"success.{key}") if scored else None)  # noqa: E731
+        rows.append({
+            "model": row.get("model") or "unknown", "scenario": row["scenario"], "system": row["system"],
+            "trial": int(row["trial"]), "status": row.get("status"), "scored": scored, "success": passed,
+            "final_state_success": bool(scored and row.get("final_state_success")),
+            "outcome": "error" if not scored else ("pass" if passed else "fail"),
+            "delegations": int(fact("delegations") or 0), "ingest_fallbacks": int(fact("ingest_fallbacks") or 0),
+            "recorded_errors": int(fact("recorded_errors") or 0),
+            "decided_without_tool_calls": bool(fact("decided_without_tool_calls")),
+            "error": row.get("error"),
+            **{c: int(row[c]) for c in REFERENCE_COLUMNS if c in row and pd.notna(row[c])}})
+    columns = [*TRIAL_COLUMNS, *(c for c in REFERENCE_COLUMNS if any(c in r for r in rows))]
+    return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
+
+
 def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
-    """One row per planned trial: design cell, outcome (pass / fail / error), a few counts, and
-    whether the trial was decided without any CabApp call its scenario needs."""
-    from psit_lib.studies.basis.scenarios import SCENARIOS
+    """The trials frame of typed records, each finished trial scored by the study's rules
+    (:mod:`psit_lib.studies.basis.scoring`), as the study's scorers store them."""
+    from psit_lib.studies.basis import scoring
 
     rows = []
     for record in records:
-        spec, trial = record.spec, record.result
-        scenario = SCENARIOS[spec["scenario"]]
-        validated = trial is not None and scenario.validate(trial.tool_calls)
-        final_state = trial is not None and scenario.final_state(trial.tool_calls, trial.rides)
-        rows.append(
-            {
-                "model": spec.get("model") or "unknown",
-                "scenario": spec["scenario"],
-                "system": spec["system"],
-                "trial": int(spec["trial"]),
-                "status": record.status,
-                "scored": trial is not None,
-                "success": bool(validated),
-                "final_state_success": bool(final_state),
-                "outcome": "error" if trial is None else ("pass" if validated else "fail"),
-                "delegations": len(trial.delegations) if trial is not None else 0,
-                "ingest_fallbacks": trial.ingest_fallbacks if trial is not None else 0,
-                "recorded_errors": len(trial.errors) if trial is not None else 0,
-                "decided_without_tool_calls": bool(trial is not None and trial.decided_without_tool_calls),
-                "error": record.error,
-            }
-        )
-    columns = [*CELL, "trial", "status", "scored", "success", "final_state_success", "outcome", "delegations",
-               "ingest_fallbacks", "recorded_errors", "decided_without_tool_calls", "error"]
-    return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
+        row: dict[str, Any] = {"episode_id": record.episode_id, "status": record.status, "error": record.error,
+                               **record.spec}
+        if record.result is not None:
+            row.update({"success": scoring.success(record.result),
+                        "final_state_success": scoring.final_state_success(record.result),
+                        **{f"success.{k}": v for k, v in scoring.trial_facts(record.result).items()}})
+        rows.append(row)
+    return trials_frame_of(pd.DataFrame(rows))
 
 
 def trial_counts_text(trials: pd.DataFrame) -> str:
@@ -308,26 +321,27 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
 
 # -- the reference code's pass^k design, the study's reported values, sweeps ---------------------
 
-def reference_design_table(records: Sequence[BasisRecord]) -> pd.DataFrame:
+def reference_design_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Per (model, scenario, system, k): pass^k and pass@k as the reference code computes them
-    from independent sets of k fresh trials (:func:`~psit_lib.studies.basis.passk.reference_sets_passk`);
+    from independent sets of k fresh trials (:func:`~psit_lib.studies.basis.passk.reference_sets_passk`),
+    ``trials`` being the reference design's trials frame (with ``ref_k``, ``ref_set``, ``ref_run``);
     failed trials count as failures there, as a crashed run does in the reference."""
     from psit_lib.studies.basis.passk import reference_sets_passk
 
+    columns = ["model", "scenario", "system", "k", "sets", "reference_pass_hat_k", "reference_pass_at_k"]
+    if len(trials) == 0 or "ref_k" not in trials:
+        return pd.DataFrame(columns=columns)
     sets: dict[tuple, dict[int, list[tuple[int, bool]]]] = {}
-    for record in records:
-        p = record.spec
-        key = (p.get("model") or "unknown", p["scenario"], p["system"], int(p["ref_k"]))
-        ok = record.result is not None and record.result.success
-        sets.setdefault(key, {}).setdefault(int(p["ref_set"]), []).append((int(p["ref_run"]), ok))
+    for row in trials.sort_values(["ref_k", "ref_set", "ref_run"], kind="stable").itertuples(index=False):
+        key = (row.model, row.scenario, row.system, int(row.ref_k))
+        sets.setdefault(key, {}).setdefault(int(row.ref_set), []).append((int(row.ref_run), bool(row.success)))
     rows = []
     for (model, scenario, system, k), by_set in sets.items():
         runs = [[ok for _, ok in sorted(v)] for _, v in sorted(by_set.items())]
         hat, at = reference_sets_passk(runs, k)
         rows.append({"model": model, "scenario": scenario, "system": system, "k": k, "sets": len(runs),
                      "reference_pass_hat_k": hat, "reference_pass_at_k": at})
-    return pd.DataFrame(rows, columns=["model", "scenario", "system", "k", "sets", "reference_pass_hat_k",
-                                       "reference_pass_at_k"])
+    return pd.DataFrame(rows, columns=columns)
 
 
 def passk_comparison(passk: pd.DataFrame, reference_design: pd.DataFrame) -> pd.DataFrame:
@@ -342,28 +356,15 @@ def passk_comparison(passk: pd.DataFrame, reference_design: pd.DataFrame) -> pd.
     return table.merge(study, on=["scenario", "system", "k"], how="left")
 
 
-def sweep_gaps(records: Sequence[BasisRecord], sweep_models: dict[Any, str], knob: str) -> pd.DataFrame:
-    """BASIS - baseline success gap over all scenarios at each swept value (Newcombe 95%)."""
+def sweep_gaps(trials: pd.DataFrame, knob: str) -> pd.DataFrame:
+    """BASIS - baseline success gap over all scenarios at each swept value (Newcombe 95%);
+    ``trials``: the swept parts' trials frames, each row with its part's ``value``."""
     from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 
-    trials = trials_frame(records)
     if trials.empty:
         return pd.DataFrame(columns=GAP_COLUMNS)
-    value_of = {model: value for value, model in sweep_models.items()}
-    scored = trials[trials["scored"]].assign(value=lambda d: d["model"].map(value_of))
-    return gap_table(scored, knob=knob, value_col="value", system_col="system", a="basis", b="baseline",
-                     outcome_col="success")
-
-
-async def run_sweeps(exp: Any, params: Any) -> pd.DataFrame:
-    """Every sweep of ``params.sweeps`` (simulator only; empty on a real endpoint)."""
-    from psit_lib.analysis.sweeps import GAP_COLUMNS
-    from psit_lib.studies.basis.experiment import run_basis_trial, sweep_specs
-
-    tables = await exp.run_sweeps(
-        params.sweeps, lambda models: sweep_specs(params, models), run_basis_trial,
-        lambda records, models, knob: [sweep_gaps(records, models, knob)], concurrency=params.concurrency)
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=GAP_COLUMNS)
+    return gap_table(trials[trials["scored"]], knob=knob, value_col="value", system_col="system", a="basis",
+                     b="baseline", outcome_col="success")
 
 
 def sweeps_reading(gaps: pd.DataFrame) -> str:
@@ -385,12 +386,6 @@ def success_reading(rates: pd.DataFrame) -> str:
 
 
 # -- the paper's Success column and headline gain (from the reference-design runs) --------------
-
-def pooled_success_table(reference_records: Sequence[BasisRecord]) -> pd.DataFrame:
-    """The paper's Success column: every run of the reference design pooled per cell (10 sets x
-    (1+2+5+10) = 180 runs per cell at study scale), with the paper's reported rate beside it."""
-    return success_table(trials_frame(reference_records))
-
 
 GAIN_COLUMNS = ["model", "scenario", "n_baseline", "baseline", "n_basis", "basis", "relative_gain",
                 "gap_low", "gap_high", "paper_baseline", "paper_basis", "paper_relative_gain"]
@@ -467,9 +462,3 @@ def relative_gain_reading(gains: pd.DataFrame, scenario: str = "stale_locations"
 def pooled_reading(pooled: pd.DataFrame) -> str:
     """Generated sentences on the pooled success (the paper's Success column), per scenario."""
     return success_reading(pooled)
-
-
-def save_tables(exp: Any, tables: dict[str, pd.DataFrame]) -> None:
-    """Save every scored table of notebook 06 under its scorer's name (``psit rescore`` compares them)."""
-    for name, table in tables.items():
-        exp.save_table(table, name)

@@ -1,105 +1,180 @@
-"""The BASIS study (notebook 06) as a :class:`~psit_lib.runs.study.Study`.
+"""The BASIS study (notebook 06) as a :class:`~psit_lib.runs.study.Study`: task -> trial -> scores -> metrics.
 
-Generation: the main trials (:func:`experiment.make_specs`), the reference design's sets of k
-fresh trials (:func:`experiment.reference_set_specs`) and the sweeps; :func:`run_all` runs the
-three through the Study API. Scoring: every table of the notebook is a scorer over the stored
-records (:data:`TABLES`), so ``psit rescore`` and :func:`score` recompute them without a model:
-the verdicts themselves are recomputed from each record's calls and rides (``results.trials_frame``).
+Parts of the run: ``main`` (``n_trials`` trials per model, scenario and system, for the unbiased
+estimators), one part per k of the reference code's design (``reference:k=<k>``: ``reference_sets``
+independent sets of k fresh trials per cell), and one part per value of each swept simulator
+assumption (``sweep:<knob>=<value>``; simulator only).
+
+Scorers, per stored trial (:mod:`psit_lib.studies.basis.scoring`): ``success`` (the reference
+scenario's ``validate()`` on the calls that reached the app) and ``final_state_success`` (the
+workbench's final-state check). Every table the notebook saves is a metric over those scores,
+declaring which way is better, so ``psit rescore`` recomputes them without a model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from psit_lib.runs.study import StoredRun, Study, StudyNotebook, imported
+from psit_lib.runs.records import EpisodeRecord
+from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, metric, scorer
+from psit_lib.runs.study import MAIN, Part, Study, StudyNotebook, imported
 from psit_lib.studies.basis import experiment as bx
+from psit_lib.studies.basis import scoring
 from psit_lib.studies.basis.records import BasisTrial
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from psit_lib.runs import Experiment
-    from psit_lib.runs.records import EpisodeRecord
-
 NOTEBOOK = "06_basis_cab_scenarios"
+REFERENCE_PART = "reference:"
+"""The prefix of the reference design's parts (``reference:k=<k>``)."""
 
 _differences = imported("psit_lib.studies.basis.differences:DIFFERENCES")
 _assumptions = imported("psit_lib.studies.basis.assumptions:SIMULATOR_ASSUMPTIONS")
 _catalogue = imported("psit_lib.studies.basis.prompts:prompt_catalogue", call=True)
 
 
-def _main(run: StoredRun) -> pd.DataFrame:
+# -- scorers -----------------------------------------------------------------------------------------
+
+def _trial(record: EpisodeRecord[Any]) -> BasisTrial:
+    result = record.require_result()
+    assert isinstance(result, BasisTrial)
+    return result
+
+
+@scorer("success", version=1)
+def success(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
+    """The reference ``validate()`` on the calls that reached the app, with what the tables show beside."""
+    trial = _trial(record)
+    passed = scoring.success(trial)
+    return Score(value=passed, explanation="the reference scenario's validate() on the calls that reached the app",
+                 metadata=scoring.trial_facts(trial))
+
+
+@scorer("final_state_success", version=1)
+def final_state_success(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
+    """The workbench's final-state check (a labelled second view)."""
+    return Score(value=scoring.final_state_success(_trial(record)),
+                 explanation="the rides standing at the end and the calls made (this workbench's check)")
+
+
+SCORERS: tuple[Scorer, ...] = (success, final_state_success)
+
+
+# -- parts -------------------------------------------------------------------------------------------
+
+def reference_parts(params: bx.BasisParams, models: list[str]) -> list[Part]:
+    """The reference code's design, one part per k: ``reference_sets`` sets of k fresh trials per
+    (model, scenario, system), each part with its k and number of sets."""
+    specs = bx.reference_set_specs(params, models)
+    return [Part(f"{REFERENCE_PART}k={k}", [s for s in specs if s.params["ref_k"] == k],
+                 {"k": k, "sets": params.reference_sets})
+            for k in params.effective_ks if params.reference_sets]
+
+
+# -- metrics -----------------------------------------------------------------------------------------
+
+def trials_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """The trials frame (:func:`~psit_lib.studies.basis.results.trials_frame_of`) of a selection of the scored view."""
     from psit_lib.studies.basis import results as br
 
-    return br.trials_frame(run.select(bx.make_specs(run.params, run.models)))
+    return br.trials_frame_of(frame)
 
 
-def _reference_records(run: StoredRun) -> list[Any]:
-    return run.select(bx.reference_set_specs(run.params, run.models))
+def main_trials(scored: Scored) -> pd.DataFrame:
+    """The main part's trials (the notebook's counts line reads it)."""
+    return trials_of(scored.part(MAIN))
 
 
-def _success_rates(run: StoredRun) -> pd.DataFrame:
+def reference_trials(scored: Scored) -> pd.DataFrame:
+    """Every trial of the reference design's parts, in plan order."""
+    import pandas as pd
+
+    frames = [scored.part(p) for p in scored.part_names(REFERENCE_PART)]
+    return trials_of(pd.concat(frames, ignore_index=True) if frames else scored.scores.iloc[0:0])
+
+
+RATES_BETTER = {"rate": True, "wilson_low": True, "wilson_high": True}
+
+
+@metric("success_rates", higher_is_better=RATES_BETTER, parts=[MAIN])
+def success_rates(scored: Scored) -> pd.DataFrame:
+    """Success (reference ``validate()``) over the main trials, Wilson 95%, the paper's rates beside."""
     from psit_lib.studies.basis import results as br
 
-    return br.success_table(_main(run))
+    return br.success_table(main_trials(scored))
 
 
-def _success_final_state(run: StoredRun) -> pd.DataFrame:
+@metric("success_final_state", higher_is_better=RATES_BETTER, parts=[MAIN])
+def success_final_state(scored: Scored) -> pd.DataFrame:
+    """The final-state view of the main trials."""
     from psit_lib.studies.basis import results as br
 
-    return br.success_table(_main(run), outcome="final_state_success")
+    return br.success_table(main_trials(scored), outcome="final_state_success")
 
 
-def _success_pooled(run: StoredRun) -> pd.DataFrame:
+@metric("success_pooled", higher_is_better=RATES_BETTER, parts=[REFERENCE_PART])
+def success_pooled(scored: Scored) -> pd.DataFrame:
+    """The paper's Success column: every run of the reference design pooled per cell."""
     from psit_lib.studies.basis import results as br
 
-    return br.pooled_success_table(_reference_records(run))
+    return br.success_table(reference_trials(scored))
 
 
-def _relative_gain(run: StoredRun) -> pd.DataFrame:
+@metric("relative_gain", higher_is_better={"relative_gain": True, "gap_low": True, "gap_high": True},
+        parts=[REFERENCE_PART])
+def relative_gain(scored: Scored) -> pd.DataFrame:
+    """The paper's headline rule, (BASIS - baseline) / baseline, on the pooled success."""
     from psit_lib.studies.basis import results as br
 
-    return br.relative_gain_table(_success_pooled(run))
+    return br.relative_gain_table(success_pooled(scored))
 
 
-def _passk(run: StoredRun) -> pd.DataFrame:
+PASSK_BETTER = {"pass_at_k": True, "pass_hat_k": True, "first_k_all_succeed": True}
+
+
+@metric("passk", higher_is_better=PASSK_BETTER, parts=[MAIN])
+def passk(scored: Scored) -> pd.DataFrame:
+    """Unbiased pass@k and pass^k (and the first-k variant) over the main trials per cell and k."""
     from psit_lib.studies.basis import results as br
 
-    return br.passk_frame(_main(run), run.params.effective_ks)
+    return br.passk_frame(main_trials(scored), scored.params.effective_ks)
 
 
-def _passk_comparison(run: StoredRun) -> pd.DataFrame:
+@metric("passk_comparison", higher_is_better={"pass_hat_k": True, "pass_at_k": True, "reference_pass_hat_k": True,
+                                              "reference_pass_at_k": True},
+        parts=[MAIN, REFERENCE_PART])
+def passk_comparison(scored: Scored) -> pd.DataFrame:
+    """Unbiased, set-based (the paper's design) and reported pass^k / pass@k side by side."""
     from psit_lib.studies.basis import results as br
 
-    return br.passk_comparison(_passk(run), br.reference_design_table(_reference_records(run)))
+    return br.passk_comparison(passk(scored), br.reference_design_table(reference_trials(scored)))
 
 
-def _sweeps(run: StoredRun) -> pd.DataFrame:
+@metric("sweeps", parts=["sweep:"])
+def sweeps(scored: Scored) -> pd.DataFrame:
+    """The BASIS - baseline success gap at each swept value (success is higher-is-better; the
+    gap itself is a difference, read by :func:`~psit_lib.studies.basis.results.sweeps_reading`)."""
     import pandas as pd
 
     from psit_lib.analysis.sweeps import GAP_COLUMNS
     from psit_lib.studies.basis import results as br
 
+    by_knob: dict[str, list[tuple[Any, str]]] = {}
+    for part in scored.part_names("sweep:"):
+        meta = scored.parts[part]
+        by_knob.setdefault(str(meta["knob"]), []).append((meta["value"], part))
     tables = []
-    for knob, values in sorted(run.params.sweeps.items()):  # stored parameters come back with sorted keys
-        models = run.sweep_models(knob, values)
-        if models and run.params.sweep_trials:
-            tables.append(br.sweep_gaps(run.select(bx.sweep_specs(run.params, models)), models, knob))
+    for knob in sorted(by_knob):
+        frames = [trials_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
+        if frames and scored.params.sweep_trials:
+            tables.append(br.sweep_gaps(pd.concat(frames, ignore_index=True), knob))
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=GAP_COLUMNS)
 
 
-TABLES: dict[str, Callable[[StoredRun], pd.DataFrame]] = {
-    "success_rates": _success_rates,
-    "success_final_state": _success_final_state,
-    "success_pooled": _success_pooled,
-    "relative_gain": _relative_gain,
-    "passk": _passk,
-    "passk_comparison": _passk_comparison,
-    "sweeps": _sweeps,
-}
-"""Table name -> scorer: every table notebook 06 saves, each a pure function of stored records."""
+METRICS: tuple[Metric, ...] = (success_rates, success_final_state, success_pooled, relative_gain, passk,
+                               passk_comparison, sweeps)
+"""Every table notebook 06 saves, each a metric over the stored per-trial scores."""
 
 
 STUDY = Study(
@@ -107,34 +182,7 @@ STUDY = Study(
     result_type=BasisTrial,
     notebooks={NOTEBOOK: StudyNotebook(
         params_model=bx.BasisParams, plan=bx.make_specs, episode=lambda params: bx.run_basis_trial,
-        scorers=TABLES, sweeps=lambda params: params.sweeps, sweep_plan=bx.sweep_specs,
-        further_plans=(bx.reference_set_specs,),
+        scorers=SCORERS, metrics=METRICS, sweeps=lambda params: params.sweeps, sweep_plan=bx.sweep_specs,
+        parts=reference_parts,
         key_tables=("success_pooled", "success_rates", "relative_gain", "passk_comparison"))},
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
-
-
-@dataclass(frozen=True)
-class BasisRun:
-    """What notebook 06 ran: the main trials, the reference design's runs and the sweeps' runs."""
-
-    main: list[EpisodeRecord[Any]]
-    reference: list[EpisodeRecord[Any]]
-    sweeps: list[EpisodeRecord[Any]]
-
-    @property
-    def records(self) -> list[EpisodeRecord[Any]]:
-        return [*self.main, *self.reference, *self.sweeps]
-
-
-async def run_all(exp: Experiment, params: bx.BasisParams) -> BasisRun:
-    """Run notebook 06's three designs through the Study API (finished episodes are never redone)."""
-    main = await STUDY.run(exp, params)
-    reference = await exp.run(bx.reference_set_specs(params, exp.models), bx.run_basis_trial,
-                              concurrency=params.concurrency)
-    sweeps = await STUDY.run_sweeps(exp, params)
-    return BasisRun(main, reference, sweeps)
-
-
-def score(exp: Experiment, params: bx.BasisParams, run: BasisRun) -> dict[str, pd.DataFrame]:
-    """Every table of notebook 06 from the run's records (no model call), named as saved."""
-    return STUDY.score_experiment(exp, params, run.records)

@@ -1,0 +1,126 @@
+"""Per-episode scoring of the ACC study: the judge and its variants, run over a stored episode.
+
+An episode (:class:`~psit_lib.studies.acc.records.AccEpisode`) keeps what happened: each turn's
+scripted query and every agent's answer, footprint and state. Judging is scoring, done here
+over the stored turns, so it can be re-run later through the response cache:
+
+* :func:`judge_episode` replays the study's live judge (:class:`~psit_lib.studies.acc.judge.LiveJudge`)
+  over the turns in order, on the episode's ``judge`` branch: per turn it updates the canonical
+  memory from the query, then scores the blinded answers. Its calls are the ones the live judge
+  made during generation (same requests, same seeds), so on a run that recorded them they are
+  answered from the response cache, and a rescore replays them.
+* :func:`rejudge_episode` scores the same turns under one judge variant (rubric wording, scale,
+  answer order), from the canonical memory the judge built for each turn.
+* :func:`ccs_form_rows` re-serialises the ACC's committed states (no model).
+
+Each returns plain rows (one per (turn, agent), or per turn), which the study's scorers store as
+a score's metadata and its metrics read back (:mod:`psit_lib.studies.acc.study`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psit_lib.studies.acc.agents import AgentTurn, agent_rank
+from psit_lib.studies.acc.judge import (CRITERIA, JUDGE_VARIANTS, CanonicalMemory, JudgeOutputError, LiveJudge,
+                                        rejudge_turn)
+from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate
+from psit_lib.studies.acc.records import AccEpisode
+
+JUDGE_BRANCH = "judge"
+"""The session branch the judge's calls go on (the live judge's, so seeds match generation)."""
+
+
+def answering_order(names: Any) -> list[str]:
+    """Agent names in the fixed answering order (records store them sorted by name)."""
+    return sorted(names, key=agent_rank)
+
+
+def verdict_rows(turn: int, agents: dict[str, Any], order: list[str], evaluations: dict[str, dict[str, Any]],
+                 memory_error: str | None, scoring_error: str | None) -> list[dict[str, Any]]:
+    """One row per agent of one judged turn: the verdict's scores and counts with H_t and D_t,
+    or ``judge_error`` when the scoring reply could not be read."""
+    rows = []
+    for name in answering_order(agents):
+        row: dict[str, Any] = {"turn": turn, "agent": name,
+                               "presented_as": order.index(name) if name in order else None,
+                               "memory_error": memory_error}
+        ev = evaluations.get(name)
+        if ev is None:
+            rows.append({**row, "status": "judge_error", "error": scoring_error})
+            continue
+        row.update({k: ev[k] for k in (*CRITERIA, "supported_claims", "unsupported_claims", "active_constraints",
+                                       "violations", "omitted_required")})
+        row["hallucination"] = hallucination_rate(ev["supported_claims"], ev["unsupported_claims"])
+        row["drift"] = drift_rate(ev["violations"], ev["omitted_required"], ev["active_constraints"], turn)
+        rows.append({**row, "status": "ok", "error": None})
+    return rows
+
+
+async def judge_episode(session: Any, episode: AccEpisode, *, seed: int,
+                        answer_chars: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The live judge over a stored episode's turns: (rows, canonical memory after each turn).
+
+    ``session`` is the episode's session (its run seed and episode id), so the judge's calls on
+    its ``judge`` branch are the live judge's; ``seed`` is the scenario seed (the order RNG)."""
+    judge = LiveJudge(session.branch(JUDGE_BRANCH), seed=seed, answer_chars=answer_chars)
+    rows: list[dict[str, Any]] = []
+    memories: list[dict[str, Any]] = []
+    for t in episode.turns:
+        query = t.query  # the scripted query the judge issued
+        answers = [AgentTurn(name, t.turn, t.agents[name].answer, t.agents[name].footprint_tokens)
+                   for name in answering_order(t.agents)]
+        judgement = await judge.judge_turn(t.turn, query, answers)
+        memories.append({"turn": t.turn, "memory": judge.memory.model_dump()})
+        rows += verdict_rows(t.turn, t.agents, judgement.order, judgement.evaluations, judgement.memory_error,
+                             judgement.scoring_error)
+    return rows, memories
+
+
+async def rejudge_episode(session: Any, episode: AccEpisode, variant: str, memories: list[dict[str, Any]], *,
+                          answer_chars: int) -> list[dict[str, Any]]:
+    """Every turn of a stored episode scored under judge ``variant`` from the canonical memory the
+    judge held at that turn (``memories``, as :func:`judge_episode` returns them): per (turn,
+    agent) the four criteria on 0-10, or one row with the turn's error and no agent."""
+    if variant not in JUDGE_VARIANTS:
+        raise ValueError(f"unknown judge variant {variant!r}; choose from {list(JUDGE_VARIANTS)}")
+    by_turn = {int(m["turn"]): m["memory"] for m in memories}
+    rows: list[dict[str, Any]] = []
+    for t in episode.turns:
+        memory = CanonicalMemory.model_validate(by_turn.get(t.turn, {}))
+        answers = {name: a.answer for name, a in t.agents.items()}
+        try:
+            scored = await rejudge_turn(session.branch(f"t{t.turn}"), JUDGE_VARIANTS[variant], memory, t.query,
+                                        answers, seed=episode.scenario_seed + t.turn, answer_chars=answer_chars)
+        except JudgeOutputError as exc:
+            rows.append({"turn": t.turn, "agent": None, "error": str(exc)})
+            continue
+        rows += [{"turn": t.turn, "agent": name, "error": None, **{c: ev[c] for c in CRITERIA}}
+                 for name, ev in scored.items()]
+    return rows
+
+
+def answer_rows(episode: AccEpisode) -> list[dict[str, Any]]:
+    """One row per (turn, agent) of what the episode recorded (no verdict): topic, footprint and
+    whether the ACC's committed state was valid."""
+    return [{"turn": t.turn, "topic": t.topic, "agent": name, "footprint_tokens": t.agents[name].footprint_tokens,
+             "ccs_valid": t.agents[name].details.get("ccs_valid")}
+            for t in episode.turns for name in answering_order(t.agents)]
+
+
+def ccs_form_rows(episode: AccEpisode) -> list[dict[str, Any]]:
+    """Tokens of the ACC's committed CCS per turn in three serialisations: the labelled lines the
+    agent reads (the footprint reported), the compact token-oriented form of the paper's Figure 3
+    and compact JSON; re-serialised from the stored state, no model call."""
+    from psit_lib.llm.tokens import count_tokens
+    from psit_lib.studies.acc.ccs import CCS, compact_ccs, render_ccs
+
+    rows = []
+    for t in episode.turns:
+        acc = t.agents.get("acc")
+        if acc is None or not acc.details.get("ccs"):
+            continue
+        ccs = CCS.model_validate(acc.details["ccs"])
+        rows.append({"turn": t.turn, "rendered_tokens": count_tokens(render_ccs(ccs)),
+                     "compact_tokens": count_tokens(compact_ccs(ccs)), "json_tokens": count_tokens(ccs.to_json())})
+    return rows
