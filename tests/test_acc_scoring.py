@@ -67,3 +67,112 @@ async def test_answer_and_ccs_rows_read_the_stored_turns_only():
     forms = scoring.ccs_form_rows(episode)
     assert [r["turn"] for r in forms] == [1, 2, 3]
     assert all(r["compact_tokens"] > 0 and r["json_tokens"] > 0 for r in forms)
+
+
+# -- the study's chain: parts, scores, metrics; rescored without a model ----------------------------
+
+NOTEBOOK = "05_acc_judge_evaluation"
+SMALL = dict(domains=["cybersecurity"], n_turns=3, judge_variants=["standard", "five_point"],
+             sweeps={"attention_tokens": [500, 8000], "answer_elaboration_tokens": [0, 400]}, sweep_turns=3,
+             sweep_scenarios=2, n_boot=200)
+TABLES = {"summary_rates", "hallucination_drift", "judge_scores", "footprint_by_domain", "ccs_forms",
+          "judge_sensitivity", "sweeps"}
+
+
+class _Refusing:
+    """A transport that fails any request: a scorer may only replay the cache."""
+
+    async def handle_async_request(self, request):
+        raise AssertionError(f"a model call while re-scoring: {request.url}")
+
+
+def _replay_sessions(run_dir, seed: int):
+    """Sessions for model-graded scorers whose client answers from the run's cache only."""
+    from psit_lib.llm import LLMClient
+    from psit_lib.llm.cache import ResponseCache
+
+    cache = ResponseCache(run_dir / "cache.sqlite", mode="replay")
+    clients: dict[str, LLMClient] = {}
+
+    def session_for(record, scorer):
+        model = record.spec["model"]
+        if model not in clients:
+            clients[model] = LLMClient(LLMSettings(cache="replay", model=model), cache=cache, transport=_Refusing())
+        return ModelSession(clients[model], run_seed=seed, episode_id=record.episode_id, path=f"score/{scorer.name}")
+
+    return session_for
+
+
+def _forbid_clients(monkeypatch):
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("re-scoring must not build a model client or open a connection")
+
+    import psit_lib.runs.experiment  # noqa: F401
+
+    monkeypatch.setattr("psit_lib.runs.backend.make_client", refuse)
+    monkeypatch.setattr("psit_lib.runs.experiment.make_client", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+@pytest.fixture
+def small_run(tmp_path):
+    import asyncio
+
+    from psit_lib.runs import Experiment
+    from psit_lib.studies.acc import STUDY
+
+    params = AccParams(**SMALL)
+    exp = Experiment(NOTEBOOK, params.model_dump(), seed=params.seed, run_dir=tmp_path / "run")
+    run = asyncio.run(STUDY.run(exp, params))
+    return exp, params, run
+
+
+def test_the_run_writes_every_table_from_scores_and_rescore_reproduces_them(small_run, monkeypatch):
+    import pandas as pd
+
+    from psit_lib.runs.folder import RunFolder
+    from psit_lib.studies.acc import STUDY
+
+    exp, params, run = small_run
+    assert set(run.tables) == TABLES
+    assert {n.removesuffix(".csv") for n in RunFolder(exp.store.dir).table_names()} == TABLES
+    assert list(run.records) == ["main", "sweep:attention_tokens=500", "sweep:attention_tokens=8000",
+                                 "sweep:answer_elaboration_tokens=0", "sweep:answer_elaboration_tokens=400"]
+    scores = run.scores
+    main = scores[scores["part"] == "main"]
+    assert main["judge"].eq(1.0).all() and main["judge_five_point"].between(0, 10).all()
+    assert main["judge_strict_rubric"].isna().all()  # not in judge_variants: not scored
+    assert scores.loc[scores["part"] != "main", "judge_standard"].isna().all()  # variants score the main part
+    _forbid_clients(monkeypatch)
+    stored = STUDY.rescore(exp.store.dir)  # the stored scores: no model call
+    for name in TABLES:
+        pd.testing.assert_frame_equal(run.tables[name], stored.tables[name], obj=name)
+    assert set(stored.tables["judge_sensitivity"]["variant"]) == {"standard", "five_point"}
+    assert len(stored.tables["sweeps"]) == 4 * 2  # four values x (drift, hallucination), in the study's knob order
+    assert list(dict.fromkeys(stored.tables["sweeps"]["knob"])) == ["attention_tokens", "answer_elaboration_tokens"]
+
+
+def test_the_judge_and_its_variants_rerun_from_stored_episodes_through_the_cache(small_run, monkeypatch):
+    import pandas as pd
+
+    from psit_lib.runs.folder import RunFolder
+    from psit_lib.studies.acc import STUDY
+
+    exp, params, run = small_run
+    _forbid_clients(monkeypatch)
+    judges = ["judge", "judge_standard", "judge_five_point"]
+    again = STUDY.rescore(exp.store.dir, judges, session_for=_replay_sessions(exp.run_dir, params.seed))
+    for name in TABLES:
+        pd.testing.assert_frame_equal(run.tables[name], again.tables[name], obj=name)
+    assert RunFolder(exp.store.dir).metadata().rescored[-1]["scorers"] == judges
+    # a folder made before scores were stored: every score computed, the judges' calls replayed
+    (exp.store.dir / "scores.jsonl").unlink()
+    old = STUDY.rescore(exp.store.dir, session_for=_replay_sessions(exp.run_dir, params.seed))
+    for name in TABLES:
+        pd.testing.assert_frame_equal(run.tables[name], old.tables[name], obj=name)
+    # a cache that lacks the judge's calls is a stop, never a silent new verdict
+    (exp.run_dir / "cache.sqlite").unlink()
+    with pytest.raises(Exception, match="replay|cache"):
+        STUDY.rescore(exp.store.dir, ["judge"], session_for=_replay_sessions(exp.run_dir, params.seed))

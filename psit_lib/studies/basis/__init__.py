@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from psit_lib.studies.basis.study import STUDY, run_all, score
+    from psit_lib.studies.basis.study import STUDY, main_trials
     from psit_lib.runs import Experiment
     from psit_lib.runs.params import notebook_values, validate_params
     from psit_lib.studies.basis import results
     from psit_lib.studies.basis.assumptions import simulator_assumptions
     from psit_lib.studies.basis.differences import DIFFERENCES
     from psit_lib.studies.basis.experiment import BasisParams, make_specs, reference_set_specs, run_basis_trial
-    from psit_lib.studies.basis.figures import plot_figure4, plot_passk_curves
+    from psit_lib.studies.basis.figures import plot_figure4
     from psit_lib.studies.basis.passk import PASSK_COLUMN_LABELS
     from psit_lib.studies.basis.prompts import prompt_catalogue
 
@@ -28,8 +28,7 @@ if TYPE_CHECKING:
 _NAMES: dict[str, str] = {
     # the study as one object (psit_lib.runs.study.Study)
     "STUDY": "psit_lib.studies.basis.study",
-    "run_all": "psit_lib.studies.basis.study",
-    "score": "psit_lib.studies.basis.study",
+    "main_trials": "psit_lib.studies.basis.study",
     # running a notebook (psit_lib.runs)
     "Experiment": "psit_lib.runs",
     "notebook_values": "psit_lib.runs.params",
@@ -39,9 +38,8 @@ _NAMES: dict[str, str] = {
     "make_specs": "psit_lib.studies.basis.experiment",
     "reference_set_specs": "psit_lib.studies.basis.experiment",
     "run_basis_trial": "psit_lib.studies.basis.experiment",
-    # pass@k and its figure
+    # pass@k labels and the paper's Figure 4
     "PASSK_COLUMN_LABELS": "psit_lib.studies.basis.passk",
-    "plot_passk_curves": "psit_lib.studies.basis.figures",
     "plot_figure4": "psit_lib.studies.basis.figures",
     # prompts, departures and simulator assumptions
     "prompt_catalogue": "psit_lib.studies.basis.prompts",
@@ -55,8 +53,8 @@ _MODULES: dict[str, str] = {
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
-    "STUDY", "run_all", "score", "plot_figure4", "Experiment", "notebook_values", "validate_params", "BasisParams", "make_specs", "reference_set_specs",
-    "run_basis_trial", "PASSK_COLUMN_LABELS", "plot_passk_curves", "prompt_catalogue", "DIFFERENCES",
+    "STUDY", "main_trials", "plot_figure4", "Experiment", "notebook_values", "validate_params", "BasisParams", "make_specs", "reference_set_specs",
+    "run_basis_trial", "PASSK_COLUMN_LABELS", "prompt_catalogue", "DIFFERENCES",
     "simulator_assumptions", "results",
 ]
 

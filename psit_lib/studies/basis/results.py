@@ -51,15 +51,16 @@ def trials_frame_of(scores: pd.DataFrame) -> pd.DataFrame:
     for row in scores.to_dict("records"):
         scored = row.get("status") == "ok" and row.get("success") is not None and pd.notna(row.get("success"))
         passed = scored and bool(row.get("success"))
-        fact = (lambda key: row.get(f"success.{key}") if scored else None)  # noqa: E731
+        facts = {key: row.get(f"success.{key}") if scored else None
+                 for key in ("delegations", "ingest_fallbacks", "recorded_errors", "decided_without_tool_calls")}
         rows.append({
             "model": row.get("model") or "unknown", "scenario": row["scenario"], "system": row["system"],
             "trial": int(row["trial"]), "status": row.get("status"), "scored": scored, "success": passed,
             "final_state_success": bool(scored and row.get("final_state_success")),
             "outcome": "error" if not scored else ("pass" if passed else "fail"),
-            "delegations": int(fact("delegations") or 0), "ingest_fallbacks": int(fact("ingest_fallbacks") or 0),
-            "recorded_errors": int(fact("recorded_errors") or 0),
-            "decided_without_tool_calls": bool(fact("decided_without_tool_calls")),
+            "delegations": int(facts["delegations"] or 0), "ingest_fallbacks": int(facts["ingest_fallbacks"] or 0),
+            "recorded_errors": int(facts["recorded_errors"] or 0),
+            "decided_without_tool_calls": bool(facts["decided_without_tool_calls"]),
             "error": row.get("error"),
             **{c: int(row[c]) for c in REFERENCE_COLUMNS if c in row and pd.notna(row[c])}})
     columns = [*TRIAL_COLUMNS, *(c for c in REFERENCE_COLUMNS if any(c in r for r in rows))]
@@ -168,7 +169,7 @@ def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     """pass@k, pass^k (unbiased) and the first-k variant per model x scenario x system and k.
 
     ``group`` is ``scenario · system`` (prefixed by the model when several models ran), ready
-    for :func:`psit_lib.studies.basis.figures.plot_passk_curves`. Cells without a scored trial have no
+    for plots. Cells without a scored trial have no
     row; with none at all the table is empty (with its columns).
     """
     table = passk_table(outcomes_by_group(trials), ks)

@@ -3,7 +3,8 @@
 One episode: the player asks the host to choose a word of ``length`` letters privately and show
 its blank pattern, then asks at once for the word. A host that really held a word reveals one
 of the length its pattern showed. Generation (``run_probe``) only records the two replies; the
-scorer (``consistency``) reads the stored replies, so ``Study.rescore`` needs no model.
+scorer (``consistent``) reads the stored replies of one episode and the metric (``consistency``)
+tables the scores, so ``Study.rescore`` needs no model.
 
 On the simulator: the requests name Hangman, so the simulator's ``hangman_host`` role answers
 them (a new role would get its ``generic`` "OK."); the example reuses that role's request shape
@@ -23,9 +24,10 @@ from psit_lib.analysis.stats import rate_table
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.prompts import load_prompts
 from psit_lib.runs.params import ModelRunParams
-from psit_lib.runs.records import StudyResult
+from psit_lib.runs.records import EpisodeRecord, StudyResult
 from psit_lib.runs.runner import EpisodeSpec, study_episode
-from psit_lib.runs.study import StoredRun, Study, StudyNotebook
+from psit_lib.runs.scores import Score, ScoreContext, Scored, metric, scorer
+from psit_lib.runs.study import MAIN, Study, StudyNotebook
 
 NOTEBOOK = "90_example_reveal_probe"
 PROMPTS = load_prompts(__package__ or "psit_lib.studies.example")
@@ -78,13 +80,25 @@ def revealed_word(reveal: str) -> str | None:
     return words[0].lower() if len(words) == 1 else None
 
 
-def consistency(run: StoredRun) -> pd.DataFrame:
-    """Per (model, length): share of probes whose revealed word fits the pattern shown."""
-    rows = [{"model": r.spec["model"], "length": r.spec["length"], "scored": r.result is not None,
-             "consistent": r.result is not None and (word := revealed_word(r.result.reveal)) is not None
-             and len(word) == pattern_length(r.result.opening)}
-            for r in run.select(plan(run.params, run.models))]
-    return rate_table(pd.DataFrame(rows), ["model", "length"], "consistent")
+@scorer("consistent", version=1)
+def consistent(record: EpisodeRecord[ProbeResult], ctx: ScoreContext) -> Score:
+    """Whether the revealed word fits the pattern the host showed (its length), read from the
+    stored replies; the word and the pattern's length are kept beside."""
+    result = record.require_result()
+    word, shown = revealed_word(result.reveal), pattern_length(result.opening)
+    fits = word is not None and len(word) == shown
+    return Score(value=fits, explanation=f"revealed {word!r} against a pattern of {shown} letters",
+                 metadata={"word": word, "pattern_length": shown})
+
+
+@metric("consistency", higher_is_better={"rate": True, "wilson_low": True, "wilson_high": True})
+def consistency(scored: Scored) -> pd.DataFrame:
+    """Per (model, length): share of probes whose revealed word fits the pattern shown (a failed
+    probe is counted apart, never as inconsistent)."""
+    frame = scored.part(MAIN)
+    rows = pd.DataFrame({"model": frame["model"], "length": frame["length"], "scored": frame["status"] == "ok",
+                         "consistent": frame["consistent"].eq(True)})
+    return rate_table(rows, ["model", "length"], "consistent")
 
 
 def prompt_catalogue() -> dict[str, str]:
@@ -100,6 +114,7 @@ DIFFERENCES = [Difference(
 STUDY = Study(
     name="example", result_type=ProbeResult,
     notebooks={NOTEBOOK: StudyNotebook(params_model=ProbeParams, plan=plan, episode=lambda params: run_probe,
-                                       scorers={"consistency": consistency}, key_tables=("consistency",))},
+                                       scorers=(consistent,), metrics=(consistency,),
+                                       key_tables=("consistency",))},
     prompt_catalogue=prompt_catalogue, differences=lambda: DIFFERENCES,
     simulator_assumptions=lambda: {NOTEBOOK: ((HOST_ROLE,), ("unheld_secret", "prior_exponent"))})
