@@ -636,9 +636,9 @@ def test_success_reading_knows_which_system_is_higher():
 
 
 def _gains(cells):
-    from psit_lib.studies.basis.results import pooled_success_table, relative_gain_table
+    from psit_lib.studies.basis.results import relative_gain_table
 
-    return relative_gain_table(pooled_success_table(_outcome_records(cells)))
+    return relative_gain_table(success_table(trials_frame(_outcome_records(cells))))
 
 
 def test_relative_gain_is_the_papers_rule_and_the_sentence_follows_the_gap_test():
@@ -669,10 +669,8 @@ def test_relative_gain_is_the_papers_rule_and_the_sentence_follows_the_gap_test(
 
 
 def test_pooled_success_table_pools_every_reference_run_beside_the_papers_number():
-    from psit_lib.studies.basis.results import pooled_success_table
-
-    pooled = pooled_success_table(_outcome_records({("premium_bias", "baseline"): (63, 180),
-                                                    ("premium_bias", "basis"): (157, 180)}))
+    pooled = success_table(trials_frame(_outcome_records({("premium_bias", "baseline"): (63, 180),
+                                                    ("premium_bias", "basis"): (157, 180)})))
     measured = pooled[pooled.source == "measured"].set_index(["scenario", "system"])
     assert measured.loc[("premium_bias", "basis"), "n_scored"] == 180
     assert measured.loc[("premium_bias", "basis"), "rate"] == pytest.approx(157 / 180)
@@ -722,7 +720,7 @@ def test_figure4_has_a_pass_hat_row_and_a_pass_at_row_and_no_series_hides_anothe
     from psit_lib.studies.basis.results import passk_comparison, reference_design_table
 
     trials = trials_frame(_outcome_records({(s, y): (5, 10) for s in SCENARIOS for y in ("baseline", "basis")}))
-    comparison = passk_comparison(passk_frame(trials, (1, 2, 5, 10)), reference_design_table([]))
+    comparison = passk_comparison(passk_frame(trials, (1, 2, 5, 10)), reference_design_table(trials))
     comparison["reference_pass_hat_k"] = comparison["pass_hat_k"]  # equal values must still show apart
     comparison["reference_pass_at_k"] = comparison["pass_at_k"]
     fig = plot_figure4(comparison, label="L")
@@ -745,22 +743,32 @@ def test_rescoring_notebook_06_reproduces_its_tables_without_a_model(tmp_path, m
     import socket
 
     from psit_lib.runs import Experiment
-    from psit_lib.studies.basis.study import STUDY, TABLES, run_all, score
+    from psit_lib.runs.folder import RunFolder
+    from psit_lib.studies.basis.study import METRICS, STUDY
 
     params = BasisParams(scenarios=["stale_locations"], n_trials=2, ks=[1, 2], reference_sets=1, sweep_trials=1,
                          sweeps={"notices_contradictions": [0.0, 0.9], "explicit_detail_weight": [1.0]})  # keys unsorted
     exp = Experiment("06_basis_cab_scenarios", params.model_dump(), seed=params.seed, run_dir=tmp_path / "run")
-    fresh = score(exp, params, asyncio.run(run_all(exp, params)))
+    fresh = asyncio.run(STUDY.run(exp, params))
+    names = {m.name for m in METRICS}
+    assert {n.removesuffix(".csv") for n in RunFolder(exp.store.dir).table_names()} == names  # the study wrote them
+    assert list(fresh.records) == ["main", "sweep:notices_contradictions=0.0", "sweep:notices_contradictions=0.9",
+                                   "sweep:explicit_detail_weight=1.0", "reference:k=1", "reference:k=2"]
+    assert RunFolder(exp.store.dir).metadata().parts["reference:k=2"] == {"k": 2, "sets": 1, "episodes": 4}
+    scores = fresh.scores
+    assert scores["success"].map(type).eq(bool).all() and "success.decided_without_tool_calls" in scores
 
     def refuse(*args, **kwargs):
         raise AssertionError("rescoring must not build a model client or open a connection")
 
     monkeypatch.setattr("psit_lib.runs.experiment.make_client", refuse)
+    monkeypatch.setattr("psit_lib.runs.backend.make_client", refuse)
     monkeypatch.setattr(socket.socket, "connect", refuse)
-    stored = STUDY.rescore(exp.store.dir)
-    assert set(fresh) == set(stored) == set(TABLES)
-    for name in TABLES:
-        pd.testing.assert_frame_equal(fresh[name].reset_index(drop=True), stored[name].reset_index(drop=True),
-                                      check_dtype=False, obj=name)
-    assert fresh["success_pooled"].query("source == 'measured' and scenario == 'stale_locations'")["n_scored"].tolist() == [3, 3]
-    assert len(stored["sweeps"]) == 3
+    for run in (STUDY.rescore(exp.store.dir), STUDY.rescore(exp.store.dir, ["success", "final_state_success"])):
+        assert set(run.tables) == names
+        for name in names:
+            pd.testing.assert_frame_equal(fresh.tables[name], run.tables[name], obj=name)
+    tables = fresh.tables
+    assert tables["success_pooled"].query("source == 'measured' and scenario == 'stale_locations'")["n_scored"].tolist() == [3, 3]
+    assert len(tables["sweeps"]) == 3
+    assert tables["passk_comparison"]["reference_pass_hat_k"].notna().all()

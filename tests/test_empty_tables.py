@@ -22,7 +22,6 @@ from matplotlib.figure import Figure
 
 from psit_lib.analysis.labels import figure_provenance, provenance_label
 from psit_lib.analysis.plots import NO_DATA, joined_labels, plot_rate_intervals, plot_state_size
-from psit_lib.studies.basis.figures import plot_passk_curves
 from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_topk_facets
 from psit_lib.runs.records import EpisodeRecord, read_records
 from psit_lib.studies.acc import metrics as accm
@@ -152,8 +151,7 @@ def test_passk_frame_of_only_failed_trials_is_empty_with_its_columns(systems):
             "first_k_all_succeed"} <= set(passk.columns)
     shown = passk.drop(columns=["group"])  # what the notebook displays and prints
     assert shown[["scenario", "system", "k", "n", "successes", "pass_at_k", "pass_hat_k"]].round(3).empty
-    assert says_no_data(plot_passk_curves(passk, label=LABEL, show_first_k=True))
-    comparison = br.passk_comparison(passk, br.reference_design_table([]))
+    comparison = br.passk_comparison(passk, br.reference_design_table(trials))
     assert comparison.empty and "study_reported_pass_hat_k" in comparison.columns
     rates = br.success_table(trials)
     note = br.closing_note(rates, passk, label=LABEL, scenarios=["quote_only_vs_book"], systems=list(systems),
@@ -161,12 +159,6 @@ def test_passk_frame_of_only_failed_trials_is_empty_with_its_columns(systems):
     assert "no pass^k" in note
     measured = rates[(rates.source == br.MEASURED) & (rates.scenario != br.MEAN_ROW)]
     assert says_no_data(plot_rate_intervals(measured, "scenario", LABEL, hue="system"))
-
-
-def test_passk_curves_with_k_above_every_group_say_no_scored_data():
-    passk = pd.DataFrame({"group": ["a"], "k": [5], "n": [1], "successes": [1], "pass_at_k": [math.nan],
-                          "pass_hat_k": [math.nan], "first_k_all_succeed": [math.nan]})
-    assert says_no_data(plot_passk_curves(passk, label=LABEL))
 
 
 # -- shared figure builders -----------------------------------------------------------------------
@@ -232,4 +224,3 @@ def test_one_sided_trials_basis_failed_baseline_scored():
                            n_trials=3)
     assert "nan" not in note and "baseline 0.33 [—]" in note and "basis — (nothing scored)" in note
     assert "nothing to compare" in br.success_reading(rates)
-    assert not says_no_data(plot_passk_curves(passk, label=LABEL, show_first_k=True))

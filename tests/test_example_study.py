@@ -14,16 +14,18 @@ def test_example_study_runs_and_rescore_reproduces_its_table(tmp_path, monkeypat
     params = params_model(notebook)(n_episodes=3)
     exp = Experiment(notebook, params.model_dump(), seed=params.seed, run_dir=tmp_path / "run",
                      prompts=example.prompt_catalogue())
-    records = asyncio.run(example.run(exp, params))
-    assert len(records) == 6 and all(r.status == "ok" for r in records)
-    table = example.score(records, notebook=notebook, params=params, models=exp.models)["consistency"]
+    run = asyncio.run(example.run(exp, params))
+    assert len(run.main) == 6 and all(r.status == "ok" for r in run.main)
+    assert run.scores["consistent"].map(type).eq(bool).all() and "consistent.pattern_length" in run.scores
+    table = run.tables["consistency"]
     assert list(table["length"]) == [4, 6] and table["n_scored"].sum() == 6
+    assert (exp.store.tables_dir / "consistency.csv").is_file()  # the study wrote its table
 
     def refuse(*args, **kwargs):
         raise AssertionError("rescoring must not build a model client")
 
     monkeypatch.setattr("psit_lib.runs.experiment.make_client", refuse)
     monkeypatch.setattr("psit_lib.runs.backend.make_client", refuse)
-    rescored = example.rescore(exp.store.dir)["consistency"]
-    assert rescored.equals(table)
+    for rescored in (example.rescore(exp.store.dir), example.rescore(exp.store.dir, ["consistent"])):
+        assert rescored.tables["consistency"].equals(table)
     assert example.differences() and example.notebook(notebook).key_tables == ("consistency",)

@@ -25,10 +25,8 @@ from psit_lib.analysis.labels import (
     provenance_label,
 )
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
-from psit_lib.studies.basis.passk import passk_table
 from psit_lib.analysis.plots import AGENT_COLOURS, agent_colours, agent_palette, plot_rate_intervals, plot_state_size
 from psit_lib.analysis.stats import rate_table
-from psit_lib.studies.basis.figures import plot_passk_curves
 from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_outcome_bars, plot_topk_facets
 
 LABEL = provenance_label("sim", "psit-sim", "default")
@@ -143,13 +141,6 @@ def test_entropy_vs_temperature(episodes):
     assert "entropy" in fig.axes[0].get_ylabel()
     with pytest.raises(ValueError, match="domain_size"):
         plot_entropy_vs_temperature(episodes, label=LABEL, metric="normalised_entropy")
-
-
-def test_passk_curves():
-    table = passk_table({"basis": [True, True, False, True] * 3, "plain": [False, True, False] * 4})
-    fig = plot_passk_curves(table, label=LABEL, show_first_k=True)
-    assert footer_of(fig) == LABEL
-    assert fig.axes[0].get_xlabel() == "k"
 
 
 def test_builders_do_not_register_pyplot_figures(episodes):
