@@ -70,12 +70,20 @@ async def test_longer_answers_grow_the_replayed_transcript(tmp_path):
     assert set(short[0].result.turns[0].agents) == {"transcript", "retrieval_k5", "acc"}
 
 
-async def test_sensitivity_tables_and_reading_from_rejudged_episodes(tmp_path):
+async def test_sensitivity_tables_and_reading_from_the_variant_scorers_rows(tmp_path):
+    from psit_lib.studies.acc import scoring
+
     records = await _episodes(tmp_path, "default", n_turns=3)
-    specs = accs.rejudge_specs(records, list(JUDGE_VARIANTS))
     client = LLMClient(LLMSettings(cache="off"), transport=SimTransport())
-    rejudged = await run_episodes(specs, accs.rejudge_fn(records, 1200), store=RunStore(tmp_path / "rejudge"),
-                                  client=client, run_seed=0, progress=False)
+    rejudged = []
+    for variant in JUDGE_VARIANTS:
+        rows = []
+        for record in records:
+            session = ModelSession(client, run_seed=0, episode_id=record.episode_id)
+            _, memories = await scoring.judge_episode(session, record.result, seed=record.result.scenario_seed,
+                                                      answer_chars=1200)
+            rows += await scoring.rejudge_episode(session, record.result, variant, memories, answer_chars=1200)
+        rejudged.append((variant, rows))
     await client.aclose()
     table = accs.sensitivity_table(rejudged)
     assert set(table["variant"]) == set(JUDGE_VARIANTS) and table["mean_score"].between(0, 10).all()
@@ -83,5 +91,4 @@ async def test_sensitivity_tables_and_reading_from_rejudged_episodes(tmp_path):
     assert list(summary.index)[0] == "transcript" and (summary["spread"] >= 0).all()
     reading = accs.sensitivity_reading(table)
     assert "prompt" in reading and "points of 10" in reading
-    with pytest.raises(ValueError, match="unknown judge variant"):
-        accs.rejudge_specs(records, ["lenient"])
+    assert accs.sensitivity_table([]).empty

@@ -772,3 +772,12 @@ def test_rescoring_notebook_06_reproduces_its_tables_without_a_model(tmp_path, m
     assert tables["success_pooled"].query("source == 'measured' and scenario == 'stale_locations'")["n_scored"].tolist() == [3, 3]
     assert len(tables["sweeps"]) == 3
     assert tables["passk_comparison"]["reference_pass_hat_k"].notna().all()
+
+
+def test_the_estimate_counts_the_reference_designs_parts():
+    from psit_lib.cli.estimate import estimate_notebook, load_call_model
+
+    found = estimate_notebook("06_basis_cab_scenarios", {}, ["model-a"], False, load_call_model(None))
+    main = 3 * 2 * 10
+    reference = 3 * 2 * 2 * (1 + 2 + 5 + 10)  # cells x sets x runs of every k
+    assert found.episodes == main + reference

@@ -198,9 +198,8 @@ def test_acc_rates_reading_is_direction_aware_and_says_when_there_were_no_claims
 
 
 def _sensitivity(scores: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
-    rejudged = [{"status": "ok", "variant": variant,
-                 "rows": [{"turn": t, "agent": agent, "error": None, **dict.fromkeys(CRITERIA, s)}
-                          for t, s in enumerate(values)]}
+    rejudged = [(variant, [{"turn": t, "agent": agent, "error": None, **dict.fromkeys(CRITERIA, s)}
+                           for t, s in enumerate(values)])
                 for (agent, variant), values in scores.items()]
     return accs.sensitivity_table(rejudged)
 

@@ -87,8 +87,9 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
         return found
     params = model(**values)
     specs = list(part.plan(params, list(getattr(params, "models", None) or models)))
-    for further in part.further_plans:
-        specs += further(params, list(getattr(params, "models", None) or models))
+    if part.parts is not None:  # the notebook's other parts (BASIS's reference sets)
+        for other in part.parts(params, list(getattr(params, "models", None) or models)):
+            specs += list(other.specs)
     if simulated and part.sweeps is not None and part.sweep_plan is not None:
         for knob, swept in part.sweeps(params).items():
             specs += part.sweep_plan(params, {value: f"sweep:{knob}={value}" for value in swept})

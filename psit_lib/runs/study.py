@@ -107,8 +107,6 @@ class StudyNotebook:
     """parameters -> a run folder to read the run-mates from instead of this run's (07's ``read_from``)."""
     key_tables: tuple[str, ...] = ()
     """The tables the report and ``psit compare`` show first."""
-    further_plans: tuple[Callable[[Any, list[str]], Sequence[EpisodeSpec]], ...] = ()
-    """Transitional (BASIS's reference sets until it declares them as :attr:`parts`)."""
     unplanned: str = ""
     """Model calls the notebook makes that no plan lists (they depend on earlier results), said
     beside an estimate."""
