@@ -19,6 +19,7 @@ a score's metadata and its metrics read back (:mod:`psit_lib.studies.acc.study`)
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from psit_lib.studies.acc.agents import AgentTurn, agent_rank
@@ -84,7 +85,9 @@ async def rejudge_episode(session: Any, episode: AccEpisode, variant: str, memor
     agent) the four criteria on 0-10, or one row with the turn's error and no agent."""
     if variant not in JUDGE_VARIANTS:
         raise ValueError(f"unknown judge variant {variant!r}; choose from {list(JUDGE_VARIANTS)}")
-    by_turn = {int(m["turn"]): m["memory"] for m in memories}
+    # the memory as a run folder stores it (keys sorted), whatever order the judge built it in:
+    # the variant's request, and so its seeded reply, does not depend on where the memory came from
+    by_turn = {int(m["turn"]): json.loads(json.dumps(m["memory"], sort_keys=True)) for m in memories}
     rows: list[dict[str, Any]] = []
     for t in episode.turns:
         memory = CanonicalMemory.model_validate(by_turn.get(t.turn, {}))
