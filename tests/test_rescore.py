@@ -89,3 +89,21 @@ def test_study_rescore_derives_outcomes_from_the_stored_fields(tmp_path, noteboo
     for name in ("self_consistency", "table1_self_consistency", "significance", "summary", "outcome_mix"):
         assert fresh[name].equals(stored[name]), name
     assert len(stored["sweep"]) == 3  # one row per swept value, read back by the swept model names
+
+
+@pytest.mark.parametrize("notebook, params, tables", [
+    ("05", ["-p", "n_turns=3", "-p", "domains=[cybersecurity]", "-p", "judge_variants=[standard,five_point]",
+            "-p", "sweep_turns=2", "-p", "sweep_scenarios=2", "-p", "n_boot=100"],
+     "summary_rates, hallucination_drift, judge_scores, footprint_by_domain, ccs_forms, judge_sensitivity, sweeps"),
+    ("06", ["-p", "scenarios=[stale_locations]", "-p", "n_trials=2", "-p", "ks=[1,2]", "-p", "reference_sets=1",
+            "-p", "sweep_trials=1"],
+     "success_rates, success_final_state, success_pooled, relative_gain, passk, passk_comparison, sweeps"),
+])
+def test_rescore_reproduces_every_saved_table_of_05_and_06(tmp_path, monkeypatch, capsys, notebook, params, tables):
+    """The ACC and BASIS studies write every table from their stored scores (metrics); ``psit
+    rescore`` reproduces each of them with no model client and no socket."""
+    assert main(["run", notebook, *params, "--run-id", "small", "--no-progress", "--no-report"]) == 0
+    capsys.readouterr()
+    _forbid_models(monkeypatch)
+    assert main(["rescore", "small", notebook]) == 0
+    assert f"reproduced 7 tables ({tables})" in capsys.readouterr().out

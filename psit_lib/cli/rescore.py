@@ -53,7 +53,7 @@ def rescore_folder(folder: RunFolder) -> tuple[bool, str]:
     study = study_of(name)
     if study is None or not study.notebook(name).scorers:
         return True, f"{name}: no scorer (skipped)"
-    tables = study.rescore(folder.dir)
+    tables = study.rescore_tables(folder.dir)  # either kind of study (scorers and metrics, or table functions)
     saved = set(folder.table_names())
     reproduced, differing = [], []
     with tempfile.TemporaryDirectory() as tmp:
