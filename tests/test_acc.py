@@ -15,13 +15,14 @@ from psit_lib.studies.acc.experiment import AccParams, make_specs, run_acc_episo
 from psit_lib.studies.acc.judge import CanonicalMemory, JudgeOutputError, LiveJudge, parse_evaluations
 from psit_lib.runs.records import read_records
 from psit_lib.studies.acc.records import AccEpisode
-from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate, key_table, rate_table, turns_frame
+from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate, key_table, rate_table
 from psit_lib.studies.acc.scenarios import DOMAINS, PAPER_DOMAINS, STRESS_TOPICS, ScenarioError, build_scenario
 from psit_lib.studies.acc.store import ArtifactStore, StoreError, content_terms, qualify
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMSettings, ModelSession
 from psit_lib.runs.params import ParameterError, validate_params
 from psit_lib.sim.roles import acc as sim_acc
+from acc_turns import judged_turns, recorded_turns
 from recording import CapturingSession
 
 
@@ -253,7 +254,7 @@ def hand_record(episode_id: str, status: str = "ok") -> dict:
 
 
 def test_tables_pool_hand_made_turns_and_keep_failures():
-    df = turns_frame(typed([hand_record("e1"), hand_record("e2", status="error")]))
+    df = recorded_turns(typed([hand_record("e1"), hand_record("e2", status="error")]))
     assert df["status"].value_counts().to_dict() == {"ok": 5, "judge_error": 1, "episode_error": 1}
     rates = rate_table(df).set_index(["agent", "metric"])
     assert rates.loc[("retrieval_k5", "hallucination"), "rate"] == pytest.approx(2 / 4)
@@ -301,16 +302,23 @@ async def run_small(domain: str = "it_operations", n_turns: int = 10, profile: s
 
 
 async def test_episode_end_to_end_and_judge_memory_matches_the_script():
+    from psit_lib.studies.acc import scoring
+
     body = await run_small()
-    scenario = build_scenario("it_operations", 10, make_specs(AccParams(domains=("it_operations",)))[0].params["scenario_seed"])
-    assert body["n_turns"] == 10 and body["judge_failures"] == 0 and body["ccs_failures"] == 0
+    spec = make_specs(AccParams(domains=("it_operations",)))[0]
+    scenario = build_scenario("it_operations", 10, spec.params["scenario_seed"])
+    assert body["n_turns"] == 10 and body["ccs_failures"] == 0 and body["schema_version"] == 2
+    assert all("judge" not in t or t["judge"] is None for t in body["turns"])  # the record keeps no verdict
     for turn, script in zip(body["turns"], scenario.turns):
-        assert list(turn["agents"]) == list(AGENT_NAMES)
-        assert turn["judge"]["canonical_memory"]["facts"] == script.facts
-        assert turn["judge"]["canonical_memory"]["rules"] == script.rules
+        assert list(turn["agents"]) == list(AGENT_NAMES) and turn["query"] == script.text
     replayed = [t["agents"]["transcript"]["footprint_tokens"] for t in body["turns"]]
     assert replayed[0] == 0 and replayed == sorted(replayed)
-    df = turns_frame(typed([{"episode_id": "e", "status": "ok", "error": None, **ENVELOPE, **body}]))
+    (record,) = typed([{"episode_id": spec.episode_id, "status": "ok", "error": None, **ENVELOPE, **body}])
+    rows, memories = await scoring.judge_episode(session(spec.episode_id), record.result,
+                                                 seed=record.result.scenario_seed, answer_chars=1200)
+    for memory, script in zip(memories, scenario.turns):  # the judge's memory: the script's facts and rules
+        assert memory["memory"]["facts"] == script.facts and memory["memory"]["rules"] == script.rules
+    df = await judged_turns([record], make_client(LLMSettings(cache="off")))
     assert (df["status"] == "ok").all() and len(df) == 10 * len(AGENT_NAMES)
 
 

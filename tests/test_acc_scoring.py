@@ -27,24 +27,40 @@ async def _stored_episode(n_turns: int = 4, seed: int = 0) -> tuple[str, AccEpis
                                                                             sort_keys=True)))
 
 
-def _live_rows(episode: AccEpisode) -> list[dict]:
-    return [row for t in episode.turns if t.judge is not None for row in scoring.verdict_rows(
-        t.turn, t.agents, t.judge.order, {k: v.model_dump() for k, v in t.judge.evaluations.items()},
-        t.judge.memory_error, t.judge.scoring_error)]
+async def test_the_judge_scores_a_stored_episode_on_the_episodes_own_judge_seeds():
+    from psit_lib.llm.seeds import derive_seed
 
-
-async def test_the_judge_rerun_over_a_stored_episode_gives_the_live_verdicts():
     episode_id, episode = await _stored_episode()
-    rows, memories = await scoring.judge_episode(_session(episode_id), episode, seed=episode.scenario_seed,
-                                                 answer_chars=1200)
-    live = _live_rows(episode)
-    assert live and rows == live  # same requests, same seeds: the verdicts the live judge recorded
-    assert [m["memory"] for m in memories] == [t.judge.canonical_memory for t in episode.turns if t.judge]
+    assert all(t.judge is None for t in episode.turns)  # generation keeps no verdict
+    session = _session(episode_id)
+    rows, memories = await scoring.judge_episode(session, episode, seed=episode.scenario_seed, answer_chars=1200)
+    assert len(rows) == 4 * 3 and all(r["status"] == "ok" for r in rows)
     assert [r["agent"] for r in rows[:3]] == ["transcript", "retrieval_k5", "acc"]  # answering order
+    assert sorted(r["presented_as"] for r in rows[:3]) == [0, 1, 2]  # blinded, one label each
+    assert [m["turn"] for m in memories] == [1, 2, 3, 4]
+    # per turn a memory update then a scoring call, on the branch the live judge used: its seeds
+    assert [(c.path, c.index, c.seed) for c in session.log] == [
+        ("main/judge", i, derive_seed(0, episode_id, "main/judge", i)) for i in range(8)]
+    again, _ = await scoring.judge_episode(_session(episode_id), episode, seed=episode.scenario_seed,
+                                           answer_chars=1200)
+    assert again == rows
     # another episode id draws other seeds: the judge is not replaying stored numbers
     other, _ = await scoring.judge_episode(_session("another/episode"), episode, seed=episode.scenario_seed,
                                            answer_chars=1200)
     assert other != rows
+
+
+def test_a_record_of_schema_1_with_the_live_judges_verdicts_still_reads():
+    turn = {"turn": 1, "topic": "t", "query": "q",
+            "agents": {"acc": {"answer": "x", "footprint_tokens": 3, "details": {"ccs_valid": True}}},
+            "judge": {"order": ["acc"], "evaluations": {}, "memory_error": None, "scoring_error": "bad",
+                      "canonical_memory": {}}}
+    old = AccEpisode.model_validate({"schema_version": 1, "model": "m", "domain": "finance", "scenario_id": "f/0",
+                                     "scenario_seed": 0, "n_turns": 1, "turns": [turn], "ccs_failures": 0,
+                                     "judge_failures": 1, "memory_failures": 0})
+    assert old.schema_version == 1 and old.turns[0].judge is not None
+    assert scoring.answer_rows(old) == [{"turn": 1, "topic": "t", "agent": "acc", "footprint_tokens": 3,
+                                         "ccs_valid": True}]
 
 
 async def test_a_variant_scores_every_turn_from_the_judges_memory():

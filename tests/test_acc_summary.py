@@ -210,18 +210,23 @@ def test_study_scale_reproduces_the_papers_600_evaluations():
 
 
 async def test_the_default_judges_three_answers_labelled_a_b_c(tmp_path):
-    from psit_lib.llm import LLMClient, LLMSettings
+    from psit_lib.llm import LLMClient, LLMSettings, ModelSession
     from psit_lib.runs import RunStore, run_episodes
     from psit_lib.runs.records import read_records
     from psit_lib.sim.transport import SimTransport
+    from psit_lib.studies.acc import scoring
     from psit_lib.studies.acc.experiment import make_specs, run_acc_episode
     from psit_lib.studies.acc.records import AccEpisode
 
     client = LLMClient(LLMSettings(cache="off"), transport=SimTransport())
     raw = await run_episodes(make_specs(AccParams(n_turns=2, domains=["it_operations"])), run_acc_episode,
                              store=RunStore(tmp_path), client=client, run_seed=0, progress=False)
-    await client.aclose()
     (record,) = read_records(raw, AccEpisode)
-    for turn in record.require_result().turns:
-        assert sorted(turn.judge.order) == ["acc", "retrieval_k5", "transcript"]
-        assert len(turn.judge.evaluations) == 3
+    rows, _ = await scoring.judge_episode(ModelSession(client, run_seed=0, episode_id=record.episode_id),
+                                          record.require_result(), seed=record.require_result().scenario_seed,
+                                          answer_chars=1200)
+    await client.aclose()
+    for turn in (1, 2):
+        mine = [r for r in rows if r["turn"] == turn]
+        assert sorted(r["agent"] for r in mine) == ["acc", "retrieval_k5", "transcript"]
+        assert sorted(r["presented_as"] for r in mine) == [0, 1, 2] and all(r["status"] == "ok" for r in mine)

@@ -247,24 +247,36 @@ def test_version_3_basis_records_still_read():
 
 # -- ACC ------------------------------------------------------------------------------------------
 
+async def _judged(record, client: LLMClient) -> ModelSession:
+    """The study's judge over a stored episode (its session's diagnostics say what it could read)."""
+    from psit_lib.studies.acc import scoring
+
+    session = ModelSession(client, run_seed=0, episode_id=record.episode_id)
+    await scoring.judge_episode(session, record.result, seed=record.result.scenario_seed, answer_chars=1200)
+    return session
+
+
 async def test_acc_compressor_and_judge_garbage_are_read_flagged_and_marked(tmp_path):
     specs = acc_specs(AccParams(n_turns=3))[:1]
     scripted = {"acc_compressor": GARBAGE, "acc_judge": GARBAGE}
     (record,) = await run(specs, run_acc_episode, client_for(scripted=scripted), tmp_path, AccEpisode)
     result, diag = record.result, record.diagnostics
-    assert result.ccs_failures == 3 and result.judge_failures == 3 and result.memory_failures == 3
+    assert result.ccs_failures == 3
     assert diag.reads["helper|acc_compressor|acc"] == {"ok": 0, "unreadable": 3}
-    assert diag.reads["helper|acc_judge|"] == {"ok": 0, "unreadable": 6}
-    assert diag.flags["helper_failed|acc_compressor|acc"] == 3 and diag.flags["helper_failed|acc_judge|"] == 6
-    assert sum(bool(c.read_error) for c in record.calls) == 9
+    assert diag.flags["helper_failed|acc_compressor|acc"] == 3
+    assert sum(bool(c.read_error) for c in record.calls) == 3
+    judge = (await _judged(record, client_for(scripted=scripted))).diagnostics.as_dict()
+    assert judge["reads"]["helper|acc_judge|"] == {"ok": 0, "unreadable": 6}
+    assert judge["flags"]["helper_failed|acc_judge|"] == 6
 
 
 async def test_acc_replies_the_judge_and_compressor_can_read_are_counted_ok(tmp_path):
     (record,) = await run(acc_specs(AccParams(n_turns=3))[:1], run_acc_episode, client_for(), tmp_path, AccEpisode)
     reads = record.diagnostics.reads
     assert reads["helper|acc_compressor|acc"] == {"ok": 3, "unreadable": 0}
-    assert reads["helper|acc_judge|"] == {"ok": 6, "unreadable": 0}
     assert record.diagnostics.flags == {}
+    judge = (await _judged(record, client_for())).diagnostics.as_dict()
+    assert judge["reads"]["helper|acc_judge|"] == {"ok": 6, "unreadable": 0} and judge["flags"] == {}
 
 
 async def test_a_public_reply_carrying_the_private_memory_block_is_flagged_and_kept(tmp_path):

@@ -25,6 +25,7 @@ from psit_lib.analysis.plots import NO_DATA, joined_labels, plot_rate_intervals,
 from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_topk_facets
 from psit_lib.runs.records import EpisodeRecord, read_records
 from psit_lib.studies.acc import metrics as accm
+from acc_turns import recorded_turns
 from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_outcome, plot_rates_per_turn
 from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.acc.records import AccEpisode
@@ -80,7 +81,7 @@ ACC_CASES = {
 
 @pytest.fixture(params=list(ACC_CASES), ids=list(ACC_CASES))
 def unscored_turns(request) -> pd.DataFrame:
-    return accm.turns_frame(read_records(ACC_CASES[request.param], AccEpisode))
+    return recorded_turns(read_records(ACC_CASES[request.param], AccEpisode))
 
 
 def test_turns_frame_has_every_column_when_nothing_was_scored(unscored_turns):
@@ -124,7 +125,7 @@ def test_acc_figures_say_no_scored_data(unscored_turns):
 
 
 def test_rates_per_turn_marks_the_panel_of_a_rate_with_no_scored_turn():
-    df = accm.turns_frame(read_records([acc_record("e1", judged=True)], AccEpisode))
+    df = recorded_turns(read_records([acc_record("e1", judged=True)], AccEpisode))
     per_turn = accm.per_turn_table(df)  # drift is defined from turn 2 on: one scored turn per agent
     per_turn.loc[:, "drift"] = np.nan
     fig = plot_rates_per_turn(per_turn, LABEL)

@@ -111,8 +111,11 @@ async def acc_episodes() -> None:
     from psit_lib.studies.acc.experiment import AccParams, make_specs, run_acc_episode
     from psit_lib.studies.acc.judge import JUDGE_VARIANTS, CanonicalMemory, rejudge_turn
 
+    from psit_lib.studies.acc.scoring import judge_episode
+
     spec = make_specs(AccParams(n_turns=2, scenarios_per_domain=1))[0]
-    await run_acc_episode(spec, session(spec.episode_id))
+    episode = await run_acc_episode(spec, session(spec.episode_id))
+    await judge_episode(session(spec.episode_id), episode, seed=episode.scenario_seed, answer_chars=1200)
     for variant in JUDGE_VARIANTS.values():
         await rejudge_turn(session(variant.name), variant, CanonicalMemory(), "What is the failing node?",
                            {"a": "- the failing node is db-07.", "b": "- the failing node is unknown."}, seed=1)

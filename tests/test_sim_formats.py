@@ -21,7 +21,7 @@ from psit_lib.sim.engine import complete
 from psit_lib.sim.formats import OUTPUT_FORMATS, restyle
 from psit_lib.studies.acc.experiment import AccParams, make_specs as acc_specs, run_acc_episode
 from psit_lib.studies.acc.judge import parse_evaluations
-from psit_lib.studies.acc.metrics import key_table, turns_frame
+from psit_lib.studies.acc.metrics import key_table
 from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.basis.experiment import BasisParams, make_specs as basis_specs, run_basis_trial
 from psit_lib.studies.basis.records import BasisTrial
@@ -138,8 +138,13 @@ async def _fork_table(fmt: str, tmp_path) -> pd.DataFrame:
 
 
 async def _acc_table(fmt: str, tmp_path) -> pd.DataFrame:
+    from acc_turns import judged_turns
+
     raw = await _run(acc_specs(AccParams(n_turns=8)), run_acc_episode, fmt, tmp_path, "acc")
-    return key_table(turns_frame(read_records(raw, AccEpisode)))
+    client = _client(fmt)  # the judge reads and writes the same format
+    turns = await judged_turns(read_records(raw, AccEpisode), client)
+    await client.aclose()
+    return key_table(turns)
 
 
 async def _basis_trials(fmt: str, tmp_path) -> pd.DataFrame:

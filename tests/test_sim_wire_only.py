@@ -68,6 +68,16 @@ class RoleAudit(SimTransport):
                                headers={"content-type": "application/json"}, request=request)
 
 
+async def _judged_acc_episode(spec: EpisodeSpec, session):
+    """An ACC episode, then the study's judge scoring it on the same session (the judge's requests
+    are read by the simulator too)."""
+    from psit_lib.studies.acc import scoring
+
+    episode = await run_acc_episode(spec, session)
+    await scoring.judge_episode(session, episode, seed=episode.scenario_seed, answer_chars=1200)
+    return episode
+
+
 def _studies() -> list[tuple[str, list[EpisodeSpec], object]]:
     hangman, diagnosis = HangmanTask(), DiagnosisTask()
     fork = ForkTestParams(agents=["vanilla", "private_cot", "workflow_overwrite", "autonomous_overwrite", "amem"],
@@ -81,7 +91,7 @@ def _studies() -> list[tuple[str, list[EpisodeSpec], object]]:
     return [
         ("hangman", plan_fork_episodes(hangman, fork, ["psit-sim"]), fork_episode_fn(hangman, fork)),
         ("diagnosis", plan_fork_episodes(diagnosis, diag, ["psit-sim"]), fork_episode_fn(diagnosis, diag)),
-        ("acc", acc_specs(acc, ["psit-sim"]), run_acc_episode),
+        ("acc", acc_specs(acc, ["psit-sim"]), _judged_acc_episode),
         ("basis", basis_specs(basis, ["psit-sim"]), run_basis_trial),
         ("example", example.plan(probe, ["psit-sim"]), example.run_probe),
     ]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from psit_lib.studies.acc.study import STUDY, main_turns
+    from psit_lib.studies.acc.study import STUDY, judge_rows, main_turns
     from psit_lib.runs import Experiment
     from psit_lib.runs.params import notebook_values, validate_params
     from psit_lib.studies.acc import experiment, metrics, sensitivity, summary
@@ -28,6 +28,7 @@ _NAMES: dict[str, str] = {
     # the study as one object (psit_lib.runs.study.Study)
     "STUDY": "psit_lib.studies.acc.study",
     "main_turns": "psit_lib.studies.acc.study",
+    "judge_rows": "psit_lib.studies.acc.study",
     # running a notebook (psit_lib.runs)
     "Experiment": "psit_lib.runs",
     "notebook_values": "psit_lib.runs.params",
@@ -52,7 +53,7 @@ _MODULES: dict[str, str] = {
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
-    "STUDY", "main_turns", "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
+    "STUDY", "main_turns", "judge_rows", "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
     "simulator_assumptions", "plot_footprint_by_domain", "plot_rates_per_turn", "plot_outcome", "experiment", "metrics",
     "sensitivity", "summary",
 ]

@@ -1,9 +1,10 @@
 """Notebook 05's experiment: parameters, episode specs and one live evaluation (SPEC §5).
 
-One episode = one scripted scenario run live: per turn the judge issues the query, the three
-agents answer in the fixed order (transcript replay, retrieval, ACC), and the judge updates
-its canonical memory and scores the blinded answers. The scenario's seed depends on (run
-seed, domain, scenario index) only, so every model meets the same scripts.
+One episode = one scripted scenario run live: per turn the judge issues the query (the script's)
+and the agents answer in the fixed order (transcript replay, retrieval, ACC). The episode keeps
+what happened; the judge's canonical memory and blinded verdicts are the study's ``judge``
+scorer, run over the stored turns (:mod:`psit_lib.studies.acc.scoring`). The scenario's seed
+depends on (run seed, domain, scenario index) only, so every model meets the same scripts.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from psit_lib.runs.runner import EpisodeSpec, study_episode
 
 from psit_lib.studies.acc.agents import DEFAULT_RETRIEVAL_KS, agent_rank, make_agents
 from psit_lib.studies.acc.records import AccEpisode, AccTurn
-from psit_lib.studies.acc.judge import LiveJudge
 from psit_lib.studies.acc.scenarios import DOMAINS, PAPER_DOMAINS, build_scenario
 
 SWEEPS: dict[str, tuple[object, ...]] = {"attention_tokens": (500, 2000, 8000), "answer_elaboration_tokens": (0, 400)}
@@ -91,35 +91,28 @@ def make_specs(params: AccParams, models: Sequence[str] = (SIM_MODEL_NAME,)) -> 
 
 @study_episode(AccEpisode)
 async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
-    """Run one scenario live with the judge; returns the episode's record body."""
+    """Run one scenario live (generation only): per turn the scripted query and every agent's
+    answer, in the fixed order. The judge scores the stored turns afterwards (the study's
+    ``judge`` scorer, on this episode's ``judge`` branch)."""
     p = spec.params
     scenario = build_scenario(p["domain"], int(p["n_turns"]), int(p["scenario_seed"]))
     agents = make_agents(session, ks=tuple(int(k) for k in p.get("retrieval_ks", [p.get("retrieval_k", 5)])),
                          recall_limit=int(p["recall_limit"]),
                          max_qualified=int(p["max_qualified"]), min_score=float(p["gate_min_score"]))
-    judge = LiveJudge(session.branch("judge"), seed=int(p["scenario_seed"]),
-                      answer_chars=int(p["judge_answer_chars"]))
     turns: list[AccTurn] = []
     for turn in scenario.turns:
-        query = judge.issue_query(turn)
+        query = turn.text  # the judge plays the user: it issues the scripted query
         answers = [await agent.respond(turn.index, query) for agent in agents]  # fixed order
-        judgement = await judge.judge_turn(turn.index, query, answers)
         turns.append(AccTurn.model_validate({
             "turn": turn.index, "topic": turn.topic, "query": query,
             "agents": {a.agent: {"answer": a.answer, "footprint_tokens": a.footprint_tokens,
-                                 "details": a.details} for a in answers},
-            "judge": {"order": judgement.order, "evaluations": judgement.evaluations,
-                      "memory_error": judgement.memory_error, "scoring_error": judgement.scoring_error,
-                      "canonical_memory": judge.memory.model_dump()},
-        }))
+                                 "details": a.details} for a in answers}}))
     return AccEpisode(
         model=p.get("model") or session.model,
         domain=p["domain"], scenario_id=scenario.scenario_id,
         scenario_seed=int(p["scenario_seed"]), n_turns=len(turns),
         turns=turns,
-        ccs_failures=sum(not t.agents["acc"].details["ccs_valid"] for t in turns),
-        judge_failures=sum(t.judge.scoring_error is not None for t in turns),
-        memory_failures=sum(t.judge.memory_error is not None for t in turns))
+        ccs_failures=sum(not t.agents["acc"].details["ccs_valid"] for t in turns))
 
 
 AccRecord = EpisodeRecord[AccEpisode]
@@ -130,22 +123,23 @@ def first_finished(records: list[AccRecord]) -> AccRecord | None:
     return next((r for r in records if r.ok), None)
 
 
-def describe_turn(record: AccRecord, turn: int) -> str:
-    """Markdown of one recorded turn: query, each agent's answer and verdict, the ACC's CCS."""
+def describe_turn(record: AccRecord, turn: int, verdicts: list[dict[str, Any]]) -> str:
+    """Markdown of one recorded turn: query, each agent's answer and verdict, the ACC's CCS
+    (``verdicts``: the rows of the episode's ``judge`` score)."""
     t = next((x for x in record.require_result().turns if x.turn == turn), None)
     if t is None:
         raise ValueError(f"episode {record.episode_id!r} has no turn {turn}")
-    judge = t.judge
-    shown = {name: chr(ord("A") + i) for i, name in enumerate(judge.order)}
+    mine = {v["agent"]: v for v in verdicts if v["turn"] == turn}
     lines = [f"**Turn {turn} · {t.topic.replace('_', ' ')}** — query: _{t.query}_", ""]
     for name in sorted(t.agents, key=agent_rank):
-        answer, ev = t.agents[name], judge.evaluations.get(name)
-        verdict = ("judge failed: " + str(judge.scoring_error)) if ev is None else (
-            f"scores {ev.relevance:g}/{ev.answer_quality:g}/{ev.instruction_following:g}/{ev.coherence:g} "
-            f"(relevance/quality/instructions/coherence) · claims {ev.supported_claims} supported, "
-            f"{ev.unsupported_claims} unsupported · rules {ev.active_constraints} in force, "
-            f"{ev.violations} violated, {ev.omitted_required} omitted")
-        lines += [f"*{name}* (shown to the judge as Response {shown.get(name, '?')}, "
+        answer, ev = t.agents[name], mine.get(name)
+        shown = "?" if ev is None or ev.get("presented_as") is None else chr(ord("A") + int(ev["presented_as"]))
+        verdict = ("judge failed: " + str((ev or {}).get("error"))) if ev is None or ev["status"] != "ok" else (
+            f"scores {ev['relevance']:g}/{ev['answer_quality']:g}/{ev['instruction_following']:g}/{ev['coherence']:g} "
+            f"(relevance/quality/instructions/coherence) · claims {ev['supported_claims']} supported, "
+            f"{ev['unsupported_claims']} unsupported · rules {ev['active_constraints']} in force, "
+            f"{ev['violations']} violated, {ev['omitted_required']} omitted")
+        lines += [f"*{name}* (shown to the judge as Response {shown}, "
                   f"memory {answer.footprint_tokens} tokens) — {verdict}", "",
                   "```", answer.answer, "```", ""]
     details = t.agents["acc"].details
@@ -155,12 +149,18 @@ def describe_turn(record: AccRecord, turn: int) -> str:
     return "\n".join(lines)
 
 
-def most_divergent_turn(record: AccRecord) -> int:
-    """The earliest turn where the agents' failure counts (unsupported + violated + omitted) differ most."""
+def most_divergent_turn(record: AccRecord, verdicts: list[dict[str, Any]]) -> int:
+    """The earliest turn where the agents' failure counts (unsupported + violated + omitted)
+    differ most, by the rows of the episode's ``judge`` score."""
     turns = record.require_result().turns
+    failures: dict[int, list[int]] = {}
+    for v in verdicts:
+        if v["status"] == "ok":
+            failures.setdefault(int(v["turn"]), []).append(
+                int(v["unsupported_claims"]) + int(v["violations"]) + int(v["omitted_required"]))
     best, best_spread = turns[-1].turn, -1
     for t in turns:
-        counts = [ev.failures for ev in t.judge.evaluations.values()]
+        counts = failures.get(t.turn, [])
         spread = max(counts) - min(counts) if counts else -1
         if spread > best_spread:
             best, best_spread = t.turn, spread

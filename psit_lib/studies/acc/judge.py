@@ -1,10 +1,11 @@
-"""The live judge of the ACC study (SPEC §5): queries, blinded scoring, canonical memory.
+"""The judge of the ACC study (SPEC §5): blinded scoring against a canonical memory.
 
-Per turn the judge issues the scenario's next query, receives the three agents' answers in
-the fixed order, and scores each one 0-10 on relevance, answer quality, instruction
-following and coherence, with the counts the metrics need (supported and unsupported atomic
-claims, active constraints, violations, omitted required elements). Three protections keep
-the scores about the answers and not about the agents:
+The judge plays the user: it issues the scenario's scripted queries (the episode records them).
+Over a stored episode (the study's ``judge`` scorer) it takes each turn's answers in the fixed
+order and scores each one 0-10 on relevance, answer quality, instruction following and
+coherence, with the counts the metrics need (supported and unsupported atomic claims, active
+constraints, violations, omitted required elements). Three protections keep the scores about
+the answers and not about the agents:
 
 * **Blinding**: the request names responses ``A``, ``B``, ``C``; agent names never appear.
 * **Order**: the presentation order is shuffled every turn by the judge's own seeded RNG.
@@ -32,7 +33,6 @@ from psit_lib.llm.reply_readers import read_json_object
 from psit_lib.llm.diagnostics import report_helper_read
 from psit_lib.studies.acc.agents import AgentTurn
 from psit_lib.studies.acc.catalogue import PROMPTS
-from psit_lib.studies.acc.scenarios import ScenarioTurn
 
 MEMORY_TASK = "TASK: update the canonical memory"
 SCORING_TASK = "TASK: score the responses"
@@ -219,24 +219,19 @@ async def rejudge_turn(session: Any, variant: JudgeVariant, memory: CanonicalMem
 
 
 class LiveJudge:
-    """Issues the scripted queries, keeps the canonical memory, scores blinded answers."""
+    """Keeps the canonical memory and scores blinded answers, turn after turn, as the study's
+    judge scorer runs it over a stored episode (:func:`psit_lib.studies.acc.scoring.judge_episode`)."""
 
     def __init__(self, session: Any, *, seed: int, answer_chars: int = 1200) -> None:
         self.session = session
         self.rng = random.Random(seed)
         self.answer_chars = answer_chars
         self.memory = CanonicalMemory()
-        self.memory_requests: list[str] = []
-
-    def issue_query(self, turn: ScenarioTurn) -> str:
-        """The scripted query of this turn (the judge plays the user)."""
-        return turn.text
 
     async def update_memory(self, query: str) -> str | None:
         """Next canonical memory from (previous memory, user query); returns the error, if any."""
         message = (f"Previous canonical memory:\n{self.memory.model_dump_json()}\n\n"
                    f"New user query:\n{query}")
-        self.memory_requests.append(message)
         reply = await self.session.chat([{"role": "system", "content": PROMPTS.render("acc.judge_memory_system")},
                                          {"role": "user", "content": message}],
                                         role=JUDGE_ROLE, response_format={"type": "json_object"})

@@ -1,4 +1,4 @@
-"""ACC study metrics (SPEC §5) as pure rules, and the tables built from episode records.
+"""ACC study metrics (SPEC §5) as pure rules, and the tables built from a turns frame.
 
 * Hallucination rate per turn = unsupported / max(1, supported + unsupported) atomic claims,
   support judged by the judge against the query and its canonical memory.
@@ -11,8 +11,11 @@ Pooled rates (sum of failures over sum of opportunities) get Wilson intervals; m
 scores get percentile-bootstrap intervals over scored turns. Both treat turns as independent,
 which they are not within an episode, so the intervals are optimistic; a study with many
 scenarios should resample whole episodes (``cluster="episode"`` in :func:`score_table`).
-Failed episodes and failed judgements stay in the frame with their own status and are counted
-by :func:`status_table`; means and rates are over scored rows only.
+A turns frame (:func:`frame_of_turns`) has one row per (episode, turn, agent): what the agent
+carried and the judge's verdict, both from the episode's scores (the study's ``footprint`` and
+``judge`` scorers, :func:`psit_lib.studies.acc.study.turns_of`). Failed episodes and failed
+judgements stay in the frame with their own status and are counted by :func:`status_table`;
+means and rates are over scored rows only.
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from psit_lib.runs.records import EpisodeRecord
-from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.analysis.stats import wilson_interval
 
 from psit_lib.studies.acc.agents import agent_rank
@@ -46,31 +47,6 @@ def drift_rate(violations: int, omitted: int, active: int, turn: int) -> float |
     return (violations + omitted) / max(1, active)
 
 
-def turn_rows(record: EpisodeRecord[AccEpisode]) -> list[dict[str, Any]]:
-    """One row per (turn, agent) of an episode record; a failed episode gives one 'error' row."""
-    base = {"episode_id": record.episode_id, "model": record.spec.get("model"), "domain": record.spec["domain"]}
-    if record.result is None:
-        return [{**base, "status": "episode_error", "error": record.error, "agent": None, "turn": None}]
-    rows = []
-    for t in record.result.turns:
-        judgement = t.judge
-        for name, answer in t.agents.items():
-            row = {**base, "turn": t.turn, "topic": t.topic, "agent": name,
-                   "footprint_tokens": answer.footprint_tokens,
-                   "ccs_valid": answer.details.get("ccs_valid"),
-                   "presented_as": judgement.order.index(name) if name in judgement.order else None,
-                   "memory_error": judgement.memory_error}
-            ev = judgement.evaluations.get(name)
-            if ev is None:
-                rows.append({**row, "status": "judge_error", "error": judgement.scoring_error})
-                continue
-            row.update(ev.model_dump())
-            row["hallucination"] = hallucination_rate(ev.supported_claims, ev.unsupported_claims)
-            row["drift"] = drift_rate(ev.violations, ev.omitted_required, ev.active_constraints, t.turn)
-            rows.append({**row, "status": "ok", "error": None})
-    return rows
-
-
 #: The columns of a turns frame. Rows of failed episodes and failed judgements leave the score
 #: columns empty, so a run where nothing was scored still has every column (NaN), and the tables
 #: built from it come out empty or NaN instead of failing on a missing column.
@@ -78,12 +54,6 @@ SCORE_COLUMNS: tuple[str, ...] = (*CRITERIA, "supported_claims", "unsupported_cl
                                   "violations", "omitted_required", "hallucination", "drift")
 TURN_COLUMNS: tuple[str, ...] = ("episode_id", "model", "domain", "turn", "topic", "agent", "footprint_tokens",
                                  "ccs_valid", "presented_as", "memory_error", *SCORE_COLUMNS, "status", "error")
-
-
-def turns_frame(records: Iterable[EpisodeRecord[AccEpisode]]) -> pd.DataFrame:
-    """All (turn, agent) rows of all episodes as their live judge scored them, failures included
-    with their status (see :func:`frame_of_turns`)."""
-    return frame_of_turns([row for record in records for row in turn_rows(record)])
 
 
 def frame_of_turns(rows: list[dict[str, Any]]) -> pd.DataFrame:

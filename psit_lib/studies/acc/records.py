@@ -1,7 +1,8 @@
 """Typed episode results of the ACC study (notebook 05): one live evaluation of a scenario.
 
-Per turn: the judge's query, each agent's answer with its memory footprint and details (the
-ACC's CCS, gate decisions; empty for the other agents), and the judge's blinded verdicts.
+Per turn: the judge's (scripted) query and each agent's answer with its memory footprint and
+details (the ACC's CCS, gate decisions; empty for the other agents). The judge's blinded verdicts
+are scores, not part of the record (:mod:`psit_lib.studies.acc.scoring`).
 """
 
 from __future__ import annotations
@@ -55,13 +56,18 @@ class AccTurn(_Part):
     topic: str
     query: str
     agents: dict[str, AgentAnswer]
-    judge: TurnJudgement
+    judge: TurnJudgement | None = None
+    """Schema 1 only: the live judge's verdict, recorded during generation. Since schema 2 the
+    judge is a scorer over the stored turns (the study's ``judge``), and a record keeps no verdict."""
 
 
 class AccEpisode(StudyResult):
-    """One scenario evaluated live: every turn, and how many CCS / judge / memory calls failed."""
+    """One scenario run live: every turn's query and answers, and how many CCS commits failed.
+    Version 2 keeps no verdict (the judge scores the stored turns); version 1 records, which
+    carry the live judge's verdicts and failure counts, still read (their verdicts are not used:
+    the judge scorer re-runs over their turns, replaying the run's cached judge calls)."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
     model: str
     domain: str
     scenario_id: str
@@ -69,5 +75,5 @@ class AccEpisode(StudyResult):
     n_turns: int
     turns: list[AccTurn]
     ccs_failures: int
-    judge_failures: int
-    memory_failures: int
+    judge_failures: int | None = None
+    memory_failures: int | None = None
