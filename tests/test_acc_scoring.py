@@ -160,6 +160,8 @@ def test_the_run_writes_every_table_from_scores_and_rescore_reproduces_them(smal
     main = scores[scores["part"] == "main"]
     assert main["judge"].eq(1.0).all() and main["judge_five_point"].between(0, 10).all()
     assert main["judge_strict_rubric"].isna().all()  # not in judge_variants: not scored
+    assert main["judge.diagnostics"].map(lambda d: d["reads"]["helper|acc_judge|"]).tolist() == [
+        {"ok": 6, "unreadable": 0}]  # what the judge could read: 3 turns, a memory and a scoring reply each
     assert scores.loc[scores["part"] != "main", "judge_standard"].isna().all()  # variants score the main part
     _forbid_clients(monkeypatch)
     stored = STUDY.rescore(exp.store.dir)  # the stored scores: no model call

@@ -94,9 +94,6 @@ def test_score_table_without_scored_turns_is_nan_not_a_key_error(unscored_turns)
     assert list(scores.columns) == ["agent", "criterion", "n", "mean", "std", "ci_low", "ci_high"]
     assert (scores["n"] == 0).all() and scores["mean"].isna().all()
     assert len(scores) == len(accm.agents_of(unscored_turns)) * len(CRITERIA)
-    fig = plot_rate_intervals(accm.scaled_scores(scores), "criterion", LABEL, hue="agent", y="mean",
-                              low="ci_low", high="ci_high", title="Judge scores")
-    assert says_no_data(fig)
     assert says_no_data(plot_outcome(scores, LABEL))
 
 

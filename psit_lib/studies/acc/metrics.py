@@ -119,11 +119,6 @@ def score_table(df: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
     return pd.DataFrame(rows, columns=["agent", "criterion", "n", "mean", "std", "ci_low", "ci_high"])
 
 
-def scaled_scores(scores: pd.DataFrame) -> pd.DataFrame:
-    """Judge scores divided by 10 (mean and interval), to plot on the same 0-1 axis as rates."""
-    return scores.assign(**{c: scores[c] / 10 for c in ("mean", "ci_low", "ci_high")})
-
-
 def rate_table(df: pd.DataFrame) -> pd.DataFrame:
     """Pooled hallucination (claims) and drift (constraint checks, turn >= 2) per agent, Wilson 95%."""
     ok = df[df["status"] == "ok"]

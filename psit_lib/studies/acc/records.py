@@ -37,11 +37,6 @@ class Verdict(_Part):
     violations: int
     omitted_required: int
 
-    @property
-    def failures(self) -> int:
-        """Unsupported claims plus rules violated or omitted."""
-        return self.unsupported_claims + self.violations + self.omitted_required
-
 
 class TurnJudgement(_Part):
     order: list[str]

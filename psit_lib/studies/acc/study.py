@@ -75,13 +75,14 @@ async def judge(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
     the blinded, shuffled answers scored 0-10 with claim and rule counts. The value is the share
     of answers it could score."""
     episode = _episode(record)
-    rows, memories = await scoring.judge_episode(episode_session(ctx, record.episode_id), episode,
-                                                 seed=episode.scenario_seed,
+    session = episode_session(ctx, record.episode_id)
+    rows, memories = await scoring.judge_episode(session, episode, seed=episode.scenario_seed,
                                                  answer_chars=int(record.spec["judge_answer_chars"]))
     scored = sum(r["status"] == "ok" for r in rows)
+    # what the judge could not read (its replies are no longer in the episode's own diagnostics)
     return Score(value=scored / len(rows) if rows else None,
                  explanation=f"{scored} of {len(rows)} answers scored by the judge",
-                 metadata={"rows": rows, "memories": memories})
+                 metadata={"rows": rows, "memories": memories, "diagnostics": session.diagnostics.as_dict()})
 
 
 def variant_scorer(variant: str) -> Scorer:

@@ -185,12 +185,6 @@ def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     return table
 
 
-def pass_hat_at_n(passk: pd.DataFrame) -> pd.DataFrame:
-    """pass^k at the largest k per cell, side by side with the first-k variant."""
-    top = passk[passk["k"] == passk["k"].max()]
-    return top[[*CELL, "k", "n", "successes", "pass_hat_k", "first_k_all_succeed"]].reset_index(drop=True)
-
-
 # --------------------------------------------------------------------------- one trial's episodes
 
 
