@@ -247,3 +247,11 @@ def test_no_sweep_part_on_a_real_endpoint():
     parts = study.parts(NOTEBOOK, ToyParams(n=1), ["m"], lambda knob, values: {v: f"m:{v}" for v in values})
     assert [p.name for p in parts] == [MAIN, "sweep:unheld_secret=reimagine", "sweep:unheld_secret=deny"]
     assert [s.params["model"] for s in parts[2].specs] == ["m:deny", "m:deny"]
+
+
+def test_a_table_s_direction_is_its_metric_s():
+    study = _study()
+    assert study.direction(NOTEBOOK, "by_group", "even_share") == "higher"
+    assert study.direction(NOTEBOOK, "by_group", "mean_length") is None
+    with pytest.raises(KeyError, match="no table 'nope'"):
+        study.direction(NOTEBOOK, "nope", "x")

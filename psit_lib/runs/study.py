@@ -202,6 +202,19 @@ class Study:
                            f"{', '.join(scorers) or 'none'}")
         return scorers[name]
 
+    def metric(self, notebook: str, table: str) -> Metric:
+        """The metric that builds one of the notebook's tables; KeyError naming the others."""
+        metrics = {m.name: m for m in self.notebook(notebook).metrics}
+        if table not in metrics:
+            raise KeyError(f"notebook {notebook!r} has no table {table!r}; its tables are "
+                           f"{', '.join(metrics) or 'none'}")
+        return metrics[table]
+
+    def direction(self, notebook: str, table: str, column: str) -> str | None:
+        """Which way is better for a column of a table (``"higher"``, ``"lower"``, or None: no
+        better or worse), as its metric declares it: what a reading of that table is handed."""
+        return self.metric(notebook, table).direction(column)
+
     # -- plan ---------------------------------------------------------------------------------
     def plan(self, notebook: str, params: Any, models: list[str]) -> list[EpisodeSpec]:
         part = self.notebook(notebook)
