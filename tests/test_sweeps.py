@@ -76,6 +76,27 @@ def test_experiment_sweep_models_names_one_simulated_model_per_value(tmp_path):
     assert real.sweep_models("prior_exponent", [1]) == {}
 
 
+def test_each_swept_value_is_its_own_part_named_in_one_place():
+    """A fork-test notebook's sweep is one part per value; the part carries its knob, value and
+    model (built by ``sweep_model_name``, the one place), so no table maps a model name back to a
+    value; on a real endpoint (no sweep models) there is no sweep part."""
+    from psit_lib.runs.sweeps import sweep_model_name, sweep_model_names
+    from psit_lib.studies.psit.study import STUDY
+
+    notebook = "02_hangman_fork_tests"
+    params = ForkTestParams(agents=["vanilla", "workflow_overwrite"], n_episodes=1, sweep_episodes=2,
+                            sweep_agents=["workflow_overwrite", "vanilla"])
+    swept = params.swept
+    parts = STUDY.parts(notebook, params, ["psit-sim"],
+                        lambda knob, values: sweep_model_names("default", knob, values))
+    assert [p.name for p in parts] == ["main", *(f"sweep:{swept.knob}={v}" for v in swept.values)]
+    for part, value in zip(parts[1:], swept.values):
+        model = sweep_model_name("default", swept.knob, value)
+        assert part.metadata == {"knob": swept.knob, "value": value, "model": model}
+        assert {s.params["model"] for s in part.specs} == {model} and len(part.specs) == 4
+    assert [p.name for p in STUDY.parts(notebook, params, ["m"], None)] == ["main"]
+
+
 # -- gaps and their intervals -------------------------------------------------------------------
 
 def test_proportion_gap_uses_newcombe_and_stays_inside_minus_one_to_one():

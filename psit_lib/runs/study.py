@@ -36,6 +36,7 @@ from psit_lib.runs.folder import RunFolder, RunStore
 from psit_lib.runs.records import EpisodeRecord, StudyResult, read_records
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec
 from psit_lib.runs.scores import Metric, Scored, ScoreLine, Scorer, SessionFor, score_records, scores_frame
+from psit_lib.runs.sweeps import sweep_model_name, sweep_model_names, sweep_part_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,25 +50,6 @@ MAIN = "main"
 """The name of a notebook's main part."""
 
 TableFn = Callable[["StoredRun"], "pd.DataFrame"]
-
-
-def sweep_model_name(profile: str, knob: str, value: Any) -> str:
-    """The simulated model that runs ``profile`` with ``knob`` set to ``value``
-    (``psit-sim:default,notices_contradictions=0.5``): the one place sweep model names are built."""
-    from psit_lib.sim.profiles import with_override
-    from psit_lib.wire import SIM_MODEL_NAME
-
-    return f"{SIM_MODEL_NAME}:{with_override(profile, knob, value)}"
-
-
-def sweep_model_names(profile: str, knob: str, values: Sequence[Any]) -> dict[Any, str]:
-    """Each swept value's model name (:func:`sweep_model_name`)."""
-    return {value: sweep_model_name(profile, knob, value) for value in values}
-
-
-def sweep_part_name(knob: str, value: Any) -> str:
-    """The part of a sweep at one value: ``sweep:<knob>=<value>``."""
-    return f"sweep:{knob}={value}"
 
 
 @dataclass(frozen=True)
