@@ -255,3 +255,40 @@ def test_a_table_s_direction_is_its_metric_s():
     assert study.direction(NOTEBOOK, "by_group", "mean_length") is None
     with pytest.raises(KeyError, match="no table 'nope'"):
         study.direction(NOTEBOOK, "nope", "x")
+
+
+def test_a_model_graded_scorer_is_rescored_from_the_run_s_cache_without_a_new_call(tmp_path, monkeypatch):
+    """A scorer that calls a model gets a session through the run's response cache; ``psit rescore``'s
+    sessions replay that cache (a call the run never made would fail), so the scores and tables
+    come back the same with sockets forbidden."""
+    import socket
+
+    from psit_lib.cli.rescore import replay_sessions
+    from psit_lib.runs.folder import RunFolder
+
+    @scorer("judge", model_graded=True)
+    async def judge(record, ctx: ScoreContext) -> Score:
+        reply = await ctx.session.chat([{"role": "user", "content": f"Is {record.require_result().number} even?"}],
+                                       role="judge")
+        return Score(value=reply.content, metadata={"cached": reply.cached})
+
+    @metric("judged")
+    def judged(scored: Scored) -> pd.DataFrame:
+        return scored.part(MAIN)[["episode_id", "judge"]]
+
+    study = Study(name="toy", result_type=Toy, notebooks={NOTEBOOK: StudyNotebook(
+        params_model=ToyParams, plan=_plan, episode=_episode, scorers=(judge,), metrics=(judged,))},
+        prompt_catalogue=dict, differences=list, simulator_assumptions=dict)
+    exp, run = _run(tmp_path, ToyParams(n=3), study)
+    assert run.tables["judged"]["judge"].notna().all()
+    assert not any(run.scores["judge.cached"])                   # made now, through the cache
+    assert exp.store.metadata().scoring_sampling == {"temperature": 0.3, "max_tokens": 2048}
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("no socket may be opened while rescoring")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    folder = RunFolder(exp.store.dir)
+    again = study.rescore(folder.dir, ["judge"], session_for=replay_sessions(folder))
+    pd.testing.assert_frame_equal(again.tables["judged"], run.tables["judged"])
+    assert all(again.scores["judge.cached"])                     # every call replayed

@@ -53,7 +53,7 @@ def replay_sessions(folder: RunFolder) -> Any:
     """Sessions for model-graded scorers: the folder's models behind the run's response cache in
     replay mode, each episode's client by its ``model``; built only when first asked."""
     from psit_lib.llm.cache import ResponseCache
-    from psit_lib.llm.client import ModelSession
+    from psit_lib.llm.client import ModelSession, SamplingDefaults
     from psit_lib.llm.settings import LLMSettings
     from psit_lib.runs.backend import make_client
 
@@ -61,13 +61,17 @@ def replay_sessions(folder: RunFolder) -> Any:
     settings = LLMSettings.from_env(cache="replay", sim_profile=stored.run_profile or None)
     cache = ResponseCache(folder.dir.parent / "cache.sqlite", mode="replay")
     clients: dict[str, Any] = {}
-    seed = folder.metadata().seed or 0
+    metadata = folder.metadata()
+    seed = metadata.seed or 0
+    sampled = metadata.scoring_sampling
+    sampling = SamplingDefaults(temperature=float(sampled.get("temperature", SamplingDefaults.temperature)),
+                                max_tokens=int(sampled.get("max_tokens", SamplingDefaults.max_tokens)))
 
     def session_for(record: Any, scorer: Any) -> ModelSession:
         model = str(record.spec.get("model") or (stored.run_models or [settings.model])[0])
         if model not in clients:
             clients[model] = make_client(settings.model_copy(update={"model": model}), cache=cache)
-        return ModelSession(clients[model], run_seed=seed, episode_id=record.episode_id,
+        return ModelSession(clients[model], run_seed=seed, episode_id=record.episode_id, sampling=sampling,
                             path=f"score/{scorer.name}")
 
     return session_for

@@ -158,8 +158,11 @@ class Experiment:
         self.store.write_metadata(self.metadata)
 
     def record_scorers(self, versions: Mapping[str, int]) -> None:
-        """Record the version of each scorer the stored scores were computed by."""
+        """Record the version of each scorer the stored scores were computed by, and the sampling
+        of model-graded scorers' sessions (a rescore replays their calls with it)."""
         self.metadata.scorer_versions = {**self.metadata.scorer_versions, **versions}
+        self.metadata.scoring_sampling = {"temperature": self.sampling.temperature,
+                                          "max_tokens": self.sampling.max_tokens}
         self.store.write_metadata(self.metadata)
 
     def scoring_session(self, record: Any, scorer: Any) -> ModelSession:
