@@ -200,8 +200,11 @@ def test_a_new_scorer_version_is_recomputed_and_recorded(tmp_path):
     exp, run = _run(tmp_path, ToyParams(n=2))
     bumped = Scorer("parity", lambda r, c: Score(value=True, metadata={"number": r.require_result().number}),
                     version=2)
+    path = exp.store.dir / "scores.jsonl"
+    before = len(path.read_text().splitlines())
     rescored = _study((bumped, length)).rescore(exp.store.dir)
     assert rescored.scores.loc[rescored.scores["part"] == MAIN, "parity"].tolist() == [True, True]
+    assert len(path.read_text().splitlines()) == before  # rewritten: the new version replaces the old lines
     lines = exp.store.score_lines()
     assert {line["version"] for (_, s), line in lines.items() if s == "parity"} == {2}
     meta = exp.store.metadata()
@@ -292,3 +295,25 @@ def test_a_model_graded_scorer_is_rescored_from_the_run_s_cache_without_a_new_ca
     again = study.rescore(folder.dir, ["judge"], session_for=replay_sessions(folder))
     pd.testing.assert_frame_equal(again.tables["judged"], run.tables["judged"])
     assert all(again.scores["judge.cached"])                     # every call replayed
+
+
+def test_a_metric_reads_only_the_parts_it_declares_and_a_rescore_rewrites_the_scores_file(tmp_path):
+    seen: list[set[str]] = []
+
+    @metric("sweeps_only", parts=("sweep:",))
+    def sweeps_only(scored: Scored) -> pd.DataFrame:
+        seen.append(set(scored.scores["part"]) | set(scored.parts))
+        return pd.DataFrame({"n": [len(scored.scores)]})
+
+    study = Study(name="toy", result_type=Toy, notebooks={NOTEBOOK: StudyNotebook(
+        params_model=ToyParams, plan=_plan, episode=_episode, scorers=(parity,), metrics=(sweeps_only,),
+        sweeps=lambda p: {"unheld_secret": p.sweep_values}, sweep_plan=_sweep_plan)},
+        prompt_catalogue=dict, differences=list, simulator_assumptions=dict)
+    exp, run = _run(tmp_path, ToyParams(n=2), study)
+    assert seen[-1] == {"sweep:unheld_secret=reimagine", "sweep:unheld_secret=deny"}
+    assert list(run.tables["sweeps_only"]["n"]) == [4]
+    path = exp.store.dir / "scores.jsonl"
+    lines = len(path.read_text().splitlines())
+    study.rescore(exp.store.dir, ["parity"])
+    study.rescore(exp.store.dir, ["parity"])
+    assert len(path.read_text().splitlines()) == lines  # one line per (episode, scorer), never appended twice

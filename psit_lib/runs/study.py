@@ -270,9 +270,10 @@ class Study:
                      records: Mapping[str, Sequence[EpisodeRecord[Any]]], store: RunStore | None, *,
                      backend: str, profile: str | None, parts: Mapping[str, Mapping[str, Any]],
                      run_mates: Mapping[str, Path], session_for: SessionFor | None = None,
-                     rescore: Sequence[str] = ()) -> StudyRun:
+                     rescore: Sequence[str] = (), rewrite: bool = False) -> StudyRun:
         """Score the records (stored scores of the same version kept, except ``rescore``'s),
-        store the new lines, and compute every metric from the scores as stored."""
+        store the new lines (appended; ``rewrite``: the file written afresh), and compute every
+        metric from the scores as stored."""
         nb = self.notebook(notebook)
         scorers = nb.scorer_list
         stored_raw = store.score_lines() if store is not None else {}
@@ -284,11 +285,15 @@ class Study:
         if store is not None:
             new = [line for line in stored_lines
                    if stored_raw.get((line["episode_id"], line["scorer"])) != line]
-            store.append_scores(new)
+            if new and rewrite:  # a rescore rewrites the file: each (episode, scorer) once, the new score
+                merged = {**stored_raw, **{(line["episode_id"], line["scorer"]): line for line in new}}
+                store.write_scores(list(merged.values()))
+            else:
+                store.append_scores(new)
         scored = Scored(params, models, scores_frame(pairs, stored_lines, [s.name for s in scorers]), backend,
                         profile, {p: dict(m) for p, m in parts.items()},
                         {rec.episode_id: rec for _, rec in pairs}, dict(run_mates))
-        tables = {m.name: m(scored) for m in nb.metrics}
+        tables = {m.name: m(scored if m.parts is None else scored.only(m.parts)) for m in nb.metrics}
         return StudyRun({p: list(r) for p, r in records.items()}, scored, tables, stored_lines)
 
     # -- rescore: scores and metrics from a folder alone -------------------------------------------
@@ -336,7 +341,7 @@ class Study:
         mates = self._run_mates(nb, params, run_mates, Path(folder))
         run = await self._score(notebook, params, models, records, store, backend=backend, profile=profile,
                                 parts=part_meta, run_mates=mates, session_for=session_for,
-                                rescore=list(scorers) if scorers is not None else [])
+                                rescore=list(scorers) if scorers is not None else [], rewrite=True)
         versions = {s.name: s.version for s in nb.scorer_list}
         changed = {k: v for k, v in versions.items() if before.scorer_versions.get(k) != v}
         if changed or scorers:
