@@ -170,3 +170,20 @@ def test_differences_table_selects_a_notebooks_entries_and_rejects_empty_fields(
     assert differences_table(entries, "04").empty
     with pytest.raises(ValueError, match="why is empty"):
         Difference("c", "s", "h", " ", "e", ("02",))
+
+
+def test_the_fork_test_readings_take_their_direction_from_the_metrics():
+    """02-04 hand their readings the direction their tables' metrics declare (no registry): a higher
+    self-consistency rate, and so a higher swept rate, is better; 07's spread has no better or worse."""
+    from psit_lib.studies.psit.study import STUDY
+
+    for notebook in ("02_hangman_fork_tests", "03_diagnosis_ddxplus", "04_memory_strategy_ablations"):
+        assert STUDY.direction(notebook, "table1_self_consistency", "rate") == "higher"
+        assert STUDY.direction(notebook, "self_consistency", "unreadable_replies") == "lower"
+        assert STUDY.direction(notebook, "sweep", "a") == "higher"
+    assert STUDY.direction("07_secret_distribution_mode_collapse", "secret_spread", "entropy") is None
+    gaps = gap_table(pd.DataFrame({"value": [1] * 8, "agent": ["m"] * 4 + ["b"] * 4,
+                                   "ok": [True] * 4 + [False] * 4}),
+                     knob="k", value_col="value", system_col="agent", a="m", b="b", outcome_col="ok")
+    text = sweep_reading(gaps, direction=STUDY.direction("02_hangman_fork_tests", "sweep", "a"))
+    assert "(m better)" in text and text == sweep_reading(gaps, direction="higher")
