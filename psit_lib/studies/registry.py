@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 # study name -> "module:attribute" of its Study object
 STUDIES: dict[str, str] = {
     "psit": "psit_lib.studies.psit.study:STUDY",
-    "psit-secret-choice": "psit_lib.studies.psit.study:SECRET_CHOICE_STUDY",
     "acc": "psit_lib.studies.acc.study:STUDY",
     "basis": "psit_lib.studies.basis.study:STUDY",
     "example": "psit_lib.studies.example.study:STUDY",
@@ -31,8 +30,7 @@ NOTEBOOKS: dict[str, tuple[str, str]] = {
     "04_memory_strategy_ablations": ("psit", "psit_lib.studies.psit.protocol.params:AblationParams"),
     "05_acc_judge_evaluation": ("acc", "psit_lib.studies.acc.experiment:AccParams"),
     "06_basis_cab_scenarios": ("basis", "psit_lib.studies.basis.experiment:BasisParams"),
-    "07_secret_distribution_mode_collapse": ("psit-secret-choice",
-                                             "psit_lib.studies.psit.protocol.params:SecretChoiceParams"),
+    "07_secret_distribution_mode_collapse": ("psit", "psit_lib.studies.psit.protocol.params:SecretChoiceParams"),
     "90_example_reveal_probe": ("example", "psit_lib.studies.example.study:ProbeParams"),  # no notebook yet
 }
 
