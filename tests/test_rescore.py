@@ -123,19 +123,36 @@ def test_outcomes_are_scored_from_the_episode_fields_never_the_stored_label(tmp_
         assert table.equals(stored.tables[name]), name
 
 
-@pytest.mark.parametrize("notebook, params, tables", [
+@pytest.mark.parametrize("notebook, params, tables, rescored", [
     ("05", ["-p", "n_turns=3", "-p", "domains=[cybersecurity]", "-p", "judge_variants=[standard,five_point]",
             "-p", "sweep_turns=2", "-p", "sweep_scenarios=2", "-p", "n_boot=100"],
-     "summary_rates, hallucination_drift, judge_scores, footprint_by_domain, ccs_forms, judge_sensitivity, sweeps"),
+     "summary_rates, hallucination_drift, judge_scores, footprint_by_domain, ccs_forms, judge_sensitivity, sweeps",
+     ["judge", "judge_standard", "judge_five_point"]),
     ("06", ["-p", "scenarios=[stale_locations]", "-p", "n_trials=2", "-p", "ks=[1,2]", "-p", "reference_sets=1",
             "-p", "sweep_trials=1"],
-     "success_rates, success_final_state, success_pooled, relative_gain, passk, passk_comparison, sweeps"),
+     "success_rates, success_final_state, success_pooled, relative_gain, passk, passk_comparison, sweeps",
+     ["success"]),
 ])
-def test_rescore_reproduces_every_saved_table_of_05_and_06(tmp_path, monkeypatch, capsys, notebook, params, tables):
+def test_rescore_reproduces_every_saved_table_of_05_and_06(tmp_path, monkeypatch, capsys, notebook, params, tables,
+                                                           rescored):
     """The ACC and BASIS studies write every table from their stored scores (metrics); ``psit
-    rescore`` reproduces each of them with no model client and no socket."""
+    rescore`` reproduces each of them with no model client and no socket, from the stored scores
+    or with scorers run again (ACC's judge and its variants replaying the run's cache)."""
+    import psit_lib.runs.backend as backend
+
     assert main(["run", notebook, *params, "--run-id", "small", "--no-progress", "--no-report"]) == 0
     capsys.readouterr()
+    make_client = backend.make_client
     _forbid_models(monkeypatch)
     assert main(["rescore", "small", notebook]) == 0
+    assert f"reproduced 7 tables ({tables})" in capsys.readouterr().out
+    # scorers run again: a client is built, but answers come from the run's cache only (no model
+    # call: the simulator's transport refuses, and so does every socket)
+    monkeypatch.setattr("psit_lib.runs.backend.make_client", make_client)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model call while rescoring")
+
+    monkeypatch.setattr("psit_lib.sim.transport.SimTransport.handle_async_request", refuse)
+    assert main(["rescore", "small", notebook, *(a for name in rescored for a in ("--scorer", name))]) == 0
     assert f"reproduced 7 tables ({tables})" in capsys.readouterr().out
