@@ -20,7 +20,7 @@ means and rates are over scored rows only.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal
 
 import numpy as np
 import pandas as pd
@@ -209,19 +209,23 @@ def ccs_form_table(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
     return table[CCS_FORM_COLUMNS]
 
 
+RATES_HIGHER_IS_BETTER = {"rate": False, "wilson_low": False, "wilson_high": False}
+"""Which way is better for the pooled rates (the ``hallucination_drift`` metric declares these)."""
+
 #: What one opportunity of each pooled rate is, for sentences ("no claims to check").
 RATE_UNITS = {"hallucination": "claims", "drift": "constraint checks"}
 
 
 def rates_reading(rates: pd.DataFrame) -> str:
-    """Generated sentences on the pooled hallucination and drift rates (one per metric). Both
-    are lower-is-better (:data:`psit_lib.analysis.result_sentences.METRIC_DIRECTION`); gaps are tested
+    """Generated sentences on the pooled hallucination and drift rates (one per metric). Which
+    way is better is what the ``hallucination_drift`` metric declares (lower); gaps are tested
     with Newcombe's interval from the failure and opportunity counts; a metric no agent had an
     opportunity for (e.g. answers with no claims) is said so."""
     from psit_lib.analysis.result_sentences import rate_reading
 
     if rates.empty:
         return "No scored turns, so there is nothing to read."
+    better: Literal["higher", "lower"] = "higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower"
     return "\n".join(f"- **{metric}**: " + rate_reading(part, "agent", measure=f"{metric} rate",
-                                                         unit=RATE_UNITS.get(str(metric)))
+                                                         unit=RATE_UNITS.get(str(metric)), direction=better)
                      for metric, part in rates.groupby("metric", sort=False))

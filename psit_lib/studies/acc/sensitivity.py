@@ -26,6 +26,9 @@ from psit_lib.studies.acc.experiment import AccParams, make_specs
 from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS
 
 SENSITIVITY_COLUMNS = ["agent", "variant", "n", "mean_score", "rank"]
+SWEEPS_HIGHER_IS_BETTER = {"a": False, "b": False}
+"""Which way is better for the swept rates (drift and hallucination: lower); the ``sweeps``
+metric declares these."""
 
 
 def sensitivity_table(rejudged: list[tuple[str, list[dict[str, Any]]]]) -> pd.DataFrame:
@@ -199,10 +202,12 @@ def sweep_gaps(turns: pd.DataFrame, knob: str, metric: str, a: str = "acc", b: s
 
 
 def sweeps_reading(gaps: pd.DataFrame) -> str:
-    """One generated sentence per (knob, metric) sweep, as a Markdown list."""
+    """One generated sentence per (knob, metric) sweep, as a Markdown list; which way is better is
+    what the ``sweeps`` metric declares for its rates (lower)."""
     from psit_lib.analysis.sweeps import sweep_reading
 
     if gaps.empty:
         return "No sweep ran (the simulator's assumptions are swept only on the simulated backend)."
-    return "\n".join(f"- **{metric} · {knob}**: {sweep_reading(part, measure=metric)}"
+    better = "higher" if SWEEPS_HIGHER_IS_BETTER["a"] else "lower"
+    return "\n".join(f"- **{metric} · {knob}**: {sweep_reading(part, measure=metric, direction=better)}"
                      for (knob, metric), part in gaps.groupby(["knob", "metric"], sort=False))

@@ -161,17 +161,13 @@ def main_turns(scored: Scored) -> pd.DataFrame:
 
 # -- metrics ---------------------------------------------------------------------------------------------
 
-LOWER = {"mean": False, "std": False, "pooled_rate": False}
-
-
-@metric("summary_rates", higher_is_better={"mean": False, "pooled_rate": False}, parts=[MAIN])
+@metric("summary_rates", higher_is_better=accsum.SUMMARY_HIGHER_IS_BETTER, parts=[MAIN])
 def summary_rates(scored: Scored) -> pd.DataFrame:
     """The paper's H_u and D_r (turn averages) with the pooled rates beside; lower is better."""
     return accsum.summary_table(main_turns(scored))
 
 
-@metric("hallucination_drift", higher_is_better={"rate": False, "wilson_low": False, "wilson_high": False},
-        parts=[MAIN])
+@metric("hallucination_drift", higher_is_better=accm.RATES_HIGHER_IS_BETTER, parts=[MAIN])
 def hallucination_drift(scored: Scored) -> pd.DataFrame:
     """Pooled hallucination and drift rates with Wilson intervals; lower is better."""
     return accm.rate_table(main_turns(scored))
@@ -210,10 +206,10 @@ def judge_sensitivity(scored: Scored) -> pd.DataFrame:
     return accs.sensitivity_table(by_variant)
 
 
-@metric("sweeps", higher_is_better={}, parts=["sweep:"])
+@metric("sweeps", higher_is_better=accs.SWEEPS_HIGHER_IS_BETTER, parts=["sweep:"])
 def sweeps(scored: Scored) -> pd.DataFrame:
-    """The ACC - transcript gap in drift and hallucination at each swept value (a gap has no
-    better or worse of its own: both rates are lower-is-better, see :data:`SWEEP_METRICS`)."""
+    """The ACC - transcript gap in drift and hallucination at each swept value; both rates
+    (:data:`SWEEP_METRICS`) are lower-is-better, so a negative gap favours the ACC."""
     known = list(accx.SWEEPS)
     by_knob: dict[str, list[tuple[Any, str]]] = {}
     for part in scored.part_names("sweep:"):
@@ -246,3 +242,4 @@ STUDY = Study(
         unplanned="the judge variants' scoring calls",
         key_tables=("summary_rates", "hallucination_drift", "footprint_by_domain"))},
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
+

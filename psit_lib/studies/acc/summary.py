@@ -20,7 +20,8 @@ The workbook's pooled rates (sum of failures over sum of opportunities, Wilson i
 :func:`~psit_lib.studies.acc.metrics.rate_table`) weigh a turn by its claims or rules and drop
 turns with none; they stay beside H_u and D_r as a labelled second view.
 
-Readings (:func:`turn_average_reading`) follow the metric's direction (lower is better) and
+Readings (:func:`turn_average_reading`) follow the direction the ``summary_rates`` metric declares
+(lower is better) and
 separate two agents only when the percentile-bootstrap 95% interval of the gap in their turn
 averages (:func:`~psit_lib.analysis.sweeps.mean_gap`) excludes zero; equal averages are ties.
 """
@@ -32,7 +33,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psit_lib.analysis.directions import direction_of
 from psit_lib.analysis.labels import format_number
 from psit_lib.analysis.result_sentences import gap_separates
 from psit_lib.analysis.sweeps import mean_gap
@@ -103,14 +103,26 @@ def _interval(gap: float, low: float, high: float, separated: bool) -> str:
             f"{format_number(high)}], which {'excludes' if separated else 'includes'} zero")
 
 
-def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0) -> str:
+SUMMARY_HIGHER_IS_BETTER = {"mean": False, "pooled_rate": False}
+"""Which way is better for the ``summary_rates`` table's values (the study's metric declares
+these): H_u, D_r and the pooled rates are failure rates, so lower is better."""
+
+
+def summary_direction() -> str:
+    """Which way is better for H_u and D_r, as the ``summary_rates`` metric declares it."""
+    return "higher" if SUMMARY_HIGHER_IS_BETTER["mean"] else "lower"
+
+
+def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
+                   direction: str | None = None) -> str:
     """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates).
 
-    Better and worse follow the metric's direction (lower is better for hallucination and
-    drift); the best (worst) agent is named only when it is uniquely best (worst) and the
-    bootstrap interval of its gap to the next agent excludes zero; equal averages are ties."""
+    Better and worse follow the metric's direction (``direction``, by default what the
+    ``summary_rates`` metric declares: lower is better for hallucination and drift); the best
+    (worst) agent is named only when it is uniquely best (worst) and the bootstrap interval of
+    its gap to the next agent excludes zero; equal averages are ties."""
     symbol = PAPER_SYMBOL.get(metric, metric)
-    direction = direction_of(metric)
+    direction = direction or summary_direction()
     unit = "scored turns" if metric == "hallucination" else "scored turns from turn 2 on"
     empty = [a for a, v in values.items() if len(v) == 0]
     have = {a: v for a, v in values.items() if len(v)}
@@ -165,5 +177,6 @@ def turn_average_reading(df: pd.DataFrame, *, seed: int = 0) -> str:
     """Generated sentences on H_u and D_r (one per metric, a Markdown list)."""
     if df.empty or not (df["status"] == "ok").any():
         return "No turn was scored, so there is no H_u or D_r to read."
-    return "\n".join(f"- **{PAPER_SYMBOL[m]} ({m}, mean over turns; {direction_of(m)} is better)**: "
-                     + metric_reading(turn_values(df, m), m, seed=seed) for m in PAPER_SYMBOL)
+    direction = summary_direction()
+    return "\n".join(f"- **{PAPER_SYMBOL[m]} ({m}, mean over turns; {direction} is better)**: "
+                     + metric_reading(turn_values(df, m), m, seed=seed, direction=direction) for m in PAPER_SYMBOL)

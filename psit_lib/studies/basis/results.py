@@ -31,6 +31,10 @@ REFERENCE_MODEL = "reference study"
 MEAN_ROW = "mean over scenarios"
 GROUP_SEPARATOR = " · "
 CELL = ["model", "scenario", "system"]
+RATES_HIGHER_IS_BETTER = {"rate": True, "wilson_low": True, "wilson_high": True}
+"""Which way is better for a success table's rates (the study's success metrics declare these)."""
+SWEEPS_HIGHER_IS_BETTER = {"a": True, "b": True}
+"""Which way is better for the swept success rates (the ``sweeps`` metric declares these)."""
 
 
 BasisRecord = EpisodeRecord[BasisTrial]
@@ -363,21 +367,25 @@ def sweep_gaps(trials: pd.DataFrame, knob: str) -> pd.DataFrame:
 
 
 def sweeps_reading(gaps: pd.DataFrame) -> str:
-    """One generated sentence per swept assumption, as a Markdown list."""
+    """One generated sentence per swept assumption, as a Markdown list; which way is better is
+    what the ``sweeps`` metric declares for success (higher)."""
     from psit_lib.analysis.sweeps import sweep_reading
 
     if gaps.empty:
         return "No sweep ran (the simulator's assumptions are swept only on the simulated backend)."
-    return "\n".join(f"- **{knob}**: {sweep_reading(part, measure='success')}"
+    better = "higher" if SWEEPS_HIGHER_IS_BETTER["a"] else "lower"
+    return "\n".join(f"- **{knob}**: {sweep_reading(part, measure='success', direction=better)}"
                      for knob, part in gaps.groupby("knob", sort=False))
 
 
 def success_reading(rates: pd.DataFrame) -> str:
-    """Generated sentences on the measured success rates, per scenario (systems compared)."""
+    """Generated sentences on the measured success rates, per scenario (systems compared); which
+    way is better is what the success-rate metrics declare (higher)."""
     from psit_lib.analysis.result_sentences import grouped_rate_readings
 
     measured = rates[(rates.source == MEASURED) & (rates.scenario != MEAN_ROW)]
-    return grouped_rate_readings(measured, ["model", "scenario"], "system", measure="success rate")
+    return grouped_rate_readings(measured, ["model", "scenario"], "system", measure="success rate",
+                                 direction="higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower")
 
 
 # -- the paper's Success column and headline gain (from the reference-design runs) --------------

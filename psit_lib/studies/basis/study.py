@@ -13,7 +13,9 @@ declaring which way is better, so ``psit rescore`` recomputes them without a mod
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pandas as pd
 
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, metric, scorer
@@ -21,9 +23,8 @@ from psit_lib.runs.study import MAIN, Part, Study, StudyNotebook, imported
 from psit_lib.studies.basis import experiment as bx
 from psit_lib.studies.basis import scoring
 from psit_lib.studies.basis.records import BasisTrial
-
-if TYPE_CHECKING:
-    import pandas as pd
+from psit_lib.studies.basis import results as br
+from psit_lib.studies.basis.results import RATES_HIGHER_IS_BETTER, SWEEPS_HIGHER_IS_BETTER
 
 NOTEBOOK = "06_basis_cab_scenarios"
 REFERENCE_PART = "reference:"
@@ -76,8 +77,6 @@ def reference_parts(params: bx.BasisParams, models: list[str]) -> list[Part]:
 
 def trials_of(frame: pd.DataFrame) -> pd.DataFrame:
     """The trials frame (:func:`~psit_lib.studies.basis.results.trials_frame_of`) of a selection of the scored view."""
-    from psit_lib.studies.basis import results as br
-
     return br.trials_frame_of(frame)
 
 
@@ -88,36 +87,25 @@ def main_trials(scored: Scored) -> pd.DataFrame:
 
 def reference_trials(scored: Scored) -> pd.DataFrame:
     """Every trial of the reference design's parts, in plan order."""
-    import pandas as pd
-
     frames = [scored.part(p) for p in scored.part_names(REFERENCE_PART)]
     return trials_of(pd.concat(frames, ignore_index=True) if frames else scored.scores.iloc[0:0])
 
 
-RATES_BETTER = {"rate": True, "wilson_low": True, "wilson_high": True}
-
-
-@metric("success_rates", higher_is_better=RATES_BETTER, parts=[MAIN])
+@metric("success_rates", higher_is_better=RATES_HIGHER_IS_BETTER, parts=[MAIN])
 def success_rates(scored: Scored) -> pd.DataFrame:
     """Success (reference ``validate()``) over the main trials, Wilson 95%, the paper's rates beside."""
-    from psit_lib.studies.basis import results as br
-
     return br.success_table(main_trials(scored))
 
 
-@metric("success_final_state", higher_is_better=RATES_BETTER, parts=[MAIN])
+@metric("success_final_state", higher_is_better=RATES_HIGHER_IS_BETTER, parts=[MAIN])
 def success_final_state(scored: Scored) -> pd.DataFrame:
     """The final-state view of the main trials."""
-    from psit_lib.studies.basis import results as br
-
     return br.success_table(main_trials(scored), outcome="final_state_success")
 
 
-@metric("success_pooled", higher_is_better=RATES_BETTER, parts=[REFERENCE_PART])
+@metric("success_pooled", higher_is_better=RATES_HIGHER_IS_BETTER, parts=[REFERENCE_PART])
 def success_pooled(scored: Scored) -> pd.DataFrame:
     """The paper's Success column: every run of the reference design pooled per cell."""
-    from psit_lib.studies.basis import results as br
-
     return br.success_table(reference_trials(scored))
 
 
@@ -125,8 +113,6 @@ def success_pooled(scored: Scored) -> pd.DataFrame:
         parts=[REFERENCE_PART])
 def relative_gain(scored: Scored) -> pd.DataFrame:
     """The paper's headline rule, (BASIS - baseline) / baseline, on the pooled success."""
-    from psit_lib.studies.basis import results as br
-
     return br.relative_gain_table(success_pooled(scored))
 
 
@@ -136,8 +122,6 @@ PASSK_BETTER = {"pass_at_k": True, "pass_hat_k": True, "first_k_all_succeed": Tr
 @metric("passk", higher_is_better=PASSK_BETTER, parts=[MAIN])
 def passk(scored: Scored) -> pd.DataFrame:
     """Unbiased pass@k and pass^k (and the first-k variant) over the main trials per cell and k."""
-    from psit_lib.studies.basis import results as br
-
     return br.passk_frame(main_trials(scored), scored.params.effective_ks)
 
 
@@ -146,20 +130,14 @@ def passk(scored: Scored) -> pd.DataFrame:
         parts=[MAIN, REFERENCE_PART])
 def passk_comparison(scored: Scored) -> pd.DataFrame:
     """Unbiased, set-based (the paper's design) and reported pass^k / pass@k side by side."""
-    from psit_lib.studies.basis import results as br
-
     return br.passk_comparison(passk(scored), br.reference_design_table(reference_trials(scored)))
 
 
-@metric("sweeps", parts=["sweep:"])
+@metric("sweeps", higher_is_better=SWEEPS_HIGHER_IS_BETTER, parts=["sweep:"])
 def sweeps(scored: Scored) -> pd.DataFrame:
-    """The BASIS - baseline success gap at each swept value (success is higher-is-better; the
-    gap itself is a difference, read by :func:`~psit_lib.studies.basis.results.sweeps_reading`)."""
-    import pandas as pd
-
+    """The BASIS - baseline success gap at each swept value (success is higher-is-better, so a
+    positive gap favours BASIS)."""
     from psit_lib.analysis.sweeps import GAP_COLUMNS
-    from psit_lib.studies.basis import results as br
-
     by_knob: dict[str, list[tuple[Any, str]]] = {}
     for part in scored.part_names("sweep:"):
         meta = scored.parts[part]
@@ -186,3 +164,4 @@ STUDY = Study(
         parts=reference_parts,
         key_tables=("success_pooled", "success_rates", "relative_gain", "passk_comparison"))},
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
+
