@@ -105,10 +105,10 @@ async def rejudge_episode(session: Any, episode: AccEpisode, variant: str, memor
 
 def answer_rows(episode: AccEpisode) -> list[dict[str, Any]]:
     """One row per (turn, agent) of what the episode recorded (no verdict): topic, footprint and
-    whether the ACC's committed state was valid."""
-    return [{"turn": t.turn, "topic": t.topic, "agent": name, "footprint_tokens": t.agents[name].footprint_tokens,
-             "ccs_valid": t.agents[name].details.get("ccs_valid")}
-            for t in episode.turns for name in answering_order(t.agents)]
+    whether the ACC's committed state was valid; agents in the order the record keeps them."""
+    return [{"turn": t.turn, "topic": t.topic, "agent": name, "footprint_tokens": answer.footprint_tokens,
+             "ccs_valid": answer.details.get("ccs_valid")}
+            for t in episode.turns for name, answer in t.agents.items()]
 
 
 def ccs_form_rows(episode: AccEpisode) -> list[dict[str, Any]]:
