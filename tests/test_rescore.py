@@ -120,3 +120,31 @@ def test_outcomes_are_scored_from_the_episode_fields_never_the_stored_label(tmp_
     stored = study.rescore(exp.store.dir)
     for name, table in run.tables.items():
         assert table.equals(stored.tables[name]), name
+
+
+def test_every_fork_table_when_every_episode_failed(tmp_path, monkeypatch):
+    """Failed episodes are never scored but always counted: with every episode failed, each table
+    of 02 is still made (rates with their failures counted, no candidate, no sweep row)."""
+    import asyncio
+
+    from psit_lib.runs import Experiment
+    from psit_lib.studies.psit.protocol.records import ForkEpisode
+    from psit_lib.studies.psit.study import STUDY
+
+    notebook = "02_hangman_fork_tests"
+
+    async def fail(spec, session):
+        raise RuntimeError("the endpoint is down")
+
+    fail.result_type = ForkEpisode  # type: ignore[attr-defined]
+    nb = STUDY.notebook(notebook)
+    monkeypatch.setitem(STUDY.notebooks, notebook, type(nb)(**{**nb.__dict__, "episode": lambda p: fail}))
+    params = nb.params_model(agents=["vanilla", "private_cot"], n_episodes=2, sweep_episodes=1)
+    exp = Experiment(notebook, params.model_dump(), seed=params.seed, run_dir=tmp_path / "run")
+    run = asyncio.run(STUDY.run(exp, params))
+    assert set(run.tables) == {"self_consistency", "table1_self_consistency", "significance", "significance_table1",
+                               "summary", "reproduction", "outcome_mix", "sweep"}
+    rates = run.tables["self_consistency"]
+    assert list(rates["n_scored"]) == [0, 0] and list(rates["n_failed"]) == [2, 2]
+    assert run.tables["outcome_mix"]["error"].tolist() == [2, 2]
+    assert exp.store.score_lines() == {}
