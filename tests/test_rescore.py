@@ -156,3 +156,31 @@ def test_rescore_reproduces_every_saved_table_of_05_and_06(tmp_path, monkeypatch
     monkeypatch.setattr("psit_lib.sim.transport.SimTransport.handle_async_request", refuse)
     assert main(["rescore", "small", notebook, *(a for name in rescored for a in ("--scorer", name))]) == 0
     assert f"reproduced 7 tables ({tables})" in capsys.readouterr().out
+
+
+def test_every_fork_table_when_every_episode_failed(tmp_path, monkeypatch):
+    """Failed episodes are never scored but always counted: with every episode failed, each table
+    of 02 is still made (rates with their failures counted, no candidate, no sweep row)."""
+    import asyncio
+
+    from psit_lib.runs import Experiment
+    from psit_lib.studies.psit.protocol.records import ForkEpisode
+    from psit_lib.studies.psit.study import STUDY
+
+    notebook = "02_hangman_fork_tests"
+
+    async def fail(spec, session):
+        raise RuntimeError("the endpoint is down")
+
+    fail.result_type = ForkEpisode  # type: ignore[attr-defined]
+    nb = STUDY.notebook(notebook)
+    monkeypatch.setitem(STUDY.notebooks, notebook, type(nb)(**{**nb.__dict__, "episode": lambda p: fail}))
+    params = nb.params_model(agents=["vanilla", "private_cot"], n_episodes=2, sweep_episodes=1)
+    exp = Experiment(notebook, params.model_dump(), seed=params.seed, run_dir=tmp_path / "run")
+    run = asyncio.run(STUDY.run(exp, params))
+    assert set(run.tables) == {"self_consistency", "table1_self_consistency", "significance", "significance_table1",
+                               "summary", "reproduction", "outcome_mix", "sweep"}
+    rates = run.tables["self_consistency"]
+    assert list(rates["n_scored"]) == [0, 0] and list(rates["n_failed"]) == [2, 2]
+    assert run.tables["outcome_mix"]["error"].tolist() == [2, 2]
+    assert exp.store.score_lines() == {}

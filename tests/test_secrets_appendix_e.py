@@ -283,3 +283,26 @@ def test_the_reading_follows_the_gap_interval_it_prints_never_the_per_temperatur
     assert interval in text
     assert ("excludes zero: entropy rises" in text) == (verdict == "rises")
     assert ("includes zero, so this run cannot tell them apart" in text) == (verdict != "rises")
+
+
+def test_notebook_07_tables_when_every_episode_failed(tmp_path, monkeypatch):
+    """A run whose every episode failed still gives each table (empty or counted as missing),
+    never a crash: failed episodes are never scored."""
+    import asyncio
+
+    from psit_lib.runs import Experiment
+    from psit_lib.studies.psit.study import SECRET_CHOICE_NOTEBOOK, STUDY
+
+    async def fail(spec, session):
+        raise RuntimeError("the endpoint is down")
+
+    fail.result_type = sc.SecretChoiceEpisode  # type: ignore[attr-defined]
+    nb = SECRET_CHOICE_NOTEBOOK
+    monkeypatch.setitem(STUDY.notebooks, sc.NOTEBOOK, type(nb)(**{**nb.__dict__, "episode": lambda p: fail}))
+    params = sc.SecretChoiceParams(n_samples=2, temperatures=[0.3], tasks=["hangman"], n_boot=20)
+    exp = Experiment(sc.NOTEBOOK, params.model_dump(), seed=params.seed, run_dir=tmp_path / "run")
+    run = asyncio.run(STUDY.run(exp, params))
+    assert (run.scores["status"] == "error").all() and run.scores["secret"].isna().all()
+    assert set(run.tables) == {"secret_spread", "chi_square", "appendix_e_top10", "attractors"}
+    spread = run.tables["secret_spread"].iloc[0]
+    assert (spread["n"], spread["n_missing"], spread["interval"]) == (0, 2, "none (no reveals)")

@@ -111,8 +111,9 @@ def sweep_reading(table: pd.DataFrame, *, measure: str = "rate", direction: str 
 
     Every number and verdict comes from ``table`` (as made by :func:`gap_table`); nothing is
     hand-written about results, so the reading cannot contradict the table. Which system is
-    better follows the measure's direction (:data:`psit_lib.analysis.result_sentences.METRIC_DIRECTION`,
-    or ``direction``): for hallucination or drift the system with the *lower* value is better.
+    better follows ``direction``, the one the table's metric declares (``Study.direction``; by
+    default the measure's entry in :data:`psit_lib.analysis.directions.METRIC_DIRECTION`, for
+    readings not handed one yet): for hallucination or drift the *lower* value is better.
     A value where a system has no episode, or only a zero-width interval, is "too few to test".
     """
 

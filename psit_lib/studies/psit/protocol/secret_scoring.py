@@ -31,11 +31,15 @@ def secret_frame(scored: Scored) -> pd.DataFrame:
     """The reader's table of the quick experiment (one row per episode, failed ones with secret
     None and status ``error``) from the stored scores."""
     rows = scored.part(MAIN)
+    if rows.empty:
+        df = pd.DataFrame(columns=list(COLUMNS))
+        df.attrs["n_missing"] = 0
+        return df
     ok = rows["status"] == "ok"
+    status = rows["secret.status"] if "secret.status" in rows else pd.Series(None, index=rows.index, dtype=object)
     df = pd.DataFrame({"task": rows["task"], "model": rows["model"], "agent": rows["agent"],
                        "temperature": rows["temperature"].astype(float),
-                       "secret": rows["secret"].where(ok, None),
-                       "status": rows["secret.status"].where(ok, "error") if len(rows) else [],
+                       "secret": rows["secret"].where(ok, None), "status": status.where(ok, "error"),
                        "episode_id": rows["episode_id"], "source_notebook": sc.NOTEBOOK}, columns=list(COLUMNS))
     df.attrs["n_missing"] = int(df["secret"].isna().sum())
     return df
