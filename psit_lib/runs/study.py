@@ -16,9 +16,6 @@ run folder alone (``psit rescore``), so a saved table is always reproducible fro
 
 Notebooks read their run-mates (07 reads 02 and 03) through folders handed to the study, never
 through the environment.
-
-Studies not yet on scorers and metrics (``scorers`` given as a mapping of table name -> table
-function over a :class:`StoredRun`) run through the transitional section at the end.
 """
 
 from __future__ import annotations
@@ -43,14 +40,11 @@ if TYPE_CHECKING:
 
     from psit_lib.runs.experiment import Experiment
 
-__all__ = ["MAIN", "Part", "Scorer", "StoredRun", "Study", "StudyNotebook", "StudyRun", "sweep_model_name",
+__all__ = ["MAIN", "Part", "Scorer", "Study", "StudyNotebook", "StudyRun", "sweep_model_name",
            "sweep_model_names", "sweep_part_name"]
 
 MAIN = "main"
 """The name of a notebook's main part."""
-
-TableFn = Callable[["StoredRun"], "pd.DataFrame"]
-
 
 @dataclass(frozen=True)
 class Part:
@@ -72,9 +66,8 @@ class StudyNotebook:
     """(parameters, models) -> the notebook's main episodes, ids stable across runs."""
     episode: Callable[[Any], EpisodeFn] | None = None
     """parameters -> the episode function (generation only: model calls, no verdict)."""
-    scorers: Sequence[Scorer] | Mapping[str, TableFn] = ()
-    """The scorers of each finished episode (a mapping of table name -> table function: a study
-    not yet on scorers and metrics, run by the transitional section of :class:`Study`)."""
+    scorers: Sequence[Scorer] = ()
+    """The scorers of each finished episode."""
     metrics: Sequence[Metric] = ()
     """The notebook's tables, each a metric over the scored view; :meth:`Study.run` writes them all."""
     sweeps: Callable[[Any], Mapping[str, Sequence[Any]]] | None = None
@@ -95,16 +88,12 @@ class StudyNotebook:
 
     @property
     def scorer_list(self) -> list[Scorer]:
-        return [] if isinstance(self.scorers, Mapping) else list(self.scorers)
-
-    @property
-    def legacy_tables(self) -> Mapping[str, TableFn]:
-        return self.scorers if isinstance(self.scorers, Mapping) else {}
+        return list(self.scorers)
 
     @property
     def table_names(self) -> list[str]:
-        """The tables the notebook's run writes (metrics), or a transitional study's table names."""
-        return [m.name for m in self.metrics] or list(self.legacy_tables)
+        """The tables the notebook's run writes (one per metric)."""
+        return [m.name for m in self.metrics]
 
 
 def imported(reference: str, *, call: bool = False) -> Callable[[], Any]:
@@ -218,18 +207,15 @@ class Study:
         return parts
 
     # -- run: generation, scores, metrics, tables ---------------------------------------------
-    async def run(self, exp: Experiment, params: Any, *, run_mates: RunMates = None) -> Any:
+    async def run(self, exp: Experiment, params: Any, *, run_mates: RunMates = None) -> StudyRun:
         """Run every part of ``exp.notebook``, score every finished episode, compute every metric
         and write every table to the notebook folder; a :class:`StudyRun` back.
 
         ``run_mates``: where the notebooks this one reads are (a run folder, or notebook ->
-        folder); by default the notebook's ``reads_from`` parameter, else this run's folder.
-        (A transitional study, scored by table functions, gets its main records back.)"""
+        folder); by default the notebook's ``reads_from`` parameter, else this run's folder."""
         nb = self.notebook(exp.notebook)
         if nb.episode is None:
             raise ValueError(f"notebook {exp.notebook!r} of study {self.name!r} runs no episodes")
-        if nb.legacy_tables:
-            return await self._run_main(exp, params)
         episode = nb.episode(params)
         concurrency = getattr(params, "concurrency", None)
         records: dict[str, list[EpisodeRecord[Any]]] = {}
@@ -312,8 +298,6 @@ class Study:
         (``session_for``: sessions through the run's cache). New or changed scores are stored and
         the rescore recorded in the folder's metadata; the tables are returned, not written.
         A folder made before scores were stored is scored in full."""
-        if self.notebook(Path(folder).name).legacy_tables:  # transitional: a dict of tables back
-            return self.score_run(self.stored_run(folder))  # type: ignore[return-value]
         return asyncio.run(self.rescore_async(folder, scorers, run_mates=run_mates, session_for=session_for))
 
     async def rescore_async(self, folder: str | Path, scorers: Sequence[str] | None = None, *,
@@ -350,78 +334,3 @@ class Study:
                                                   "versions_changed": changed}]
             store.write_metadata(before)
         return run
-
-    # -- transitional: studies scored by table functions (ACC, BASIS, the example) ---------------
-    async def _run_main(self, exp: Experiment, params: Any) -> list[EpisodeRecord[Any]]:
-        part = self.notebook(exp.notebook)
-        assert part.episode is not None
-        specs = self.plan(exp.notebook, params, exp.models)
-        return await exp.run(specs, part.episode(params), concurrency=getattr(params, "concurrency", None))
-
-    async def run_sweeps(self, exp: Experiment, params: Any) -> list[EpisodeRecord[Any]]:
-        """Transitional: every sweep of a notebook scored by table functions (none on a real endpoint)."""
-        part = self.notebook(exp.notebook)
-        if part.sweeps is None or part.sweep_plan is None or part.episode is None:
-            return []
-        records: list[EpisodeRecord[Any]] = []
-        for knob, values in part.sweeps(params).items():
-            models = exp.sweep_models(knob, values)
-            records += await exp.run(part.sweep_plan(params, models), part.episode(params),
-                                     concurrency=getattr(params, "concurrency", None))
-        return records
-
-    def score(self, records: Sequence[EpisodeRecord[Any]], *, notebook: str, params: Any,
-              models: Sequence[str], backend: str = "sim", profile: str | None = None) -> dict[str, pd.DataFrame]:
-        """Transitional: every table function of the notebook over ``records``."""
-        return self.score_run(StoredRun(notebook, params, list(models), list(records), backend, profile))
-
-    def score_experiment(self, exp: Experiment, params: Any, records: Sequence[EpisodeRecord[Any]] | None = None,
-                         tables: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
-        """Transitional: the table functions over ``records`` or ``exp``'s folder."""
-        run = StoredRun(exp.notebook, params, list(exp.models), None if records is None else list(records),
-                        exp.settings.backend, exp.settings.profile_label, exp.store, self.result_type)
-        return self.score_run(run, tables)
-
-    def score_run(self, run: StoredRun, tables: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
-        functions = self.notebook(run.notebook).legacy_tables
-        return {name: functions[name](run) for name in (tables if tables is not None else functions)}
-
-    def stored_run(self, folder: str | Path) -> StoredRun:
-        params, models, backend, profile = self.stored_params(folder)
-        return StoredRun(Path(folder).name, params, models, None, backend, profile, RunFolder(folder),
-                         self.result_type)
-
-    def rescore_tables(self, folder: str | Path, scorers: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
-        """Every table of a notebook folder recomputed from its stored episodes (either kind of study)."""
-        if self.notebook(Path(folder).name).legacy_tables:
-            return self.score_run(self.stored_run(folder))
-        return self.rescore(folder, scorers).tables
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    """Transitional: what a table function reads (one notebook's stored records and parameters)."""
-
-    notebook: str
-    params: Any
-    models: list[str]
-    records: list[EpisodeRecord[Any]] | None = None
-    backend: str = "sim"
-    profile: str | None = None
-    folder: RunFolder | None = None
-    result_type: type[StudyResult] | None = None
-
-    def select(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeRecord[Any]]:
-        """The records of ``specs``, in plan order (episodes never recorded are left out)."""
-        if self.records is None:
-            if self.folder is None or self.result_type is None:
-                raise ValueError("a stored run needs its records, or a folder and a result type")
-            return self.folder.typed_records(self.result_type, [s.episode_id for s in specs])
-        by_id = {r.episode_id: r for r in self.records}
-        return [by_id[s.episode_id] for s in specs if s.episode_id in by_id]
-
-    def sweep_models(self, knob: str, values: Sequence[Any]) -> dict[Any, str]:
-        """The swept models as the run named them; empty on a real endpoint (no sweep ran)."""
-        if self.backend != "sim" or not self.profile:
-            return {}
-        return sweep_model_names(self.profile, knob, values)
