@@ -73,6 +73,8 @@ async def test_a_variant_scores_every_turn_from_the_judges_memory():
     with pytest.raises(ValueError, match="unknown judge variant"):
         await scoring.rejudge_episode(_session(episode_id), episode, "lenient", memories, answer_chars=1200)
     assert set(JUDGE_VARIANTS) >= {"standard", "strict_rubric", "five_point", "reversed_order"}
+    with pytest.raises(ValueError, match="unknown judge variant"):
+        AccParams(judge_variants=["standard", "lenient"])
 
 
 async def test_answer_and_ccs_rows_read_the_stored_turns_only():

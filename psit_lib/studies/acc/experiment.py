@@ -57,6 +57,16 @@ class AccParams(ModelRunParams):
     sweep_scenarios: int = Field(3, ge=2, le=10_000, description=(
         "scenarios of the first domain per swept value; the gap's interval is over scenarios"))
 
+    @field_validator("judge_variants")
+    @classmethod
+    def _known_variants(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from psit_lib.studies.acc.judge import JUDGE_VARIANTS
+
+        unknown = [v for v in value if v not in JUDGE_VARIANTS]
+        if unknown:
+            raise ValueError(f"unknown judge variant(s) {unknown}; choose from {list(JUDGE_VARIANTS)}")
+        return tuple(distinct(value, "judge variant", allow_empty=True))
+
     @field_validator("domains")
     @classmethod
     def _known_domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
