@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from psit_lib.runs.health import assess_health, beside_rates, health_table
     from psit_lib.runs.paths import figures_dir, results_root
     from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, describe_error, run_episodes, study_episode
-    from psit_lib.runs.study import Study, StudyNotebook
+    from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, metric, scorer
+    from psit_lib.runs.study import Part, Study, StudyNotebook, StudyRun
 
 _NAMES: dict[str, str] = {
     "make_client": "psit_lib.runs.backend", "Experiment": "psit_lib.runs.experiment",
@@ -27,11 +28,13 @@ _NAMES: dict[str, str] = {
     **{n: "psit_lib.runs.paths" for n in ("figures_dir", "results_root")},
     **{n: "psit_lib.runs.runner" for n in ("EpisodeSpec", "StudyEpisode", "describe_error", "run_episodes",
                                            "study_episode")},
-    **{n: "psit_lib.runs.study" for n in ("Study", "StudyNotebook")},
+    **{n: "psit_lib.runs.scores" for n in ("Metric", "Score", "ScoreContext", "Scored", "Scorer", "metric", "scorer")},
+    **{n: "psit_lib.runs.study" for n in ("Part", "Study", "StudyNotebook", "StudyRun")},
 }
 
-__all__ = ["EpisodeSpec", "Experiment", "ParameterMismatchError", "RunFolder", "RunMetadata", "RunParams", "RunStore",
-           "Study", "StudyEpisode", "StudyNotebook", "assess_health",
+__all__ = ["EpisodeSpec", "Experiment", "Metric", "ParameterMismatchError", "Part", "RunFolder", "RunMetadata",
+           "RunParams", "RunStore", "Score", "ScoreContext", "Scored", "Scorer",
+           "Study", "StudyEpisode", "StudyNotebook", "StudyRun", "assess_health", "metric", "scorer",
            "beside_rates", "describe_error", "health_table",
            "figures_dir", "make_client", "results_root", "run_episodes", "study_episode"]
 

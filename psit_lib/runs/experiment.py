@@ -17,12 +17,12 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
 from psit_lib.llm.cache import ResponseCache
-from psit_lib.llm.client import LLMClient, SamplingDefaults
+from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
 from psit_lib.llm.settings import LLMSettings
 
 from psit_lib.runs import outputs
@@ -84,7 +84,7 @@ class Experiment:
                                                     "prompt_versions": dict(getattr(prompts, "versions", {})),
                                                     # templates a user's PSIT_PROMPTS_FILE replaced
                                                     "prompt_overrides": dict(getattr(prompts, "overridden", {})),
-                                                    "executions": previous.executions})
+                                                    "executions": previous.executions, "rescored": previous.rescored})
         self.store.write_metadata(self.metadata)
 
     # -- provenance ---------------------------------------------------------------------------
@@ -152,32 +152,31 @@ class Experiment:
         base profile's random numbers, so values differ only where the knob acts."""
         if not self.settings.simulated:
             return {}
-        from psit_lib.sim.profiles import with_override
-        from psit_lib.wire import SIM_MODEL_NAME
+        from psit_lib.runs.study import sweep_model_names
 
-        models = {}
-        for value in values:
-            model = f"{SIM_MODEL_NAME}:{with_override(self.settings.sim_profile, knob, value)}"
-            models[value] = model
+        models = sweep_model_names(self.settings.sim_profile, knob, values)
+        for model in models.values():
             self._swept[model] = knob
             if model not in self.clients:
                 self.clients[model] = make_client(self.settings.model_copy(update={"model": model}), cache=self.cache)
         return models
 
-    async def run_sweeps(self, sweeps: Mapping[str, Sequence[Any]],
-                         plan: Callable[[dict[Any, str]], Sequence[EpisodeSpec]], episode_fn: EpisodeFn,
-                         gaps: Callable[[list[Any], dict[Any, str], str], list[pd.DataFrame]], *,
-                         concurrency: int | None = None) -> list[pd.DataFrame]:
-        """Every sweep of a simulator assumption: for each knob, a model per value
-        (:meth:`sweep_models`), the episodes ``plan`` makes for them, then the tables ``gaps``
-        computes from the records. Empty on a real endpoint; resumes like any run."""
-        tables: list[pd.DataFrame] = []
-        for knob, values in sweeps.items():
-            models = self.sweep_models(knob, values)
-            if models:
-                records = await self.run(plan(models), episode_fn, concurrency=concurrency)
-                tables += gaps(records, models, knob)
-        return tables
+    def record_part(self, name: str, metadata: Mapping[str, Any]) -> None:
+        """Record one part of the notebook's run (main, a swept value...) with its own metadata."""
+        self.metadata.parts = {**self.metadata.parts, name: dict(metadata)}
+        self.store.write_metadata(self.metadata)
+
+    def record_scorers(self, versions: Mapping[str, int]) -> None:
+        """Record the version of each scorer the stored scores were computed by."""
+        self.metadata.scorer_versions = {**self.metadata.scorer_versions, **versions}
+        self.store.write_metadata(self.metadata)
+
+    def scoring_session(self, record: Any, scorer: Any) -> ModelSession:
+        """A model-graded scorer's session for one episode: the episode's client (through the
+        run's response cache, so a rescore replays), its own seed path ``score/<scorer>``."""
+        spec = EpisodeSpec(record.episode_id, dict(record.spec))
+        return ModelSession(self.client_for(spec), run_seed=self.seed, episode_id=record.episode_id,
+                            sampling=self.sampling, path=f"score/{scorer.name}")
 
     def call_stats(self) -> dict[str, Any]:
         totals: dict[str, Any] = {}

@@ -15,6 +15,9 @@
   bound like the parameters.
 * ``metadata.json``: what produced the results (:class:`RunMetadata`): backend, model, profile,
   seed, versions, prompts, executions and their call counts, run health, the headline.
+* ``scores.jsonl``: one JSON line per (episode, scorer) (:class:`~psit_lib.runs.scores.ScoreLine`:
+  episode id, part, scorer, version, value, explanation, metadata); the latest line per
+  (episode, scorer) wins. Older runs have none: scoring them computes the scores.
 * ``progress.json``: the episode counts of the execution under way, which ``psit run`` follows.
 * ``tables/`` and ``figures/``: the notebook's saved result tables and figures.
 
@@ -43,6 +46,7 @@ _PARAMS = "params.json"
 _IDENTITY = "identity.json"
 _METADATA = "metadata.json"
 _PROGRESS = "progress.json"
+_SCORES = "scores.jsonl"
 _TABLES = "tables"
 _FIGURES = "figures"
 
@@ -114,6 +118,9 @@ class RunMetadata(BaseModel):
     headline: str | None = None
     models_run: list[str] = []
     simulator: dict[str, Any] | None = None
+    parts: dict[str, dict[str, Any]] = {}  # each part of the run (main, each sweep value...): its own metadata
+    scorer_versions: dict[str, int] = {}  # scorer -> the version its stored scores were computed by
+    rescored: list[dict[str, Any]] = []  # each rescore: when, which scorers, versions changed
 
     def stored(self) -> dict[str, Any]:
         """What the metadata file holds: the fields that were set, and the unknown keys."""
@@ -201,8 +208,7 @@ class RunFolder:
 
     def reader_files(self) -> list[tuple[str, str]]:
         """The folder's own files a reader may open, those present: (file name, what it holds)."""
-        files = ((_RECORDS, "episode records (JSONL)"), (_METADATA, "run metadata"), (_PARAMS, "parameters (JSON)"),
-                 (_IDENTITY, "what shaped the episodes (JSON)"))
+        files = ((_RECORDS, "episode records (JSONL)"), (_SCORES, "scores per episode (JSONL)"), (_METADATA, "run metadata"), (_PARAMS, "parameters (JSON)"))
         return [(name, label) for name, label in files if (self.dir / name).is_file()]
 
     def has_records(self) -> bool:
@@ -286,6 +292,26 @@ class RunFolder:
         chosen = list(records.values()) if ids is None else [records[i] for i in ids if i in records]
         return read_records(chosen, result_type, source=self.records_source)
 
+    # -- scores --------------------------------------------------------------------------------
+    def has_scores(self) -> bool:
+        return (self.dir / _SCORES).is_file()
+
+    def score_lines(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """The latest stored score per (episode id, scorer), in first-stored order; empty for a
+        run made before scores were stored. A partial last line (a killed writer) is skipped."""
+        path = self.dir / _SCORES
+        latest: dict[tuple[str, str], dict[str, Any]] = {}
+        if not path.exists():
+            return latest
+        for line in path.read_bytes().split(b"\n"):
+            try:
+                data = json.loads(line) if line.strip() else None
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict) and "episode_id" in data and "scorer" in data:
+                latest[(str(data["episode_id"]), str(data["scorer"]))] = data
+        return latest
+
     def finished_ids(self) -> set[str]:
         return {eid for eid, rec in self.records().items() if rec.get("status") == "ok"}
 
@@ -366,6 +392,25 @@ class RunStore(RunFolder):
                 os.fsync(fd)
             finally:
                 os.close(fd)
+
+    def append_scores(self, lines: Sequence[dict[str, Any]]) -> None:
+        """Append score lines (stored dicts of :class:`~psit_lib.runs.scores.ScoreLine`), one write."""
+        if not lines:
+            return
+        data = "".join(json.dumps(line, sort_keys=True, default=str) + "\n" for line in lines).encode()
+        with self._lock:
+            path = self.dir / _SCORES
+            if path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
+                data = b"\n" + data  # a killed writer's partial line stays apart (and is skipped)
+            with open(path, "ab") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+
+    def write_scores(self, lines: Sequence[dict[str, Any]]) -> None:
+        """Replace the scores file with ``lines`` (a rescore writes every score afresh)."""
+        _atomic_write(self.dir / _SCORES, "".join(json.dumps(line, sort_keys=True, default=str) + "\n"
+                                                  for line in lines))
 
     def delete_records(self) -> None:
         """Forget every episode record (the next run redoes every episode)."""

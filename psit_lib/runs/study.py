@@ -1,21 +1,30 @@
-"""A study as one object: what it runs, what it stores, how its tables are scored.
+"""A study as one object: what it runs, how each episode is scored, which tables the scores make.
 
 A :class:`Study` gathers what a study otherwise spreads over its modules: its name and result
 type, the notebooks it backs (each a :class:`StudyNotebook`: the notebook's parameter model,
-its plan, its episode function, its sweeps and its named scorers), its prompt catalogue, its
+its plan, its episode function, its sweeps, its scorers and metrics), its prompt catalogue, its
 departures from the reproduced study and the simulator assumptions acting on it.
 
-Generation and scoring are apart. :meth:`Study.run` plans and runs episodes (model calls);
-scorers read stored, typed records and return tables without calling any model, so
-:meth:`Study.rescore` recomputes a notebook's tables from its run folder alone
-(``psit rescore``). A scorer gets a :class:`StoredRun`: the notebook's validated parameters,
-the models and profile it ran with, and every typed record of its folder.
+The chain is inspect_ai's: plan -> episode (generation only: the record keeps what happened)
+-> scores per episode (:class:`~psit_lib.runs.scores.Scorer`, stored beside the episodes) ->
+metrics (:class:`~psit_lib.runs.scores.Metric`, one table each). A notebook's run is made of
+*parts* (:class:`Part`): ``main``, one per swept value (``sweep:<knob>=<value>``), and whatever
+else the notebook runs besides (reference sets, judge variants), each with its own plan and its
+own metadata entry. :meth:`Study.run` runs every part, scores every episode, computes every
+metric and writes every table; :meth:`Study.rescore` does the scoring and metrics again from a
+run folder alone (``psit rescore``), so a saved table is always reproducible from its scores.
+
+Notebooks read their run-mates (07 reads 02 and 03) through folders handed to the study, never
+through the environment.
+
+Studies not yet on scorers and metrics (``scorers`` given as a mapping of table name -> table
+function over a :class:`StoredRun`) run through the transitional section at the end.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
-
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,33 +32,377 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from psit_lib.runs.folder import RunFolder
-from psit_lib.runs.records import EpisodeRecord, StudyResult
+from psit_lib.runs.folder import RunFolder, RunStore
+from psit_lib.runs.records import EpisodeRecord, StudyResult, read_records
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec
+from psit_lib.runs.scores import Metric, Scored, ScoreLine, Scorer, SessionFor, score_records, scores_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from psit_lib.runs.experiment import Experiment
 
-__all__ = ["Scorer", "StoredRun", "Study", "StudyNotebook", "sweep_model_names"]
+__all__ = ["MAIN", "Part", "Scorer", "StoredRun", "Study", "StudyNotebook", "StudyRun", "sweep_model_name",
+           "sweep_model_names", "sweep_part_name"]
+
+MAIN = "main"
+"""The name of a notebook's main part."""
+
+TableFn = Callable[["StoredRun"], "pd.DataFrame"]
 
 
-def sweep_model_names(profile: str, knob: str, values: Sequence[Any]) -> dict[Any, str]:
-    """The simulated model name of each swept value, as ``Experiment.sweep_models`` names them."""
+def sweep_model_name(profile: str, knob: str, value: Any) -> str:
+    """The simulated model that runs ``profile`` with ``knob`` set to ``value``
+    (``psit-sim:default,notices_contradictions=0.5``): the one place sweep model names are built."""
     from psit_lib.sim.profiles import with_override
     from psit_lib.wire import SIM_MODEL_NAME
 
-    return {value: f"{SIM_MODEL_NAME}:{with_override(profile, knob, value)}" for value in values}
+    return f"{SIM_MODEL_NAME}:{with_override(profile, knob, value)}"
+
+
+def sweep_model_names(profile: str, knob: str, values: Sequence[Any]) -> dict[Any, str]:
+    """Each swept value's model name (:func:`sweep_model_name`)."""
+    return {value: sweep_model_name(profile, knob, value) for value in values}
+
+
+def sweep_part_name(knob: str, value: Any) -> str:
+    """The part of a sweep at one value: ``sweep:<knob>=<value>``."""
+    return f"sweep:{knob}={value}"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a notebook's run: its episodes, its own metadata (a sweep part's knob, value and
+    model), and the episode function when it is not the notebook's."""
+
+    name: str
+    specs: Sequence[EpisodeSpec]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    episode: EpisodeFn | None = None
+
+
+@dataclass(frozen=True)
+class StudyNotebook:
+    """One notebook's part of a study."""
+
+    params_model: type[BaseModel]
+    plan: Callable[[Any, list[str]], Sequence[EpisodeSpec]] | None = None
+    """(parameters, models) -> the notebook's main episodes, ids stable across runs."""
+    episode: Callable[[Any], EpisodeFn] | None = None
+    """parameters -> the episode function (generation only: model calls, no verdict)."""
+    scorers: Sequence[Scorer] | Mapping[str, TableFn] = ()
+    """The scorers of each finished episode (a mapping of table name -> table function: a study
+    not yet on scorers and metrics, run by the transitional section of :class:`Study`)."""
+    metrics: Sequence[Metric] = ()
+    """The notebook's tables, each a metric over the scored view; :meth:`Study.run` writes them all."""
+    sweeps: Callable[[Any], Mapping[str, Sequence[Any]]] | None = None
+    """parameters -> simulator knob -> values swept under "What decides this result"."""
+    sweep_plan: Callable[[Any, dict[Any, str]], Sequence[EpisodeSpec]] | None = None
+    """(parameters, {swept value: model}) -> the sweep's episodes; called once per value."""
+    parts: Callable[[Any, list[str]], Sequence[Part]] | None = None
+    """(parameters, models) -> the parts the notebook runs besides its main plan and sweeps."""
+    reads: tuple[str, ...] = ()
+    """Notebooks of the same run whose folders this one is handed (07 reads 02 and 03)."""
+    reads_from: Callable[[Any], str | Path | None] | None = None
+    """parameters -> a run folder to read the run-mates from instead of this run's (07's ``read_from``)."""
+    key_tables: tuple[str, ...] = ()
+    """The tables the report and ``psit compare`` show first."""
+    further_plans: tuple[Callable[[Any, list[str]], Sequence[EpisodeSpec]], ...] = ()
+    """Transitional (BASIS's reference sets until it declares them as :attr:`parts`)."""
+    unplanned: str = ""
+    """Model calls the notebook makes that no plan lists (they depend on earlier results), said
+    beside an estimate."""
+
+    @property
+    def scorer_list(self) -> list[Scorer]:
+        return [] if isinstance(self.scorers, Mapping) else list(self.scorers)
+
+    @property
+    def legacy_tables(self) -> Mapping[str, TableFn]:
+        return self.scorers if isinstance(self.scorers, Mapping) else {}
+
+    @property
+    def table_names(self) -> list[str]:
+        """The tables the notebook's run writes (metrics), or a transitional study's table names."""
+        return [m.name for m in self.metrics] or list(self.legacy_tables)
+
+
+def imported(reference: str, *, call: bool = False) -> Callable[[], Any]:
+    """A loader for ``"package.module:NAME"``: the object, imported when first asked (or, with
+    ``call``, what calling it returns), so building a :class:`Study` imports nothing extra."""
+    module, _, name = reference.partition(":")
+
+    def load() -> Any:
+        value = getattr(importlib.import_module(module), name)
+        return value() if call else value
+
+    return load
+
+
+@dataclass
+class StudyRun:
+    """A notebook's run as :meth:`Study.run` or :meth:`Study.rescore` leaves it: the typed
+    records per part, the scored view and every table (by metric name)."""
+
+    records: dict[str, list[EpisodeRecord[Any]]]
+    scored: Scored
+    tables: dict[str, pd.DataFrame]
+    score_lines: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def scores(self) -> pd.DataFrame:
+        """One row per episode (inspect's ``samples_df`` shape; see :class:`Scored`)."""
+        return self.scored.scores
+
+    def part(self, name: str = MAIN) -> list[EpisodeRecord[Any]]:
+        """The typed records of one part, in plan order."""
+        return self.records.get(name, [])
+
+    @property
+    def main(self) -> list[EpisodeRecord[Any]]:
+        return self.part(MAIN)
+
+
+RunMates = str | Path | Mapping[str, str | Path] | None
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study: its notebooks, result type, prompts, departures and simulator assumptions."""
+
+    name: str
+    result_type: type[StudyResult]
+    notebooks: Mapping[str, StudyNotebook]
+    prompt_catalogue: Callable[[], Mapping[str, str]]
+    differences: Callable[[], Sequence[Any]]
+    """The study's ``DIFFERENCES`` (loaded when asked)."""
+    simulator_assumptions: Callable[[], Mapping[str, Any]]
+    """The study's ``SIMULATOR_ASSUMPTIONS``: notebook -> roles and knobs acting on it."""
+    result_types: Mapping[str, type[StudyResult]] = field(default_factory=dict)
+    """notebook -> its result type where it is not :attr:`result_type` (07's secret choices)."""
+
+    def notebook(self, name: str) -> StudyNotebook:
+        try:
+            return self.notebooks[name]
+        except KeyError:
+            raise KeyError(f"study {self.name!r} backs no notebook {name!r}; it backs "
+                           f"{', '.join(self.notebooks)}") from None
+
+    def params_model(self, notebook: str) -> type[BaseModel]:
+        return self.notebook(notebook).params_model
+
+    def result_type_of(self, notebook: str) -> type[StudyResult]:
+        return self.result_types.get(notebook, self.result_type)
+
+    def scorer(self, notebook: str, name: str) -> Scorer:
+        """One of the notebook's scorers by name; KeyError naming the others."""
+        scorers = {s.name: s for s in self.notebook(notebook).scorer_list}
+        if name not in scorers:
+            raise KeyError(f"notebook {notebook!r} has no scorer {name!r}; its scorers are "
+                           f"{', '.join(scorers) or 'none'}")
+        return scorers[name]
+
+    # -- plan ---------------------------------------------------------------------------------
+    def plan(self, notebook: str, params: Any, models: list[str]) -> list[EpisodeSpec]:
+        part = self.notebook(notebook)
+        if part.plan is None:
+            raise ValueError(f"notebook {notebook!r} of study {self.name!r} plans no episodes")
+        return list(part.plan(params, models))
+
+    def parts(self, notebook: str, params: Any, models: list[str],
+              sweep_models: Callable[[str, Sequence[Any]], dict[Any, str]] | None = None) -> list[Part]:
+        """Every part of the notebook's run, in run order: main, each swept value (only where
+        ``sweep_models`` names models: the simulator), then the notebook's other parts."""
+        nb = self.notebook(notebook)
+        parts = [Part(MAIN, self.plan(notebook, params, models), {"models": list(models)})]
+        if nb.sweeps is not None and nb.sweep_plan is not None and sweep_models is not None:
+            for knob, values in nb.sweeps(params).items():
+                for value, model in sweep_models(knob, list(values)).items():
+                    parts.append(Part(sweep_part_name(knob, value), list(nb.sweep_plan(params, {value: model})),
+                                      {"knob": knob, "value": value, "model": model}))
+        if nb.parts is not None:
+            parts += list(nb.parts(params, models))
+        return parts
+
+    # -- run: generation, scores, metrics, tables ---------------------------------------------
+    async def run(self, exp: Experiment, params: Any, *, run_mates: RunMates = None) -> Any:
+        """Run every part of ``exp.notebook``, score every finished episode, compute every metric
+        and write every table to the notebook folder; a :class:`StudyRun` back.
+
+        ``run_mates``: where the notebooks this one reads are (a run folder, or notebook ->
+        folder); by default the notebook's ``reads_from`` parameter, else this run's folder.
+        (A transitional study, scored by table functions, gets its main records back.)"""
+        nb = self.notebook(exp.notebook)
+        if nb.episode is None:
+            raise ValueError(f"notebook {exp.notebook!r} of study {self.name!r} runs no episodes")
+        if nb.legacy_tables:
+            return await self._run_main(exp, params)
+        episode = nb.episode(params)
+        concurrency = getattr(params, "concurrency", None)
+        records: dict[str, list[EpisodeRecord[Any]]] = {}
+        part_meta: dict[str, dict[str, Any]] = {}
+        for part in self.parts(exp.notebook, params, exp.models, exp.sweep_models):
+            ran = await exp.run(part.specs, part.episode or episode, concurrency=concurrency,
+                                desc=part.name.replace(":", " "))
+            records[part.name] = list(ran)
+            part_meta[part.name] = {**part.metadata, "episodes": len(part.specs)}
+            exp.record_part(part.name, part_meta[part.name])
+        mates = self._run_mates(nb, params, run_mates, exp.store.dir if exp.store.dir.parent == exp.run_dir else None)
+        run = await self._score(exp.notebook, params, list(exp.models), records, exp.store,
+                                backend=exp.settings.backend, profile=exp.settings.profile_label,
+                                parts=part_meta, run_mates=mates, session_for=exp.scoring_session)
+        exp.record_scorers({s.name: s.version for s in nb.scorer_list})
+        for name, table in run.tables.items():
+            exp.save_table(table, name)
+        return run
+
+    def _run_mates(self, nb: StudyNotebook, params: Any, given: RunMates, folder: Path | None) -> dict[str, Path]:
+        """The run-mates' folders: ``given``, else the ``reads_from`` parameter's run folder, else
+        the run folder holding ``folder``; only those that exist."""
+        if not nb.reads:
+            return {}
+        if given is None and nb.reads_from is not None:
+            given = nb.reads_from(params)
+        if given is None and folder is not None:
+            given = folder.parent
+        if given is None:
+            return {}
+        if isinstance(given, Mapping):
+            return {name: Path(path) for name, path in given.items() if Path(path).is_dir()}
+        return {name: Path(given) / name for name in nb.reads if (Path(given) / name).is_dir()}
+
+    async def _score(self, notebook: str, params: Any, models: list[str],
+                     records: Mapping[str, Sequence[EpisodeRecord[Any]]], store: RunStore | None, *,
+                     backend: str, profile: str | None, parts: Mapping[str, Mapping[str, Any]],
+                     run_mates: Mapping[str, Path], session_for: SessionFor | None = None,
+                     rescore: Sequence[str] = ()) -> StudyRun:
+        """Score the records (stored scores of the same version kept, except ``rescore``'s),
+        store the new lines, and compute every metric from the scores as stored."""
+        nb = self.notebook(notebook)
+        scorers = nb.scorer_list
+        stored_raw = store.score_lines() if store is not None else {}
+        stored = {k: ScoreLine.model_validate(v) for k, v in stored_raw.items() if k[1] not in rescore}
+        pairs = [(part, rec) for part, recs in records.items() for rec in recs]
+        lines = await score_records(pairs, scorers, params=params, models=models, session_for=session_for,
+                                    stored=stored)
+        stored_lines = [line.stored() for line in lines]
+        if store is not None:
+            new = [line for line in stored_lines
+                   if stored_raw.get((line["episode_id"], line["scorer"])) != line]
+            store.append_scores(new)
+        scored = Scored(params, models, scores_frame(pairs, stored_lines, [s.name for s in scorers]), backend,
+                        profile, {p: dict(m) for p, m in parts.items()},
+                        {rec.episode_id: rec for _, rec in pairs}, dict(run_mates))
+        tables = {m.name: m(scored) for m in nb.metrics}
+        return StudyRun({p: list(r) for p, r in records.items()}, scored, tables, stored_lines)
+
+    # -- rescore: scores and metrics from a folder alone -------------------------------------------
+    def stored_params(self, folder: str | Path) -> tuple[Any, list[str], str, str | None]:
+        """A notebook folder's (validated parameters, models, backend, profile)."""
+        run_folder = RunFolder(folder)
+        stored = run_folder.params().stored()
+        values = {k: v for k, v in stored.items() if not k.startswith("_")}
+        params = self.notebook(Path(folder).name).params_model.model_validate(values)
+        models = [str(m) for m in stored.get("_models") or []]
+        return params, models, str(stored.get("_backend") or "sim"), stored.get("_profile")
+
+    def rescore(self, folder: str | Path, scorers: Sequence[str] | None = None, *,
+                run_mates: RunMates = None, session_for: SessionFor | None = None) -> StudyRun:
+        """Score a notebook folder's stored episodes again (``scorers``: those recomputed even where
+        a score of their version is stored; the others are computed only where missing) and
+        compute every metric; no model client is built unless a model-graded scorer needs one
+        (``session_for``: sessions through the run's cache). New or changed scores are stored and
+        the rescore recorded in the folder's metadata; the tables are returned, not written.
+        A folder made before scores were stored is scored in full."""
+        if self.notebook(Path(folder).name).legacy_tables:  # transitional: a dict of tables back
+            return self.score_run(self.stored_run(folder))  # type: ignore[return-value]
+        return asyncio.run(self.rescore_async(folder, scorers, run_mates=run_mates, session_for=session_for))
+
+    async def rescore_async(self, folder: str | Path, scorers: Sequence[str] | None = None, *,
+                            run_mates: RunMates = None, session_for: SessionFor | None = None) -> StudyRun:
+        notebook = Path(folder).name
+        nb = self.notebook(notebook)
+        for name in scorers or ():
+            self.scorer(notebook, name)
+        params, models, backend, profile = self.stored_params(folder)
+        store = RunStore(folder)
+        before = store.metadata()
+
+        def sweep_models(knob: str, values: Sequence[Any]) -> dict[Any, str]:
+            return sweep_model_names(profile, knob, values) if backend == "sim" and profile else {}
+
+        stored = store.records()
+        records: dict[str, list[EpisodeRecord[Any]]] = {}
+        part_meta: dict[str, dict[str, Any]] = {}
+        for part in self.parts(notebook, params, models, sweep_models):
+            raw = [stored[s.episode_id] for s in part.specs if s.episode_id in stored]
+            records[part.name] = read_records(raw, self.result_type_of(notebook), source=store.records_source)
+            part_meta[part.name] = {**part.metadata, "episodes": len(part.specs)}
+        mates = self._run_mates(nb, params, run_mates, Path(folder))
+        run = await self._score(notebook, params, models, records, store, backend=backend, profile=profile,
+                                parts=part_meta, run_mates=mates, session_for=session_for,
+                                rescore=list(scorers) if scorers is not None else [])
+        versions = {s.name: s.version for s in nb.scorer_list}
+        changed = {k: v for k, v in versions.items() if before.scorer_versions.get(k) != v}
+        if changed or scorers:
+            from psit_lib.runs.metadata import now_iso
+
+            before.scorer_versions = {**before.scorer_versions, **versions}
+            before.rescored = [*before.rescored, {"at": now_iso(), "scorers": list(scorers or versions),
+                                                  "versions_changed": changed}]
+            store.write_metadata(before)
+        return run
+
+    # -- transitional: studies scored by table functions (ACC, BASIS, the example) ---------------
+    async def _run_main(self, exp: Experiment, params: Any) -> list[EpisodeRecord[Any]]:
+        part = self.notebook(exp.notebook)
+        assert part.episode is not None
+        specs = self.plan(exp.notebook, params, exp.models)
+        return await exp.run(specs, part.episode(params), concurrency=getattr(params, "concurrency", None))
+
+    async def run_sweeps(self, exp: Experiment, params: Any) -> list[EpisodeRecord[Any]]:
+        """Transitional: every sweep of a notebook scored by table functions (none on a real endpoint)."""
+        part = self.notebook(exp.notebook)
+        if part.sweeps is None or part.sweep_plan is None or part.episode is None:
+            return []
+        records: list[EpisodeRecord[Any]] = []
+        for knob, values in part.sweeps(params).items():
+            models = exp.sweep_models(knob, values)
+            records += await exp.run(part.sweep_plan(params, models), part.episode(params),
+                                     concurrency=getattr(params, "concurrency", None))
+        return records
+
+    def score(self, records: Sequence[EpisodeRecord[Any]], *, notebook: str, params: Any,
+              models: Sequence[str], backend: str = "sim", profile: str | None = None) -> dict[str, pd.DataFrame]:
+        """Transitional: every table function of the notebook over ``records``."""
+        return self.score_run(StoredRun(notebook, params, list(models), list(records), backend, profile))
+
+    def score_experiment(self, exp: Experiment, params: Any, records: Sequence[EpisodeRecord[Any]] | None = None,
+                         tables: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
+        """Transitional: the table functions over ``records`` or ``exp``'s folder."""
+        run = StoredRun(exp.notebook, params, list(exp.models), None if records is None else list(records),
+                        exp.settings.backend, exp.settings.profile_label, exp.store, self.result_type)
+        return self.score_run(run, tables)
+
+    def score_run(self, run: StoredRun, tables: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
+        functions = self.notebook(run.notebook).legacy_tables
+        return {name: functions[name](run) for name in (tables if tables is not None else functions)}
+
+    def stored_run(self, folder: str | Path) -> StoredRun:
+        params, models, backend, profile = self.stored_params(folder)
+        return StoredRun(Path(folder).name, params, models, None, backend, profile, RunFolder(folder),
+                         self.result_type)
+
+    def rescore_tables(self, folder: str | Path, scorers: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
+        """Every table of a notebook folder recomputed from its stored episodes (either kind of study)."""
+        if self.notebook(Path(folder).name).legacy_tables:
+            return self.score_run(self.stored_run(folder))
+        return self.rescore(folder, scorers).tables
 
 
 @dataclass(frozen=True)
 class StoredRun:
-    """What a scorer reads: one notebook's stored records and the parameters they ran with.
-
-    ``records`` are given (:meth:`Study.score`) or read from ``folder`` as ``result_type`` when a
-    scorer selects them (:meth:`Study.rescore`): only the episodes a scorer asks for are read, so
-    a folder may also hold records of another type (notebook 05's re-judged turns)."""
+    """Transitional: what a table function reads (one notebook's stored records and parameters)."""
 
     notebook: str
     params: Any
@@ -74,130 +427,3 @@ class StoredRun:
         if self.backend != "sim" or not self.profile:
             return {}
         return sweep_model_names(self.profile, knob, values)
-
-
-Scorer = Callable[[StoredRun], "pd.DataFrame"]
-"""A pure function of the stored records: one table, named by the scorer's key."""
-
-
-@dataclass(frozen=True)
-class StudyNotebook:
-    """One notebook's part of a study."""
-
-    params_model: type[BaseModel]
-    plan: Callable[[Any, list[str]], Sequence[EpisodeSpec]] | None = None
-    """(parameters, models) -> the notebook's main episodes, ids stable across runs."""
-    episode: Callable[[Any], EpisodeFn] | None = None
-    """parameters -> the episode function (generation only: model calls, no scoring)."""
-    scorers: Mapping[str, Scorer] = field(default_factory=dict)
-    """table name -> scorer; the names are those the notebook saves its tables under."""
-    sweeps: Callable[[Any], Mapping[str, Sequence[Any]]] | None = None
-    """parameters -> simulator knob -> values swept under "What decides this result"."""
-    sweep_plan: Callable[[Any, dict[Any, str]], Sequence[EpisodeSpec]] | None = None
-    """(parameters, swept value -> model) -> the sweep's episodes."""
-    key_tables: tuple[str, ...] = ()
-    """The tables the report and ``psit compare`` show first."""
-    further_plans: tuple[Callable[[Any, list[str]], Sequence[EpisodeSpec]], ...] = ()
-    """(parameters, models) -> episodes the notebook runs besides its main plan and sweeps
-    (BASIS's reference-design sets), for estimates."""
-    unplanned: str = ""
-    """Model calls the notebook makes that no plan lists (they depend on earlier results), said
-    beside an estimate."""
-
-
-def imported(reference: str, *, call: bool = False) -> Callable[[], Any]:
-    """A loader for ``"package.module:NAME"``: the object, imported when first asked (or, with
-    ``call``, what calling it returns), so building a :class:`Study` imports nothing extra."""
-    module, _, name = reference.partition(":")
-
-    def load() -> Any:
-        value = getattr(importlib.import_module(module), name)
-        return value() if call else value
-
-    return load
-
-
-@dataclass(frozen=True)
-class Study:
-    """A study: its notebooks, result type, prompts, departures and simulator assumptions."""
-
-    name: str
-    result_type: type[StudyResult]
-    notebooks: Mapping[str, StudyNotebook]
-    prompt_catalogue: Callable[[], Mapping[str, str]]
-    differences: Callable[[], Sequence[Any]]
-    """The study's ``DIFFERENCES`` (loaded when asked)."""
-    simulator_assumptions: Callable[[], Mapping[str, Any]]
-    """The study's ``SIMULATOR_ASSUMPTIONS``: notebook -> roles and knobs acting on it."""
-
-    def notebook(self, name: str) -> StudyNotebook:
-        try:
-            return self.notebooks[name]
-        except KeyError:
-            raise KeyError(f"study {self.name!r} backs no notebook {name!r}; it backs "
-                           f"{', '.join(self.notebooks)}") from None
-
-    def params_model(self, notebook: str) -> type[BaseModel]:
-        return self.notebook(notebook).params_model
-
-    # -- generation ---------------------------------------------------------------------------
-    def plan(self, notebook: str, params: Any, models: list[str]) -> list[EpisodeSpec]:
-        part = self.notebook(notebook)
-        if part.plan is None:
-            raise ValueError(f"notebook {notebook!r} of study {self.name!r} plans no episodes")
-        return list(part.plan(params, models))
-
-    async def run(self, exp: Experiment, params: Any) -> list[EpisodeRecord[Any]]:
-        """Plan the notebook's main episodes (``exp.notebook``) and run them; typed records back."""
-        part = self.notebook(exp.notebook)
-        if part.episode is None:
-            raise ValueError(f"notebook {exp.notebook!r} of study {self.name!r} runs no episodes")
-        specs = self.plan(exp.notebook, params, exp.models)
-        return await exp.run(specs, part.episode(params), concurrency=getattr(params, "concurrency", None))
-
-    async def run_sweeps(self, exp: Experiment, params: Any) -> list[EpisodeRecord[Any]]:
-        """Run every sweep of the notebook (none on a real endpoint); typed records back."""
-        part = self.notebook(exp.notebook)
-        if part.sweeps is None or part.sweep_plan is None or part.episode is None:
-            return []
-        records: list[EpisodeRecord[Any]] = []
-        for knob, values in part.sweeps(params).items():
-            models = exp.sweep_models(knob, values)
-            records += await exp.run(part.sweep_plan(params, models), part.episode(params),
-                                     concurrency=getattr(params, "concurrency", None))
-        return records
-
-    # -- scoring (no model call) --------------------------------------------------------------
-    def score(self, records: Sequence[EpisodeRecord[Any]], *, notebook: str, params: Any,
-              models: Sequence[str], backend: str = "sim", profile: str | None = None) -> dict[str, pd.DataFrame]:
-        """Every scorer of the notebook over ``records``: table name -> table."""
-        return self.score_run(StoredRun(notebook, params, list(models), list(records), backend, profile))
-
-    def score_experiment(self, exp: Experiment, params: Any, records: Sequence[EpisodeRecord[Any]] | None = None,
-                         tables: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
-        """The tables (every scorer of ``exp``'s notebook, or ``tables``) over ``records`` just run
-        by ``exp``, or, without them, over every record of ``exp``'s folder: in a notebook, the same
-        scorers :meth:`rescore` runs later over the folder (whatever the folder is named)."""
-        run = StoredRun(exp.notebook, params, list(exp.models), None if records is None else list(records),
-                        exp.settings.backend, exp.settings.profile_label, exp.store, self.result_type)
-        return self.score_run(run, tables)
-
-    def score_run(self, run: StoredRun, tables: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
-        scorers = self.notebook(run.notebook).scorers
-        return {name: scorers[name](run) for name in (tables if tables is not None else scorers)}
-
-    def stored_run(self, folder: str | Path) -> StoredRun:
-        """A notebook folder's stored run: its parameters (validated), models and typed records."""
-        run_folder = RunFolder(folder)
-        notebook = Path(folder).name
-        part = self.notebook(notebook)
-        stored = run_folder.params().stored()
-        values = {k: v for k, v in stored.items() if not k.startswith("_")}
-        params = part.params_model.model_validate(values)
-        models = [str(m) for m in stored.get("_models") or []]
-        return StoredRun(notebook, params, models, None, str(stored.get("_backend") or "sim"),
-                         stored.get("_profile"), run_folder, self.result_type)
-
-    def rescore(self, notebook_folder: str | Path) -> dict[str, pd.DataFrame]:
-        """The notebook's tables recomputed from its folder's stored records; no client is built."""
-        return self.score_run(self.stored_run(notebook_folder))
