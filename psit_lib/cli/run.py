@@ -91,6 +91,19 @@ def check_jobs(jobs: int | None, *, simulated: bool = True) -> int:
     return jobs
 
 
+def load_plugins_once() -> None:
+    """Load the researcher's plug-ins before any parameter is checked (one sentence, exit 2, when
+    one fails), and hand the kernels the absolute paths of plug-in files."""
+    from psit_lib.runs.plugins import PLUGINS_ENV, PluginError, absolute_entries, load_plugins
+
+    try:
+        load_plugins()
+    except PluginError as exc:
+        raise CliError(str(exc)) from None
+    if os.environ.get(PLUGINS_ENV):
+        os.environ[PLUGINS_ENV] = absolute_entries()
+
+
 def render_run_report(run_dir: Path) -> Path:
     """The run's HTML report (what ``psit report`` renders); the index's path."""
     from psit_lib.report import render_report
@@ -102,6 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.run_id is not None:
         check_run_id(args.run_id)
     check_jobs(args.jobs)
+    load_plugins_once()
     notebooks = resolve_notebooks(args.notebooks)
     params = load_params(args.params_file, args.param, notebooks)
     if args.dry_run:
