@@ -140,3 +140,29 @@ def test_a_plugin_task_and_agent_are_names_parameters_accept(tmp_path, monkeypat
     params = validate_params(AblationParams, {"tasks": ["their_task"], "agents": ["theirs"]})
     assert params.tasks == ["their_task"] and "their_task" in known_tasks()
     assert make_task("their_task").name == "hangman"
+
+
+# -- studies register themselves ----------------------------------------------------------------
+
+def test_every_notebook_is_registered_by_its_study_folder_and_every_registration_has_a_notebook():
+    from psit_lib.studies import registry
+
+    stems = {p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+    assert set(registry.notebooks()) == stems
+    assert {"psit", "acc", "basis", "example"} <= set(registry.studies())
+    assert registry.params_model("90_example_reveal_probe").__name__ == "ProbeParams"
+    assert registry.runs_after()["07_secret_distribution_mode_collapse"] == ("02_hangman_fork_tests",
+                                                                             "03_diagnosis_ddxplus")
+
+
+def test_a_plugin_registers_a_study_of_its_own(monkeypatch):
+    from psit_lib.studies import registry
+
+    for key in ("STUDIES", "NOTEBOOKS", "RUNS_AFTER"):
+        monkeypatch.setitem(registry._PLUGGED, key, {})
+    registry.register_study("mine", "psit_lib.studies.example.study:STUDY",
+                            {"91_my_probe": "psit_lib.studies.example.study:ProbeParams"})
+    assert registry.study_of("91_my_probe") is registry.study("example")
+    assert registry.params_model("91_my_probe").__name__ == "ProbeParams"
+    with pytest.raises(KeyError, match="no study 'nobody'; the studies are .*mine"):
+        registry.study("nobody")
