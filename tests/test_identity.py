@@ -186,3 +186,14 @@ def test_psit_run_reports_other_parameters_found_by_the_notebook_as_a_usage_erro
     assert main([*args, "-p", "x=2"]) == 2
     err = capsys.readouterr().err
     assert "other parameters (x: 1 -> 2)" in err and "--run-id NEW" in err
+
+
+def test_the_fingerprint_covers_parameters_setup_and_scorer_versions_but_not_the_commit():
+    from psit_lib.runs.identity import fingerprint
+
+    setup = {"prompts_file": NONE, "model_settings": NONE, "code": "abc"}
+    base = fingerprint({"n": 1}, setup, {"consistent": 1})
+    assert fingerprint({"n": 1}, {**setup, "code": "def"}, {"consistent": 1}) == base
+    assert fingerprint({"n": 2}, setup, {"consistent": 1}) != base
+    assert fingerprint({"n": 1}, {**setup, "prompts_file": "ab12"}, {"consistent": 1}) != base
+    assert fingerprint({"n": 1}, setup, {"consistent": 2}) != base

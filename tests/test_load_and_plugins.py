@@ -97,6 +97,7 @@ def test_load_run_gives_episodes_scores_and_tables_as_frames(small_run, monkeypa
     pd.testing.assert_frame_equal(run.tables[NB]["self_consistency"].reset_index(drop=True), saved,
                                   check_dtype=False)
     assert run.params[NB]["n_episodes"] == 2 and run.identity[NB]["prompts_file"] == "none"
+    assert len(run.fingerprint[NB]) == 16
     assert run.metadata[NB]["notebook"] == NB
     assert psit_lib.load_run(folder).notebooks == [NB]  # a notebook's own folder opens too
     with pytest.raises(RunNotFoundError, match="no run 'nope'"):
@@ -166,3 +167,11 @@ def test_a_plugin_registers_a_study_of_its_own(monkeypatch):
     assert registry.params_model("91_my_probe").__name__ == "ProbeParams"
     with pytest.raises(KeyError, match="no study 'nobody'; the studies are .*mine"):
         registry.study("nobody")
+
+
+def test_importing_psit_lib_loads_nothing_heavy_until_load_run_is_used():
+    code = ("import sys, psit_lib; heavy = [m for m in ('pandas', 'openai', 'langgraph') if m in sys.modules]; "
+            "psit_lib.load_run; print(heavy, 'pandas' in sys.modules or 'psit_lib.runs.load' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.strip() == "[] True", out.stderr

@@ -15,7 +15,8 @@ Resuming a folder with any of them changed would mix episodes of two set-ups und
 so it is refused with one sentence (:class:`IdentityMismatchError`). Two more facts are recorded
 but never refuse: ``code`` (the git commit: a resume across a code change is warned about, and
 each execution in the metadata names its own commit) and the scorers' versions (rescoring with
-a new version is what ``psit rescore`` is for; the metadata records the versions used). A field
+a new version is what ``psit rescore`` is for; the metadata records them, ``scorer_versions``,
+and :func:`fingerprint` covers them). A field
 either side does not know (an older folder, or the command line, which cannot fingerprint a
 study's templates without loading it) is not compared.
 
@@ -46,7 +47,7 @@ REPORTED_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len", "meta", 
 servers stamp it with the time of the request."""
 
 COMPARED = ("endpoint", "prompts", "prompts_file", "model_settings")
-"""The fields whose change refuses a resume; ``code`` and ``scorers`` are only recorded."""
+"""The fields whose change refuses a resume; ``code`` is only recorded."""
 
 
 class IdentityMismatchError(ParameterMismatchError):
@@ -62,7 +63,6 @@ class RunIdentity(BaseModel):
     prompts_file: str | None = None
     model_settings: str | None = None
     code: str | None = None
-    scorers: dict[str, int] | None = None
 
     def stored(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
@@ -191,6 +191,15 @@ def code_change(stored: RunIdentity, commit: str | None) -> str | None:
         return None
     return (f"resuming episodes recorded at commit {stored.code} with commit {commit}: the episodes "
             "already recorded are kept as that code made them (--fresh redoes them)")
+
+
+def fingerprint(params: Mapping[str, Any], identity: Mapping[str, Any],
+                scorer_versions: Mapping[str, int] | None = None) -> str:
+    """A short hash of everything that decides a folder's scores: its parameters, the compared
+    fields of its identity and its scorers' versions (two folders with the same fingerprint were
+    made and scored the same way, whatever the code's commit)."""
+    compared = {k: v for k, v in identity.items() if k in COMPARED}
+    return digest({"params": dict(params), "identity": compared, "scorers": dict(scorer_versions or {})})
 
 
 def bind(store: Any, current: RunIdentity, where: str) -> str | None:

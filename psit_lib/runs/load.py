@@ -12,7 +12,9 @@
   notebook folder's stored scores (empty for a run made before scores were stored: ``psit
   rescore`` computes them);
 * ``run.tables``: notebook -> table name -> the saved result table;
-* ``run.params``, ``run.metadata``, ``run.identity``: per notebook, as the folder records them.
+* ``run.params``, ``run.metadata``, ``run.identity``: per notebook, as the folder records them;
+  ``run.fingerprint``: per notebook, a short hash of its parameters, identity and scorer versions
+  (:func:`psit_lib.runs.identity.fingerprint`).
 
 Everything is read through :class:`~psit_lib.runs.folder.RunFolder`, never written; frames are
 built on first use.
@@ -116,6 +118,13 @@ class Run:
     @cached_property
     def identity(self) -> dict[str, dict[str, Any]]:
         return {name: f.identity() for name, f in self.folders.items()}
+
+    @cached_property
+    def fingerprint(self) -> dict[str, str]:
+        from psit_lib.runs.identity import fingerprint
+
+        return {name: fingerprint(self.params[name], self.identity[name], self.metadata[name].get("scorer_versions"))
+                for name in self.folders}
 
     @cached_property
     def _score_lines(self) -> dict[str, dict[tuple[str, str], dict[str, Any]]]:
