@@ -91,6 +91,10 @@ def test_other_prompt_wording_is_refused_and_the_metadata_is_left_alone(tmp_path
     with pytest.raises(IdentityMismatchError, match=r"other prompt wording \(t\.a\).*--run-id NEW.*--fresh"):
         Experiment("98_x", {"n": 1}, run_dir=tmp_path, prompts={"t.a": "Please say {x}."})
     assert (folder.dir / "metadata.json").read_text() == before
+    with pytest.raises(IdentityMismatchError) as refused:
+        Experiment("98_x", {"n": 1}, run_dir=tmp_path, prompts={"t.a": "Please say {x}."})
+    # in a notebook: the sentence alone, no traceback
+    assert refused.value._render_traceback_() == [f"\x1b[31mIdentityMismatchError\x1b[0m: {refused.value}"]
 
 
 def test_other_model_settings_are_refused(tmp_path):

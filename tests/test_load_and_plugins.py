@@ -89,8 +89,9 @@ def test_load_run_gives_episodes_scores_and_tables_as_frames(small_run, monkeypa
     assert {"agent", "model", "task", "usage.calls", "usage.prompt_tokens"} <= set(episodes.columns)
     assert (episodes["usage.calls"] > 0).all() and set(episodes["agent"]) == {"mine", "vanilla"}
     scores = run.scores
-    scorers = [c for c in scores.columns if c not in episodes.columns and "." not in c]
-    assert scorers and len(scores) == len(run.folder("02").score_lines()) // len(scorers)
+    lines = run.folder("02").score_lines()
+    scorers = {scorer for _, scorer in lines}
+    assert scorers and scorers <= set(scores.columns) and len(scores) == len({eid for eid, _ in lines})
     assert list(scores.columns[:3]) == ["notebook", "episode_id", "part"] and "agent" in scores.columns
     assert set(scores["episode_id"]) <= set(episodes["episode_id"])
     saved = pd.read_csv(folder / "tables" / "self_consistency.csv")
@@ -175,3 +176,24 @@ def test_importing_psit_lib_loads_nothing_heavy_until_load_run_is_used():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == "[] True", out.stderr
+
+
+def test_an_entry_point_plugin_is_loaded_and_a_function_entry_is_called(monkeypatch):
+    from importlib import metadata
+
+    from psit_lib.runs import plugins
+
+    calls = []
+
+    class EntryPoint:
+        name, value = "theirs", "their_package.plugin:register"
+
+        def load(self):
+            return lambda: calls.append("registered")
+
+    monkeypatch.setattr(plugins, "_loaded", {})
+    monkeypatch.setattr(metadata, "entry_points",
+                        lambda group: [EntryPoint()] if group == plugins.ENTRY_POINT_GROUP else [])
+    assert plugins.load_plugins("") == {"entry point theirs": "their_package.plugin:register"}
+    plugins.load_plugins("")
+    assert calls == ["registered"]  # once per process
