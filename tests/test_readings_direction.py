@@ -45,7 +45,7 @@ def _acc_rates(metric: str, counts: dict[str, tuple[int, int]]) -> pd.DataFrame:
 
 def test_every_measure_the_notebooks_read_declares_a_direction():
     assert direction_of("rate") == "higher" and direction_of("success rate") == "higher"
-    assert direction_of("success") == "higher" and direction_of("self_consistent") == "higher"
+    assert direction_of("success") == "higher"
     assert direction_of("hallucination rate") == "lower" and direction_of("drift") == "lower"
     assert direction_of("Drift Rate") == "lower"
     assert direction_of("entropy") is None and direction_of("top_share") is None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 
-import pytest
 
 from psit_lib.cli import main
 
@@ -22,21 +21,40 @@ def _forbid_models(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
 
 
-def test_rescore_reproduces_a_small_run_of_notebook_02(tmp_path, monkeypatch, capsys):
-    assert main(["run", "02", "-p", "n_episodes=2", "-p", "sweep_episodes=0", "-p", "agents=[vanilla,private_cot]",
-                 "--run-id", "small", "--no-progress"]) == 0
+def test_rescore_reproduces_a_small_run_of_notebooks_02_and_07(tmp_path, monkeypatch, capsys):
+    """Every table of a finished run is reproduced from its stored episodes and scores, with model
+    clients and sockets forbidden; 07's Appendix E reads 02's folder of the same run."""
+    assert main(["run", "02", "-p", "n_episodes=2", "-p", "sweep_episodes=1", "-p", "agents=[vanilla,private_cot]",
+                 "--run-id", "small", "--no-progress", "--no-report"]) == 0
+    assert main(["run", "07", "-p", "n_samples=2", "-p", "temperatures=[0.3,1.0]", "-p", "n_boot=20",
+                 "--run-id", "small", "--no-progress", "--no-report"]) == 0
     capsys.readouterr()
+    run = tmp_path / "results" / "small"
+    saved = {nb: sorted(p.name for p in (run / nb / "tables").glob("*.csv"))
+             for nb in ("02_hangman_fork_tests", "07_secret_distribution_mode_collapse")}
+    assert saved["07_secret_distribution_mode_collapse"] == ["appendix_e_top10.csv", "attractors.csv",
+                                                             "chi_square.csv", "secret_spread.csv"]
+    top = (run / "07_secret_distribution_mode_collapse" / "tables" / "appendix_e_top10.csv").read_text()
+    assert "hangman" in top  # 02's main reveals, handed to 07 as its run-mate
     _forbid_models(monkeypatch)
     assert main(["rescore", "small"]) == 0
     out = capsys.readouterr().out
     assert ("02_hangman_fork_tests: reproduced 8 tables (self_consistency, table1_self_consistency, significance, "
             "significance_table1, summary, reproduction, outcome_mix, sweep)") in out
+    assert ("07_secret_distribution_mode_collapse: reproduced 4 tables (secret_spread, chi_square, appendix_e_top10, "
+            "attractors)") in out
+    assert len(saved["02_hangman_fork_tests"]) == 8
 
-    # a saved table that no longer matches its records is named, with exit status 1
-    saved = tmp_path / "results" / "small" / "02_hangman_fork_tests" / "tables" / "outcome_mix.csv"
-    lines = saved.read_text().splitlines()
+    # one scorer recomputed where stored: the same tables
+    assert main(["rescore", "small", "02", "--scorer", "outcome"]) == 0
+    assert main(["rescore", "small", "02", "--scorer", "nope"]) == 1
+    assert "has no scorer 'nope'" in capsys.readouterr().out
+
+    # a saved table that no longer matches its scores is named, with exit status 1
+    table = run / "02_hangman_fork_tests" / "tables" / "outcome_mix.csv"
+    lines = table.read_text().splitlines()
     lines[1] = lines[1].rsplit(",", 1)[0] + ",9"
-    saved.write_text("\n".join(lines) + "\n")
+    table.write_text("\n".join(lines) + "\n")
     assert main(["rescore", "small", "02"]) == 1
     assert "table 'outcome_mix' differs" in capsys.readouterr().out
 
@@ -46,7 +64,7 @@ def test_rescore_reproduces_notebook_01s_live_table(tmp_path, monkeypatch, capsy
     parameters) and its saved outcome table is recomputed from the stored records alone."""
     small_theory = ["-p", "n_games=20", "-p", "n_episodes=100", "-p", "sizes=[2,5]", "-p", "entropy_dictionary_size=12",
                     "-p", "n_live_episodes=2", "-p", "example_min_size=2", "-p", "example_max_size=50000"]
-    assert main(["run", "01", *small_theory, "--run-id", "theory", "--no-progress"]) == 0
+    assert main(["run", "01", *small_theory, "--run-id", "theory", "--no-progress", "--no-report"]) == 0
     capsys.readouterr()
     _forbid_models(monkeypatch)
     assert main(["rescore", "theory", "01"]) == 0
@@ -55,7 +73,7 @@ def test_rescore_reproduces_notebook_01s_live_table(tmp_path, monkeypatch, capsy
     from psit_lib.studies.registry import study_of
 
     folder = tmp_path / "results" / "theory" / "01_theorem_illustration"
-    rescored = study_of("01_theorem_illustration").rescore(folder)["live_outcome_mix"]
+    rescored = study_of("01_theorem_illustration").rescore(folder).tables["live_outcome_mix"]
     assert int(rescored.to_numpy().sum()) == 4  # two live agents, two episodes each, every outcome counted
 
 
@@ -66,26 +84,39 @@ def test_rescore_exit_status_for_a_bad_or_missing_run(capsys):
     assert "no run 'no-such-run'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("notebook", ["02_hangman_fork_tests"])
-def test_study_rescore_derives_outcomes_from_the_stored_fields(tmp_path, notebook):
+def test_outcomes_are_scored_from_the_episode_fields_never_the_stored_label(tmp_path):
+    """The ``outcome`` scorer applies the rule to what the record keeps; a stored label (older
+    records carry one) is not the source: changing it changes no table. A folder made before
+    scores were stored rescores to the same tables."""
     import asyncio
+    import json
 
     from psit_lib.runs import Experiment
-    from psit_lib.studies.psit.protocol.scoring import derived_outcome
+    from psit_lib.studies.psit.protocol.experiment import fork_outcome
     from psit_lib.studies.registry import params_model, study_of
 
+    notebook = "02_hangman_fork_tests"
     study = study_of(notebook)
     assert study is not None
     params = params_model(notebook)(agents=["vanilla", "private_cot", "workflow_overwrite"], n_episodes=4,
                                     sweep_episodes=1)
     exp = Experiment(notebook, params.model_dump(), seed=params.seed, run_dir=tmp_path / "run")
-    records = asyncio.run(study.run(exp, params))
-    asyncio.run(study.run_sweeps(exp, params))
-    assert [derived_outcome(r.result) for r in records if r.result] == [r.result.outcome for r in records if r.result]
-    fresh = study.score(records, notebook=notebook, params=params, models=exp.models)
+    run = asyncio.run(study.run(exp, params))
+    records = run.main
+    assert [fork_outcome(r.result).value for r in records if r.result] == \
+        run.scores.loc[(run.scores["part"] == "main") & (run.scores["status"] == "ok"), "outcome"].tolist()
+    assert len(run.tables["sweep"]) == 3  # one row per swept value, each its own part
+    assert sorted(exp.store.metadata().parts) == ["main", "sweep:unheld_secret=deny",
+                                                  "sweep:unheld_secret=play_along", "sweep:unheld_secret=reimagine"]
+
+    # every stored label flipped, and the scores file removed (a folder from before scores)
+    path = exp.store.records_source
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        if line.get("result"):
+            line["result"]["outcome"] = "leakage"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (exp.store.dir / "scores.jsonl").unlink()
     stored = study.rescore(exp.store.dir)
-    assert set(fresh) == set(stored) == {"self_consistency", "table1_self_consistency", "significance",
-                                         "significance_table1", "summary", "reproduction", "outcome_mix", "sweep"}
-    for name in ("self_consistency", "table1_self_consistency", "significance", "summary", "outcome_mix"):
-        assert fresh[name].equals(stored[name]), name
-    assert len(stored["sweep"]) == 3  # one row per swept value, read back by the swept model names
+    for name, table in run.tables.items():
+        assert table.equals(stored.tables[name]), name

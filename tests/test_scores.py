@@ -200,8 +200,11 @@ def test_a_new_scorer_version_is_recomputed_and_recorded(tmp_path):
     exp, run = _run(tmp_path, ToyParams(n=2))
     bumped = Scorer("parity", lambda r, c: Score(value=True, metadata={"number": r.require_result().number}),
                     version=2)
+    path = exp.store.dir / "scores.jsonl"
+    before = len(path.read_text().splitlines())
     rescored = _study((bumped, length)).rescore(exp.store.dir)
     assert rescored.scores.loc[rescored.scores["part"] == MAIN, "parity"].tolist() == [True, True]
+    assert len(path.read_text().splitlines()) == before  # rewritten: the new version replaces the old lines
     lines = exp.store.score_lines()
     assert {line["version"] for (_, s), line in lines.items() if s == "parity"} == {2}
     meta = exp.store.metadata()
@@ -247,3 +250,70 @@ def test_no_sweep_part_on_a_real_endpoint():
     parts = study.parts(NOTEBOOK, ToyParams(n=1), ["m"], lambda knob, values: {v: f"m:{v}" for v in values})
     assert [p.name for p in parts] == [MAIN, "sweep:unheld_secret=reimagine", "sweep:unheld_secret=deny"]
     assert [s.params["model"] for s in parts[2].specs] == ["m:deny", "m:deny"]
+
+
+def test_a_table_s_direction_is_its_metric_s():
+    study = _study()
+    assert study.direction(NOTEBOOK, "by_group", "even_share") == "higher"
+    assert study.direction(NOTEBOOK, "by_group", "mean_length") is None
+    with pytest.raises(KeyError, match="no table 'nope'"):
+        study.direction(NOTEBOOK, "nope", "x")
+
+
+def test_a_model_graded_scorer_is_rescored_from_the_run_s_cache_without_a_new_call(tmp_path, monkeypatch):
+    """A scorer that calls a model gets a session through the run's response cache; ``psit rescore``'s
+    sessions replay that cache (a call the run never made would fail), so the scores and tables
+    come back the same with sockets forbidden."""
+    import socket
+
+    from psit_lib.cli.rescore import replay_sessions
+    from psit_lib.runs.folder import RunFolder
+
+    @scorer("judge", model_graded=True)
+    async def judge(record, ctx: ScoreContext) -> Score:
+        reply = await ctx.session.chat([{"role": "user", "content": f"Is {record.require_result().number} even?"}],
+                                       role="judge")
+        return Score(value=reply.content, metadata={"cached": reply.cached})
+
+    @metric("judged")
+    def judged(scored: Scored) -> pd.DataFrame:
+        return scored.part(MAIN)[["episode_id", "judge"]]
+
+    study = Study(name="toy", result_type=Toy, notebooks={NOTEBOOK: StudyNotebook(
+        params_model=ToyParams, plan=_plan, episode=_episode, scorers=(judge,), metrics=(judged,))},
+        prompt_catalogue=dict, differences=list, simulator_assumptions=dict)
+    exp, run = _run(tmp_path, ToyParams(n=3), study)
+    assert run.tables["judged"]["judge"].notna().all()
+    assert not any(run.scores["judge.cached"])                   # made now, through the cache
+    assert exp.store.metadata().scoring_sampling == {"temperature": 0.3, "max_tokens": 2048}
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("no socket may be opened while rescoring")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    folder = RunFolder(exp.store.dir)
+    again = study.rescore(folder.dir, ["judge"], session_for=replay_sessions(folder))
+    pd.testing.assert_frame_equal(again.tables["judged"], run.tables["judged"])
+    assert all(again.scores["judge.cached"])                     # every call replayed
+
+
+def test_a_metric_reads_only_the_parts_it_declares_and_a_rescore_rewrites_the_scores_file(tmp_path):
+    seen: list[set[str]] = []
+
+    @metric("sweeps_only", parts=("sweep:",))
+    def sweeps_only(scored: Scored) -> pd.DataFrame:
+        seen.append(set(scored.scores["part"]) | set(scored.parts))
+        return pd.DataFrame({"n": [len(scored.scores)]})
+
+    study = Study(name="toy", result_type=Toy, notebooks={NOTEBOOK: StudyNotebook(
+        params_model=ToyParams, plan=_plan, episode=_episode, scorers=(parity,), metrics=(sweeps_only,),
+        sweeps=lambda p: {"unheld_secret": p.sweep_values}, sweep_plan=_sweep_plan)},
+        prompt_catalogue=dict, differences=list, simulator_assumptions=dict)
+    exp, run = _run(tmp_path, ToyParams(n=2), study)
+    assert seen[-1] == {"sweep:unheld_secret=reimagine", "sweep:unheld_secret=deny"}
+    assert list(run.tables["sweeps_only"]["n"]) == [4]
+    path = exp.store.dir / "scores.jsonl"
+    lines = len(path.read_text().splitlines())
+    study.rescore(exp.store.dir, ["parity"])
+    study.rescore(exp.store.dir, ["parity"])
+    assert len(path.read_text().splitlines()) == lines  # one line per (episode, scorer), never appended twice

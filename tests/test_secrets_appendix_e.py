@@ -52,8 +52,13 @@ def fork_run(tmp_path):
     return run
 
 
+def _forks(fork_run):
+    """The run-mates' folders the study hands notebook 07 (02 and 03 of the run; never 04)."""
+    return {n: fork_run / n for n in appendix_e.FORK_NOTEBOOKS}
+
+
 def test_appendix_e_counts_the_main_runs_of_02_and_03_only(fork_run):
-    df = appendix_e.main_fork_reveals(fork_run)
+    df = appendix_e.main_fork_reveals(_forks(fork_run))
     assert set(df["source_notebook"]) == {"02_hangman_fork_tests", "03_diagnosis_ddxplus"}   # not 04
     assert "m1:swept" not in set(df["model"]) and "python" not in set(df["secret"])         # no sweep
     assert df.attrs["n_missing"] == 1
@@ -62,14 +67,23 @@ def test_appendix_e_counts_the_main_runs_of_02_and_03_only(fork_run):
     assert hangman[["rank", "secret", "count", "n", "n_missing"]].values.tolist() == [[1, "planet", 2, 3, 1],
                                                                                       [2, "stone", 1, 3, 1]]
     assert (top["temperature"] == 0.3).all()
-    assert appendix_e.main_fork_reveals(None).empty and appendix_e.main_fork_reveals(fork_run / "nowhere").empty
+    assert appendix_e.main_fork_reveals({}).empty
+    assert appendix_e.main_fork_reveals({"02_hangman_fork_tests": fork_run / "nowhere"}).empty
 
 
-def test_appendix_e_root_is_read_from_else_the_stored_run_else_the_psit_run(tmp_path):
-    assert appendix_e.fork_folder_root("/x", tmp_path / "run" / "07", "/env") == appendix_e.Path("/x")
-    assert appendix_e.fork_folder_root(None, tmp_path / "run" / "07", "/env") == tmp_path / "run"
-    assert appendix_e.fork_folder_root(None, None, "/env") == appendix_e.Path("/env")
-    assert appendix_e.fork_folder_root(None, None, None) is None
+def test_notebook_07_is_handed_its_run_mates_never_reads_the_environment(fork_run, tmp_path, monkeypatch):
+    """The study hands 07 the folders of 02 and 03: given ones, else the ``read_from`` run, else the
+    run folder holding 07's own; ``PSIT_RUN_DIR`` is never read."""
+    from psit_lib.studies.psit.study import STUDY
+
+    nb = STUDY.notebook(sc.NOTEBOOK)
+    params = sc.SecretChoiceParams()
+    monkeypatch.setenv("PSIT_RUN_DIR", str(tmp_path / "elsewhere"))
+    assert STUDY._run_mates(nb, params, None, fork_run / sc.NOTEBOOK) == _forks(fork_run)
+    assert STUDY._run_mates(nb, params, None, None) == {}
+    assert STUDY._run_mates(nb, sc.SecretChoiceParams(read_from=str(fork_run)), None, None) == _forks(fork_run)
+    given = {"02_hangman_fork_tests": fork_run / "03_diagnosis_ddxplus"}
+    assert STUDY._run_mates(nb, params, given, fork_run / sc.NOTEBOOK) == given
 
 
 def _top(task_counts: dict[str, dict[str, int]]) -> pd.DataFrame:
@@ -98,7 +112,7 @@ def test_top_reading_without_reveals_says_what_to_run():
 
 
 def test_appendix_e_figure_has_a_panel_per_game_and_model_and_fits_a_page(fork_run):
-    top = appendix_e.top_secrets(appendix_e.main_fork_reveals(fork_run))
+    top = appendix_e.top_secrets(appendix_e.main_fork_reveals(_forks(fork_run)))
     fig = appendix_e.plot_top_secrets(top, label="backend=sim · model=m1 · profile=default")
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert len(panels) == 2 and all(ax.get_xlabel() == "reveals (count)" for ax in panels)
@@ -122,7 +136,7 @@ def test_the_eight_attractors_with_their_models():
 def test_attractor_table_counts_spellings_and_both_sources(fork_run):
     quick = pd.DataFrame({"task": ["hangman"] * 3 + ["diagnosis"],
                           "secret": ["Planet", "planet", "stone", "cushing's disease"]})
-    table = sc.attractor_table(quick, appendix_e.main_fork_reveals(fork_run))
+    table = sc.attractor_table(quick, appendix_e.main_fork_reveals(_forks(fork_run)))
     assert len(table) == 8
     planet = table[table["attractor"] == "planet"].iloc[0]
     assert (planet["quick_count"], planet["quick_n"], planet["quick_rank"]) == (2, 3, 1)
@@ -233,22 +247,19 @@ def test_notebook_07_tables_are_rescored_from_stored_records_alone(fork_run, mon
 
     notebook = sc.NOTEBOOK
     study = study_of(notebook)
-    assert study is not None and set(study.notebook(notebook).scorers) == {
-        "secret_spread", "chi_square", "appendix_e_top10", "attractors"}
+    assert study is not None and study.name == "psit"
+    assert study.notebook(notebook).table_names == ["secret_spread", "chi_square", "appendix_e_top10", "attractors"]
     params = sc.SecretChoiceParams(n_samples=3, temperatures=[0.3, 1.0], n_boot=50)
-    monkeypatch.setenv("PSIT_RUN_DIR", str(fork_run))          # as under `psit run`
-    exp = Experiment(notebook, params.model_dump(), seed=params.seed, models=params.models)
-    records = asyncio.run(study.run(exp, params))
-    fresh = study.score(records, notebook=notebook, params=params, models=exp.models,
-                        backend=exp.settings.backend, profile=exp.settings.profile_label)
+    exp = Experiment(notebook, params.model_dump(), seed=params.seed, models=params.models, run_dir=fork_run)
+    fresh = asyncio.run(study.run(exp, params)).tables
     assert len(fresh["appendix_e_top10"]) == 4                   # 02 and 03's main reveals, no sweep
-    monkeypatch.delenv("PSIT_RUN_DIR")
+    assert exp.store.table_names() == sorted(f"{name}.csv" for name in fresh)  # every table written
 
     def refuse(*args, **kwargs):
         raise AssertionError("rescoring must not build a model client")
 
     monkeypatch.setattr("psit_lib.runs.backend.make_client", refuse)
-    stored = study.rescore(fork_run / notebook)
+    stored = study.rescore(fork_run / notebook).tables
     for name, table in fresh.items():
         a = save_table(table, fork_run / "fresh", name).read_text()
         b = save_table(stored[name], fork_run / "stored", name).read_text()

@@ -76,6 +76,27 @@ def test_experiment_sweep_models_names_one_simulated_model_per_value(tmp_path):
     assert real.sweep_models("prior_exponent", [1]) == {}
 
 
+def test_each_swept_value_is_its_own_part_named_in_one_place():
+    """A fork-test notebook's sweep is one part per value; the part carries its knob, value and
+    model (built by ``sweep_model_name``, the one place), so no table maps a model name back to a
+    value; on a real endpoint (no sweep models) there is no sweep part."""
+    from psit_lib.runs.sweeps import sweep_model_name, sweep_model_names
+    from psit_lib.studies.psit.study import STUDY
+
+    notebook = "02_hangman_fork_tests"
+    params = ForkTestParams(agents=["vanilla", "workflow_overwrite"], n_episodes=1, sweep_episodes=2,
+                            sweep_agents=["workflow_overwrite", "vanilla"])
+    swept = params.swept
+    parts = STUDY.parts(notebook, params, ["psit-sim"],
+                        lambda knob, values: sweep_model_names("default", knob, values))
+    assert [p.name for p in parts] == ["main", *(f"sweep:{swept.knob}={v}" for v in swept.values)]
+    for part, value in zip(parts[1:], swept.values):
+        model = sweep_model_name("default", swept.knob, value)
+        assert part.metadata == {"knob": swept.knob, "value": value, "model": model}
+        assert {s.params["model"] for s in part.specs} == {model} and len(part.specs) == 4
+    assert [p.name for p in STUDY.parts(notebook, params, ["m"], None)] == ["main"]
+
+
 # -- gaps and their intervals -------------------------------------------------------------------
 
 def test_proportion_gap_uses_newcombe_and_stays_inside_minus_one_to_one():
@@ -149,3 +170,20 @@ def test_differences_table_selects_a_notebooks_entries_and_rejects_empty_fields(
     assert differences_table(entries, "04").empty
     with pytest.raises(ValueError, match="why is empty"):
         Difference("c", "s", "h", " ", "e", ("02",))
+
+
+def test_the_fork_test_readings_take_their_direction_from_the_metrics():
+    """02-04 hand their readings the direction their tables' metrics declare (no registry): a higher
+    self-consistency rate, and so a higher swept rate, is better; 07's spread has no better or worse."""
+    from psit_lib.studies.psit.study import STUDY
+
+    for notebook in ("02_hangman_fork_tests", "03_diagnosis_ddxplus", "04_memory_strategy_ablations"):
+        assert STUDY.direction(notebook, "table1_self_consistency", "rate") == "higher"
+        assert STUDY.direction(notebook, "self_consistency", "unreadable_replies") == "lower"
+        assert STUDY.direction(notebook, "sweep", "a") == "higher"
+    assert STUDY.direction("07_secret_distribution_mode_collapse", "secret_spread", "entropy") is None
+    gaps = gap_table(pd.DataFrame({"value": [1] * 8, "agent": ["m"] * 4 + ["b"] * 4,
+                                   "ok": [True] * 4 + [False] * 4}),
+                     knob="k", value_col="value", system_col="agent", a="m", b="b", outcome_col="ok")
+    text = sweep_reading(gaps, direction=STUDY.direction("02_hangman_fork_tests", "sweep", "a"))
+    assert "(m better)" in text and text == sweep_reading(gaps, direction="higher")

@@ -1,9 +1,10 @@
-"""Which way is better for each measure the workbook reports.
+"""Which way is better for the measures of readings not yet handed their table's direction.
 
-Readings (:mod:`psit_lib.analysis.result_sentences`) and sweep verdicts
-(:mod:`psit_lib.analysis.sweeps`) both need it, so it lives apart from both: a higher
-hallucination or drift rate is *worse*, and a spread statistic (entropy, top share) has no
-better or worse at all.
+A table's direction belongs to the metric that builds it (``higher_is_better`` of
+:class:`psit_lib.runs.scores.Metric`, read with ``Study.direction``): the fork-test notebooks hand
+it to their readings (``direction=``). This registry serves the readings that are not handed one
+yet (ACC's and BASIS's, by measure name); a higher hallucination or drift rate is *worse*, and a
+spread statistic has no better or worse at all. It goes once every reading is handed its metric's.
 """
 
 from __future__ import annotations
@@ -17,11 +18,8 @@ Direction = Literal["higher", "lower"]
 #: "hallucination"). ``None``: the measure has no better or worse (a spread statistic), and
 #: readings only say higher or lower. A measure not listed here is treated as ``None``.
 METRIC_DIRECTION: dict[str, Direction | None] = {
-    # PSIT fork tests (notebooks 01-04): the default measure of rate_reading / sweep_reading
+    # the default measure of rate_reading / sweep_reading (the fork tests hand theirs from the metrics)
     "rate": "higher",
-    "self_consistent": "higher",
-    "self-consistency": "higher",
-    "self_consistency": "higher",
     # BASIS (notebook 06)
     "success": "higher",
     "pass@k": "higher",
@@ -36,11 +34,6 @@ METRIC_DIRECTION: dict[str, Direction | None] = {
     "score": "higher",
     "footprint": None,
     "footprint_tokens": None,
-    # secret spread (notebook 07): mode collapse is a description, not a better or worse
-    "entropy": None,
-    "normalised_entropy": None,
-    "effective_number": None,
-    "top_share": None,
 }
 
 

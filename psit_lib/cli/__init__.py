@@ -6,7 +6,7 @@
     psit report [--run-id ID]
     psit compare RUN_A RUN_B
     psit compare RUN --paper
-    psit rescore RUN [NOTEBOOK ...]
+    psit rescore RUN [NOTEBOOK ...] [--scorer NAME]
     psit sim serve [--port N] [--profile NAME]
     psit --version
 
@@ -65,7 +65,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_rescore(args: argparse.Namespace) -> int:
     from psit_lib.cli.rescore import rescore
 
-    return rescore(args.run, args.notebooks)
+    return rescore(args.run, args.notebooks, args.scorer)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -105,7 +105,7 @@ examples:
   psit report                                HTML report of the latest complete run
   psit compare run-a run-b                   configuration and result tables of two runs
   psit compare run-a --paper                 each Table 1 cell the run covers against the paper, tested
-  psit rescore run-a 02                      recompute 02's tables from its stored records (no model)
+  psit rescore run-a 02                      score 02's stored episodes again and reproduce its tables
   psit sim serve --port 8765                 the simulated model on a loopback port
 
 environment (models are configured here, never by notebook parameters):
@@ -178,12 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--paper", action="store_true",
                       help="compare one run with the study's Table 1: each covered cell, a two-sided test, a verdict")
     comp.set_defaults(func=cmd_compare)
-    rescore = sub.add_parser("rescore", help="recompute a run's tables from its stored records, without a model",
-                             description="Rescore each notebook's stored episodes with its study's scorers and "
-                                         "compare with the tables the notebook saved; exit 0 when all are "
+    rescore = sub.add_parser("rescore", help="score a run's stored episodes again and reproduce its tables",
+                             description="Rescore each notebook's stored episodes with its study's scorers, "
+                                         "compute its metrics and compare with the tables the run saved; exit 0 when all are "
                                          "reproduced, 1 otherwise, 2 for a bad run id.")
     rescore.add_argument("run", help="run id (under results/)")
     rescore.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all of the run)")
+    rescore.add_argument("--scorer", action="append", metavar="NAME",
+                         help="recompute this scorer's scores even where stored (repeatable; model-graded "
+                              "scorers replay the run's cache)")
     rescore.set_defaults(func=cmd_rescore)
     sim = sub.add_parser("sim", help="the simulated model")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True)

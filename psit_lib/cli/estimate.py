@@ -86,12 +86,12 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
         found.note = "no episode plan (its calls are not estimated)"
         return found
     params = model(**values)
-    specs = list(part.plan(params, list(getattr(params, "models", None) or models)))
+    run_models = list(getattr(params, "models", None) or models)
+    # every part of the run (main, each swept value on the simulator, the notebook's others)
+    sweep_names = (lambda knob, swept: {value: f"sweep:{knob}={value}" for value in swept}) if simulated else None
+    specs = [spec for p in study.parts(notebook, params, run_models, sweep_names) for spec in p.specs]
     for further in part.further_plans:
-        specs += further(params, list(getattr(params, "models", None) or models))
-    if simulated and part.sweeps is not None and part.sweep_plan is not None:
-        for knob, swept in part.sweeps(params).items():
-            specs += part.sweep_plan(params, {value: f"sweep:{knob}={value}" for value in swept})
+        specs += further(params, run_models)
     notes = [f"{part.unplanned} are not counted"] if part.unplanned else []
     missing = 0
     default_model = (list(getattr(params, "models", None) or models) or ["?"])[0]

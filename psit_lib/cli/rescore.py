@@ -1,10 +1,14 @@
-"""``psit rescore RUN [NOTEBOOK ...]``: recompute a run's tables from its stored records, no model.
+"""``psit rescore RUN [NOTEBOOK ...] [--scorer NAME]``: score a run's stored episodes again and
+reproduce its tables.
 
 For each notebook folder of the run, the study that backs the notebook
-(:mod:`psit_lib.studies.registry`) runs its scorers over the folder's typed records
-(:meth:`psit_lib.runs.study.Study.rescore`; no client is built). Each rescored table is written
-as the notebook wrote it (``runs.outputs.save_table``, CSV) and compared with the table the
-notebook saved under the same name in ``<folder>/tables/``.
+(:mod:`psit_lib.studies.registry`) re-runs its scorers over the folder's stored episodes
+(``--scorer``: those recomputed even where a score of their version is stored; the others only
+where missing, as in a run made before scores were stored) and its metrics over the scores
+(:meth:`psit_lib.runs.study.Study.rescore`). Each table is written as the notebook's run wrote it
+(``runs.outputs.save_table``, CSV) and compared with the one saved in ``<folder>/tables/``. No
+model client is built unless a model-graded scorer is rescored; its calls then go through the
+run's response cache in replay mode (a call the run never made is an error, never a new call).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import difflib
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from psit_lib.cli.errors import CliError
 from psit_lib.cli.notebooks import names_notebook
@@ -44,16 +49,51 @@ def compare_table(rescored: Path, saved: Path) -> str | None:
     return "the tables differ"
 
 
-def rescore_folder(folder: RunFolder) -> tuple[bool, str]:
+def replay_sessions(folder: RunFolder) -> Any:
+    """Sessions for model-graded scorers: the folder's models behind the run's response cache in
+    replay mode, each episode's client by its ``model``; built only when first asked."""
+    from psit_lib.llm.cache import ResponseCache
+    from psit_lib.llm.client import ModelSession, SamplingDefaults
+    from psit_lib.llm.settings import LLMSettings
+    from psit_lib.runs.backend import make_client
+
+    stored = folder.params()
+    settings = LLMSettings.from_env(cache="replay", sim_profile=stored.run_profile or None)
+    cache = ResponseCache(folder.dir.parent / "cache.sqlite", mode="replay")
+    clients: dict[str, Any] = {}
+    metadata = folder.metadata()
+    seed = metadata.seed or 0
+    sampled = metadata.scoring_sampling
+    sampling = SamplingDefaults(temperature=float(sampled.get("temperature", SamplingDefaults.temperature)),
+                                max_tokens=int(sampled.get("max_tokens", SamplingDefaults.max_tokens)))
+
+    def session_for(record: Any, scorer: Any) -> ModelSession:
+        model = str(record.spec.get("model") or (stored.run_models or [settings.model])[0])
+        if model not in clients:
+            clients[model] = make_client(settings.model_copy(update={"model": model}), cache=cache)
+        return ModelSession(clients[model], run_seed=seed, episode_id=record.episode_id, sampling=sampling,
+                            path=f"score/{scorer.name}")
+
+    return session_for
+
+
+def rescore_folder(folder: RunFolder, scorers: list[str] | None = None) -> tuple[bool, str]:
     """(reproduced, the line to print) for one notebook folder."""
     from psit_lib.runs.outputs import save_table
     from psit_lib.studies.registry import study_of
 
     name = folder.dir.name
     study = study_of(name)
-    if study is None or not study.notebook(name).scorers:
+    if study is None or not study.notebook(name).table_names:
         return True, f"{name}: no scorer (skipped)"
-    tables = study.rescore(folder.dir)
+    nb = study.notebook(name)
+    if nb.legacy_tables:
+        if scorers:
+            raise CliError(f"{name} is not scored per episode yet; --scorer does not apply")
+        tables = study.rescore_tables(folder.dir)
+    else:
+        graded = any(s.model_graded for s in nb.scorer_list if scorers is None or s.name in scorers)
+        tables = study.rescore(folder.dir, scorers, session_for=replay_sessions(folder) if graded else None).tables
     saved = set(folder.table_names())
     reproduced, differing = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,13 +106,13 @@ def rescore_folder(folder: RunFolder) -> tuple[bool, str]:
             else:
                 differing.append(f"table {table_name!r} differs ({diff})")
     unsaved = sorted(set(tables) - {n.removesuffix(".csv") for n in saved})
-    extra = f"; not saved by the notebook: {', '.join(unsaved)}" if unsaved else ""
+    extra = f"; not saved by the run: {', '.join(unsaved)}" if unsaved else ""
     if differing:
         return False, f"{name}: " + "; ".join(differing) + f" (reproduced {len(reproduced)} tables)"
     return True, f"{name}: reproduced {len(reproduced)} tables ({', '.join(reproduced)}){extra}"
 
 
-def rescore(run_id: str, notebooks: list[str]) -> int:
+def rescore(run_id: str, notebooks: list[str], scorers: list[str] | None = None) -> int:
     """Print one line per notebook; 0 when every compared table was reproduced, 1 otherwise."""
     run_dir = results_root() / check_run_id(run_id)
     if not run_dir.is_dir():
@@ -83,7 +123,7 @@ def rescore(run_id: str, notebooks: list[str]) -> int:
     ok = True
     for folder in folders:
         try:
-            reproduced, line = rescore_folder(folder)
+            reproduced, line = rescore_folder(folder, scorers or None)
         except Exception as exc:  # one notebook's failure is reported, the others still rescored
             from psit_lib.runs.runner import describe_error
 

@@ -35,6 +35,7 @@ from psit_lib.runs.metadata import (base_metadata, git_commit, now_iso, prompt_f
                                      simulator_assumptions_table, simulator_configuration)
 from psit_lib.runs.paths import adhoc_root, figures_dir, params_hash, repo_root, results_root
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
+from psit_lib.runs.sweeps import sweep_model_names
 
 __all__ = ["Experiment", "figures_dir", "params_hash", "repo_root", "results_root"]
 
@@ -152,8 +153,6 @@ class Experiment:
         base profile's random numbers, so values differ only where the knob acts."""
         if not self.settings.simulated:
             return {}
-        from psit_lib.runs.study import sweep_model_names
-
         models = sweep_model_names(self.settings.sim_profile, knob, values)
         for model in models.values():
             self._swept[model] = knob
@@ -167,8 +166,11 @@ class Experiment:
         self.store.write_metadata(self.metadata)
 
     def record_scorers(self, versions: Mapping[str, int]) -> None:
-        """Record the version of each scorer the stored scores were computed by."""
+        """Record the version of each scorer the stored scores were computed by, and the sampling
+        of model-graded scorers' sessions (a rescore replays their calls with it)."""
         self.metadata.scorer_versions = {**self.metadata.scorer_versions, **versions}
+        self.metadata.scoring_sampling = {"temperature": self.sampling.temperature,
+                                          "max_tokens": self.sampling.max_tokens}
         self.store.write_metadata(self.metadata)
 
     def scoring_session(self, record: Any, scorer: Any) -> ModelSession:

@@ -120,6 +120,7 @@ class RunMetadata(BaseModel):
     simulator: dict[str, Any] | None = None
     parts: dict[str, dict[str, Any]] = {}  # each part of the run (main, each sweep value...): its own metadata
     scorer_versions: dict[str, int] = {}  # scorer -> the version its stored scores were computed by
+    scoring_sampling: dict[str, float] = {}  # temperature, max_tokens of model-graded scorers' sessions
     rescored: list[dict[str, Any]] = []  # each rescore: when, which scorers, versions changed
 
     def stored(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ status, so a table can count them apart.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -145,6 +146,15 @@ class Scored:
     def part_names(self, prefix: str = "") -> list[str]:
         """The parts whose name starts with ``prefix``, in plan order."""
         return [p for p in self.parts if p.startswith(prefix)]
+
+    def only(self, parts: Sequence[str]) -> Scored:
+        """The view restricted to ``parts`` (names, or prefixes ending in ``:`` such as ``"sweep:"``)."""
+        def kept(name: str) -> bool:
+            return any(name == p or (p.endswith(":") and name.startswith(p)) for p in parts)
+
+        chosen = {name: meta for name, meta in self.parts.items() if kept(name)}
+        rows = self.scores[[kept(str(p)) for p in self.scores["part"]]].reset_index(drop=True)
+        return dataclasses.replace(self, scores=rows, parts=chosen)
 
     def records_of(self, frame: pd.DataFrame) -> list[EpisodeRecord[Any]]:
         """The typed records of the rows of ``frame`` (a selection of :attr:`scores`), in its order."""

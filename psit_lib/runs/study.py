@@ -36,6 +36,7 @@ from psit_lib.runs.folder import RunFolder, RunStore
 from psit_lib.runs.records import EpisodeRecord, StudyResult, read_records
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec
 from psit_lib.runs.scores import Metric, Scored, ScoreLine, Scorer, SessionFor, score_records, scores_frame
+from psit_lib.runs.sweeps import sweep_model_name, sweep_model_names, sweep_part_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,25 +50,6 @@ MAIN = "main"
 """The name of a notebook's main part."""
 
 TableFn = Callable[["StoredRun"], "pd.DataFrame"]
-
-
-def sweep_model_name(profile: str, knob: str, value: Any) -> str:
-    """The simulated model that runs ``profile`` with ``knob`` set to ``value``
-    (``psit-sim:default,notices_contradictions=0.5``): the one place sweep model names are built."""
-    from psit_lib.sim.profiles import with_override
-    from psit_lib.wire import SIM_MODEL_NAME
-
-    return f"{SIM_MODEL_NAME}:{with_override(profile, knob, value)}"
-
-
-def sweep_model_names(profile: str, knob: str, values: Sequence[Any]) -> dict[Any, str]:
-    """Each swept value's model name (:func:`sweep_model_name`)."""
-    return {value: sweep_model_name(profile, knob, value) for value in values}
-
-
-def sweep_part_name(knob: str, value: Any) -> str:
-    """The part of a sweep at one value: ``sweep:<knob>=<value>``."""
-    return f"sweep:{knob}={value}"
 
 
 @dataclass(frozen=True)
@@ -202,6 +184,19 @@ class Study:
                            f"{', '.join(scorers) or 'none'}")
         return scorers[name]
 
+    def metric(self, notebook: str, table: str) -> Metric:
+        """The metric that builds one of the notebook's tables; KeyError naming the others."""
+        metrics = {m.name: m for m in self.notebook(notebook).metrics}
+        if table not in metrics:
+            raise KeyError(f"notebook {notebook!r} has no table {table!r}; its tables are "
+                           f"{', '.join(metrics) or 'none'}")
+        return metrics[table]
+
+    def direction(self, notebook: str, table: str, column: str) -> str | None:
+        """Which way is better for a column of a table (``"higher"``, ``"lower"``, or None: no
+        better or worse), as its metric declares it: what a reading of that table is handed."""
+        return self.metric(notebook, table).direction(column)
+
     # -- plan ---------------------------------------------------------------------------------
     def plan(self, notebook: str, params: Any, models: list[str]) -> list[EpisodeSpec]:
         part = self.notebook(notebook)
@@ -275,9 +270,10 @@ class Study:
                      records: Mapping[str, Sequence[EpisodeRecord[Any]]], store: RunStore | None, *,
                      backend: str, profile: str | None, parts: Mapping[str, Mapping[str, Any]],
                      run_mates: Mapping[str, Path], session_for: SessionFor | None = None,
-                     rescore: Sequence[str] = ()) -> StudyRun:
+                     rescore: Sequence[str] = (), rewrite: bool = False) -> StudyRun:
         """Score the records (stored scores of the same version kept, except ``rescore``'s),
-        store the new lines, and compute every metric from the scores as stored."""
+        store the new lines (appended; ``rewrite``: the file written afresh), and compute every
+        metric from the scores as stored."""
         nb = self.notebook(notebook)
         scorers = nb.scorer_list
         stored_raw = store.score_lines() if store is not None else {}
@@ -289,11 +285,15 @@ class Study:
         if store is not None:
             new = [line for line in stored_lines
                    if stored_raw.get((line["episode_id"], line["scorer"])) != line]
-            store.append_scores(new)
+            if new and rewrite:  # a rescore rewrites the file: each (episode, scorer) once, the new score
+                merged = {**stored_raw, **{(line["episode_id"], line["scorer"]): line for line in new}}
+                store.write_scores(list(merged.values()))
+            else:
+                store.append_scores(new)
         scored = Scored(params, models, scores_frame(pairs, stored_lines, [s.name for s in scorers]), backend,
                         profile, {p: dict(m) for p, m in parts.items()},
                         {rec.episode_id: rec for _, rec in pairs}, dict(run_mates))
-        tables = {m.name: m(scored) for m in nb.metrics}
+        tables = {m.name: m(scored if m.parts is None else scored.only(m.parts)) for m in nb.metrics}
         return StudyRun({p: list(r) for p, r in records.items()}, scored, tables, stored_lines)
 
     # -- rescore: scores and metrics from a folder alone -------------------------------------------
@@ -341,7 +341,7 @@ class Study:
         mates = self._run_mates(nb, params, run_mates, Path(folder))
         run = await self._score(notebook, params, models, records, store, backend=backend, profile=profile,
                                 parts=part_meta, run_mates=mates, session_for=session_for,
-                                rescore=list(scorers) if scorers is not None else [])
+                                rescore=list(scorers) if scorers is not None else [], rewrite=True)
         versions = {s.name: s.version for s in nb.scorer_list}
         changed = {k: v for k, v in versions.items() if before.scorer_versions.get(k) != v}
         if changed or scorers:

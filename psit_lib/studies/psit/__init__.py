@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from psit_lib.studies.psit.study import SECRET_CHOICE_STUDY, STUDY
+    from psit_lib.studies.psit.study import STUDY
     from psit_lib.runs import Experiment, beside_rates
     from psit_lib.runs.params import notebook_values, validate_params
     from psit_lib.studies.psit.assumptions import simulator_assumptions
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.play import workbook_agents
     from psit_lib.studies.psit.protocol import ablation, appendix_e, secret_choice
     from psit_lib.studies.psit.protocol import experiment as fork_tests
+    from psit_lib.studies.psit.protocol import scoring as fork_scores
     from psit_lib.studies.psit.protocol.params import AblationParams, ForkTestParams, SecretChoiceParams
     from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
     from psit_lib.studies.psit.tasks.diagnosis_stats import evidence_counts, shrinkage_curve
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 _NAMES: dict[str, str] = {
     # the study as one object (psit_lib.runs.study.Study)
     "STUDY": "psit_lib.studies.psit.study",
-    "SECRET_CHOICE_STUDY": "psit_lib.studies.psit.study",
     # running a notebook (psit_lib.runs)
     "Experiment": "psit_lib.runs",
     "beside_rates": "psit_lib.runs",
@@ -85,6 +85,7 @@ _NAMES: dict[str, str] = {
 # name -> a module of the study's notebook helpers, used as a namespace (fork_tests.fork_frame, ...)
 _MODULES: dict[str, str] = {
     "fork_tests": "psit_lib.studies.psit.protocol.experiment",
+    "fork_scores": "psit_lib.studies.psit.protocol.scoring",
     "ablation": "psit_lib.studies.psit.protocol.ablation",
     "secret_choice": "psit_lib.studies.psit.protocol.secret_choice",
     "appendix_e": "psit_lib.studies.psit.protocol.appendix_e",
@@ -99,7 +100,7 @@ __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the 
     "plot_dataset_view", "plot_entropy_vs_temperature", "closed_form_check", "compared_hosts", "entropy_table", "entropy_views",
     "exact_mix_table", "policy_table", "self_consistency_points", "simulate_set_sizes", "words_of_length",
     "fork_explorer", "episode_viewer", "hangman_player", "workbook_agents", "fork_tests", "ablation",
-    "secret_choice", "SECRET_CHOICE_STUDY", "appendix_e",
+    "secret_choice", "appendix_e", "fork_scores",
     "theory_data", "theory_figures",
 ]
 

@@ -1,10 +1,11 @@
-"""The private-state study as :class:`~psit_lib.runs.study.Study` objects.
+"""The private-state study as one :class:`~psit_lib.runs.study.Study` object (notebooks 01-04, 07).
 
-``STUDY`` is the fork test (notebooks 01 to 04: 01's live section, 02 Hangman, 03 diagnosis, 04
-the memory-strategy ablation; each notebook's sweep is one of the study's named sweeps,
-``protocol/sweeps.py``); ``SECRET_CHOICE_STUDY`` is notebook 07, whose records are of
-another type. Both are made of the study's existing functions; the tables they score are the
-notebooks' own (``protocol/scoring.py``).
+01's live section, 02 (Hangman), 03 (diagnosis) and 04 (the memory-strategy ablation) run the
+fork test: their episodes are scored by the fork scorers and their tables are metrics over those
+scores (``protocol/scoring.py``); each notebook's sweep is one of the study's named sweeps
+(``protocol/sweeps.py``), one part per swept value. 07 runs the secret-choice experiment (records
+of another type) and reads the fork tests of its run-mates 02 and 03, whose folders it is handed
+(``protocol/secret_scoring.py``).
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import pandas as pd
-
 from psit_lib.runs.runner import EpisodeSpec
-from psit_lib.runs.study import Scorer, StoredRun, Study, StudyNotebook, imported
+from psit_lib.runs.study import Study, StudyNotebook, imported
 from psit_lib.studies.psit.protocol import ablation
 from psit_lib.studies.psit.protocol import experiment as fx
 from psit_lib.studies.psit.protocol import secret_choice as sc
+from psit_lib.studies.psit.protocol import secret_scoring
+from psit_lib.studies.psit.protocol.appendix_e import FORK_NOTEBOOKS
 from psit_lib.studies.psit.protocol.params import AblationParams, ForkTestParams, SecretChoiceParams
 from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpisode
-from psit_lib.studies.psit.protocol.scoring import fork_tables, rescored, sweep_table
+from psit_lib.studies.psit.protocol.scoring import FORK_SCORERS, fork_metrics
 from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.tasks.registry import make_task
 from psit_lib.studies.psit.theorem_params import TheoremParams
@@ -38,35 +39,9 @@ def _fork_sweeps(params: ForkTestParams) -> dict[str, list[Any]]:
     return {swept.knob: list(swept.values)}
 
 
-class _SharedTables:
-    """One computation of a notebook's main tables per stored run, shared by the scorers that
-    each return one of them (the tables rest on the same frame and tests)."""
-
-    def __init__(self, compute: Callable[[StoredRun], dict[str, pd.DataFrame]]) -> None:
-        self.compute = compute
-        self.run: StoredRun | None = None
-        self.tables: dict[str, pd.DataFrame] = {}
-
-    def __call__(self, run: StoredRun) -> dict[str, pd.DataFrame]:
-        if run is not self.run:
-            self.tables, self.run = self.compute(run), run
-        return self.tables
-
-    def scorer(self, name: str) -> Scorer:
-        return lambda run: self(run)[name]
-
-
-def _fork_scorers(specs: Callable[[Any, list[str]], Sequence[EpisodeSpec]], tasks: Callable[[Any], list[str]],
-                  sweep_task: Callable[[Any], PsitTask], names: tuple[str, ...]) -> dict[str, Scorer]:
-    """The named tables of a fork-test notebook (main episodes: ``specs``) and its sweep table."""
-    shared = _SharedTables(lambda run: fork_tables(run, specs(run.params, run.models), tasks(run.params)))
-    scorers = {name: shared.scorer(name) for name in names}
-    scorers["sweep"] = lambda run: sweep_table(run, sweep_task(run.params))
-    return scorers
-
-
 FORK_TABLES = ("self_consistency", "table1_self_consistency", "significance", "significance_table1", "summary",
                "reproduction", "outcome_mix")
+KEY_TABLES = ("table1_self_consistency", "self_consistency", "summary")
 
 
 def _fork_notebook(task_of: Callable[[ForkTestParams], PsitTask], tables: tuple[str, ...]) -> StudyNotebook:
@@ -75,11 +50,11 @@ def _fork_notebook(task_of: Callable[[ForkTestParams], PsitTask], tables: tuple[
         params_model=ForkTestParams,
         plan=lambda params, models: fx.plan_fork_episodes(task_of(params), params, models),
         episode=lambda params: fx.fork_episode_fn(task_of(params), params),
-        scorers=_fork_scorers(lambda params, models: fx.plan_fork_episodes(task_of(params), params, models),
-                              lambda params: [task_of(params).name], task_of, tables),
+        scorers=FORK_SCORERS,
+        metrics=fork_metrics(lambda params: [task_of(params).name], (*tables, "sweep")),
         sweeps=_fork_sweeps,
         sweep_plan=lambda params, models: fx.sweep_specs(task_of(params), params, models),
-        key_tables=("table1_self_consistency", "self_consistency", "summary"))
+        key_tables=KEY_TABLES)
 
 
 def _ablation_specs(params: AblationParams, models: list[str]) -> list[EpisodeSpec]:
@@ -110,26 +85,30 @@ def live_fork_params(params: TheoremParams) -> ForkTestParams:
                           seed=params.seed, profile=params.profile, concurrency=params.concurrency, sweep_episodes=0)
 
 
-def _live_specs(params: TheoremParams, models: list[str]) -> list[EpisodeSpec]:
+def _live_specs(params: TheoremParams, models: list[str]) -> Sequence[EpisodeSpec]:
     return fx.plan_fork_episodes(make_task(LIVE_TASK), live_fork_params(params), models)
-
-
-def _live_outcome_mix(run: StoredRun) -> pd.DataFrame:
-    """Outcome counts per agent of the live episodes, outcomes derived again from the records."""
-    df = fx.fork_frame(rescored(run.select(_live_specs(run.params, run.models))))
-    return fx.outcome_mix(df) if len(df) else pd.DataFrame()
 
 
 THEOREM_NOTEBOOK = StudyNotebook(
     params_model=TheoremParams, plan=_live_specs,
     episode=lambda params: fx.fork_episode_fn(make_task(LIVE_TASK), live_fork_params(params)),
-    scorers={"live_outcome_mix": _live_outcome_mix}, key_tables=("live_outcome_mix",))
+    scorers=FORK_SCORERS, metrics=fork_metrics(lambda params: [LIVE_TASK], ("live_outcome_mix",)),
+    key_tables=("live_outcome_mix",))
 """Notebook 01: sections 1-5 are exact computation (no records); section 6 runs the fork test."""
+
+
+SECRET_CHOICE_NOTEBOOK = StudyNotebook(
+    params_model=SecretChoiceParams, plan=sc.plan_secret_choice, episode=sc.secret_choice_episode_fn,
+    scorers=secret_scoring.SCORERS, metrics=secret_scoring.METRICS, reads=FORK_NOTEBOOKS,
+    reads_from=lambda params: params.read_from, key_tables=("appendix_e_top10", "attractors", "secret_spread"))
+"""Notebook 07: the secret-choice experiment, and Appendix E from the fork tests of 02 and 03
+(its run-mates: the folders of the same run, or of the run ``read_from`` names)."""
 
 
 STUDY = Study(
     name="psit",
     result_type=ForkEpisode,
+    result_types={"07_secret_distribution_mode_collapse": SecretChoiceEpisode},
     notebooks={
         "01_theorem_illustration": THEOREM_NOTEBOOK,
         "02_hangman_fork_tests": _fork_notebook(lambda p: make_task("hangman"), FORK_TABLES),
@@ -137,58 +116,13 @@ STUDY = Study(
                                                (*FORK_TABLES, "candidate_sources")),
         "04_memory_strategy_ablations": StudyNotebook(
             params_model=AblationParams, plan=_ablation_specs, episode=_ablation_episode,
-            scorers=_fork_scorers(_ablation_specs, lambda params: list(params.tasks), _sweep_task,
-                                  ("self_consistency", "table1_self_consistency", "significance",
-                                   "significance_table1", "summary", "reproduction")),
+            scorers=FORK_SCORERS,
+            metrics=fork_metrics(lambda params: list(params.tasks),
+                                 ("self_consistency", "table1_self_consistency", "significance",
+                                  "significance_table1", "summary", "reproduction", "sweep")),
             sweeps=_fork_sweeps,
             sweep_plan=lambda params, models: fx.sweep_specs(_sweep_task(params), params, models),
-            key_tables=("table1_self_consistency", "self_consistency", "summary")),
+            key_tables=KEY_TABLES),
+        "07_secret_distribution_mode_collapse": SECRET_CHOICE_NOTEBOOK,
     },
-    prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
-
-
-# -- notebook 07: the secret-choice experiment and Appendix E (its tables, scored from stored records) --
-
-
-def _secret_frame(run: StoredRun) -> pd.DataFrame:
-    return sc.secret_frame(run.select(sc.plan_secret_choice(run.params, run.models)), run.notebook)
-
-
-def _fork_reveals(run: StoredRun) -> pd.DataFrame:
-    """The main fork-test reveals of the run this notebook belongs to (Appendix E's source)."""
-    import os
-
-    from psit_lib.studies.psit.protocol import appendix_e
-
-    folder = run.folder.dir if run.folder is not None else None
-    return appendix_e.main_fork_reveals(appendix_e.fork_folder_root(run.params.read_from, folder,
-                                                                    os.environ.get("PSIT_RUN_DIR")))
-
-
-def _secret_spread(run: StoredRun) -> pd.DataFrame:
-    return sc.metrics_table(_secret_frame(run), ["task", "model", "temperature"], n_boot=run.params.n_boot,
-                            seed=run.params.seed)
-
-
-def _appendix_e(run: StoredRun) -> pd.DataFrame:
-    from psit_lib.studies.psit.protocol import appendix_e
-
-    return appendix_e.top_secrets(_fork_reveals(run))
-
-
-SECRET_CHOICE_SCORERS: dict[str, Scorer] = {
-    "secret_spread": _secret_spread,
-    "chi_square": lambda run: sc.chi_square_table(_secret_frame(run), ["task", "model", "temperature"]),
-    "appendix_e_top10": _appendix_e,
-    "attractors": lambda run: sc.attractor_table(_secret_frame(run), _fork_reveals(run)),
-}
-"""Notebook 07's tables by the names it saves them under. Appendix E and the attractors' fork
-counts read the fork-test notebooks of the same run folder (records only, no model call)."""
-
-SECRET_CHOICE_STUDY = Study(
-    name="psit-secret-choice",
-    result_type=SecretChoiceEpisode,
-    notebooks={"07_secret_distribution_mode_collapse": StudyNotebook(
-        params_model=SecretChoiceParams, plan=sc.plan_secret_choice, episode=sc.secret_choice_episode_fn,
-        scorers=SECRET_CHOICE_SCORERS, key_tables=("appendix_e_top10", "attractors", "secret_spread"))},
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)

@@ -8,7 +8,8 @@ reveals of notebooks 02 (Hangman) and 03 (diagnosis), main agents only, at the n
 temperature. Episodes of the simulator sweeps ("What decides this result") run other, swept
 models and are left out, as is notebook 07's own temperature sweep (this workbook's extension).
 
-Everything here reads stored records only (no model call), so ``psit rescore`` reproduces it.
+Everything here reads stored records only (no model call), so ``psit rescore`` reproduces it; the
+fork tests' folders are handed in (notebook 07's run-mates), never looked up.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from __future__ import annotations
 import math
 import textwrap
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from psit_lib.runs.folder import notebook_folders
+from psit_lib.runs.folder import RunFolder
 from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets
 
 #: The fork-test notebooks whose main runs Appendix E counts (Hangman, diagnosis).
@@ -34,23 +35,24 @@ K = 10
 TOP_COLUMNS = ["task", "model", "rank", "secret", "count", "share", "n", "n_missing", "temperature"]
 
 
-def main_fork_reveals(root: str | Path | None, notebooks: Sequence[str] = FORK_NOTEBOOKS) -> pd.DataFrame:
-    """Reveals of the main agents of ``notebooks`` under ``root`` (a run folder), at their run
-    temperature: an episode counts when its model is one the notebook ran as its main model
-    (``_models`` of its stored parameters). Empty (columns of the reader) when ``root`` is None or
-    holds no such reveals."""
-    empty = pd.DataFrame(columns=list(COLUMNS))
-    if root is None or not Path(root).is_dir():
-        return empty
-    try:
-        df = read_revealed_secrets(root, notebooks=notebooks)
-    except NoRevealRecordsError:
-        return empty
+def main_fork_reveals(folders: Mapping[str, str | Path]) -> pd.DataFrame:
+    """Reveals of the main agents of the fork-test notebook ``folders`` (notebook -> its folder,
+    handed in by the study: 07's run-mates), at their run temperature: an episode counts when its
+    model is one the notebook ran as its main model (``_models`` of its stored parameters). Empty
+    (columns of the reader) when no folder holds such reveals."""
+    frames = []
     main: dict[str, tuple[set[str], float | None]] = {}
-    for folder in notebook_folders(root):
+    for name, path in folders.items():
+        folder = RunFolder(path)
+        try:
+            frames.append(read_revealed_secrets(folder.dir, notebooks=[name]))
+        except NoRevealRecordsError:
+            continue
         params = folder.params()
-        key = str(folder.metadata().notebook or folder.dir.name)
-        main[key] = main[folder.dir.name] = (set(params.run_models), params.temperature)
+        main[str(folder.metadata().notebook or name)] = main[name] = (set(params.run_models), params.temperature)
+    if not frames:
+        return pd.DataFrame(columns=list(COLUMNS))
+    df = pd.concat(frames, ignore_index=True).sort_values(["source_notebook", "episode_id"], kind="stable")
     keep = [_is_main(row.source_notebook, row.model, row.temperature, main) for row in df.itertuples(index=False)]
     out = df[keep].reset_index(drop=True)
     out.attrs["n_missing"] = int(out["secret"].isna().sum())
@@ -124,17 +126,6 @@ def plot_top_secrets(table: pd.DataFrame, *, label: str) -> Figure:
             ax.set_title(f"{task} · {model}\nn={int(first['n'])} reveals{t_text}", fontsize=9)
     fig.suptitle("Top-10 revealed secrets per game and model (main runs of 02/03, by Appendix E's rule)", fontsize=10)
     return label_figure(fig, label)
-
-
-def fork_folder_root(read_from: str | Path | None, notebook_folder: str | Path | None,
-                     env_run_dir: str | None) -> Path | None:
-    """Where the run's fork tests are: ``read_from`` when given, else the run folder holding this
-    notebook's folder (a stored run), else the ``psit run`` folder (``PSIT_RUN_DIR``)."""
-    if read_from is not None:
-        return Path(read_from)
-    if notebook_folder is not None:
-        return Path(notebook_folder).parent
-    return Path(env_run_dir) if env_run_dir else None
 
 
 def top_reading(table: pd.DataFrame) -> str:

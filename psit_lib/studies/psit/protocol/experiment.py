@@ -6,14 +6,12 @@ the task and the agent list differ.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
-from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
+from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome, classify_fork
 from psit_lib.analysis.stats import better_than_all_baselines, rate_table, significance_table
-from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.records import EpisodeRecord, ok_results
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
@@ -21,7 +19,7 @@ from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.protocol.transcript_view import episode_html
 from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
-from psit_lib.studies.psit.protocol.fork_test import run_fork_episode
+from psit_lib.studies.psit.protocol.fork_test import host_text, run_fork_episode
 # re-exported: the parameters live in protocol.params (light, for the command line)
 from psit_lib.studies.psit.protocol.params import ForkTestParams as ForkTestParams
 from psit_lib.studies.psit.protocol.table1 import score_table1
@@ -58,36 +56,6 @@ def sweep_specs(task: PsitTask, params: ForkTestParams, sweep_models: dict[Any, 
     return plan_fork_episodes(task, sub, list(sweep_models.values()))
 
 
-def sweep_gaps(records: list[ForkRecord], sweep_models: dict[Any, str], knob: str,
-               agents: list[str]) -> pd.DataFrame:
-    """Self-consistency gap (method - baseline, ``agents`` in that order) at each swept value,
-    with its Newcombe 95% interval; scored episodes only."""
-    df = fork_frame(records)
-    if df.empty:
-        return pd.DataFrame(columns=GAP_COLUMNS)
-    value_of = {model: value for value, model in sweep_models.items()}
-    df = df[df["scored"]].assign(value=lambda d: d["model"].map(value_of))
-    return gap_table(df, knob=knob, value_col="value", system_col="agent", a=agents[0], b=agents[1],
-                     outcome_col="self_consistent")
-
-
-def candidate_sources(records: list[ForkRecord]) -> pd.DataFrame:
-    """Per agent: candidates offered at the fork and the share from each source, plus the share
-    rule R could not check (conditions outside the dataset), so a reader sees how much of a
-    rate rests on model-proposed or unchecked candidates."""
-    rows = [{"agent": rec.spec["agent"], "source": c.source, "unchecked": c.checkable is False}
-            for rec, result in ok_results(records) for c in result.candidates]
-    df = pd.DataFrame(rows, columns=["agent", "source", "unchecked"])
-    if df.empty:
-        return pd.DataFrame(columns=["candidates", "revealed", "stored", "dataset", "model", "unchecked"])
-    shares = pd.crosstab(df["agent"], df["source"], normalize="index").reindex(
-        columns=["revealed", "stored", "dataset", "model"], fill_value=0.0)
-    table = pd.concat([df.groupby("agent").size().rename("candidates"), shares,
-                       df.groupby("agent")["unchecked"].mean()], axis=1)
-    order = list(dict.fromkeys(df["agent"]))
-    return table.reindex(order)
-
-
 def candidate_reading(table: pd.DataFrame) -> str:
     """A generated sentence on how many candidates were model-proposed or unchecked."""
     if table.empty:
@@ -110,13 +78,33 @@ def candidate_reading(table: pd.DataFrame) -> str:
             "the dataset). These are shares, not a comparison: no test separates the agents here.")
 
 
+def fork_outcome(result: ForkEpisode) -> Outcome:
+    """The outcome the classification rule (:func:`~psit_lib.studies.psit.protocol.outcomes.classify_fork`)
+    gives for a stored episode's fields: the reveal, the public transcript at the fork, each
+    candidate's decision and the pre-fork contradictions. The one label of an episode (the
+    ``outcome`` scorer's, every table's, the figure's and the browsers'); an ``outcome`` stored
+    with the record is read only for an older record that stopped before its fork."""
+    contradictions = len(result.public_contradictions)
+    if result.reveal is None:  # play stopped before the fork: nothing to classify
+        return result.outcome
+    if result.reveal.parsed is None:
+        return classify_fork(None, "", {}, contradictions)
+    public = [m.model_dump() for m in result.transcript]
+    return classify_fork(result.reveal.parsed, host_text(public), result.answers, contradictions)
+
+
+def outcome_of(record: ForkRecord) -> str:
+    """An episode's outcome (:func:`fork_outcome`), ``error`` for a failed episode."""
+    return fork_outcome(record.result).value if record.result is not None else Outcome.ERROR.value
+
+
 def fork_frame(records: list[ForkRecord]) -> pd.DataFrame:
     """One row per episode; failed episodes appear with outcome ``error`` and ``scored`` False:
     kept and counted (``n_failed``), never dropped and never scored."""
     rows = []
     for rec in records:
         result = rec.result
-        outcome = result.outcome.value if result is not None else Outcome.ERROR.value
+        outcome = outcome_of(rec)
         rows.append({
             "episode_id": rec.episode_id, "task": rec.spec["task"], "model": rec.spec["model"],
             "agent": rec.spec["agent"], "outcome": outcome, "scored": result is not None,
@@ -158,7 +146,7 @@ def state_size_frame(records: list[ForkRecord]) -> pd.DataFrame:
 def example_transcript(record: ForkRecord) -> str:
     """A readable audit of one episode: public play, private state at the fork, branches."""
     result = record.result
-    outcome = result.outcome.value if result is not None else "error"
+    outcome = outcome_of(record)
     lines = [f"episode {record.episode_id} · agent {record.spec['agent']} · outcome {outcome}"]
     if result is None:
         return lines[0] + f"\n  error: {record.error}"
@@ -185,18 +173,18 @@ def examples_by_outcome(records: list[ForkRecord]) -> dict[str, ForkRecord]:
     """The first episode (in plan order) of each outcome that occurred."""
     found: dict[str, ForkRecord] = {}
     for rec in records:
-        found.setdefault(rec.result.outcome.value if rec.result is not None else Outcome.ERROR.value, rec)
+        found.setdefault(outcome_of(rec), rec)
     return {o.value: found[o.value] for o in OUTCOME_ORDER if o.value in found}
 
 
 def episode_label(record: ForkRecord) -> str:
     """``<episode id> (<outcome>)`` for pickers and folded transcripts."""
-    return f"{record.episode_id} ({record.result.outcome.value if record.result is not None else 'error'})"
+    return f"{record.episode_id} ({outcome_of(record)})"
 
 
 def not_self_consistent(record: ForkRecord) -> bool:
     """Browser filter: episodes that failed the test (any outcome but self-consistent)."""
-    return record.result is None or record.result.outcome != Outcome.SELF_CONSISTENT
+    return outcome_of(record) != Outcome.SELF_CONSISTENT.value
 
 
 def examples_text(records: list[ForkRecord], limit: int = 2500) -> str:
@@ -254,13 +242,6 @@ def stars(sig: pd.DataFrame) -> pd.DataFrame:
     if sig.empty:
         return pd.DataFrame(columns=["task", "model", "method", "baselines_compared", "better_than_all", "marker"])
     return better_than_all_baselines(sig)
-
-
-def save_tables(exp: Any, tables: dict[str, pd.DataFrame], names: Sequence[str]) -> None:
-    """Save the named tables (a study's scorer names, so ``psit rescore`` compares them) in the
-    notebook's run folder (``exp``: its :class:`~psit_lib.runs.Experiment`)."""
-    for name in names:
-        exp.save_table(tables[name], name)
 
 
 def summary_table(rates: pd.DataFrame, stars: pd.DataFrame, tasks: list[str], agents: list[str], *,

@@ -1,80 +1,179 @@
-"""Scoring stored fork-test records without a model (``Study.rescore``, ``psit rescore``).
+"""The fork test's scorers and metrics: every verdict and every table of notebooks 01-04.
 
-The fork test classifies its outcome while it runs and stores it. Everything the rule
-(:func:`~psit_lib.studies.psit.protocol.outcomes.classify_fork`) reads is stored beside it: the
-reveal read from its branch, the public transcript at the fork, the decision read from each
-candidate's branch and the pre-fork contradictions. :func:`derived_outcome` applies the rule
-again to those fields, so a rescored table rests on the rule, not on the stored label; an
-episode whose host reply was unreadable before the fork has no fork to classify and keeps its
-stored ``unparseable``.
+A fork episode's record keeps what happened: the reveal read from its branch, the public
+transcript at the fork, the decision read from each candidate's branch and the pre-fork
+contradictions. The scorers apply the study's rules to those fields (the workbook's
+classification, :func:`~psit_lib.studies.psit.protocol.outcomes.classify_fork`, and Table 1's
+rule, :mod:`~psit_lib.studies.psit.protocol.table1`), so the outcome figure and every table rest
+on the same scored label, never on a label stored with the episode. (Records made before the
+scorers still carry a stored ``outcome``; it is read only for an episode that stopped before its
+fork, where no rule has anything to classify.)
+
+The metrics build each table from the stored scores (:class:`~psit_lib.runs.scores.Scored`),
+so ``psit rescore`` reproduces every table from a run folder alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pandas as pd
 
 from psit_lib.analysis.stats import rate_table
+from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 from psit_lib.runs.health import beside_rates
 from psit_lib.runs.records import EpisodeRecord
-from psit_lib.runs.runner import EpisodeSpec
-from psit_lib.runs.study import StoredRun
+from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, scorer
+from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol import experiment as fx
-from psit_lib.studies.psit.protocol.fork_test import host_text
-from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
+from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
 from psit_lib.studies.psit.protocol.records import ForkEpisode
-from psit_lib.studies.psit.tasks.base import PsitTask
+from psit_lib.studies.psit.protocol.table1 import score_table1
 
 ForkRecord = EpisodeRecord[ForkEpisode]
 
-
-def derived_outcome(result: ForkEpisode) -> Outcome:
-    """The outcome the classification rule gives for a stored episode's fields."""
-    contradictions = len(result.public_contradictions)
-    if result.reveal is None:  # play stopped before the fork: nothing was classified
-        return result.outcome
-    if result.reveal.parsed is None:
-        return classify_fork(None, "", {}, contradictions)
-    public = [m.model_dump() for m in result.transcript]
-    return classify_fork(result.reveal.parsed, host_text(public), result.answers, contradictions)
+SOURCES = ("revealed", "stored", "dataset", "model")
 
 
-def rescored(records: Sequence[ForkRecord]) -> list[ForkRecord]:
-    """The records with each finished episode's outcome derived again from its fields."""
-    return [rec if rec.result is None else
-            rec.model_copy(update={"result": rec.result.model_copy(update={"outcome": derived_outcome(rec.result)})})
-            for rec in records]
+# -- scorers -------------------------------------------------------------------------------------
+
+@scorer("outcome", version=1)
+def outcome_scorer(record: ForkRecord, ctx: ScoreContext) -> Score:
+    """The workbook's classification of the fork (SPEC §1 step 3)."""
+    result = record.require_result()
+    outcome = fx.fork_outcome(result)
+    revealed = result.reveal.parsed if result.reveal is not None else None
+    return Score(value=outcome.value, explanation=f"revealed {revealed!r}; classified {outcome.value}",
+                 metadata={"revealed": revealed})
 
 
-def self_consistency(records: Sequence[ForkRecord], agents: list[str]) -> pd.DataFrame:
-    """The notebook's self-consistency table (rates beside the unreadable shares)."""
-    df = fx.fork_frame(list(records))
+@scorer("table1", version=1)
+def table1_scorer(record: ForkRecord, ctx: ScoreContext) -> Score:
+    """Self-consistency by Table 1's own rule (the study's metric; SPEC §1 step 5)."""
+    return Score(value=bool(score_table1(record.require_result()).self_consistent))
+
+
+@scorer("candidates", version=1)
+def candidates_scorer(record: ForkRecord, ctx: ScoreContext) -> Score:
+    """The candidates offered at the fork: how many, from which source, how many rule R cannot check."""
+    candidates = record.require_result().candidates
+    counts = {source: sum(c.source == source for c in candidates) for source in SOURCES}
+    return Score(value=len(candidates),
+                 metadata={**counts, "unchecked": sum(c.checkable is False for c in candidates)})
+
+
+FORK_SCORERS: tuple[Scorer, ...] = (outcome_scorer, table1_scorer, candidates_scorer)
+
+
+# -- the scored frame ------------------------------------------------------------------------------
+
+def scored_frame(scored: Scored, part: str = MAIN) -> pd.DataFrame:
+    """One row per episode of ``part`` with its scored outcome: failed episodes appear with outcome
+    ``error`` and ``scored`` False (kept and counted, never scored). The frame every fork-test
+    table and the outcome figure read."""
+    rows = scored.part(part)
+    columns = ["episode_id", "task", "model", "agent", "outcome", "scored", "self_consistent",
+               "table1_self_consistent"]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    ok = rows["status"] == "ok"
+    outcome = rows["outcome"].where(ok, Outcome.ERROR.value)
+    df = pd.DataFrame({"episode_id": rows["episode_id"], "task": rows["task"], "model": rows["model"],
+                       "agent": rows["agent"], "outcome": outcome, "scored": ok,
+                       "self_consistent": outcome == Outcome.SELF_CONSISTENT.value,
+                       "table1_self_consistent": rows["table1"].where(ok, False).astype(bool)}, columns=columns)
+    df["outcome"] = pd.Categorical(df["outcome"], [o.value for o in OUTCOME_ORDER])
+    return df.reset_index(drop=True)
+
+
+# -- metrics ---------------------------------------------------------------------------------------
+
+def _main(scored: Scored) -> tuple[pd.DataFrame, list[ForkRecord]]:
+    df = scored_frame(scored)
+    return df, scored.records_of(df)
+
+
+def self_consistency(scored: Scored) -> pd.DataFrame:
+    """The workbook's strict self-consistency per (task, model, agent), the unreadable shares beside."""
+    df, records = _main(scored)
+    agents = scored.params.agents
     return beside_rates(fx.in_agent_order(rate_table(df, ["task", "model", "agent"], "self_consistent"), agents),
                         records, ["model", "agent"])
 
 
-def fork_tables(run: StoredRun, specs: Sequence[EpisodeSpec], tasks: list[str]) -> dict[str, pd.DataFrame]:
-    """Every table a fork-test notebook saves from its main episodes (the stored records of
-    ``specs``), outcomes derived again (:func:`rescored`)."""
-    params = run.params
-    records = rescored(run.select(specs))
-    df = fx.fork_frame(records)
-    rates = self_consistency(records, params.agents)
-    sig, _ = fx.significance(df, params.agents)
-    table1 = fx.table1_rates(df, params.agents, records)
-    sig1, summary, check = fx.table1_view(df, table1, rates, tasks, params.agents)
-    return {"self_consistency": rates, "significance": sig, "table1_self_consistency": table1,
-            "significance_table1": sig1, "summary": summary, "reproduction": check,
-            "outcome_mix": fx.outcome_mix(df) if len(df) else pd.DataFrame(),
-            "candidate_sources": fx.candidate_sources(records)}
+def table1_self_consistency(scored: Scored) -> pd.DataFrame:
+    df, records = _main(scored)
+    return fx.table1_rates(df, scored.params.agents, records)
 
 
-def sweep_table(run: StoredRun, sweep_task: PsitTask) -> pd.DataFrame:
-    """The sweep's gap table (the study's named sweep, ``params.sweep``) from the stored records
-    of its episodes on ``sweep_task``; empty on a real endpoint, where no sweep ran."""
-    params = run.params
-    swept = params.swept
-    models = run.sweep_models(swept.knob, list(swept.values))
-    records = rescored(run.select(fx.sweep_specs(sweep_task, params, models)))
-    return fx.sweep_gaps(records, models, swept.knob, params.sweep_agents)
+def significance(scored: Scored) -> pd.DataFrame:
+    return fx.significance(scored_frame(scored), scored.params.agents)[0]
+
+
+def _table1_view(scored: Scored, tasks: Callable[[Any], list[str]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    df = scored_frame(scored)
+    return fx.table1_view(df, table1_self_consistency(scored), self_consistency(scored), tasks(scored.params),
+                          scored.params.agents)
+
+
+def outcome_mix(scored: Scored) -> pd.DataFrame:
+    """Outcome counts per (model, agent) in the fixed outcome order."""
+    df = scored_frame(scored)
+    return fx.outcome_mix(df) if len(df) else pd.DataFrame()
+
+
+def candidate_sources(scored: Scored) -> pd.DataFrame:
+    """Per agent: candidates offered at the fork, the share from each source, the share rule R
+    could not check."""
+    rows = scored.part(MAIN)
+    rows = rows[(rows["status"] == "ok") & (rows["candidates"].fillna(0) > 0)] if len(rows) else rows
+    if rows.empty:
+        return pd.DataFrame(columns=["candidates", "revealed", "stored", "dataset", "model", "unchecked"])
+    sums = rows.groupby("agent", sort=False)[["candidates", *(f"candidates.{s}" for s in SOURCES),
+                                             "candidates.unchecked"]].sum()
+    table = pd.DataFrame({"candidates": sums["candidates"].astype(int)}, index=sums.index)
+    for source in SOURCES:
+        table[source] = sums[f"candidates.{source}"] / sums["candidates"]
+    table["unchecked"] = sums["candidates.unchecked"] / sums["candidates"]
+    table.index.name = "agent"
+    return table
+
+
+def sweep_table(scored: Scored) -> pd.DataFrame:
+    """The sweep's gap table (method - baseline, ``sweep_agents`` in that order) at each swept value,
+    with its Newcombe 95% interval; scored episodes only. The value is each part's own (no model
+    name read back); empty on a real endpoint, where no sweep ran."""
+    params = scored.params
+    frames = []
+    for part in scored.part_names("sweep:"):
+        df = scored_frame(scored, part)
+        frames.append(df[df["scored"]].assign(value=scored.parts[part]["value"]))
+    if not frames or all(f.empty for f in frames):
+        return pd.DataFrame(columns=GAP_COLUMNS)
+    df = pd.concat(frames, ignore_index=True)
+    return gap_table(df, knob=params.swept.knob, value_col="value", system_col="agent", a=params.sweep_agents[0],
+                     b=params.sweep_agents[1], outcome_col="self_consistent")
+
+
+_RATE = {"rate": True, "wilson_low": True, "wilson_high": True, "unreadable_replies": False,
+         "unreadable_fork_answers": False}
+
+
+def fork_metrics(tasks: Callable[[Any], list[str]], names: Sequence[str]) -> tuple[Metric, ...]:
+    """The fork-test notebook's tables, by name (``names``: the ones this notebook shows), each a
+    metric over the stored scores; ``tasks``: parameters -> the tasks of Table 1's layout."""
+    every = {
+        "self_consistency": Metric("self_consistency", self_consistency, _RATE),
+        "table1_self_consistency": Metric("table1_self_consistency", table1_self_consistency, _RATE),
+        "significance": Metric("significance", significance, {"rate_method": True, "rate_baseline": False}),
+        "significance_table1": Metric("significance_table1", lambda s: _table1_view(s, tasks)[0],
+                                      {"rate_method": True, "rate_baseline": False}),
+        "summary": Metric("summary", lambda s: _table1_view(s, tasks)[1]),
+        "reproduction": Metric("reproduction", lambda s: _table1_view(s, tasks)[2]),
+        "outcome_mix": Metric("outcome_mix", outcome_mix),
+        "candidate_sources": Metric("candidate_sources", candidate_sources),
+        "sweep": Metric("sweep", sweep_table, {"gap": True, "a": True, "b": True}, parts=("sweep:",)),
+        "live_outcome_mix": Metric("live_outcome_mix", outcome_mix),
+    }
+    return tuple(every[name] for name in names)

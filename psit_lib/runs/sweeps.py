@@ -1,0 +1,31 @@
+"""Sweep parts' names: the one place a swept value's simulated model and part are named.
+
+A sweep of a simulator assumption runs one part per value (``sweep:<knob>=<value>``), each on a
+simulated model that is the run's profile with that knob set. The experiment naming its clients,
+the study planning its parts and a rescore reading them back all call these, so no reader ever
+inverts a model name to find its value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def sweep_model_name(profile: str, knob: str, value: Any) -> str:
+    """The simulated model that runs ``profile`` with ``knob`` set to ``value``
+    (``psit-sim:default,notices_contradictions=0.5``)."""
+    from psit_lib.sim.profiles import with_override
+    from psit_lib.wire import SIM_MODEL_NAME
+
+    return f"{SIM_MODEL_NAME}:{with_override(profile, knob, value)}"
+
+
+def sweep_model_names(profile: str, knob: str, values: Sequence[Any]) -> dict[Any, str]:
+    """Each swept value's model name (:func:`sweep_model_name`)."""
+    return {value: sweep_model_name(profile, knob, value) for value in values}
+
+
+def sweep_part_name(knob: str, value: Any) -> str:
+    """The part of a sweep at one value: ``sweep:<knob>=<value>``."""
+    return f"sweep:{knob}={value}"
