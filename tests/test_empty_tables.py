@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 from psit_lib.analysis.labels import figure_provenance, provenance_label
 from psit_lib.analysis.plots import NO_DATA, joined_labels, plot_rate_intervals, plot_state_size
-from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_topk_facets
+from psit_lib.studies.psit.figures import plot_entropy_vs_temperature
 from psit_lib.runs.records import EpisodeRecord, read_records
 from psit_lib.studies.acc import metrics as accm
 from acc_turns import recorded_turns
@@ -193,12 +193,6 @@ def secrets_frame(secrets: list) -> pd.DataFrame:
 def test_entropy_figure_without_a_readable_secret_says_no_scored_data():
     assert says_no_data(plot_entropy_vs_temperature(secrets_frame([None, None]), label=LABEL, hue="task", n_boot=50))
     assert says_no_data(plot_entropy_vs_temperature(secrets_frame([]), label=LABEL, hue="task", n_boot=50))
-
-
-def test_topk_facets_of_an_empty_frame_say_no_scored_data():
-    assert joined_labels(secrets_frame([]), ["task", "temperature"]).empty
-    assert says_no_data(plot_topk_facets(secrets_frame([]), label=LABEL, facet_col=["task", "temperature"]))
-    assert says_no_data(plot_topk_facets(secrets_frame([None]), label=LABEL, facet_col=["task", "temperature"]))
 
 
 def test_fork_diagram_of_a_failed_episode_says_it_has_no_data():

@@ -27,7 +27,7 @@ from psit_lib.analysis.labels import (
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
 from psit_lib.analysis.plots import AGENT_COLOURS, agent_colours, agent_palette, plot_rate_intervals, plot_state_size
 from psit_lib.analysis.stats import rate_table
-from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_outcome_bars, plot_topk_facets
+from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_outcome_bars
 
 LABEL = provenance_label("sim", "psit-sim", "default")
 
@@ -125,14 +125,6 @@ def test_state_size_uses_a_log_axis(episodes):
     assert fig.axes[0].get_yscale() == "symlog"  # vanilla has zero-sized private state
     positive = episodes[episodes.tokens > 0]
     assert plot_state_size(positive, label=LABEL, n_boot=100).axes[0].get_yscale() == "log"
-
-
-def test_topk_facets(episodes):
-    fig = plot_topk_facets(episodes, label=LABEL, facet_col=("task", "model"), k=3, col_wrap=3)
-    assert footer_of(fig) == LABEL
-    visible = [ax for ax in fig.axes if ax.get_visible()]
-    assert len(visible) == 2
-    assert len(visible[0].patches) == 3
 
 
 def test_entropy_vs_temperature(episodes):

@@ -297,8 +297,7 @@ def test_two_reveals_per_temperature_are_too_small_and_the_flag_agrees():
     text = sc.spread_reading(summary)
     assert "too small to compare entropies" in text
     assert "do not overlap" not in text and "rises" not in text and "excludes zero" not in text
-    table = sc.entropy_by_temperature(summary)
-    assert table["rises"].tolist() == [None] and table["comparison"].tolist() == ["too small"]
+    assert sc.entropy_comparisons(summary)["verdict"].tolist() == ["too small"]
 
 
 def test_entropy_separation_is_the_bootstrap_of_the_gap_and_the_flag_follows_it():
@@ -310,18 +309,17 @@ def test_entropy_separation_is_the_bootstrap_of_the_gap_and_the_flag_follows_it(
     summary = _summary(rows)
     text = sc.spread_reading(summary)
     assert "excludes zero: entropy rises with temperature" in text and "better" not in text
-    assert sc.entropy_by_temperature(summary)["rises"].tolist() == [True]
+    assert sc.entropy_comparisons(summary)["verdict"].tolist() == ["rises"]
     same = [{"task": "diagnosis", "model": "m", "temperature": t, "secret": f"c{i % 5}"}
             for t in (0.1, 1.0) for i in range(20)]
     summary = _summary(same)
     assert "a tie" in sc.spread_reading(summary)
-    assert sc.entropy_by_temperature(summary)["rises"].tolist() == [None]
+    assert sc.entropy_comparisons(summary)["verdict"].tolist() != ["rises"]
     close = [{"task": "diagnosis", "model": "m", "temperature": t, "secret": f"c{rng.integers(0, k)}"}
              for t, k in ((0.1, 6), (1.0, 7)) for i in range(30)]
     summary = _summary(close)
     verdict = sc.entropy_comparisons(summary)["verdict"].iat[0]
-    flag = sc.entropy_by_temperature(summary)["rises"].iat[0]
-    assert (verdict, flag) in {("cannot be told apart", None), ("rises", True), ("falls", False)}
+    assert verdict in {"cannot be told apart", "rises", "falls"}
     gap, low, high = entropy_gap(["a"] * 2, ["a", "b"])
     assert np.isnan(low) and np.isnan(high)                         # two reveals: no interval at all
 
@@ -330,16 +328,14 @@ def test_entropy_readings_without_any_readable_secret_or_with_one_temperature_do
     rows = [{"task": task, "model": "m", "temperature": t, "secret": None}
             for task in ("hangman", "diagnosis") for t in (0.1, 1.0)]
     summary = _summary(rows)
-    table = sc.entropy_by_temperature(summary)
-    assert table["comparison"].tolist() == ["no readable secret"] * 2 and table["rises"].isna().all()
+    assert sc.entropy_comparisons(summary)["verdict"].tolist() == ["no readable secret"] * 2
     assert sc.spread_reading(summary).count("no readable secret") == 2
     one_temp = _summary([{"task": "hangman", "model": "m", "temperature": 0.3, "secret": f"w{i}"} for i in range(12)])
     assert "nothing to compare" in sc.spread_reading(one_temp)
-    assert sc.entropy_by_temperature(one_temp)["rises"].tolist() == [None]
     empty = secret_summary(pd.DataFrame(columns=["task", "model", "temperature", "secret"]),
                            ["task", "model", "temperature"], "secret")
     assert sc.spread_reading(empty).startswith("No reveals")
-    assert sc.entropy_by_temperature(empty).empty
+    assert sc.entropy_comparisons(empty).empty
 
 
 def test_spread_reading_without_stored_reveals_compares_nothing():

@@ -21,7 +21,6 @@ from psit_lib.studies.psit.secrets import (
     normalised_entropy,
     secret_summary,
     shannon_entropy,
-    top_k,
     top_share,
 )
 
@@ -67,14 +66,6 @@ def test_normalised_entropy():
         normalised_entropy({"a": 1, "b": 1, "c": 1}, 2)
     with pytest.raises(ValueError, match="at least 2"):
         normalised_entropy({"a": 1}, 1)
-
-
-def test_top_k_ranks_by_count_then_name():
-    table = top_k(["b", "a", "c", "c", "b", "d"], k=3)
-    assert table["secret"].tolist() == ["b", "c", "a"]
-    assert table["rank"].tolist() == [1, 2, 3]
-    assert table["count"].tolist() == [2, 2, 1]
-    assert table["share"].tolist() == pytest.approx([2 / 6, 2 / 6, 1 / 6])
 
 
 def test_bootstrap_is_seeded_and_brackets_the_estimate():

@@ -121,13 +121,15 @@ environment (models are configured here, never by notebook parameters):
   PSIT_CACHE              response cache: rw (default), off, or replay (a miss stops the run)
   PSIT_MODEL_SETTINGS     per-model request settings file (max_tokens, reasoning_effort, extra_body)
   PSIT_PROMPTS_FILE       a TOML of prompt templates replacing the workbench's by name
+  PSIT_PLUGINS            your modules (names or .py paths) registering agents, tasks or studies
   PSIT_SIM_PROFILE        the simulator's profile (default, or knob overrides)
   PSIT_RESULTS_DIR        where runs are written (default: results/)
   PSIT_FIGURES_DIR        where the latest complete run's figures are copied (default: figures/)
   PSIT_ADHOC_DIR          where notebooks run by hand (JupyterLab) write (default: ~/.cache/psit/adhoc,
                           or adhoc/ under PSIT_RESULTS_DIR when that is set)
 The README lists every variable. Exit status of `psit run`: 0 complete, 1 failed notebooks or
-episodes, 2 usage or configuration error, 3 suspect (unreadable replies), 130 Ctrl-C, 143 SIGTERM.
+episodes, 2 usage or configuration error (a resumed folder made with another set-up too),
+3 suspect (unreadable replies), 130 Ctrl-C, 143 SIGTERM.
 """
 
 

@@ -231,12 +231,12 @@ def _execute_parallel(notebooks: list[Path], params: dict[str, dict[str, Any]], 
 def _next_ready(pending: list[tuple[int, Path]], notebooks: list[Path],
                 done: dict[str, NotebookSummary]) -> int | None:
     """The position in ``pending`` of the first notebook whose run-mates it reads from
-    (:data:`psit_lib.studies.registry.RUNS_AFTER`) have all ended; None while each waits."""
-    from psit_lib.studies.registry import RUNS_AFTER
+    (:func:`psit_lib.studies.registry.runs_after`) have all ended; None while each waits."""
+    from psit_lib.studies.registry import runs_after
 
     in_run = {nb.stem for nb in notebooks}
     for position, (_, nb) in enumerate(pending):
-        if all(stem in done for stem in RUNS_AFTER.get(nb.stem, ()) if stem in in_run):
+        if all(stem in done for stem in runs_after().get(nb.stem, ()) if stem in in_run):
             return position
     return None
 

@@ -7,7 +7,8 @@ Exit status: 0 when every notebook ran, no episode failed and no notebook is sus
 episodes failed (re-running with the same ``--run-id`` retries exactly those) or a notebook
 failed; 3 when everything ran but a notebook is ``suspect`` (too many replies could not be
 read, or roles lacked what they need: ``psit_lib.runs.health``; failures take precedence);
-2 for a usage or configuration error (before anything ran); 130 when interrupted by Ctrl-C
+2 for a usage or configuration error (before anything ran, or a notebook whose folder was made
+with other parameters or another set-up: :mod:`psit_lib.cli.resume`); 130 when interrupted by Ctrl-C
 (SIGINT) and 143 (128 + 15) when stopped by SIGTERM (``kill``, a container stop, a CI
 cancellation): both stop the same way, every running notebook's kernel is shut down, finished
 episodes stay saved, and the message names the command that resumes the run. A report that
@@ -29,12 +30,14 @@ from typing import Any
 from psit_lib.cli.errors import CliError
 from psit_lib.cli.notebooks import available, load_params, resolve_notebooks
 from psit_lib.cli.preflight import check_settings
+from psit_lib.cli.resume import check_resumed_folders, mismatch_in
 from psit_lib.cli.signals import terminate_as_interrupt
 from psit_lib.cli.summary import headline_block, read_run_file, table, write_run_file
 from psit_lib.runs.outputs import publish_figures
 from psit_lib.runs.paths import figures_dir, results_root
 
 EXIT_EPISODES_FAILED = 1
+EXIT_USAGE = 2
 EXIT_SUSPECT = 3
 EXIT_INTERRUPTED = 130
 
@@ -88,6 +91,19 @@ def check_jobs(jobs: int | None, *, simulated: bool = True) -> int:
     return jobs
 
 
+def load_plugins_once() -> None:
+    """Load the researcher's plug-ins before any parameter is checked (one sentence, exit 2, when
+    one fails), and hand the kernels the absolute paths of plug-in files."""
+    from psit_lib.runs.plugins import PLUGINS_ENV, PluginError, absolute_entries, load_plugins
+
+    try:
+        load_plugins()
+    except PluginError as exc:
+        raise CliError(str(exc)) from None
+    if os.environ.get(PLUGINS_ENV):
+        os.environ[PLUGINS_ENV] = absolute_entries()
+
+
 def render_run_report(run_dir: Path) -> Path:
     """The run's HTML report (what ``psit report`` renders); the index's path."""
     from psit_lib.report import render_report
@@ -99,6 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.run_id is not None:
         check_run_id(args.run_id)
     check_jobs(args.jobs)
+    load_plugins_once()
     notebooks = resolve_notebooks(args.notebooks)
     params = load_params(args.params_file, args.param, notebooks)
     if args.dry_run:
@@ -109,6 +126,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.fresh:
         for nb in notebooks:
             shutil.rmtree(run_dir / nb.stem, ignore_errors=True)
+    check_resumed_folders(notebooks, params, run_dir, settings)
     jobs = min(check_jobs(args.jobs, simulated=settings.simulated), len(notebooks))
     at_once = f", {jobs} at a time" if jobs > 1 else ""
     if jobs > 1 and not settings.simulated:
@@ -134,6 +152,10 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return getattr(exc, "exit_status", EXIT_INTERRUPTED)
     print("\n" + table(summaries))
+    mismatch = mismatch_in([s.error for s in summaries])
+    if mismatch:  # a folder made another way, found by the notebook: a usage error, as before a kernel
+        print(f"psit: {mismatch}", file=sys.stderr)
+        return EXIT_USAGE
     failed_notebooks = [s for s in summaries if s.status == "failed"]
     failed_episodes = sum(s.failed for s in summaries)
     suspect = [s for s in summaries if s.health == "suspect"]

@@ -14,6 +14,7 @@ figures copy are in :mod:`psit_lib.runs.paths`; tables, figures and the headline
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -28,8 +29,10 @@ from psit_lib.runs import outputs
 from psit_lib.runs.backend import make_client
 from psit_lib.runs.folder import Execution, HealthRecord, RunMetadata, RunStore
 from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, HealthVerdict, assess_health
-from psit_lib.runs.metadata import (base_metadata, now_iso, prompt_fingerprints, simulator_assumptions_table,
-                                     simulator_configuration)
+from psit_lib.runs.identity import bind as bind_identity
+from psit_lib.runs.identity import current_identity
+from psit_lib.runs.metadata import (base_metadata, git_commit, now_iso, prompt_fingerprints,
+                                     simulator_assumptions_table, simulator_configuration)
 from psit_lib.runs.paths import adhoc_root, figures_dir, params_hash, repo_root, results_root
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
 from psit_lib.runs.sweeps import sweep_model_names
@@ -53,17 +56,22 @@ class Experiment:
         self.sampling = SamplingDefaults(temperature=temperature, max_tokens=max_tokens)
         identity = {**self.params, "_backend": self.settings.backend, "_models": self.models,
                     "_profile": self.settings.profile_label}
+        commit = git_commit()
+        setup = current_identity(self.settings, self.models, prompts=prompt_fingerprints(prompts or {}), code=commit)
         if run_dir is None and os.environ.get("PSIT_RUN_DIR"):
             run_dir = Path(os.environ["PSIT_RUN_DIR"])
             folder = run_dir / notebook
         elif run_dir is not None:
             folder = Path(run_dir) / notebook
-        else:
-            run_dir = adhoc_root() / f"{notebook}-{params_hash(identity)}"
+        else:  # by hand: another set-up is another folder, never a resume
+            run_dir = adhoc_root() / f"{notebook}-{params_hash({**identity, '_identity': setup.compared()})}"
             folder = Path(run_dir)
         self.run_dir = Path(run_dir)
         self.store = RunStore(folder)
         self.store.bind_params(identity)
+        warning = bind_identity(self.store, setup, f"{self.run_dir.name}/{notebook}")
+        if warning:
+            logging.getLogger("psit_lib.runs").warning("%s: %s", notebook, warning)
         self.cache = ResponseCache(self.run_dir / "cache.sqlite", mode=self.settings.cache)
         self.clients = {m: make_client(self.settings.model_copy(update={"model": m}), cache=self.cache)
                         for m in self.models}
@@ -72,7 +80,7 @@ class Experiment:
         self._runs = 0  # exp.run calls of unswept models so far: names the phase in the progress file
         self._swept: dict[str, str] = {}  # swept model name -> its knob (sweep_models)
         previous = self.store.metadata()
-        self.metadata = RunMetadata.model_validate({**base_metadata(self.settings, seed=seed, notebook=notebook),
+        self.metadata = RunMetadata.model_validate({**base_metadata(self.settings, seed=seed, notebook=notebook, commit=commit),
                                                     "prompts": prompt_fingerprints(prompts or {}),
                                                     "prompt_versions": dict(getattr(prompts, "versions", {})),
                                                     # templates a user's PSIT_PROMPTS_FILE replaced
@@ -245,7 +253,7 @@ class Experiment:
         episode counts cover every ``run`` of this execution (main runs and sweeps), not the last."""
         records = self.store.records()
         counts = self._episode_counts
-        execution = {"started": self.metadata.started, "ended": now_iso(),
+        execution = {"started": self.metadata.started, "ended": now_iso(), "git_commit": self.metadata.git_commit,
                      **self.call_stats(),
                      "episodes_recorded": len(records),
                      "episodes_failed": sum(r.get("status") != "ok" for r in records.values()),

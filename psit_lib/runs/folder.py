@@ -10,6 +10,9 @@
   record and are retried on resume, so the folder always holds each planned episode once.
 * ``params.json``: the parameters the folder was made with (:class:`RunParams`); a resume with
   other parameters is refused (:class:`ParameterMismatchError`).
+* ``identity.json``: the rest of what shaped the episodes (the endpoint's report on each served
+  model, prompt and model-settings hashes, the code's commit; :mod:`psit_lib.runs.identity`),
+  bound like the parameters.
 * ``metadata.json``: what produced the results (:class:`RunMetadata`): backend, model, profile,
   seed, versions, prompts, executions and their call counts, run health, the headline.
 * ``scores.jsonl``: one JSON line per (episode, scorer) (:class:`~psit_lib.runs.scores.ScoreLine`:
@@ -40,6 +43,7 @@ from psit_lib.runs.records import (ENVELOPE_FIELDS, FORMAT_KEY, RECORD_FORMAT, R
 
 _RECORDS = "episodes.jsonl"
 _PARAMS = "params.json"
+_IDENTITY = "identity.json"
 _METADATA = "metadata.json"
 _PROGRESS = "progress.json"
 _SCORES = "scores.jsonl"
@@ -49,6 +53,9 @@ _FIGURES = "figures"
 
 class ParameterMismatchError(ValueError):
     """A run folder is being resumed with parameters other than the ones it was made with."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython: the sentence only, no traceback
+        return [f"\x1b[31m{type(self).__name__}\x1b[0m: {self}"]
 
 
 # -- typed files ---------------------------------------------------------------------------------
@@ -69,6 +76,7 @@ class Execution(BaseModel):
     model_config = ConfigDict(extra="allow")
     started: str | None = None
     ended: str | None = None
+    git_commit: str | None = None  # the code this execution ran (a resume may run other code)
     model_calls: int = 0
     cache_hits: int = 0
     retries: int = 0
@@ -223,6 +231,12 @@ class RunFolder:
         """The run metadata; empty when the file is missing or unreadable."""
         return _tolerant(RunMetadata, _read_json(self.dir / _METADATA))
 
+    def identity(self) -> dict[str, Any]:
+        """What the folder's episodes were made with (:mod:`psit_lib.runs.identity`); empty when
+        the folder predates it or the file is unreadable."""
+        data = _read_json(self.dir / _IDENTITY)
+        return data if isinstance(data, dict) else {}
+
     def progress(self) -> dict[str, Any]:
         """The counts of the execution under way or last finished; empty when there are none."""
         data = _read_json(self.progress_path)
@@ -346,10 +360,15 @@ class RunStore(RunFolder):
                 diffs = [f"{k}: {old.get(k)!r} -> {canonical.get(k)!r}"
                          for k in sorted(set(old) | set(canonical)) if old.get(k) != canonical.get(k)]
                 raise ParameterMismatchError(
-                    f"{self.dir} was made with other parameters ({'; '.join(diffs)}); "
-                    "use a new run id or delete the folder to start over")
+                    f"{self.dir} was made with other parameters ({'; '.join(diffs)}); it is not resumed: "
+                    "start a new run with --run-id NEW, or redo this one with --fresh")
         else:
             _atomic_write(path, json.dumps(canonical, indent=2, sort_keys=True))
+
+    def write_identity(self, identity: dict[str, Any]) -> None:
+        """Record what the folder's episodes are made with (:func:`psit_lib.runs.identity.bind`
+        decides when)."""
+        _atomic_write(self.dir / _IDENTITY, json.dumps(identity, indent=2, sort_keys=True, default=str))
 
     def write_metadata(self, metadata: RunMetadata) -> None:
         _atomic_write(self.dir / _METADATA, json.dumps(metadata.stored(), indent=2, sort_keys=True, default=str))

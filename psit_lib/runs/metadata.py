@@ -44,7 +44,7 @@ def git_commit(start: Path | None = None) -> str:
     return (sha + ("+dirty" if dirty else "")) if sha else "unknown"
 
 
-def base_metadata(settings: LLMSettings, *, seed: int, notebook: str) -> dict[str, Any]:
+def base_metadata(settings: LLMSettings, *, seed: int, notebook: str, commit: str | None = None) -> dict[str, Any]:
     return {
         "notebook": notebook,
         "backend": settings.backend,
@@ -55,7 +55,7 @@ def base_metadata(settings: LLMSettings, *, seed: int, notebook: str) -> dict[st
         "settings": settings.public_dict(),
         "packages": package_versions(),
         "python": platform.python_version(),
-        "git_commit": git_commit(),
+        "git_commit": commit or git_commit(),
         "started": now_iso(),
     }
 

@@ -30,7 +30,12 @@ class NotebookParams(BaseModel):
 
 
 def validate_params(model: type[M], values: dict[str, Any]) -> M:
-    """Build ``model`` from ``values`` or raise ParameterError naming the first bad parameter."""
+    """Build ``model`` from ``values`` or raise ParameterError naming the first bad parameter.
+    Plug-ins (:mod:`psit_lib.runs.plugins`) are loaded first: their agents and tasks are names
+    the parameters may use."""
+    from psit_lib.runs.plugins import load_plugins
+
+    load_plugins()
     try:
         return model(**values)
     except ValidationError as exc:

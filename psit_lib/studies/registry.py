@@ -1,6 +1,17 @@
 """Every study by name, and the study and parameter model of each notebook.
 
-Lazy: importing this module imports no study. :func:`study` loads a study's ``Study`` object
+A study registers itself from its own folder: ``psit_lib/studies/<name>/registration.py`` is a
+light module (no study code imported) naming its ``Study`` object and its notebooks, as
+``"module:attribute"`` strings:
+
+    STUDIES = {"example": "psit_lib.studies.example.study:STUDY"}
+    NOTEBOOKS = {"90_example_reveal_probe": ("example", "psit_lib.studies.example.study:ProbeParams")}
+    RUNS_AFTER = {}   # notebook -> notebooks of the same run whose folders it reads
+
+This module finds those files, so adding a study adds nothing here. A researcher's own study,
+outside ``psit_lib``, calls :func:`register_study` from a plug-in (:mod:`psit_lib.runs.plugins`).
+
+Lazy: finding the registrations imports no study. :func:`study` loads a study's ``Study`` object
 (its episode code included); :func:`params_model` loads only a notebook's parameter model, from
 a light module where there is one, so the command line validates parameters before a kernel
 starts.
@@ -9,36 +20,66 @@ starts.
 from __future__ import annotations
 
 import importlib
+import pkgutil
+from collections.abc import Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from psit_lib.runs.study import Study
 
-# study name -> "module:attribute" of its Study object
-STUDIES: dict[str, str] = {
-    "psit": "psit_lib.studies.psit.study:STUDY",
-    "acc": "psit_lib.studies.acc.study:STUDY",
-    "basis": "psit_lib.studies.basis.study:STUDY",
-    "example": "psit_lib.studies.example.study:STUDY",
-}
+REGISTRATION_MODULE = "registration"
 
-# notebook -> (study name, "module:attribute" of its parameter model)
-NOTEBOOKS: dict[str, tuple[str, str]] = {
-    "01_theorem_illustration": ("psit", "psit_lib.studies.psit.theorem_params:TheoremParams"),
-    "02_hangman_fork_tests": ("psit", "psit_lib.studies.psit.protocol.params:ForkTestParams"),
-    "03_diagnosis_ddxplus": ("psit", "psit_lib.studies.psit.protocol.params:ForkTestParams"),
-    "04_memory_strategy_ablations": ("psit", "psit_lib.studies.psit.protocol.params:AblationParams"),
-    "05_acc_judge_evaluation": ("acc", "psit_lib.studies.acc.experiment:AccParams"),
-    "06_basis_cab_scenarios": ("basis", "psit_lib.studies.basis.experiment:BasisParams"),
-    "07_secret_distribution_mode_collapse": ("psit", "psit_lib.studies.psit.protocol.params:SecretChoiceParams"),
-    "90_example_reveal_probe": ("example", "psit_lib.studies.example.study:ProbeParams"),  # no notebook yet
-}
+_PLUGGED: dict[str, dict[str, Any]] = {"STUDIES": {}, "NOTEBOOKS": {}, "RUNS_AFTER": {}}
 
-# notebook -> the notebooks of the same run whose records it reads (07's Appendix E counts the
-# secrets revealed at 02's and 03's forks), so a parallel run starts it only once they ended
-RUNS_AFTER: dict[str, tuple[str, ...]] = {
-    "07_secret_distribution_mode_collapse": ("02_hangman_fork_tests", "03_diagnosis_ddxplus"),
-}
+
+@lru_cache(maxsize=1)
+def _found() -> dict[str, dict[str, Any]]:
+    """The registrations of the study folders under ``psit_lib/studies``, merged."""
+    import psit_lib.studies as package
+
+    merged: dict[str, dict[str, Any]] = {"STUDIES": {}, "NOTEBOOKS": {}, "RUNS_AFTER": {}}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if not info.ispkg:
+            continue
+        try:
+            module = importlib.import_module(f"{package.__name__}.{info.name}.{REGISTRATION_MODULE}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{package.__name__}.{info.name}.{REGISTRATION_MODULE}":
+                raise
+            continue
+        for key, table in merged.items():
+            table.update(getattr(module, key, {}))
+    return merged
+
+
+def _table(key: str) -> dict[str, Any]:
+    return {**_found()[key], **_PLUGGED[key]}
+
+
+def studies() -> dict[str, str]:
+    """Study name -> ``"module:attribute"`` of its Study object."""
+    return _table("STUDIES")
+
+
+def notebooks() -> dict[str, tuple[str, str]]:
+    """Notebook -> (study name, ``"module:attribute"`` of its parameter model)."""
+    return _table("NOTEBOOKS")
+
+
+def runs_after() -> dict[str, tuple[str, ...]]:
+    """Notebook -> the notebooks of the same run whose records it reads (07's Appendix E counts
+    the secrets revealed at 02's and 03's forks), so a parallel run starts it once they ended."""
+    return _table("RUNS_AFTER")
+
+
+def register_study(name: str, study: str, notebooks: Mapping[str, str],
+                   runs_after: Mapping[str, tuple[str, ...]] | None = None) -> None:
+    """Register a study from outside ``psit_lib`` (a plug-in): ``study`` and each notebook's
+    parameter model as ``"module:attribute"``."""
+    _PLUGGED["STUDIES"][name] = study
+    _PLUGGED["NOTEBOOKS"].update({nb: (name, model) for nb, model in notebooks.items()})
+    _PLUGGED["RUNS_AFTER"].update(runs_after or {})
 
 
 def _load(target: str) -> Any:
@@ -46,20 +87,30 @@ def _load(target: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def _plugins() -> None:
+    from psit_lib.runs.plugins import load_plugins
+
+    load_plugins()
+
+
 def study(name: str) -> Study:
     """The study called ``name``; KeyError listing the studies otherwise."""
-    if name not in STUDIES:
-        raise KeyError(f"no study {name!r}; the studies are {', '.join(STUDIES)}")
-    return _load(STUDIES[name])
+    _plugins()
+    known = studies()
+    if name not in known:
+        raise KeyError(f"no study {name!r}; the studies are {', '.join(known)}")
+    return _load(known[name])
 
 
 def study_of(notebook: str) -> Study | None:
     """The study backing ``notebook`` (a folder or notebook stem), None when no study does."""
-    entry = NOTEBOOKS.get(notebook)
+    _plugins()
+    entry = notebooks().get(notebook)
     return study(entry[0]) if entry else None
 
 
 def params_model(notebook: str) -> Any:
     """The parameter model of ``notebook``, None when no study declares one."""
-    entry = NOTEBOOKS.get(notebook)
+    _plugins()
+    entry = notebooks().get(notebook)
     return _load(entry[1]) if entry else None

@@ -8,19 +8,17 @@ the secret-spread figures built on :mod:`psit_lib.studies.psit.secrets`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-import seaborn as sns
 from matplotlib.figure import Figure
 
 from psit_lib.analysis.labels import label_figure
-from psit_lib.analysis.plots import (GROUP_SEPARATOR, NO_DATA, as_columns, distinct_palette, joined_labels, legend_outside,
+from psit_lib.analysis.plots import (GROUP_SEPARATOR, as_columns, distinct_palette, joined_labels, legend_outside,
                                      needs_rotation, new_figure, no_data_figure, ordered_levels, require_columns)
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, OUTCOME_ORDER, Outcome
-from psit_lib.studies.psit.secrets import secret_summary, top_k
+from psit_lib.studies.psit.secrets import secret_summary
 
 #: Outcomes always shown in the failure-mode legend; the others appear only when they occur.
 _JUDGED_OUTCOMES = (
@@ -101,51 +99,6 @@ def plot_dataset_view(counts: pd.DataFrame, shrink: pd.DataFrame, questions_befo
             title="How fast the compatible set shrinks")
     ax2.legend()
     return label_figure(fig, "dataset statistics (no model): splitting player vs a truthful host")
-
-
-def plot_topk_facets(
-    df: pd.DataFrame,
-    *,
-    label: str,
-    secret_col: str = "secret",
-    facet_col: str | Sequence[str] = ("task", "model"),
-    k: int = 10,
-    col_wrap: int = 3,
-    title: str = "Most frequent revealed secrets",
-) -> Figure:
-    """Top-``k`` revealed secrets as horizontal share bars, one panel per facet (e.g. task · model).
-
-    Missing secrets (unparseable reveals) are left out; each panel states how many reveals it
-    counts.
-    """
-    facet_cols = as_columns(facet_col)
-    require_columns(df, [*facet_cols, secret_col], "plot_topk_facets")
-    if col_wrap < 1:
-        raise ValueError(f"col_wrap must be at least 1, got {col_wrap!r}.")
-    facets = joined_labels(df, facet_cols)
-    levels = ordered_levels(facets, None) or ["(no data)"]
-    ncols = min(col_wrap, len(levels))
-    nrows = math.ceil(len(levels) / ncols)
-    fig = new_figure(3.6 * ncols, 0.25 * k * nrows + 1.2 * nrows + 0.5)
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
-    colour = sns.color_palette("colorblind")[0]
-    for ax, level in zip(axes, levels):
-        secrets = df.loc[facets == level, secret_col].dropna().tolist()
-        ax.set_title(f"{level} (n={len(secrets)})", fontsize=9)
-        if not secrets:
-            ax.text(0.5, 0.5, "no revealed secrets", ha="center", va="center", transform=ax.transAxes)
-            ax.set_axis_off()
-            continue
-        table = top_k(secrets, k)
-        ax.barh(table["secret"].astype(str), table["share"], color=colour)
-        ax.invert_yaxis()
-        ax.set_xlim(0, 1)
-        ax.set_xlabel("share of reveals", fontsize=8)
-        ax.tick_params(labelsize=8)
-    for ax in axes[len(levels):]:
-        ax.set_visible(False)
-    fig.suptitle(title if df[secret_col].notna().any() else f"{title} ({NO_DATA})")
-    return label_figure(fig, label)
 
 
 _ENTROPY_METRICS = {

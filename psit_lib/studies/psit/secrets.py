@@ -98,19 +98,6 @@ def _ranked(counter: Counter) -> list[tuple[Hashable, int]]:
     return sorted(counter.items(), key=lambda item: (-item[1], str(item[0])))
 
 
-def top_k(counts: Counts, k: int = 10) -> pd.DataFrame:
-    """The ``k`` most frequent secrets with columns ``rank``, ``secret``, ``count``, ``share``."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int of at least 1, got {k!r}.")
-    counter = as_counter(counts)
-    total = sum(counter.values())
-    rows = [
-        {"rank": rank, "secret": secret, "count": count, "share": count / total}
-        for rank, (secret, count) in enumerate(_ranked(counter)[:k], start=1)
-    ]
-    return pd.DataFrame(rows, columns=["rank", "secret", "count", "share"])
-
-
 def _as_samples(samples: Counts) -> list:
     if isinstance(samples, Mapping):
         return [secret for secret, count in _ranked(as_counter(samples)) for _ in range(count)]

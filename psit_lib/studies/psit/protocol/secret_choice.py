@@ -351,33 +351,6 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def entropy_by_temperature(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
-    """Compact (task, model) x temperature table of entropy in bits, whether it rises, and the
-    comparison behind that flag.
-
-    ``rises`` compares the highest temperature with reveals with the lowest, exactly as
-    :func:`spread_reading` does (:func:`entropy_comparisons`): True when the bootstrap interval of
-    the gap is above zero, False when below, None when the run cannot say (too few reveals, a
-    tie, the interval includes zero, one temperature, no readable secret); ``comparison`` says
-    which. Mode collapse is entropy falling as the temperature drops.
-    """
-    comparisons = entropy_comparisons(summary)
-    if comparisons.empty:
-        return pd.DataFrame(columns=["rises", "comparison"],
-                            index=pd.MultiIndex.from_tuples([], names=["task", "model"]))
-    readable = summary.dropna(subset=["entropy"])
-    if readable.empty:
-        table = pd.DataFrame(index=pd.MultiIndex.from_frame(comparisons[["task", "model"]]))
-    else:
-        table = readable.pivot_table(index=["task", "model"], columns="temperature", values="entropy")
-        table.columns = [f"T={t:g}" for t in table.columns]
-        table = table.round(digits).reindex(pd.MultiIndex.from_frame(comparisons[["task", "model"]]))
-    flags = {"rises": True, "falls": False}
-    table["rises"] = pd.Series([flags.get(v) for v in comparisons["verdict"]], index=table.index, dtype=object)
-    table["comparison"] = comparisons["verdict"].to_numpy()
-    return table
-
-
 def _revealed(df: pd.DataFrame, task: str) -> list[str]:
     if "task" not in df.columns or "secret" not in df.columns:
         return []
@@ -479,7 +452,7 @@ def run_note(records: Sequence[Any], top: pd.DataFrame) -> str:
 def spread_reading(summary: pd.DataFrame) -> str:
     """Generated sentences: per (task, model), entropy at the coldest and the hottest temperature
     with their intervals, and whether the bootstrap interval of the gap separates them (see
-    :func:`entropy_comparisons`, which the ``rises`` flag of :func:`entropy_by_temperature` shares).
+    :func:`entropy_comparisons`).
     Too few reveals, ties and a single temperature are said as such, never compared; a
     per-temperature interval that misses its estimate is flagged. Entropy is a description of the
     spread, so the sentence says rises or falls, never better or worse."""

@@ -1,0 +1,4 @@
+"""The ACC study's notebook, for :mod:`psit_lib.studies.registry` (imports nothing)."""
+
+STUDIES = {"acc": "psit_lib.studies.acc.study:STUDY"}
+NOTEBOOKS = {"05_acc_judge_evaluation": ("acc", "psit_lib.studies.acc.experiment:AccParams")}

@@ -1,0 +1,4 @@
+"""The BASIS study's notebook, for :mod:`psit_lib.studies.registry` (imports nothing)."""
+
+STUDIES = {"basis": "psit_lib.studies.basis.study:STUDY"}
+NOTEBOOKS = {"06_basis_cab_scenarios": ("basis", "psit_lib.studies.basis.experiment:BasisParams")}

@@ -1,0 +1,14 @@
+"""The private-state study's notebooks, for :mod:`psit_lib.studies.registry` (imports nothing)."""
+
+STUDIES = {"psit": "psit_lib.studies.psit.study:STUDY"}
+
+NOTEBOOKS = {
+    "01_theorem_illustration": ("psit", "psit_lib.studies.psit.theorem_params:TheoremParams"),
+    "02_hangman_fork_tests": ("psit", "psit_lib.studies.psit.protocol.params:ForkTestParams"),
+    "03_diagnosis_ddxplus": ("psit", "psit_lib.studies.psit.protocol.params:ForkTestParams"),
+    "04_memory_strategy_ablations": ("psit", "psit_lib.studies.psit.protocol.params:AblationParams"),
+    "07_secret_distribution_mode_collapse": ("psit", "psit_lib.studies.psit.protocol.params:SecretChoiceParams"),
+}
+
+# 07's Appendix E counts the secrets revealed at 02's and 03's forks
+RUNS_AFTER = {"07_secret_distribution_mode_collapse": ("02_hangman_fork_tests", "03_diagnosis_ddxplus")}
