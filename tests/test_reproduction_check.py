@@ -22,32 +22,25 @@ def _rates(model, agent, successes, n, task="hangman"):
                           "successes": successes, "rate": successes / n if n else float("nan")}])
 
 
-def test_a_rate_far_from_the_papers_differs_and_one_close_to_it_is_consistent():
-    paper = self_consistency_reference("hangman", ["private_cot"])
-    paper_rate = float(paper[paper["model"] == "Qwen3 32B"]["rate"].iloc[0])
-    close = round(paper_rate * PAPER_N)
-    far = 0 if paper_rate > 0.5 else PAPER_N
-    both = pd.concat([_rates("qwen3-32b", "private_cot", close, PAPER_N),
-                      _rates("gpt-oss-20b", "private_cot", far, PAPER_N)])
-    check = reproduction_check(both)
-    verdicts = dict(zip(check["paper_model"], check["verdict"]))
-    assert verdicts["Qwen3 32B"] == "consistent"
-    far_rate = float(self_consistency_reference("hangman", ["private_cot"]).set_index("model").at["GPT-OSS 20B", "rate"])
-    assert verdicts["GPT-OSS 20B"] == ("differs" if abs(far_rate - far / PAPER_N) > 0.4 else "consistent")
-    assert (check["p_holm"] >= check["p_two_sided"]).all()
-    assert "differ" in reproduction_reading(check, ["qwen3-32b", "gpt-oss-20b"]) or \
-        "consistent" in reproduction_reading(check, ["qwen3-32b", "gpt-oss-20b"])
+def test_a_rate_far_from_the_papers_differs_and_one_matching_it_at_400_is_consistent():
+    paper = self_consistency_reference("hangman", ["private_cot"]).set_index("model")["rate"]
+    close = round(paper["Qwen3 32B"] * 400)
+    far = 0 if paper["GPT-OSS 20B"] > 0.5 else PAPER_N
+    both = pd.concat([_rates("qwen3-32b", "private_cot", close, 400), _rates("gpt-oss-20b", "private_cot", far, PAPER_N)])
+    verdicts = dict(zip((check := reproduction_check(both))["paper_model"], check["verdict"]))
+    assert verdicts == {"Qwen3 32B": "consistent", "GPT-OSS 20B": "differs"}
+    assert "p_holm" not in check.columns  # no correction over the notebook's cells
 
 
-def test_a_small_run_cannot_differ_from_anything_and_says_consistent_not_equal():
-    check = reproduction_check(_rates("Qwen3-32B", "vanilla", 1, 2))  # 1/2 vs the paper's 2/50
-    assert list(check["verdict"]) == ["consistent"]
-    assert "cannot tell them apart" in reproduction_reading(check, ["Qwen3-32B"])
+def test_a_small_run_is_inconclusive_never_consistent():
+    check = reproduction_check(_rates("Qwen3-32B", "vanilla", 0, 2))  # 0/2 vs the paper's 2/50
+    assert list(check["verdict"]) == ["inconclusive"]
+    assert "too small to decide anything" in reproduction_reading(check, ["Qwen3-32B"])
 
 
 def test_a_run_on_other_models_covers_no_cell_and_says_so():
     check = reproduction_check(_rates("psit-sim", "vanilla", 3, 10))
-    assert check.empty and list(check.columns)[-1] == "verdict"
+    assert check.empty and "verdict" in check.columns
     assert reproduction_reading(check, ["psit-sim"]).startswith("No Table 1 cell is covered")
 
 
