@@ -1,6 +1,8 @@
-"""The reproduction check: a run's Table 1 rates against the paper's, a two-sided test per cell."""
+"""The reproduction check: a run's Table 1 rates against the paper's, a verdict with power per cell."""
 
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 import pytest
@@ -48,7 +50,7 @@ def test_unscored_cells_are_left_out():
     assert reproduction_check(_rates("qwen3-32b", "vanilla", 0, 0)).empty
 
 
-def test_psit_compare_paper_tests_each_covered_cell_and_fits_120_columns(tmp_path, monkeypatch, capsys):
+def test_psit_compare_paper_prints_the_ledger_and_each_cells_verdict_within_120_columns(tmp_path, monkeypatch, capsys):
     from psit_lib.cli import main
     from psit_lib.runs.folder import RunMetadata, RunStore
 
@@ -56,16 +58,23 @@ def test_psit_compare_paper_tests_each_covered_cell_and_fits_120_columns(tmp_pat
     store = RunStore(tmp_path / "r1" / "02_hangman_fork_tests")
     store.write_metadata(RunMetadata(notebook="02_hangman_fork_tests"))
     store.tables_dir.mkdir(parents=True)
-    pd.concat([_rates("Qwen/Qwen3-32B", "private_cot", 0, 50), _rates("Qwen/Qwen3-32B", "vanilla", 2, 50),
+    paper = self_consistency_reference("hangman", ["private_cot", "vanilla"]).set_index(["agent", "model"])["rate"]
+    far = 0 if paper["private_cot", "Qwen3 32B"] > 0.5 else 50
+    pd.concat([_rates("Qwen/Qwen3-32B", "private_cot", far, 50),
+               _rates("Qwen/Qwen3-32B", "vanilla", round(paper["vanilla", "Qwen3 32B"] * 400), 400),
                _rates("Qwen/Qwen3-32B", "workflow_overwrite", 0, 0)]).to_csv(
         store.tables_dir / "table1_self_consistency.csv", index=False)
     assert main(["compare", "r1", "--paper"]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 120, out
+    assert out.index("== Claims ledger") < out.index("== Paper numbers")
+    for claim in ("PSIT-1", "PSIT-2", "PSIT-3", "ACC-1", "ACC-2", "BASIS-1"):
+        line = next(line for line in out.splitlines() if line.startswith(f"[{claim}]"))
+        assert re.search(r"=>\s+(SUPPORTED|CONTRADICTED|INCONCLUSIVE)", line), line
     rows = [line for line in out.splitlines() if line.strip().startswith("hangman")]
     assert len(rows) == 2 and "Qwen3 32B" in rows[0]
-    ref = self_consistency_reference("hangman", ["private_cot"]).set_index("model").at["Qwen3 32B", "rate"]
-    assert rows[0].endswith("differs" if ref > 0.3 else "consistent")
-    assert rows[1].endswith("consistent")  # 2/50 against the paper's vanilla rate on Qwen3 32B
+    assert rows[0].endswith("differs") and rows[1].endswith("consistent ±0.15")
+    assert main(["compare", "r1", "--paper", "--margin", "0.05"]) == 0
+    assert capsys.readouterr().out.count("consistent ±0.05") == 0  # the paper's n = 50 cannot confirm ±0.05
     assert main(["compare", "r1", "r1", "--paper"]) == 2
     assert main(["compare", "r1"]) == 2
