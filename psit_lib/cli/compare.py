@@ -175,7 +175,7 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
     from psit_lib.analysis.claims import ledger, ledger_lines, merge_tables
     from psit_lib.analysis.verdicts import DEFAULT_MARGIN
     from psit_lib.report.ledger import all_claims, run_tables
-    from psit_lib.studies.basis.claims import reproduction_check as basis_check
+    from psit_lib.studies.basis.claims import success_against_paper
     from psit_lib.studies.psit.protocol.reproduction import reproduction_check, reproduction_reading
 
     margin = DEFAULT_MARGIN if margin is None else margin
@@ -196,7 +196,7 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
             if len(check):
                 lines += _verdict_rows(check, ("task", "agent", "paper_model"))
         if "success_pooled" in tables:
-            check = basis_check(tables["success_pooled"], margin)
+            check = success_against_paper(tables["success_pooled"], margin)
             lines.append(f"\n-- {nb}: BASIS Table 1 success (paper: 180 runs per cell; the paper's model is not "
                          "in data/reference/, so any run's model is set beside it)")
             lines += _verdict_rows(check, ("model", "scenario", "system")) if len(check) else ["  no measured cell"]

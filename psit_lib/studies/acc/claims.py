@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from psit_lib.analysis.claims import INCONCLUSIVE, Claim, Decision, Tables, all_of
+from psit_lib.analysis.claims import INCONCLUSIVE, Claim, ledger, Decision, Tables, all_of
 from psit_lib.analysis.verdicts import newcombe_interval
 
 PAPER = "ACC"
@@ -90,3 +90,8 @@ def claims() -> list[Claim]:
               "as ACC-2, on drift (violations and omissions over active rules, turns 2..T)", "lower is the claim",
               _lower("drift")),
     ]
+
+
+def claims_ledger(tables: Tables) -> pd.DataFrame:
+    """The study's claims decided on a notebook's (or a run's merged) tables: what a notebook shows."""
+    return ledger(claims(), tables)

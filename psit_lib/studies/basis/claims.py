@@ -14,8 +14,8 @@ import math
 import pandas as pd
 from scipy.stats import norm
 
-from psit_lib.analysis.claims import INCONCLUSIVE, Claim, Decision, Tables, all_of
-from psit_lib.analysis.verdicts import DEFAULT_ALPHA, DEFAULT_MARGIN, compare_counts, newcombe_interval
+from psit_lib.analysis.claims import INCONCLUSIVE, Claim, ledger, Decision, Tables, all_of
+from psit_lib.analysis.verdicts import DEFAULT_ALPHA, DEFAULT_MARGIN, compare_counts, margin_note, newcombe_interval
 from psit_lib.studies.basis.reference import reference_success
 
 PAPER = "BASIS"
@@ -112,7 +112,7 @@ def claims() -> list[Claim]:
     ]
 
 
-def reproduction_check(pooled: pd.DataFrame, margin: float = DEFAULT_MARGIN, alpha: float = DEFAULT_ALPHA
+def success_against_paper(pooled: pd.DataFrame, margin: float = DEFAULT_MARGIN, alpha: float = DEFAULT_ALPHA
                        ) -> pd.DataFrame:
     """Each measured (model, scenario, system) pooled success against the paper's Table 1 Success
     (a count of 180): difference, Newcombe 95% interval and verdict (``analysis/verdicts``)."""
@@ -133,3 +133,13 @@ def reproduction_check(pooled: pd.DataFrame, margin: float = DEFAULT_MARGIN, alp
     table = pd.DataFrame(rows, columns=columns)
     table["episodes_to_decide"] = table["episodes_to_decide"].astype("Int64")
     return table
+
+
+def claims_ledger(tables: Tables) -> pd.DataFrame:
+    """The study's claims decided on a notebook's (or a run's merged) tables: what a notebook shows."""
+    return ledger(claims(), tables)
+
+
+def verdict_rule(margin: float = DEFAULT_MARGIN) -> str:
+    """The verdicts' margin against this paper's count per cell, as a page says it (generated)."""
+    return margin_note(PAPER_N, margin)

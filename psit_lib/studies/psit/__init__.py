@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from psit_lib.studies.psit import claims
     from psit_lib.studies.psit.study import SECRET_CHOICE_STUDY, STUDY
     from psit_lib.runs import Experiment, beside_rates
     from psit_lib.runs.params import notebook_values, validate_params
@@ -86,6 +87,7 @@ _NAMES: dict[str, str] = {
 
 # name -> a module of the study's notebook helpers, used as a namespace (fork_tests.fork_frame, ...)
 _MODULES: dict[str, str] = {
+    "claims": "psit_lib.studies.psit.claims",
     "fork_tests": "psit_lib.studies.psit.protocol.experiment",
     "ablation": "psit_lib.studies.psit.protocol.ablation",
     "secret_choice": "psit_lib.studies.psit.protocol.secret_choice",
@@ -95,6 +97,7 @@ _MODULES: dict[str, str] = {
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
+    "claims",
     "STUDY", "Experiment", "beside_rates", "notebook_values", "validate_params", "TheoremParams", "ForkTestParams",
     "AblationParams", "SecretChoiceParams", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions",
     "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_outcome_bars",

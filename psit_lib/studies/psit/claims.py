@@ -17,9 +17,10 @@ import re
 import pandas as pd
 from scipy.stats import fisher_exact
 
-from psit_lib.analysis.claims import INCONCLUSIVE, Claim, Decision, Tables, all_of, one_sided_p, trend_z
+from psit_lib.analysis.claims import INCONCLUSIVE, Claim, ledger, Decision, Tables, all_of, one_sided_p, trend_z
 from psit_lib.analysis.reference import reference_table
 from psit_lib.analysis.stats import wilson_interval
+from psit_lib.analysis.verdicts import DEFAULT_MARGIN, margin_note
 from psit_lib.studies.psit.protocol.reproduction import PAPER_N, paper_model
 from psit_lib.studies.psit.reference import TABLE1
 
@@ -169,3 +170,67 @@ def claims() -> list[Claim]:
 
 def _paper() -> Tables:
     return {TABLE: paper_table1()}
+
+
+RUN_SOURCE = "this run"
+
+
+def _paper_rows_for(table: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 1 cells beside a run's: its tasks and agents, on the paper's model each run
+    model stands for, or on all four when none does."""
+    paper = paper_table1()
+    paper = paper[paper["task"].isin(set(table["task"])) & paper["agent"].isin(set(table["agent"]))]
+    matched = {m for m in (paper_model(str(x)) for x in table["model"]) if m is not None}
+    return paper[paper["model"].isin(matched)] if matched else paper
+
+
+def method_gaps(table1: pd.DataFrame) -> pd.DataFrame:
+    """Per (task, model, private-state agent): its rate minus the strongest public baseline's in that
+    cell (the baseline named), with the Newcombe 95% interval; this run's rows, then the paper's for
+    the same games and agents (``source`` "paper")."""
+    from psit_lib.analysis.verdicts import newcombe_interval
+
+    rows = []
+    for source, table in ((RUN_SOURCE, table1), ("paper", _paper_rows_for(table1))):
+        cells = _scored(table)
+        for (task, model), part in cells.groupby(["task", "model"], sort=False):
+            public = part[part["group"] == "public"]
+            if public.empty:
+                continue
+            base = public.loc[(public["successes"] / public["n_scored"]).idxmax()]
+            kb, nb = int(base["successes"]), int(base["n_scored"])
+            for r in part[part["group"] == "private"].itertuples(index=False):
+                k, n = int(r.successes), int(r.n_scored)
+                low, high = newcombe_interval(k, n, kb, nb)
+                rows.append({"task": task, "model": model, "agent": r.agent, "baseline": base["agent"],
+                             "comparison": f"{r.agent} − {base['agent']}", "gap": k / n - kb / nb, "low": low,
+                             "high": high, "source": source})
+    return pd.DataFrame(rows, columns=["task", "model", "agent", "baseline", "comparison", "gap", "low", "high",
+                                       "source"])
+
+
+def rates_by_size(table1: pd.DataFrame) -> pd.DataFrame:
+    """Per task, model size and agent group (public, private state): pooled rate with its Wilson
+    95% interval, this run's rows and the paper's four models (``source`` "paper")."""
+    rows = []
+    for source, table in ((RUN_SOURCE, table1), ("paper", paper_table1())):
+        cells = _scored(table[table["task"].isin(set(table1["task"])) & table["agent"].isin(set(table1["agent"]))])
+        cells = cells.assign(size=[model_size(str(m)) for m in cells["model"]]).dropna(subset=["size"])
+        for (task, size, group), part in cells.groupby(["task", "size", "group"], sort=True):
+            k, n = int(part["successes"].sum()), int(part["n_scored"].sum())
+            low, high = wilson_interval(k, n)
+            rows.append({"task": task, "size": size, "model": ", ".join(sorted(set(part["model"].astype(str)))),
+                         "group": group, "successes": k, "n_scored": n, "rate": k / n, "wilson_low": low,
+                         "wilson_high": high, "source": source})
+    return pd.DataFrame(rows, columns=["task", "size", "model", "group", "successes", "n_scored", "rate",
+                                       "wilson_low", "wilson_high", "source"])
+
+
+def claims_ledger(tables: Tables) -> pd.DataFrame:
+    """The study's claims decided on a notebook's (or a run's merged) tables: what a notebook shows."""
+    return ledger(claims(), tables)
+
+
+def verdict_rule(margin: float = DEFAULT_MARGIN) -> str:
+    """The verdicts' margin against this paper's count per cell, as a page says it (generated)."""
+    return margin_note(PAPER_N, margin)
