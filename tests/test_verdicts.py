@@ -123,3 +123,13 @@ def test_the_reading_counts_consistent_differs_and_inconclusive_cells():
     assert text.startswith(f"1 of 3 covered Table 1 cell(s) are consistent with the paper within ±{DEFAULT_MARGIN:g}")
     assert "1 differ: hangman/private_cot" in text and "1 are inconclusive" in text
     assert not math.isnan(check.set_index("agent").at["amem", "difference"])
+
+
+def test_the_protocol_states_the_margins_reach_as_the_code_computes_it():
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).parents[1] / "docs" / "protocol.md").read_text(encoding="utf-8").split())
+    assert f"default, m = {DEFAULT_MARGIN:g}, is reachable" in text
+    assert f"from about {episodes_for_margin(0.5, DEFAULT_MARGIN, 50)} run episodes at 0.5" in text
+    assert f"({episodes_for_margin(0.1, DEFAULT_MARGIN, 50)} at 0.1)" in text
+    assert f"for BASIS's 180 runs, from about {episodes_for_margin(0.5, DEFAULT_MARGIN, 180)}" in text
