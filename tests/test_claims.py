@@ -36,7 +36,7 @@ def test_psit_claims_supported_on_a_clear_run_with_one_model_size_leaves_scaling
     table = _table1({("hangman", "qwen3-32b"): _cell((0, 50), (45, 50)),
                      ("diagnosis", "qwen3-32b"): _cell((1, 50), (40, 50))})
     got = _verdicts(psit.claims(), {psit.TABLE: table})
-    assert got == {"PSIT-1": SUPPORTED, "PSIT-2": SUPPORTED, "PSIT-3": INCONCLUSIVE}
+    assert got == {"PSIT-1": SUPPORTED, "PSIT-2": SUPPORTED, "PSIT-3": INCONCLUSIVE, "PSIT-4": INCONCLUSIVE}
     assert "two or more model sizes" in psit.claims()[2].decide({psit.TABLE: table}).statistic
 
 
@@ -58,6 +58,14 @@ def test_the_scaling_claim_reads_the_trend_over_model_sizes(small, large, verdic
     table = _table1({("hangman", "openai/gpt-oss-20b"): _cell((0, 50), small),
                      ("hangman", "Qwen/Qwen3-235B-A22B"): _cell((0, 50), large)})
     assert psit.claims()[2].decide({psit.TABLE: table}).verdict == verdict
+
+
+@pytest.mark.parametrize("workflow, autonomous, verdict", [((45, 50), (10, 50), SUPPORTED),
+                                                            ((10, 50), (45, 50), CONTRADICTED),
+                                                            ((30, 50), (28, 50), INCONCLUSIVE)])
+def test_workflow_against_autonomous(workflow, autonomous, verdict):
+    table = _table1({("hangman", "qwen3-32b"): {"workflow_overwrite": workflow, "autonomous_overwrite": autonomous}})
+    assert psit.claims()[3].decide({psit.TABLE: table}).verdict == verdict
 
 
 @pytest.mark.parametrize("name, size", [("gemma-3-270m", 0.27), ("llama-3-8b", 8.0), ("qwen2.5-coder-0.5b-instruct", 0.5),
@@ -155,7 +163,7 @@ def test_every_ledger_line_fits_120_columns_and_names_test_and_verdict():
     lines = ledger_lines(table)
     assert max(map(len, lines)) <= 120
     assert sum(line.lstrip().startswith("test:") for line in lines) == len(table)
-    assert len(table) == 8 and set(table["verdict"]) <= {SUPPORTED, CONTRADICTED, INCONCLUSIVE}
+    assert len(table) == 9 and set(table["verdict"]) <= {SUPPORTED, CONTRADICTED, INCONCLUSIVE}
 
 
 def test_the_report_index_opens_with_the_claims_ledger(tmp_path):
@@ -168,7 +176,7 @@ def test_the_report_index_opens_with_the_claims_ledger(tmp_path):
     _table1({("hangman", "psit-sim"): _cell((1, 10), (9, 10))}).to_csv(store.tables_dir / f"{psit.TABLE}.csv", index=False)
     page = index_html(tmp_path, {"backend": "sim"}, [], "abc")
     assert page.index("<h2 id='claims'>Claims ledger</h2>") < page.index("<th>Notebook, key result")
-    assert page.count("<td>PSIT-") == 3 and page.count("<td>ACC-") == 3 and page.count("<td>BASIS-") == 2
+    assert page.count("<td>PSIT-") == 4 and page.count("<td>ACC-") == 3 and page.count("<td>BASIS-") == 2
     assert "this run saved no hallucination_drift table" in page  # ACC not run: inconclusive, said why
 
 

@@ -57,8 +57,10 @@ def agent_groups() -> dict[str, str]:
 
 def _scored(table: pd.DataFrame) -> pd.DataFrame:
     groups = agent_groups()
+    families = dict(zip(reference_table(TABLE1)["method"].astype(str), reference_table(TABLE1)["group"].astype(str)))
     table = table[table["n_scored"].fillna(0) > 0].copy()
     table["group"] = table["agent"].map(groups)
+    table["family"] = table["agent"].map(families)
     return table[table["group"].notna()]
 
 
@@ -127,6 +129,34 @@ def _scales(tables: Tables) -> Decision:
     return Decision(decision.verdict, decision.statistic + "; " + "; ".join(p[0] for p in parts))
 
 
+def _workflow_first(tables: Tables) -> Decision:
+    cells = _scored(tables[TABLE])
+    cells = cells[cells["family"].isin(["workflow", "autonomous"])]
+    groups = list(cells.groupby(["task", "model"], sort=False))
+    parts = []
+    for (task, model), part in groups:
+        pooled = part.groupby("family")[["successes", "n_scored"]].sum()
+        if not {"workflow", "autonomous"} <= set(pooled.index):
+            continue
+        kw, nw = int(pooled.at["workflow", "successes"]), int(pooled.at["workflow", "n_scored"])
+        ka, na = int(pooled.at["autonomous", "successes"]), int(pooled.at["autonomous", "n_scored"])
+        table = [[kw, nw - kw], [ka, na - ka]]
+        parts.append((f"{task} on {model} ({kw / nw:.2f} vs {ka / na:.2f})",
+                      float(fisher_exact(table, alternative="greater")[1]) < ALPHA,
+                      float(fisher_exact(table, alternative="less")[1]) < ALPHA / max(1, len(groups))))
+    if not parts:
+        return Decision(INCONCLUSIVE, "needs a workflow and an autonomous memory agent in one (game, model) cell")
+    decision = all_of(parts, "(task, model) cells")
+    return Decision(decision.verdict, decision.statistic + " (workflow agents pooled vs autonomous pooled)")
+
+
+def _paper_evidence_families() -> str:
+    ref = reference_table(TABLE1)
+    means = ref[ref["group"].isin(["workflow", "autonomous"])].groupby("group")["self_consistency_pct"].mean()
+    return (f"Table 1: workflow agents {means['workflow']:.0f}% vs autonomous {means['autonomous']:.0f}% on average "
+            "over both games, four models and three update strategies")
+
+
 def _paper_evidence_fail() -> str:
     table = paper_table1()
     table = table[table["agent"].map(agent_groups()) == "public"]
@@ -165,6 +195,10 @@ def claims() -> list[Claim]:
         Claim("PSIT-3", PAPER, "self-consistency scales with model size", _paper_evidence_scales(), (TABLE,),
               f"per game: Cochran-Armitage trend of private-state success over log model size, one-sided {ALPHA:g}; "
               "needs two or more sizes", "rises with size", _scales, _paper),
+        Claim("PSIT-4", PAPER, "workflow memory agents outperform autonomous ones", _paper_evidence_families(), (TABLE,),
+              f"per (game, model): one-sided Fisher, workflow agents pooled > autonomous pooled at {ALPHA:g} in every "
+              f"cell (supported); autonomous > workflow at {ALPHA:g}/cells in any (contradicted)", "higher is the claim",
+              _workflow_first, _paper),
     ]
 
 
