@@ -164,16 +164,6 @@ class Verdict:
     def paper_rate(self) -> float:
         return self.paper_successes / self.paper_n if self.paper_n else float("nan")
 
-    def text(self) -> str:
-        """The verdict as a page says it."""
-        if self.verdict == CONSISTENT:
-            return f"consistent within ±{self.margin:g}"
-        if self.verdict == DIFFERS:
-            return "differs"
-        if self.episodes_to_decide is None:
-            return f"inconclusive (no run size decides it at ±{self.margin:g})"
-        return f"inconclusive (~{self.episodes_to_decide} episodes would decide it)"
-
 
 def compare_counts(run_successes: int, run_n: int, paper_successes: int, paper_n: int,
                    margin: float = DEFAULT_MARGIN, alpha: float = DEFAULT_ALPHA) -> Verdict:
