@@ -1,4 +1,4 @@
-"""A claims ledger: each paper's headline claims, the paper's evidence, and what this run says.
+"""A claims ledger: each paper's headline claims, the paper's evidence, and what this run says (SPEC §10).
 
 A :class:`Claim` is data (id, paper, statement, the evidence the paper gives, the tables it
 reads, the test that decides it, the direction that supports it) plus a pure deciding function

@@ -1,4 +1,4 @@
-"""Is a run's rate the paper's? A verdict with power: consistent within ±m, differs, or inconclusive.
+"""Is a run's rate the paper's? A verdict with power: consistent within ±m, differs, or inconclusive (SPEC §9).
 
 A paper reports a rate from a count (Table 1 of the private-state study: 50 episodes per cell). A
 run's rate beside it is judged on the *difference* run − paper:

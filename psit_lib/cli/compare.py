@@ -183,9 +183,9 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
     per_notebook = run_tables(folder)
     if not per_notebook:
         raise CliError(f"{folder.name} holds no notebook results; run one first")
-    lines = [f"run = {folder}", "", "== Claims ledger (docs/protocol.md, Claims)"]
+    lines = [f"run = {folder}", "", "== Claims ledger (docs/protocol.md §10)"]
     lines += ledger_lines(ledger(all_claims(), merge_tables(per_notebook)), WIDTH)
-    lines += ["", f"== Paper numbers with counts, run against paper (margin ±{margin:g}; docs/protocol.md, Verdicts)"]
+    lines += ["", f"== Paper numbers with counts, run against paper (margin ±{margin:g}; docs/protocol.md §9)"]
     for nb, tables in per_notebook.items():
         if "table1_self_consistency" in tables:
             table1 = tables["table1_self_consistency"]

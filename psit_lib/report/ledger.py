@@ -56,7 +56,7 @@ def ledger_section(run_dir: Path) -> str:
         f"<td>{html.escape(r.run_evidence)}</td><td>{html.escape(r.test)}</td>"
         f"<td><span class='status {_CLASS.get(r.verdict, 'bad')}'>{html.escape(r.verdict)}</span></td></tr>"
         for r in table.itertuples(index=False))
-    return ("<h2 id='claims'>Claims ledger</h2><p>Each paper's headline claims (docs/protocol.md, “Claims”), "
+    return ("<h2 id='claims'>Claims ledger</h2><p>Each paper's headline claims (SPEC §10 in the protocol), "
             "decided on this run's saved tables: <i>supported</i>, <i>contradicted</i> or <i>inconclusive</i> by "
             "the test named in the row; the same test on the paper's own counts beside its evidence. A claim a "
             "run cannot decide (too few episodes, one model size, a table it did not save) is inconclusive, "
