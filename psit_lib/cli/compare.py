@@ -197,7 +197,6 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
                 lines += _verdict_rows(check, ("task", "agent", "paper_model"))
         if "success_pooled" in tables:
             check = success_against_paper(tables["success_pooled"], margin)
-            lines.append(f"\n-- {nb}: BASIS Table 1 success (paper: 180 runs per cell; the paper's model is not "
-                         "in data/reference/, so any run's model is set beside it)")
+            lines.append(f"\n-- {nb}: BASIS Table 1 success (paper: 180 runs per cell; its model is not recorded)")
             lines += _verdict_rows(check, ("model", "scenario", "system")) if len(check) else ["  no measured cell"]
     return "\n".join(_cut(line) for line in lines)
