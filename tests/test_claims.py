@@ -194,3 +194,17 @@ def test_the_forest_and_size_figures():
     rates = psit.rates_by_size(two)
     assert sorted(rates[rates.source == "this run"]["size"].unique()) == [32.0, 120.0]
     assert len(plot_rate_by_size(rates, "label").axes[0].lines) > 0
+
+
+def test_basis_passk_against_the_paper_counts_the_runs_sets():
+    from psit_lib.studies.basis.reference import reference_passk
+
+    ref = reference_passk()
+    comparison = ref.assign(model="m", reference_pass_hat_k=ref["pass_hat_k"], reference_pass_at_k=ref["pass_at_k"],
+                            study_reported_pass_hat_k=ref["pass_hat_k"], study_reported_pass_at_k=ref["pass_at_k"])
+    pooled = basis.paper_pooled().assign(model="m", n_scored=180, n_failed=0)
+    check = basis.passk_against_paper(comparison, pooled)
+    assert len(check) == 2 * len(ref) and (check["run_n"] == 10).all() and (check["paper_n"] == 10).all()
+    assert "differs" not in set(check["verdict"]) and "consistent" not in set(check["verdict"])  # 10 vs 10 sets
+    far = basis.passk_against_paper(comparison.assign(reference_pass_hat_k=1.0), pooled.assign(n_scored=1800))
+    assert "differs" in set(far[far.measure == "pass^k"]["verdict"]) and (far["run_n"] == 100).all()

@@ -175,7 +175,7 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
     from psit_lib.analysis.claims import ledger, ledger_lines, merge_tables
     from psit_lib.analysis.verdicts import DEFAULT_MARGIN
     from psit_lib.report.ledger import all_claims, run_tables
-    from psit_lib.studies.basis.claims import success_against_paper
+    from psit_lib.studies.basis.claims import passk_against_paper, success_against_paper
     from psit_lib.studies.psit.protocol.reproduction import reproduction_check, reproduction_reading
 
     margin = DEFAULT_MARGIN if margin is None else margin
@@ -199,4 +199,8 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
             check = success_against_paper(tables["success_pooled"], margin)
             lines.append(f"\n-- {nb}: BASIS Table 1 success (paper: 180 runs per cell; its model is not recorded)")
             lines += _verdict_rows(check, ("model", "scenario", "system")) if len(check) else ["  no measured cell"]
+            if "passk_comparison" in tables:
+                sets = passk_against_paper(tables["passk_comparison"], tables["success_pooled"], margin)
+                lines.append(f"\n-- {nb}: BASIS Table 1 pass^k and pass@k (paper: 10 sets per k; run: its sets)")
+                lines += _verdict_rows(sets, ("scenario", "system", "measure", "k")) if len(sets) else ["  no sets"]
     return "\n".join(_cut(line) for line in lines)

@@ -143,3 +143,38 @@ def claims_ledger(tables: Tables) -> pd.DataFrame:
 def verdict_rule(margin: float = DEFAULT_MARGIN) -> str:
     """The verdicts' margin against this paper's count per cell, as a page says it (generated)."""
     return margin_note(PAPER_N, margin)
+
+
+PAPER_SETS = 10
+"""Sets per k behind the paper's pass^k and pass@k (its Table 1: 10 sets of k fresh runs per k)."""
+RUNS_PER_SET_ROUND = 1 + 2 + 5 + 10
+
+
+def passk_against_paper(comparison: pd.DataFrame, pooled: pd.DataFrame, margin: float = DEFAULT_MARGIN,
+                        alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
+    """This run's set-based pass^k and pass@k (``passk_comparison``'s ``reference_pass_*``, shares of
+    its sets) against the paper's (shares of 10 sets): the same verdicts as the Success column. The
+    run's sets per k are its pooled runs per cell over 1 + 2 + 5 + 10; at 10 sets the paper's own
+    count is too small for a tight margin, which the verdicts say (no run size decides)."""
+    runs = pooled[(pooled["source"] == MEASURED) & (pooled["scenario"] != MEAN_ROW)]
+    sets = {(str(r.model), str(r.scenario), str(r.system)): int((r.n_scored + r.n_failed) // RUNS_PER_SET_ROUND)
+            for r in runs.itertuples(index=False) if r.n_scored == r.n_scored}
+    rows = []
+    for r in comparison.itertuples(index=False):
+        n = sets.get((str(r.model), str(r.scenario), str(r.system)), 0)
+        for measure, run_col, paper_col in (("pass^k", "reference_pass_hat_k", "study_reported_pass_hat_k"),
+                                            ("pass@k", "reference_pass_at_k", "study_reported_pass_at_k")):
+            run_rate, paper_rate = getattr(r, run_col), getattr(r, paper_col)
+            if not n or pd.isna(run_rate) or pd.isna(paper_rate):
+                continue
+            v = compare_counts(round(run_rate * n), n, round(paper_rate * PAPER_SETS), PAPER_SETS, margin, alpha)
+            rows.append({"model": r.model, "scenario": r.scenario, "system": r.system, "k": int(r.k),
+                         "measure": measure, "run_successes": v.run_successes, "run_n": n, "run_rate": v.run_rate,
+                         "paper_rate": paper_rate, "paper_n": PAPER_SETS, "difference": v.difference,
+                         "diff_low": v.diff_low, "diff_high": v.diff_high, "margin": margin, "verdict": v.verdict,
+                         "episodes_to_decide": v.episodes_to_decide})
+    columns = ["model", "scenario", "system", "k", "measure", "run_successes", "run_n", "run_rate", "paper_rate",
+               "paper_n", "difference", "diff_low", "diff_high", "margin", "verdict", "episodes_to_decide"]
+    table = pd.DataFrame(rows, columns=columns)
+    table["episodes_to_decide"] = table["episodes_to_decide"].astype("Int64")
+    return table
