@@ -132,3 +132,21 @@ def test_the_protocol_states_the_margins_reach_as_the_code_computes_it():
     assert f"from about {episodes_for_margin(0.5, DEFAULT_MARGIN, 50)} run episodes at 0.5" in text
     assert f"({episodes_for_margin(0.1, DEFAULT_MARGIN, 50)} at 0.1)" in text
     assert f"for BASIS's 180 runs, from about {episodes_for_margin(0.5, DEFAULT_MARGIN, 180)}" in text
+
+
+def test_the_dry_run_sizes_a_run_for_a_margin_and_says_when_it_is_too_small():
+    from psit_lib.cli.estimate import _paper_cells, margin_sizing_lines
+
+    values = {"agents": ["vanilla", "private_cot"], "n_episodes": 10}
+    rates, paper_n, planned = _paper_cells("02_hangman_fork_tests", values)
+    assert paper_n == PAPER_N and planned == 10 and len(rates) == 8  # two agents x four models
+    small = margin_sizing_lines({"02": (rates, paper_n, planned)}, DEFAULT_MARGIN)
+    assert small[1].endswith("too small to decide anything")
+    need = max(episodes_for_margin(r, DEFAULT_MARGIN, PAPER_N) for r in rates)
+    assert f"needs up to {need}" in small[1]
+    enough = margin_sizing_lines({"02": (rates, paper_n, need)}, DEFAULT_MARGIN)
+    assert f"decides {len(rates)}" in enough[1] and "too small" not in enough[1]
+    tight = margin_sizing_lines({"02": (rates, paper_n, 100_000)}, 0.05)
+    assert "no run size confirms at this margin" in tight[1]
+    assert _paper_cells("05_acc_judge_evaluation", {"n_turns": 10}) is None
+    assert _paper_cells("06_basis_cab_scenarios", {"reference_sets": 10})[1:] == (180, 180)
