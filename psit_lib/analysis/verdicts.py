@@ -184,7 +184,8 @@ def compare_counts(run_successes: int, run_n: int, paper_successes: int, paper_n
                    margin, verdict, need)
 
 
-def margin_note(paper_n: int, margin: float = DEFAULT_MARGIN, alpha: float = DEFAULT_ALPHA) -> str:
+def margin_note(paper_n: int, margin: float = DEFAULT_MARGIN, alpha: float = DEFAULT_ALPHA,
+                unit: str = "episodes") -> str:
     """What the margin means for a paper with ``paper_n`` per cell, generated (a page's sentence): the
     paper's own 90% half-width at a rate of 0.5, and the run size at which a cell at the paper's rate
     reads consistent (at 0.5 and at 0.1)."""
@@ -192,11 +193,11 @@ def margin_note(paper_n: int, margin: float = DEFAULT_MARGIN, alpha: float = DEF
     low, high = wilson(paper_n / 2, paper_n, z)
     mid, tail = episodes_for_margin(0.5, margin, paper_n, alpha), episodes_for_margin(0.1, margin, paper_n, alpha)
     head = (f"Margin ±{margin:g} (the default is ±{DEFAULT_MARGIN:g}; `psit compare RUN --paper --margin M`). The "
-            f"paper's own {paper_n} episodes per cell carry about ±{(high - low) / 2:.3f} at {1 - 2 * alpha:.0%} "
+            f"paper's own {paper_n} {unit} per cell carry about ±{(high - low) / 2:.3f} at {1 - 2 * alpha:.0%} "
             "around a rate of 0.5, so no run confirms a margin at or below that at mid rates. ")
     if mid is None:
         return head + (f"At ±{margin:g} a cell at a rate of 0.5 can never read consistent, whatever the run's size: "
                        "widen the margin.")
-    return head + (f"At ±{margin:g} a cell whose run rate equals the paper's reads consistent from {mid} run episodes "
+    return head + (f"At ±{margin:g} a cell whose run rate equals the paper's reads consistent from {mid} run {unit} "
                    f"at a rate of 0.5 ({tail if tail is not None else 'never'} at 0.1); a smaller run leaves it "
                    "inconclusive, never consistent.")

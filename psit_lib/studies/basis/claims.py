@@ -142,7 +142,7 @@ def claims_ledger(tables: Tables) -> pd.DataFrame:
 
 def verdict_rule(margin: float = DEFAULT_MARGIN) -> str:
     """The verdicts' margin against this paper's count per cell, as a page says it (generated)."""
-    return margin_note(PAPER_N, margin)
+    return margin_note(PAPER_N, margin, unit="runs")
 
 
 PAPER_SETS = 10
