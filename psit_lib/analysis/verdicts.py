@@ -198,6 +198,6 @@ def margin_note(paper_n: int, margin: float = DEFAULT_MARGIN, alpha: float = DEF
     if mid is None:
         return head + (f"At ±{margin:g} a cell at a rate of 0.5 can never read consistent, whatever the run's size: "
                        "widen the margin.")
-    return head + (f"At ±{margin:g} a cell whose run rate equals the paper's reads consistent from {mid} run {unit} "
+    return head + (f"At ±{margin:g} a cell whose run rate equals the paper's reads consistent from {mid} {unit} per cell "
                    f"at a rate of 0.5 ({tail if tail is not None else 'never'} at 0.1); a smaller run leaves it "
                    "inconclusive, never consistent.")
