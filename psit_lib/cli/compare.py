@@ -169,20 +169,20 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
     """``psit compare RUN --paper``: the claims ledger (every paper's headline claims decided on the
     run's saved tables, report/ledger.py), then every paper number with a count behind it beside the
     run's: each covered Table 1 cell of the fork notebooks (studies/psit reproduction check) and
-    BASIS's Table 1 success (studies/basis claims), with the difference's interval and a verdict
+    BASIS's Table 1 success, pass^k and pass@k (studies/basis claims), with the difference's interval and a verdict
     (analysis/verdicts: consistent within ±margin, differs, inconclusive with the run size that
     decides). Every line fits 120 columns."""
     from psit_lib.analysis.claims import ledger, ledger_lines, merge_tables
     from psit_lib.analysis.verdicts import DEFAULT_MARGIN
-    from psit_lib.report.ledger import all_claims, run_tables
+    from psit_lib.report.ledger import all_claims, claim_tables, run_tables
     from psit_lib.studies.basis.claims import passk_against_paper, success_against_paper
     from psit_lib.studies.psit.protocol.reproduction import reproduction_check, reproduction_reading
 
     margin = DEFAULT_MARGIN if margin is None else margin
     folder = run_folder(run)
-    per_notebook = run_tables(folder)
-    if not per_notebook:
+    if not notebooks_with_metadata(folder):
         raise CliError(f"{folder.name} holds no notebook results; run one first")
+    per_notebook = run_tables(folder, claim_tables() | {"passk_comparison"})
     lines = [f"run = {folder}", "", "== Claims ledger (docs/protocol.md §10)"]
     lines += ledger_lines(ledger(all_claims(), merge_tables(per_notebook)), WIDTH)
     lines += ["", f"== Paper numbers with counts, run against paper (margin ±{margin:g}; docs/protocol.md §9)"]

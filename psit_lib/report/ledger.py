@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import Iterable
 
 import pandas as pd
 
@@ -26,15 +27,22 @@ def all_claims() -> list[Claim]:
     return [*psit_claims(), *acc_claims(), *basis_claims()]
 
 
-def notebook_tables(folder: Path) -> dict[str, pd.DataFrame]:
-    """The tables one notebook folder saved, by name (without ``.csv``)."""
+def notebook_tables(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
+    """The tables of ``names`` one notebook folder saved, by name (without ``.csv``)."""
     run = RunFolder(folder)
-    return {name[:-4]: pd.read_csv(run.tables_dir / name) for name in run.table_names() if name.endswith(".csv")}
+    saved = set(run.table_names())
+    return {name: pd.read_csv(run.tables_dir / f"{name}.csv") for name in names if f"{name}.csv" in saved}
 
 
-def run_tables(run_dir: Path) -> dict[str, dict[str, pd.DataFrame]]:
-    """Each notebook's saved tables, notebooks in name order."""
-    return {nb: notebook_tables(run_dir / nb) for nb in sorted(notebooks_with_metadata(run_dir))}
+def claim_tables() -> set[str]:
+    """Every table a claim reads."""
+    return {name for claim in all_claims() for name in claim.tables}
+
+
+def run_tables(run_dir: Path, names: Iterable[str] | None = None) -> dict[str, dict[str, pd.DataFrame]]:
+    """Each notebook's saved tables of ``names`` (default: those the claims read), notebooks in name order."""
+    wanted = sorted(claim_tables() if names is None else set(names))
+    return {nb: notebook_tables(run_dir / nb, wanted) for nb in sorted(notebooks_with_metadata(run_dir))}
 
 
 def run_ledger(run_dir: Path) -> pd.DataFrame:
