@@ -1,6 +1,6 @@
 """The generated sentences of the fork-test notebooks (02-04), each on a table built to trip it:
-a tie at zero among the memory strategies, a method worse than its baseline, a cell whose raw
-p-value is small but whose Holm-corrected one is not, candidate shares that are all zero or tied.
+a tie at zero among the memory strategies, a method worse than its baseline, a reproduction check
+too small to decide anything, candidate shares that are all zero or tied.
 
 The sentences are those the notebooks display: ``grouped_rate_readings`` over the Table 1 rates
 (headline), ``sweep_reading`` over the sweep's gap table, ``reproduction_reading`` over the
@@ -12,13 +12,11 @@ from __future__ import annotations
 import re
 
 import pandas as pd
-from scipy.stats import fisher_exact
 
 from psit_lib.analysis.result_sentences import grouped_rate_readings
 from psit_lib.analysis.sweeps import gap_table, sweep_reading
 from psit_lib.studies.psit.protocol import experiment as fx
-from psit_lib.studies.psit.protocol.reproduction import PAPER_N, reproduction_check, reproduction_reading
-from psit_lib.studies.psit.reference import self_consistency_reference
+from psit_lib.studies.psit.protocol.reproduction import reproduction_check, reproduction_reading
 
 RANKING = re.compile(r"\w >(?!=) \w")
 STRATEGIES = ["workflow_overwrite", "workflow_append_delete", "autonomous_overwrite", "autonomous_patch_replace"]
@@ -92,38 +90,11 @@ def test_the_sweep_reading_calls_a_zero_gap_a_tie_and_separates_nothing():
     assert "(tie)" in text and "better" not in text and "cannot tell" in text
 
 
-def _reference_rate(agent: str, model: str, task: str = "hangman") -> float:
-    ref = self_consistency_reference(task, [agent])
-    return float(ref.set_index("model").at[model, "rate"])
-
-
-def test_the_reproduction_reading_follows_the_holm_corrected_verdict_not_the_raw_p_value():
-    """Cells whose raw two-sided p is below 0.05 but whose Holm-corrected p is not are consistent."""
-    agents = ["vanilla", "private_cot", "workflow_overwrite", "autonomous_overwrite", "mem0", "amem"]
-    rows = []
-    for agent in agents:
-        paper = round(_reference_rate(agent, "Qwen3 32B") * PAPER_N)
-        # a run rate whose raw two-sided p-value against the paper's is in [0.01, 0.045]: each cell
-        # alone would reject at 0.05, none survives Holm over six cells
-        shifted = next(k for k in sorted(range(PAPER_N + 1), key=lambda k: abs(k - paper))
-                       if 0.01 <= fisher_exact([[k, PAPER_N - k], [paper, PAPER_N - paper]])[1] <= 0.045)
-        rows.append({"task": "hangman", "model": "Qwen/Qwen3-32B", "agent": agent, "n_scored": PAPER_N,
-                     "n_failed": 0, "successes": shifted, "rate": shifted / PAPER_N})
-    check = reproduction_check(pd.DataFrame(rows))
-    raw_only = check[(check["p_two_sided"] < 0.05) & (check["verdict"] == "consistent")]
-    differs = check[check["verdict"] == "differs"]
-    text = reproduction_reading(check, ["Qwen/Qwen3-32B"])
-    assert len(raw_only) == len(agents) and differs.empty, check
-    for row in raw_only.itertuples(index=False):
-        assert f"hangman/{row.agent} on" not in text
-    assert text.startswith(f"All {len(check)} covered Table 1 cell(s) are consistent") and "differ" not in text
-
-
-def test_the_reproduction_reading_never_says_equal():
+def test_the_reproduction_reading_never_says_equal_or_reproduced():
     check = reproduction_check(pd.DataFrame([{"task": "hangman", "model": "qwen3-32b", "agent": "vanilla",
                                               "n_scored": 3, "n_failed": 0, "successes": 0, "rate": 0.0}]))
     text = reproduction_reading(check, ["qwen3-32b"])
-    assert "cannot tell them apart" in text and "equal" not in text and "reproduces" not in text
+    assert "inconclusive" in text and "equal" not in text and "reproduce" not in text
 
 
 def _sources(shares: dict[str, float], candidates: int = 10) -> pd.DataFrame:

@@ -1,6 +1,8 @@
-"""The reproduction check: a run's Table 1 rates against the paper's, a two-sided test per cell."""
+"""The reproduction check: a run's Table 1 rates against the paper's, a verdict with power per cell."""
 
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 import pytest
@@ -22,32 +24,25 @@ def _rates(model, agent, successes, n, task="hangman"):
                           "successes": successes, "rate": successes / n if n else float("nan")}])
 
 
-def test_a_rate_far_from_the_papers_differs_and_one_close_to_it_is_consistent():
-    paper = self_consistency_reference("hangman", ["private_cot"])
-    paper_rate = float(paper[paper["model"] == "Qwen3 32B"]["rate"].iloc[0])
-    close = round(paper_rate * PAPER_N)
-    far = 0 if paper_rate > 0.5 else PAPER_N
-    both = pd.concat([_rates("qwen3-32b", "private_cot", close, PAPER_N),
-                      _rates("gpt-oss-20b", "private_cot", far, PAPER_N)])
-    check = reproduction_check(both)
-    verdicts = dict(zip(check["paper_model"], check["verdict"]))
-    assert verdicts["Qwen3 32B"] == "consistent"
-    far_rate = float(self_consistency_reference("hangman", ["private_cot"]).set_index("model").at["GPT-OSS 20B", "rate"])
-    assert verdicts["GPT-OSS 20B"] == ("differs" if abs(far_rate - far / PAPER_N) > 0.4 else "consistent")
-    assert (check["p_holm"] >= check["p_two_sided"]).all()
-    assert "differ" in reproduction_reading(check, ["qwen3-32b", "gpt-oss-20b"]) or \
-        "consistent" in reproduction_reading(check, ["qwen3-32b", "gpt-oss-20b"])
+def test_a_rate_far_from_the_papers_differs_and_one_matching_it_at_400_is_consistent():
+    paper = self_consistency_reference("hangman", ["private_cot"]).set_index("model")["rate"]
+    close = round(paper["Qwen3 32B"] * 400)
+    far = 0 if paper["GPT-OSS 20B"] > 0.5 else PAPER_N
+    both = pd.concat([_rates("qwen3-32b", "private_cot", close, 400), _rates("gpt-oss-20b", "private_cot", far, PAPER_N)])
+    verdicts = dict(zip((check := reproduction_check(both))["paper_model"], check["verdict"]))
+    assert verdicts == {"Qwen3 32B": "consistent", "GPT-OSS 20B": "differs"}
+    assert "p_holm" not in check.columns  # no correction over the notebook's cells
 
 
-def test_a_small_run_cannot_differ_from_anything_and_says_consistent_not_equal():
-    check = reproduction_check(_rates("Qwen3-32B", "vanilla", 1, 2))  # 1/2 vs the paper's 2/50
-    assert list(check["verdict"]) == ["consistent"]
-    assert "cannot tell them apart" in reproduction_reading(check, ["Qwen3-32B"])
+def test_a_small_run_is_inconclusive_never_consistent():
+    check = reproduction_check(_rates("Qwen3-32B", "vanilla", 0, 2))  # 0/2 vs the paper's 2/50
+    assert list(check["verdict"]) == ["inconclusive"]
+    assert "too small to decide anything" in reproduction_reading(check, ["Qwen3-32B"])
 
 
 def test_a_run_on_other_models_covers_no_cell_and_says_so():
     check = reproduction_check(_rates("psit-sim", "vanilla", 3, 10))
-    assert check.empty and list(check.columns)[-1] == "verdict"
+    assert check.empty and "verdict" in check.columns
     assert reproduction_reading(check, ["psit-sim"]).startswith("No Table 1 cell is covered")
 
 
@@ -55,7 +50,7 @@ def test_unscored_cells_are_left_out():
     assert reproduction_check(_rates("qwen3-32b", "vanilla", 0, 0)).empty
 
 
-def test_psit_compare_paper_tests_each_covered_cell_and_fits_120_columns(tmp_path, monkeypatch, capsys):
+def test_psit_compare_paper_prints_the_ledger_and_each_cells_verdict_within_120_columns(tmp_path, monkeypatch, capsys):
     from psit_lib.cli import main
     from psit_lib.runs.folder import RunMetadata, RunStore
 
@@ -63,16 +58,23 @@ def test_psit_compare_paper_tests_each_covered_cell_and_fits_120_columns(tmp_pat
     store = RunStore(tmp_path / "r1" / "02_hangman_fork_tests")
     store.write_metadata(RunMetadata(notebook="02_hangman_fork_tests"))
     store.tables_dir.mkdir(parents=True)
-    pd.concat([_rates("Qwen/Qwen3-32B", "private_cot", 0, 50), _rates("Qwen/Qwen3-32B", "vanilla", 2, 50),
+    paper = self_consistency_reference("hangman", ["private_cot", "vanilla"]).set_index(["agent", "model"])["rate"]
+    far = 0 if paper["private_cot", "Qwen3 32B"] > 0.5 else 50
+    pd.concat([_rates("Qwen/Qwen3-32B", "private_cot", far, 50),
+               _rates("Qwen/Qwen3-32B", "vanilla", round(paper["vanilla", "Qwen3 32B"] * 400), 400),
                _rates("Qwen/Qwen3-32B", "workflow_overwrite", 0, 0)]).to_csv(
         store.tables_dir / "table1_self_consistency.csv", index=False)
     assert main(["compare", "r1", "--paper"]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 120, out
+    assert out.index("== Claims ledger") < out.index("== Paper numbers")
+    for claim in ("PSIT-1", "PSIT-2", "PSIT-3", "ACC-1", "ACC-2", "BASIS-1"):
+        line = next(line for line in out.splitlines() if line.startswith(f"[{claim}]"))
+        assert re.search(r"=>\s+(SUPPORTED|CONTRADICTED|INCONCLUSIVE)", line), line
     rows = [line for line in out.splitlines() if line.strip().startswith("hangman")]
     assert len(rows) == 2 and "Qwen3 32B" in rows[0]
-    ref = self_consistency_reference("hangman", ["private_cot"]).set_index("model").at["Qwen3 32B", "rate"]
-    assert rows[0].endswith("differs" if ref > 0.3 else "consistent")
-    assert rows[1].endswith("consistent")  # 2/50 against the paper's vanilla rate on Qwen3 32B
+    assert rows[0].endswith("differs") and rows[1].endswith("consistent ±0.15")
+    assert main(["compare", "r1", "--paper", "--margin", "0.05"]) == 0
+    assert capsys.readouterr().out.count("consistent ±0.05") == 0  # the paper's n = 50 cannot confirm ±0.05
     assert main(["compare", "r1", "r1", "--paper"]) == 2
     assert main(["compare", "r1"]) == 2

@@ -32,6 +32,8 @@ _EXPORTS: dict[str, str] = {
     # plots
     "plot_rate_intervals": "plots",
     "plot_state_size": "plots",
+    "plot_forest": "plots",
+    "plot_rate_by_size": "plots",
     "agent_palette": "plots",
     "AGENT_COLOURS": "plots",
     # readings, sweeps, departures, transcripts

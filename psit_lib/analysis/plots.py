@@ -287,3 +287,78 @@ def plot_state_size(
     ax.set_title(title)
     ax.grid(alpha=0.3, which="both")
     return label_figure(fig, label)
+
+
+def plot_forest(gaps: pd.DataFrame, label: str, *, rows: Sequence[str] = ("task", "model", "comparison"),
+                source: str = "source", title: str = "Method − baseline (Newcombe 95%)",
+                xlabel: str = "gap in self-consistency (method − baseline)") -> Figure:
+    """A forest plot: one line per ``rows`` label, a point with its interval (``gap``, ``low``,
+    ``high``) per ``source`` (this run beside the paper), dodged vertically; a line at zero."""
+    require_columns(gaps, [*rows, source, "gap", "low", "high"], "plot_forest")
+    if not has_values(gaps, ["gap"]):
+        return no_data_figure(label, title, width=7.0, height=3.0)
+    names = joined_labels(gaps, list(rows))
+    levels = ordered_levels(names, None)
+    sources = ordered_levels(gaps[source].astype(str), None)
+    colours = dict(zip(sources, distinct_palette(len(sources))))
+    step = 0.7 / max(1, len(sources))
+    fig = new_figure(10.0, min(14.0, 1.4 + 0.32 * len(levels) * max(1, len(sources) / 2)))
+    ax = fig.add_subplot()
+    index = {level: i for i, level in enumerate(levels)}
+    for s, name in enumerate(sources):
+        part = gaps[gaps[source].astype(str) == name]
+        ys = np.array([index[v] for v in names[part.index]]) - 0.35 + step * (s + 0.5)
+        gap = part["gap"].to_numpy(dtype=float)
+        err = np.vstack([gap - part["low"].to_numpy(dtype=float), part["high"].to_numpy(dtype=float) - gap])
+        ax.errorbar(gap, ys, xerr=np.clip(err, 0, None), fmt="o", capsize=2, color=colours[name], label=name)
+    ax.axvline(0, color="dimgray", lw=1)
+    ax.set_yticks(range(len(levels)), levels)
+    ax.invert_yaxis()
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.grid(axis="x", alpha=0.3)
+    legend_outside(fig, ax, title=source, where="center")
+    return label_figure(fig, label)
+
+
+def plot_rate_by_size(rates: pd.DataFrame, label: str, *, facet: str = "task", line: Sequence[str] = ("source", "group"),
+                      title: str = "Self-consistency against model size (Wilson 95% intervals)",
+                      min_sizes: int = 2) -> Figure:
+    """Rate against model size (billions of parameters, log axis), one panel per ``facet``, one line
+    per ``line`` label; a figure that says so when the run (``source`` "this run") has fewer than
+    ``min_sizes`` model sizes."""
+    require_columns(rates, [facet, *line, "size", "rate", "wilson_low", "wilson_high"], "plot_rate_by_size")
+    run = rates[rates["source"] == "this run"] if "source" in rates.columns else rates
+    if run["size"].nunique() < min_sizes:
+        return no_data_figure(label, title, width=7.0, height=3.0,
+                              message=f"this run has {run['size'].nunique()} model size(s); the figure needs {min_sizes}")
+    panels = ordered_levels(rates[facet].astype(str), None)
+    names = joined_labels(rates, list(line))
+    lines = ordered_levels(names, None)
+    colours = dict(zip(lines, distinct_palette(len(lines))))
+    fig = new_figure(4.5 * len(panels) + 2.5, 4.0)
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+    for ax, panel in zip(axes, panels):
+        for name in lines:
+            part = rates[(rates[facet].astype(str) == panel) & (names == name)].sort_values("size")
+            if part.empty:
+                continue
+            rate = part["rate"].to_numpy(dtype=float)
+            err = np.vstack([rate - part["wilson_low"].to_numpy(dtype=float),
+                             part["wilson_high"].to_numpy(dtype=float) - rate])
+            dashed = "paper" in name
+            ax.errorbar(part["size"], rate, yerr=np.clip(err, 0, None), fmt="o--" if dashed else "o-", capsize=3,
+                        color=colours[name], label=name, alpha=0.7 if dashed else 1.0)
+        ax.set_xscale("log")
+        sizes = sorted(set(rates["size"]))
+        ax.set_xticks(sizes, [f"{v:g}" for v in sizes])
+        ax.minorticks_off()
+        ax.set_xlabel("model size (billions of parameters, log)")
+        ax.set_title(panel)
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("rate")
+    fig.suptitle(title)
+    legend_outside(fig, axes[-1], title=GROUP_SEPARATOR.join(line))
+    return label_figure(fig, label)

@@ -54,7 +54,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.paper:
         if args.run_b:
             raise CliError("psit compare RUN --paper takes one run")
-        print(compare_with_paper(args.run_a))
+        print(compare_with_paper(args.run_a, args.margin))
     elif not args.run_b:
         raise CliError("psit compare takes two runs (or one run and --paper)")
     else:
@@ -104,7 +104,8 @@ examples:
   psit list                                  notebooks and their parameters
   psit report                                HTML report of the latest complete run
   psit compare run-a run-b                   configuration and result tables of two runs
-  psit compare run-a --paper                 each Table 1 cell the run covers against the paper, tested
+  psit compare run-a --paper                 the claims ledger and every paper number against the run's
+  psit run 02 --dry-run --margin 0.15        episodes per cell a run needs to decide Table 1 at a margin
   psit rescore run-a 02                      score 02's stored episodes again and reproduce its tables
   psit sim serve --port 8765                 the simulated model on a loopback port
 
@@ -159,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --dry-run: prompt tokens per second the server processes in all (default 1000)")
     run.add_argument("--completion-rate", type=float, default=100.0, metavar="TOK_S",
                      help="with --dry-run: completion tokens per second the server generates in all (default 100)")
+    run.add_argument("--margin", type=float, default=None,
+                     help="with --dry-run: size the run for this equivalence margin against the papers "
+                          "(episodes per cell needed; default 0.15, docs/protocol.md)")
     run.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                      help="notebooks run at once, each in its own process (default: the machine's cores on the "
                           "simulator, 1 on a real endpoint, whose call limits hold per process; -j 1 runs them "
@@ -176,7 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("run_a", help="run id (under results/) or folder")
     comp.add_argument("run_b", nargs="?", help="run id (under results/) or folder")
     comp.add_argument("--paper", action="store_true",
-                      help="compare one run with the study's Table 1: each covered cell, a two-sided test, a verdict")
+                      help="one run against the papers: the claims ledger, then every paper number with a count "
+                           "beside the run's, with a verdict (consistent within ±margin, differs, inconclusive)")
+    comp.add_argument("--margin", type=float, default=None,
+                      help="with --paper: equivalence margin of the verdicts (default 0.15, docs/protocol.md)")
     comp.set_defaults(func=cmd_compare)
     rescore = sub.add_parser("rescore", help="score a run's stored episodes again and reproduce its tables",
                              description="Rescore each notebook's stored episodes with its study's scorers, "

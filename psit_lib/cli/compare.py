@@ -8,6 +8,7 @@ tables (``tables/*.csv``, written by ``Experiment.save_table``).
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -148,30 +149,58 @@ def compare(run_a: str, run_b: str) -> str:
     return "\n".join(lines)
 
 
-def compare_with_paper(run: str) -> str:
-    """``psit compare RUN --paper``: every Table 1 cell the run covers, its rate by Table 1's rule
-    beside the paper's, a two-sided test at the paper's n and a verdict (studies/psit reproduction
-    check), from each fork notebook's saved ``table1_self_consistency`` table."""
+def _verdict_short(row: Any) -> str:
+    if row.verdict != "inconclusive":
+        return f"consistent ±{row.margin:g}" if row.verdict == "consistent" else str(row.verdict)
+    need = row.episodes_to_decide
+    return "inconclusive (no n decides)" if pd.isna(need) else f"inconclusive (n≈{int(need)} decides)"
+
+
+def _verdict_rows(check: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
+    lines = [f"  {' · '.join(keys):44} {'run':>9} {'paper':>5} {'run−paper [95%]':>21}  verdict"]
+    for r in check.itertuples(index=False):
+        label = " · ".join(str(getattr(r, k)) for k in keys)[:44]
+        lines.append(_cut(f"  {label:44} {r.run_successes:>4}/{r.run_n:<4} {r.paper_rate:>5.2f} "
+                          f"{r.difference:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]  {_verdict_short(r)}"))
+    return lines
+
+
+def compare_with_paper(run: str, margin: float | None = None) -> str:
+    """``psit compare RUN --paper``: the claims ledger (every paper's headline claims decided on the
+    run's saved tables, report/ledger.py), then every paper number with a count behind it beside the
+    run's: each covered Table 1 cell of the fork notebooks (studies/psit reproduction check) and
+    BASIS's Table 1 success, pass^k and pass@k (studies/basis claims), with the difference's interval and a verdict
+    (analysis/verdicts: consistent within ±margin, differs, inconclusive with the run size that
+    decides). Every line fits 120 columns."""
+    from psit_lib.analysis.claims import ledger, ledger_lines, merge_tables
+    from psit_lib.analysis.verdicts import DEFAULT_MARGIN
+    from psit_lib.report.ledger import all_claims, claim_tables, run_tables
+    from psit_lib.studies.basis.claims import passk_against_paper, success_against_paper
     from psit_lib.studies.psit.protocol.reproduction import reproduction_check, reproduction_reading
 
+    margin = DEFAULT_MARGIN if margin is None else margin
     folder = run_folder(run)
-    lines = [f"run = {folder}"]
-    found = False
-    for nb in sorted(notebooks_with_metadata(folder)):
-        names = RunFolder(folder / nb).table_names()
-        if "table1_self_consistency.csv" not in names:
-            continue
-        found = True
-        table1 = pd.read_csv(RunFolder(folder / nb).tables_dir / "table1_self_consistency.csv")
-        check = reproduction_check(table1)
-        lines.append(f"\n== {nb}")
-        lines.append("  " + reproduction_reading(check, sorted(set(table1["model"].astype(str)))))
-        if len(check):
-            lines.append(f"  {'task':10} {'agent':26} {'paper model':13} {'run':>9} {'paper':>6} {'p (Holm)':>9}  verdict")
-            for r in check.itertuples(index=False):
-                lines.append(f"  {str(r.task)[:10]:10} {str(r.agent)[:26]:26} {str(r.paper_model)[:13]:13} "
-                             f"{r.run_successes:>3}/{r.run_n:<3}{r.run_rate:>3.2f} {r.paper_rate:>6.2f} "
-                             f"{r.p_holm:>9.3g}  {r.verdict}")
-    if not found:
-        raise CliError(f"{folder.name} has no fork-test notebook with a Table 1 table (02, 03 or 04); run one first")
-    return "\n".join(lines)
+    if not notebooks_with_metadata(folder):
+        raise CliError(f"{folder.name} holds no notebook results; run one first")
+    per_notebook = run_tables(folder, claim_tables() | {"passk_comparison"})
+    lines = [f"run = {folder}", "", "== Claims ledger (docs/protocol.md §10)"]
+    lines += ledger_lines(ledger(all_claims(), merge_tables(per_notebook)), WIDTH)
+    lines += ["", f"== Paper numbers with counts, run against paper (margin ±{margin:g}; docs/protocol.md §9)"]
+    for nb, tables in per_notebook.items():
+        if "table1_self_consistency" in tables:
+            table1 = tables["table1_self_consistency"]
+            check = reproduction_check(table1, margin)
+            lines.append(f"\n-- {nb}: Table 1 self-consistency")
+            lines += textwrap.wrap(reproduction_reading(check, sorted(set(table1["model"].astype(str)))), WIDTH,
+                                   initial_indent="  ", subsequent_indent="  ")
+            if len(check):
+                lines += _verdict_rows(check, ("task", "agent", "paper_model"))
+        if "success_pooled" in tables:
+            check = success_against_paper(tables["success_pooled"], margin)
+            lines.append(f"\n-- {nb}: BASIS Table 1 success (paper: 180 runs per cell; its model is not recorded)")
+            lines += _verdict_rows(check, ("model", "scenario", "system")) if len(check) else ["  no measured cell"]
+            if "passk_comparison" in tables:
+                sets = passk_against_paper(tables["passk_comparison"], tables["success_pooled"], margin)
+                lines.append(f"\n-- {nb}: BASIS Table 1 pass^k and pass@k (paper: 10 sets per k; run: its sets)")
+                lines += _verdict_rows(sets, ("scenario", "system", "measure", "k")) if len(sets) else ["  no sets"]
+    return "\n".join(_cut(line) for line in lines)

@@ -113,16 +113,63 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
     return found
 
 
+def _paper_cells(notebook: str, values: dict[str, Any]) -> tuple[list[float], int, int] | None:
+    """(the paper's rates of the cells a notebook's run would set beside the paper, the paper's n per
+    cell, the run's planned n per cell), or None for a notebook with no paper number to decide."""
+    if "n_episodes" in values and "agents" in values:
+        from psit_lib.studies.psit.protocol.reproduction import PAPER_N
+        from psit_lib.studies.psit.reference import self_consistency_reference
+
+        tasks = values.get("tasks") or [t for t in ("hangman", "diagnosis") if t in notebook]
+        rates = [float(r) for t in tasks for r in self_consistency_reference(t, list(values["agents"]))["rate"]]
+        return rates, PAPER_N, int(values["n_episodes"])
+    if "reference_sets" in values:
+        from psit_lib.studies.basis.claims import PAPER_N as BASIS_N
+        from psit_lib.studies.basis.reference import reference_success
+
+        return list(reference_success().values()), BASIS_N, int(values["reference_sets"]) * (1 + 2 + 5 + 10)
+    return None
+
+
+def margin_sizing_lines(sizing: dict[str, tuple[list[float], int, int]], margin: float) -> list[str]:
+    """Per notebook with paper numbers: the run episodes per cell at which a cell whose rate equals the
+    paper's reads *consistent within ±margin* (largest and median over the paper's cells; cells no run
+    size can confirm because the paper's own count is too small), and whether the planned run is too
+    small to decide anything (``analysis/verdicts``)."""
+    from psit_lib.analysis.verdicts import episodes_for_margin
+
+    if not sizing:
+        return []
+    lines = [f"Sizing for the verdicts against the papers at margin ±{margin:g} (--margin; docs/protocol.md, "
+             "Verdicts): episodes per cell for a cell at the paper's rate to read 'consistent'."]
+    for notebook, (rates, paper_n, planned) in sizing.items():
+        needs = [episodes_for_margin(r, margin, paper_n) for r in rates]
+        reachable = sorted(n for n in needs if n is not None)
+        if not rates:
+            lines.append(f"  {notebook:36} no cell of the paper in this plan")
+            continue
+        enough = sum(1 for n in reachable if n <= planned)
+        head = (f"  {notebook:36} {len(rates)} paper cells (paper n = {paper_n}); planned {planned} per cell "
+                f"decides {enough}")
+        if reachable:
+            head += f"; needs up to {reachable[-1]} (median {reachable[len(reachable) // 2]})"
+        if len(reachable) < len(rates):
+            head += f"; {len(rates) - len(reachable)} cell(s) no run size confirms at this margin"
+        lines.append(head + (": too small to decide anything" if enough == 0 else ""))
+    return lines
+
+
 def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, prompt_rate: float,
-                  completion_rate: float, call_model_path: Path | None = None) -> str:
+                  completion_rate: float, call_model_path: Path | None = None, margin: float | None = None) -> str:
     from psit_lib.llm.settings import LLMSettings
 
     settings = LLMSettings.from_env()
     call_model = load_call_model(call_model_path)
     from psit_lib.cli.notebooks import default_values
 
-    rows = [estimate_notebook(nb.stem, {**default_values(nb), **params[nb.stem]}, [settings.model],
-                              settings.simulated, call_model) for nb in notebooks]
+    values = {nb.stem: {**default_values(nb), **params[nb.stem]} for nb in notebooks}
+    rows = [estimate_notebook(nb.stem, values[nb.stem], [settings.model], settings.simulated, call_model)
+            for nb in notebooks]
     lines = [f"psit run --dry-run: nothing runs. Call model measured {call_model.get('measured', '?')} at commit "
              f"{str(call_model.get('commit', '?'))[:10]} on the simulator (profile "
              f"{call_model.get('profile', 'default')}); backend {settings.backend}, model {settings.model} "
@@ -145,4 +192,8 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
     lines.append(f"Hours at {prompt_rate:g} prompt and {completion_rate:g} completion tokens per second in all "
                  "(--prompt-rate, --completion-rate). Completion tokens and hours are the simulator's, a lower "
                  "bound for real models; sweeps run only on the simulator.")
+    from psit_lib.analysis.verdicts import DEFAULT_MARGIN
+
+    sizing = {stem: cells for stem, v in values.items() if (cells := _paper_cells(stem, v)) is not None}
+    lines += margin_sizing_lines(sizing, DEFAULT_MARGIN if margin is None else margin)
     return "\n".join(lines)

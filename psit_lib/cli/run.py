@@ -119,7 +119,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     notebooks = resolve_notebooks(args.notebooks)
     params = load_params(args.params_file, args.param, notebooks)
     if args.dry_run:
-        return dry_run(notebooks, params, prompt_rate=args.prompt_rate, completion_rate=args.completion_rate)
+        return dry_run(notebooks, params, prompt_rate=args.prompt_rate, completion_rate=args.completion_rate,
+                       margin=args.margin)
     settings = check_settings()
     run_id = args.run_id or default_run_id(params)
     run_dir = results_root() / run_id
@@ -203,9 +204,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]], *, prompt_rate: float = 1000.0,
-            completion_rate: float = 100.0) -> int:
-    """Plan and estimate without running anything (``cli/estimate.py``)."""
+            completion_rate: float = 100.0, margin: float | None = None) -> int:
+    """Plan and estimate without running anything (``cli/estimate.py``), and size the run for the
+    verdicts against the papers at ``margin``."""
     from psit_lib.cli.estimate import dry_run_table
 
-    print(dry_run_table(notebooks, params, prompt_rate=prompt_rate, completion_rate=completion_rate))
+    print(dry_run_table(notebooks, params, prompt_rate=prompt_rate, completion_rate=completion_rate, margin=margin))
     return 0

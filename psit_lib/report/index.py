@@ -1,6 +1,7 @@
 """The report's index page: what was run, by which code, on which model, and how it went.
 
-One row per notebook: its title (linking to the page), the notebook's key sentence (generated
+First the claims ledger (:mod:`.ledger`: each paper's headline claims decided on the run's
+tables), then one row per notebook: its title (linking to the page), the notebook's key sentence (generated
 from its tables by ``Experiment.headline``) and its first result figure at a readable size (a
 figure with a labelled data panel, not a schematic), then status, time, episodes (failed),
 model calls and cache hits. The header names the run, the date it was
@@ -18,6 +19,7 @@ from typing import Any, cast
 
 from psit_lib.runs.folder import Execution, HealthRecord, RunFolder
 
+from .ledger import ledger_section
 from .notebook_prep import first_result_figure
 
 _STYLE = """
@@ -33,6 +35,7 @@ img.thumb { display: block; max-width: 100%; width: 560px; height: auto; margin-
 td.nb { width: 62%; }
 .headline { color: #333; font-size: 0.95em; }
 .complete { color: #185c18; } .incomplete { color: #8a1c1c; }
+.status.open { background: #eeeeee; color: #444; }
 .reason { font-size: 0.8em; color: #8a1c1c; max-width: 28em; margin-top: 0.3em; }
 """
 
@@ -149,6 +152,7 @@ def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit:
             f"code commit <code>{html.escape(commit)}</code></p><p>{provenance}</p>{state}"
             + (f"<p><a href='{html.escape(protocol)}'>The research protocol</a> (what every page's "
                "“SPEC §n” refers to)</p>" if protocol else "")
+            + ledger_section(run_dir)
             + "<table><thead><tr><th>Notebook, key result and a result figure</th><th>Status</th><th>Time</th>"
             "<th>Episodes</th><th>Model calls</th><th>Cache hits</th></tr></thead><tbody>"
             + "".join(_row_html(r) for r in rows) + "</tbody></table></body></html>")

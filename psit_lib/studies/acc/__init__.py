@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from psit_lib.studies.acc import claims
     from psit_lib.studies.acc.study import STUDY, judge_rows, main_turns
     from psit_lib.runs import Experiment
     from psit_lib.runs.params import notebook_values, validate_params
@@ -46,6 +47,7 @@ _NAMES: dict[str, str] = {
 
 # name -> a module of the study's notebook helpers, used as a namespace (metrics.score_table, ...)
 _MODULES: dict[str, str] = {
+    "claims": "psit_lib.studies.acc.claims",
     "experiment": "psit_lib.studies.acc.experiment",
     "metrics": "psit_lib.studies.acc.metrics",
     "sensitivity": "psit_lib.studies.acc.sensitivity",
@@ -53,6 +55,7 @@ _MODULES: dict[str, str] = {
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
+    "claims",
     "STUDY", "main_turns", "judge_rows", "Experiment", "notebook_values", "validate_params", "AccParams", "prompt_catalogue", "DIFFERENCES",
     "simulator_assumptions", "plot_footprint_by_domain", "plot_rates_per_turn", "plot_outcome", "experiment", "metrics",
     "sensitivity", "summary",

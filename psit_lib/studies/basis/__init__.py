@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from psit_lib.studies.basis import claims
     from psit_lib.studies.basis.study import STUDY, main_trials
     from psit_lib.runs import Experiment
     from psit_lib.runs.params import notebook_values, validate_params
@@ -49,10 +50,12 @@ _NAMES: dict[str, str] = {
 
 # name -> a module of the study's notebook helpers, used as a namespace (results.success_table, ...)
 _MODULES: dict[str, str] = {
+    "claims": "psit_lib.studies.basis.claims",
     "results": "psit_lib.studies.basis.results",
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
+    "claims",
     "STUDY", "main_trials", "plot_figure4", "Experiment", "notebook_values", "validate_params", "BasisParams", "make_specs", "reference_set_specs",
     "run_basis_trial", "PASSK_COLUMN_LABELS", "prompt_catalogue", "DIFFERENCES",
     "simulator_assumptions", "results",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from psit_lib.lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from psit_lib.studies.psit import claims
     from psit_lib.studies.psit.study import STUDY
     from psit_lib.runs import Experiment, beside_rates
     from psit_lib.runs.params import notebook_values, validate_params
@@ -84,6 +85,7 @@ _NAMES: dict[str, str] = {
 
 # name -> a module of the study's notebook helpers, used as a namespace (fork_tests.fork_frame, ...)
 _MODULES: dict[str, str] = {
+    "claims": "psit_lib.studies.psit.claims",
     "fork_tests": "psit_lib.studies.psit.protocol.experiment",
     "fork_scores": "psit_lib.studies.psit.protocol.scoring",
     "ablation": "psit_lib.studies.psit.protocol.ablation",
@@ -94,6 +96,7 @@ _MODULES: dict[str, str] = {
 }
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
+    "claims",
     "STUDY", "Experiment", "beside_rates", "notebook_values", "validate_params", "TheoremParams", "ForkTestParams",
     "AblationParams", "SecretChoiceParams", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions",
     "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_outcome_bars",
