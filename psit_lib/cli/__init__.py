@@ -7,6 +7,7 @@
     psit compare RUN_A RUN_B
     psit compare RUN --paper
     psit rescore RUN [NOTEBOOK ...]
+    psit lab [--refresh]
     psit sim serve [--port N] [--profile NAME]
     psit --version
 
@@ -74,6 +75,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_lab(args: argparse.Namespace) -> int:
+    from psit_lib.cli.lab import cmd_lab as lab
+
+    return lab(args.refresh, args.lab_args)
+
+
 def cmd_sim_serve(args: argparse.Namespace) -> int:
     from psit_lib.sim.profiles import UnknownProfileError, get_profile
     from psit_lib.sim.server import serve
@@ -106,6 +113,7 @@ examples:
   psit compare run-a run-b                   configuration and result tables of two runs
   psit compare run-a --paper                 each Table 1 cell the run covers against the paper, tested
   psit rescore run-a 02                      recompute 02's tables from its stored records (no model)
+  psit lab                                   JupyterLab on working copies of the notebooks
   psit sim serve --port 8765                 the simulated model on a loopback port
 
 environment (models are configured here, never by notebook parameters):
@@ -183,6 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     rescore.add_argument("run", help="run id (under results/)")
     rescore.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all of the run)")
     rescore.set_defaults(func=cmd_rescore)
+    lab = sub.add_parser("lab", help="JupyterLab on working copies of the notebooks (outputs never reach the repository)")
+    lab.add_argument("--refresh", action="store_true", help="replace every working copy with the repository's notebook")
+    lab.add_argument("lab_args", nargs=argparse.REMAINDER, help="further JupyterLab options")
+    lab.set_defaults(func=cmd_lab)
     sim = sub.add_parser("sim", help="the simulated model")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True)
     serve = sim_sub.add_parser("serve", help="serve the simulator on a loopback port")
