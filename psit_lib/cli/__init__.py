@@ -8,6 +8,7 @@
     psit compare RUN --paper
     psit rescore RUN [NOTEBOOK ...]
     psit lab [--refresh]
+    psit export RUN [NOTEBOOK ...] [--inspect] [--markdown] [--latex]
     psit sim serve [--port N] [--profile NAME]
     psit --version
 
@@ -75,6 +76,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from psit_lib.cli.export import cmd_export as export
+
+    return export(args.run, args.notebooks, inspect=args.inspect, markdown=args.markdown, latex=args.latex)
+
+
 def cmd_lab(args: argparse.Namespace) -> int:
     from psit_lib.cli.lab import cmd_lab as lab
 
@@ -113,6 +120,7 @@ examples:
   psit compare run-a run-b                   configuration and result tables of two runs
   psit compare run-a --paper                 each Table 1 cell the run covers against the paper, tested
   psit rescore run-a 02                      recompute 02's tables from its stored records (no model)
+  psit export run-a --inspect --markdown      Inspect eval logs and Markdown tables of a run
   psit lab                                   JupyterLab on working copies of the notebooks
   psit sim serve --port 8765                 the simulated model on a loopback port
 
@@ -191,6 +199,14 @@ def build_parser() -> argparse.ArgumentParser:
     rescore.add_argument("run", help="run id (under results/)")
     rescore.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all of the run)")
     rescore.set_defaults(func=cmd_rescore)
+    export = sub.add_parser("export", help="a run as Inspect AI eval logs, or its tables as Markdown or LaTeX")
+    export.add_argument("run", help="run id (under results/) or folder")
+    export.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all of the run)")
+    export.add_argument("--inspect", action="store_true",
+                        help="one Inspect eval log per notebook and model, one sample per episode (inspect view opens them)")
+    export.add_argument("--markdown", action="store_true", help="every saved table as Markdown, one file per notebook")
+    export.add_argument("--latex", action="store_true", help="every saved table as a LaTeX booktabs table")
+    export.set_defaults(func=cmd_export)
     lab = sub.add_parser("lab", help="JupyterLab on working copies of the notebooks (outputs never reach the repository)")
     lab.add_argument("--refresh", action="store_true", help="replace every working copy with the repository's notebook")
     lab.add_argument("lab_args", nargs=argparse.REMAINDER, help="further JupyterLab options")
