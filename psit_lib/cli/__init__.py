@@ -6,6 +6,8 @@
     psit report [--run-id ID]
     psit compare RUN_A RUN_B
     psit compare RUN --paper
+    psit compare RUN_A RUN_B [RUN ...] --html [--out PAGE]
+    psit runs [--html]
     psit rescore RUN [NOTEBOOK ...]
     psit lab [--refresh]
     psit export RUN [NOTEBOOK ...] [--inspect] [--markdown] [--latex]
@@ -51,8 +53,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from psit_lib.cli.compare import compare, compare_with_paper
+    from psit_lib.cli.compare import compare, compare_page, compare_with_paper
 
+    if args.html:
+        print(f"compare page: {compare_page([args.run_a, *([args.run_b] if args.run_b else []), *args.more], args.out)}")
+        return 0
+    if args.more:
+        raise CliError("more than two runs are compared on a page: add --html")
     if args.paper:
         if args.run_b:
             raise CliError("psit compare RUN --paper takes one run")
@@ -74,6 +81,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     from psit_lib.cli.run import cmd_run as run
 
     return run(args)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from psit_lib.report.runs_index import runs_html, runs_index, runs_text
+    from psit_lib.runs.paths import results_root
+
+    root = results_root()
+    entries = runs_index(root)
+    print(runs_text(entries))
+    if args.html:
+        page = root / "runs.html"
+        page.write_text(runs_html(entries, root), encoding="utf-8")
+        print(f"runs page: {page}")
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -118,6 +139,8 @@ examples:
   psit list                                  notebooks and their parameters
   psit report                                HTML report of the latest complete run
   psit compare run-a run-b                   configuration and result tables of two runs
+  psit compare run-a run-b --html            the runs side by side on a page (dot plots, differences)
+  psit runs                                  every run under results/ (date, commit, models, status)
   psit compare run-a --paper                 each Table 1 cell the run covers against the paper, tested
   psit rescore run-a 02                      recompute 02's tables from its stored records (no model)
   psit export run-a --inspect --markdown      Inspect eval logs and Markdown tables of a run
@@ -191,7 +214,15 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("run_b", nargs="?", help="run id (under results/) or folder")
     comp.add_argument("--paper", action="store_true",
                       help="compare one run with the study's Table 1: each covered cell, a two-sided test, a verdict")
+    comp.add_argument("more", nargs="*", help="further runs (with --html)")
+    comp.add_argument("--html", action="store_true",
+                      help="one offline page: overlaid dot plots with each difference and its interval per cell, "
+                           "configuration differences")
+    comp.add_argument("--out", help="with --html: the page's path (default results/compare-<runs>.html)")
     comp.set_defaults(func=cmd_compare)
+    runs = sub.add_parser("runs", help="every run under results/: date, commit, models, status, headline")
+    runs.add_argument("--html", action="store_true", help="also write results/runs.html")
+    runs.set_defaults(func=cmd_runs)
     rescore = sub.add_parser("rescore", help="recompute a run's tables from its stored records, without a model",
                              description="Rescore each notebook's stored episodes with its study's scorers and "
                                          "compare with the tables the notebook saved; exit 0 when all are "

@@ -83,7 +83,8 @@ def inspect_logs(folder: RunFolder, run_id: str) -> list[Any]:
     meta = folder.metadata()
     logs = []
     for model, rows in table.groupby(table["model"].fillna("?").astype(str), sort=False):
-        samples, totals = [], {}
+        samples: list[Any] = []
+        totals: dict[str, list[float]] = {}
         for _, row in rows.iterrows():
             record = records[row["episode"]]
             scores = sample_scores(row)
