@@ -44,7 +44,7 @@ def test_series_differences_and_configuration(tmp_path):
     b = _run(tmp_path, "b", "sim:y", [("sim:y", "vanilla", 3, 4), ("sim:y", "cot", 2, 4), ("sim:z", "cot", 0, 4)], seed=1)
     series = rate_series([Run("A", a), Run("B", b)], NB, "self_consistency.csv")
     assert list(series.series) == ["A · sim:x", "A · sim:x", "B · sim:y", "B · sim:y", "B · sim:z"]
-    assert list(series.cell) == ["hangman · vanilla", "hangman · cot"] * 2 + ["hangman · cot"]
+    assert list(series.cell) == ["vanilla", "cot"] * 2 + ["cot"]  # the task, one value, names no cell
     assert tuple(series.iloc[0][["low", "high"]]) == pytest.approx(wilson_interval(1, 4))
     diffs = differences(series)
     assert list(diffs.series) == ["B · sim:y", "B · sim:y", "B · sim:z"]
