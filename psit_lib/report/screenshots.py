@@ -6,7 +6,7 @@ palette so the images stay small enough to keep in the repository (``docs/screen
 Each page's width is printed, so a page that scrolls sideways is seen at once.
 ``python -m psit_lib.report.screenshots page <page.html> <image.png>`` shoots one page (the compare
 page, the list of runs); ``... explorer <page.html> <image.png>`` the episode explorer of a page with
-its first episode opened.
+its first episode opened (a fourth argument: a search that chooses the episode).
 """
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ def _save(page: object, image: Path, clip: dict[str, float]) -> None:
     Image.open(image).convert("RGB").quantize(256).save(image, optimize=True)
 
 
-def shoot_one(html_page: Path, image: Path, *, explorer: bool = False, width: int = WIDTH,
+def shoot_one(html_page: Path, image: Path, *, explorer: bool = False, search: str = "", width: int = WIDTH,
               height: int = HEIGHT) -> int:
-    """One page (or, with ``explorer``, its episode explorer with the first episode open) as a PNG;
-    returns the page's width in px."""
+    """One page (or, with ``explorer``, its episode explorer with the first episode matching
+    ``search`` open) as a PNG; returns the page's width in px."""
     from playwright.sync_api import sync_playwright
 
     image.parent.mkdir(parents=True, exist_ok=True)
@@ -82,6 +82,8 @@ def shoot_one(html_page: Path, image: Path, *, explorer: bool = False, width: in
         top = 0.0
         if explorer:
             page.wait_for_selector(".psit-explorer table.dataTable tbody tr")
+            if search:
+                page.locator(".psit-explorer .dt-search input").press_sequentially(search)
             page.locator(".psit-explorer table.dataTable tbody tr").first.click()
             box = page.locator(".psit-explorer").bounding_box()
             top = box["y"] + page.evaluate("window.scrollY") if box else 0.0
@@ -93,8 +95,9 @@ def shoot_one(html_page: Path, image: Path, *, explorer: bool = False, width: in
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) == 3 and args[0] in ("page", "explorer"):
-        width = shoot_one(Path(args[1]), Path(args[2]), explorer=args[0] == "explorer")
+    if len(args) in (3, 4) and args[0] in ("page", "explorer"):
+        width = shoot_one(Path(args[1]), Path(args[2]), explorer=args[0] == "explorer",
+                          search=args[3] if len(args) == 4 else "")
         print(f"{args[2]} · page width {width} px{'' if width <= WIDTH else ' (scrolls sideways)'}")
         return 0
     if len(args) != 2:
