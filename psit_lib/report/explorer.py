@@ -94,7 +94,8 @@ def episodes_table(folder: RunFolder | str | Path) -> pd.DataFrame:
         return pd.DataFrame(columns=BASE_COLUMNS + TAIL_COLUMNS)
     middle = [c for c in frame.columns if c not in BASE_COLUMNS + TAIL_COLUMNS]
     frame = frame[[c for c in BASE_COLUMNS + middle + TAIL_COLUMNS if c in frame.columns]]
-    return frame.dropna(axis=1, how="all")
+    empty = [c for c in ("leak_turns", "flags", "error") if c in frame.columns and not frame[c].astype(bool).any()]
+    return frame.drop(columns=empty).dropna(axis=1, how="all")  # a column with nothing in it only takes room
 
 
 def _generic_html(record: dict[str, Any]) -> str:
@@ -158,6 +159,10 @@ _CSS = """
 .psit-explorer .psit-transcript { border: 1px solid #dde; border-radius: 6px; padding: 8px; margin-top: 10px;
   background: #fcfcfe; min-height: 2em; overflow-x: auto; }
 .psit-explorer .dt-container { max-width: 100%; overflow-x: auto; }
+.psit-explorer table.dataTable { table-layout: auto; width: 100% !important; }
+.psit-explorer table.dataTable thead input { width: 100%; min-width: 4.5em; box-sizing: border-box; font-size: 12px; }
+.psit-explorer table.dataTable td { overflow-wrap: break-word; max-width: 22em; }
+.psit-explorer table.dataTable td:nth-child(-n+2) { overflow-wrap: anywhere; }  /* episode ids, model names */
 """
 
 
@@ -183,7 +188,7 @@ def explorer_html(folder: RunFolder | str | Path, *, table_id: str = "psit-episo
         table, table_id=f"{table_id}-table", connected=False, column_filters="header", showIndex=False,
         lengthMenu=[10, 25, 50, 100, -1], pageLength=10, maxBytes=0, classes="display compact",
         layout={"topStart": "pageLength", "topEnd": "search", "bottomStart": "info", "bottomEnd": "paging"},
-        allow_html=False)
+        columnDefs=[{"className": "dt-left", "targets": "_all"}], autoWidth=False, allow_html=False)
     templates = "".join(f"<template data-episode='{html.escape(eid, quote=True)}'>{transcript_html(rec)}</template>"
                         for eid, rec in records.items())
     return (f"<div class='psit-explorer' id='{table_id}'><style>{_CSS}</style>"

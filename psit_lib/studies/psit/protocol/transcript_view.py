@@ -112,7 +112,7 @@ def _state_turn(result: ForkEpisode, turn: int) -> str:
     if turn - 1 >= len(states) or not (states[turn - 1] or (turn > 1 and states[turn - 2])):
         return ""
     now, before = states[turn - 1], states[turn - 2] if turn > 1 else ""
-    return (f"<details class='psit-memory' style='margin:2px 0 2px 60px'><summary style='{_SMALL}'>private state "
+    return (f"<details class='psit-memory' open style='margin:2px 0 2px 60px'><summary style='{_SMALL}'>private state "
             f"after turn {turn}: what changed</summary>{state_diff_html(before, now)}"
             f"<details style='margin-top:3px'><summary style='{_SMALL}'>the whole private state</summary>"
             f"<pre style='{_PRE};background:#fbf7ff'>{_esc(now)}</pre></details></details>")
