@@ -64,8 +64,12 @@ def _study_columns(result: Any) -> dict[str, Any]:
     if not isinstance(result, dict):
         return {}
     return {k: v for k, v in result.items()
-            if k not in ("schema_version", "task", "agent", "model") and isinstance(v, (str, int, float, bool))
+            if k not in _NAMED and not k.endswith("seed") and isinstance(v, (str, int, float, bool))
             and not (isinstance(v, str) and len(v) > 60)}
+
+
+_NAMED = ("schema_version", "task", "agent", "model", "system", "scenario")
+"""Result fields the base columns already show (a BASIS system is its agent, its scenario its task)."""
 
 
 def episodes_table(folder: RunFolder | str | Path) -> pd.DataFrame:
@@ -77,7 +81,7 @@ def episodes_table(folder: RunFolder | str | Path) -> pd.DataFrame:
         spec, result, usage = record.get("spec") or {}, record.get("result"), record.get("usage") or {}
         row: dict[str, Any] = {
             "episode": eid, "model": spec.get("model") or (result or {}).get("model"),
-            "agent": spec.get("agent") or (result or {}).get("agent"),
+            "agent": spec.get("agent") or spec.get("system") or (result or {}).get("agent") or (result or {}).get("system"),
             "task": spec.get("task") or (result or {}).get("task") or spec.get("scenario"),
             "status": record.get("status")}
         if is_fork_result(result) or (record.get("status") != "ok" and "agent" in spec and "index" in spec):
@@ -160,7 +164,7 @@ _CSS = """
   background: #fcfcfe; min-height: 2em; overflow-x: auto; }
 .psit-explorer .dt-container { max-width: 100%; overflow-x: auto; }
 .psit-explorer table.dataTable { table-layout: auto; width: 100% !important; }
-.psit-explorer table.dataTable thead input { width: 100%; min-width: 4.5em; box-sizing: border-box; font-size: 12px; }
+.psit-explorer table.dataTable thead input { width: 100%; min-width: 3em; box-sizing: border-box; font-size: 12px; }
 .psit-explorer table.dataTable td { overflow-wrap: break-word; max-width: 22em; }
 .psit-explorer table.dataTable td:nth-child(-n+2) { overflow-wrap: anywhere; }  /* episode ids, model names */
 """
