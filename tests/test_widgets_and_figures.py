@@ -272,7 +272,10 @@ async def test_play_session_forks_without_touching_the_game(agent):
     second = await session.fork()
     assert second.fork_number == 2 and second.turns_played == 3
     record = second.as_record(session.agent_name, session.model, session.game_id)
-    assert record["episode_id"] == f"test/{agent}/fork-2" and record["outcome"] in {o.value for o in Outcome}
+    assert record["episode_id"] == f"test/{agent}/fork-2" and record["result"]["outcome"] in {o.value for o in Outcome}
+    from psit_lib.studies.psit.protocol.transcript_view import as_fork_record
+
+    assert as_fork_record(record).result.outcome.value == second.outcome  # a stored fork record: one view shows it
 
 
 async def test_widget_plays_a_game_and_shows_errors_in_the_widget():
@@ -291,7 +294,7 @@ async def test_widget_plays_a_game_and_shows_errors_in_the_widget():
     assert "single letter" in player.error.value
     player.fork_button.click()
     await player.wait_idle()
-    assert "Branches" in player.fork_view.value and player.error.value == ""
+    assert "Fork branches" in player.fork_view.value and player.error.value == ""
 
     broken = hangman_player(HangmanTask(), ["vanilla"], lambda: BrokenClient(LLMSettings(cache="off", max_retries=0)))
     broken.new_game.click()
