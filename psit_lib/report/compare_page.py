@@ -45,7 +45,8 @@ def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
 
 
 def configuration(folder: Path) -> dict[str, Any]:
-    """A notebook folder's configuration, flat: parameters, metadata's settings, simulator, prompts."""
+    """A notebook folder's configuration, flat: its parameters and what its metadata records
+    (settings, simulator, prompt fingerprints, package versions); ``psit compare`` reads it too."""
     run = RunFolder(folder)
     meta = run.metadata()
     flat: dict[str, Any] = {}
@@ -53,6 +54,7 @@ def configuration(folder: Path) -> dict[str, Any]:
     _flatten("", {k: getattr(meta, k) for k in CONFIG_KEYS}, flat)
     _flatten("simulator", meta.simulator or {}, flat)
     _flatten("prompts", meta.prompts, flat)
+    _flatten("packages", meta.packages, flat)
     return flat
 
 
