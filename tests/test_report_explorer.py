@@ -69,6 +69,10 @@ def test_the_transcript_marks_the_leak_and_diffs_memory_turn_by_turn(tmp_path):
     assert leaked.count("class='psit-memory'") == 2
     assert "+ guessed: e" in leaked and "- guessed:" in leaked  # turn 2's diff
     assert "<details class='psit-private'>" in leaked  # the private state at the fork, folded
+    assert "class='psit-memory' open" not in leaked  # no memory edits (kept reasoning, say): folded
+    edited = _record("e3", "workflow", states=states)
+    edited["result"]["memory_edits"] = [[{"name": "overwrite_memory", "ok": True}], [{"name": "overwrite_memory", "ok": True}]]
+    assert transcript_html(edited).count("class='psit-memory' open") == 2  # a memory agent's edits: shown
     clean = transcript_html(_record("e2", "vanilla"))
     assert "psit-leak" not in clean and "psit-memory" not in clean
 

@@ -107,12 +107,14 @@ def state_diff_html(before: str, after: str) -> str:
 
 
 def _state_turn(result: ForkEpisode, turn: int) -> str:
-    """The private state after ``turn``: its diff from the turn before, the whole of it folded."""
+    """The private state after ``turn``: its diff from the turn before (open for a memory agent,
+    whose edits are the point; folded for kept reasoning or a retrieved block), the whole folded."""
     states = result.private_state_per_turn
     if turn - 1 >= len(states) or not (states[turn - 1] or (turn > 1 and states[turn - 2])):
         return ""
     now, before = states[turn - 1], states[turn - 2] if turn > 1 else ""
-    return (f"<details class='psit-memory' open style='margin:2px 0 2px 60px'><summary style='{_SMALL}'>private state "
+    shown = " open" if any(result.memory_edits) else ""
+    return (f"<details class='psit-memory'{shown} style='margin:2px 0 2px 60px'><summary style='{_SMALL}'>private state "
             f"after turn {turn}: what changed</summary>{state_diff_html(before, now)}"
             f"<details style='margin-top:3px'><summary style='{_SMALL}'>the whole private state</summary>"
             f"<pre style='{_PRE};background:#fbf7ff'>{_esc(now)}</pre></details></details>")
