@@ -58,6 +58,28 @@ def test_series_differences_and_configuration(tmp_path):
     assert "B · sim:z" in page and "https://" not in page
 
 
+def test_four_models_stay_readable(tmp_path):
+    """Four series over eight cells: no legend over the axes, no tick labels on top of each other."""
+    from psit_lib.report.compare_page import dot_plot_figure
+
+    agents = ["vanilla", "private_cot", "workflow_overwrite", "autonomous_overwrite", "mem0", "amem", "lightmem",
+              "memoryos"]
+    runs = [Run(label, _run(tmp_path, label.lower(), f"model-{label}", [(f"model-{label}", a, i % 3, 3)
+                                                                         for i, a in enumerate(agents)]))
+            for label in "ABCD"]
+    series = rate_series(runs, NB, "self_consistency.csv")
+    assert series.series.nunique() == 4
+    fig = dot_plot_figure(series, differences(series))
+    renderer = fig.canvas.get_renderer()
+    legend = fig.legends[0].get_window_extent(renderer)
+    assert len(fig.legends[0].get_texts()) == 4
+    for axis in fig.get_axes():
+        assert not legend.overlaps(axis.get_window_extent(renderer))
+        labels = [t.get_window_extent(renderer) for t in axis.get_yticklabels() if t.get_text()]
+        assert all(not a.overlaps(b) for i, a in enumerate(labels) for b in labels[i + 1:])
+        assert axis.get_xlabel()
+
+
 def test_the_runs_list_is_newest_first_with_status_and_headline(tmp_path, monkeypatch):
     _run(tmp_path, "old", "m1", [("m1", "v", 1, 2)], started="2026-11-01T09:00:00")
     _run(tmp_path, "new", "m2", [("m2", "v", 1, 2)], complete=False, started="2026-11-25T09:00:00")

@@ -103,11 +103,8 @@ def differences(series: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["series", "cell", "difference", "low", "high"])
 
 
-def dot_plot(series: pd.DataFrame, diffs: pd.DataFrame) -> str:
-    """The overlaid dot plot and the differences, as a PNG data URI."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+def dot_plot_figure(series: pd.DataFrame, diffs: pd.DataFrame) -> Any:
+    """The overlaid dot plot and the differences (a matplotlib figure, laid out)."""
     import matplotlib.pyplot as plt
 
     names = list(dict.fromkeys(series["series"]))
@@ -142,6 +139,15 @@ def dot_plot(series: pd.DataFrame, diffs: pd.DataFrame) -> str:
     for axis in (left, right):
         axis.grid(axis="x", color="#eee")
     fig.legend(loc="outside lower center", ncol=min(len(names), 4), frameon=False, fontsize=9)
+    fig.canvas.draw()
+    return fig
+
+
+def dot_plot(series: pd.DataFrame, diffs: pd.DataFrame) -> str:
+    """:func:`dot_plot_figure` as a PNG data URI."""
+    import matplotlib.pyplot as plt
+
+    fig = dot_plot_figure(series, diffs)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)
