@@ -94,10 +94,12 @@ def test_the_runs_list_is_newest_first_with_status_and_headline(tmp_path, monkey
     assert "<td class='complete'>complete</td>" in (tmp_path / "runs.html").read_text()
 
 
-def test_compare_html_takes_two_runs_or_more(tmp_path, monkeypatch, capsys):
+def test_one_run_compares_its_models_and_more_than_two_runs_need_the_page(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PSIT_RESULTS_DIR", str(tmp_path))
-    _run(tmp_path, "a", "m", [("m", "v", 1, 2)])
-    assert main(["compare", "a", "--html"]) == 2
+    _run(tmp_path, "a", "m", [("m", "v", 1, 2), ("n", "v", 2, 2)])
+    assert main(["compare", "a", "--html"]) == 0
+    page = (tmp_path / "compare-a.html").read_text()
+    assert "A · m" in page and "A · n" in page and page.count("psit-compare-figure'") == 1
     assert main(["compare", "a", "a", "a"]) == 2 and "add --html" in capsys.readouterr().err
 
 

@@ -6,7 +6,7 @@
     psit report [--run-id ID]
     psit compare RUN_A RUN_B
     psit compare RUN --paper
-    psit compare RUN_A RUN_B [RUN ...] --html [--out PAGE]
+    psit compare RUN [RUN ...] --html [--out PAGE]
     psit runs [--html]
     psit rescore RUN [NOTEBOOK ...]
     psit lab [--refresh]

@@ -155,13 +155,11 @@ def compare_with_paper(run: str) -> str:
 
 
 def compare_page(names: list[str], out: str | None = None) -> Path:
-    """``psit compare A B [C ...] --html``: the runs side by side on one offline page
-    (:mod:`psit_lib.report.compare_page`), written to ``out`` or ``results/compare-A-B....html``."""
+    """``psit compare A [B ...] --html``: the runs (one run: its models) side by side on one offline
+    page (:mod:`psit_lib.report.compare_page`), written to ``out`` or ``results/compare-A-B....html``."""
     from psit_lib.report.compare_page import compare_html
 
     folders = [run_folder(name) for name in names]
-    if len(folders) < 2:
-        raise CliError("psit compare --html takes two runs or more")
     path = Path(out) if out else results_root() / ("compare-" + "-".join(f.name for f in folders) + ".html")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(compare_html(folders), encoding="utf-8")

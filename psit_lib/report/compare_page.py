@@ -182,7 +182,8 @@ h2 { margin-top: 1.6em; border-bottom: 1px solid #dde; }
 
 
 def compare_html(paths: list[Path]) -> str:
-    """The page comparing the runs in ``paths`` (labelled A, B, C, ... in order)."""
+    """The page comparing the runs in ``paths`` (labelled A, B, C, ... in order); one run's page
+    compares its models."""
     runs = [Run(chr(ord("A") + i), p) for i, p in enumerate(paths)]
     parts = ["<h1>Runs side by side</h1>",
              _table_html(pd.DataFrame([_run_summary(r) for r in runs]), "The runs compared")]
@@ -190,15 +191,17 @@ def compare_html(paths: list[Path]) -> str:
     for run in runs:
         for nb in notebooks_with_metadata(run.path):
             holders.setdefault(nb, []).append(run)
-    shared = {nb: rs for nb, rs in sorted(holders.items()) if len(rs) > 1}
+    # one run: its models side by side; several: the notebooks two or more of them hold
+    shared = {nb: rs for nb, rs in sorted(holders.items()) if len(rs) > 1 or len(runs) == 1}
     if not shared:
         parts.append("<p>No notebook is in two of these runs: nothing to compare.</p>")
     for nb, rs in shared.items():
         parts.append(f"<h2 id='{html.escape(nb)}'>{html.escape(nb)} ({', '.join(r.label for r in rs)})</h2>")
-        diff = config_differences([r.path / nb for r in rs])
-        diff.columns = ["setting", *(r.label for r in rs)]
-        parts.append(_table_html(diff, "Configuration differences") if len(diff)
-                     else "<p>Configuration: identical.</p>")
+        if len(rs) > 1:
+            diff = config_differences([r.path / nb for r in rs])
+            diff.columns = ["setting", *(r.label for r in rs)]
+            parts.append(_table_html(diff, "Configuration differences") if len(diff)
+                         else "<p>Configuration: identical.</p>")
         tables = set.intersection(*(set(RunFolder(r.path / nb).table_names()) for r in rs))
         for table in sorted(tables):
             first = pd.read_csv(RunFolder(rs[0].path / nb).tables_dir / table, nrows=1)
