@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(func=cmd_export)
     lab = sub.add_parser("lab", help="JupyterLab on working copies of the notebooks (outputs never reach the repository)")
     lab.add_argument("--refresh", action="store_true", help="replace every working copy with the repository's notebook")
-    lab.add_argument("lab_args", nargs=argparse.REMAINDER, help="further JupyterLab options")
+    lab.add_argument("lab_args", nargs=argparse.REMAINDER, help="JupyterLab's own options after --, e.g. -- --port 8889")
     lab.set_defaults(func=cmd_lab)
     sim = sub.add_parser("sim", help="the simulated model")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True)

@@ -94,4 +94,4 @@ def cmd_lab(refresh: bool, extra: list[str], *, launch: bool = True) -> int:
               "(psit lab --refresh replaces every copy)")
     if not launch:
         return 0
-    return subprocess.call(lab_command(target, extra))
+    return subprocess.call(lab_command(target, extra[1:] if extra[:1] == ["--"] else extra))
