@@ -45,11 +45,13 @@ def _score_value(value: Any) -> Any:
 
 
 def sample_scores(row: pd.Series) -> dict[str, Any]:
-    """An episode's scores for Inspect: the study's columns (outcome under each view, ...) and
-    every per-episode score of the run, by name."""
-    skip = set(BASE_COLUMNS) | set(TAIL_COLUMNS) | {"secret", "turns", "leak_turns"}
+    """An episode's scores for Inspect: the study's measures (a fork's outcome under each view; a
+    result's numeric and yes/no fields; never its free text or its trial index) and every
+    per-episode score of the run (``scores.jsonl``), by name."""
+    skip = set(BASE_COLUMNS) | set(TAIL_COLUMNS) | {"secret", "turns", "leak_turns", "trial", "index"}
     scores = {str(k).removeprefix("score: "): _score_value(v) for k, v in row.items()
-              if k not in skip and _score_value(v) is not None and _score_value(v) != ""}
+              if k not in skip and _score_value(v) is not None and _score_value(v) != ""
+              and (str(k).startswith("score: ") or k in ("outcome", "table1") or not isinstance(v, str))}
     if isinstance(row.get("table1"), str):  # a fork episode: passed or not, under each view (SPEC §1 steps 3, 5)
         scores["self_consistent"] = int(row.get("outcome") == "self_consistent")
         scores["table1_self_consistent"] = int(row["table1"] == "self_consistent")
