@@ -22,7 +22,7 @@ def _canonical(specs):
 def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    wanted = _canonical(project["dependencies"] + extras["test"] + extras["baselines"])
+    wanted = _canonical(project["dependencies"] + extras["test"] + extras["baselines"] + extras["inspect"])
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(item["pip"] for item in env["dependencies"] if isinstance(item, dict))
     listed = _canonical(x for x in pip_section if not x.startswith("-e"))

@@ -115,7 +115,7 @@ def test_the_numeric_claim_check_finds_results_and_spares_parameters():
 # (its facade, which also re-exports what it needs from psit_lib.runs), from psit_lib.analysis, and
 # from IPython, pandas and matplotlib. Deep module paths would make every module a public API.
 STUDY_FACADES = ("psit_lib.studies.psit", "psit_lib.studies.acc", "psit_lib.studies.basis", "psit_lib.studies.example")
-NOTEBOOK_IMPORTABLE = frozenset({*STUDY_FACADES, "psit_lib.analysis"})
+NOTEBOOK_IMPORTABLE = frozenset({*STUDY_FACADES, "psit_lib.analysis", "psit_lib.report"})  # report: the explorer
 NOTEBOOK_LIBRARIES = ("IPython", "pandas", "matplotlib")
 
 

@@ -171,3 +171,16 @@ def test_the_page_head_gives_parameters_provenance_run_files_and_contents(tmp_pa
     assert "../02_x/episodes.jsonl" in hrefs and "#Run" in hrefs and "#Failure-modes-SPEC-1" in hrefs
     assert soup.find_all("h2")[1]["id"] == "Failure-modes-SPEC-1"
     assert [a.text for a in head.select("nav a")] == ["Run", "Failure modes (SPEC §1)"]
+
+
+def test_the_run_summary_table_a_notebook_ends_with_is_folded_on_the_page():
+    from psit_lib.runs.experiment import RunSummary
+
+    summary = RunSummary({"started": "2026-01-01", "model_calls": 12, "calls_by_role": {"host": 12}})
+    assert "<table class='psit-run-summary'>" in summary._repr_html_() and "calls by role" in summary._repr_html_()
+    nb = new_notebook(cells=[new_code_cell("exp.finish()", outputs=[new_output("execute_result", execution_count=1, data={
+        "text/plain": repr(dict(summary)), "text/html": summary._repr_html_()})])])
+    prepare(nb)
+    shown = nb.cells[0].outputs[0]["data"]
+    assert set(shown) == {"text/html"} and "<details class='psit-stats'>" in shown["text/html"]
+    assert "host: 12" in shown["text/html"]

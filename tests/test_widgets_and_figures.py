@@ -34,8 +34,8 @@ from psit_lib.studies.psit.theory import (
 from psit_lib.studies.psit.theory.figure_data import NoExampleError, THEORY_LABEL, compatible_set_samples, fork_example, size_quantiles, theory_label, weighted_consistency_exact, weighted_consistency_points
 from psit_lib.studies.psit.theory.figures import fork_diagram_from_record, plot_consistency_vs_size, plot_fork_diagram, plot_policy_outcomes, plot_set_sizes
 from psit_lib.studies.psit.theory.params import TheoremParams
-from psit_lib.studies.psit.widgets import HangmanPlayer, fork_explorer, hangman_player
-from psit_lib.studies.psit.play import PlayError, PlaySession, fork_record_html, fork_record_text, workbook_agents
+from psit_lib.studies.psit.widgets import HangmanPlayer, hangman_player
+from psit_lib.studies.psit.play import PlayError, PlaySession, workbook_agents
 
 SMALL_VOCABULARY = 3000
 LIVE_LABEL = provenance_label("sim", "psit-sim", "default")
@@ -213,36 +213,6 @@ def test_widgets_degrade_to_text_without_ipywidgets(monkeypatch):
     monkeypatch.setitem(sys.modules, "ipywidgets", None)
     text = hangman_player(HangmanTask(), ["vanilla"], RaisingClient(LLMSettings(cache="off")))
     assert isinstance(text, str) and "ipywidgets" in text
-    text = fork_explorer([_record()])
-    assert isinstance(text, str) and "ipywidgets" in text and "PRIVATE STATE AT FORK" in text
-
-
-def test_fork_explorer_filters_by_agent():
-    records = [_record(), _record("hangman/psit-sim/workflow_overwrite/0000", "workflow_overwrite",
-                                   "self_consistent", "<secret>cat</secret>"),
-               {"episode_id": "x/err", "status": "error", "error": "ModelCallError: boom", "spec": {"agent": "vanilla"}}]
-    shown = fork_explorer(records)
-    explorer = shown.widget
-    agent_filter, picker = explorer.children[0].children
-    view = explorer.children[1]
-    assert len(picker.options) == 3
-    static = shown._repr_mimebundle_()
-    static = (static[0] if isinstance(static, tuple) else static)["text/html"]
-    assert static.count("<details>") == 3  # the report shows every episode, folded
-    agent_filter.value = "workflow_overwrite"
-    assert len(picker.options) == 1 and "&lt;secret&gt;cat&lt;/secret&gt;" in view.value
-    agent_filter.value = "vanilla"
-    picker.value = 2  # the error record (its index in ``records``) is listed too
-    assert "ModelCallError: boom" in view.value
-
-
-def test_fork_record_rendering_escapes_and_explains():
-    page = fork_record_html(_record())
-    assert "<script>" not in page and "&lt;script&gt;" in page
-    assert "(none: nothing private survives" in page
-    assert page.count("<tr><td>") >= 3  # reveal + two candidate branches
-    text = fork_record_text(_record())
-    assert "(unreadable)" in text and "PRIVATE STATE AT FORK: (none)" in text
 
 
 # --------------------------------------------------------------------------------------------
@@ -302,7 +272,10 @@ async def test_play_session_forks_without_touching_the_game(agent):
     second = await session.fork()
     assert second.fork_number == 2 and second.turns_played == 3
     record = second.as_record(session.agent_name, session.model, session.game_id)
-    assert record["episode_id"] == f"test/{agent}/fork-2" and record["outcome"] in {o.value for o in Outcome}
+    assert record["episode_id"] == f"test/{agent}/fork-2" and record["result"]["outcome"] in {o.value for o in Outcome}
+    from psit_lib.studies.psit.protocol.transcript_view import as_fork_record
+
+    assert as_fork_record(record).result.outcome.value == second.outcome  # a stored fork record: one view shows it
 
 
 async def test_widget_plays_a_game_and_shows_errors_in_the_widget():
@@ -321,7 +294,7 @@ async def test_widget_plays_a_game_and_shows_errors_in_the_widget():
     assert "single letter" in player.error.value
     player.fork_button.click()
     await player.wait_idle()
-    assert "Branches" in player.fork_view.value and player.error.value == ""
+    assert "Fork branches" in player.fork_view.value and player.error.value == ""
 
     broken = hangman_player(HangmanTask(), ["vanilla"], lambda: BrokenClient(LLMSettings(cache="off", max_retries=0)))
     broken.new_game.click()
@@ -346,27 +319,6 @@ def test_theorem_params_defaults_and_clear_errors():
             validate_params(TheoremParams, values)
     with pytest.raises(ParameterError, match="example_min_size"):
         validate_params(TheoremParams, {"example_min_size": 50, "example_max_size": 10})
-
-
-def test_transcript_browser_opens_on_the_first_failed_episode_and_carries_a_static_fallback():
-    from dataclasses import dataclass
-
-    from psit_lib.analysis.browser import transcript_browser
-
-    @dataclass
-    class Ep:
-        episode_id: str
-        ok: bool
-
-    records = [Ep("a", True), Ep("b", False), Ep("c", False)]
-    shown = transcript_browser(records, lambda r: f"audit of {r.episode_id}", lambda r: not r.ok)
-    box = shown.widget
-    picker, view = box.children[0].children[1], box.children[1]
-    assert picker.value == 1 and "audit of b" in view.value          # not empty: the first failed one
-    bundle = shown._repr_mimebundle_()
-    data = bundle[0] if isinstance(bundle, tuple) else bundle
-    assert "application/vnd.jupyter.widget-view+json" in data
-    assert data["text/html"].count("<details>") == 2 and "audit of c" in data["text/html"]
 
 
 async def test_a_finished_game_disables_guessing_but_not_forking():
@@ -437,28 +389,3 @@ def test_the_episode_view_shows_turns_private_actions_state_and_branches_side_by
     assert episode_html(_typed().stored()) == page  # a stored record gives the same view
 
 
-def test_the_episode_viewer_filters_by_agent_and_outcome_and_has_a_static_version():
-    from psit_lib.studies.psit.widgets import episode_viewer
-
-    records = [_typed(), _typed("vanilla", "self_consistent", "hangman/psit-sim/v/0001"),
-               _typed("vanilla", "all_denial", "hangman/psit-sim/v/0002")]
-    shown = episode_viewer(records)
-    agent_filter, outcome_filter = shown.widget.children[0].children
-    picker, view = shown.widget.children[1:]
-    assert [title for title, _ in picker.options] == ["hangman/psit-sim/w/0001 · workflow_overwrite · state_substitution",
-                                                     "hangman/psit-sim/v/0002 · vanilla · all_denial"]
-    agent_filter.value = "vanilla"
-    assert len(picker.options) == 1 and "all_denial" in view.value
-    outcome_filter.value = "all"
-    assert len(picker.options) == 2
-    static = shown._repr_mimebundle_()
-    static = (static[0] if isinstance(static, tuple) else static)["text/html"]
-    assert static.count("<details>") == 2 and "psit-episode" in static and "(2)" in static
-
-
-def test_the_transcript_browser_shows_the_structured_view():
-    from psit_lib.analysis.browser import static_transcripts
-    from psit_lib.studies.psit.protocol.experiment import episode_label, example_transcript, not_self_consistent
-
-    page = static_transcripts([_typed()], example_transcript, not_self_consistent, episode_label)
-    assert "psit-episode" in page and "Fork branches" in page

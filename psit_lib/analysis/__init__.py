@@ -1,5 +1,5 @@
 """Analysis layer (shared by every study): statistics, provenance labels, figures,
-readings, sweeps, the differences table and the transcript browser (the names notebooks import).
+readings, sweeps and the differences table (the names notebooks import).
 
 What only one study uses lives in that study: pass@k in :mod:`psit_lib.studies.basis.passk`,
 secret spread in :mod:`psit_lib.studies.psit.secrets`, and their figures in each study's
@@ -40,7 +40,6 @@ _EXPORTS: dict[str, str] = {
     "grouped_rate_readings": "result_sentences",
     "sweep_reading": "sweeps",
     "differences_table": "differences",
-    "transcript_browser": "browser",
 }
 
 __all__ = list(_EXPORTS)

@@ -6,7 +6,11 @@
     psit report [--run-id ID]
     psit compare RUN_A RUN_B
     psit compare RUN --paper
+    psit compare RUN [RUN ...] --html [--out PAGE]
+    psit runs [--html]
     psit rescore RUN [NOTEBOOK ...] [--scorer NAME]
+    psit lab [--refresh]
+    psit export RUN [NOTEBOOK ...] [--inspect] [--markdown] [--latex]
     psit sim serve [--port N] [--profile NAME]
     psit --version
 
@@ -49,8 +53,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from psit_lib.cli.compare import compare, compare_with_paper
+    from psit_lib.cli.compare import compare, compare_page, compare_with_paper
 
+    if args.html:
+        print(f"compare page: {compare_page([args.run_a, *([args.run_b] if args.run_b else []), *args.more], args.out)}")
+        return 0
+    if args.more:
+        raise CliError("more than two runs are compared on a page: add --html")
     if args.paper:
         if args.run_b:
             raise CliError("psit compare RUN --paper takes one run")
@@ -72,6 +81,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     from psit_lib.cli.run import cmd_run as run
 
     return run(args)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from psit_lib.report.runs_index import runs_html, runs_index, runs_text
+    from psit_lib.runs.paths import results_root
+
+    root = results_root()
+    entries = runs_index(root)
+    print(runs_text(entries))
+    if args.html:
+        page = root / "runs.html"
+        page.write_text(runs_html(entries, root), encoding="utf-8")
+        print(f"runs page: {page}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from psit_lib.cli.export import cmd_export as export
+
+    return export(args.run, args.notebooks, inspect=args.inspect, markdown=args.markdown, latex=args.latex)
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    from psit_lib.cli.lab import cmd_lab as lab
+
+    return lab(args.refresh, args.lab_args)
 
 
 def cmd_sim_serve(args: argparse.Namespace) -> int:
@@ -104,9 +139,13 @@ examples:
   psit list                                  notebooks and their parameters
   psit report                                HTML report of the latest complete run
   psit compare run-a run-b                   configuration and result tables of two runs
+  psit compare run-a run-b --html            the runs side by side on a page (dot plots, differences)
+  psit runs                                  every run under results/ (date, commit, models, status)
   psit compare run-a --paper                 the claims ledger and every paper number against the run's
   psit run 02 --dry-run --margin 0.15        episodes per cell a run needs to decide Table 1 at a margin
   psit rescore run-a 02                      score 02's stored episodes again and reproduce its tables
+  psit export run-a --inspect --markdown     Inspect eval logs and Markdown tables of a run
+  psit lab                                   JupyterLab on working copies of the notebooks
   psit sim serve --port 8765                 the simulated model on a loopback port
 
 environment (models are configured here, never by notebook parameters):
@@ -184,7 +223,15 @@ def build_parser() -> argparse.ArgumentParser:
                            "beside the run's, with a verdict (consistent within ±margin, differs, inconclusive)")
     comp.add_argument("--margin", type=float, default=None,
                       help="with --paper: equivalence margin of the verdicts (default 0.15, docs/protocol.md)")
+    comp.add_argument("more", nargs="*", help="further runs (with --html)")
+    comp.add_argument("--html", action="store_true",
+                      help="one offline page: overlaid dot plots with each difference and its interval per cell, "
+                           "configuration differences")
+    comp.add_argument("--out", help="with --html: the page's path (default results/compare-<runs>.html)")
     comp.set_defaults(func=cmd_compare)
+    runs = sub.add_parser("runs", help="every run under results/: date, commit, models, status, headline")
+    runs.add_argument("--html", action="store_true", help="also write results/runs.html")
+    runs.set_defaults(func=cmd_runs)
     rescore = sub.add_parser("rescore", help="score a run's stored episodes again and reproduce its tables",
                              description="Rescore each notebook's stored episodes with its study's scorers, "
                                          "compute its metrics and compare with the tables the run saved; exit 0 when all are "
@@ -195,6 +242,18 @@ def build_parser() -> argparse.ArgumentParser:
                          help="recompute this scorer's scores even where stored (repeatable; model-graded "
                               "scorers replay the run's cache)")
     rescore.set_defaults(func=cmd_rescore)
+    export = sub.add_parser("export", help="a run as Inspect AI eval logs, or its tables as Markdown or LaTeX")
+    export.add_argument("run", help="run id (under results/) or folder")
+    export.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all of the run)")
+    export.add_argument("--inspect", action="store_true",
+                        help="one Inspect eval log per notebook and model, one sample per episode (inspect view opens them)")
+    export.add_argument("--markdown", action="store_true", help="every saved table as Markdown, one file per notebook")
+    export.add_argument("--latex", action="store_true", help="every saved table as a LaTeX booktabs table")
+    export.set_defaults(func=cmd_export)
+    lab = sub.add_parser("lab", help="JupyterLab on working copies of the notebooks (outputs never reach the repository)")
+    lab.add_argument("--refresh", action="store_true", help="replace every working copy with the repository's notebook")
+    lab.add_argument("lab_args", nargs=argparse.REMAINDER, help="JupyterLab's own options after --, e.g. -- --port 8889")
+    lab.set_defaults(func=cmd_lab)
     sim = sub.add_parser("sim", help="the simulated model")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True)
     serve = sim_sub.add_parser("serve", help="serve the simulator on a loopback port")

@@ -17,9 +17,7 @@ import pandas as pd
 from psit_lib.cli.errors import CliError
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
 from psit_lib.runs.paths import results_root
-
-CONFIG_KEYS = ("backend", "model", "profile", "seed", "simulated", "git_commit", "python")
-
+from psit_lib.report.compare_page import configuration
 
 def run_folder(name: str) -> Path:
     path = Path(name)
@@ -27,27 +25,6 @@ def run_folder(name: str) -> Path:
     if not folder.is_dir():
         raise CliError(f"no run folder {name!r} (looked in {results_root()})")
     return folder
-
-
-def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            _flatten(f"{prefix}.{key}" if prefix else str(key), inner, out)
-    else:
-        out[prefix] = value
-
-
-def configuration(folder: Path) -> dict[str, Any]:
-    """Flat configuration of one notebook folder: its parameters and what its metadata records."""
-    run = RunFolder(folder)
-    meta = run.metadata()
-    flat: dict[str, Any] = {}
-    _flatten("param", run.params().stored(), flat)
-    _flatten("", {k: getattr(meta, k) for k in CONFIG_KEYS}, flat)
-    _flatten("simulator", meta.simulator or {}, flat)
-    _flatten("prompts", meta.prompts, flat)
-    _flatten("packages", meta.packages, flat)
-    return flat
 
 
 def config_differences(a: Path, b: Path) -> list[tuple[str, Any, Any]]:
@@ -204,3 +181,15 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
                 lines.append(f"\n-- {nb}: BASIS Table 1 pass^k and pass@k (paper: 10 sets per k; run: its sets)")
                 lines += _verdict_rows(sets, ("scenario", "system", "measure", "k")) if len(sets) else ["  no sets"]
     return "\n".join(_cut(line) for line in lines)
+
+
+def compare_page(names: list[str], out: str | None = None) -> Path:
+    """``psit compare A [B ...] --html``: the runs (one run: its models) side by side on one offline
+    page (:mod:`psit_lib.report.compare_page`), written to ``out`` or ``results/compare-A-B....html``."""
+    from psit_lib.report.compare_page import compare_html
+
+    folders = [run_folder(name) for name in names]
+    path = Path(out) if out else results_root() / ("compare-" + "-".join(f.name for f in folders) + ".html")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(compare_html(folders), encoding="utf-8")
+    return path

@@ -3,7 +3,10 @@
 ``render_report(run_dir)`` writes ``<run_dir>/report/<notebook>.html`` (one page per executed
 notebook, see :mod:`.page`) and ``index.html`` (see :mod:`.index`), and returns the index path.
 Pages need no kernel and no network: figures are embedded, formulas are MathML, widgets show
-their static versions, code is hidden until the reader asks for it.
+their static versions, code is hidden until the reader asks for it. Every page has the
+episode explorer (:mod:`.explorer`: every episode in one table, each opening its transcript).
+Beside the report: the page comparing runs (:mod:`.compare_page`, ``psit compare --html``) and
+the list of every run (:mod:`.runs_index`, ``psit runs``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,15 @@ from .index import code_commit, index_html, index_row
 from .page import render_page
 from .page_head import PageContext, protocol_html
 
-__all__ = ["render_report"]
+__all__ = ["episode_explorer", "render_report"]
+
+
+def episode_explorer(source: Any) -> Any:
+    """Every episode of a notebook's run in one table, each row opening its transcript
+    (:func:`.explorer.episode_explorer`; what notebooks display)."""
+    from .explorer import episode_explorer as explorer
+
+    return explorer(source)
 
 
 def render_report(run_dir: Path, run: dict[str, Any] | None = None) -> Path:

@@ -76,11 +76,13 @@ def is_progress(output: Any) -> bool:
 
 
 def raw_mapping(output: Any) -> dict[str, Any] | None:
-    """The dict an ``execute_result`` shows only as its Python repr (``exp.finish()``), or None."""
+    """The dict an ``execute_result`` shows only as its Python repr, or as the run summary's table
+    (``exp.finish()``), or None."""
     import ast
 
     data = output.get("data") or {}
-    if output.get("output_type") != "execute_result" or set(data) != {"text/plain"}:
+    summary = set(data) == {"text/plain", "text/html"} and "psit-run-summary" in str(data["text/html"])
+    if output.get("output_type") != "execute_result" or not (set(data) == {"text/plain"} or summary):
         return None
     text = str(data["text/plain"]).strip()
     if not text.startswith("{"):

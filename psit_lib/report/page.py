@@ -14,6 +14,7 @@ from bs4.element import AttributeValueList
 
 from psit_lib.analysis.labels import format_number
 
+from .explorer import explorer_html
 from .notebook_prep import plain_numbers, prepare
 from .page_head import PageContext, head_html, link_spec_references
 
@@ -70,7 +71,7 @@ def _offline(soup: BeautifulSoup) -> None:
 def _fold_long_tables(soup: BeautifulSoup) -> None:
     for table in soup.find_all("table"):
         rows = len(table.find_all("tr"))
-        if rows > FOLD_ROWS and table.find_parent("details") is None:
+        if rows > FOLD_ROWS and table.find_parent("details") is None and table.find_parent(class_="psit-explorer") is None:
             details = soup.new_tag("details", attrs={"class": "psit-fold"})
             summary = soup.new_tag("summary")
             summary.string = f"Table with {rows - 1} rows (click to open)"
@@ -131,6 +132,27 @@ def _compact_tables(soup: BeautifulSoup) -> None:
             cell["style"] = (str(cell.get("style") or "") + ";" + rule).lstrip(";")
 
 
+def _add_explorer(soup: BeautifulSoup, ctx: PageContext) -> None:
+    """Every episode of the notebook's run (:mod:`.explorer`): in place of the explorer the notebook
+    showed (drawn before its later parts, the sweeps, had run), else at the end of the page."""
+    if not ctx.folder.has_records():
+        return
+    fresh = BeautifulSoup(explorer_html(ctx.folder), "html.parser")
+    shown = soup.find(class_="psit-explorer")
+    if shown is not None:
+        shown.replace_with(fresh)
+        return
+    where = soup.find(class_="jp-Notebook") or soup.find("main") or soup.body
+    if where is None:
+        return
+    section = soup.new_tag("section", attrs={"class": "psit-episodes-section jp-Cell", "style": "padding:0 1em"})
+    heading = soup.new_tag("h2", attrs={"id": "every-episode"})
+    heading.string = "Every episode"
+    section.append(heading)
+    section.append(fresh)
+    where.append(section)
+
+
 def _insert_head(soup: BeautifulSoup, ctx: PageContext) -> None:
     """The page head after the notebook's title cell (the top of the page when it has none)."""
     head = BeautifulSoup(head_html(soup, ctx), "html.parser")
@@ -160,6 +182,7 @@ def render_page(nb: Any, title: str, ctx: PageContext | None = None) -> str:
     if ctx is not None:
         if ctx.protocol:
             link_spec_references(soup, ctx.protocol)
+        _add_explorer(soup, ctx)
         _insert_head(soup, ctx)
     _fold_long_tables(soup)
     _code_toggle(soup)

@@ -37,7 +37,24 @@ from psit_lib.runs.paths import adhoc_root, figures_dir, params_hash, repo_root,
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
 from psit_lib.runs.sweeps import sweep_model_names
 
-__all__ = ["Experiment", "figures_dir", "params_hash", "repo_root", "results_root"]
+__all__ = ["Experiment", "RunSummary", "figures_dir", "params_hash", "repo_root", "results_root"]
+
+
+class RunSummary(dict[str, Any]):
+    """What :meth:`Experiment.finish` returns: the execution's statistics, still a dict for code,
+    shown as a two-column table (not a raw dict) where a notebook ends with it."""
+
+    def _repr_html_(self) -> str:
+        import html
+
+        def cell(value: Any) -> str:
+            if isinstance(value, dict):
+                return ", ".join(f"{k}: {v}" for k, v in value.items()) or "—"
+            return "—" if value is None else str(value)
+
+        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k).replace('_', ' '))}</th>"
+                       f"<td style='text-align:left'>{html.escape(cell(v))}</td></tr>" for k, v in self.items())
+        return f"<table class='psit-run-summary'><caption>This execution</caption>{rows}</table>"
 
 
 class Experiment:
@@ -248,7 +265,7 @@ class Experiment:
         """Episodes of this notebook's folder whose latest record is an error."""
         return self.store.failed_count()
 
-    def finish(self, **summary: Any) -> dict[str, Any]:
+    def finish(self, **summary: Any) -> RunSummary:
         """Write this execution's call statistics into the run metadata and return them. The
         episode counts cover every ``run`` of this execution (main runs and sweeps), not the last."""
         records = self.store.records()
@@ -272,4 +289,4 @@ class Experiment:
         self.metadata.ended = typed.ended
         self.metadata.last_execution = typed
         self.store.write_metadata(self.metadata)
-        return execution
+        return RunSummary(execution)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.theory import figure_data as theory_data
     from psit_lib.studies.psit.theory import figures as theory_figures
     from psit_lib.studies.psit.theorem_params import TheoremParams
-    from psit_lib.studies.psit.widgets import episode_viewer, fork_explorer, hangman_player
+    from psit_lib.studies.psit.widgets import hangman_player
 
 # name -> the module that defines it
 _NAMES: dict[str, str] = {
@@ -77,8 +77,6 @@ _NAMES: dict[str, str] = {
     "simulate_set_sizes": "psit_lib.studies.psit.theory",
     "words_of_length": "psit_lib.studies.psit.theory",
     # interactive views
-    "fork_explorer": "psit_lib.studies.psit.widgets",
-    "episode_viewer": "psit_lib.studies.psit.widgets",
     "hangman_player": "psit_lib.studies.psit.widgets",
     "workbook_agents": "psit_lib.studies.psit.play",
 }
@@ -102,7 +100,7 @@ __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the 
     "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_outcome_bars",
     "plot_dataset_view", "plot_entropy_vs_temperature", "closed_form_check", "compared_hosts", "entropy_table", "entropy_views",
     "exact_mix_table", "policy_table", "self_consistency_points", "simulate_set_sizes", "words_of_length",
-    "fork_explorer", "episode_viewer", "hangman_player", "workbook_agents", "fork_tests", "ablation",
+    "hangman_player", "workbook_agents", "fork_tests", "ablation",
     "secret_choice", "appendix_e", "fork_scores",
     "theory_data", "theory_figures",
 ]

@@ -5,10 +5,9 @@ player) guesses letters against any agent of the workbook on the configured back
 :meth:`PlaySession.fork` runs the fork test of SPEC §1 from the current checkpoint (a reveal
 branch and k yes/no branches). Forking never mutates the game: each move continues from the
 game's own last checkpoint, so a person can fork, read the answers, keep playing and fork
-again. It is async and UI-free so tests drive it directly. :func:`fork_record_html` /
-:func:`fork_record_text` render one episode record (of
-:func:`psit_lib.studies.psit.protocol.fork_test.run_fork_episode`, or of a :class:`ForkResult`):
-public transcript, private state at the fork, and every branch's question and answer.
+again. It is async and UI-free so tests drive it directly. A fork's record
+(:meth:`ForkResult.as_record`) is a fork-test episode record, shown by the study's one fork view
+(:func:`psit_lib.studies.psit.protocol.transcript_view.episode_html`).
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from typing import Any
 from psit_lib.studies.psit.agents.config import KINDS, STRATEGY_NAMES
 from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import Outcome
-from psit_lib.runs.records import EpisodeRecord, flat_record as _flat_view
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
 from psit_lib.studies.psit.protocol.candidates import stored_secret
 from psit_lib.studies.psit.protocol.fork_test import (NEUTRAL_SYSTEM_PROMPT, ForkSettings, fork_from_checkpoint, host_role,
@@ -93,18 +91,21 @@ class ForkResult:
     candidate_search: dict[str, Any] = field(default_factory=dict)
 
     def as_record(self, agent: str, model: str, game_id: str) -> dict[str, Any]:
-        """The same shape as a fork-test episode record, so one renderer shows both."""
-        return {
-            "episode_id": f"{game_id}/fork-{self.fork_number}", "status": "ok", "error": None,
-            "spec": {"agent": agent, "model": model}, "agent": agent, "model": model,
-            "task": "hangman", "outcome": self.outcome, "turns_played": self.turns_played,
-            "transcript": self.transcript, "private_state_at_fork": self.private_state,
-            "constraints": self.constraints,
+        """A stored fork-test episode record (:class:`~psit_lib.studies.psit.protocol.records.ForkEpisode`
+        nested in its envelope), so the study's one fork view shows a live fork too."""
+        result = {
+            "task": "hangman", "agent": agent, "model": model, "outcome": self.outcome, "failure": self.note,
+            "transcript": self.transcript, "turns_played": self.turns_played, "constraints": self.constraints,
+            "private_state_at_fork": self.private_state, "state_size_per_turn": [], "memory_edits": [],
+            "hidden_calls": [], "branch_hidden_calls": [],
             "reveal": {"question": self.reveal_question, "answer": self.reveal_answer,
                        "parsed": self.revealed, "compatible": self.revealed_compatible},
-            "candidates": self.candidates, "candidate_search": self.candidate_search,
-            "failure": self.note,
+            "candidates": self.candidates, "candidate_search": self.candidate_search or None,
         }  # fmt: skip
+        return {"episode_id": f"{game_id}/fork-{self.fork_number}", "status": "ok", "error": None,
+                "spec": {"agent": agent, "model": model}, "wall_seconds": 0.0, "calls": [],
+                "usage": {"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "calls_by_role": {}},
+                "result": result}
 
 
 class PlaySession:
@@ -293,77 +294,9 @@ class PlaySession:
 
 
 # --------------------------------------------------------------------------------------------
-# Rendering one fork record
+# The player's log
 # --------------------------------------------------------------------------------------------
-
-
-def _answer_word(parsed: Any) -> str:
-    return "yes" if parsed is True else "no" if parsed is False else "unreadable"
-
-
-def flat_record(record: Any) -> dict[str, Any]:
-    """The flat view of a fork record (:func:`psit_lib.runs.records.flat_record`): a typed run
-    record, a stored one in any format, or a live :class:`ForkResult`'s record."""
-    return _flat_view(record) if isinstance(record, (EpisodeRecord, dict)) else record
-
-
-def fork_record_text(record: Any) -> str:
-    """A plain-text audit of one fork episode (the headless fallback of the explorer)."""
-    record = flat_record(record)
-    spec = record.get("spec") or {}
-    lines = [f"episode {record.get('episode_id', '?')} · agent {spec.get('agent', record.get('agent', '?'))} · "
-             f"outcome {record.get('outcome') or record.get('status', 'error')}"]
-    if record.get("status", "ok") != "ok":
-        return lines[0] + f"\n  error: {record.get('error')}"
-    for message in record.get("transcript") or []:
-        who = "PLAYER" if message["role"] == "user" else "HOST  "
-        lines.append(f"{who}: " + message["content"].replace("\n", " | "))
-    private = record.get("private_state_at_fork")
-    lines.append("PRIVATE STATE AT FORK: " + (private.replace("\n", " | ") if private else "(none)"))
-    reveal = record.get("reveal")
-    if reveal:
-        lines.append(f"[reveal] {reveal['question']} -> {reveal['answer']!r} (parsed: {reveal.get('parsed')})")
-    for cand in record.get("candidates") or []:
-        lines.append(f"[{cand['source']:8}] {cand['question']} -> {cand['answer']!r} ({_answer_word(cand.get('parsed'))})")
-    if record.get("failure"):
-        lines.append(f"note: {record['failure']}")
-    return "\n".join(lines)
 
 
 def pre_html(text: str) -> str:
     return f"<pre style='white-space: pre-wrap; margin: 0'>{html.escape(text)}</pre>"
-
-
-def fork_record_html(record: Any) -> str:
-    """HTML for one fork episode: header, public transcript, private state, branch table."""
-    record = flat_record(record)
-    spec = record.get("spec") or {}
-    agent = spec.get("agent", record.get("agent", "?"))
-    outcome = record.get("outcome") or ("error" if record.get("status") != "ok" else "?")
-    parts = [f"<b>{html.escape(str(record.get('episode_id', '?')))}</b> · agent <code>{html.escape(str(agent))}</code>"
-             f" · outcome <b>{html.escape(str(outcome))}</b>"]
-    if record.get("status", "ok") != "ok":
-        parts.append(f"<p style='color:#b00'>error: {html.escape(str(record.get('error')))}</p>")
-        return "".join(parts)
-    rows = []
-    for message in record.get("transcript") or []:
-        who = "player" if message["role"] == "user" else "host"
-        rows.append(f"<tr><td style='vertical-align:top'><b>{who}</b></td><td>{pre_html(message['content'])}</td></tr>")
-    parts.append("<h4>Public transcript up to the fork</h4><table>" + "".join(rows) + "</table>")
-    private = record.get("private_state_at_fork")
-    parts.append("<h4>Private state at the fork</h4>"
-                 + (pre_html(private) if private else "<i>(none: nothing private survives between turns)</i>"))
-    branch_rows = []
-    reveal = record.get("reveal")
-    if reveal:
-        branch_rows.append(f"<tr><td>reveal</td><td>{html.escape(reveal['question'])}</td>"
-                           f"<td>{html.escape(reveal['answer'])}</td><td>{html.escape(str(reveal.get('parsed')))}</td></tr>")
-    for cand in record.get("candidates") or []:
-        branch_rows.append(f"<tr><td>{html.escape(cand['source'])}</td><td>{html.escape(cand['question'])}</td>"
-                           f"<td>{html.escape(cand['answer'])}</td><td>{_answer_word(cand.get('parsed'))}</td></tr>")
-    parts.append("<h4>Branches (each from the identical checkpoint)</h4><table>"
-                 "<tr><th>branch</th><th>question</th><th>answer</th><th>read as</th></tr>"
-                 + "".join(branch_rows) + "</table>")
-    if record.get("failure"):
-        parts.append(f"<p>note: {html.escape(str(record['failure']))}</p>")
-    return "".join(parts)

@@ -1,14 +1,13 @@
-"""Interactive explorers (ipywidgets): play Hangman against any agent, read fork episodes.
+"""The play-it-yourself widget (ipywidgets): play Hangman against any agent and fork it.
 
-:func:`episode_viewer` (and :func:`fork_explorer`, its notebook-01 form) shows fork episodes in
-the structured view of :mod:`psit_lib.studies.psit.protocol.transcript_view`: filter by agent and
-outcome, pick an episode; the rendered report shows the same view, static, one folded block per
-episode. :func:`hangman_player` and :func:`fork_explorer` are front ends over the UI-free logic of
-:mod:`psit_lib.studies.psit.play`. Widgets must survive headless execution (papermill, nbval):
-building one never calls a model and never blocks; model calls happen only in button
-callbacks, scheduled as tasks on the running event loop (ipykernel runs one), and any error
-they raise is shown in the widget instead of vanishing in a background task. Without
-ipywidgets the builders return a short text explanation.
+:func:`hangman_player` is a front end over the UI-free logic of
+:mod:`psit_lib.studies.psit.play`; a fork is shown in the study's one fork view
+(:func:`psit_lib.studies.psit.protocol.transcript_view.episode_html`), the view the episode
+explorer (:mod:`psit_lib.report.explorer`) opens for every stored episode. Widgets must survive
+headless execution (papermill, nbval): building one never calls a model and never blocks; model
+calls happen only in button callbacks, scheduled as tasks on the running event loop (ipykernel
+runs one), and any error they raise is shown in the widget instead of vanishing in a background
+task. Without ipywidgets the builder returns a short text explanation.
 """
 
 from __future__ import annotations
@@ -19,19 +18,12 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from psit_lib.analysis.browser import WithStaticFallback
 from psit_lib.llm.client import LLMClient, SamplingDefaults
 from psit_lib.runs.runner import describe_error
 from psit_lib.studies.psit.agents.factory import canonical_agent_name
-from psit_lib.studies.psit.play import (PlayError, PlaySession, flat_record, fork_record_html, fork_record_text,
-                                        pre_html)
+from psit_lib.studies.psit.play import PlayError, PlaySession, pre_html
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
-from psit_lib.studies.psit.protocol.transcript_view import episode_html, episode_title
-
-
-# --------------------------------------------------------------------------------------------
-# Widgets
-# --------------------------------------------------------------------------------------------
+from psit_lib.studies.psit.protocol.transcript_view import episode_html
 
 NO_WIDGETS = "ipywidgets is not installed, so the interactive {what} is not available here."
 
@@ -44,113 +36,23 @@ def _ipywidgets():
     return ipywidgets
 
 
-def _episode_title(record: dict[str, Any]) -> str:
-    spec = record.get("spec") or {}
-    outcome = record.get("outcome") or ("error" if record.get("status") != "ok" else "?")
-    return f"{record.get('episode_id', '?')} · {spec.get('agent', record.get('agent', '?'))} · {outcome}"
+class WithStaticFallback:
+    """A widget whose display also carries an HTML fallback for renderers without a kernel.
 
-
-def _structured_html(record: Any) -> str:
-    """The structured view of a stored or typed record; a live play record (not a stored
-    episode) keeps the plain audit."""
-    try:
-        return episode_html(record)
-    except ValueError:
-        return fork_record_html(record)
-
-
-def episode_viewer(records: Sequence[Any], *, failed_only: bool = True, static_limit: int = 12):
-    """A widget to read fork episodes (typed records or stored dicts) in the structured view:
-    filter by agent and outcome (``failed_only`` starts on the episodes that were not
-    self-consistent), pick an episode. Its static version, for the report, holds the first
-    ``static_limit`` episodes of the starting filter as folded blocks. Pure rendering."""
-    titles = [_title(r) for r in records]
-    outcomes = [t.rsplit(" · ", 1)[-1] for t in titles]
-    agents = [t.split(" · ")[1] if t.count(" · ") >= 2 else "?" for t in titles]
-    start = [i for i, o in enumerate(outcomes) if not failed_only or o != "self_consistent"]
-    static = "".join(f"<details><summary>{html.escape(titles[i])}</summary>{_structured_html(records[i])}</details>"
-                     for i in start[:static_limit])
-    more = (f"<p><i>… and {len(start) - static_limit} more in the run folder's episode records.</i></p>"
-            if len(start) > static_limit else "")
-    heading = f"<p><b>{'Episodes that were not self-consistent' if failed_only else 'Episodes'} ({len(start)})</b></p>"
-    static_html = heading + (static + more if start else "<p><i>No episode to show.</i></p>")
-    w = _ipywidgets()
-    if w is None:
-        from IPython.display import HTML
-
-        return HTML(static_html)
-    agent_filter = w.Dropdown(options=["all", *dict.fromkeys(agents)], value="all", description="agent")
-    outcome_filter = w.Dropdown(options=["all", "not self-consistent", *dict.fromkeys(outcomes)],
-                                value="not self-consistent" if failed_only else "all", description="outcome")
-    picker = w.Dropdown(description="episode", layout=w.Layout(width="60%"))
-    view = w.HTML()
-
-    def matches(i: int) -> bool:
-        outcome = outcome_filter.value
-        return ((agent_filter.value == "all" or agents[i] == agent_filter.value)
-                and (outcome == "all" or outcomes[i] == outcome
-                     or (outcome == "not self-consistent" and outcomes[i] != "self_consistent")))
-
-    def show(*_: Any) -> None:
-        view.value = "<i>no episode matches</i>" if picker.value is None else _structured_html(records[picker.value])
-
-    def refresh(*_: Any) -> None:
-        chosen = [i for i in range(len(records)) if matches(i)]
-        picker.options = [(titles[i], i) for i in chosen]
-        picker.value = chosen[0] if chosen else None
-        show()
-
-    for control in (agent_filter, outcome_filter):
-        control.observe(refresh, "value")
-    picker.observe(show, "value")
-    refresh()
-    return WithStaticFallback(w.VBox([w.HBox([agent_filter, outcome_filter]), picker, view]), static_html)
-
-
-def _title(record: Any) -> str:
-    try:
-        return episode_title(record)
-    except ValueError:
-        return _episode_title(flat_record(record))
-
-
-def fork_explorer(records: Sequence[dict[str, Any]]):
-    """A widget to read fork episodes: filter by agent, pick an episode, see its full audit.
-
-    Returns the widget; without ipywidgets, the text audit of the first episode with a note.
-    Pure rendering: it never calls a model.
+    Jupyter front ends show the widget; nbconvert's HTML export, which has no widget state,
+    shows the ``text/html`` part instead.
     """
-    records = [flat_record(r) for r in records]
-    w = _ipywidgets()
-    if w is None:
-        first = fork_record_text(records[0]) if records else "(no episodes)"
-        return NO_WIDGETS.format(what="fork explorer") + "\n" + first
-    agents = list(dict.fromkeys((r.get("spec") or {}).get("agent", r.get("agent", "?")) for r in records))
-    agent_filter = w.Dropdown(options=["all", *agents], value="all", description="agent")
-    picker = w.Dropdown(description="episode", layout=w.Layout(width="75%"))
-    view = w.HTML()
 
-    def refresh(*_: Any) -> None:
-        chosen = [i for i, r in enumerate(records)
-                  if agent_filter.value == "all" or (r.get("spec") or {}).get("agent", r.get("agent")) == agent_filter.value]
-        picker.options = [(_episode_title(records[i]), i) for i in chosen]
-        if chosen and picker.value not in chosen:
-            picker.value = chosen[0]  # a new option list leaves no selection; pick the first
-        show()
+    def __init__(self, widget: Any, fallback_html: str) -> None:
+        self.widget = widget
+        self.fallback_html = fallback_html
 
-    def show(*_: Any) -> None:
-        view.value = "<i>no episodes</i>" if picker.value is None else _structured_html(records[picker.value])
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data = {**data, "text/html": self.fallback_html}
+        return (data, bundle[1]) if isinstance(bundle, tuple) else data
 
-    agent_filter.observe(refresh, "value")
-    picker.observe(show, "value")
-    refresh()
-    static = "".join(f"<details><summary>{html.escape(_episode_title(r))}</summary>{_structured_html(r)}</details>"
-                     for r in records[:STATIC_EPISODES])
-    return WithStaticFallback(w.VBox([w.HBox([agent_filter, picker]), view]), static or "<i>no episodes</i>")
-
-
-STATIC_EPISODES = 12
-"""Episodes the fork explorer's static fallback (the rendered report) shows, folded."""
 
 PLAYER_STATIC_HTML = ("<p><i>Interactive widget: open this notebook in JupyterLab to play Hangman against "
                       "any agent and fork it. A static report cannot run it.</i></p>")
@@ -303,7 +205,7 @@ class HangmanPlayer:
             raise PlayError("Start a game before forking.")
         result = await self.session.fork()
         record = result.as_record(self.session.agent_name, self.session.model, self.session.game_id)
-        self.fork_view.value = f"<h4>Fork {result.fork_number}</h4>" + fork_record_html(record)
+        self.fork_view.value = f"<h4>Fork {result.fork_number}</h4>" + episode_html(record)
 
     async def _show_log(self) -> None:
         assert self.session is not None
@@ -334,4 +236,4 @@ def hangman_player(task: HangmanTask, agent_names: Sequence[str], experiment_or_
     return HangmanPlayer(task, agent_names, experiment_or_client_factory, n_candidates=n_candidates, widgets=w)
 
 
-__all__ = ["HangmanPlayer", "episode_viewer", "fork_explorer", "hangman_player"]
+__all__ = ["HangmanPlayer", "WithStaticFallback", "hangman_player"]

@@ -249,6 +249,7 @@ async def finish(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
                              "memory": state.get("memory") or (initial_memory() if ctx.config.has_memory else "")}
     log_entry = {"turn": len(public) // 2,
                  "private_state_tokens": count_tokens(private_state_text(ctx.config, new_state)),
+                 "private_state": private_state_text(ctx.config, new_state),  # the explorer's turn-by-turn view
                  "reasoning_tokens": count_tokens(state.get("reasoning", "")),
                  "edits": state.get("edits", []),
                  "tool_calls_as_text": state.get("text_tool_calls", [])}

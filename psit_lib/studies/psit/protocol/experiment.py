@@ -16,7 +16,6 @@ from psit_lib.llm.client import ModelSession
 from psit_lib.runs.records import EpisodeRecord, ok_results
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.protocol.records import ForkEpisode
-from psit_lib.studies.psit.protocol.transcript_view import episode_html
 from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import host_text, run_fork_episode
@@ -141,57 +140,6 @@ def state_size_frame(records: list[ForkRecord]) -> pd.DataFrame:
             for rec, result in ok_results(records)
             for turn, tokens in enumerate(result.state_size_per_turn, start=1)]
     return pd.DataFrame(rows, columns=["agent", "model", "turn", "tokens"])
-
-
-def example_transcript(record: ForkRecord) -> str:
-    """A readable audit of one episode: public play, private state at the fork, branches."""
-    result = record.result
-    outcome = outcome_of(record)
-    lines = [f"episode {record.episode_id} · agent {record.spec['agent']} · outcome {outcome}"]
-    if result is None:
-        return lines[0] + f"\n  error: {record.error}"
-    for msg in result.transcript:
-        who = "PLAYER" if msg.role == "user" else "HOST  "
-        lines.append(f"{who}: " + msg.content.replace("\n", " | "))
-    for unread in result.unreadable_replies:
-        lines.append(f"[unreadable reply at turn {unread.turn} to {unread.move!r}: {unread.error[:160]}]")
-    private = result.private_state_at_fork
-    lines.append("PRIVATE STATE AT FORK: " + (private.replace("\n", " | ") if private else "(none)"))
-    if result.reveal is not None:
-        lines.append(f"[reveal] {result.reveal.question} -> {result.reveal.answer!r}")
-    for cand in result.candidates:
-        lines.append(f"[{cand.source:8}] {cand.question} -> {cand.answer!r}")
-    if result.failure:
-        lines.append(f"failure: {result.failure}")
-    return "\n".join(lines)
-
-
-example_transcript.html = episode_html  # type: ignore[attr-defined]  # the transcript browser's structured view
-
-
-def examples_by_outcome(records: list[ForkRecord]) -> dict[str, ForkRecord]:
-    """The first episode (in plan order) of each outcome that occurred."""
-    found: dict[str, ForkRecord] = {}
-    for rec in records:
-        found.setdefault(outcome_of(rec), rec)
-    return {o.value: found[o.value] for o in OUTCOME_ORDER if o.value in found}
-
-
-def episode_label(record: ForkRecord) -> str:
-    """``<episode id> (<outcome>)`` for pickers and folded transcripts."""
-    return f"{record.episode_id} ({outcome_of(record)})"
-
-
-def not_self_consistent(record: ForkRecord) -> bool:
-    """Browser filter: episodes that failed the test (any outcome but self-consistent)."""
-    return outcome_of(record) != Outcome.SELF_CONSISTENT.value
-
-
-def examples_text(records: list[ForkRecord], limit: int = 2500) -> str:
-    """One example episode per outcome that occurred, as readable audits (each cut at ``limit``)."""
-    parts = [f"===== {outcome} =====\n{example_transcript(record)[:limit]}\n"
-             for outcome, record in examples_by_outcome(records).items()]
-    return "\n".join(parts)
 
 
 def cost_table(records: list[ForkRecord]) -> pd.DataFrame:

@@ -159,6 +159,7 @@ def audit_trail(task: PsitTask, agent: ForkableAgent, values: dict[str, Any], st
             "constraints": task.public_constraints(state),
             "private_state_at_fork": agent.private_state(values),
             "state_size_per_turn": [t["private_state_tokens"] for t in turn_log],
+            "private_state_per_turn": [str(t.get("private_state") or "") for t in turn_log],
             "memory_edits": [t["edits"] for t in turn_log if t.get("edits")],
             "hidden_calls": list(values.get("hidden_calls") or [])}
 

@@ -133,6 +133,7 @@ class ForkEpisode(StudyResult):
     branch_hidden_calls: list[BranchHiddenCall]
     public_contradictions: list[PublicContradiction] = []
     unreadable_replies: list[UnreadableReply] = []
+    private_state_per_turn: list[str] = []  # what the agent carried after each turn (empty in older records)
 
     @property
     def answers(self) -> dict[str, bool | None]:

@@ -1,24 +1,30 @@
-"""A structured view of one fork episode, from its typed record (like a log viewer, not a text dump).
+"""The one view of a fork episode, from its typed record (like a log viewer, not a text dump).
 
-:func:`episode_html` lays out what a reader of a failed episode needs, in order: the header
+:func:`episode_html` lays out what a reader of an episode needs, in order: the header
 (episode, agent, model, outcome, why it failed); the public exchange turn by turn, each host
 reply followed by what happened privately after it (the memory tool calls and their results,
-the memory libraries' hidden calls, the private state's size, an unreadable reply); the private
-state at the fork (kept reasoning, memory block or retrieved block); and the fork's branches
-side by side (the reveal, then one card per candidate with the expected and the given answer).
+the memory libraries' hidden calls, the private state it carried on and its diff from the turn
+before, folded; an unreadable reply), the secret highlighted where a host reply gave it away; the
+private state at the fork (folded); and the fork's branches side by side (the reveal, then one
+card per candidate with the expected and the given answer). :func:`episode_row` is the episode's
+line in the episode explorer's table (outcome under the workbook's strict view and Table 1's
+rule, secret, turns, where it leaked).
 
 The HTML is self-contained (inline styles only), so the same markup serves the rendered report
-(static) and the JupyterLab widget (:func:`psit_lib.studies.psit.widgets.episode_viewer`).
+and JupyterLab (:mod:`psit_lib.report.explorer` shows it for every fork episode).
 """
 
 from __future__ import annotations
 
+import difflib
 import html
+import re
 from typing import Any
 
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
 from psit_lib.studies.psit.protocol.records import CandidateBranch, ForkEpisode
+from psit_lib.studies.psit.protocol.table1 import score_table1
 
 ForkRecord = EpisodeRecord[ForkEpisode]
 
@@ -48,11 +54,70 @@ def _badge(outcome: Outcome | str) -> str:
             f"font-size:12px'>{_esc(value)}</span>")
 
 
-def _bubble(who: str, text: str) -> str:
+def secrets_of(result: ForkEpisode) -> list[str]:
+    """The secrets a public reply must not name: the revealed one and the one kept in memory."""
+    found = [result.reveal.parsed] if result.reveal is not None and result.reveal.parsed else []
+    found += [c.secret for c in result.candidates if c.source in ("revealed", "stored")]
+    return [s for s in dict.fromkeys(found) if s and s.strip()]
+
+
+def _secret_pattern(secrets: list[str]) -> re.Pattern[str] | None:
+    if not secrets:
+        return None
+    return re.compile(r"(?<!\w)(" + "|".join(re.escape(s) for s in sorted(secrets, key=len, reverse=True))
+                      + r")(?!\w)", re.I)
+
+
+def leak_turns(result: ForkEpisode) -> list[int]:
+    """The turns (1-based) whose public host reply names a secret of :func:`secrets_of`."""
+    pattern = _secret_pattern(secrets_of(result))
+    if pattern is None:
+        return []
+    return [i // 2 + 1 for i, m in enumerate(result.transcript) if m.role == "assistant" and pattern.search(m.content)]
+
+
+def _marked(text: str, pattern: re.Pattern[str] | None) -> str:
+    """Escaped text with every secret it names in a ``<mark class='psit-leak'>``."""
+    if pattern is None:
+        return _esc(text)
+    parts = pattern.split(text)  # odd parts are the matches
+    return "".join(f"<mark class='psit-leak' style='background:#ffd54f'>{_esc(p)}</mark>" if i % 2 else _esc(p)
+                   for i, p in enumerate(parts))
+
+
+def _bubble(who: str, text: str, pattern: re.Pattern[str] | None = None) -> str:
     host = who == "host"
+    leaked = host and pattern is not None and bool(pattern.search(text))
+    flag = (f"<div style='{_SMALL};color:{_BAD};font-weight:600'>the secret is named here (a leak)</div>"
+            if leaked else "")
     return (f"<div style='display:flex;gap:8px;margin:3px 0'><div style='width:52px;flex:none;{_SMALL};"
-            f"font-weight:600;text-align:right'>{who}</div><div style='{_CARD};flex:1;"
-            f"background:{'#f4f8ff' if host else '#fafafa'}'><pre style='{_PRE}'>{_esc(text)}</pre></div></div>")
+            f"font-weight:600;text-align:right'>{who}</div><div class='{'psit-leak-turn' if leaked else ''}' "
+            f"style='{_CARD};flex:1;background:{'#f4f8ff' if host else '#fafafa'}"
+            f"{f';border-color:{_BAD}' if leaked else ''}'>{flag}<pre style='{_PRE}'>"
+            f"{_marked(text, pattern if host else None)}</pre></div></div>")
+
+
+def state_diff_html(before: str, after: str) -> str:
+    """The lines the private state gained (green, ``+``) and lost (red, ``-``) over one turn."""
+    lines = [line for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line[:1] in "+-"]
+    if not lines:
+        return f"<span style='{_SMALL}'>unchanged</span>"
+    rows = "".join(f"<div style='color:{_GOOD if line[0] == '+' else _BAD}'>{_esc(line)}</div>" for line in lines)
+    return f"<pre class='psit-diff' style='{_PRE}'>{rows}</pre>"
+
+
+def _state_turn(result: ForkEpisode, turn: int) -> str:
+    """The private state after ``turn``: its diff from the turn before (open for a memory agent,
+    whose edits are the point; folded for kept reasoning or a retrieved block), the whole folded."""
+    states = result.private_state_per_turn
+    if turn - 1 >= len(states) or not (states[turn - 1] or (turn > 1 and states[turn - 2])):
+        return ""
+    now, before = states[turn - 1], states[turn - 2] if turn > 1 else ""
+    shown = " open" if any(result.memory_edits) else ""
+    return (f"<details class='psit-memory'{shown} style='margin:2px 0 2px 60px'><summary style='{_SMALL}'>private state "
+            f"after turn {turn}: what changed</summary>{state_diff_html(before, now)}"
+            f"<details style='margin-top:3px'><summary style='{_SMALL}'>the whole private state</summary>"
+            f"<pre style='{_PRE};background:#fbf7ff'>{_esc(now)}</pre></details></details>")
 
 
 def _private_lines(result: ForkEpisode, turn: int) -> list[str]:
@@ -84,15 +149,17 @@ def _private_lines(result: ForkEpisode, turn: int) -> list[str]:
 def _exchange(result: ForkEpisode) -> str:
     parts = []
     messages = result.transcript
+    pattern = _secret_pattern(secrets_of(result))
     for start in range(0, len(messages), 2):
         turn = start // 2 + 1
         parts.append(f"<div style='{_SMALL};margin-top:6px'>turn {turn}</div>")
         for message in messages[start:start + 2]:
-            parts.append(_bubble("player" if message.role == "user" else "host", message.content))
+            parts.append(_bubble("player" if message.role == "user" else "host", message.content, pattern))
         private = _private_lines(result, turn)
         if private:
             parts.append(f"<div style='margin:2px 0 2px 60px;{_SMALL};border-left:3px solid #c9b3e6;"
                          f"padding-left:6px'>{'<br>'.join(private)}</div>")
+        parts.append(_state_turn(result, turn))
     return "".join(parts) or "<i>no public exchange</i>"
 
 
@@ -156,7 +223,9 @@ def episode_html(record: Any) -> str:
         notes.append(f"<p style='color:{_BAD};margin:2px 0'>public contradiction at turn {contradiction.turn}: "
                      f"{_esc(contradiction.error)}</p>")
     private = result.private_state_at_fork
-    private_html = (f"<div style='{_CARD};background:#fbf7ff;max-height:22em;overflow:auto'><pre style='{_PRE}'>{_esc(private)}</pre></div>" if private
+    private_html = (f"<details class='psit-private'><summary style='{_SMALL}'>show the private state (kept reasoning, "
+                    f"memory block or retrieved block)</summary><div style='{_CARD};background:#fbf7ff;max-height:22em;"
+                    f"overflow:auto'><pre style='{_PRE}'>{_esc(private)}</pre></div></details>" if private
                     else "<i>none: nothing private survives between turns</i>")
     section = "<div style='font-weight:600;margin:10px 0 4px'>{}</div>"
     return ("<div class='psit-episode' style='font-family:system-ui,sans-serif;font-size:13px;max-width:100%'>"
@@ -166,6 +235,27 @@ def episode_html(record: Any) -> str:
             + section.format("Fork branches (each from the same checkpoint)") + _branches(result) + "</div>")
 
 
+def is_fork_result(result: Any) -> bool:
+    """Whether a stored result (a dict) is a fork episode's."""
+    return isinstance(result, dict) and "candidates" in result and "transcript" in result and "outcome" in result
+
+
+def episode_row(record: Any) -> dict[str, Any]:
+    """The episode explorer's study columns of one fork episode: its outcome under the workbook's
+    strict view (SPEC §1 step 3) and under Table 1's rule (step 5), the revealed secret, the turns
+    played and the turns whose public reply named the secret."""
+    rec = as_fork_record(record)
+    result = rec.result
+    if result is None:
+        return {"outcome": Outcome.ERROR.value}
+    table1 = score_table1(result)
+    return {"outcome": result.outcome.value,
+            "table1": "leak" if table1.leakage else ("self_consistent" if table1.self_consistent else "inconsistent"),
+            "secret": result.reveal.parsed if result.reveal is not None else None,
+            "turns": result.turns_played,
+            "leak_turns": ", ".join(str(t) for t in leak_turns(result))}
+
+
 def episode_title(record: Any) -> str:
     """``<episode> · <agent> · <outcome>`` for pickers and folded views."""
     rec = as_fork_record(record)
@@ -173,4 +263,5 @@ def episode_title(record: Any) -> str:
     return f"{rec.episode_id} · {rec.spec.get('agent', '?')} · {outcome}"
 
 
-__all__ = ["as_fork_record", "episode_html", "episode_title"]
+__all__ = ["as_fork_record", "episode_html", "episode_row", "episode_title", "is_fork_result", "leak_turns",
+           "state_diff_html"]

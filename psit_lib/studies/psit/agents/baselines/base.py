@@ -165,7 +165,7 @@ async def finish(state: BaselineState, runtime: Runtime[BaselineContext]) -> dic
               {"role": "assistant", "content": state.get("reply", "")}]
     calls = state.get("turn_calls", [])
     block = state.get("retrieved_block", "")
-    entry = {"turn": len(public) // 2, "private_state_tokens": count_tokens(block),
+    entry = {"turn": len(public) // 2, "private_state_tokens": count_tokens(block), "private_state": block,
              "retrieved_block_tokens": count_tokens(block), "hidden_calls": len(calls),
              "hidden_prompt_tokens": sum(c["prompt_tokens"] for c in calls),
              "hidden_completion_tokens": sum(c["completion_tokens"] for c in calls)}

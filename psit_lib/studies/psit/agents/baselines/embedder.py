@@ -78,6 +78,9 @@ class SharedEncoder:
                 raise BaselineUnavailableError(
                     "the retrieval baselines need sentence-transformers and torch (see the install "
                     "script)") from exc
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()  # no "Loading weights" bar left in a notebook's output
             self._model = SentenceTransformer(path, device="cpu")
         return self._model
 

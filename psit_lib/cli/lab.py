@@ -1,0 +1,97 @@
+"""``psit lab``: JupyterLab on working copies of the notebooks, never on the tracked ones.
+
+Running a notebook in Lab autosaves its outputs into the file it opened. Opened from
+``notebooks/``, that is a tracked file: ``git status`` turns dirty and the "no outputs" check of
+the test suite fails. So ``psit lab`` copies the notebooks (and their ``params/``) into
+``<adhoc root>/lab/`` (:func:`psit_lib.runs.paths.adhoc_root`, outside the repository) and opens
+Lab there. A copy is refreshed from the repository when the repository's notebook changed and
+the copy's code was not edited; an edited copy is kept (``--refresh`` replaces it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from psit_lib.cli.notebooks import available, notebooks_dir
+from psit_lib.runs.paths import adhoc_root
+
+SOURCES = ".psit-lab.json"
+"""In the working folder: per notebook, the hash of the repository file it was copied from and
+of the copy's cell sources at that moment (to tell an edited copy from an untouched one)."""
+
+
+def lab_dir() -> Path:
+    """Where the working copies live."""
+    return adhoc_root() / "lab"
+
+
+def _file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def sources_hash(path: Path) -> str:
+    """A hash of a notebook's cell sources only (outputs and metadata change when it runs)."""
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    text = json.dumps([(c.get("cell_type"), "".join(c.get("source") or "")) for c in cells])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Sync:
+    copied: tuple[str, ...]
+    refreshed: tuple[str, ...]
+    kept_edited: tuple[str, ...]  # the repository's notebook changed, the copy was edited: left alone
+
+
+def sync_copies(target: Path, *, refresh: bool = False) -> Sync:
+    """Copy the repository's notebooks (and ``params/``) into ``target`` as described above."""
+    target.mkdir(parents=True, exist_ok=True)
+    state_path = target / SOURCES
+    state = json.loads(state_path.read_text(encoding="utf-8")) if state_path.exists() else {}
+    copied: list[str] = []
+    refreshed: list[str] = []
+    kept: list[str] = []
+    for nb in available():
+        copy, seen = target / nb.name, state.get(nb.name) or {}
+        repo_hash = _file_hash(nb)
+        if copy.exists() and not refresh:
+            if seen.get("repo") == repo_hash:
+                continue
+            if seen.get("sources") != sources_hash(copy):
+                kept.append(nb.name)
+                continue
+            refreshed.append(nb.name)
+        else:
+            (refreshed if copy.exists() else copied).append(nb.name)
+        shutil.copyfile(nb, copy)
+        state[nb.name] = {"repo": repo_hash, "sources": sources_hash(copy)}
+    params = notebooks_dir() / "params"
+    if params.is_dir():
+        shutil.copytree(params, target / "params", dirs_exist_ok=True)
+    state_path.write_text(json.dumps(state, indent=1, sort_keys=True), encoding="utf-8")
+    return Sync(tuple(copied), tuple(refreshed), tuple(kept))
+
+
+def lab_command(target: Path, extra: list[str]) -> list[str]:
+    """JupyterLab from this environment, rooted at the working copies."""
+    return [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={target}", *extra]
+
+
+def cmd_lab(refresh: bool, extra: list[str], *, launch: bool = True) -> int:
+    target = lab_dir()
+    sync = sync_copies(target, refresh=refresh)
+    print(f"working copies of the notebooks: {target} (outputs saved there, never in the repository)")
+    if sync.copied or sync.refreshed:
+        print(f"  copied {len(sync.copied)}, refreshed {len(sync.refreshed)} from the repository")
+    for name in sync.kept_edited:
+        print(f"  {name}: the repository's version changed and your copy is edited; kept "
+              "(psit lab --refresh replaces every copy)")
+    if not launch:
+        return 0
+    return subprocess.call(lab_command(target, extra[1:] if extra[:1] == ["--"] else extra))
