@@ -21,7 +21,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from psit_lib.analysis.labels import figure_provenance, provenance_label
-from psit_lib.analysis.plots import NO_DATA, joined_labels, plot_rate_intervals, plot_state_size
+from psit_lib.analysis.plots import NO_DATA, plot_rate_intervals, plot_state_size
 from psit_lib.studies.psit.figures import plot_entropy_vs_temperature
 from psit_lib.runs.records import EpisodeRecord, read_records
 from psit_lib.studies.acc import metrics as accm
