@@ -67,6 +67,28 @@ DIFFERENCES: tuple[Difference, ...] = (
                "word of the host's replies (leakage only in Table 1's).",
         notebooks=FORK),
     Difference(
+        point="Reading the reveal for Table 1",
+        study="The reference engine stores a Hangman reveal as its first lowercase [a-z]+ token and a Diagnosis "
+              "reveal as the raw reply (which is also the reveal's candidate at the fork); its evaluator looks up "
+              "the first run of letters, digits, spaces and hyphens of the stored reveal among the candidates "
+              "(equal after normalising, else difflib ratio >= 0.85), and leakage searches the stored reveal as a "
+              "substring of the host's replies.",
+        here="Table 1's headline column reads the reveal by those rules (protocol/reference_reading.py), with "
+             "the revealed candidate standing for the raw reply in Diagnosis. The same rule on the workbook's "
+             "own reading of the reveal (the dataset's name found in the reply) is kept beside it as a labelled "
+             "alternative view (rate_workbook_reader in the Table 1 rate table).",
+        why="A number beside the paper's must be scored as the paper scored it, including how literally it "
+            "read the reply.",
+        effect="The headline view credits fewer reveals than the workbook's reader: \"Cushing's Syndrome\" is "
+               "read as 'cushing' (never self-consistent), \"**Sarcoidosis**\" scores 0.846 against its own "
+               "candidate (no match), and \"The word is planet\" is stored as 'the' (a substring leak). Five "
+               "DDXPlus names never match even written bare (the two with '/', Guillain-Barré with its accent, "
+               "HIV with its parenthesis, Possible NSTEMI / STEMI), so on the simulator a host that picks them "
+               "scores 0 in the headline view and is credited only in the alternative view; a model whose "
+               "attractor is written with an apostrophe (Qwen3 32B's Cushing's) would otherwise look better "
+               "than the paper for scoring reasons.",
+        notebooks=FORK),
+    Difference(
         point="Prompts",
         study="The study's prompts (its Appendix F and reference code): opener, guess or question, reveal, "
               "and 'Answer only with a single word: yes or no.' at the fork.",
