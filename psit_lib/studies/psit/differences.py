@@ -95,7 +95,12 @@ DIFFERENCES: tuple[Difference, ...] = (
         here="This workbook's own words with every instruction kept (an existing English word in lowercase "
              "letters only; a random, realistic, not obvious condition; reveal only when asked; pattern, lives "
              "and guessed letters after each guess; a one-word yes or no at the fork; the reveal as one "
-             "lowercase word or the condition name only). Added: the Hangman opener asks the host to show the "
+             "lowercase word or the condition name only; the agents' Appendix F.2 guidance: the working memory's sections, "
+             "read-only for workflow agents with no tags in a reply, save-before-you-reply and the secret in <secret> "
+             "tags for autonomous agents, the updater's rules without telling it the secret must be stored, and each "
+             "retrieval baseline's own full prompt around its memories). The study's exact wording can be run with "
+             "'psit prompts from-reference PATH' on a local checkout of its repository (PSIT_PROMPTS_FILE). Added: "
+             "the Hangman opener asks the host to show the "
              "blank pattern first, the diagnosis opener asks the host to start each answer with yes or no and "
              "to say when it is ready. Templates and versions: studies/psit/prompts.toml (and the run "
              "metadata).",
