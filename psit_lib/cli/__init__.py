@@ -7,6 +7,7 @@
     psit compare RUN_A RUN_B
     psit compare RUN --paper
     psit rescore RUN [NOTEBOOK ...]
+    psit prompts from-reference PATH [-o FILE]
     psit sim serve [--port N] [--profile NAME]
     psit --version
 
@@ -68,6 +69,12 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     return rescore(args.run, args.notebooks)
 
 
+def cmd_prompts_from_reference(args: argparse.Namespace) -> int:
+    from psit_lib.cli.reference_prompts import cmd_from_reference
+
+    return cmd_from_reference(args.path, args.output)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from psit_lib.cli.run import cmd_run as run
 
@@ -107,6 +114,7 @@ examples:
   psit compare run-a --paper                 each Table 1 cell the run covers against the paper, tested
   psit rescore run-a 02                      recompute 02's tables from its stored records (no model)
   psit sim serve --port 8765                 the simulated model on a loopback port
+  psit prompts from-reference ~/src/Hangman  the study's own wording, from your checkout of its code
 
 environment (models are configured here, never by notebook parameters):
   PSIT_BACKEND            sim (default, the embedded simulated model) or openai
@@ -183,6 +191,17 @@ def build_parser() -> argparse.ArgumentParser:
     rescore.add_argument("run", help="run id (under results/)")
     rescore.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all of the run)")
     rescore.set_defaults(func=cmd_rescore)
+    prompts = sub.add_parser("prompts", help="prompt files")
+    prompts_sub = prompts.add_subparsers(dest="prompts_command", required=True)
+    from_ref = prompts_sub.add_parser(
+        "from-reference", help="build a prompts file from your local checkout of the study's reference code",
+        description="Read the prompt modules of a local checkout of chandar-lab/Hangman (as text, nothing is "
+                    "run) and write a TOML whose templates replace the workbench's by name; name it in "
+                    "PSIT_PROMPTS_FILE to run the study's exact wording (the run metadata records it).")
+    from_ref.add_argument("path", help="the checkout's root folder (holding src/hangman/prompts/)")
+    from_ref.add_argument("-o", "--output", default="reference_prompts.toml",
+                          help="the prompts file to write (default: reference_prompts.toml)")
+    from_ref.set_defaults(func=cmd_prompts_from_reference)
     sim = sub.add_parser("sim", help="the simulated model")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True)
     serve = sim_sub.add_parser("serve", help="serve the simulator on a loopback port")
