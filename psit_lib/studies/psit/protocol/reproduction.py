@@ -12,14 +12,14 @@ cannot tell them apart, not that they are equal). A cell no episode of the run s
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import pandas as pd
 from scipy.stats import fisher_exact
 
 from psit_lib.analysis.stats import holm
-from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
+from psit_lib.studies.psit.reference import (model_match_notes, reference_models, self_consistency_reference,
+                                              study_model)
 
 PAPER_N = 50
 """Episodes per (task, model, method) cell in the study."""
@@ -28,16 +28,11 @@ COLUMNS = ["task", "model", "agent", "paper_model", "run_successes", "run_n", "r
            "paper_n", "p_two_sided", "p_holm", "verdict"]
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.rsplit("/", 1)[-1].lower())
-
-
 def paper_model(run_model: str, models: Sequence[str] | None = None) -> str | None:
-    """The study's model a served model name stands for (the longest study name it starts with,
-    ignoring case, punctuation and an ``org/`` prefix), or None."""
-    key = _key(run_model)
-    matches = [m for m in (models or reference_models()) if key.startswith(_key(m))]
-    return max(matches, key=lambda m: len(_key(m))) if matches else None
+    """The study's model a served model name is, by exact name or the user's roster
+    (:func:`~psit_lib.studies.psit.reference.study_model`); a near name is not it."""
+    found = study_model(run_model)
+    return found if found is not None and (models is None or found in models) else None
 
 
 def reproduction_check(table1: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
@@ -70,8 +65,9 @@ def reproduction_check(table1: pd.DataFrame, alpha: float = 0.05) -> pd.DataFram
 def reproduction_reading(check: pd.DataFrame, run_models: Sequence[str]) -> str:
     """One generated sentence on the check (never a claim the table does not carry)."""
     if check.empty:
-        return (f"No Table 1 cell is covered: this run's model(s) ({', '.join(run_models)}) are not among the "
-                f"study's ({', '.join(reference_models())}), so nothing is tested against the paper.")
+        return " ".join([f"No Table 1 cell is covered: this run's model(s) ({', '.join(run_models)}) are not among "
+                         f"the study's ({', '.join(reference_models())}), so nothing is tested against the paper.",
+                         *model_match_notes(run_models)])
     differs = check[check["verdict"] == "differs"]
     if differs.empty:
         return (f"All {len(check)} covered Table 1 cell(s) are consistent with the paper (two-sided Fisher at "
