@@ -1,4 +1,4 @@
-"""Notebook 07 as the study's Appendix E: the reveals it counts (main runs of 02/03 only), its
+"""Notebook 07 as the study's Appendix E: the reveals it counts (every agent of the main runs of 02-04, once), its
 lists and their reading, the eight attractors, the compact views, and every generated sentence
 on a table built to make it wrong (ties, a single reveal each, too few reveals, no interval)."""
 
@@ -17,15 +17,16 @@ from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_a
 from psit_lib.studies.psit.secrets import secret_summary
 
 
-def _fork_record(eid: str, secret: str | None, *, model: str = "m1", task: str = "hangman") -> dict:
+def _fork_record(eid: str, secret: str | None, *, model: str = "m1", task: str = "hangman",
+                 agent: str = "vanilla") -> dict:
     result = ForkEpisode(
-        task=task, agent="vanilla", model=model, outcome="self_consistent" if secret else "unparseable",
+        task=task, agent=agent, model=model, outcome="self_consistent" if secret else "unparseable",
         failure=None if secret else "reveal answer unreadable", transcript=[], turns_played=4, constraints={},
         private_state_at_fork="", state_size_per_turn=[], memory_edits=[], hidden_calls=[],
         reveal={"question": "reveal?", "answer": str(secret), "parsed": secret, "compatible": True},
         candidates=[], candidate_search=None, branch_hidden_calls=[])
     return EpisodeRecord[ForkEpisode](
-        episode_id=eid, status="ok", error=None, spec={"task": task, "model": model, "agent": "vanilla", "index": 0},
+        episode_id=eid, status="ok", error=None, spec={"task": task, "model": model, "agent": agent, "index": 0},
         usage={"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "calls_by_role": {}},
         calls=[], wall_seconds=0.0, result=result).stored()
 
@@ -48,19 +49,23 @@ def fork_run(tmp_path):
     diagnosis = [_fork_record(f"diagnosis/m1/vanilla/{i:04d}", s, task="diagnosis")
                  for i, s in enumerate(["PBC", "Sarcoidosis", "Sarcoidosis"])]
     _notebook(run, "03_diagnosis_ddxplus", diagnosis, ["m1"])
-    _notebook(run, "04_memory_strategy_ablations", [_fork_record("hangman/m1/x/0000", "apple")], ["m1"])
+    grid = [_fork_record("hangman/m1/vanilla/0000", "apple"),             # 02 ran vanilla: counted there
+            _fork_record("hangman/m1/mem0/0000", "stone", agent="mem0")]  # an agent only 04 ran
+    _notebook(run, "04_memory_strategy_ablations", grid, ["m1"])
     return run
 
 
-def test_appendix_e_counts_the_main_runs_of_02_and_03_only(fork_run):
+def test_appendix_e_counts_every_agent_of_the_main_runs_once(fork_run):
     df = appendix_e.main_fork_reveals(fork_run)
-    assert set(df["source_notebook"]) == {"02_hangman_fork_tests", "03_diagnosis_ddxplus"}   # not 04
+    assert set(df["source_notebook"]) == {"02_hangman_fork_tests", "03_diagnosis_ddxplus",
+                                          "04_memory_strategy_ablations"}
+    assert set(df.loc[df["source_notebook"].str.startswith("04"), "agent"]) == {"mem0"}  # vanilla from 02 only
     assert "m1:swept" not in set(df["model"]) and "python" not in set(df["secret"])         # no sweep
-    assert df.attrs["n_missing"] == 1
+    assert "apple" not in set(df["secret"]) and df.attrs["n_missing"] == 1
     top = appendix_e.top_secrets(df)
     hangman = top[top["task"] == "hangman"]
-    assert hangman[["rank", "secret", "count", "n", "n_missing"]].values.tolist() == [[1, "planet", 2, 3, 1],
-                                                                                      [2, "stone", 1, 3, 1]]
+    assert hangman[["rank", "secret", "count", "tied", "n", "n_missing"]].values.tolist() == [
+        [1, "planet", 2, 2, 4, 1], [1, "stone", 2, 2, 4, 1]]                                # a tie is a tie
     assert (top["temperature"] == 0.3).all()
     assert appendix_e.main_fork_reveals(None).empty and appendix_e.main_fork_reveals(fork_run / "nowhere").empty
 
@@ -85,7 +90,7 @@ def test_top_reading_calls_a_tie_a_tie_and_a_single_reveal_no_attractor():
     assert "the most revealed secret is" not in text
     assert "no secret was revealed more than once in 12 reveals: no attractor" in text
     wide = appendix_e.top_reading(_top({"hangman": {f"w{i:02d}": 2 for i in range(12)}}))
-    assert "at least 10 secrets are tied" in wide                      # the list is cut at ten
+    assert "12 secrets are tied at the top" in wide and "w00" not in wide  # never cut alphabetically
     one = appendix_e.top_reading(_top({"hangman": {"planet": 5, "stone": 4}}))
     assert "the most revealed secret is 'planet', 5 of 9 reveals (56%); next: 'stone' (4)" in one
 
@@ -126,12 +131,12 @@ def test_attractor_table_counts_spellings_and_both_sources(fork_run):
     assert len(table) == 8
     planet = table[table["attractor"] == "planet"].iloc[0]
     assert (planet["quick_count"], planet["quick_n"], planet["quick_rank"]) == (2, 3, 1)
-    assert (planet["fork_count"], planet["fork_n"], planet["fork_rank"]) == (2, 3, 1)
+    assert (planet["fork_count"], planet["fork_n"], planet["fork_rank"]) == (2, 4, 1)  # tied with stone: rank 1
     pbc = table[table["attractor"] == "Primary biliary cholangitis"].iloc[0]
     assert (pbc["fork_count"], pbc["fork_n"]) == (1, 3)                 # "PBC" is its spelling
     assert table[table["attractor"] == "Cushing's syndrome"]["quick_count"].iat[0] == 1
     view = sc.attractor_view(sc.attractor_table(quick, None))
-    assert (view["at the fork, 02/03 main runs"] == "no reveals").all()
+    assert (view["at the fork, 02-04 main runs"] == "no reveals").all()
     assert "2 / 3 (rank 1)" in view["quick experiment, all T"].tolist()
 
 
@@ -272,3 +277,18 @@ def test_the_reading_follows_the_gap_interval_it_prints_never_the_per_temperatur
     assert interval in text
     assert ("excludes zero: entropy rises" in text) == (verdict == "rises")
     assert ("includes zero, so this run cannot tell them apart" in text) == (verdict != "rises")
+
+
+def test_a_tie_across_the_cut_is_one_row_and_ties_share_a_rank():
+    from collections import Counter
+
+    counts = Counter({"planet": 9, "stone": 5, "apple": 5, **{f"w{i:02d}": 1 for i in range(75)}})
+    ranked = appendix_e.ranked_with_ties(counts)
+    assert ranked == [(1, "planet", 9, 1), (2, "apple", 5, 2), (2, "stone", 5, 2), (4, "(75 secrets tied)", 1, 75)]
+    fits = appendix_e.ranked_with_ties(Counter({"a": 3, "b": 2, "c": 2}), k=3)
+    assert fits == [(1, "a", 3, 1), (2, "b", 2, 2), (2, "c", 2, 2)]
+    assert appendix_e.ranked_with_ties(Counter({f"s{i}": 2 for i in range(4)}), k=3) == [(1, "(4 secrets tied)", 2, 4)]
+    table = _top({"hangman": {"planet": 9, "stone": 5, "apple": 5, **{f"w{i:02d}": 1 for i in range(75)}}})
+    assert table["secret"].tolist()[-1] == "(75 secrets tied)" and table["tied"].tolist() == [1, 2, 2, 75]
+    text = appendix_e.top_reading(table)
+    assert "the most revealed secret is 'planet', 9 of 94 reveals (10%); next: 2 secrets tied (5)" in text

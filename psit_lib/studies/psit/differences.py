@@ -229,10 +229,12 @@ DIFFERENCES: tuple[Difference, ...] = (
               "the main runs (every agent, 50 episodes each, at the run temperature T = 0.3); the text names "
               "the attractors (Hangman: python, planet, elephant, apple; diagnosis: Sarcoidosis for GPT-OSS "
               "120B and Qwen3 235B, PBC for GPT-OSS 20B, Cushing's for Qwen3 32B).",
-        here="The same lists from this run's notebooks 02 and 03 (their main agents at their temperature; the "
+        here="The same lists from this run's fork tests, 02, 03 and 04 (every agent they ran on their main models, "
+             "each (task, model, agent) once, at their temperature; ties share a rank and a tie across the "
+             "ten-secret cut is one row; the "
              "simulator-sweep episodes are left out), on the simulated model by default, whose choice follows "
              "its prior frequency ** (prior_exponent / T); the study's eight attractors are labelled reference "
-             "rows beside this run's counts. The lists need 02 and 03 in the same run folder.",
+             "rows beside this run's counts. The lists need 02 and 03 (and 04 for the other agents) in the same run folder.",
         why="The study's own view of mode collapse, drawn from the run; the simulator needs some prior and "
             "word frequency is the plain choice.",
         effect="Offline the lists and any attractor are the simulator's prior and its prior_exponent (an "

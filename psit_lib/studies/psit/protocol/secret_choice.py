@@ -396,18 +396,20 @@ def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
     for (task, reference_model), secret in mode_collapse_attractors().items():
         revealed = _revealed(df, task)
         names = set(spellings.get(secret, (secret.lower(),)))
-        # ranked as Appendix E's lists are (count, then the secret's text), so the ranks agree
-        ranking = [s.lower() for s, _ in sorted(Counter(revealed).items(), key=lambda i: (-i[1], i[0]))]
+        # ranked as Appendix E's lists are: by count, secrets revealed equally often sharing a rank
+        counts = Counter(revealed)
+        found = [c for s, c in counts.items() if s.lower() in names]
+        rank = 1 + sum(c > max(found) for c in counts.values()) if found else None
         rows.append({"task": task, "attractor": secret, "reported for": reference_model,
                      "source": "reference study (reported)",
                      "revealed here": sum(s.lower() in names for s in revealed), "of": len(revealed),
-                     "rank here": next((i + 1 for i, s in enumerate(ranking) if s in names), None)})
+                     "rank here": rank})
     return pd.DataFrame(rows, columns=columns).astype({"rank here": "Int64"})
 
 
 def attractor_table(quick: pd.DataFrame, fork: pd.DataFrame | None = None) -> pd.DataFrame:
     """The eight attractors the study reports, each beside this run's counts: at the fork of the
-    main runs of 02/03 (Appendix E's source; empty when this run has none) and in notebook 07's
+    main runs of 02-04 (Appendix E's source, every agent once; empty when this run has none) and in notebook 07's
     quick experiment (every temperature of its sweep). Counts are of the task's readable reveals
     across the run's models: the reference model names the model the study saw collapse, not a
     model of this run."""
@@ -429,7 +431,7 @@ def attractor_view(table: pd.DataFrame) -> pd.DataFrame:
 
     return pd.DataFrame({
         "task": table["task"], "reported for (study)": table["reported for"], "attractor": table["attractor"],
-        "at the fork, 02/03 main runs": [cell(c, n, r) for c, n, r in
+        "at the fork, 02-04 main runs": [cell(c, n, r) for c, n, r in
                                          zip(table["fork_count"], table["fork_n"], table["fork_rank"])],
         "quick experiment, all T": [cell(c, n, r) for c, n, r in
                                     zip(table["quick_count"], table["quick_n"], table["quick_rank"])],
