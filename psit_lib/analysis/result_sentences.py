@@ -178,7 +178,7 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
         second_group = best_first[values == values.iloc[1]]
         gap, low, high, separated = _group_test(test, top, second_group)
         tested.add(frozenset((float(top[rate_col]), float(second[rate_col]))))
-        runner_up = _group_label(second_group, cols, value(second))
+        runner_up = _group_label(second_group, cols, str(value(second)))
         if separated:
             word = "better than" if direction else ("above" if best_pos == "highest" else "below")
             lead = (f"{_name(top, cols)} has the {best_pos} {measure}, {value(top)}{_interval(top, low_col, high_col)}, "
@@ -199,7 +199,7 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
             penult_group = best_first[values == values.iloc[-2]]
             gap, low, high, separated = _group_test(test, bottom, penult_group)
             tested.add(frozenset((float(bottom[rate_col]), float(penult[rate_col]))))
-            above = _group_label(penult_group, cols, value(penult))
+            above = _group_label(penult_group, cols, str(value(penult)))
             if separated:
                 worst = f"the worst is {_name(bottom, cols)}, {worst_pos} " if direction else \
                     f"the {worst_pos} is {_name(bottom, cols)}, "
