@@ -113,11 +113,11 @@ def _partly_separated(table: pd.DataFrame, verdicts: pd.Series, knob: str, a: st
     the sweep changes only whether this run's size can show the gap."""
     sign = 1 if ahead == "a ahead" else -1
     leader, other = (a, b) if sign > 0 else (b, a)
-    clear = [format_number(v) for v, verdict in zip(table["value"], verdicts) if verdict == ahead]
+    clear = [str(format_number(v)) for v, verdict in zip(table["value"], verdicts) if verdict == ahead]
     noisy = [(v, g) for v, g, verdict in zip(table["value"], table["gap"], verdicts) if verdict == "within noise"]
-    same = [format_number(v) for v, g in noisy if g * sign > 0]
-    reverse = [format_number(v) for v, g in noisy if g * sign < 0]
-    even = [format_number(v) for v, g in noisy if g == 0]
+    same = [str(format_number(v)) for v, g in noisy if g * sign > 0]
+    reverse = [str(format_number(v)) for v, g in noisy if g * sign < 0]
+    even = [str(format_number(v)) for v, g in noisy if g == 0]
     text = f"{_higher_word(direction, leader, other)} at {knob}={', '.join(clear)} (the interval excludes zero)"
     if same:
         text += (f"; at {knob}={', '.join(same)} the gap keeps the same sign but its interval includes zero "
