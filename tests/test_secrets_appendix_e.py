@@ -204,15 +204,21 @@ def test_two_reveals_each_are_too_small_whatever_the_gap():
     assert "rises" not in text and "do not overlap" not in text and "excludes zero" not in text
 
 
-def test_a_gap_without_intervals_on_its_ends_is_still_decided_by_the_gap_test():
+def test_an_end_at_its_log2_n_ceiling_leaves_the_gap_undecided():
+    """07: 40 distinct reveals at T=1.5 put entropy at log2(40), where the bootstrap gives that end no
+    interval; the same bootstrap must not then decide that entropy rises."""
     rows = ([{"task": "hangman", "model": "m", "temperature": 0.1, "secret": "planet" if i % 10 else "stone"}
              for i in range(40)]
             + [{"task": "hangman", "model": "m", "temperature": 1.5, "secret": f"w{i}"} for i in range(40)])
     summary = _summary(rows)
     assert summary["entropy_low"].isna().iat[1]                          # 40 distinct: no interval
+    assert sc.at_ceiling(float(summary["entropy"].iat[1]), 40)
+    comparison = sc.entropy_comparisons(summary).iloc[0]
+    assert comparison["verdict"] == "unreliable" and "log2(n) ceiling at T=1.5" in comparison["method"]
     text = sc.spread_reading(summary)
-    assert "excludes zero: entropy rises with temperature" in text and "no entropy interval at T=1.5" in text
-    assert "nan" not in text.lower()
+    assert "rises" not in text.replace("rises or falls", "") and "excludes zero" not in text
+    assert "cannot say whether entropy rises or falls" in text and "nan" not in text.lower()
+    assert sc.entropy_by_temperature(summary)["rises"].iat[0] is None
 
 
 def test_equal_entropies_are_a_tie_and_never_rise():

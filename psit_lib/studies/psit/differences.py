@@ -249,7 +249,8 @@ DIFFERENCES: tuple[Difference, ...] = (
              "with the vanilla agent; entropy, effective number and top share with bootstrap intervals (none "
              "where the interval excludes its estimate), a chi-square test against a frequency prior and "
              "uniform, and a reading of the coldest against the hottest temperature by the bootstrap "
-             "interval of their entropy gap.",
+             "interval of their entropy gap (no verdict where either end's entropy sits at its log2(n) ceiling or "
+             "its own bootstrap interval misses its estimate: the same resampling cannot decide the gap).",
         why="Mode collapse is a claim about how peaked the choice is; the sweep shows how the peak moves with "
             "the sampling temperature.",
         effect="Its tables and readings have no counterpart in the study and are never compared with it; on "
