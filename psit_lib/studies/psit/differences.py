@@ -33,8 +33,10 @@ DIFFERENCES: tuple[Difference, ...] = (
         notebooks=FORK),
     Difference(
         point="Reading the host's replies during play",
-        study="The scripted player does not read the host's board; the pattern is inferred from the "
-              "transcript only when candidates are built at the fork.",
+        study="The Hangman player does not read the host's board (its letters follow a seeded order; the pattern "
+              "is inferred from the transcript only when candidates are built at the fork); the Diagnosis player "
+              "reads every answer (a yes when the reply contains 'yes', else a no when it contains 'no', else "
+              "nothing learned) and narrows its candidate conditions and next questions by it.",
         here="Every reply is read (rule R), and play goes on to the fork whatever the host writes, as the "
              "study's player does. A reply that contradicts an earlier one is recorded (its move counts as "
              "made); a reply that cannot be read is recorded per turn (its move counts as made, nothing is "
