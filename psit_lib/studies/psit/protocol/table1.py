@@ -100,3 +100,25 @@ def with_workbook_reader(rates: pd.DataFrame, df: pd.DataFrame, keys: list[str])
     alt = (scored.groupby(keys, observed=True)["table1_workbook_reader_self_consistent"].mean()
            .rename(WORKBOOK_READER_COLUMN).reset_index())
     return rates.merge(alt, on=keys, how="left")
+
+
+#: The study's Figure 2 partition of episodes (its results notebook), in its stacking order.
+PAPER_OUTCOMES = ("self-consistent", "leakage", "over-confirmation", "state substitution", "all denial")
+
+#: The study's Figure 2 colours for :data:`PAPER_OUTCOMES` (green, light blue, yellow, orange, red).
+PAPER_OUTCOME_COLOURS = {"self-consistent": "#77dd77", "leakage": "#a5f2f9", "over-confirmation": "#ffee8c",
+                         "state substitution": "#ffc067", "all denial": "#ff6961"}
+
+
+def paper_outcome(score: TableOneScore) -> str:
+    """The study's Figure 2 class of an episode scored by Table 1's rule: leakage first; otherwise
+    no yes at all is all denial; a yes to the revealed secret is self-consistent when it is the
+    only yes, over-confirmation when there are more; yeses that miss the revealed secret are
+    state substitution. The five classes cover every scored episode exactly once."""
+    if score.leakage:
+        return "leakage"
+    if score.yes_count == 0:
+        return "all denial"
+    if score.revealed_yes:
+        return "self-consistent" if score.yes_count == 1 else "over-confirmation"
+    return "state substitution"
