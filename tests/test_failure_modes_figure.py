@@ -35,7 +35,7 @@ def _frame():
     rows = []
     for agent, classes in {"vanilla": ["all denial", "state substitution", "leakage"],
                            "workflow_overwrite": ["self-consistent", "self-consistent", "over-confirmation"]}.items():
-        for i, c in enumerate(classes):
+        for c in classes:
             rows.append({"task": "hangman", "agent": agent, "scored": True, "table1_outcome": c,
                          "outcome": "self_consistent" if c == "self-consistent" else "all_denial"})
     rows.append({"task": "hangman", "agent": "vanilla", "scored": False, "table1_outcome": None, "outcome": "error"})
