@@ -129,6 +129,7 @@ environment (models are configured here, never by notebook parameters):
   PSIT_CACHE              response cache: rw (default), off, or replay (a miss stops the run)
   PSIT_MODEL_SETTINGS     per-model request settings file (max_tokens, reasoning_effort, extra_body)
   PSIT_PROMPTS_FILE       a TOML of prompt templates replacing the workbench's by name
+  PSIT_PAPER_MODELS       served names that are the study's models: Qwen3-32B-AWQ=Qwen3 32B;...
   PSIT_SIM_PROFILE        the simulator's profile (default, or knob overrides)
   PSIT_RESULTS_DIR        where runs are written (default: results/)
   PSIT_FIGURES_DIR        where the latest complete run's figures are copied (default: figures/)
