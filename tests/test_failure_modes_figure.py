@@ -58,3 +58,12 @@ def test_the_figure_draws_the_studys_partition_beside_the_labelled_strict_view()
     assert [round(p.get_height(), 3) for p in leak] == [pytest.approx(1 / 3, abs=1e-3), 0.0]  # vanilla, workflow
     assert any("n=3" == t.get_text() for t in paper_ax.texts)  # the failed episode is not scored
     assert any("model=m" in t.get_text() for t in fig.texts)
+
+
+def test_the_figure_fits_a_page_with_twelve_agents_and_two_tasks():
+    from psit_lib.studies.psit.figures import plot_failure_modes
+
+    rows = [{"task": t, "agent": f"agent_{i:02d}", "scored": True, "table1_outcome": "all denial",
+             "outcome": "all_denial"} for t in ("hangman", "diagnosis") for i in range(12)]
+    fig = plot_failure_modes(pd.DataFrame(rows), "agent", "backend=sim", facet="task")
+    assert fig.get_size_inches()[0] * 120 <= 1400 and len([a for a in fig.axes if a.get_visible()]) == 4

@@ -119,7 +119,7 @@ def plot_failure_modes(df: pd.DataFrame, group_col: str | Sequence[str], label: 
     strict = scored["outcome"].map(lambda v: Outcome(v))
     shown = [o for o in OUTCOME_ORDER if o in _JUDGED_OUTCOMES or o in set(strict)]
     facets = ordered_levels(scored[facet], None) if facet else [None]
-    fig = new_figure(min(14.0, max(8.0, 1.1 * len(levels) + 4.0)), 0.8 + 3.0 * len(facets))
+    fig = new_figure(min(11.0, max(8.0, 0.8 * len(levels) + 4.0)), 0.8 + 3.0 * len(facets))  # 1400 px at 120 dpi
     axes = fig.subplots(len(facets), 2, sharey=True, squeeze=False)
     for row, value in enumerate(facets):
         mask = scored[facet] == value if facet else pd.Series(True, index=scored.index)
