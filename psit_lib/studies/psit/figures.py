@@ -94,7 +94,7 @@ def _stacked(ax: Axes, shares: pd.DataFrame, colours: Sequence[str], labels: Seq
         ax.bar(positions, heights, bottom=bottom, color=colour, label=name, width=0.7, edgecolor="white")
         bottom += heights
     for x, total in zip(positions, totals):
-        ax.text(x, 1.01, f"n={total}", ha="center", va="bottom", fontsize=7)
+        ax.text(float(x), 1.01, f"n={total}", ha="center", va="bottom", fontsize=7)
     ax.set_ylim(0, 1.1)
 
 
