@@ -639,29 +639,35 @@ def _gains(cells):
     return relative_gain_table(success_table(trials_frame(_outcome_records(cells))))
 
 
-def test_relative_gain_is_the_papers_rule_and_the_sentence_follows_the_gap_test():
-    from psit_lib.studies.basis.results import relative_gain, relative_gain_reading
+def test_the_headline_gain_is_absolute_as_the_paper_states_it_with_the_relative_gain_beside():
+    from psit_lib.studies.basis.results import absolute_gain, relative_gain, relative_gain_reading
 
-    assert relative_gain(0.20, 0.74) == pytest.approx(2.7)  # the paper's own stale_locations numbers: +270%
+    # the paper's "54.4% increase" on stale_locations is the absolute gap 0.744 - 0.200; relative it is +272%
+    assert absolute_gain(0.200, 0.744) == pytest.approx(0.544)
+    assert relative_gain(0.200, 0.744) == pytest.approx(2.72)
     gains = _gains({("stale_locations", "baseline"): (4, 18), ("stale_locations", "basis"): (15, 18)})
     row = gains.iloc[0]
+    assert row.absolute_gain == pytest.approx(11 / 18)
     assert row.relative_gain == pytest.approx((15 / 18 - 4 / 18) / (4 / 18))
-    assert row.paper_relative_gain == pytest.approx(2.7)
+    assert row.paper_absolute_gain == pytest.approx(0.544) and row.paper_relative_gain == pytest.approx(2.72)
     text = relative_gain_reading(gains)
-    assert "+275%" in text and "+270%" in text and "basis is higher" in text and "excludes zero" in text
+    assert "+61.1 points" in text and "+275% relative" in text  # the run's, by both rules
+    assert "+54.4 points" in text and "+272% relative" in text and '"54.4% increase"' in text  # the paper's
+    assert "+270%" not in text and "basis is higher" in text and "excludes zero" in text
 
     lower = relative_gain_reading(_gains({("stale_locations", "baseline"): (15, 18),
                                           ("stale_locations", "basis"): (4, 18)}))
-    assert "-73%" in lower and "basis is lower" in lower and "higher" not in lower and "gain of" not in lower
+    assert "-61.1 points" in lower and "-73%" in lower and "basis is lower" in lower
+    assert "higher" not in lower and "gain of" not in lower
 
     close = relative_gain_reading(_gains({("stale_locations", "baseline"): (4, 10),
                                           ("stale_locations", "basis"): (6, 10)}))
-    assert "+50%" in close and "includes zero" in close and "does not separate" in close
+    assert "+20.0 points" in close and "+50%" in close and "includes zero" in close and "does not separate" in close
     assert "basis is higher" not in close
 
     zero = relative_gain_reading(_gains({("stale_locations", "baseline"): (0, 10),
                                          ("stale_locations", "basis"): (8, 10)}))
-    assert "cannot give (baseline 0)" in zero and "nan" not in zero
+    assert "+80.0 points" in zero and "no relative gain (baseline 0)" in zero and "nan" not in zero
     assert "No pooled" in relative_gain_reading(_gains({("premium_bias", "baseline"): (1, 2),
                                                         ("premium_bias", "basis"): (1, 2)}))
 

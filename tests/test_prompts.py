@@ -163,7 +163,9 @@ def use_every_psit_prompt() -> None:
     agent_prompts.memory_block(initial_memory(), True), agent_prompts.memory_block(initial_memory(), False)
     for error in (None, "bad"):
         agent_prompts.updater_messages(initial_memory(), [], "", "", [], previous_error=error)
-    base.memory_block("- a fact")
+    for library in ("mem0", "amem", "lightmem", "memoryos"):
+        base.memory_block("- a fact", library)
+    agent_prompts.reasoning_in_history_note()
     note = {"id": "n", "content": "c", "context": "", "keywords": [], "tags": []}
     amem_adapter.analysis_messages("c", []), amem_adapter.evolution_messages(note, [])
     lightmem_adapter.extraction_messages([{"source_id": 1, "role": "user", "content": "hi"}])

@@ -304,12 +304,17 @@ def test_entropy_separation_is_the_bootstrap_of_the_gap_and_the_flag_follows_it(
     rng = np.random.default_rng(3)
     rows = ([{"task": "hangman", "model": "m", "temperature": 0.1, "secret": "planet" if i % 8 else "stone"}
              for i in range(40)]
-            + [{"task": "hangman", "model": "m", "temperature": 1.5, "secret": f"w{rng.integers(0, 25)}"}
+            + [{"task": "hangman", "model": "m", "temperature": 1.5, "secret": f"w{rng.integers(0, 8)}"}
                for i in range(40)])
     summary = _summary(rows)
     text = sc.spread_reading(summary)
     assert "excludes zero: entropy rises with temperature" in text and "better" not in text
     assert sc.entropy_comparisons(summary)["verdict"].tolist() == ["rises"]
+    # with 25 words the hot end's own bootstrap interval misses its estimate: the gap is not decided by it
+    rng = np.random.default_rng(3)
+    wide = rows[:40] + [{"task": "hangman", "model": "m", "temperature": 1.5, "secret": f"w{rng.integers(0, 25)}"}
+                        for i in range(40)]
+    assert sc.entropy_comparisons(_summary(wide))["verdict"].tolist() == ["unreliable"]
     same = [{"task": "diagnosis", "model": "m", "temperature": t, "secret": f"c{i % 5}"}
             for t in (0.1, 1.0) for i in range(20)]
     summary = _summary(same)

@@ -115,3 +115,27 @@ def test_the_candidate_reading_says_a_tie_for_the_most():
     one = fx.candidate_reading(_sources({"vanilla": 0.1, "private_cot": 0.3}))
     assert "most for private_cot: 30.0%" in one
     assert fx.candidate_reading(pd.DataFrame()) == "No fork reached its candidates in this run."
+
+
+def test_a_clear_best_over_three_agents_tied_at_the_lowest_names_all_three_never_one():
+    """02 on a small model: the best is compared with the whole tie below it, not with one member."""
+    df = _episodes({"private_cot": (10, 10), "autonomous_overwrite": (0, 10), "vanilla": (0, 10),
+                    "mem0": (0, 10)})
+    text = grouped_rate_readings(_table1(df, ["private_cot", "autonomous_overwrite", "vanilla", "mem0"]),
+                                 ["task", "model"], "agent")
+    assert "better than autonomous_overwrite, vanilla, mem0 (tied at 0)" in text
+    assert "better than autonomous_overwrite by" not in text
+
+
+def test_a_unique_worst_under_a_tie_names_the_whole_tie_above_it():
+    df = _episodes({"private_cot": (10, 10), "vanilla": (5, 10), "mem0": (5, 10), "amem": (0, 10)})
+    text = grouped_rate_readings(_table1(df, ["private_cot", "vanilla", "mem0", "amem"]), ["task", "model"], "agent")
+    assert "vanilla, mem0 (tied at 0.5)" in text
+    assert "from vanilla's" not in text and "from mem0's" not in text
+
+
+def test_a_tie_in_rate_with_different_n_is_separated_only_when_every_member_is():
+    # 6 of 10 is separated from 0 of 30 but not from 0 of 2: the tied group is not separated
+    df = _episodes({"private_cot": (6, 10), "vanilla": (0, 30), "mem0": (0, 2)})
+    text = grouped_rate_readings(_table1(df, ["private_cot", "vanilla", "mem0"]), ["task", "model"], "agent")
+    assert "cannot be told apart from vanilla, mem0 (tied at 0)" in text and "better than" not in text

@@ -78,3 +78,32 @@ def test_psit_compare_paper_prints_the_ledger_and_each_cells_verdict_within_120_
     assert capsys.readouterr().out.count("consistent ±0.05") == 0  # the paper's n = 50 cannot confirm ±0.05
     assert main(["compare", "r1", "r1", "--paper"]) == 2
     assert main(["compare", "r1"]) == 2
+
+
+@pytest.mark.parametrize("served", ["Qwen3-235B-A22B-Instruct-2507", "Qwen3-32B-AWQ", "qwen/qwen3-32b-fp8",
+                                    "gpt-oss-20b-gguf"])
+def test_a_near_name_is_not_the_papers_model_unless_the_roster_maps_it(served, monkeypatch):
+    from psit_lib.studies.psit.reference import ROSTER_ENV, model_match_notes, near_study_model, study_model
+
+    monkeypatch.delenv(ROSTER_ENV, raising=False)
+    assert paper_model(served) is None and study_model(served) is None
+    near = near_study_model(served)
+    assert near is not None
+    assert model_match_notes([served]) == [model_match_notes([served])[0]]
+    assert "is not the paper's model" in model_match_notes([served])[0] and near in model_match_notes([served])[0]
+    monkeypatch.setenv(ROSTER_ENV, f" {served} = {near} ; other=Qwen3 32B")
+    assert paper_model(served) == near and model_match_notes([served]) == []
+
+
+def test_a_roster_naming_a_model_the_study_did_not_run_is_an_error():
+    from psit_lib.studies.psit.reference import read_roster
+
+    with pytest.raises(ValueError, match="PSIT_PAPER_MODELS"):
+        read_roster({"PSIT_PAPER_MODELS": "my-model=Llama 3"})
+    assert read_roster({}) == {}
+
+
+def test_the_reading_of_an_uncovered_run_says_a_near_name_is_not_the_papers(monkeypatch):
+    monkeypatch.delenv("PSIT_PAPER_MODELS", raising=False)
+    text = reproduction_reading(pd.DataFrame(), ["Qwen3-32B-AWQ"])
+    assert "No Table 1 cell is covered" in text and "Qwen3-32B-AWQ is not the paper's model" in text

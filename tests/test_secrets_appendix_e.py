@@ -1,4 +1,4 @@
-"""Notebook 07 as the study's Appendix E: the reveals it counts (main runs of 02/03 only), its
+"""Notebook 07 as the study's Appendix E: the reveals it counts (every agent of the main runs of 02-04, once), its
 lists and their reading, the eight attractors, the compact views, and every generated sentence
 on a table built to make it wrong (ties, a single reveal each, too few reveals, no interval)."""
 
@@ -17,15 +17,16 @@ from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_a
 from psit_lib.studies.psit.secrets import secret_summary
 
 
-def _fork_record(eid: str, secret: str | None, *, model: str = "m1", task: str = "hangman") -> dict:
+def _fork_record(eid: str, secret: str | None, *, model: str = "m1", task: str = "hangman",
+                 agent: str = "vanilla") -> dict:
     result = ForkEpisode(
-        task=task, agent="vanilla", model=model, outcome="self_consistent" if secret else "unparseable",
+        task=task, agent=agent, model=model, outcome="self_consistent" if secret else "unparseable",
         failure=None if secret else "reveal answer unreadable", transcript=[], turns_played=4, constraints={},
         private_state_at_fork="", state_size_per_turn=[], memory_edits=[], hidden_calls=[],
         reveal={"question": "reveal?", "answer": str(secret), "parsed": secret, "compatible": True},
         candidates=[], candidate_search=None, branch_hidden_calls=[])
     return EpisodeRecord[ForkEpisode](
-        episode_id=eid, status="ok", error=None, spec={"task": task, "model": model, "agent": "vanilla", "index": 0},
+        episode_id=eid, status="ok", error=None, spec={"task": task, "model": model, "agent": agent, "index": 0},
         usage={"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "calls_by_role": {}},
         calls=[], wall_seconds=0.0, result=result).stored()
 
@@ -48,24 +49,28 @@ def fork_run(tmp_path):
     diagnosis = [_fork_record(f"diagnosis/m1/vanilla/{i:04d}", s, task="diagnosis")
                  for i, s in enumerate(["PBC", "Sarcoidosis", "Sarcoidosis"])]
     _notebook(run, "03_diagnosis_ddxplus", diagnosis, ["m1"])
-    _notebook(run, "04_memory_strategy_ablations", [_fork_record("hangman/m1/x/0000", "apple")], ["m1"])
+    grid = [_fork_record("hangman/m1/vanilla/0000", "apple"),             # 02 ran vanilla: counted there
+            _fork_record("hangman/m1/mem0/0000", "stone", agent="mem0")]  # an agent only 04 ran
+    _notebook(run, "04_memory_strategy_ablations", grid, ["m1"])
     return run
 
 
 def _forks(fork_run):
-    """The run-mates' folders the study hands notebook 07 (02 and 03 of the run; never 04)."""
+    """The run-mates' folders the study hands notebook 07 (02, 03 and 04 of the run)."""
     return {n: fork_run / n for n in appendix_e.FORK_NOTEBOOKS}
 
 
-def test_appendix_e_counts_the_main_runs_of_02_and_03_only(fork_run):
+def test_appendix_e_counts_every_agent_of_the_main_runs_once(fork_run):
     df = appendix_e.main_fork_reveals(_forks(fork_run))
-    assert set(df["source_notebook"]) == {"02_hangman_fork_tests", "03_diagnosis_ddxplus"}   # not 04
+    assert set(df["source_notebook"]) == {"02_hangman_fork_tests", "03_diagnosis_ddxplus",
+                                          "04_memory_strategy_ablations"}
+    assert set(df.loc[df["source_notebook"].str.startswith("04"), "agent"]) == {"mem0"}  # vanilla from 02 only
     assert "m1:swept" not in set(df["model"]) and "python" not in set(df["secret"])         # no sweep
-    assert df.attrs["n_missing"] == 1
+    assert "apple" not in set(df["secret"]) and df.attrs["n_missing"] == 1
     top = appendix_e.top_secrets(df)
     hangman = top[top["task"] == "hangman"]
-    assert hangman[["rank", "secret", "count", "n", "n_missing"]].values.tolist() == [[1, "planet", 2, 3, 1],
-                                                                                      [2, "stone", 1, 3, 1]]
+    assert hangman[["rank", "secret", "count", "tied", "n", "n_missing"]].values.tolist() == [
+        [1, "planet", 2, 2, 4, 1], [1, "stone", 2, 2, 4, 1]]                                # a tie is a tie
     assert (top["temperature"] == 0.3).all()
     assert appendix_e.main_fork_reveals({}).empty
     assert appendix_e.main_fork_reveals({"02_hangman_fork_tests": fork_run / "nowhere"}).empty
@@ -99,7 +104,7 @@ def test_top_reading_calls_a_tie_a_tie_and_a_single_reveal_no_attractor():
     assert "the most revealed secret is" not in text
     assert "no secret was revealed more than once in 12 reveals: no attractor" in text
     wide = appendix_e.top_reading(_top({"hangman": {f"w{i:02d}": 2 for i in range(12)}}))
-    assert "at least 10 secrets are tied" in wide                      # the list is cut at ten
+    assert "12 secrets are tied at the top" in wide and "w00" not in wide  # never cut alphabetically
     one = appendix_e.top_reading(_top({"hangman": {"planet": 5, "stone": 4}}))
     assert "the most revealed secret is 'planet', 5 of 9 reveals (56%); next: 'stone' (4)" in one
 
@@ -140,12 +145,12 @@ def test_attractor_table_counts_spellings_and_both_sources(fork_run):
     assert len(table) == 8
     planet = table[table["attractor"] == "planet"].iloc[0]
     assert (planet["quick_count"], planet["quick_n"], planet["quick_rank"]) == (2, 3, 1)
-    assert (planet["fork_count"], planet["fork_n"], planet["fork_rank"]) == (2, 3, 1)
+    assert (planet["fork_count"], planet["fork_n"], planet["fork_rank"]) == (2, 4, 1)  # tied with stone: rank 1
     pbc = table[table["attractor"] == "Primary biliary cholangitis"].iloc[0]
     assert (pbc["fork_count"], pbc["fork_n"]) == (1, 3)                 # "PBC" is its spelling
     assert table[table["attractor"] == "Cushing's syndrome"]["quick_count"].iat[0] == 1
     view = sc.attractor_view(sc.attractor_table(quick, None))
-    assert (view["at the fork, 02/03 main runs"] == "no reveals").all()
+    assert (view["at the fork, 02-04 main runs"] == "no reveals").all()
     assert "2 / 3 (rank 1)" in view["quick experiment, all T"].tolist()
 
 
@@ -213,15 +218,21 @@ def test_two_reveals_each_are_too_small_whatever_the_gap():
     assert "rises" not in text and "do not overlap" not in text and "excludes zero" not in text
 
 
-def test_a_gap_without_intervals_on_its_ends_is_still_decided_by_the_gap_test():
+def test_an_end_at_its_log2_n_ceiling_leaves_the_gap_undecided():
+    """07: 40 distinct reveals at T=1.5 put entropy at log2(40), where the bootstrap gives that end no
+    interval; the same bootstrap must not then decide that entropy rises."""
     rows = ([{"task": "hangman", "model": "m", "temperature": 0.1, "secret": "planet" if i % 10 else "stone"}
              for i in range(40)]
             + [{"task": "hangman", "model": "m", "temperature": 1.5, "secret": f"w{i}"} for i in range(40)])
     summary = _summary(rows)
     assert summary["entropy_low"].isna().iat[1]                          # 40 distinct: no interval
+    assert sc.at_ceiling(float(summary["entropy"].iat[1]), 40)
+    comparison = sc.entropy_comparisons(summary).iloc[0]
+    assert comparison["verdict"] == "unreliable" and "log2(n) ceiling at T=1.5" in comparison["method"]
     text = sc.spread_reading(summary)
-    assert "excludes zero: entropy rises with temperature" in text and "no entropy interval at T=1.5" in text
-    assert "nan" not in text.lower()
+    assert "rises" not in text.replace("rises or falls", "") and "excludes zero" not in text
+    assert "cannot say whether entropy rises or falls" in text and "nan" not in text.lower()
+    assert sc.entropy_comparisons(summary)["verdict"].iat[0] == "unreliable"
 
 
 def test_equal_entropies_are_a_tie_and_never_rise():
@@ -306,3 +317,16 @@ def test_notebook_07_tables_when_every_episode_failed(tmp_path, monkeypatch):
     assert set(run.tables) == {"secret_spread", "chi_square", "appendix_e_top10", "attractors"}
     spread = run.tables["secret_spread"].iloc[0]
     assert (spread["n"], spread["n_missing"], spread["interval"]) == (0, 2, "none (no reveals)")
+def test_a_tie_across_the_cut_is_one_row_and_ties_share_a_rank():
+    from collections import Counter
+
+    counts = Counter({"planet": 9, "stone": 5, "apple": 5, **{f"w{i:02d}": 1 for i in range(75)}})
+    ranked = appendix_e.ranked_with_ties(counts)
+    assert ranked == [(1, "planet", 9, 1), (2, "apple", 5, 2), (2, "stone", 5, 2), (4, "(75 secrets tied)", 1, 75)]
+    fits = appendix_e.ranked_with_ties(Counter({"a": 3, "b": 2, "c": 2}), k=3)
+    assert fits == [(1, "a", 3, 1), (2, "b", 2, 2), (2, "c", 2, 2)]
+    assert appendix_e.ranked_with_ties(Counter({f"s{i}": 2 for i in range(4)}), k=3) == [(1, "(4 secrets tied)", 2, 4)]
+    table = _top({"hangman": {"planet": 9, "stone": 5, "apple": 5, **{f"w{i:02d}": 1 for i in range(75)}}})
+    assert table["secret"].tolist()[-1] == "(75 secrets tied)" and table["tied"].tolist() == [1, 2, 2, 75]
+    text = appendix_e.top_reading(table)
+    assert "the most revealed secret is 'planet', 9 of 94 reveals (10%); next: 2 secrets tied (5)" in text

@@ -187,3 +187,23 @@ def test_the_fork_test_readings_take_their_direction_from_the_metrics():
                      knob="k", value_col="value", system_col="agent", a="m", b="b", outcome_col="ok")
     text = sweep_reading(gaps, direction=STUDY.direction("02_hangman_fork_tests", "sweep", "a"))
     assert "(m better)" in text and text == sweep_reading(gaps, direction="higher")
+def test_a_gap_that_keeps_its_sign_and_only_loses_significance_is_not_a_changed_verdict():
+    """03's sweep: the gap stays positive at every value and only its interval reaches zero at the
+    smallest n; the reading must not say the verdict changes with the knob."""
+    df = _swept([(0.5, "basis", 10, 10), (0.5, "baseline", 0, 10), (1.0, "basis", 4, 6), (1.0, "baseline", 1, 6)])
+    table = gap_table(df, knob="prior_exponent", value_col="value", system_col="system", a="basis", b="baseline",
+                      outcome_col="ok")
+    assert gap_verdicts(table).tolist() == ["a ahead", "within noise"] and (table["gap"] > 0).all()
+    reading = sweep_reading(table, direction="higher")
+    assert "verdict changes" not in reading and "decided by this simulator assumption" not in reading
+    assert "keeps the same sign" in reading and "never reverses" in reading and "prior_exponent=1" in reading
+
+
+def test_a_gap_that_flips_sign_within_noise_is_undecided_and_a_significant_flip_is_a_changed_verdict():
+    flip = _swept([(0.5, "basis", 10, 10), (0.5, "baseline", 0, 10), (1.0, "basis", 2, 6), (1.0, "baseline", 3, 6)])
+    table = gap_table(flip, knob="k", value_col="value", system_col="system", a="basis", b="baseline", outcome_col="ok")
+    reading = sweep_reading(table, direction="higher")
+    assert "points the other way" in reading and "cannot say whether" in reading and "verdict changes" not in reading
+    both = _swept([(0.5, "basis", 10, 10), (0.5, "baseline", 0, 10), (1.0, "basis", 0, 10), (1.0, "baseline", 10, 10)])
+    table = gap_table(both, knob="k", value_col="value", system_col="system", a="basis", b="baseline", outcome_col="ok")
+    assert "The verdict changes with `k`" in sweep_reading(table, direction="higher")

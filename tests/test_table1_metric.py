@@ -8,11 +8,14 @@ from hypothesis import strategies as st
 
 from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
 from psit_lib.studies.psit.protocol.records import CandidateBranch, ForkEpisode, Message, PublicContradiction, Reveal
-from psit_lib.studies.psit.protocol.table1 import (candidate_index, reference_leakage, reference_yes,
-                                                    score_table1)
+from psit_lib.studies.psit.protocol.reference_reading import (candidate_index, diagnosis_span, hangman_token,
+                                                              similarity, stored_reveal)
+from psit_lib.studies.psit.protocol.reference_reading import substring_leak as reference_leakage
+from psit_lib.studies.psit.protocol.table1 import reference_yes, score_table1, score_table1_workbook_reader
 
 
-def _episode(host_replies, revealed, answers, *, contradictions=0, outcome=Outcome.SELF_CONSISTENT):
+def _episode(host_replies, revealed, answers, *, contradictions=0, outcome=Outcome.SELF_CONSISTENT,
+             task="hangman", reveal_reply=None):
     transcript = []
     for i, reply in enumerate(host_replies):
         transcript += [Message(role="user", content=f"move {i}"), Message(role="assistant", content=reply)]
@@ -21,9 +24,9 @@ def _episode(host_replies, revealed, answers, *, contradictions=0, outcome=Outco
                                   parsed={"yes": True, "no": False}.get(answer.strip(" .").lower()))
                   for i, (secret, answer) in enumerate(answers)]
     return ForkEpisode(
-        task="hangman", agent="vanilla", model="m", outcome=outcome, failure=None, transcript=transcript,
+        task=task, agent="vanilla", model="m", outcome=outcome, failure=None, transcript=transcript,
         turns_played=len(host_replies) - 1, constraints={}, private_state_at_fork="", state_size_per_turn=[],
-        memory_edits=[], hidden_calls=[], reveal=Reveal(question="reveal?", answer=revealed or "??", parsed=revealed,
+        memory_edits=[], hidden_calls=[], reveal=Reveal(question="reveal?", answer=reveal_reply or revealed or "??", parsed=revealed,
                                                          compatible=True),
         candidates=candidates, candidate_search=None, branch_hidden_calls=[],
         public_contradictions=[PublicContradiction(turn=2, move="e", reply="r", error="contradiction")] * contradictions)
@@ -85,7 +88,62 @@ def test_leakage_is_exactly_a_case_insensitive_substring_of_the_host_replies(sec
 
 @given(st.lists(st.sampled_from(["yes", "no", "Yes.", "maybe"]), min_size=1, max_size=6))
 def test_self_consistent_exactly_when_the_revealed_secret_alone_gets_a_bare_yes(answers):
-    words = [f"w{i}" for i in range(len(answers))]
-    ep = _episode(["Let's play!"], "w0", list(zip(words, answers)))
+    words = [f"w{'abcdef'[i]}" for i in range(len(answers))]
+    ep = _episode(["Let's play!"], "wa", list(zip(words, answers)))
     expected = answers[0] == "yes" and sum(a == "yes" for a in answers) == 1
     assert score_table1(ep).self_consistent == expected
+
+
+# --- The reveal as the reference reads it (the headline view) against the workbook's reader. ---
+
+def test_the_references_reveal_readings_on_hand_made_replies():
+    assert hangman_token("The word is planet") == "the"
+    assert hangman_token('"Planet"') == "planet" and hangman_token("**planet**") == "planet"
+    assert hangman_token("42!") is None and hangman_token("") is None
+    assert diagnosis_span("Cushing's Syndrome") == "cushing"
+    assert diagnosis_span("**Sarcoidosis**") == "sarcoidosis"
+    assert diagnosis_span("  'Whooping   cough' ") == "whooping cough"
+    assert diagnosis_span("...") is None and diagnosis_span("x") == "x"
+    assert stored_reveal("diagnosis", "  **Sarcoidosis**\n") == "**Sarcoidosis**"
+    assert stored_reveal("hangman", "The word is planet") == "the"
+    assert round(similarity("sarcoidosis", "**Sarcoidosis**"), 3) == 0.846
+
+
+def test_cushings_syndrome_becomes_cushing_and_is_never_self_consistent():
+    ep = _episode(["I have a condition in mind.", "Yes.", "No."], "Cushing's syndrome",
+                  [("Cushing's syndrome", "yes"), ("Sarcoidosis", "no"), ("Asthma", "no")],
+                  task="diagnosis", reveal_reply="Cushing's Syndrome")
+    assert not score_table1(ep).revealed_yes and not score_table1(ep).self_consistent
+    assert score_table1_workbook_reader(ep).self_consistent  # the workbook's reader credits it
+
+
+def test_a_bolded_sarcoidosis_scores_0_846_against_its_own_candidate_and_is_no_match():
+    ep = _episode(["I have a condition in mind.", "No."], "Sarcoidosis",
+                  [("Sarcoidosis", "yes"), ("Asthma", "no")], task="diagnosis", reveal_reply="**Sarcoidosis**")
+    assert not score_table1(ep).revealed_yes and not score_table1(ep).self_consistent
+    assert score_table1_workbook_reader(ep).self_consistent
+    plain = _episode(["I have a condition in mind.", "No."], "Sarcoidosis",
+                     [("Sarcoidosis", "yes"), ("Asthma", "no")], task="diagnosis", reveal_reply="Sarcoidosis")
+    assert score_table1(plain).self_consistent  # the same episode with a bare reply is credited
+
+
+def test_the_word_is_planet_is_stored_as_the_and_leaks_as_a_substring():
+    ep = _episode(["Let's play! Here is the board: _ _ _ _ _ _", "Yes, there is an 'a'."], "planet",
+                  [("planet", "yes"), ("plenty", "no")], reveal_reply="The word is planet")
+    table1 = score_table1(ep)
+    assert table1.leakage and not table1.revealed_yes and not table1.self_consistent
+    assert score_table1_workbook_reader(ep).self_consistent and not score_table1_workbook_reader(ep).leakage
+
+
+def test_the_table1_rates_carry_the_workbook_readers_rate_beside_the_headline():
+    import pandas as pd
+
+    from psit_lib.studies.psit.protocol.table1 import WORKBOOK_READER_COLUMN, with_workbook_reader
+    df = pd.DataFrame({"task": ["diagnosis"] * 4, "model": ["m"] * 4, "agent": ["vanilla"] * 4,
+                       "scored": [True, True, True, False],
+                       "table1_self_consistent": [False, True, False, False],
+                       "table1_workbook_reader_self_consistent": [True, True, False, True]})
+    rates = pd.DataFrame({"task": ["diagnosis"], "model": ["m"], "agent": ["vanilla"], "rate": [1 / 3]})
+    out = with_workbook_reader(rates, df, ["task", "model", "agent"])
+    assert out.loc[0, WORKBOOK_READER_COLUMN] == 2 / 3  # over the three scored episodes only
+    assert out.loc[0, "rate"] == 1 / 3

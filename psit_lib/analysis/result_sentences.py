@@ -100,6 +100,24 @@ class _Tester:
         return gap, low, high, gap_separates(low, high)
 
 
+def _group_test(test: _Tester, row: pd.Series, group: pd.DataFrame) -> tuple[float, float, float, bool | None]:
+    """The gap between ``row`` and a group of rows tied at one value: each member is tested, the
+    group is separated only when every member is, and the least separated member's interval is
+    the one reported (members tied in rate may differ in n)."""
+    results = [test(row, member) for _, member in group.iterrows()]
+    if any(r[3] is None for r in results):
+        return results[0][0], float("nan"), float("nan"), None
+    weakest = min(results, key=lambda r: r[1])
+    return weakest[0], weakest[1], weakest[2], all(bool(r[3]) for r in results)
+
+
+def _group_label(group: pd.DataFrame, cols: Sequence[str], value: str) -> str:
+    """One row's name, or every name of a tie with the value they share (never one of them alone)."""
+    if len(group) == 1:
+        return _name(group.iloc[0], cols)
+    return f"{_names(group, cols)} (tied at {value})"
+
+
 def _gap_text(gap: float, low: float, high: float, separated: bool | None) -> str:
     """"the gap, 0.1, has Newcombe 95% interval [-0.29, 0.45], which includes zero"."""
     if separated is None:
@@ -157,16 +175,19 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
     if len(tied_top) > 1:
         lead = f"{_names(tied_top, cols)} tie for the {best_pos} {measure} ({value(top)})"
     else:
-        gap, low, high, separated = test(top, second)
+        second_group = best_first[values == values.iloc[1]]
+        gap, low, high, separated = _group_test(test, top, second_group)
         tested.add(frozenset((float(top[rate_col]), float(second[rate_col]))))
+        runner_up = _group_label(second_group, cols, str(value(second)))
         if separated:
             word = "better than" if direction else ("above" if best_pos == "highest" else "below")
             lead = (f"{_name(top, cols)} has the {best_pos} {measure}, {value(top)}{_interval(top, low_col, high_col)}, "
-                    f"{word} {_name(second, cols)} by {format_number(gap)}; the Newcombe 95% interval of the "
+                    f"{word} {runner_up} by {format_number(gap)}; the Newcombe 95% interval of the "
                     f"gap, [{format_number(low)}, {format_number(high)}], excludes zero")
         else:
+            runner_up = runner_up if len(second_group) > 1 else f"{runner_up}'s {value(second)}"
             lead = (f"The {best_pos} {measure}, {_name(top, cols)}'s {value(top)}{_interval(top, low_col, high_col)}, "
-                    f"cannot be told apart from {_name(second, cols)}'s {value(second)}: "
+                    f"cannot be told apart from {runner_up}: "
                     + _gap_text(gap, low, high, separated))
     parts = [lead]
     if len(best_first) > 2:
@@ -175,17 +196,20 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
             parts.append(f"{_names(tied_bottom, cols)} tie for the {worst_pos} {measure} ({value(bottom)})")
         else:
             penult = best_first.iloc[-2]
-            gap, low, high, separated = test(bottom, penult)
+            penult_group = best_first[values == values.iloc[-2]]
+            gap, low, high, separated = _group_test(test, bottom, penult_group)
             tested.add(frozenset((float(bottom[rate_col]), float(penult[rate_col]))))
+            above = _group_label(penult_group, cols, str(value(penult)))
             if separated:
                 worst = f"the worst is {_name(bottom, cols)}, {worst_pos} " if direction else \
                     f"the {worst_pos} is {_name(bottom, cols)}, "
                 parts.append(f"{worst}{measure} {value(bottom)}{_interval(bottom, low_col, high_col)}, separated "
-                             f"from {_name(penult, cols)} (the gap, {format_number(gap)}, has Newcombe 95% interval "
+                             f"from {above} (the gap, {format_number(gap)}, has Newcombe 95% interval "
                              f"[{format_number(low)}, {format_number(high)}])")
             else:
+                above = above if len(penult_group) > 1 else f"{above}'s {value(penult)}"
                 parts.append(f"the {worst_pos} {measure}, {_name(bottom, cols)}'s {value(bottom)}, cannot be told "
-                             f"apart from {_name(penult, cols)}'s {value(penult)} ({_gap_text(gap, low, high, separated)})")
+                             f"apart from {above} ({_gap_text(gap, low, high, separated)})")
         gap, low, high, separated = test(top, bottom)
         if frozenset((float(top[rate_col]), float(bottom[rate_col]))) in tested:
             pass  # the same two values were just tested

@@ -106,6 +106,32 @@ def _higher_word(direction: str | None, higher: str, lower: str) -> str:
     return f"{higher} higher"
 
 
+def _partly_separated(table: pd.DataFrame, verdicts: pd.Series, knob: str, a: str, b: str, ahead: str,
+                      measure: str, direction: str | None) -> str:
+    """One side is ahead (its interval excludes zero) at some values and the interval includes zero
+    at the others: the direction changes only if a within-noise gap points the other way; otherwise
+    the sweep changes only whether this run's size can show the gap."""
+    sign = 1 if ahead == "a ahead" else -1
+    leader, other = (a, b) if sign > 0 else (b, a)
+    clear = [str(format_number(v)) for v, verdict in zip(table["value"], verdicts) if verdict == ahead]
+    noisy = [(v, g) for v, g, verdict in zip(table["value"], table["gap"], verdicts) if verdict == "within noise"]
+    same = [str(format_number(v)) for v, g in noisy if g * sign > 0]
+    reverse = [str(format_number(v)) for v, g in noisy if g * sign < 0]
+    even = [str(format_number(v)) for v, g in noisy if g == 0]
+    text = f"{_higher_word(direction, leader, other)} at {knob}={', '.join(clear)} (the interval excludes zero)"
+    if same:
+        text += (f"; at {knob}={', '.join(same)} the gap keeps the same sign but its interval includes zero "
+                 "(too few episodes there to show it)")
+    if reverse:
+        return (text + f"; at {knob}={', '.join(reverse)} the gap points the other way, within noise: this run "
+                f"cannot say whether the comparison of {a} and {b} hinges on `{knob}`.")
+    if even:
+        return (text + f"; at {knob}={', '.join(even)} the two tie exactly: whether {leader} is ahead is decided "
+                "by this simulator assumption, not by the systems alone.")
+    return (text + f". The direction never reverses in this range: `{knob}` changes how clearly this run "
+            f"separates {a} and {b}, not which is ahead.")
+
+
 def sweep_reading(table: pd.DataFrame, *, measure: str = "rate", direction: str | None = "registry") -> str:
     """A generated sentence on whether the comparison survives the swept assumption.
 
@@ -149,9 +175,13 @@ def sweep_reading(table: pd.DataFrame, *, measure: str = "rate", direction: str 
         verdict = f"{claim}: this comparison does not hinge on `{knob}` in this range."
     elif kinds == {"within noise"}:
         verdict = f"The gap's interval includes zero at every tested value: this run cannot tell {a} from {b}."
+    elif {"a ahead", "b ahead"} <= kinds:
+        verdict = (f"The verdict changes with `{knob}`: {a} is ahead at some values and {b} at others, each "
+                   f"excluding zero, so the comparison of {a} and {b} is decided by this simulator assumption, "
+                   f"not by the systems alone.")
     else:
-        verdict = (f"The verdict changes with `{knob}`: the comparison of {a} and {b} is decided by this "
-                   f"simulator assumption, not by the systems alone.")
+        verdict = _partly_separated(table, verdicts, knob, a, b, "a ahead" if "a ahead" in kinds else "b ahead",
+                                    measure, direction)
     if untested and tested:
         verdict += f" (At {knob}={', '.join(map(str, untested))} there were too few episodes to test the gap.)"
     return "; ".join(parts) + ". " + verdict

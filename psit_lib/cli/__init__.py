@@ -11,6 +11,7 @@
     psit rescore RUN [NOTEBOOK ...] [--scorer NAME]
     psit lab [--refresh]
     psit export RUN [NOTEBOOK ...] [--inspect] [--markdown] [--latex]
+    psit prompts from-reference PATH [-o FILE]
     psit sim serve [--port N] [--profile NAME]
     psit --version
 
@@ -75,6 +76,12 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     from psit_lib.cli.rescore import rescore
 
     return rescore(args.run, args.notebooks, args.scorer)
+
+
+def cmd_prompts_from_reference(args: argparse.Namespace) -> int:
+    from psit_lib.cli.reference_prompts import cmd_from_reference
+
+    return cmd_from_reference(args.path, args.output)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -147,6 +154,7 @@ examples:
   psit export run-a --inspect --markdown     Inspect eval logs and Markdown tables of a run
   psit lab                                   JupyterLab on working copies of the notebooks
   psit sim serve --port 8765                 the simulated model on a loopback port
+  psit prompts from-reference ~/src/Hangman  the study's own wording, from your checkout of its code
 
 environment (models are configured here, never by notebook parameters):
   PSIT_BACKEND            sim (default, the embedded simulated model) or openai
@@ -162,6 +170,7 @@ environment (models are configured here, never by notebook parameters):
   PSIT_MODEL_SETTINGS     per-model request settings file (max_tokens, reasoning_effort, extra_body)
   PSIT_PROMPTS_FILE       a TOML of prompt templates replacing the workbench's by name
   PSIT_PLUGINS            your modules (names or .py paths) registering agents, tasks or studies
+  PSIT_PAPER_MODELS       served names that are the study's models: Qwen3-32B-AWQ=Qwen3 32B;...
   PSIT_SIM_PROFILE        the simulator's profile (default, or knob overrides)
   PSIT_RESULTS_DIR        where runs are written (default: results/)
   PSIT_FIGURES_DIR        where the latest complete run's figures are copied (default: figures/)
@@ -254,6 +263,17 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("--refresh", action="store_true", help="replace every working copy with the repository's notebook")
     lab.add_argument("lab_args", nargs=argparse.REMAINDER, help="JupyterLab's own options after --, e.g. -- --port 8889")
     lab.set_defaults(func=cmd_lab)
+    prompts = sub.add_parser("prompts", help="prompt files")
+    prompts_sub = prompts.add_subparsers(dest="prompts_command", required=True)
+    from_ref = prompts_sub.add_parser(
+        "from-reference", help="build a prompts file from your local checkout of the study's reference code",
+        description="Read the prompt modules of a local checkout of chandar-lab/Hangman (as text, nothing is "
+                    "run) and write a TOML whose templates replace the workbench's by name; name it in "
+                    "PSIT_PROMPTS_FILE to run the study's exact wording (the run metadata records it).")
+    from_ref.add_argument("path", help="the checkout's root folder (holding src/hangman/prompts/)")
+    from_ref.add_argument("-o", "--output", default="reference_prompts.toml",
+                          help="the prompts file to write (default: reference_prompts.toml)")
+    from_ref.set_defaults(func=cmd_prompts_from_reference)
     sim = sub.add_parser("sim", help="the simulated model")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True)
     serve = sim_sub.add_parser("serve", help="serve the simulator on a loopback port")

@@ -390,25 +390,37 @@ def success_reading(rates: pd.DataFrame) -> str:
 
 # -- the paper's Success column and headline gain (from the reference-design runs) --------------
 
-GAIN_COLUMNS = ["model", "scenario", "n_baseline", "baseline", "n_basis", "basis", "relative_gain",
-                "gap_low", "gap_high", "paper_baseline", "paper_basis", "paper_relative_gain"]
+GAIN_COLUMNS = ["model", "scenario", "n_baseline", "baseline", "n_basis", "basis", "absolute_gain", "relative_gain",
+                "gap_low", "gap_high", "paper_baseline", "paper_basis", "paper_absolute_gain", "paper_relative_gain"]
+
+
+def absolute_gain(baseline: float, basis: float) -> float:
+    """The paper's rule for its headline gain: BASIS - baseline of the success rate, in percentage
+    points (its "54.4% increase" on stale_locations is 0.744 - 0.200); NaN when either is missing."""
+    if pd.isna(baseline) or pd.isna(basis):
+        return float("nan")
+    return basis - baseline
 
 
 def relative_gain(baseline: float, basis: float) -> float:
-    """The paper's rule for its headline gain: (BASIS - baseline) / baseline of the success rate
-    (0.20 -> 0.74 on stale_locations is +270%); NaN when the baseline is 0 or missing."""
+    """The gain relative to the baseline, shown beside the paper's absolute one: (BASIS - baseline) /
+    baseline (0.200 -> 0.744 is +272%); NaN when the baseline is 0 or missing."""
     if pd.isna(baseline) or pd.isna(basis) or baseline == 0:
         return float("nan")
     return (basis - baseline) / baseline
 
 
 def relative_gain_table(pooled: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, scenario) of a pooled success table: both rates, the relative gain by the
-    paper's rule, the Newcombe 95% interval of the gap and the paper's own numbers by the same rule."""
+    """Per (model, scenario) of a pooled success table: both rates, the absolute gain (the paper's
+    headline rule) and the relative gain beside it, the Newcombe 95% interval of the gap, and the
+    paper's own numbers by the same rules (stale_locations at the headline's three decimals)."""
+    from psit_lib.studies.basis.reference import PAPER_HEADLINE
     from psit_lib.analysis.sweeps import proportion_gap
 
     measured = pooled[(pooled.source == MEASURED) & (pooled.scenario != MEAN_ROW)]
     reported = reference_success()
+    reported[(PAPER_HEADLINE.scenario, "baseline")] = PAPER_HEADLINE.baseline
+    reported[(PAPER_HEADLINE.scenario, "basis")] = PAPER_HEADLINE.basis
     rows = []
     for (model, scenario), part in measured.groupby(["model", "scenario"], sort=False):
         by = part.set_index("system")
@@ -420,34 +432,51 @@ def relative_gain_table(pooled: pd.DataFrame) -> pd.DataFrame:
                         if n_a and n_b else (float("nan"),) * 3)
         pb, pa = reported.get((scenario, "baseline"), float("nan")), reported.get((scenario, "basis"), float("nan"))
         rows.append({"model": model, "scenario": scenario, "n_baseline": n_b, "baseline": b["rate"], "n_basis": n_a,
-                     "basis": a["rate"], "relative_gain": relative_gain(b["rate"], a["rate"]), "gap_low": low,
+                     "basis": a["rate"], "absolute_gain": absolute_gain(b["rate"], a["rate"]),
+                     "relative_gain": relative_gain(b["rate"], a["rate"]), "gap_low": low,
                      "gap_high": high, "paper_baseline": pb, "paper_basis": pa,
-                     "paper_relative_gain": relative_gain(pb, pa)})
+                     "paper_absolute_gain": absolute_gain(pb, pa), "paper_relative_gain": relative_gain(pb, pa)})
     return pd.DataFrame(rows, columns=GAIN_COLUMNS)
+
+
+PAPER_HEADLINE_TEXT = "its \"54.4% increase\" is 0.744 - 0.200"
 
 
 def _percent(value: float) -> str:
     return f"{value:+.0%}"
 
 
+def _points(value: float) -> str:
+    return f"{value * 100:+.1f} points"
+
+
+def _paper_gain(row: Any) -> str:
+    """The paper's own gain on the row's scenario, by the same rules as the run's."""
+    if pd.isna(row.paper_absolute_gain):
+        return "the paper reports no rate for this scenario"
+    relative = f", {_percent(row.paper_relative_gain)} relative" if pd.notna(row.paper_relative_gain) else ""
+    return (f"the paper's own rates ({row.paper_baseline:.3f} -> {row.paper_basis:.3f}) give "
+            f"{_points(row.paper_absolute_gain)}{relative}")
+
+
 def relative_gain_reading(gains: pd.DataFrame, scenario: str = "stale_locations") -> str:
-    """One sentence per model on ``scenario``'s pooled success: BASIS against the baseline, the
-    relative change by the paper's rule beside the paper's, and whether the Newcombe interval
-    of the gap separates the two systems (it alone decides "higher" or "lower")."""
+    """One sentence per model on ``scenario``'s pooled success: BASIS against the baseline as the
+    paper states its headline (the absolute gain in percentage points: its "54.4% increase" on
+    stale_locations is 0.744 - 0.200), the relative gain beside it, the paper's own numbers by the
+    same rules, and whether the Newcombe interval of the gap separates the two systems (it alone
+    decides "higher" or "lower")."""
     part = gains[gains.scenario == scenario]
     if part.empty:
-        return f"No pooled reference-design runs of both systems on {scenario}, so no relative gain to compute."
+        return f"No pooled reference-design runs of both systems on {scenario}, so no gain to compute."
     lines = []
     for row in part.itertuples(index=False):
-        paper = (f"the paper's own rates ({row.paper_baseline:.2f} -> {row.paper_basis:.2f}) give "
-                 f"{_percent(row.paper_relative_gain)} by the same rule" if pd.notna(row.paper_relative_gain)
-                 else "the paper reports no rate for this scenario")
+        paper = _paper_gain(row)
         rates = (f"{scenario} · {row.model}: pooled success {row.baseline:.2f} (baseline, n={row.n_baseline}) "
                  f"and {row.basis:.2f} (basis, n={row.n_basis})")
-        if pd.isna(row.relative_gain):
-            change = "a relative change the paper's rule, (basis - baseline) / baseline, cannot give (baseline 0)"
-        else:
-            change = f"a relative change of {_percent(row.relative_gain)} by the paper's rule, (basis - baseline) / baseline"
+        relative = ("no relative gain (baseline 0)" if pd.isna(row.relative_gain)
+                    else f"{_percent(row.relative_gain)} relative to the baseline")
+        change = (f"an absolute change of {_points(row.absolute_gain)}, (basis - baseline) as the paper states its "
+                  f"headline ({PAPER_HEADLINE_TEXT}), and {relative}")
         if pd.isna(row.gap_low):
             verdict = "too few runs to test the gap"
         elif row.gap_low > 0:

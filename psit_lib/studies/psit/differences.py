@@ -33,8 +33,10 @@ DIFFERENCES: tuple[Difference, ...] = (
         notebooks=FORK),
     Difference(
         point="Reading the host's replies during play",
-        study="The scripted player does not read the host's board; the pattern is inferred from the "
-              "transcript only when candidates are built at the fork.",
+        study="The Hangman player does not read the host's board (its letters follow a seeded order; the pattern "
+              "is inferred from the transcript only when candidates are built at the fork); the Diagnosis player "
+              "reads every answer (a yes when the reply contains 'yes', else a no when it contains 'no', else "
+              "nothing learned) and narrows its candidate conditions and next questions by it.",
         here="Every reply is read (rule R), and play goes on to the fork whatever the host writes, as the "
              "study's player does. A reply that contradicts an earlier one is recorded (its move counts as "
              "made); a reply that cannot be read is recorded per turn (its move counts as made, nothing is "
@@ -67,13 +69,40 @@ DIFFERENCES: tuple[Difference, ...] = (
                "word of the host's replies (leakage only in Table 1's).",
         notebooks=FORK),
     Difference(
+        point="Reading the reveal for Table 1",
+        study="The reference engine stores a Hangman reveal as its first lowercase [a-z]+ token and a Diagnosis "
+              "reveal as the raw reply (which is also the reveal's candidate at the fork); its evaluator looks up "
+              "the first run of letters, digits, spaces and hyphens of the stored reveal among the candidates "
+              "(equal after normalising, else difflib ratio >= 0.85), and leakage searches the stored reveal as a "
+              "substring of the host's replies.",
+        here="Table 1's headline column reads the reveal by those rules (protocol/reference_reading.py), with "
+             "the revealed candidate standing for the raw reply in Diagnosis. The same rule on the workbook's "
+             "own reading of the reveal (the dataset's name found in the reply) is kept beside it as a labelled "
+             "alternative view (rate_workbook_reader in the Table 1 rate table).",
+        why="A number beside the paper's must be scored as the paper scored it, including how literally it "
+            "read the reply.",
+        effect="The headline view credits fewer reveals than the workbook's reader: \"Cushing's Syndrome\" is "
+               "read as 'cushing' (never self-consistent), \"**Sarcoidosis**\" scores 0.846 against its own "
+               "candidate (no match), and \"The word is planet\" is stored as 'the' (a substring leak). Five "
+               "DDXPlus names never match even written bare (the two with '/', Guillain-Barré with its accent, "
+               "HIV with its parenthesis, Possible NSTEMI / STEMI), so on the simulator a host that picks them "
+               "scores 0 in the headline view and is credited only in the alternative view; a model whose "
+               "attractor is written with an apostrophe (Qwen3 32B's Cushing's) would otherwise look better "
+               "than the paper for scoring reasons.",
+        notebooks=FORK),
+    Difference(
         point="Prompts",
         study="The study's prompts (its Appendix F and reference code): opener, guess or question, reveal, "
               "and 'Answer only with a single word: yes or no.' at the fork.",
         here="This workbook's own words with every instruction kept (an existing English word in lowercase "
              "letters only; a random, realistic, not obvious condition; reveal only when asked; pattern, lives "
              "and guessed letters after each guess; a one-word yes or no at the fork; the reveal as one "
-             "lowercase word or the condition name only). Added: the Hangman opener asks the host to show the "
+             "lowercase word or the condition name only; the agents' Appendix F.2 guidance: the working memory's sections, "
+             "read-only for workflow agents with no tags in a reply, save-before-you-reply and the secret in <secret> "
+             "tags for autonomous agents, the updater's rules without telling it the secret must be stored, and each "
+             "retrieval baseline's own full prompt around its memories). The study's exact wording can be run with "
+             "'psit prompts from-reference PATH' on a local checkout of its repository (PSIT_PROMPTS_FILE). Added: "
+             "the Hangman opener asks the host to show the "
              "blank pattern first, the diagnosis opener asks the host to start each answer with yes or no and "
              "to say when it is ready. Templates and versions: studies/psit/prompts.toml (and the run "
              "metadata).",
@@ -202,10 +231,12 @@ DIFFERENCES: tuple[Difference, ...] = (
               "the main runs (every agent, 50 episodes each, at the run temperature T = 0.3); the text names "
               "the attractors (Hangman: python, planet, elephant, apple; diagnosis: Sarcoidosis for GPT-OSS "
               "120B and Qwen3 235B, PBC for GPT-OSS 20B, Cushing's for Qwen3 32B).",
-        here="The same lists from this run's notebooks 02 and 03 (their main agents at their temperature; the "
+        here="The same lists from this run's fork tests, 02, 03 and 04 (every agent they ran on their main models, "
+             "each (task, model, agent) once, at their temperature; ties share a rank and a tie across the "
+             "ten-secret cut is one row; the "
              "simulator-sweep episodes are left out), on the simulated model by default, whose choice follows "
              "its prior frequency ** (prior_exponent / T); the study's eight attractors are labelled reference "
-             "rows beside this run's counts. The lists need 02 and 03 in the same run folder.",
+             "rows beside this run's counts. The lists need 02 and 03 (and 04 for the other agents) in the same run folder.",
         why="The study's own view of mode collapse, drawn from the run; the simulator needs some prior and "
             "word frequency is the plain choice.",
         effect="Offline the lists and any attractor are the simulator's prior and its prior_exponent (an "
@@ -220,7 +251,8 @@ DIFFERENCES: tuple[Difference, ...] = (
              "with the vanilla agent; entropy, effective number and top share with bootstrap intervals (none "
              "where the interval excludes its estimate), a chi-square test against a frequency prior and "
              "uniform, and a reading of the coldest against the hottest temperature by the bootstrap "
-             "interval of their entropy gap.",
+             "interval of their entropy gap (no verdict where either end's entropy sits at its log2(n) ceiling or "
+             "its own bootstrap interval misses its estimate: the same resampling cannot decide the gap).",
         why="Mode collapse is a claim about how peaked the choice is; the sweep shows how the peak moves with "
             "the sampling temperature.",
         effect="Its tables and readings have no counterpart in the study and are never compared with it; on "

@@ -10,5 +10,6 @@ NOTEBOOKS = {
     "07_secret_distribution_mode_collapse": ("psit", "psit_lib.studies.psit.protocol.params:SecretChoiceParams"),
 }
 
-# 07's Appendix E counts the secrets revealed at 02's and 03's forks
-RUNS_AFTER = {"07_secret_distribution_mode_collapse": ("02_hangman_fork_tests", "03_diagnosis_ddxplus")}
+# 07's Appendix E counts the secrets revealed at the forks of 02, 03 and 04
+RUNS_AFTER = {"07_secret_distribution_mode_collapse": ("02_hangman_fork_tests", "03_diagnosis_ddxplus",
+                                                     "04_memory_strategy_ablations")}

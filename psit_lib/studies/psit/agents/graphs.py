@@ -43,7 +43,7 @@ from psit_lib.studies.psit.memory.working_memory import WORKING_MEMORY_TAG, carr
 from psit_lib.studies.psit.agents.config import AgentConfig
 from psit_lib.llm.diagnostics import diagnostics_of, report_helper_failed, report_helper_read
 from psit_lib.studies.psit.agents.prompts import (interleaved_reasoning, memory_block, private_reasoning_block,
-                                                   updater_messages)
+                                                   reasoning_in_history_note, updater_messages)
 from psit_lib.studies.psit.agents.tool_json import parse_tool_calls_json
 
 
@@ -90,6 +90,8 @@ def _system(ctx: AgentContext, state: AgentState) -> str:
         block = private_reasoning_block(state.get("kept_reasoning", []))
         if block:
             parts.append(block)
+    elif ctx.config.kind == "private_cot":
+        parts.append(reasoning_in_history_note())
     elif ctx.config.has_memory:
         parts.append(memory_block(state.get("memory") or initial_memory(),
                                   autonomous=ctx.config.kind == "autonomous"))

@@ -32,8 +32,15 @@ def interleaved_reasoning(public: list[dict], kept: list[str]) -> list[dict]:
 
 
 def memory_block(memory: str, autonomous: bool) -> str:
-    intro = PROMPTS.render("agent.autonomous_memory_intro" if autonomous else "agent.workflow_memory_intro")
-    return f"{intro}\n{wrap_for_prompt(memory)}"
+    """The working memory with the study's guidance around it (its sections, read-only or tool-edited,
+    the no-tags rule), as appended to the host's system prompt."""
+    return PROMPTS.render("agent.autonomous_memory_intro" if autonomous else "agent.workflow_memory_intro",
+                          working_memory=memory.strip("\n"))
+
+
+def reasoning_in_history_note() -> str:
+    """What the private CoT agent is told when its earlier reasoning is interleaved in the history."""
+    return PROMPTS.render("agent.private_reasoning_in_history")
 
 
 def updater_messages(memory: str, dialogue: list[dict], reasoning: str, answer: str,

@@ -42,7 +42,7 @@ class ToolResult:
     meta: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        """The SPEC §3 return shape `{new_memory, meta}` as a plain dict (for logs and JSON)."""
+        """The memory tools' return shape `{new_memory, meta}` as a plain dict (for logs and JSON)."""
         return {"new_memory": self.new_memory, "meta": dict(self.meta)}
 
     def __getitem__(self, key: str) -> Any:
@@ -80,7 +80,7 @@ def unchanged(memory: str, warning: str) -> ToolResult:
 
 @dataclass(frozen=True)
 class MatchOptions:
-    """How strictly patch and replace match text against the memory (SPEC §3 options)."""
+    """How strictly patch and replace match text against the memory (the matching rules of SPEC §3)."""
 
     strict_context: bool
     normalize_whitespace: bool

@@ -4,9 +4,13 @@ The study's mode-collapse evidence is its Appendix E: the ten secrets most often
 game and model, counted over the reveals of its main runs (every agent of the fork test, at the
 run temperature T = 0.3). Its attractors (``data/reference/mode_collapse_attractors.csv``) are
 the top secrets of those lists. This module builds the same view from a workbook run: the
-reveals of notebooks 02 (Hangman) and 03 (diagnosis), main agents only, at the notebook's own
-temperature. Episodes of the simulator sweeps ("What decides this result") run other, swept
-models and are left out, as is notebook 07's own temperature sweep (this workbook's extension).
+reveals of the fork-test notebooks (02 Hangman, 03 diagnosis, 04 the memory-strategy grid), every
+agent they ran on their main models, at the notebook's own temperature; an agent run on the same
+task and model by two of them counts once (from the first of 02/03, then 04), as each of the
+study's twelve agents counts once. Episodes of the simulator sweeps ("What decides this result")
+run other, swept models and are left out, as is notebook 07's own temperature sweep (this
+workbook's extension). Ties are ties: secrets revealed equally often share a rank, and a tie
+that the ten-secret cut would split is shown whole, as one row naming how many secrets it holds.
 
 Everything here reads stored records only (no model call), so ``psit rescore`` reproduces it; the
 fork tests' folders are handed in (notebook 07's run-mates), never looked up.
@@ -17,7 +21,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -27,19 +31,21 @@ from matplotlib.ticker import MaxNLocator
 from psit_lib.runs.folder import RunFolder
 from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets
 
-#: The fork-test notebooks whose main runs Appendix E counts (Hangman, diagnosis).
-FORK_NOTEBOOKS = ("02_hangman_fork_tests", "03_diagnosis_ddxplus")
+#: The fork-test notebooks whose main runs Appendix E counts, in order of precedence for an agent
+#: that two of them ran (Hangman, diagnosis, then the memory-strategy grid over both).
+FORK_NOTEBOOKS = ("02_hangman_fork_tests", "03_diagnosis_ddxplus", "04_memory_strategy_ablations")
 #: Secrets per list, as Appendix E.
 K = 10
 
-TOP_COLUMNS = ["task", "model", "rank", "secret", "count", "share", "n", "n_missing", "temperature"]
+TOP_COLUMNS = ["task", "model", "rank", "secret", "count", "share", "tied", "n", "n_missing", "temperature"]
 
 
-def main_fork_reveals(folders: Mapping[str, str | Path]) -> pd.DataFrame:
-    """Reveals of the main agents of the fork-test notebook ``folders`` (notebook -> its folder,
-    handed in by the study: 07's run-mates), at their run temperature: an episode counts when its
-    model is one the notebook ran as its main model (``_models`` of its stored parameters). Empty
-    (columns of the reader) when no folder holds such reveals."""
+def main_fork_reveals(folders: Mapping[str, str | Path], notebooks: Sequence[str] = FORK_NOTEBOOKS) -> pd.DataFrame:
+    """Reveals of every agent of the fork-test notebook ``folders`` (notebook -> its folder, handed
+    in by the study: 07's run-mates) on their main models, at their run temperature: an episode
+    counts when its model is one the notebook ran as its main model (``_models`` of its stored
+    parameters); a (task, model, agent) that several notebooks ran counts from the first of
+    ``notebooks`` only. Empty (columns of the reader) when no folder holds such reveals."""
     frames = []
     main: dict[str, tuple[set[str], float | None]] = {}
     for name, path in folders.items():
@@ -54,7 +60,7 @@ def main_fork_reveals(folders: Mapping[str, str | Path]) -> pd.DataFrame:
         return pd.DataFrame(columns=list(COLUMNS))
     df = pd.concat(frames, ignore_index=True).sort_values(["source_notebook", "episode_id"], kind="stable")
     keep = [_is_main(row.source_notebook, row.model, row.temperature, main) for row in df.itertuples(index=False)]
-    out = df[keep].reset_index(drop=True)
+    out = _once_per_agent(df[keep], notebooks).reset_index(drop=True)
     out.attrs["n_missing"] = int(out["secret"].isna().sum())
     return out
 
@@ -65,10 +71,43 @@ def _is_main(notebook: str, model: str, temperature: float, main: dict[str, tupl
     return model in models and same_t
 
 
+def _once_per_agent(df: pd.DataFrame, notebooks: Sequence[str]) -> pd.DataFrame:
+    """Each (task, model, agent) from the first notebook of ``notebooks`` that ran it."""
+    if df.empty:
+        return df
+    order = df["source_notebook"].map({nb: i for i, nb in enumerate(notebooks)}).fillna(len(notebooks))
+    first = order.groupby([df["task"], df["model"], df["agent"]]).transform("min")
+    return df[order == first]
+
+
+def ranked_with_ties(counts: Counter[str], k: int = K) -> list[tuple[int, str, int, int]]:
+    """(rank, secret, count, tied) for the ``k`` most revealed secrets: secrets with the same count
+    share a rank (the next rank skips past them) and are listed by their text; a tie the cut at
+    ``k`` would split is one row, ``"(N secrets tied)"``, never cut alphabetically."""
+    out: list[tuple[int, str, int, int]] = []
+    rank = 1
+    for count in sorted(set(counts.values()), reverse=True):
+        if rank > k:
+            break
+        names = sorted(s for s, c in counts.items() if c == count)
+        if rank - 1 + len(names) <= k:
+            out += [(rank, name, count, len(names)) for name in names]
+        else:
+            out.append((rank, tie_label(len(names)), count, len(names)))
+        rank += len(names)
+    return out
+
+
+def tie_label(n: int) -> str:
+    """The row that stands for ``n`` secrets tied across the list's cut."""
+    return f"({n} secrets tied)"
+
+
 def top_secrets(df: pd.DataFrame, k: int = K) -> pd.DataFrame:
-    """Appendix E's lists: per (task, model), the ``k`` most revealed secrets with their count and
-    share of the cell's readable reveals (ties in count ordered by the secret's text).
-    ``n_missing`` counts the cell's episodes without a readable reveal (never dropped silently)."""
+    """Appendix E's lists: per (task, model), the ``k`` most revealed secrets with their count, their
+    share of the cell's readable reveals and how many secrets share that count (``tied``); ties
+    share a rank and a tie across the cut is one row (:func:`ranked_with_ties`). ``n_missing``
+    counts the cell's episodes without a readable reveal (never dropped silently)."""
     rows = []
     if df.empty:
         return pd.DataFrame(columns=TOP_COLUMNS)
@@ -76,15 +115,16 @@ def top_secrets(df: pd.DataFrame, k: int = K) -> pd.DataFrame:
         secrets = cell["secret"].dropna().astype(str).tolist()
         temperatures = sorted({float(t) for t in cell["temperature"].dropna()})
         temperature = temperatures[0] if len(temperatures) == 1 else float("nan")
-        ranked = sorted(Counter(secrets).items(), key=lambda item: (-item[1], item[0]))[:k]
-        for rank, (secret, count) in enumerate(ranked, start=1):
+        ranked = ranked_with_ties(Counter(secrets), k)
+        for rank, secret, count, tied in ranked:
             rows.append({"task": task, "model": model, "rank": rank, "secret": secret, "count": count,
-                         "share": count / len(secrets), "n": len(secrets),
+                         "share": count / len(secrets), "tied": tied, "n": len(secrets),
                          "n_missing": len(cell) - len(secrets), "temperature": temperature})
         if not ranked:
             rows.append({"task": task, "model": model, "rank": None, "secret": None, "count": 0,
-                         "share": float("nan"), "n": 0, "n_missing": len(cell), "temperature": temperature})
-    return pd.DataFrame(rows, columns=TOP_COLUMNS).astype({"rank": "Int64"})
+                         "share": float("nan"), "tied": 0, "n": 0, "n_missing": len(cell),
+                         "temperature": temperature})
+    return pd.DataFrame(rows, columns=TOP_COLUMNS).astype({"rank": "Int64", "tied": "Int64"})
 
 
 def plot_top_secrets(table: pd.DataFrame, *, label: str) -> Figure:
@@ -124,7 +164,7 @@ def plot_top_secrets(table: pd.DataFrame, *, label: str) -> Figure:
             t = first["temperature"]
             t_text = f", T={t:g}" if isinstance(t, float) and not math.isnan(t) else ""
             ax.set_title(f"{task} · {model}\nn={int(first['n'])} reveals{t_text}", fontsize=9)
-    fig.suptitle("Top-10 revealed secrets per game and model (main runs of 02/03, by Appendix E's rule)", fontsize=10)
+    fig.suptitle("Top-10 revealed secrets per game and model (every agent of the main runs of 02-04, by Appendix E's rule; ties share a rank)", fontsize=10)
     return label_figure(fig, label)
 
 
@@ -144,19 +184,23 @@ def top_reading(table: pd.DataFrame) -> str:
             lines.append(head + "no readable reveal, so no secret to list.")
             continue
         n, top = int(cell["n"].iloc[0]), int(cell["count"].max())
-        leaders = cell.loc[cell["count"] == top, "secret"].astype(str).tolist()
+        first = cell[cell["count"] == top]
+        tied = int(first["tied"].iat[0])
         share = f"{top} of {n} reveals ({top / n:.0%})"
         if top == 1:
             lines.append(head + f"no secret was revealed more than once in {n} reveals: no attractor.")
-        elif len(leaders) == 1:
+        elif tied == 1:
             rest = cell[cell["count"] < top]
-            following = f"; next: {str(rest['secret'].iat[0])!r} ({int(rest['count'].iat[0])})" if len(rest) else ""
-            lines.append(head + f"the most revealed secret is {leaders[0]!r}, {share}{following}.")
-        elif len(leaders) == len(cell) and len(cell) >= K:  # the list is cut at K: more may tie
-            lines.append(head + f"at least {len(leaders)} secrets are tied at the top with {share} each: no "
-                                "single attractor.")
+            following = ""
+            if len(rest):
+                nxt = rest.iloc[0]
+                label = (f"{int(nxt['tied'])} secrets tied" if int(nxt["tied"]) > 1 else repr(str(nxt["secret"])))
+                following = f"; next: {label} ({int(nxt['count'])})"
+            lines.append(head + f"the most revealed secret is {str(first['secret'].iat[0])!r}, {share}{following}.")
+        elif len(first) < tied:  # the tie is wider than the list: shown as one row
+            lines.append(head + f"{tied} secrets are tied at the top with {share} each: no single attractor.")
         else:
-            named = ", ".join(repr(s) for s in leaders)
-            lines.append(head + f"{len(leaders)} secrets are tied at the top with {share} each ({named}): "
+            named = ", ".join(repr(str(s)) for s in first["secret"])
+            lines.append(head + f"{tied} secrets are tied at the top with {share} each ({named}): "
                                 "no single attractor.")
     return "\n".join(lines)

@@ -21,7 +21,8 @@ from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import host_text, run_fork_episode
 # re-exported: the parameters live in protocol.params (light, for the command line)
 from psit_lib.studies.psit.protocol.params import ForkTestParams as ForkTestParams
-from psit_lib.studies.psit.protocol.table1 import score_table1
+from psit_lib.studies.psit.protocol.table1 import (paper_outcome, score_table1, score_table1_workbook_reader,
+                                                    with_workbook_reader)
 from psit_lib.studies.psit.protocol.reproduction import reproduction_check
 from psit_lib.studies.psit.protocol.reproduction import reproduction_reading as reproduction_reading  # for notebooks
 from psit_lib.runs.health import beside_rates
@@ -110,6 +111,11 @@ def fork_frame(records: list[ForkRecord]) -> pd.DataFrame:
             "self_consistent": outcome == Outcome.SELF_CONSISTENT.value,
             # the study's own rule (Table 1's metric; protocol/table1.py), from the same record
             "table1_self_consistent": score_table1(result).self_consistent if result is not None else False,
+            # the study's Figure 2 class of the same score (None for a failed episode: never scored)
+            "table1_outcome": paper_outcome(score_table1(result)) if result is not None else None,
+            # the same rule on the workbook's reading of the reveal (a labelled alternative view)
+            "table1_workbook_reader_self_consistent": (score_table1_workbook_reader(result).self_consistent
+                                                       if result is not None else False),
             "revealed": result.reveal.parsed if result is not None and result.reveal is not None else None,
             "model_candidates": sum(c.source == "model" for c in result.candidates) if result is not None else 0,
             "calls": rec.usage.calls,
@@ -226,6 +232,7 @@ def table1_rates(df: pd.DataFrame, agents: list[str], records: list[ForkRecord])
     (task, model, agent), with Wilson intervals and the unreadable shares beside; failed episodes
     counted apart, never scored."""
     rates = in_agent_order(rate_table(df, ["task", "model", "agent"], "table1_self_consistent"), agents)
+    rates = with_workbook_reader(rates, df, ["task", "model", "agent"])
     return beside_rates(rates, records, ["model", "agent"])
 
 

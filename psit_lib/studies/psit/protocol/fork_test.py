@@ -10,8 +10,10 @@ the private state per turn.
 A reply that contradicts the host's earlier public replies does not end the game: it is
 recorded, the move counts as made, and play goes on to the fork; the outcome is then
 ``public_contradiction`` (a public-only host fails in public first). An unreadable reply does
-end it (``unparseable``): there is nothing to play on from. However the episode ends, its
-record keeps the agent's audit trail (memory edits, hidden calls, private state) as it stood.
+not end it either, as in the study: it is recorded per turn (``unreadable_replies``), the move
+counts as made, nothing is learned from it, and play goes on to the fork. However the episode
+ends, its record keeps the agent's audit trail (memory edits, hidden calls, private state) as it
+stood.
 
 Every host reply the player tries to read, and every answer read at the fork, is counted in
 the session's diagnostics (``psit_lib.llm.diagnostics``), with an example of what could not be

@@ -13,13 +13,13 @@ gets one verdict from the same counts. A cell no episode of the run scored is le
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import pandas as pd
 
 from psit_lib.analysis.verdicts import CONSISTENT, DEFAULT_ALPHA, DEFAULT_MARGIN, DIFFERS, compare_counts
-from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
+from psit_lib.studies.psit.reference import (model_match_notes, reference_models, self_consistency_reference,
+                                              study_model)
 
 PAPER_N = 50
 """Episodes per (task, model, method) cell in the study."""
@@ -28,16 +28,11 @@ COLUMNS = ["task", "model", "agent", "paper_model", "run_successes", "run_n", "r
            "paper_n", "difference", "diff_low", "diff_high", "margin", "verdict", "episodes_to_decide"]
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.rsplit("/", 1)[-1].lower())
-
-
 def paper_model(run_model: str, models: Sequence[str] | None = None) -> str | None:
-    """The study's model a served model name stands for (the longest study name it starts with,
-    ignoring case, punctuation and an ``org/`` prefix), or None."""
-    key = _key(run_model)
-    matches = [m for m in (models or reference_models()) if key.startswith(_key(m))]
-    return max(matches, key=lambda m: len(_key(m))) if matches else None
+    """The study's model a served model name is, by exact name or the user's roster
+    (:func:`~psit_lib.studies.psit.reference.study_model`); a near name is not it."""
+    found = study_model(run_model)
+    return found if found is not None and (models is None or found in models) else None
 
 
 def reproduction_check(table1: pd.DataFrame, margin: float = DEFAULT_MARGIN,
@@ -46,16 +41,16 @@ def reproduction_check(table1: pd.DataFrame, margin: float = DEFAULT_MARGIN,
     ``episodes_to_decide`` is set on inconclusive rows (empty where no run size decides)."""
     rows = []
     for row in table1.itertuples(index=False):
-        study_model = paper_model(str(row.model))
-        if study_model is None or not row.n_scored:
+        paper = paper_model(str(row.model))
+        if paper is None or not row.n_scored:
             continue
         ref = self_consistency_reference(str(row.task), [str(row.agent)])
-        ref = ref[ref["model"] == study_model]
+        ref = ref[ref["model"] == paper]
         if ref.empty:
             continue
         paper_rate = float(ref["rate"].iloc[0])
         v = compare_counts(int(row.successes), int(row.n_scored), round(paper_rate * PAPER_N), PAPER_N, margin, alpha)
-        rows.append({"task": row.task, "model": row.model, "agent": row.agent, "paper_model": study_model,
+        rows.append({"task": row.task, "model": row.model, "agent": row.agent, "paper_model": paper,
                      "run_successes": v.run_successes, "run_n": v.run_n, "run_rate": v.run_rate,
                      "paper_rate": paper_rate, "paper_n": PAPER_N, "difference": v.difference,
                      "diff_low": v.diff_low, "diff_high": v.diff_high, "margin": margin, "verdict": v.verdict,
@@ -75,8 +70,9 @@ def reproduction_reading(check: pd.DataFrame, run_models: Sequence[str]) -> str:
     cells are consistent within the margin, which differ, and, when nothing is decided, that the
     run is too small and how many episodes per cell would decide."""
     if check.empty:
-        return (f"No Table 1 cell is covered: this run's model(s) ({', '.join(run_models)}) are not among the "
-                f"study's ({', '.join(reference_models())}), so nothing is tested against the paper.")
+        return " ".join([f"No Table 1 cell is covered: this run's model(s) ({', '.join(run_models)}) are not among "
+                         f"the study's ({', '.join(reference_models())}), so nothing is tested against the paper.",
+                         *model_match_notes(run_models)])
     margin = float(check["margin"].iloc[0])
     consistent, differs = check[check["verdict"] == CONSISTENT], check[check["verdict"] == DIFFERS]
     open_ = check[~check["verdict"].isin([CONSISTENT, DIFFERS])]

@@ -301,7 +301,9 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
 
     The gap is tested by :func:`psit_lib.studies.psit.secrets.entropy_gap` on the reveals the summary
     carries (``secret_summary`` keeps their counts): ``rises``/``falls`` only when the interval
-    excludes zero; ``tie`` when the two entropies are equal; ``too small`` when either
+    excludes zero; ``tie`` when the two entropies are equal; ``unreliable`` when either end's
+    entropy sits at its log2(n) ceiling (every reveal distinct) or its own bootstrap interval
+    excludes its estimate (the same resampling cannot decide the gap); ``too small`` when either
     temperature has fewer than ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval from two
     reveals is never a separation). Without the counts (a summary read back from a file) nothing
     is tested and the verdict is ``cannot be told apart`` (``method`` says so): two intervals that
@@ -339,6 +341,11 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
             rows.append({**row, "verdict": "tie", "method": "equal entropies"})
             continue
         counts_cold, counts_hot = reveal_counts(summary, cold), reveal_counts(summary, hot)
+        ceiling = [float(r["temperature"]) for r in (cold, hot) if at_ceiling(float(r["entropy"]), int(r["n"]))]
+        if counts_cold is not None and counts_hot is not None and (ceiling or row["unusable"]):
+            # the same bootstrap that cannot give an end its own interval cannot decide the gap
+            rows.append({**row, "verdict": "unreliable", "method": _unreliable_method(ceiling, row["unusable"])})
+            continue
         if counts_cold is not None and counts_hot is not None:
             _, low, high = entropy_gap(counts_hot, counts_cold, n_boot=n_boot, seed=seed)
             row.update(ci_low=low, ci_high=high, method="bootstrap 95% interval of the gap")
@@ -349,6 +356,23 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
         verdict = ("rises" if row["gap"] > 0 else "falls") if separated else "cannot be told apart"
         rows.append({**row, "verdict": verdict})
     return pd.DataFrame(rows, columns=columns)
+
+
+def at_ceiling(entropy: float, n: int) -> bool:
+    """Whether an entropy sits at its sample-size ceiling, log2(n): every one of the n reveals
+    distinct, so the estimate says how many reveals there were, not how spread the choice is."""
+    return n >= 2 and entropy >= math.log2(n) - 1e-9
+
+
+def _unreliable_method(ceiling: list[float], unusable: list[float]) -> str:
+    parts = []
+    if ceiling:
+        parts.append(f"entropy at its log2(n) ceiling at {' and '.join(f'T={plain_number(t)}' for t in ceiling)} "
+                     "(every reveal distinct)")
+    rest = [t for t in unusable if t not in ceiling]
+    if rest:
+        parts.append(f"no usable entropy interval at {' and '.join(f'T={plain_number(t)}' for t in rest)}")
+    return "not tested: " + "; ".join(parts)
 
 
 def _revealed(df: pd.DataFrame, task: str) -> list[str]:
@@ -369,18 +393,20 @@ def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
     for (task, reference_model), secret in mode_collapse_attractors().items():
         revealed = _revealed(df, task)
         names = set(spellings.get(secret, (secret.lower(),)))
-        # ranked as Appendix E's lists are (count, then the secret's text), so the ranks agree
-        ranking = [s.lower() for s, _ in sorted(Counter(revealed).items(), key=lambda i: (-i[1], i[0]))]
+        # ranked as Appendix E's lists are: by count, secrets revealed equally often sharing a rank
+        counts = Counter(revealed)
+        found = [c for s, c in counts.items() if s.lower() in names]
+        rank = 1 + sum(c > max(found) for c in counts.values()) if found else None
         rows.append({"task": task, "attractor": secret, "reported for": reference_model,
                      "source": "reference study (reported)",
                      "revealed here": sum(s.lower() in names for s in revealed), "of": len(revealed),
-                     "rank here": next((i + 1 for i, s in enumerate(ranking) if s in names), None)})
+                     "rank here": rank})
     return pd.DataFrame(rows, columns=columns).astype({"rank here": "Int64"})
 
 
 def attractor_table(quick: pd.DataFrame, fork: pd.DataFrame | None = None) -> pd.DataFrame:
     """The eight attractors the study reports, each beside this run's counts: at the fork of the
-    main runs of 02/03 (Appendix E's source; empty when this run has none) and in notebook 07's
+    main runs of 02-04 (Appendix E's source, every agent once; empty when this run has none) and in notebook 07's
     quick experiment (every temperature of its sweep). Counts are of the task's readable reveals
     across the run's models: the reference model names the model the study saw collapse, not a
     model of this run."""
@@ -402,7 +428,7 @@ def attractor_view(table: pd.DataFrame) -> pd.DataFrame:
 
     return pd.DataFrame({
         "task": table["task"], "reported for (study)": table["reported for"], "attractor": table["attractor"],
-        "at the fork, 02/03 main runs": [cell(c, n, r) for c, n, r in
+        "at the fork, 02-04 main runs": [cell(c, n, r) for c, n, r in
                                          zip(table["fork_count"], table["fork_n"], table["fork_rank"])],
         "quick experiment, all T": [cell(c, n, r) for c, n, r in
                                     zip(table["quick_count"], table["quick_n"], table["quick_rank"])],
@@ -487,6 +513,10 @@ def spread_reading(summary: pd.DataFrame) -> str:
                      "handful of reveals is narrow by construction, not by evidence)")
         elif verdict == "tie":
             text += "the two entropies are equal: a tie"
+        elif verdict == "unreliable":
+            text += (f"this run cannot say whether entropy rises or falls with temperature: {str(c['method'])[12:]}, "
+                     "and a bootstrap that cannot give an end its own interval cannot decide the gap either "
+                     "(more reveals per temperature would)")
         elif c["method"] and str(c["method"]).startswith("bootstrap"):
             interval = f"[{plain_number(c['ci_low'])}, {plain_number(c['ci_high'])}]"
             gap = plain_number(c["gap"])
@@ -498,7 +528,7 @@ def spread_reading(summary: pd.DataFrame) -> str:
                          f"excludes zero: entropy {verdict} with temperature")
         else:
             text += "the reveals are not at hand to test the gap, so this reading does not compare them"
-        if c["unusable"]:
+        if c["unusable"] and verdict != "unreliable":
             temps = " and ".join(f"T={plain_number(t)}" for t in c["unusable"])
             text += (f" (no entropy interval at {temps}: the bootstrap interval excluded the plug-in estimate, "
                      "as it does when most reveals are distinct)")

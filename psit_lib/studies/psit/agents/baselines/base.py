@@ -102,9 +102,10 @@ class BaselineLibraryError(RuntimeError):
     """A memory library failed in a way that would otherwise silently corrupt its memory."""
 
 
-def memory_block(block: str) -> str:
-    """The retrieved block as it is appended to the system prompt."""
-    return f"{PROMPTS.render('baseline.memory_block_intro')}\n<retrieved_memories>\n{block}\n</retrieved_memories>"
+def memory_block(block: str, library: str) -> str:
+    """The retrieved block with the study's guidance for that library (``baseline.<library>_memories``),
+    as appended to the system prompt; "(none)" when nothing was retrieved, as in the reference."""
+    return PROMPTS.render(f"baseline.{library}_memories", memories=block.strip() or "(none)")
 
 
 class BaselineState(TypedDict, total=False):
@@ -143,9 +144,7 @@ async def recall(state: BaselineState, runtime: Runtime[BaselineContext]) -> dic
 
 async def respond(state: BaselineState, runtime: Runtime[BaselineContext]) -> dict[str, Any]:
     ctx = runtime.context
-    system = ctx.system_prompt
-    if state.get("retrieved_block"):
-        system = f"{system}\n\n{memory_block(state['retrieved_block'])}"
+    system = f"{ctx.system_prompt}\n\n{memory_block(state.get('retrieved_block') or '', ctx.backend.name)}"
     messages = [{"role": "system", "content": system}, *state.get("public", []),
                 {"role": "user", "content": state["pending_user"]}]
     result = await ctx.session.chat(messages, role=ctx.host_role)
