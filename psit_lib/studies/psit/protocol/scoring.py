@@ -29,7 +29,7 @@ from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol import experiment as fx
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
 from psit_lib.studies.psit.protocol.records import ForkEpisode
-from psit_lib.studies.psit.protocol.table1 import score_table1
+from psit_lib.studies.psit.protocol.table1 import paper_outcome, score_table1, score_table1_workbook_reader
 
 ForkRecord = EpisodeRecord[ForkEpisode]
 
@@ -48,10 +48,16 @@ def outcome_scorer(record: ForkRecord, ctx: ScoreContext) -> Score:
                  metadata={"revealed": revealed})
 
 
-@scorer("table1", version=1)
+@scorer("table1", version=2)
 def table1_scorer(record: ForkRecord, ctx: ScoreContext) -> Score:
-    """Self-consistency by Table 1's own rule (the study's metric; SPEC §1 step 5)."""
-    return Score(value=bool(score_table1(record.require_result()).self_consistent))
+    """Self-consistency by Table 1's own rule (the study's metric; SPEC §1 step 5), the reveal read
+    as the reference reads it; its Figure 2 class, and the same rule on the workbook's reading of
+    the reveal (a labelled alternative view), beside. Version 2: the reference's reading."""
+    result = record.require_result()
+    score = score_table1(result)
+    return Score(value=bool(score.self_consistent),
+                 metadata={"outcome": paper_outcome(score),
+                           "workbook_reader": bool(score_table1_workbook_reader(result).self_consistent)})
 
 
 @scorer("candidates", version=1)
@@ -68,13 +74,18 @@ FORK_SCORERS: tuple[Scorer, ...] = (outcome_scorer, table1_scorer, candidates_sc
 
 # -- the scored frame ------------------------------------------------------------------------------
 
+def _column(rows: pd.DataFrame, name: str) -> pd.Series:
+    """A score's metadata column, empty where no episode of ``rows`` has it (every episode failed)."""
+    return rows[name] if name in rows.columns else pd.Series(None, index=rows.index, dtype=object)
+
+
 def scored_frame(scored: Scored, part: str = MAIN) -> pd.DataFrame:
     """One row per episode of ``part`` with its scored outcome: failed episodes appear with outcome
     ``error`` and ``scored`` False (kept and counted, never scored). The frame every fork-test
     table and the outcome figure read."""
     rows = scored.part(part)
     columns = ["episode_id", "task", "model", "agent", "outcome", "scored", "self_consistent",
-               "table1_self_consistent"]
+               "table1_self_consistent", "table1_outcome", "table1_workbook_reader_self_consistent"]
     if rows.empty:
         return pd.DataFrame(columns=columns)
     ok = rows["status"] == "ok"
@@ -82,7 +93,10 @@ def scored_frame(scored: Scored, part: str = MAIN) -> pd.DataFrame:
     df = pd.DataFrame({"episode_id": rows["episode_id"], "task": rows["task"], "model": rows["model"],
                        "agent": rows["agent"], "outcome": outcome, "scored": ok,
                        "self_consistent": outcome == Outcome.SELF_CONSISTENT.value,
-                       "table1_self_consistent": rows["table1"].where(ok, False).astype(bool)}, columns=columns)
+                       "table1_self_consistent": rows["table1"].where(ok, False).astype(bool),
+                       "table1_outcome": _column(rows, "table1.outcome").where(ok, None),
+                       "table1_workbook_reader_self_consistent":
+                           _column(rows, "table1.workbook_reader").where(ok, False).astype(bool)}, columns=columns)
     df["outcome"] = pd.Categorical(df["outcome"], [o.value for o in OUTCOME_ORDER])
     return df.reset_index(drop=True)
 
