@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from psit_lib.llm.diagnostics import (FLAG_HELPER_FAILED, FLAG_HINTS, FLAG_LABELS, FLAG_MISSING_TOOL_CALL,
+from psit_lib.llm.diagnostics import (FLAG_DEGENERATE_JUDGE, FLAG_HELPER_FAILED, FLAG_HINTS, FLAG_LABELS, FLAG_MISSING_TOOL_CALL,
                                       FLAG_NO_REASONING, FLAG_PRIVATE_IN_PUBLIC, FLAG_TEMPLATE_DEBRIS,
                                       FLAG_TOOL_CALL_AS_TEXT,
                                       READ_FORK_ANSWER, READ_HELPER, READ_REPLY, split_key)
@@ -28,7 +28,8 @@ DEFAULT_SUSPECT_THRESHOLD = 0.2
 is ``suspect`` (the ``suspect_threshold`` notebook parameter overrides it)."""
 
 READ_LABELS = {READ_REPLY: "replies", READ_FORK_ANSWER: "fork answers", READ_HELPER: "helper replies"}
-SEVERITY = (READ_REPLY, READ_FORK_ANSWER, FLAG_TOOL_CALL_AS_TEXT, FLAG_MISSING_TOOL_CALL, READ_HELPER,
+SEVERITY = (READ_REPLY, READ_FORK_ANSWER, FLAG_DEGENERATE_JUDGE, FLAG_TOOL_CALL_AS_TEXT, FLAG_MISSING_TOOL_CALL,
+            READ_HELPER,
             FLAG_HELPER_FAILED, FLAG_NO_REASONING, FLAG_PRIVATE_IN_PUBLIC, FLAG_TEMPLATE_DEBRIS)
 """The order reasons are reported in: what makes the measured numbers unreadable first."""
 NO_AGENT = "—"

@@ -23,7 +23,8 @@ from psit_lib.runs.runner import EpisodeSpec, study_episode
 
 from psit_lib.studies.acc.agents import DEFAULT_RETRIEVAL_KS, agent_rank, make_agents
 from psit_lib.studies.acc.records import AccEpisode, AccTurn
-from psit_lib.studies.acc.judge import LiveJudge
+from psit_lib.studies.acc.judge import JUDGE_ROLE, LiveJudge
+from psit_lib.studies.acc.judge_health import flag_degenerate_judge
 from psit_lib.studies.acc.scenarios import DOMAINS, PAPER_DOMAINS, build_scenario
 
 SWEEPS: dict[str, tuple[object, ...]] = {"attention_tokens": (500, 2000, 8000), "answer_elaboration_tokens": (0, 400)}
@@ -112,6 +113,7 @@ async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
                       "memory_error": judgement.memory_error, "scoring_error": judgement.scoring_error,
                       "canonical_memory": judge.memory.model_dump()},
         }))
+    flag_degenerate_judge(session, turns, JUDGE_ROLE)
     return AccEpisode(
         model=p.get("model") or session.model,
         domain=p["domain"], scenario_id=scenario.scenario_id,

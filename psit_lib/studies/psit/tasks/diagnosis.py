@@ -28,7 +28,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from psit_lib.llm.non_answers import Reading, reply_non_answer
+from psit_lib.llm.non_answers import FUNCTION_WORDS, Reading, reply_non_answer, word_non_answer
 from psit_lib.llm.reply_readers import read_yes_no, strip_template_debris
 from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.tasks.base import HostReplyError, readable_text
@@ -141,6 +141,16 @@ def off_dataset_name(text: str) -> str | None:
     if not re.search(r"[A-Za-z]{4}|[A-Z]{3}", line):  # a word, or an abbreviation such as "HIV"
         return None
     return line if _looks_like_a_name(line) else None
+
+
+def _function_words_only(text: str) -> str | None:
+    """Why a reveal whose stated phrase is nothing but function words ("Yes.", "Answer: about",
+    "the") names no condition, or None."""
+    line = next((l.strip() for l in text.splitlines() if l.strip()), "")
+    words = re.findall(r"[A-Za-z']+", stated_phrase(line))
+    if not words or any(word.lower() not in FUNCTION_WORDS for word in words):
+        return None
+    return word_non_answer(words[0], in_sentence=True) if len(words) == 1 else "only function words, no name"
 
 
 _NAME_TOKEN = re.compile(r"^[(\[]?[A-Za-zÀ-ÿ][\w'’\-/.]*[)\],;:]?$")
@@ -405,6 +415,8 @@ class DiagnosisTask:
             return Reading(None, "names several conditions")
         if self.choice == "closed":
             return Reading(None, "names no DDXPlus condition (closed choice)")
+        if (words := _function_words_only(text)) is not None:
+            return Reading(None, words)
         name = off_dataset_name(text)
         return Reading(name) if name else Reading(None, "names no condition")
 
