@@ -265,8 +265,7 @@ def _read(reader: str, reply: str) -> Any:
         except HostReplyError:
             return None
     if reader == "candidates":
-        task = HANGMAN if "hangman" in reply.lower() else FREE
-        return [task.parse_reveal(p) for p in json.loads(reply)] if reply.startswith("[") else None
+        return [FREE.parse_reveal(p) for p in json.loads(reply)]     # the diagnosis candidate generator
     raise AssertionError(f"unknown reader {reader!r}")
 
 
@@ -283,3 +282,19 @@ def test_each_real_reply_reads_as_labelled(row):
     if isinstance(got, str) and isinstance(expected, str):
         got, expected = got.lower(), expected.lower()
     assert got == expected, (row["reply"][:200], row["note"])
+
+
+@pytest.mark.parametrize("row", _corpus(), ids=lambda row: f"every-reader-{row['reader']}-{row['model'][:5]}")
+def test_every_reader_reads_each_real_reply_or_refuses_it_with_a_reason(row):
+    reply = row["reply"]
+    for task in TASKS.values():
+        reading = task.read_reveal(reply)
+        assert reading.value is not None or reading.reason
+        if row["expected"] is None and row["reader"].endswith("_reveal"):
+            assert reading.value is None            # a non-answer is no secret for any task
+    decision = read_yes_no(reply)
+    assert decision.value is not None or decision.reason
+    try:
+        read_opening(reply)
+    except HostReplyError as exc:
+        assert str(exc)
