@@ -29,7 +29,7 @@ from psit_lib.studies.psit.protocol.secret_choice import reveal_compatibility, r
 from psit_lib.studies.psit.tasks.base import HostReplyError
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisState, DiagnosisTask
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
-from psit_lib.studies.psit.tasks.hangman_reader import read_opening, read_reply, read_reveal, read_stated_length
+from psit_lib.studies.psit.tasks.hangman_reader import read_opening, read_reply, read_stated_length
 from psit_lib.studies.psit.tasks.hangman_rules import HangmanState
 
 HANGMAN, FREE, CLOSED = HangmanTask(), DiagnosisTask(), DiagnosisTask(choice="closed")

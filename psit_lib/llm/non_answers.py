@@ -95,7 +95,8 @@ def _is_tool_call(value: object) -> str | None:
             continue
         keys = {str(k).lower() for k in call}
         if keys & _TOOL_KEYS:
-            inner = call.get("function") if isinstance(call.get("function"), dict) else call
+            function = call.get("function")
+            inner: dict = function if isinstance(function, dict) else call
             name = inner.get("name") or inner.get("tool") or inner.get("tool_name") or inner.get("action")
             return str(name) if isinstance(name, str) and name else "a tool"
     return None
