@@ -60,6 +60,7 @@ _STATED_LENGTH = re.compile(
 )
 _ITALIC_PROSE = re.compile(r"(?<![\w])(_{1,2})(?=[A-Za-z0-9])([^_\n]*\s[^_\n]*?)(?<=[A-Za-z0-9.!?)])\1(?![\w])")
 _TOKEN = re.compile(r"[A-Za-z_]+")
+_TWO_LETTERS = re.compile(r"[A-Za-z]{2}")
 _INLINE_GAP = re.compile(r"[ \t\u00a0]+")
 _COUNT_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
@@ -192,7 +193,9 @@ def find_pattern_runs(reply: str) -> list[PatternRun]:
 
     for match in _TOKEN.finditer(text):
         token = match.group()
-        is_pattern_token = len(token) == 1 or "_" in token
+        # a blank, a letter, or blanks with single letters between them ("_a_e_"); a word that
+        # holds an underscore ("working_memory") is prose, never a board
+        is_pattern_token = len(token) == 1 or ("_" in token and not _TWO_LETTERS.search(token))
         if not is_pattern_token:
             close()
             continue
