@@ -167,4 +167,7 @@ def test_a_runaway_reply_of_single_letters_is_no_spelled_out_word():
 
     assert parse_reveal_text("P L A N E T") == "planet"
     assert parse_reveal_text("a " + "e " * 96) is None            # seen with a 0.5B model at the reveal
-    assert parse_reveal_text(" ".join("x" * MAX_SPELLED_LETTERS)) == "x" * MAX_SPELLED_LETTERS
+    longest = "pneumonoultramicroscopic"[:MAX_SPELLED_LETTERS]
+    assert parse_reveal_text(" ".join(longest)) == longest
+    assert parse_reveal_text(" ".join(longest + "s")) is None
+    assert parse_reveal_text(" ".join("x" * 6)) is None           # one letter repeated spells no word

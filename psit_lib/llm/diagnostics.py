@@ -31,6 +31,7 @@ FLAG_NO_REASONING = "no_reasoning"
 FLAG_HELPER_FAILED = "helper_failed"
 FLAG_TEMPLATE_DEBRIS = "template_debris"
 FLAG_PRIVATE_IN_PUBLIC = "private_state_in_public"
+FLAG_DEGENERATE_JUDGE = "degenerate_judge"
 
 FLAG_LABELS: dict[str, str] = {
     FLAG_TOOL_CALL_AS_TEXT: "wrote a tool call as text",
@@ -39,10 +40,13 @@ FLAG_LABELS: dict[str, str] = {
     FLAG_HELPER_FAILED: "lost a helper reply that could not be used",
     FLAG_TEMPLATE_DEBRIS: "got replies that ran on past their turn",
     FLAG_PRIVATE_IN_PUBLIC: "wrote their private state block into a public reply",
+    FLAG_DEGENERATE_JUDGE: "were scored by a judge that told no answers apart",
 }
 """What a flagged episode did, as the verb phrase of a sentence ("3 of 4 episodes ...")."""
 
 FLAG_HINTS: dict[str, str] = {
+    FLAG_DEGENERATE_JUDGE: "the same scores for every answer (or none parsed) measure the judge, not the agents: "
+                           "use a judge model that follows the scoring format",
     FLAG_TOOL_CALL_AS_TEXT: "the endpoint returned no tool calls, only their JSON in the text: serve the model "
                             "with a tool-call parser (llama.cpp: --jinja and a template that knows the model's "
                             "tool format; vLLM: --enable-auto-tool-choice --tool-call-parser ...), or use a model "

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from psit_lib.llm.non_answers import Reading, reply_non_answer
+
 _TAGS = "think|thinking|reasoning"
 _REASONING_BLOCK = re.compile(rf"<({_TAGS})>(.*?)</\1>", re.IGNORECASE | re.DOTALL)
 _UNCLOSED_OPEN = re.compile(rf"<({_TAGS})>(.*)$", re.IGNORECASE | re.DOTALL)
@@ -100,24 +102,56 @@ def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def parse_yes_no(text: str) -> bool | None:
-    """True for yes, False for no, None when the reply makes no yes/no decision."""
-    if not isinstance(text, str):
-        return None
-    cleaned = _clean(text)
+def _decision(cleaned: str) -> Reading[bool]:
+    """The decision leading one cleaned answer, or None with why not."""
     bare = cleaned.strip(" .!?,;:'()-")
     if bare in _LONE_LETTER:
-        return _LONE_LETTER[bare]
+        return Reading(_LONE_LETTER[bare])
     if _DEFLECTION.search(cleaned):
-        return None
+        return Reading(None, "a refusal or deflection, not a yes or no")
     cleaned = _ECHO.sub(" ", cleaned)
     cleaned = _HEDGE.sub(" ", cleaned)
     cleaned = _LABEL.sub("", cleaned.lstrip(" .!?,;:'()->"))
     cleaned = cleaned.lstrip(" .!?,;:'()->")
     match = _DECISION.match(cleaned)  # the decision must lead the reply
     if match is None:
-        return None
-    return match.group("yes") is not None
+        return Reading(None, "no yes or no leads the reply")
+    return Reading(match.group("yes") is not None)
+
+
+# "(1) yes", "1. no", "1) Yes (2) yes": a numbered list of answers.
+_LIST_MARKER = re.compile(r"(?:^|(?<=\s))\(?\d{1,2}[.)]\s*")
+
+
+def read_yes_no(text: str | None) -> Reading[bool]:
+    """True for yes, False for no, or None with the reason the reply makes no yes/no decision.
+
+    A numbered list of answers ("(1) yes", "1. No\n2. No") reads when every item reads and
+    all agree; items that disagree ("(1) yes (2) no") are unreadable. A tool call written as
+    JSON or a runaway is no decision, whatever words it holds."""
+    if not isinstance(text, str):
+        return Reading(None, "no reply")
+    if reason := reply_non_answer(split_reasoning(text)[0]):
+        return Reading(None, reason)
+    cleaned = _clean(text)
+    if not cleaned:
+        return Reading(None, "an empty reply")
+    if _LIST_MARKER.match(cleaned):
+        items = [item for item in _LIST_MARKER.split(cleaned) if item.strip(" .!?,;:'()-")]
+        readings = [_decision(item) for item in items]
+        values = {r.value for r in readings}
+        if not readings or None in values:
+            return Reading(None, "a numbered list whose items are not all a yes or no")
+        if len(values) > 1:
+            return Reading(None, "a numbered list that answers both yes and no")
+        return readings[0]
+    return _decision(cleaned)
+
+
+def parse_yes_no(text: str) -> bool | None:
+    """True for yes, False for no, None when the reply makes no yes/no decision (see
+    :func:`read_yes_no`, which also says why)."""
+    return read_yes_no(text).value
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)

@@ -20,7 +20,7 @@ from typing import Any, cast
 from psit_lib.runs.folder import Execution, HealthRecord, RunFolder
 
 from .ledger import ledger_section
-from .notebook_prep import first_result_figure
+from .notebook_prep import FIGURE_KEY, first_result_figure
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 78em; color: #222; }
@@ -34,6 +34,7 @@ img.thumb { display: block; max-width: 100%; width: 560px; height: auto; margin-
             border: 1px solid #eee; }
 td.nb { width: 62%; }
 .headline { color: #333; font-size: 0.95em; }
+.view { font-size: 0.8em; color: #555; margin-top: 0.4em; }
 .complete { color: #185c18; } .incomplete { color: #8a1c1c; }
 .status.open { background: #eeeeee; color: #444; }
 .reason { font-size: 0.8em; color: #8a1c1c; max-width: 28em; margin-top: 0.3em; }
@@ -53,6 +54,7 @@ class IndexRow:
     headline: str
     figure: str | None  # a data: URI
     health_reasons: tuple[str, ...] = ()
+    figure_view: str = ""  # what the figure shows (its panels' titles)
 
 
 def notebook_title(nb: Any, fallback: str) -> str:
@@ -68,6 +70,23 @@ def notebook_title(nb: Any, fallback: str) -> str:
 def first_figure(nb: Any) -> str | None:
     """The index thumbnail, as a data URI (see :func:`.notebook_prep.first_result_figure`)."""
     return first_result_figure(nb)
+
+
+def figure_view(nb: Any, uri: str | None) -> str:
+    """What the thumbnail ``uri`` shows, named by its panels' titles (the figure's metadata), so
+    a thumbnail never shows one view of a notebook under a headline about another unlabelled;
+    "untitled figure" when its panels carry no title."""
+    if uri is None:
+        return ""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            png = (output.get("data") or {}).get("image/png")
+            if not png or "data:image/png;base64," + "".join(png.split()) != uri:
+                continue
+            meta = ((output.get("metadata") or {}).get("image/png") or {}).get(FIGURE_KEY) or {}
+            titles = list(dict.fromkeys(str(p.get("title")) for p in meta.get("panels") or [] if p.get("title")))
+            return "; ".join(titles) if titles else "untitled figure"
+    return "untitled figure"
 
 
 def code_commit(repo: Path) -> str:
@@ -94,7 +113,8 @@ def index_row(run_dir: Path, nb: Any, stem: str, status: dict[str, Any]) -> Inde
         failed=int(status.get("failed", last.episodes_failed) or 0),
         calls=int(status.get("model_calls", last.model_calls) or 0),
         cache_hits=int(status.get("cache_hits", last.cache_hits) or 0),
-        headline=str(meta.headline or ""), figure=first_figure(nb))
+        headline=str(meta.headline or ""), figure=(figure := first_figure(nb)),
+        figure_view=figure_view(nb, figure))
 
 
 def _markdown(text: str) -> str:
@@ -119,8 +139,10 @@ def _reasons_html(reasons: tuple[str, ...]) -> str:
 
 def _row_html(row: IndexRow) -> str:
     good = row.status == "ok"
-    figure = (f"<a href='{html.escape(row.stem)}.html'><img class='thumb' src='{row.figure}' "
-              f"alt='a result figure of {html.escape(row.stem)}'></a>" if row.figure else "")
+    figure = (f"<div class='view'>Figure: {html.escape(row.figure_view)}</div>"
+              f"<a href='{html.escape(row.stem)}.html'><img class='thumb' src='{row.figure}' "
+              f"alt='{html.escape(row.figure_view or 'a result figure of ' + row.stem, quote=True)}'></a>"
+              if row.figure else "")
     seconds = f"{row.seconds:.0f} s" if isinstance(row.seconds, (int, float)) else "—"
     return (f"<tr><td class='nb'><a href='{html.escape(row.stem)}.html'>{html.escape(row.title)}</a>"
             f"<div class='headline'>{_markdown(row.headline)}</div>{figure}</td>"

@@ -240,16 +240,25 @@ class Experiment:
         runs can be compared (``psit compare``) and results reused outside the notebook."""
         return outputs.save_table(table, self.store.tables_dir, name)
 
-    def headline(self, text: str) -> str:
+    def headline(self, text: str, view: str | None = None) -> str:
         """Record the notebook's key sentence for the report's index and return it (for display).
-        It must be generated from the notebook's tables, never written by hand."""
+        It must be generated from the notebook's tables, never written by hand. ``view`` names
+        the table or rule it reads (e.g. Table 1's rule or the strict view), shown first, so the
+        index never leaves a reader guessing which of a notebook's views its headline is."""
+        if view:
+            text = f"*{view}:*\n{text}"
         self.metadata.headline = outputs.headline_text(text)
         self.store.write_metadata(self.metadata)
         return text
 
     def _health_verdict(self) -> HealthVerdict:
         threshold = float(self.params.get("suspect_threshold", DEFAULT_SUSPECT_THRESHOLD))
-        return assess_health(self.store.records().values(), threshold)
+        records = self.store.records()
+        scored = [{"spec": (records.get(line["episode_id"]) or {}).get("spec") or {},
+                   "diagnostics": line["metadata"]["diagnostics"]}
+                  for line in self.store.score_lines().values()
+                  if isinstance(line.get("metadata"), dict) and line["metadata"].get("diagnostics")]
+        return assess_health(records.values(), threshold, scored)
 
     def health(self) -> HealthVerdict:
         """The notebook's run health over every episode recorded so far (all runs of the

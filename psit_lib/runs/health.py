@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from psit_lib.llm.diagnostics import (FLAG_HELPER_FAILED, FLAG_HINTS, FLAG_LABELS, FLAG_MISSING_TOOL_CALL,
+from psit_lib.llm.diagnostics import (FLAG_DEGENERATE_JUDGE, FLAG_HELPER_FAILED, FLAG_HINTS, FLAG_LABELS, FLAG_MISSING_TOOL_CALL,
                                       FLAG_NO_REASONING, FLAG_PRIVATE_IN_PUBLIC, FLAG_TEMPLATE_DEBRIS,
                                       FLAG_TOOL_CALL_AS_TEXT,
                                       READ_FORK_ANSWER, READ_HELPER, READ_REPLY, split_key)
@@ -28,7 +28,8 @@ DEFAULT_SUSPECT_THRESHOLD = 0.2
 is ``suspect`` (the ``suspect_threshold`` notebook parameter overrides it)."""
 
 READ_LABELS = {READ_REPLY: "replies", READ_FORK_ANSWER: "fork answers", READ_HELPER: "helper replies"}
-SEVERITY = (READ_REPLY, READ_FORK_ANSWER, FLAG_TOOL_CALL_AS_TEXT, FLAG_MISSING_TOOL_CALL, READ_HELPER,
+SEVERITY = (READ_REPLY, READ_FORK_ANSWER, FLAG_DEGENERATE_JUDGE, FLAG_TOOL_CALL_AS_TEXT, FLAG_MISSING_TOOL_CALL,
+            READ_HELPER,
             FLAG_HELPER_FAILED, FLAG_NO_REASONING, FLAG_PRIVATE_IN_PUBLIC, FLAG_TEMPLATE_DEBRIS)
 """The order reasons are reported in: what makes the measured numbers unreadable first."""
 NO_AGENT = "—"
@@ -82,13 +83,17 @@ class HealthVerdict:
         return "\n".join(lines)
 
 
-def _cells(records: Iterable[Any]) -> tuple[dict[tuple[str, str, str], _Cell], dict[str, int]]:
-    """Pooled reads and flags per (agent, role, kind), and episodes per agent."""
+def _cells(records: Iterable[Any], scored: Iterable[Mapping[str, Any]] = ()
+           ) -> tuple[dict[tuple[str, str, str], _Cell], dict[str, int]]:
+    """Pooled reads and flags per (agent, role, kind), and episodes per agent. ``scored``: the
+    diagnostics model-graded scorers kept for an episode (``{"spec", "diagnostics"}``), counted
+    with the episode's own reads but not as further episodes."""
     cells: dict[tuple[str, str, str], _Cell] = defaultdict(_Cell)
     episodes: dict[str, int] = defaultdict(int)
-    for raw in records:
+    for raw, is_episode in [*((r, True) for r in records), *((s, False) for s in scored)]:
         record = _plain(raw)
-        episodes[_agent_of(record, "")] += 1
+        if is_episode:
+            episodes[_agent_of(record, "")] += 1
         diag = record.get("diagnostics") or {}
         for key, tally in (diag.get("reads") or {}).items():
             kind, role, agent = split_key(key)
@@ -107,10 +112,10 @@ def _cells(records: Iterable[Any]) -> tuple[dict[tuple[str, str, str], _Cell], d
     return cells, episodes
 
 
-def health_table(records: Iterable[Any]) -> pd.DataFrame:
+def health_table(records: Iterable[Any], scored: Iterable[Mapping[str, Any]] = ()) -> pd.DataFrame:
     """One row per (agent, role, check): reads and unreadable replies, or flagged episodes, with
-    the share the verdict uses and an example reply."""
-    cells, episodes = _cells(records)
+    the share the verdict uses and an example reply (``scored``: see :func:`_cells`)."""
+    cells, episodes = _cells(records, scored)
     rows = []
     for (agent, role, kind), cell in sorted(cells.items()):
         if kind in READ_LABELS:
@@ -138,10 +143,12 @@ def _sentence(row: Mapping[str, Any]) -> str:
     return f"agent {row['agent']}, role {row['role']}: {what}."
 
 
-def assess_health(records: Iterable[Any], threshold: float = DEFAULT_SUSPECT_THRESHOLD) -> HealthVerdict:
+def assess_health(records: Iterable[Any], threshold: float = DEFAULT_SUSPECT_THRESHOLD,
+                  scored: Iterable[Mapping[str, Any]] = ()) -> HealthVerdict:
     """``suspect`` when any (agent, role, check) row's share passes ``threshold``; else ``ok``.
-    Reasons come most severe first (see :data:`SEVERITY`)."""
-    table = health_table(records)
+    Reasons come most severe first (see :data:`SEVERITY`). ``scored``: the diagnostics of
+    model-graded scorers (an LLM judge's unreadable replies, a degenerate judge)."""
+    table = health_table(records, scored)
     rank = {kind: i for i, kind in enumerate(SEVERITY)}
     rows = [r for r in table.to_dict("records") if r["count"] and r["share"] > threshold]
     rows.sort(key=lambda r: (rank.get(r["kind"], len(SEVERITY)), -r["share"], r["agent"], r["role"]))

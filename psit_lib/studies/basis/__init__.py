@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.basis.differences import DIFFERENCES
     from psit_lib.studies.basis.experiment import BasisParams, make_specs, reference_set_specs, run_basis_trial
     from psit_lib.studies.basis.figures import plot_figure4
+    from psit_lib.studies.basis.inaction import headline_reading
     from psit_lib.studies.basis.passk import PASSK_COLUMN_LABELS
     from psit_lib.studies.basis.prompts import prompt_catalogue
 
@@ -46,6 +47,8 @@ _NAMES: dict[str, str] = {
     "prompt_catalogue": "psit_lib.studies.basis.prompts",
     "DIFFERENCES": "psit_lib.studies.basis.differences",
     "simulator_assumptions": "psit_lib.studies.basis.assumptions",
+    # the headline: its view named, inaction beside the rate
+    "headline_reading": "psit_lib.studies.basis.inaction",
 }
 
 # name -> a module of the study's notebook helpers, used as a namespace (results.success_table, ...)
@@ -58,7 +61,7 @@ __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the 
     "claims",
     "STUDY", "main_trials", "plot_figure4", "Experiment", "notebook_values", "validate_params", "BasisParams", "make_specs", "reference_set_specs",
     "run_basis_trial", "PASSK_COLUMN_LABELS", "prompt_catalogue", "DIFFERENCES",
-    "simulator_assumptions", "results",
+    "simulator_assumptions", "results", "headline_reading",
 ]
 
 

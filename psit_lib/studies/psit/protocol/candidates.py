@@ -5,7 +5,8 @@ the agent's private memory at the fork when it differs (``source="stored"``), th
 compatible with every public constraint from the task's own data, in the reference's
 deterministic order (most frequent words first; conditions by name), or sampled when asked.
 Only when the data gives too few is a model asked for more (role ``candidate_generator``);
-each proposal is re-checked against the constraints and marked ``source="model"``.
+each proposal is read as a reveal would be (``["yes", "yes", "yes"]`` proposes nothing),
+re-checked against the constraints and marked ``source="model"``.
 """
 
 from __future__ import annotations
@@ -68,13 +69,18 @@ async def pick_candidates(task: PsitTask, state: Any, revealed: str, n_candidate
             seen.add(key)
     from_dataset, proposed = len(chosen) - 1 - from_memory, 0
     rejected: list[str] = []
+    unreadable: list[dict[str, str]] = []
     missing = n_candidates - len(chosen)
     if missing > 0:
         reply = await session.chat(
             candidate_request(task, task.public_constraints(state), missing + 2, sorted(seen)),
             role="candidate_generator")
         for proposal in parse_string_array(reply.content):
-            key = task.normalise(proposal)
+            reading = task.read_reveal(proposal)
+            if reading.value is None:  # "yes", a tool call, a runaway: no secret, so no candidate
+                unreadable.append({"proposal": proposal[:120], "reason": reading.reason})
+                continue
+            key = task.normalise(reading.value)
             if key in seen or len(chosen) >= n_candidates:
                 continue
             if not task.is_compatible(state, key):
@@ -84,5 +90,6 @@ async def pick_candidates(task: PsitTask, state: Any, revealed: str, n_candidate
             seen.add(key)
             proposed += 1
     note = {"from_dataset": from_dataset, "model_proposed": proposed, "model_rejected": rejected,
+            **({"model_unreadable": unreadable} if unreadable else {}),
             "from_memory": from_memory, "short_by": n_candidates - len(chosen)}
     return chosen, note

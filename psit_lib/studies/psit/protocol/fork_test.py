@@ -33,7 +33,7 @@ from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import READ_FORK_ANSWER, READ_REPLY
 from psit_lib.llm.seeds import derive_seed
-from psit_lib.llm.reply_readers import parse_yes_no, strip_template_debris
+from psit_lib.llm.reply_readers import read_yes_no, strip_template_debris
 from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.protocol.records import ForkEpisode, PublicContradiction, UnreadableReply
 from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyError, PsitTask
@@ -105,10 +105,12 @@ def observe_host_reply(task: PsitTask, session: ModelSession, reply: str, observ
 
 
 def count_fork_answer(task: PsitTask, session: ModelSession, answer: str, parsed: Any, what: str,
-                      agent_name: str | None = None) -> None:
-    """Count one answer read at the fork (the reveal, a yes/no) in the session's diagnostics."""
+                      agent_name: str | None = None, reason: str = "") -> None:
+    """Count one answer read at the fork (the reveal, a yes/no) in the session's diagnostics;
+    an unreadable one keeps the reader's ``reason``."""
     session.diagnostics.read(READ_FORK_ANSWER, host_role(task), parsed is not None, answer,
-                             "" if parsed is not None else f"no readable {what}", agent=agent_name)
+                             "" if parsed is not None else f"no readable {what}" + (f" ({reason})" if reason else ""),
+                             agent=agent_name)
 
 
 async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSession,
@@ -215,16 +217,17 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
 
     reveal_q = task.reveal_prompt()
     reveal_a = await branch_turn(reveal_q, "reveal")
-    revealed = task.parse_reveal(reveal_a)
-    revealed = task.normalise(revealed) if revealed else None
-    count_fork_answer(task, session, reveal_a, revealed, "reveal", agent_name)
+    reading = task.read_reveal(reveal_a)
+    revealed = task.normalise(reading.value) if reading.value else None
+    count_fork_answer(task, session, reveal_a, revealed, "reveal", agent_name, reading.reason)
     compatible = (task.is_compatible(state, revealed) if task.is_checkable(revealed) else None) if revealed else False
     result: dict[str, Any] = {"reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
                                          "compatible": compatible}}
     if revealed is None:
         outcome = classify_fork(None, "", {}, public_contradictions)
         return {**result, "branch_hidden_calls": hidden_in_order(), "outcome": outcome.value,
-                "failure": "reveal answer unreadable", "candidates": [], "candidate_search": None}
+                "failure": f"reveal answer unreadable ({reading.reason})", "candidates": [],
+                "candidate_search": None}
 
     stored = task.normalise(stored) if stored else None
     candidates, note = await pick_candidates(task, state, revealed, settings.n_candidates, rng,
@@ -233,8 +236,9 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     async def ask(i: int, secret: str) -> dict[str, Any]:
         question = task.confirm_prompt(secret)
         answer = await branch_turn(question, f"confirm-{i}")
-        parsed = parse_yes_no(strip_template_debris(answer))
-        count_fork_answer(task, session, answer, parsed, "yes or no", agent_name)
+        decision = read_yes_no(strip_template_debris(answer))
+        parsed = decision.value
+        count_fork_answer(task, session, answer, parsed, "yes or no", agent_name, decision.reason)
         return {"question": question, "answer": answer, "parsed": parsed}
 
     branches = await asyncio.gather(*(ask(i, c.secret) for i, c in enumerate(candidates)))

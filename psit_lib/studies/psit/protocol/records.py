@@ -58,6 +58,7 @@ class CandidateSearch(_Part):
     model_rejected: list[str]
     short_by: int
     from_memory: int = 0  # the secret stored in the agent's memory, when it differs from the reveal
+    model_unreadable: list[dict[str, str]] = []  # proposals no reveal reader reads ("yes"), with the reason
 
 
 class PublicContradiction(_Part):

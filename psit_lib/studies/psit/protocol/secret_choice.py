@@ -102,18 +102,26 @@ async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: Mo
         state, constraints = None, {"unreadable": str(exc)}
     reveal_q = task.reveal_prompt()
     reveal_a = (await agent.send(reveal_q, session.branch("reveal")))["reply"]
-    parsed = task.parse_reveal(reveal_a)
-    revealed = task.normalise(parsed) if parsed else None
-    count_fork_answer(task, session, reveal_a, revealed, "reveal", name)
+    reading = task.read_reveal(reveal_a)
+    revealed = task.normalise(reading.value) if reading.value else None
+    count_fork_answer(task, session, reveal_a, revealed, "reveal", name, reading.reason)
     return SecretChoiceEpisode(
         task=task.name, agent=name, model=session.model,
         temperature=session.sampling.temperature,
         opening=Opening(question=opener, answer=opening, constraints=constraints),
         reveal=ChoiceReveal(question=reveal_q, answer=reveal_a, parsed=revealed,
-                            compatible=None if (state is None or revealed is None)
-                            else bool(task.is_compatible(state, revealed)),
+                            compatible=reveal_compatibility(task, state, revealed),
                             said_in_opening=bool(revealed and secret_appears_in(revealed, opening))),
-        failure=None if revealed is not None else "reveal answer unreadable")
+        failure=None if revealed is not None else f"reveal answer unreadable ({reading.reason})")
+
+
+def reveal_compatibility(task: PsitTask, state: Any, revealed: str | None) -> bool | None:
+    """Whether the revealed secret fits every public constraint: None when there is no readable
+    opening or reveal, and None for a secret rule R cannot check (a condition outside DDXPlus
+    has no evidence list, so nothing could refute it: it is unchecked, never ``compatible``)."""
+    if state is None or revealed is None or not task.is_checkable(revealed):
+        return None
+    return bool(task.is_compatible(state, revealed))
 
 
 def secret_choice_episode_fn(params: SecretChoiceParams) -> StudyEpisode[SecretChoiceEpisode]:

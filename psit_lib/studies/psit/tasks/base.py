@@ -14,6 +14,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from psit_lib.llm.non_answers import Reading
 from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris
 
 
@@ -86,6 +87,9 @@ class PsitTask(Protocol):
 
     def parse_reveal(self, reply: str) -> str | None:
         """Normalised secret from a reveal reply, or None when unreadable."""
+
+    def read_reveal(self, reply: str) -> Reading[str]:
+        """The secret a reveal reply names, or None with the reason it names none."""
 
     def confirm_prompt(self, secret: str) -> str:
         """Fork branch: 'is the secret X? answer only yes or no'."""

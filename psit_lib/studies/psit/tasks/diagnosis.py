@@ -28,7 +28,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from psit_lib.llm.reply_readers import parse_yes_no, strip_template_debris
+from psit_lib.llm.non_answers import FUNCTION_WORDS, Reading, reply_non_answer, word_non_answer
+from psit_lib.llm.reply_readers import read_yes_no, strip_template_debris
 from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.tasks.base import HostReplyError, readable_text
 from psit_lib.studies.psit.tasks.diagnosis_data import DDXPlus, Condition, load_ddxplus
@@ -103,7 +104,11 @@ _REVEAL_LEAD = re.compile(r"^(?:(?:the|my)\s+)?(?:condition|diagnosis|answer)"
                           r"(?:\s+(?:that\s+)?i\s+(?:chose|picked|selected|had\s+in\s+mind))?\s*(?:is|was|:)\s*"
                           r"|^i\s+(?:chose|picked|selected)\s+", re.I)
 _NOT_A_NAME = re.compile(r"\b(?:i|i'm|i'd|you|your|my|me|not|sorry|cannot|can't|won't|rather|unable|"
-                         r"reveal|secret|question|it|what|which|hmm|okay|ok|sure|yes|no)\b", re.I)
+                         r"reveal|secret|question|it|what|which|hmm|okay|ok|sure|yes|no|"
+                         r"choose|chose|chosen|pick|picked|select|selected|decide|decided|"
+                         r"condition|diagnosis|answer)\b", re.I)
+"""Words that make a phrase a sentence about the game ("to choose the condition Premature
+ejaculation (PE)"), a refusal or a yes/no, never a condition's name."""
 _MARKUP = re.compile(r"[*_`#\"\u201c\u201d]")
 _EDGE = " '\u2018\u2019.!"
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -136,6 +141,16 @@ def off_dataset_name(text: str) -> str | None:
     if not re.search(r"[A-Za-z]{4}|[A-Z]{3}", line):  # a word, or an abbreviation such as "HIV"
         return None
     return line if _looks_like_a_name(line) else None
+
+
+def _function_words_only(text: str) -> str | None:
+    """Why a reveal whose stated phrase is nothing but function words ("Yes.", "Answer: about",
+    "the") names no condition, or None."""
+    line = next((l.strip() for l in text.splitlines() if l.strip()), "")
+    words = re.findall(r"[A-Za-z']+", stated_phrase(line))
+    if not words or any(word.lower() not in FUNCTION_WORDS for word in words):
+        return None
+    return word_non_answer(words[0], in_sentence=True) if len(words) == 1 else "only function words, no name"
 
 
 _NAME_TOKEN = re.compile(r"^[(\[]?[A-Za-zÀ-ÿ][\w'’\-/.]*[)\],;:]?$")
@@ -294,10 +309,11 @@ class DiagnosisTask:
             raise ValueError(f"{move!r} is not a binary DDXPlus evidence code, so it cannot be a move.")
         if move in state.asked:
             raise ValueError(f"Evidence {move!r} was already asked; the player never repeats a question.")
-        yes = parse_yes_no(readable_text(reply))
-        if yes is None:
-            raise HostReplyError(f"The host's reply to question {move} holds no readable yes or no: {reply[:120]!r}.")
-        return state.with_answer(move, yes)
+        reading = read_yes_no(readable_text(reply))
+        if reading.value is None:
+            raise HostReplyError(f"The host's reply to question {move} holds no readable yes or no "
+                                 f"({reading.reason}): {reply[:120]!r}.")
+        return state.with_answer(move, reading.value)
 
     def is_over(self, state: DiagnosisState) -> bool:
         """Over after ``max_questions`` or when no unasked evidence splits the compatible conditions."""
@@ -371,22 +387,38 @@ class DiagnosisTask:
         return names[:limit]
 
     def parse_reveal(self, reply: str) -> str | None:
+        """The condition :meth:`read_reveal` reads, or None."""
+        return self.read_reveal(reply).value
+
+    def read_reveal(self, reply: str) -> Reading[str]:
         """The condition a reveal reply names: its DDXPlus name when a sentence of it states a
         dataset name or alias in full ("Croup", "**Diagnosis:** croup", "I chose Croup."); with
         free choice, otherwise the condition as written (an off-dataset reveal, kept unchecked);
         None when the reply names no condition (a refusal, a question, chat-template debris) or
         mentions several dataset conditions. A reveal is never matched to a name that merely
         contains it ("Cough" is not "Whooping cough") or that it merely contains ("Acute
-        bronchitis" is not "Bronchitis"): such a reveal is off-dataset."""
+        bronchitis" is not "Bronchitis"): such a reveal is off-dataset. A tool call written as
+        JSON, a runaway, a function word ("Yes") or a sentence about the choice ("to choose the
+        condition ...") names no condition; the reason says which."""
         text = readable_text(reply)
-        if len(self._mentioned(text)) > 1:
-            return None
+        if not text:
+            return Reading(None, "an empty reply")
+        if reason := reply_non_answer(text):
+            return Reading(None, reason)
+        mentioned = self._mentioned(text)
+        if len(mentioned) > 1:
+            return Reading(None, f"mentions several conditions ({', '.join(sorted(mentioned))})")
         named = {found for phrase in stated_phrases(text) if (found := self._resolve(phrase))}
         if len(named) == 1:
-            return named.pop()
-        if named or self.choice == "closed":
-            return None
-        return off_dataset_name(text)
+            return Reading(named.pop())
+        if named:
+            return Reading(None, "names several conditions")
+        if self.choice == "closed":
+            return Reading(None, "names no DDXPlus condition (closed choice)")
+        if (words := _function_words_only(text)) is not None:
+            return Reading(None, words)
+        name = off_dataset_name(text)
+        return Reading(name) if name else Reading(None, "names no condition")
 
     def normalise(self, secret: str) -> str:
         """The dataset's English name when ``secret`` names a condition, else its case-folded key."""

@@ -15,7 +15,8 @@ from typing import Any
 from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.tasks.base import HostReplyError
 from psit_lib.studies.psit.tasks.hangman_player import choose_letter, guess_message, sample_by_frequency
-from psit_lib.studies.psit.tasks.hangman_reader import normalise_word, parse_reveal_text, read_opening, read_reply
+from psit_lib.llm.non_answers import Reading
+from psit_lib.studies.psit.tasks.hangman_reader import normalise_word, read_opening, read_reply, read_reveal
 from psit_lib.studies.psit.tasks.hangman_rules import (DEFAULT_LIVES, HangmanState, InvalidGuessError, is_compatible,
                                                       skip_guess)
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET, DEFAULT_VOCABULARY_SIZE, Vocabulary, get_vocabulary
@@ -103,7 +104,10 @@ class HangmanTask:
     # Secrets ---------------------------------------------------------------------------------
 
     def parse_reveal(self, reply: str) -> str | None:
-        return parse_reveal_text(reply)
+        return read_reveal(reply).value
+
+    def read_reveal(self, reply: str) -> Reading[str]:
+        return read_reveal(reply)
 
     def normalise(self, secret: str) -> str:
         return normalise_word(secret)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from psit_lib.llm.non_answers import MAX_WORD_LETTERS, Reading, reply_non_answer, word_non_answer
 from psit_lib.studies.psit.tasks.base import HostReplyError, readable_text
 from psit_lib.studies.psit.tasks.hangman_rules import (DEFAULT_LIVES, HangmanState, InvalidGuessError, Slots,
                                                        format_slots, observe_pattern)
@@ -53,11 +54,13 @@ _GUESSED_LABEL = re.compile(
 _LENGTH_NUMBER = r"(\d{1,2}|" + "|".join(word for word, value in _NUMBER_WORDS.items() if value > 0) + r")"
 _STATED_LENGTH = re.compile(
     rf"\b{_LENGTH_NUMBER}[\s-]*letter\s+(?:word|secret)\b|\b{_LENGTH_NUMBER}\s+letters\s+long\b|"
-    rf"\(\s*{_LENGTH_NUMBER}\s+letters?\s*\)|\b(?:has|contains|of)\s+{_LENGTH_NUMBER}\s+letters\b",
+    rf"\(\s*{_LENGTH_NUMBER}\s+letters?\s*\)|"
+    rf"\b(?:word|secret|it)\b(?:\s+[\w']+){{0,4}}?\s+(?:has|contains|is\s+made\s+of|of)\s+{_LENGTH_NUMBER}\s+letters\b",
     re.I,
 )
 _ITALIC_PROSE = re.compile(r"(?<![\w])(_{1,2})(?=[A-Za-z0-9])([^_\n]*\s[^_\n]*?)(?<=[A-Za-z0-9.!?)])\1(?![\w])")
 _TOKEN = re.compile(r"[A-Za-z_]+")
+_TWO_LETTERS = re.compile(r"[A-Za-z]{2}")
 _INLINE_GAP = re.compile(r"[ \t\u00a0]+")
 _COUNT_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
@@ -123,9 +126,12 @@ class PatternRun:
     def opening_slots(self) -> Slots:
         """The board this run shows at the opening: prose words at its edges (``_PROSE_LEFT``,
         ``_PROSE_RIGHT``) left out, every other letter kept as a slot, so ``_ h e l l o`` is a
-        6-slot board with one blank, never a 1-letter word with prose after it."""
+        6-slot board with one blank, never a 1-letter word with prose after it. A leading ``a``
+        or ``I`` is prose only before a board of blanks ("a _ _ _ _ word"); on a board that
+        already shows letters ("(1) a _ e _") it is the board's first letter."""
         tokens = list(self.tokens)
-        while tokens and tokens[0].lower() in _PROSE_LEFT:
+        while (tokens and tokens[0].lower() in _PROSE_LEFT
+               and all(set(token) == {"_"} or token.lower() in _PROSE_RIGHT for token in tokens[1:])):
             tokens.pop(0)
         while tokens and tokens[-1].lower() in _PROSE_RIGHT:
             tokens.pop()
@@ -187,7 +193,9 @@ def find_pattern_runs(reply: str) -> list[PatternRun]:
 
     for match in _TOKEN.finditer(text):
         token = match.group()
-        is_pattern_token = len(token) == 1 or "_" in token
+        # a blank, a letter, or blanks with single letters between them ("_a_e_"); a word that
+        # holds an underscore ("working_memory") is prose, never a board
+        is_pattern_token = len(token) == 1 or ("_" in token and not _TWO_LETTERS.search(token))
         if not is_pattern_token:
             close()
             continue
@@ -214,6 +222,16 @@ def _several(boards: Sequence[Slots]) -> str:
     return f"{_count(len(boards))} different patterns ({listed})"
 
 
+def _answer_text(reply: str) -> str:
+    """The readable text of a host's reply; raises :class:`HostReplyError` saying why when the
+    reply answers nothing (a tool call written as JSON, a runaway of underscores or letters),
+    so no board or length is read out of it."""
+    text = readable_text(reply)
+    if reason := reply_non_answer(text):
+        raise HostReplyError(f"The host's reply is {reason}: {reply[:200]!r}.")
+    return text
+
+
 def read_opening(reply: str, max_lives: int = DEFAULT_LIVES) -> HangmanState:
     """The started state from the host's first reply: the length of the one pattern it shows
     (``_ _ _ _ _``; letters shown already, as in ``_ h e l l o``, are slots too), else a
@@ -224,7 +242,7 @@ def read_opening(reply: str, max_lives: int = DEFAULT_LIVES) -> HangmanState:
     patterns, when its pattern's length disagrees with the length it states, or when it
     shows no pattern and states no length.
     """
-    text = readable_text(reply)
+    text = _answer_text(reply)
     boards = _distinct(run.opening_slots() for run in find_pattern_runs(text))
     stated = read_stated_length(text)
     if len(boards) > 1:
@@ -265,7 +283,7 @@ def read_reply(state: HangmanState, letter: str, reply: str) -> HangmanState:
     """
     if state.length is None:
         raise InvalidGuessError("The host's opening pattern must be read before any guess.")
-    text = readable_text(reply)
+    text = _answer_text(reply)
     runs = find_pattern_runs(text)
     boards = _distinct(board for run in runs for board in (run.fits(state.length) or [run.shown()]))
     if len(boards) > 1:
@@ -297,50 +315,81 @@ _REVEAL_EMPHASIS = re.compile(
     r"\*\*([A-Za-z]+)\*\*|__([A-Za-z]+)__|`([A-Za-z]+)`|\"([A-Za-z]+)\"|\u201c([A-Za-z]+)\u201d|"
     r"\u2018([A-Za-z]+)\u2019|(?<![A-Za-z])'([A-Za-z]+)'(?![A-Za-z])|(?<!\*)\*([A-Za-z]+)\*(?!\*)"
 )
+_QUOTE_CHARS = "*_`\"'\u201c\u2018"
 _NOT_A_SECRET = {"a", "an", "the", "not", "still", "hidden", "secret", "my", "your", "that", "this", "it"}
 
 
-def parse_reveal_text(reply: str) -> str | None:
-    """The single word a reveal reply names, lowercased, or None when it names none clearly.
+MIN_SECRET_LETTERS = 2
+"""A one-letter reveal is a quoted letter ("the first letter is always "A""), never a word."""
+
+
+def _word(word: str, *, in_sentence: bool = False) -> Reading[str]:
+    """``word`` as the secret, or the reason it is none (a function word, the alphabet, a runaway
+    of letters, a lone letter)."""
+    lowered = word.lower()
+    if reason := word_non_answer(lowered, in_sentence=in_sentence):
+        return Reading(None, reason)
+    if len(lowered) < MIN_SECRET_LETTERS:
+        return Reading(None, f"{lowered!r} is a single letter, not a word")
+    return Reading(lowered)
+
+
+def read_reveal(reply: str) -> Reading[str]:
+    """The single word a reveal reply names, lowercased, or None with the reason it names none.
 
     Accepts a bare word (``Planet.``), bold/quoted/backticked words, ``<secret>`` tags,
     ``The word was **planet**.``, ``Word: planet``, a bare word on its own line amid small
-    talk, and spelled-out ``P L A N E T``.
+    talk, and spelled-out ``P L A N E T``. Refuses, saying why, a tool call written as JSON
+    (whatever it calls), a runaway, a function word pulled out of a sentence ("The first letter
+    of the word is always "A"" names no secret), a quoted letter, the alphabet spelled out, and
+    a reply that names several words.
     """
     text = readable_text(reply)
     if not text:
-        return None
+        return Reading(None, "an empty reply")
+    if reason := reply_non_answer(text):
+        return Reading(None, reason)
     if whole := _REVEAL_WHOLE.fullmatch(text):
-        return whole.group(1).lower()
+        return _word(whole.group(1))
     if tagged := _REVEAL_TAG.search(text):
-        return tagged.group(1).lower()
+        return _word(tagged.group(1))
     phrased = [
-        match.group(1).lower()
+        match
         for regex in _REVEAL_PHRASES
         for match in regex.finditer(text)
         if match.group(1).lower() not in _NOT_A_SECRET
     ]
     if phrased:
-        return phrased[-1]
+        last = phrased[-1]
+        quoted = last.start(1) > 0 and text[last.start(1) - 1] in _QUOTE_CHARS
+        return _word(last.group(1), in_sentence=not quoted)
     emphasised = {
         next(group for group in match.groups() if group).lower() for match in _REVEAL_EMPHASIS.finditer(text)
     }
     if len(emphasised) == 1:
-        return emphasised.pop()
+        return _word(emphasised.pop())
+    if len(emphasised) > 1:
+        return Reading(None, f"names several words ({', '.join(sorted(emphasised))})")
     # A bare word on a line of its own, with small talk around it ("planet\n\nHope that helps!");
     # two such lines ("Sure!\n\nplanet") are ambiguous.
     alone = {m.group(1).lower() for line in text.splitlines() if (m := _REVEAL_WHOLE.fullmatch(line.strip()))}
     if len(alone) == 1 and "\n" in text:
-        return alone.pop()
+        return _word(alone.pop())
     spelled = re.fullmatch(r"[\s*`\"'.]*((?:[A-Za-z][\s\-]+)+[A-Za-z])[\s*`\"'.!]*", text)
     if spelled:
         word = re.sub(r"[\s\-]", "", spelled.group(1)).lower()
-        # a spelled-out word, not a runaway reply of letters ("a e e e e ..." for a hundred tokens)
-        return word if len(word) <= MAX_SPELLED_LETTERS else None
-    return None
+        if len(word) > MAX_SPELLED_LETTERS:
+            return Reading(None, f"a runaway of {len(word)} spelled letters, not a word")
+        return _word(word)
+    return Reading(None, "names no single word")
 
 
-MAX_SPELLED_LETTERS = 24
+def parse_reveal_text(reply: str) -> str | None:
+    """The word :func:`read_reveal` reads, or None."""
+    return read_reveal(reply).value
+
+
+MAX_SPELLED_LETTERS = MAX_WORD_LETTERS
 """The longest spelled-out reveal read as a word; a longer run of single letters is a reply that
 ran away (seen with a 0.5B model), never a secret."""
 
