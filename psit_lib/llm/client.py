@@ -178,7 +178,7 @@ class LLMClient:
     def _pool(self) -> ReplicaPool:
         if self._replicas is None:
             urls = (SIM_BASE_URL,) if self.settings.backend == "sim" else self.settings.urls_for(self.settings.model)
-            self._replicas = ReplicaPool(urls, slots=self.settings.endpoint_concurrency)
+            self._replicas = ReplicaPool(urls, slots={url: self.settings.slots_for(url) for url in urls})
         return self._replicas
 
     def _openai(self, base_url: str) -> openai.AsyncOpenAI:
@@ -317,7 +317,7 @@ class LLMClient:
             await asyncio.sleep(self._backoff(attempt) if fault.wait is None else min(fault.wait, self.settings.backoff_max))
         self.stats.failures += 1
         hint = ""
-        if fault is not None and fault.kind == "timeout" and self.settings.endpoint_concurrency is None:
+        if fault is not None and fault.kind == "timeout" and pool.slots_of(url) is None:
             hint = (" (a server that runs few calls at once queues the rest, and queued time counts against"
                     " PSIT_TIMEOUT: set PSIT_ENDPOINT_CONCURRENCY to its slot count, see the README)")
         raise ModelCallError(f"model call failed after {attempts} tries, last: {fault.reason if fault else '?'}{hint}; "

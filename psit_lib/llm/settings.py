@@ -17,13 +17,16 @@ Environment variables
                         unless ``PSIT_MODEL_ENDPOINTS`` names the models, whose first it then is).
 ``PSIT_SIM_PROFILE``    simulator behaviour profile (default ``default``).
 ``PSIT_CONCURRENCY``    maximum calls in flight (default 32).
-``PSIT_ENDPOINT_CONCURRENCY`` maximum calls in flight at each replica (default: no limit beyond
-                        ``PSIT_CONCURRENCY``). Set it to what one server runs at once (llama.cpp's
-                        ``-np``, Ollama's ``OLLAMA_NUM_PARALLEL``, vLLM's ``--max-num-seqs``): the
-                        other calls wait in the client, where waiting is not counted in the timeout,
-                        instead of in the server's queue, where it is.
-``PSIT_TIMEOUT``        seconds per HTTP attempt, from when it is sent (default 120); time spent
-                        waiting for a replica's free slot in the client is not part of it.
+``PSIT_ENDPOINT_CONCURRENCY`` maximum calls in flight at each replica: a number for every replica,
+                        or ``url=n,url=n`` per replica. Unset, ``psit run`` asks each server
+                        (:mod:`psit_lib.llm.server_limits`: llama.cpp reports its slots) and uses what
+                        it reports; else no limit beyond ``PSIT_CONCURRENCY``. Set it to what one server
+                        runs at once (llama.cpp's ``-np``, Ollama's ``OLLAMA_NUM_PARALLEL``, vLLM's
+                        ``--max-num-seqs``): the other calls wait in the client, where waiting is not
+                        counted in the timeout, instead of in the server's queue, where it is.
+``PSIT_TIMEOUT``        seconds per HTTP attempt, from when it is sent (default 120; unset, ``psit run``
+                        lengthens it to two full replies at a llama.cpp server's measured speed); time
+                        spent waiting for a replica's free slot in the client is not part of it.
 ``PSIT_MAX_RETRIES``    retries after the first try on 429/5xx/timeouts (default 5).
 ``PSIT_CACHE``          ``rw`` (default), ``off`` or ``replay`` (replay-only: a miss is an error).
 ``PSIT_MODEL_SETTINGS`` per-model request settings (max tokens, reasoning effort, extra body fields):
@@ -73,6 +76,8 @@ class LLMSettings(BaseModel):
     concurrency: int = Field(default=32, ge=1, le=4096)
     endpoint_concurrency: int | None = Field(default=None, ge=1, le=4096)
     """Calls in flight at each replica at most (None: only ``concurrency`` bounds them)."""
+    endpoint_slots: dict[str, int] = Field(default_factory=dict)
+    """Calls in flight at named replicas (``PSIT_ENDPOINT_CONCURRENCY=url=n,...``), over ``endpoint_concurrency``."""
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=5, ge=0, le=50)
     cache: CacheMode = "rw"
@@ -103,6 +108,9 @@ class LLMSettings(BaseModel):
             raw["model_settings_source"], raw["model_settings"] = load_model_settings(env["PSIT_MODEL_SETTINGS"])
         if env.get(PROMPTS_ENV, "").strip():
             raw["prompts_file"] = read_overrides(env[PROMPTS_ENV].strip()).source
+        slots = env.get("PSIT_ENDPOINT_CONCURRENCY", "")
+        if "=" in slots:
+            raw["endpoint_slots"] = parse_endpoint_slots(slots)
         key = env.get("PSIT_API_KEY") or env.get("OPENAI_API_KEY")
         if key:
             raw["api_key"] = key
@@ -112,6 +120,8 @@ class LLMSettings(BaseModel):
                             ("PSIT_MAX_RETRIES", "max_retries"), ("PSIT_CACHE", "cache")):
             if env.get(name):
                 raw[field] = env[name].strip()
+        if raw.get("endpoint_slots"):
+            raw.pop("endpoint_concurrency", None)  # the per-replica form
         raw.update({k: v for k, v in overrides.items() if v is not None})
         if raw.get("backend") == "openai" and not raw.get("model"):
             # Left at its default, the model would be the simulator's name: a server that ignores
@@ -142,6 +152,10 @@ class LLMSettings(BaseModel):
             raise ConfigurationError(
                 f"no endpoint serves model {model!r}: add it to PSIT_MODEL_ENDPOINTS or set PSIT_BASE_URLS")
         return urls
+
+    def slots_for(self, url: str) -> int | None:
+        """Calls ``url`` may have in flight (None: no limit beyond ``concurrency``)."""
+        return self.endpoint_slots.get(url, self.endpoint_concurrency)
 
     def request_settings(self) -> ModelRequestSettings | None:
         """This client's model's own request settings, if the configuration names it."""
@@ -188,3 +202,15 @@ def parse_model_endpoints(text: str) -> dict[str, tuple[str, ...]]:
                 f"PSIT_MODEL_ENDPOINTS entry {entry!r} is not 'model=url[,url...]' (entries separated by ';')")
         mapping[model.strip()] = found
     return mapping
+
+
+def parse_endpoint_slots(text: str) -> dict[str, int]:
+    """``http://a/v1=2,http://b/v1=4`` -> ``{"http://a/v1": 2, "http://b/v1": 4}``; malformed is an error."""
+    slots: dict[str, int] = {}
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+        url, sep, count = entry.rpartition("=")
+        if not sep or not url.strip() or not count.strip().isdigit() or int(count) < 1:
+            raise ConfigurationError(
+                f"PSIT_ENDPOINT_CONCURRENCY entry {entry!r} is not 'url=n' with n >= 1 (entries separated by ',')")
+        slots[url.strip()] = int(count)
+    return slots
