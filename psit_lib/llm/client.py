@@ -29,7 +29,7 @@ import openai
 
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
-from psit_lib.llm.model_settings import rejected_field
+from psit_lib.llm.model_settings import STOP_SEQUENCES, rejected_field, role_cap
 from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics
 from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris, tool_call_in_text
 from psit_lib.llm.replicas import ReplicaPool
@@ -397,14 +397,22 @@ class ModelSession:
         seed = derive_seed(self.run_seed, self.episode_id, self.path, index)
         # the model's own settings (PSIT_MODEL_SETTINGS): its max_tokens replaces the run's
         # default (a call's own max_tokens stands), its optional fields ride along
-        own = self.client.settings.request_settings()
+        # On a real server, a short answer's role is capped (model_settings.role_cap) and the
+        # template's turn markers stop a reply that runs on into the next turn.
+        settings = self.client.settings
+        own = settings.request_settings()
         default_max = own.max_tokens if own is not None and own.max_tokens else self.sampling.max_tokens
+        extra = dict(own.optional_fields()) if own is not None else {}
+        if not settings.simulated:
+            cap = role_cap(role, self.path) if own is None or not own.max_tokens else None
+            default_max = min(default_max, cap) if cap else default_max
+            extra.setdefault("stop", list(STOP_SEQUENCES))
         request = ChatRequest(
-            role=role, messages=tuple(messages), model=self.client.settings.wire_model(),
+            role=role, messages=tuple(messages), model=settings.wire_model(),
             temperature=self.sampling.temperature if temperature is None else temperature,
             max_tokens=default_max if max_tokens is None else max_tokens,
             seed=seed, tools=tuple(tools) if tools else None, tool_choice=tool_choice,
-            response_format=response_format, extra=(own.optional_fields() or None) if own is not None else None)
+            response_format=response_format, extra=extra or None)
         try:
             result = await self.client.chat(request)
         except Exception as exc:
