@@ -19,13 +19,13 @@ import dataclasses
 import json
 import email.utils
 import logging
-import random
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import httpx2
 import openai
+import tenacity
 
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
@@ -104,6 +104,10 @@ class EndpointFault(Exception):
         self.kind, self.reason, self.retryable, self.replica_down, self.wait = kind, reason, retryable, replica_down, wait
         self.status, self.body = status, body
         """The HTTP status and the server's error body, when it answered with one."""
+        self.url = ""
+        """The replica that failed."""
+        self.failed_over = False
+        """Whether that replica now cools down (the next attempt goes elsewhere at once)."""
 
     @property
     def detail(self) -> str:
@@ -169,7 +173,9 @@ class LLMClient:
         self._clients: dict[str, openai.AsyncOpenAI] = {}
         self._replicas: ReplicaPool | None = None
         self._semaphore: asyncio.Semaphore | None = None
-        self._jitter = random.Random()
+        self._backoff = tenacity.wait_random_exponential(multiplier=self.settings.backoff_base,
+                                                         max=self.settings.backoff_max)
+        """Exponential backoff with full jitter, capped: uniform(0, min(max, base * 2**retry))."""
         self._turn = 0
         self._dropped: dict[str, str] = {}
         """Optional request fields the server refused (field -> its reason): never sent again."""
@@ -283,50 +289,64 @@ class LLMClient:
 
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
         """Attempts on the least-busy healthy replica with a free slot (waiting for one is not
-        timed); endpoint faults are retried (with backoff, honouring Retry-After), a replica that
-        refuses, or one of several that times out repeatedly, is passed over for a while.
-        Every failed attempt is counted by kind: ``sum(faults) == retries + failures``."""
+        timed); endpoint faults are retried by tenacity (with backoff, honouring Retry-After; at
+        once on another replica when this one refused), a replica that refuses, or one of
+        several that times out repeatedly, is passed over for a while. Every failed attempt is
+        counted by kind: ``sum(faults) == retries + failures``."""
         pool = self._pool()
         attempts = self.settings.max_retries + 1
-        fault: EndpointFault | None = None
-        url = pool.urls[0]
-        for attempt in range(attempts):
-            url = await pool.slot()
-            try:
-                result = await self._send(request, url)
-            except EndpointFault as exc:
-                down = pool.release(url, failed=exc.replica_down, timed_out=exc.kind == "timeout",
-                                    answered=exc.kind not in _UNANSWERED)
-                fault = exc
-                self.stats.faults[exc.kind] = self.stats.faults.get(exc.kind, 0) + 1
-                if not exc.retryable:
-                    self.stats.failures += 1
-                    raise ModelCallError(f"the endpoint refused the call with {exc.reason} for "
-                                         f"{request.describe()}") from None
-            except BaseException:
-                pool.release(url)
-                raise
-            else:
-                pool.release(url, answered=True)
-                return result
-            if attempt == attempts - 1:
-                break
-            self.stats.retries += 1
-            if down and pool.healthy_count() > 0:
-                continue  # fail over to another replica at once
-            await asyncio.sleep(self._backoff(attempt) if fault.wait is None else min(fault.wait, self.settings.backoff_max))
-        self.stats.failures += 1
-        hint = ""
-        if fault is not None and fault.kind == "timeout" and pool.slots_of(url) is None:
-            hint = (" (a server that runs few calls at once queues the rest, and queued time counts against"
-                    " PSIT_TIMEOUT: set PSIT_ENDPOINT_CONCURRENCY to its slot count, see the README)")
-        raise ModelCallError(f"model call failed after {attempts} tries, last: {fault.reason if fault else '?'}{hint}; "
-                             f"endpoint {url}; {request.describe()}")
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(attempts),
+            retry=tenacity.retry_if_exception(lambda exc: isinstance(exc, EndpointFault) and exc.retryable),
+            wait=lambda state: self._wait(state, pool), before_sleep=self._count_retry, reraise=True)
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self._attempt_on_replica(request, pool)
+        except EndpointFault as fault:
+            self.stats.failures += 1
+            if not fault.retryable:
+                raise ModelCallError(f"the endpoint refused the call with {fault.reason} for "
+                                     f"{request.describe()}") from None
+            hint = ""
+            if fault.kind == "timeout" and pool.slots_of(fault.url) is None:
+                hint = (" (a server that runs few calls at once queues the rest, and queued time counts against"
+                        " PSIT_TIMEOUT: set PSIT_ENDPOINT_CONCURRENCY to its slot count, see the README)")
+            raise ModelCallError(f"model call failed after {attempts} tries, last: {fault.reason}{hint}; "
+                                 f"endpoint {fault.url}; {request.describe()}") from None
+        raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
 
-    def _backoff(self, attempt: int) -> float:
-        """Exponential backoff with full jitter, capped."""
-        ceiling = min(self.settings.backoff_max, self.settings.backoff_base * (2 ** attempt))
-        return self._jitter.uniform(0, ceiling)
+    async def _attempt_on_replica(self, request: ChatRequest, pool: ReplicaPool) -> ChatResult:
+        """One attempt on a replica with a free slot; a fault is counted, marks the replica by
+        its kind, and carries the replica and whether it now cools down."""
+        url = await pool.slot()
+        try:
+            result = await self._send(request, url)
+        except EndpointFault as exc:
+            exc.url = url
+            exc.failed_over = pool.release(url, failed=exc.replica_down, timed_out=exc.kind == "timeout",
+                                           answered=exc.kind not in _UNANSWERED)
+            self.stats.faults[exc.kind] = self.stats.faults.get(exc.kind, 0) + 1
+            raise
+        except BaseException:
+            pool.release(url)
+            raise
+        pool.release(url, answered=True)
+        return result
+
+    def _count_retry(self, state: tenacity.RetryCallState) -> None:
+        self.stats.retries += 1
+
+    def _wait(self, state: tenacity.RetryCallState, pool: ReplicaPool) -> float:
+        """No wait when the replica just went down and another is healthy (fail over at once);
+        else the server's Retry-After (capped), else exponential backoff with full jitter."""
+        fault = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(fault, EndpointFault):
+            if fault.failed_over and pool.healthy_count() > 0:
+                return 0.0
+            if fault.wait is not None:
+                return min(fault.wait, self.settings.backoff_max)
+        return self._backoff(state)
 
     async def aclose(self) -> None:
         for client in self._clients.values():

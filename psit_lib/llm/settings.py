@@ -38,10 +38,10 @@ Environment variables
 
 from __future__ import annotations
 
-import os
-from typing import Any, Literal, Mapping
+from typing import Annotated, Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, SettingsConfigDict
 
 from psit_lib.llm.errors import ConfigurationError
 from psit_lib.llm.model_settings import ModelRequestSettings, load_model_settings
@@ -60,6 +60,70 @@ FIELD_ENV = {"backend": "PSIT_BACKEND", "base_urls": "PSIT_BASE_URLS", "model": 
              "endpoint_concurrency": "PSIT_ENDPOINT_CONCURRENCY", "model_settings": "PSIT_MODEL_SETTINGS",
              "prompts_file": PROMPTS_ENV}
 """Which environment variable sets each setting (error messages name the variable at fault)."""
+
+
+def _split_urls(value: Any) -> Any:
+    return tuple(u.strip() for u in value.split(",") if u.strip()) if isinstance(value, str) else value
+
+
+def _endpoints(value: Any) -> Any:
+    return parse_model_endpoints(value) if isinstance(value, str) else value
+
+
+def _stripped(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+Stripped = Annotated[str | None, BeforeValidator(_stripped)]
+
+
+class _GivenEnvironment(EnvSettingsSource):
+    """The environment variables of a given mapping instead of the process's (tests, checks)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
+        self._given = env
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {k.lower(): v for k, v in self._given.items() if v != ""}  # as the process's, case-insensitive
+
+
+class PsitEnvironment(BaseSettings):
+    """The ``PSIT_*`` variables as set (``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` where the
+    PSIT ones are unset; empty means unset), lightly parsed: :meth:`LLMSettings.from_env`
+    validates them, naming the variable at fault."""
+
+    model_config = SettingsConfigDict(env_prefix="PSIT_", env_ignore_empty=True,
+                                      extra="ignore")
+
+    backend: Annotated[str | None, BeforeValidator(lambda v: v.strip().lower() if isinstance(v, str) else v)] = None
+    base_urls: Annotated[tuple[str, ...] | None, NoDecode, BeforeValidator(_split_urls)] = Field(
+        None, validation_alias=AliasChoices("PSIT_BASE_URLS", "OPENAI_BASE_URL"))
+    model_endpoints: Annotated[dict[str, tuple[str, ...]] | None, NoDecode, BeforeValidator(_endpoints)] = None
+    api_key: str | None = Field(None, validation_alias=AliasChoices("PSIT_API_KEY", "OPENAI_API_KEY"))
+    model: Stripped = None
+    sim_profile: Stripped = None
+    concurrency: Stripped = None
+    timeout: Stripped = None
+    endpoint_concurrency: Stripped = None
+    max_retries: Stripped = None
+    cache: Stripped = None
+    model_settings: Annotated[str | None, BeforeValidator(lambda v: v if isinstance(v, str) and v.strip() else None)] = None
+    prompts_file: Stripped = Field(None, validation_alias=PROMPTS_ENV)
+
+    @classmethod
+    def read(cls, env: Mapping[str, str] | None = None) -> "PsitEnvironment":
+        """From the process's environment, or from ``env`` alone."""
+        if env is None:
+            return cls()
+        given: Mapping[str, str] = env
+
+        class Given(cls):  # type: ignore[valid-type,misc]
+            @classmethod
+            def settings_customise_sources(cls, settings_cls, *args: Any, **kwargs: Any):
+                return (_GivenEnvironment(settings_cls, given),)
+
+        return Given()
 
 
 class LLMSettings(BaseModel):
@@ -93,35 +157,17 @@ class LLMSettings(BaseModel):
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "LLMSettings":
         """Settings from environment variables, then ``overrides`` (per-run or per-call)."""
-        env = os.environ if env is None else env
-        raw: dict[str, Any] = {}
-        backend = env.get("PSIT_BACKEND")
-        if backend:
-            raw["backend"] = backend.strip().lower()
-        urls = env.get("PSIT_BASE_URLS") or env.get("OPENAI_BASE_URL")
-        if urls:
-            raw["base_urls"] = tuple(u.strip() for u in urls.split(",") if u.strip())
-        mapping = env.get("PSIT_MODEL_ENDPOINTS")
-        if mapping:
-            raw["model_endpoints"] = parse_model_endpoints(mapping)
-        if env.get("PSIT_MODEL_SETTINGS", "").strip():
-            raw["model_settings_source"], raw["model_settings"] = load_model_settings(env["PSIT_MODEL_SETTINGS"])
-        if env.get(PROMPTS_ENV, "").strip():
-            raw["prompts_file"] = read_overrides(env[PROMPTS_ENV].strip()).source
-        slots = env.get("PSIT_ENDPOINT_CONCURRENCY", "")
-        if "=" in slots:
-            raw["endpoint_slots"] = parse_endpoint_slots(slots)
-        key = env.get("PSIT_API_KEY") or env.get("OPENAI_API_KEY")
-        if key:
-            raw["api_key"] = key
-        for name, field in (("PSIT_MODEL", "model"), ("PSIT_SIM_PROFILE", "sim_profile"),
-                            ("PSIT_CONCURRENCY", "concurrency"), ("PSIT_TIMEOUT", "timeout"),
-                            ("PSIT_ENDPOINT_CONCURRENCY", "endpoint_concurrency"),
-                            ("PSIT_MAX_RETRIES", "max_retries"), ("PSIT_CACHE", "cache")):
-            if env.get(name):
-                raw[field] = env[name].strip()
-        if raw.get("endpoint_slots"):
-            raw.pop("endpoint_concurrency", None)  # the per-replica form
+        given = PsitEnvironment.read(env)
+        raw: dict[str, Any] = given.model_dump(exclude_none=True, exclude={"model_settings", "prompts_file",
+                                                                             "endpoint_concurrency"})
+        if given.model_settings:
+            raw["model_settings_source"], raw["model_settings"] = load_model_settings(given.model_settings)
+        if given.prompts_file:
+            raw["prompts_file"] = read_overrides(given.prompts_file).source
+        if given.endpoint_concurrency and "=" in given.endpoint_concurrency:
+            raw["endpoint_slots"] = parse_endpoint_slots(given.endpoint_concurrency)  # the per-replica form
+        elif given.endpoint_concurrency:
+            raw["endpoint_concurrency"] = given.endpoint_concurrency
         raw.update({k: v for k, v in overrides.items() if v is not None})
         if raw.get("backend") == "openai" and not raw.get("model"):
             # Left at its default, the model would be the simulator's name: a server that ignores
