@@ -171,3 +171,22 @@ def test_preflight_sizes_the_run_and_hands_the_kernels_the_result(monkeypatch):
     assert os.environ["PSIT_ENDPOINT_CONCURRENCY"] == f"{server.url}=2"
     assert LLMSettings.from_env().slots_for(server.url) == 2  # what a notebook kernel reads
     assert len(said) == 1 and "2 at" in said[0]
+
+
+async def test_a_server_that_reports_slower_decoding_lengthens_the_timeout_and_never_shortens_it():
+    from psit_lib.llm import ChatRequest, LLMClient
+
+    slow = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "word"}}],
+            "usage": {"completion_tokens": 20}, "timings": {"predicted_per_second": 2.0, "predicted_n": 20}}
+    server = FakeServer({}, slow)
+    client = LLMClient(LLMSettings(backend="openai", base_urls=(server.url,), model="m", cache="off", timeout=10.0))
+    request = ChatRequest(role="r", messages=({"role": "user", "content": "hi"},), model="m", max_tokens=100)
+    try:
+        assert client.timeout_for(request) == 10.0  # nothing reported yet: the setting
+        await client.chat(request)
+    finally:
+        await client.aclose()
+        server.close()
+    assert client.timeout_for(request) == TIMEOUT_SAFETY * 100 / 2.0
+    short = ChatRequest(role="r", messages=request.messages, model="m", max_tokens=4)
+    assert client.timeout_for(short) == 10.0

@@ -1,9 +1,9 @@
 """The single seam for every model call.
 
-``LLMClient`` wraps ``openai.AsyncOpenAI`` (one per endpoint) with bounded concurrency (in all,
+``LLMClient`` posts OpenAI-compatible chat completions over ``httpx2`` (a few pools per endpoint) with bounded concurrency (in all,
 and per replica: a call waits in the client for a free slot, untimed, before it is sent), retries
 with exponential backoff and jitter that honour ``Retry-After``, the response cache, and call
-statistics. On the ``sim`` backend the same OpenAI client talks to the embedded simulator
+statistics. On the ``sim`` backend the same HTTP client talks to the embedded simulator
 through an in-process HTTP transport that the caller supplies (``psit_lib.runs.make_client``
 does), so the code path is identical to a real endpoint's and this layer never imports the
 simulator.
@@ -19,12 +19,13 @@ import dataclasses
 import json
 import email.utils
 import logging
+import math
+from collections import deque
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import httpx2
-import openai
 import tenacity
 
 from psit_lib.llm.cache import ResponseCache
@@ -34,6 +35,7 @@ from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEX
 from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris, tool_call_in_text
 from psit_lib.llm.replicas import ReplicaPool
 from psit_lib.llm.seeds import derive_seed
+from psit_lib.llm.server_limits import TIMEOUT_SAFETY
 from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings
 from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER
 from psit_lib.llm.types import CallRecord, ChatRequest, ChatResult, ToolCall, Usage
@@ -89,6 +91,12 @@ def retry_after_seconds(response: httpx2.Response | None) -> float | None:
 
 _UNANSWERED = frozenset({"timeout", "connection_refused", "connection_error"})
 """Fault kinds where the server sent no reply (the others prove it is alive)."""
+
+SPEED_WINDOW = 32
+"""Replies whose reported decoding speed sets the timeout (the slowest of them)."""
+
+SPEED_MIN_TOKENS = 8
+"""Replies shorter than this say little about speed."""
 
 CONNECTIONS_PER_POOL = 8
 """Calls in flight per HTTP connection pool; a client holds ceil(concurrency / this) pools."""
@@ -170,13 +178,15 @@ class LLMClient:
         self.cache = cache
         self.stats = CallStats()
         self._transport = transport
-        self._clients: dict[str, openai.AsyncOpenAI] = {}
+        self._clients: dict[str, httpx2.AsyncClient] = {}
         self._replicas: ReplicaPool | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._backoff = tenacity.wait_random_exponential(multiplier=self.settings.backoff_base,
                                                          max=self.settings.backoff_max)
         """Exponential backoff with full jitter, capped: uniform(0, min(max, base * 2**retry))."""
         self._turn = 0
+        self._speeds: deque[float] = deque(maxlen=SPEED_WINDOW)
+        """Decoding speeds (tokens/s) the server reported in its latest replies."""
         self._dropped: dict[str, str] = {}
         """Optional request fields the server refused (field -> its reason): never sent again."""
 
@@ -187,8 +197,8 @@ class LLMClient:
             self._replicas = ReplicaPool(urls, slots={url: self.settings.slots_for(url) for url in urls})
         return self._replicas
 
-    def _openai(self, base_url: str) -> openai.AsyncOpenAI:
-        """A client for ``base_url``, one of a few in turn: an HTTP connection pool scans all its
+    def _http(self, base_url: str) -> httpx2.AsyncClient:
+        """An HTTP client for ``base_url``, one of a few in turn: a connection pool scans all its
         connections on every request, so at high concurrency several small pools cost far less
         CPU per call than one large pool (see benchmarks/harness_overhead.py)."""
         shards = max(1, -(-self.settings.concurrency // CONNECTIONS_PER_POOL))
@@ -201,14 +211,12 @@ class LLMClient:
                 raise ConfigurationError(
                     "the simulator backend has no network address: build the client with "
                     "psit_lib.runs.make_client(), which connects it to the in-process simulator")
-            http = httpx2.AsyncClient(
-                transport=transport,
-                limits=httpx2.Limits(max_connections=pool, max_keepalive_connections=pool),
-                timeout=self.settings.timeout)
             api_key = self.settings.api_key.get_secret_value() if self.settings.api_key else "not-needed"
-            self._clients[key] = openai.AsyncOpenAI(
-                base_url=base_url, api_key=api_key, max_retries=0, http_client=http,
-                timeout=self.settings.timeout)
+            self._clients[key] = httpx2.AsyncClient(
+                transport=transport, timeout=self.settings.timeout,
+                limits=httpx2.Limits(max_connections=pool, max_keepalive_connections=pool),
+                headers={"authorization": f"Bearer {api_key}", "content-type": "application/json",
+                         "accept": "application/json"})
         return self._clients[key]
 
     # -- calls ---------------------------------------------------------------------------
@@ -232,32 +240,53 @@ class LLMClient:
         return result
 
     async def _attempt(self, request: ChatRequest, url: str) -> ChatResult:
-        """One HTTP attempt; every way an endpoint can fail becomes an :class:`EndpointFault`."""
-        client = self._openai(url)
+        """One HTTP attempt; every way an endpoint can fail becomes an :class:`EndpointFault`.
+
+        The body is posted as it is (the wire format is already plain JSON) and read directly:
+        the OpenAI SDK's request building and response objects cost more CPU per call than the
+        rest of the harness's HTTP work (benchmarks/harness_overhead.py)."""
         headers = {ROLE_HEADER: request.role, PROFILE_HEADER: sim_profile_for(request.model, self.settings)}
+        body = json.dumps(request.wire_body(), ensure_ascii=False).encode()
         try:
-            # ``post`` skips the SDK's per-field request transform (tens of ms for long
-            # histories); the body is already plain JSON of the wire format.
-            response = await client.post("/chat/completions", body=request.wire_body(),
-                                         cast_to=httpx2.Response, options={"headers": headers})
-            data = json.loads(response.content)
-        except openai.APIStatusError as exc:
-            kind = "http_429" if exc.status_code == 429 else f"http_{exc.status_code // 100}xx"
-            raise EndpointFault(kind, f"HTTP {exc.status_code} ({_short(exc.message)})",
-                                retryable=exc.status_code in RETRYABLE_STATUS,
-                                wait=retry_after_seconds(exc.response), status=exc.status_code,
-                                body=_body_text(exc.response)) from None
-        except openai.APITimeoutError:
+            response = await self._http(url).post(url.rstrip("/") + "/chat/completions", content=body,
+                                                  headers=headers, timeout=self.timeout_for(request))
+        except httpx2.TimeoutException:
             # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
-            raise EndpointFault("timeout", f"timeout after {self.settings.timeout:g}s") from None
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            refused = isinstance(cause, (httpx2.ConnectError, ConnectionRefusedError))
+            raise EndpointFault("timeout", f"timeout after {self.timeout_for(request):g}s") from None
+        except (httpx2.TransportError, OSError) as exc:
+            refused = isinstance(exc, (httpx2.ConnectError, ConnectionRefusedError))
             raise EndpointFault("connection_refused" if refused else "connection_error",
-                                f"connection error ({_short(str(cause))})", replica_down=refused) from None
-        except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
+                                f"connection error ({_short(str(exc) or type(exc).__name__)})",
+                                replica_down=refused) from None
+        if response.status_code >= 400:
+            status = response.status_code
+            raise EndpointFault("http_429" if status == 429 else f"http_{status // 100}xx",
+                                f"HTTP {status} ({_short(_error_message(response))})",
+                                retryable=status in RETRYABLE_STATUS, wait=retry_after_seconds(response),
+                                status=status, body=_body_text(response))
+        try:
+            data = json.loads(response.content)
+        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(exc))})") from None
+        self._observe_speed(data)
         return _result_from_body(data)
+
+    def timeout_for(self, request: ChatRequest) -> float:
+        """Seconds this request's attempt may take once sent: the setting, lengthened to
+        ``TIMEOUT_SAFETY`` full replies (its ``max_tokens``) at the slowest decoding speed the
+        server reported in its recent replies (llama.cpp's ``timings``), never shortened: a
+        busy CPU server decodes several times slower than it did alone."""
+        if not self._speeds:
+            return self.settings.timeout
+        return max(self.settings.timeout, math.ceil(TIMEOUT_SAFETY * request.max_tokens / min(self._speeds)))
+
+    def _observe_speed(self, data: Any) -> None:
+        timings = data.get("timings") if isinstance(data, dict) else None
+        if not isinstance(timings, dict):
+            return
+        speed, tokens = timings.get("predicted_per_second"), timings.get("predicted_n")
+        if isinstance(speed, (int, float)) and speed > 0 and isinstance(tokens, int) and tokens >= SPEED_MIN_TOKENS:
+            self._speeds.append(float(speed))
 
     async def _send(self, request: ChatRequest, url: str) -> ChatResult:
         """One attempt, without the optional fields this server refused; a refusal (HTTP 400 or
@@ -350,7 +379,7 @@ class LLMClient:
 
     async def aclose(self) -> None:
         for client in self._clients.values():
-            await client.close()
+            await client.aclose()
         self._clients.clear()
         if self.cache is not None:
             self.cache.close()
@@ -361,6 +390,17 @@ def sim_profile_for(model: str, settings: LLMSettings) -> str:
     if model.startswith("psit-sim:"):
         return model.split(":", 1)[1] or settings.sim_profile
     return settings.sim_profile
+
+
+def _error_message(response: httpx2.Response) -> str:
+    """The server's own error message (OpenAI's ``{"error": {"message": ...}}``), else its body."""
+    try:
+        data = response.json()
+    except ValueError:
+        return _body_text(response) or response.reason_phrase
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    return str(message or data)
 
 
 def _body_text(response: httpx2.Response | None) -> str:

@@ -16,7 +16,9 @@ and, where the server reports its slots, one short completion measures its decod
 (llama.cpp's ``timings.predicted_per_second``, else completion tokens over wall time). The
 sizing rule (:func:`plan_sizing`, pure) then gives each replica as many calls in flight as it
 has slots (the rest wait in the client, untimed: :mod:`psit_lib.llm.replicas`), and a timeout
-long enough for a full reply at the measured speed. A setting the user made always stands; where
+long enough for a full reply at the measured speed (and during the run the client lengthens an
+attempt's timeout when the server reports slower decoding: ``LLMClient.timeout_for``). A setting
+the user made always stands; where
 the server reports nothing, the run says in one line what it uses and which variable changes it.
 """
 
