@@ -126,7 +126,7 @@ def real_run(request, tmp_path_factory):
         started = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "psit_lib.cli", "run", *NOTEBOOKS, "-f", str(PARAMS),
                                "--run-id", "real"], capture_output=True, text=True, env=env, cwd=ROOT,
-                              timeout=1800)
+                              timeout=3600)
         seconds = time.monotonic() - started
     finally:
         server.terminate()
