@@ -12,8 +12,11 @@ is asked what it reports:
 - Ollama's ``GET /api/ps``: ``context_length`` of each loaded model (its parallelism,
   ``OLLAMA_NUM_PARALLEL``, is not reported).
 
-and, where the server reports its slots, one short completion measures its decoding speed
-(llama.cpp's ``timings.predicted_per_second``, else completion tokens over wall time). The
+and, where the server reports its slots, one short completion per slot, all at once, measures
+its decoding speed with every slot busy (llama.cpp's ``timings.predicted_per_second``, else
+completion tokens over wall time): a CPU server decodes each of several sequences several times
+slower than one alone, and a timeout set from the speed of one alone cancelled a reply the run
+needed. The
 sizing rule (:func:`plan_sizing`, pure) then gives each replica as many calls in flight as it
 has slots (the rest wait in the client, untimed: :mod:`psit_lib.llm.replicas`), and a timeout
 long enough for a full reply at the measured speed (and during the run the client lengthens an
@@ -35,8 +38,8 @@ from typing import Any, Mapping, Sequence
 PROBE_TIMEOUT = 3.0
 """Seconds each introspection request may take (a server that does not answer reports nothing)."""
 
-CALIBRATION_TOKENS = 16
-"""Tokens the speed-measuring completion asks for."""
+CALIBRATION_TOKENS = 32
+"""Tokens each speed-measuring completion asks for."""
 
 CALIBRATION_TIMEOUT = 60.0
 
@@ -60,7 +63,7 @@ class ServerLimits:
     context: int | None = None
     """Tokens of context one request may use."""
     tokens_per_second: float | None = None
-    """Decoding speed of one request, measured by a short completion."""
+    """Decoding speed of one request while every slot decodes, measured by short completions."""
 
     def describe(self) -> str:
         parts = [f"{self.slots} slots" if self.slots else "slots not reported"]
@@ -133,8 +136,17 @@ def read_ollama_context(body: Any, model: str) -> int | None:
     return None
 
 
-def measure_speed(base_url: str, model: str, api_key: str | None, timeout: float = CALIBRATION_TIMEOUT) -> float | None:
-    """Decoding tokens/s of one short completion, or None when it fails."""
+def measure_speed(base_url: str, model: str, api_key: str | None, timeout: float = CALIBRATION_TIMEOUT,
+                  at_once: int = 1) -> float | None:
+    """Decoding tokens/s of one of ``at_once`` short completions sent together (the slowest),
+    or None when none succeeds."""
+    if at_once > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(at_once) as pool:
+            speeds = [s for s in pool.map(lambda _: measure_speed(base_url, model, api_key, timeout),
+                                          range(at_once)) if s]
+        return min(speeds) if speeds else None
     body = json.dumps({"model": model, "max_tokens": CALIBRATION_TOKENS, "temperature": 0, "seed": 0,
                        "messages": [{"role": "user", "content": "Count from one to twenty in words."}]}).encode()
     request = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", data=body,
@@ -171,7 +183,7 @@ def probe(base_url: str, model: str, api_key: str | None = None, *, timeout: flo
     try:
         slots, context = read_props(_get_json(root + "/props", api_key, timeout))
         if slots:
-            speed = measure_speed(base_url, model, api_key) if measure else None
+            speed = measure_speed(base_url, model, api_key, at_once=slots) if measure else None
             return ServerLimits(base_url, "llama.cpp", slots, context, speed)
     except (OSError, ValueError):
         pass
