@@ -1,164 +1,229 @@
-"""Harness cost per model call, and how close the harness gets to the latency bound.
+"""Is the harness ever the bottleneck? The real notebooks' episodes against a slow, wide server.
 
-    .venv/bin/python benchmarks/harness_overhead.py [--episodes 6] [--calls-per-episode 5]
+    .venv/bin/python benchmarks/harness_overhead.py [--latency 1.0] [--concurrency 64 256] [--notebooks 02 03 ...]
 
-Prints, side by side in one run (not a test: the figures depend on the machine):
+For each concurrency, every notebook of 02-06 runs its own episode function (every agent,
+system and domain the notebook runs by default; only the episode counts are scaled so that one
+notebook's plan fills the concurrency once) against a loopback OpenAI-compatible endpoint that
+answers each call from the simulator after ``--latency`` seconds, as a large server would that
+keeps hundreds of sequences in flight. The endpoint runs in its own process (an asyncio server:
+waiting costs it nothing), so this process's CPU is the harness's alone.
 
-1. **Harness CPU per model call, simulator excluded** (goal < 2 ms): a real fork study (Hangman,
-   every PSIT agent) on the in-process simulator; process CPU time minus the CPU time spent
-   inside the simulator engine, divided by the number of model calls. It covers everything the
-   harness does around a call: agent graphs, prompts, readers, memory tools, records, seeds,
-   cache keys and the openai client.
-2. **Achieved / bound against a canned endpoint with 100 ms latency** at concurrency 8 and 64
-   (goal >= 0.9 at 64): episodes of sequential calls against a loopback server that answers
-   every request with the same completion after ``--latency`` seconds. The bound on wall time
-   is ``max(critical-path calls x latency, total calls x latency / concurrency)``; the ratio
-   bound / achieved wall time is 1.0 for a harness that adds nothing.
+Printed per notebook and in total (not a test: the figures depend on the machine):
+
+- **achieved / bound**: the wall time a harness that cost nothing would need, over the wall time
+  measured. The bound is computed from the calls the run actually made: each episode's critical
+  path (its longest chain of calls that waited for one another) times the latency, scheduled in
+  plan order onto ``concurrency`` episode slots (what the runner does). 1.0 is a free harness;
+  goal >= 0.95 at 256.
+- **harness CPU per call**: this process's CPU time over the model calls (goal < 1 ms); it
+  covers everything around a call: agent graphs, prompts, readers, memory tools, records, seeds,
+  cache keys, the HTTP client.
+- **peak RSS** of this process.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import json
+import math
 import multiprocessing
+import resource
 import tempfile
 import time
+from collections import defaultdict
+from typing import Any
 
-import psit_lib.sim.engine as engine
-from psit_lib.sim.server import LoopbackHandler, LoopbackServer
 from psit_lib.llm import LLMSettings, ModelSession
 from psit_lib.runs import RunStore, make_client, run_episodes
-from psit_lib.studies.psit.agents.config import PSIT_AGENTS
-from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
-from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from psit_lib.studies.registry import params_model, study_of
 
-REPEATS = 3
+NOTEBOOKS = {
+    "02": "02_hangman_fork_tests",
+    "03": "03_diagnosis_ddxplus",
+    "04": "04_memory_strategy_ablations",
+    "05": "05_acc_judge_evaluation",
+    "06": "06_basis_cab_scenarios",
+}
+SCALE_FIELD = {"02": "n_episodes", "03": "n_episodes", "04": "n_episodes", "05": "scenarios_per_domain",
+               "06": "n_trials"}
+"""The parameter scaled so that one notebook's plan holds about ``concurrency`` episodes."""
+FIXED = {"05": {"n_turns": 4}}
+"""Shorter than the notebook's default where one episode alone would take minutes at 1 s a call."""
 
-CANNED = json.dumps({
-    "id": "chatcmpl-canned", "object": "chat.completion", "created": 0, "model": "canned",
-    "choices": [{"index": 0, "finish_reason": "stop",
-                 "message": {"role": "assistant", "content": "No, that is not my word."}}],
-    "usage": {"prompt_tokens": 20, "completion_tokens": 7, "total_tokens": 27}}).encode()
+
+# -- the endpoint: the simulator behind a fixed latency, in its own process -----------------------
+async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: Any) -> None:
+    from psit_lib.sim.engine import handle_http
+
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method, path, _ = lines[0].split(" ", 2)
+            headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+            length = int(next((v for k, v in headers.items() if k.lower() == "content-length"), "0"))
+            raw = await reader.readexactly(length) if length else b""
+            await asyncio.sleep(latency.value)
+            status, payload = handle_http(method, path, headers, raw)
+            body = json.dumps(payload).encode()
+            writer.write(f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
+                         f"content-length: {len(body)}\r\n\r\n".encode() + body)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, asyncio.CancelledError, ConnectionResetError, BrokenPipeError):
+        pass  # the client left, or the server is stopping
+    finally:
+        writer.close()
 
 
-# -- 1. harness CPU per call ------------------------------------------------------------------------
-def harness_cpu_per_call(episodes: int) -> tuple[float, float, int]:
-    """(harness CPU ms per call, simulator CPU ms per call, calls) over a real fork study: the
-    median of REPEATS runs with different seeds."""
-    inside = [0.0]
-    original = engine.complete
+def _serve(latency: Any, port_out: Any, cpu_out: Any) -> None:
+    import signal
 
-    def timed(*args, **kwargs):
-        started = time.process_time()
+    async def main() -> None:
+        server = await asyncio.start_server(lambda r, w: _serve_connection(r, w, latency), "127.0.0.1", 0,
+                                            backlog=4096)
+        port_out.put(server.sockets[0].getsockname()[1])
+        stop = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        async with server:
+            await stop.wait()
+        cpu_out.put(time.process_time())
+
+    asyncio.run(main())
+
+
+class Endpoint:
+    """The loopback endpoint's process: ``url`` while it runs, its CPU seconds once stopped;
+    ``latency`` (seconds, shared with the process) may change between runs."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency: Any = multiprocessing.Value("d", latency)
+        self._ports: Any = multiprocessing.Queue()
+        self._cpu: Any = multiprocessing.Queue()
+        self._proc = multiprocessing.Process(target=_serve, args=(self.latency, self._ports, self._cpu), daemon=True)
+        self._proc.start()
+        self.url = f"http://127.0.0.1:{self._ports.get(timeout=60)}/v1"
+
+    def stop(self) -> float:
+        self._proc.terminate()
         try:
-            return original(*args, **kwargs)
+            return float(self._cpu.get(timeout=30))
         finally:
-            inside[0] += time.process_time() - started
-
-    task = HangmanTask()
-
-    def study(n: int, seed: int):
-        params = ForkTestParams(agents=list(PSIT_AGENTS), n_episodes=n)
-        client = make_client(LLMSettings(backend="sim", cache="off"))
-        with tempfile.TemporaryDirectory() as folder:
-            asyncio.run(run_episodes(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params),
-                                     store=RunStore(folder), client=client, run_seed=seed, concurrency=8,
-                                     progress=False))
-        return client
-
-    study(1, seed=99)  # warm-up: tokenizers, word lists and indexes load once per process
-    engine.complete = timed
-    measured = []
-    try:
-        for repeat in range(REPEATS):  # the median of a few runs: a shared machine's speed wanders
-            inside[0] = 0.0
-            started = time.process_time()
-            client = study(episodes, seed=repeat)
-            total = time.process_time() - started
-            calls = client.stats.calls
-            measured.append(((total - inside[0]) / calls * 1e3, inside[0] / calls * 1e3, calls))
-    finally:
-        engine.complete = original
-    return sorted(measured)[len(measured) // 2]
+            self._proc.join()
 
 
-# -- 2. achieved / bound against a canned endpoint ------------------------------------------------------
-class _Canned(LoopbackHandler):
-    """The simulator server's handler (keep-alive, TCP_NODELAY), answering with a canned reply."""
+# -- what the run did, and what a free harness would have needed ----------------------------------
+class CallLog:
+    """Every model call's (episode, start, end), recorded around ``ModelSession.chat``."""
 
-    latency = 0.1
+    def __init__(self) -> None:
+        self.calls: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        self._original = ModelSession.chat
 
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length") or 0))
-        time.sleep(self.latency)
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(CANNED)))
-        self.end_headers()
-        self.wfile.write(CANNED)
+    def __enter__(self) -> "CallLog":
+        original, calls = self._original, self.calls
 
+        async def chat(session: ModelSession, *args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await original(session, *args, **kwargs)
+            finally:
+                calls[session.episode_id].append((started, time.perf_counter()))
 
-async def _episodes(url: str, n_episodes: int, per_episode: int, concurrency: int) -> float:
-    client = make_client(LLMSettings(backend="openai", base_urls=(url,), model="canned", api_key="none",
-                                     cache="off", concurrency=concurrency, max_retries=0, timeout=30.0))
+        ModelSession.chat = chat  # type: ignore[method-assign]
+        return self
 
-    async def episode(i: int) -> None:
-        session = ModelSession(client, run_seed=0, episode_id=f"e{i}")
-        for turn in range(per_episode):  # sequential: each call waits for the one before
-            await session.chat([{"role": "user", "content": f"episode {i} turn {turn}"}], role="bench")
-
-    started = time.perf_counter()
-    await asyncio.gather(*(episode(i) for i in range(n_episodes)))
-    elapsed = time.perf_counter() - started
-    await client.aclose()
-    return elapsed
+    def __exit__(self, *exc: Any) -> None:
+        ModelSession.chat = self._original  # type: ignore[method-assign]
 
 
-def _serve(latency: float, port_out) -> None:
-    handler = type("Canned", (_Canned,), {"latency": latency})
-    server = LoopbackServer(("127.0.0.1", 0), handler)
-    port_out.put(server.server_address[1])
-    server.serve_forever()
+def critical_path(calls: list[tuple[float, float]]) -> int:
+    """The longest chain of calls where each started after the one before ended."""
+    ordered = sorted(calls)
+    depth: list[int] = []
+    for i, (start, _) in enumerate(ordered):
+        depth.append(1 + max((depth[j] for j in range(i) if ordered[j][1] <= start), default=0))
+    return max(depth, default=0)
 
 
-def achieved_over_bound(concurrency: int, per_episode: int, latency: float) -> tuple[float, float, float]:
-    """(bound s, wall s, bound / wall) for 4 x concurrency episodes of ``per_episode`` calls.
-    The endpoint runs in its own process, as a real server would (not competing for this
-    process's interpreter)."""
-    n_episodes = 4 * concurrency
-    ports: multiprocessing.Queue = multiprocessing.Queue()
-    server = multiprocessing.Process(target=_serve, args=(latency, ports), daemon=True)
-    server.start()
-    url = f"http://127.0.0.1:{ports.get(timeout=30)}/v1"
-    try:
-        asyncio.run(_episodes(url, concurrency, 1, concurrency))  # warm-up: connections, imports
-        wall = asyncio.run(_episodes(url, n_episodes, per_episode, concurrency))
-    finally:
-        server.terminate()
-        server.join()
-    bound = max(per_episode * latency, n_episodes * per_episode * latency / concurrency)
-    return bound, wall, bound / wall
+def ideal_wall(paths: list[int], latency: float, slots: int) -> float:
+    """Makespan of episodes of ``paths`` calls each, in plan order, on ``slots`` episode slots,
+    when every call takes exactly ``latency`` and the harness takes no time."""
+    free = [0.0] * min(slots, max(1, len(paths)))
+    end = 0.0
+    for path in paths:
+        start = heapq.heappop(free)
+        heapq.heappush(free, start + path * latency)
+        end = max(end, start + path * latency)
+    return end
+
+
+# -- one notebook's episodes ----------------------------------------------------------------------
+def notebook_plan(short: str, concurrency: int):
+    """(specs, episode function) of one notebook, scaled to about ``concurrency`` episodes."""
+    name = NOTEBOOKS[short]
+    study, model = study_of(name), params_model(name)
+    assert study is not None
+    part = study.notebook(name)
+    field = SCALE_FIELD[short]
+    one = model(**FIXED.get(short, {}), **{field: 1})
+    per_unit = max(1, len(study.plan(name, one, ["psit-sim"])))
+    params = model(**FIXED.get(short, {}), **{field: max(1, math.ceil(concurrency / per_unit))})
+    assert part.episode is not None
+    return study.plan(name, params, ["psit-sim"]), part.episode(params)
+
+
+def run_notebook(short: str, url: str, concurrency: int, latency: float, seed: int) -> dict[str, float]:
+    specs, episode = notebook_plan(short, concurrency)
+    client = make_client(LLMSettings(backend="openai", base_urls=(url,), model="psit-sim", api_key="none",
+                                     cache="off", concurrency=concurrency, max_retries=0, timeout=120.0))
+    with tempfile.TemporaryDirectory() as folder, CallLog() as log:
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        records = asyncio.run(run_episodes(specs, episode, store=RunStore(folder), client=client, run_seed=seed,
+                                           concurrency=concurrency, progress=False))
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    failed = sum(r.get("status") != "ok" for r in records)
+    paths = [critical_path(log.calls.get(s.episode_id, [])) for s in specs]
+    calls = sum(len(c) for c in log.calls.values())
+    return {"episodes": len(specs), "failed": failed, "calls": calls, "wall": wall, "cpu": cpu,
+            "bound": ideal_wall(paths, latency, concurrency)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--episodes", type=int, default=10, help="fork episodes per agent for the CPU figure")
-    parser.add_argument("--calls-per-episode", type=int, default=5)
-    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
+    parser.add_argument("--notebooks", nargs="+", default=list(NOTEBOOKS), choices=list(NOTEBOOKS))
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    harness, sim, calls = harness_cpu_per_call(args.episodes)
-    rows = [("harness CPU per call, simulator excluded", f"{harness:.2f} ms", "< 2 ms",
-             f"{calls} calls; simulator itself {sim:.2f} ms/call")]
-    for concurrency in (8, 64):
-        bound, wall, ratio = achieved_over_bound(concurrency, args.calls_per_episode, args.latency)
-        rows.append((f"achieved / bound at concurrency {concurrency}", f"{ratio:.3f}",
-                     ">= 0.9" if concurrency == 64 else "",
-                     f"bound {bound:.2f} s, wall {wall:.2f} s, {4 * concurrency * args.calls_per_episode} calls"))
-    width = max(len(r[0]) for r in rows)
-    print(f"{'measure':<{width}}  {'value':>9}  {'goal':>7}  detail")
-    for name, value, goal, detail in rows:
-        print(f"{name:<{width}}  {value:>9}  {goal:>7}  {detail}")
+    endpoint = Endpoint(args.latency)
+    header = (f"{'concurrency':>11} {'notebook':>8} {'episodes':>8} {'failed':>6} {'calls':>6} {'bound s':>8} "
+              f"{'wall s':>7} {'achieved/bound':>14} {'CPU ms/call':>11}")
+    print(f"latency {args.latency:g} s per call; goal: achieved/bound >= 0.95 at 256, harness CPU < 1 ms per call")
+    print(header)
+    try:
+        endpoint.latency.value = 0.0
+        for short in args.notebooks:  # warm-up: imports, word lists, indexes load once per process
+            run_notebook(short, endpoint.url, 4, 0.0, seed=99)
+        endpoint.latency.value = args.latency
+        for concurrency in args.concurrency:
+            total = defaultdict(float)
+            for short in args.notebooks:
+                row = run_notebook(short, endpoint.url, concurrency, args.latency, seed=args.seed)
+                for k, v in row.items():
+                    total[k] += v
+                print(f"{concurrency:>11} {short:>8} {row['episodes']:>8.0f} {row['failed']:>6.0f} {row['calls']:>6.0f} "
+                      f"{row['bound']:>8.1f} {row['wall']:>7.1f} {row['bound'] / row['wall']:>14.3f} "
+                      f"{row['cpu'] / max(1, row['calls']) * 1e3:>11.2f}", flush=True)
+            print(f"{concurrency:>11} {'all':>8} {total['episodes']:>8.0f} {total['failed']:>6.0f} {total['calls']:>6.0f} "
+                  f"{total['bound']:>8.1f} {total['wall']:>7.1f} {total['bound'] / total['wall']:>14.3f} "
+                  f"{total['cpu'] / max(1, total['calls']) * 1e3:>11.2f}", flush=True)
+    finally:
+        server_cpu = endpoint.stop()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS {peak:.0f} MB; the endpoint process used {server_cpu:.1f} s CPU (not counted above)")
 
 
 if __name__ == "__main__":

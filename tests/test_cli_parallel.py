@@ -13,9 +13,12 @@ from pathlib import Path
 
 import nbformat
 import pandas as pd
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from psit_lib.cli import main
+
+pytestmark = pytest.mark.slow  # runs notebooks in worker processes (the fast tier: -m 'not slow')
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -2,8 +2,10 @@
 
 Real models write what the simulator never does (words leaked in the opener, tool calls as JSON
 text, symptoms for conditions, chat-template debris, runaway replies). These tests run the
-workbench exactly as a user would, ``psit run`` on notebooks 02, 03, 05, 06 and 07 with tiny
-parameters (``tests/real_model_params.yaml``) against ``llama-server --jinja``, and assert what
+workbench exactly as a user would, ``psit run`` on notebooks 02 to 07 with tiny parameters
+(``tests/real_model_params.yaml``) against ``llama-server --jinja`` started with the threads and
+slots this machine can give it now (:func:`server_shape`), with no ``PSIT_*`` concurrency or
+timeout set (the run is sized by what the server reports), and assert what
 must hold *whatever the model writes*: no notebook crashes; every episode reaches its scoring
 point or is recorded as failed with a reason; the summary counts every recorded episode; nothing
 is scored as an answer the model did not give; no reasoning or template debris reaches a public
@@ -26,6 +28,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
 from psit_lib.cli.summary import read_run_file
 from psit_lib.llm.reply_readers import split_reasoning
@@ -33,7 +36,7 @@ from psit_lib.runs.folder import RunFolder
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = Path(__file__).with_name("real_model_params.yaml")
-NOTEBOOKS = ("02", "03", "05", "06", "07")
+NOTEBOOKS = ("02", "03", "04", "05", "06", "07")
 REQUIRED = os.environ.get("PSIT_REQUIRE_REAL_MODEL") == "1"
 DEBRIS = re.compile(r"<\|[^|<>\s]{1,40}\|>|</?(?:start_of_turn|end_of_turn)>|</s>|\[/?INST\]|</?think>", re.I)
 
@@ -55,6 +58,28 @@ def _unavailable() -> str | None:
     if not configured_models() or missing:
         return f"PSIT_REAL_MODELS names no model file ({', '.join(missing) or 'unset'}; run `bash .ci/real-model`)"
     return None
+
+
+def server_shape(cores: int, load: float) -> tuple[int, int]:
+    """(threads, slots) for llama-server on a machine with ``cores`` and a 1-minute ``load``.
+
+    Decoding threads spin: more threads than idle cores make every token wait for a descheduled
+    thread, and a busy machine's decoding collapses (one Hangman episode took 18 minutes with the
+    default threads). So the server gets the cores the load leaves idle, at least one; two slots
+    (four on a machine with four idle cores or more) keep the run's calls batched."""
+    idle = max(1, min(cores, int(cores - load + 0.5)))
+    return idle, (4 if idle >= 4 else 2)
+
+
+def machine_shape() -> tuple[int, int]:
+    return server_shape(os.cpu_count() or 1, os.getloadavg()[0])
+
+
+def llama_server_command(model: Path, name: str, port: int, threads: int, slots: int) -> list[str]:
+    """``llama-server`` for one model: ``slots`` of 8k context each, ``threads`` for decoding and prompts."""
+    return [os.environ["PSIT_LLAMA_SERVER"], "-m", str(model), "--alias", name, "--jinja",
+            "-np", str(slots), "-c", str(8192 * slots), "-t", str(threads), "-tb", str(threads),
+            "--host", "127.0.0.1", "--port", str(port), "--seed", "0"]
 
 
 def _free_port() -> int:
@@ -89,22 +114,19 @@ def real_run(request, tmp_path_factory):
     name = request.param
     work = tmp_path_factory.mktemp(f"real-{name}")
     port, log = _free_port(), work / "llama-server.log"
-    # Two slots over a 16k context (8k each), as the README advises for a CPU server.
-    server = subprocess.Popen(
-        [os.environ["PSIT_LLAMA_SERVER"], "-m", str(configured_models()[name]), "--alias", name, "--jinja",
-         "-np", "2", "-c", "16384", "--host", "127.0.0.1", "--port", str(port), "--seed", "0"],
-        stdout=log.open("w"), stderr=subprocess.STDOUT)
+    threads, slots = machine_shape()
+    server = subprocess.Popen(llama_server_command(configured_models()[name], name, port, threads, slots),
+                              stdout=log.open("w"), stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
         _wait_healthy(url, server, log)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PSIT_")}
-        env.update(PSIT_BACKEND="openai", PSIT_BASE_URLS=url + "/v1", PSIT_MODEL=name, PSIT_CONCURRENCY="2",
-                   PSIT_ENDPOINT_CONCURRENCY="2", PSIT_TIMEOUT="300", PSIT_RESULTS_DIR=str(work / "results"),
-                   PSIT_FIGURES_DIR=str(work / "figures"), MPLBACKEND="Agg")
+        env.update(PSIT_BACKEND="openai", PSIT_BASE_URLS=url + "/v1", PSIT_MODEL=name,
+                   PSIT_RESULTS_DIR=str(work / "results"), PSIT_FIGURES_DIR=str(work / "figures"), MPLBACKEND="Agg")
         started = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "psit_lib.cli", "run", *NOTEBOOKS, "-f", str(PARAMS),
                                "--run-id", "real"], capture_output=True, text=True, env=env, cwd=ROOT,
-                              timeout=1800)
+                              timeout=3600)
         seconds = time.monotonic() - started
     finally:
         server.terminate()
@@ -113,14 +135,44 @@ def real_run(request, tmp_path_factory):
         except subprocess.TimeoutExpired:
             server.kill()
     run_dir = work / "results" / "real"
-    print(f"\n[{name}] psit run exit {done.returncode} in {seconds:.0f}s\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return {"name": name, "done": done, "run_dir": run_dir, "run": read_run_file(run_dir)}
+    print(f"\n[{name}] llama-server -t {threads} -np {slots}; psit run exit {done.returncode} in {seconds:.0f}s\n"
+          f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return {"name": name, "done": done, "run_dir": run_dir, "run": read_run_file(run_dir), "slots": slots,
+            "server_log": log.read_text(errors="replace")}
+
+
+@given(st.integers(1, 256), st.floats(0, 512))
+def test_the_server_gets_the_cores_the_load_leaves_idle(cores, load):
+    threads, slots = server_shape(cores, load)
+    assert 1 <= threads <= cores and slots in (2, 4)
+    assert threads == 1 or threads <= cores - load + 0.5  # never more threads than idle cores
+    assert server_shape(cores, 0.0)[0] == cores  # an idle machine gives all of them
+
+
+@pytest.mark.slow
+def test_the_run_was_sized_by_the_servers_slots_and_nothing_was_cancelled(real_run):
+    """No PSIT_* concurrency or timeout was set: the run read the slots from /props, said so in one
+    line, and the server cancelled no request (no client gave up on one waiting in its queue)."""
+    said = [line for line in real_run["done"].stderr.splitlines() if line.startswith("psit: model server:")]
+    assert len(said) == 1 and f"{real_run['slots']} at http://127.0.0.1" in said[0], real_run["done"].stderr[-2000:]
+    counts = server_log_counts(real_run["server_log"])
+    assert counts["started"] > 0 and counts["cancelled"] == 0, counts
+
+
+def server_log_counts(log: str) -> dict[str, int]:
+    """Tasks llama-server started (``processing task``), finished (``total time``) and cancelled
+    (``cancel task``: a client closed its connection before the reply) in its log."""
+    lines = log.splitlines()
+    return {"started": sum("processing task" in line for line in lines),
+            "finished": sum("total time =" in line for line in lines),
+            "cancelled": sum("cancel task" in line for line in lines)}
 
 
 def _notebook_dirs(run_dir: Path) -> list[Path]:
     return sorted(p for p in run_dir.iterdir() if p.is_dir() and p.name[:2] in NOTEBOOKS)
 
 
+@pytest.mark.slow
 def test_no_notebook_crashes_on_what_the_model_wrote(real_run):
     summaries = real_run["run"]["notebooks"]
     assert [s["notebook"][:2] for s in summaries] == list(NOTEBOOKS), real_run["done"].stderr[-3000:]
@@ -128,6 +180,7 @@ def test_no_notebook_crashes_on_what_the_model_wrote(real_run):
     assert not crashed, crashed
 
 
+@pytest.mark.slow
 def test_the_runs_status_and_exit_code_tell_the_truth(real_run):
     done, summaries = real_run["done"], real_run["run"]["notebooks"]
     suspect = [s for s in summaries if s["health"] == "suspect"]
@@ -147,6 +200,7 @@ def test_the_runs_status_and_exit_code_tell_the_truth(real_run):
     assert (done.returncode == 0) == bool(real_run["run"]["complete"])
 
 
+@pytest.mark.slow
 def test_the_summary_counts_every_episode_each_notebook_recorded(real_run):
     for summary in real_run["run"]["notebooks"]:
         records = RunFolder(real_run["run_dir"] / summary["notebook"]).records()
@@ -154,6 +208,7 @@ def test_the_summary_counts_every_episode_each_notebook_recorded(real_run):
         assert summary["failed"] == sum(r["status"] != "ok" for r in records.values()), summary
 
 
+@pytest.mark.slow
 def test_every_episode_reaches_its_scoring_point_or_is_failed_with_a_reason(real_run):
     for folder in _notebook_dirs(real_run["run_dir"]):
         for record in RunFolder(folder).flat_records().values():
@@ -181,6 +236,7 @@ def _plain(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+@pytest.mark.slow
 def test_nothing_is_scored_as_an_answer_the_model_did_not_give(real_run):
     """A revealed secret is in the reveal's words (or is the dataset name of an alias written
     there); never a name that merely contains them, never template debris."""
@@ -205,6 +261,7 @@ def test_nothing_is_scored_as_an_answer_the_model_did_not_give(real_run):
                     assert _plain(branch["secret"]) == secret
 
 
+@pytest.mark.slow
 def test_no_reasoning_or_template_debris_reaches_a_public_transcript_or_a_secret(real_run):
     for folder in _notebook_dirs(real_run["run_dir"]):
         for record in RunFolder(folder).flat_records().values():
@@ -216,6 +273,7 @@ def test_no_reasoning_or_template_debris_reaches_a_public_transcript_or_a_secret
                 assert split_reasoning(text) == (text.strip(), ""), where
 
 
+@pytest.mark.slow
 def test_generated_readings_rank_nothing_the_tables_tie(real_run):
     """Where every agent of a rate table has the same rate, the headline calls it a tie."""
     import pandas as pd
@@ -230,6 +288,7 @@ def test_generated_readings_rank_nothing_the_tables_tie(real_run):
             assert "tie" in headline and " the lowest is " not in headline, headline
 
 
+@pytest.mark.slow
 def test_hosts_that_wrote_their_secret_in_public_are_scored_leakage_by_table1s_rule(real_run):
     """Table 1's view: a revealed secret found (as a substring, ignoring case) in the host's public
     replies before the fork is leakage, never self-consistent; the saved Table 1 table counts it so."""

@@ -24,8 +24,8 @@ from psit_lib.cli import main
 from psit_lib.report.screenshots import PAGE_WIDTH_JS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("PSIT_REQUIRE_BROWSER"),
-                                reason="no Chromium installed (CI installs it)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None and not os.environ.get("PSIT_REQUIRE_BROWSER"),
+                                reason="no Chromium installed (CI installs it)")]
 
 PARAMS = """
 01_theorem_illustration: {n_episodes: 200, n_live_episodes: 1, sizes: [2, 5, 20]}

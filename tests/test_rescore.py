@@ -8,6 +8,8 @@ import pytest
 
 from psit_lib.cli import main
 
+pytestmark = pytest.mark.slow  # runs whole notebooks or studies (the fast tier: -m 'not slow')
+
 
 def _forbid_models(monkeypatch):
     """No client may be built and no connection opened while rescoring."""

@@ -33,6 +33,8 @@ from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.studies.psit.tasks.hangman_reader import parse_reveal_text
 
+pytestmark = pytest.mark.slow  # runs whole notebooks or studies (the fast tier: -m 'not slow')
+
 FORMATS = [f for f in OUTPUT_FORMATS if f != "plain"]
 # Formats the harness reads back to exactly what the plain format gives: tables are identical.
 READ_BACK_EXACTLY = {"inline_think", "reasoning_field", "fenced_json", "string_numbers"}

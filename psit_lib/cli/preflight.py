@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import urllib.error
 import urllib.request
 
 from psit_lib.cli.errors import CliError
 from psit_lib.llm.errors import ConfigurationError
 from psit_lib.llm.model_settings import INLINE_SOURCE
+from psit_lib.llm.server_limits import format_endpoint_slots, plan_sizing, probe as probe_server
 from psit_lib.llm.settings import LLMSettings
 from psit_lib.wire import SIM_MODEL_NAME
 
@@ -35,8 +37,10 @@ def _reason(exc: BaseException) -> str:
     return str(inner) or type(inner).__name__
 
 
-def check_settings(env=None, *, probe: bool = True) -> LLMSettings:
-    """The run's model settings, checked; a CliError with one sentence otherwise."""
+def check_settings(env=None, *, probe: bool = True, say=None) -> LLMSettings:
+    """The run's model settings, checked; a CliError with one sentence otherwise. On a real
+    endpoint (``probe``), the servers are asked what they serve and the run is sized by it
+    (:func:`size_by_server`), said in one line through ``say`` (default: stderr)."""
     try:
         settings = LLMSettings.from_env(env)
     except ConfigurationError as exc:
@@ -68,4 +72,31 @@ def check_settings(env=None, *, probe: bool = True) -> LLMSettings:
                                "start the server or fix the URL") from None
             if models and model not in models and not (model.startswith(SIM_MODEL_NAME) and SIM_MODEL_NAME in models):
                 raise CliError(f"PSIT_MODEL={model!r} is not served at {url} (it serves {', '.join(models[:8])})")
-    return settings
+    return size_by_server(settings, env, say=say)
+
+
+def size_by_server(settings: LLMSettings, env=None, *, say=None) -> LLMSettings:
+    """Ask each replica of the run's model what it serves and size the run by it: per-replica
+    calls in flight from reported slots, a timeout from the measured speed, each unless the
+    user set it. The notebooks' kernels get the result through the environment (when ``env`` is
+    None, the process's). Returns the settings the run uses."""
+    from psit_lib.llm.client import SamplingDefaults  # here: a bad setting stops the run before this loads
+
+    source = os.environ if env is None else env
+    key = settings.api_key.get_secret_value() if settings.api_key else None
+    urls = settings.urls_for(settings.model)
+    own = settings.request_settings()
+    max_tokens = own.max_tokens if own is not None and own.max_tokens else SamplingDefaults().max_tokens
+    sizing = plan_sizing([probe_server(url, settings.model, key) for url in urls], env=source,
+                         concurrency=settings.concurrency, timeout=settings.timeout, max_tokens=max_tokens)
+    update: dict = {}
+    if sizing.endpoint_slots:
+        update["endpoint_slots"] = {**settings.endpoint_slots, **sizing.endpoint_slots}
+        if env is None:
+            os.environ["PSIT_ENDPOINT_CONCURRENCY"] = format_endpoint_slots(update["endpoint_slots"])
+    if sizing.timeout is not None:
+        update["timeout"] = sizing.timeout
+        if env is None:
+            os.environ["PSIT_TIMEOUT"] = f"{sizing.timeout:g}"
+    (say or (lambda line: print(f"psit: {line}", file=sys.stderr, flush=True)))(sizing.message)
+    return settings.model_copy(update=update) if update else settings

@@ -1,9 +1,9 @@
 """The single seam for every model call.
 
-``LLMClient`` wraps ``openai.AsyncOpenAI`` (one per endpoint) with bounded concurrency (in all,
+``LLMClient`` posts OpenAI-compatible chat completions over ``httpx2`` (a few pools per endpoint) with bounded concurrency (in all,
 and per replica: a call waits in the client for a free slot, untimed, before it is sent), retries
 with exponential backoff and jitter that honour ``Retry-After``, the response cache, and call
-statistics. On the ``sim`` backend the same OpenAI client talks to the embedded simulator
+statistics. On the ``sim`` backend the same HTTP client talks to the embedded simulator
 through an in-process HTTP transport that the caller supplies (``psit_lib.runs.make_client``
 does), so the code path is identical to a real endpoint's and this layer never imports the
 simulator.
@@ -19,21 +19,23 @@ import dataclasses
 import json
 import email.utils
 import logging
-import random
+import math
+from collections import deque
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import httpx2
-import openai
+import tenacity
 
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
-from psit_lib.llm.model_settings import rejected_field
+from psit_lib.llm.model_settings import STOP_SEQUENCES, rejected_field, role_cap
 from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics
 from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris, tool_call_in_text
 from psit_lib.llm.replicas import ReplicaPool
 from psit_lib.llm.seeds import derive_seed
+from psit_lib.llm.server_limits import TIMEOUT_SAFETY
 from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings
 from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER
 from psit_lib.llm.types import CallRecord, ChatRequest, ChatResult, ToolCall, Usage
@@ -90,6 +92,12 @@ def retry_after_seconds(response: httpx2.Response | None) -> float | None:
 _UNANSWERED = frozenset({"timeout", "connection_refused", "connection_error"})
 """Fault kinds where the server sent no reply (the others prove it is alive)."""
 
+SPEED_WINDOW = 32
+"""Replies whose reported decoding speed sets the timeout (the slowest of them)."""
+
+SPEED_MIN_TOKENS = 8
+"""Replies shorter than this say little about speed."""
+
 CONNECTIONS_PER_POOL = 8
 """Calls in flight per HTTP connection pool; a client holds ceil(concurrency / this) pools."""
 
@@ -104,6 +112,10 @@ class EndpointFault(Exception):
         self.kind, self.reason, self.retryable, self.replica_down, self.wait = kind, reason, retryable, replica_down, wait
         self.status, self.body = status, body
         """The HTTP status and the server's error body, when it answered with one."""
+        self.url = ""
+        """The replica that failed."""
+        self.failed_over = False
+        """Whether that replica now cools down (the next attempt goes elsewhere at once)."""
 
     @property
     def detail(self) -> str:
@@ -166,11 +178,15 @@ class LLMClient:
         self.cache = cache
         self.stats = CallStats()
         self._transport = transport
-        self._clients: dict[str, openai.AsyncOpenAI] = {}
+        self._clients: dict[str, httpx2.AsyncClient] = {}
         self._replicas: ReplicaPool | None = None
         self._semaphore: asyncio.Semaphore | None = None
-        self._jitter = random.Random()
+        self._backoff = tenacity.wait_random_exponential(multiplier=self.settings.backoff_base,
+                                                         max=self.settings.backoff_max)
+        """Exponential backoff with full jitter, capped: uniform(0, min(max, base * 2**retry))."""
         self._turn = 0
+        self._speeds: deque[float] = deque(maxlen=SPEED_WINDOW)
+        """Decoding speeds (tokens/s) the server reported in its latest replies."""
         self._dropped: dict[str, str] = {}
         """Optional request fields the server refused (field -> its reason): never sent again."""
 
@@ -178,11 +194,11 @@ class LLMClient:
     def _pool(self) -> ReplicaPool:
         if self._replicas is None:
             urls = (SIM_BASE_URL,) if self.settings.backend == "sim" else self.settings.urls_for(self.settings.model)
-            self._replicas = ReplicaPool(urls, slots=self.settings.endpoint_concurrency)
+            self._replicas = ReplicaPool(urls, slots={url: self.settings.slots_for(url) for url in urls})
         return self._replicas
 
-    def _openai(self, base_url: str) -> openai.AsyncOpenAI:
-        """A client for ``base_url``, one of a few in turn: an HTTP connection pool scans all its
+    def _http(self, base_url: str) -> httpx2.AsyncClient:
+        """An HTTP client for ``base_url``, one of a few in turn: a connection pool scans all its
         connections on every request, so at high concurrency several small pools cost far less
         CPU per call than one large pool (see benchmarks/harness_overhead.py)."""
         shards = max(1, -(-self.settings.concurrency // CONNECTIONS_PER_POOL))
@@ -195,14 +211,12 @@ class LLMClient:
                 raise ConfigurationError(
                     "the simulator backend has no network address: build the client with "
                     "psit_lib.runs.make_client(), which connects it to the in-process simulator")
-            http = httpx2.AsyncClient(
-                transport=transport,
-                limits=httpx2.Limits(max_connections=pool, max_keepalive_connections=pool),
-                timeout=self.settings.timeout)
             api_key = self.settings.api_key.get_secret_value() if self.settings.api_key else "not-needed"
-            self._clients[key] = openai.AsyncOpenAI(
-                base_url=base_url, api_key=api_key, max_retries=0, http_client=http,
-                timeout=self.settings.timeout)
+            self._clients[key] = httpx2.AsyncClient(
+                transport=transport, timeout=self.settings.timeout,
+                limits=httpx2.Limits(max_connections=pool, max_keepalive_connections=pool),
+                headers={"authorization": f"Bearer {api_key}", "content-type": "application/json",
+                         "accept": "application/json"})
         return self._clients[key]
 
     # -- calls ---------------------------------------------------------------------------
@@ -226,32 +240,53 @@ class LLMClient:
         return result
 
     async def _attempt(self, request: ChatRequest, url: str) -> ChatResult:
-        """One HTTP attempt; every way an endpoint can fail becomes an :class:`EndpointFault`."""
-        client = self._openai(url)
+        """One HTTP attempt; every way an endpoint can fail becomes an :class:`EndpointFault`.
+
+        The body is posted as it is (the wire format is already plain JSON) and read directly:
+        the OpenAI SDK's request building and response objects cost more CPU per call than the
+        rest of the harness's HTTP work (benchmarks/harness_overhead.py)."""
         headers = {ROLE_HEADER: request.role, PROFILE_HEADER: sim_profile_for(request.model, self.settings)}
+        body = json.dumps(request.wire_body(), ensure_ascii=False).encode()
         try:
-            # ``post`` skips the SDK's per-field request transform (tens of ms for long
-            # histories); the body is already plain JSON of the wire format.
-            response = await client.post("/chat/completions", body=request.wire_body(),
-                                         cast_to=httpx2.Response, options={"headers": headers})
-            data = json.loads(response.content)
-        except openai.APIStatusError as exc:
-            kind = "http_429" if exc.status_code == 429 else f"http_{exc.status_code // 100}xx"
-            raise EndpointFault(kind, f"HTTP {exc.status_code} ({_short(exc.message)})",
-                                retryable=exc.status_code in RETRYABLE_STATUS,
-                                wait=retry_after_seconds(exc.response), status=exc.status_code,
-                                body=_body_text(exc.response)) from None
-        except openai.APITimeoutError:
+            response = await self._http(url).post(url.rstrip("/") + "/chat/completions", content=body,
+                                                  headers=headers, timeout=self.timeout_for(request))
+        except httpx2.TimeoutException:
             # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
-            raise EndpointFault("timeout", f"timeout after {self.settings.timeout:g}s") from None
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            refused = isinstance(cause, (httpx2.ConnectError, ConnectionRefusedError))
+            raise EndpointFault("timeout", f"timeout after {self.timeout_for(request):g}s") from None
+        except (httpx2.TransportError, OSError) as exc:
+            refused = isinstance(exc, (httpx2.ConnectError, ConnectionRefusedError))
             raise EndpointFault("connection_refused" if refused else "connection_error",
-                                f"connection error ({_short(str(cause))})", replica_down=refused) from None
-        except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
+                                f"connection error ({_short(str(exc) or type(exc).__name__)})",
+                                replica_down=refused) from None
+        if response.status_code >= 400:
+            status = response.status_code
+            raise EndpointFault("http_429" if status == 429 else f"http_{status // 100}xx",
+                                f"HTTP {status} ({_short(_error_message(response))})",
+                                retryable=status in RETRYABLE_STATUS, wait=retry_after_seconds(response),
+                                status=status, body=_body_text(response))
+        try:
+            data = json.loads(response.content)
+        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(exc))})") from None
+        self._observe_speed(data)
         return _result_from_body(data)
+
+    def timeout_for(self, request: ChatRequest) -> float:
+        """Seconds this request's attempt may take once sent: the setting, lengthened to
+        ``TIMEOUT_SAFETY`` full replies (its ``max_tokens``) at the slowest decoding speed the
+        server reported in its recent replies (llama.cpp's ``timings``), never shortened: a
+        busy CPU server decodes several times slower than it did alone."""
+        if not self._speeds:
+            return self.settings.timeout
+        return max(self.settings.timeout, math.ceil(TIMEOUT_SAFETY * request.max_tokens / min(self._speeds)))
+
+    def _observe_speed(self, data: Any) -> None:
+        timings = data.get("timings") if isinstance(data, dict) else None
+        if not isinstance(timings, dict):
+            return
+        speed, tokens = timings.get("predicted_per_second"), timings.get("predicted_n")
+        if isinstance(speed, (int, float)) and speed > 0 and isinstance(tokens, int) and tokens >= SPEED_MIN_TOKENS:
+            self._speeds.append(float(speed))
 
     async def _send(self, request: ChatRequest, url: str) -> ChatResult:
         """One attempt, without the optional fields this server refused; a refusal (HTTP 400 or
@@ -283,54 +318,68 @@ class LLMClient:
 
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
         """Attempts on the least-busy healthy replica with a free slot (waiting for one is not
-        timed); endpoint faults are retried (with backoff, honouring Retry-After), a replica that
-        refuses, or one of several that times out repeatedly, is passed over for a while.
-        Every failed attempt is counted by kind: ``sum(faults) == retries + failures``."""
+        timed); endpoint faults are retried by tenacity (with backoff, honouring Retry-After; at
+        once on another replica when this one refused), a replica that refuses, or one of
+        several that times out repeatedly, is passed over for a while. Every failed attempt is
+        counted by kind: ``sum(faults) == retries + failures``."""
         pool = self._pool()
         attempts = self.settings.max_retries + 1
-        fault: EndpointFault | None = None
-        url = pool.urls[0]
-        for attempt in range(attempts):
-            url = await pool.slot()
-            try:
-                result = await self._send(request, url)
-            except EndpointFault as exc:
-                down = pool.release(url, failed=exc.replica_down, timed_out=exc.kind == "timeout",
-                                    answered=exc.kind not in _UNANSWERED)
-                fault = exc
-                self.stats.faults[exc.kind] = self.stats.faults.get(exc.kind, 0) + 1
-                if not exc.retryable:
-                    self.stats.failures += 1
-                    raise ModelCallError(f"the endpoint refused the call with {exc.reason} for "
-                                         f"{request.describe()}") from None
-            except BaseException:
-                pool.release(url)
-                raise
-            else:
-                pool.release(url, answered=True)
-                return result
-            if attempt == attempts - 1:
-                break
-            self.stats.retries += 1
-            if down and pool.healthy_count() > 0:
-                continue  # fail over to another replica at once
-            await asyncio.sleep(self._backoff(attempt) if fault.wait is None else min(fault.wait, self.settings.backoff_max))
-        self.stats.failures += 1
-        hint = ""
-        if fault is not None and fault.kind == "timeout" and self.settings.endpoint_concurrency is None:
-            hint = (" (a server that runs few calls at once queues the rest, and queued time counts against"
-                    " PSIT_TIMEOUT: set PSIT_ENDPOINT_CONCURRENCY to its slot count, see the README)")
-        raise ModelCallError(f"model call failed after {attempts} tries, last: {fault.reason if fault else '?'}{hint}; "
-                             f"endpoint {url}; {request.describe()}")
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(attempts),
+            retry=tenacity.retry_if_exception(lambda exc: isinstance(exc, EndpointFault) and exc.retryable),
+            wait=lambda state: self._wait(state, pool), before_sleep=self._count_retry, reraise=True)
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self._attempt_on_replica(request, pool)
+        except EndpointFault as fault:
+            self.stats.failures += 1
+            if not fault.retryable:
+                raise ModelCallError(f"the endpoint refused the call with {fault.reason} for "
+                                     f"{request.describe()}") from None
+            hint = ""
+            if fault.kind == "timeout" and pool.slots_of(fault.url) is None:
+                hint = (" (a server that runs few calls at once queues the rest, and queued time counts against"
+                        " PSIT_TIMEOUT: set PSIT_ENDPOINT_CONCURRENCY to its slot count, see the README)")
+            raise ModelCallError(f"model call failed after {attempts} tries, last: {fault.reason}{hint}; "
+                                 f"endpoint {fault.url}; {request.describe()}") from None
+        raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
 
-    def _backoff(self, attempt: int) -> float:
-        """Exponential backoff with full jitter, capped."""
-        ceiling = min(self.settings.backoff_max, self.settings.backoff_base * (2 ** attempt))
-        return self._jitter.uniform(0, ceiling)
+    async def _attempt_on_replica(self, request: ChatRequest, pool: ReplicaPool) -> ChatResult:
+        """One attempt on a replica with a free slot; a fault is counted, marks the replica by
+        its kind, and carries the replica and whether it now cools down."""
+        url = await pool.slot()
+        try:
+            result = await self._send(request, url)
+        except EndpointFault as exc:
+            exc.url = url
+            exc.failed_over = pool.release(url, failed=exc.replica_down, timed_out=exc.kind == "timeout",
+                                           answered=exc.kind not in _UNANSWERED)
+            self.stats.faults[exc.kind] = self.stats.faults.get(exc.kind, 0) + 1
+            raise
+        except BaseException:
+            pool.release(url)
+            raise
+        pool.release(url, answered=True)
+        return result
+
+    def _count_retry(self, state: tenacity.RetryCallState) -> None:
+        self.stats.retries += 1
+
+    def _wait(self, state: tenacity.RetryCallState, pool: ReplicaPool) -> float:
+        """No wait when the replica just went down and another is healthy (fail over at once);
+        else the server's Retry-After (capped), else exponential backoff with full jitter."""
+        fault = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(fault, EndpointFault):
+            if fault.failed_over and pool.healthy_count() > 0:
+                return 0.0
+            if fault.wait is not None:
+                return min(fault.wait, self.settings.backoff_max)
+        return self._backoff(state)
 
     async def aclose(self) -> None:
         for client in self._clients.values():
-            await client.close()
+            await client.aclose()
         self._clients.clear()
         if self.cache is not None:
             self.cache.close()
@@ -341,6 +390,17 @@ def sim_profile_for(model: str, settings: LLMSettings) -> str:
     if model.startswith("psit-sim:"):
         return model.split(":", 1)[1] or settings.sim_profile
     return settings.sim_profile
+
+
+def _error_message(response: httpx2.Response) -> str:
+    """The server's own error message (OpenAI's ``{"error": {"message": ...}}``), else its body."""
+    try:
+        data = response.json()
+    except ValueError:
+        return _body_text(response) or response.reason_phrase
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    return str(message or data)
 
 
 def _body_text(response: httpx2.Response | None) -> str:
@@ -397,14 +457,22 @@ class ModelSession:
         seed = derive_seed(self.run_seed, self.episode_id, self.path, index)
         # the model's own settings (PSIT_MODEL_SETTINGS): its max_tokens replaces the run's
         # default (a call's own max_tokens stands), its optional fields ride along
-        own = self.client.settings.request_settings()
+        # On a real server, a short answer's role is capped (model_settings.role_cap) and the
+        # template's turn markers stop a reply that runs on into the next turn.
+        settings = self.client.settings
+        own = settings.request_settings()
         default_max = own.max_tokens if own is not None and own.max_tokens else self.sampling.max_tokens
+        extra = dict(own.optional_fields()) if own is not None else {}
+        if not settings.simulated:
+            cap = role_cap(role, self.path) if own is None or not own.max_tokens else None
+            default_max = min(default_max, cap) if cap else default_max
+            extra.setdefault("stop", list(STOP_SEQUENCES))
         request = ChatRequest(
-            role=role, messages=tuple(messages), model=self.client.settings.wire_model(),
+            role=role, messages=tuple(messages), model=settings.wire_model(),
             temperature=self.sampling.temperature if temperature is None else temperature,
             max_tokens=default_max if max_tokens is None else max_tokens,
             seed=seed, tools=tuple(tools) if tools else None, tool_choice=tool_choice,
-            response_format=response_format, extra=(own.optional_fields() or None) if own is not None else None)
+            response_format=response_format, extra=extra or None)
         try:
             result = await self.client.chat(request)
         except Exception as exc:

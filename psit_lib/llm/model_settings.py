@@ -124,3 +124,32 @@ def rejected_field(status: int, error_text: str, candidates: Mapping[str, Any] |
         if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", error_text):
             return name
     return None
+
+
+# -- runaway bounds on real servers ---------------------------------------------------------------
+ANSWER_BRANCH = re.compile(r"(?:^|/)(?:reveal|confirm-\d+)$")
+"""Session paths of a host's answer to one short question at the fork (the secret, a yes/no)."""
+
+ANSWER_CAP = 512
+"""Tokens for such an answer: room for a sentence and some visible reasoning, never a runaway's 2048."""
+
+ROLE_CAPS: dict[str, int] = {"candidate_generator": 256}
+"""Roles whose whole reply is short by design (a JSON array of a few names)."""
+
+STOP_SEQUENCES = ("<|im_end|>", "<|im_start|>", "<end_of_turn>", "<start_of_turn>")
+"""Chat-template turn markers: a model that writes one as text has run on into the next turn
+(everything after it is cut from the reply anyway: ``reply_readers.strip_template_debris``).
+Four, the most OpenAI's API accepts; a server that refuses ``stop`` gets calls without it."""
+
+
+def role_cap(role: str, path: str) -> int | None:
+    """The most tokens a call by ``role`` on session ``path`` needs (None: the run's default).
+
+    A host's answer at the fork, and the candidate generator's list, are a few words: on a real
+    server a reply that runs on to 2048 tokens holds a slot for minutes and says nothing more.
+    The simulator never runs away and is not capped (its draws depend on the request)."""
+    if role in ROLE_CAPS:
+        return ROLE_CAPS[role]
+    if role.endswith("_host") and ANSWER_BRANCH.search(path):
+        return ANSWER_CAP
+    return None

@@ -3,14 +3,14 @@
 A fleet of OpenAI-compatible servers behind no router: each model has one or more base URLs.
 A call goes to the replica with the fewest calls in flight among those not cooling down.
 
-**Slots.** A replica may be given a number of slots (``PSIT_ENDPOINT_CONCURRENCY``): the calls it
-runs at once. A call that finds every replica's slots taken waits here, in the client, in
+**Slots.** A replica may be given a number of slots (``PSIT_ENDPOINT_CONCURRENCY``, or what the
+server reports before a run: :mod:`psit_lib.llm.server_limits`): the calls it runs at once. A call that finds every replica's slots taken waits here, in the client, in
 arrival order, until one frees; only then is it sent, and only then does its timeout start.
 Without slots, calls beyond what a server runs at once wait in the *server's* queue instead,
 and that waiting counts against their timeout: a small server with a long queue times out calls
-that never started (the reason this exists). Server-specific introspection (llama.cpp's
-``/slots``, vLLM's metrics) is deliberately not used: the limit is a setting, so every
-OpenAI-compatible server behaves the same.
+that never started (the reason this exists). The pool itself never asks a server anything: the
+limit is a setting (filled from the server's report by ``psit run``), so every OpenAI-compatible
+server behaves the same.
 
 **Health.** A replica that refused a connection cools down for a while, so the next attempt
 fails over to another one. A timeout is weaker evidence (a long generation, a busy server), so
@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 COOLDOWN_SECONDS = 10.0
 """How long a replica that refused a connection (or timed out repeatedly) is passed over."""
@@ -37,14 +37,17 @@ TIMEOUTS_BEFORE_COOLDOWN = 2
 class ReplicaPool:
     """The base URLs serving one model, with their load, free slots and health."""
 
-    def __init__(self, urls: Sequence[str], *, slots: int | None = None, cooldown: float = COOLDOWN_SECONDS,
-                 clock=time.monotonic) -> None:
+    def __init__(self, urls: Sequence[str], *, slots: int | Mapping[str, int | None] | None = None,
+                 cooldown: float = COOLDOWN_SECONDS, clock=time.monotonic) -> None:
+        """``slots``: one count for every replica, or a count per URL (a URL not named, or
+        named with None, has no limit)."""
         if not urls:
             raise ValueError("a replica pool needs at least one base URL")
-        if slots is not None and slots < 1:
-            raise ValueError("a replica needs at least one slot")
         self.urls = tuple(urls)
-        self.slots = slots
+        per_url = dict(slots) if isinstance(slots, Mapping) else {}
+        self._slots = {url: per_url.get(url) if isinstance(slots, Mapping) else slots for url in self.urls}
+        if any(n is not None and n < 1 for n in self._slots.values()):
+            raise ValueError("a replica needs at least one slot")
         self.cooldown = cooldown
         self._clock = clock
         self._in_flight = {url: 0 for url in self.urls}
@@ -55,7 +58,12 @@ class ReplicaPool:
 
     # -- choosing ------------------------------------------------------------------------
     def _has_room(self, url: str) -> bool:
-        return self.slots is None or self._in_flight[url] < self.slots
+        limit = self._slots[url]
+        return limit is None or self._in_flight[url] < limit
+
+    def slots_of(self, url: str) -> int | None:
+        """Calls ``url`` runs at once (None: no limit)."""
+        return self._slots[url]
 
     def pick(self) -> str | None:
         """The least-busy healthy replica with a free slot (list order breaks ties). If every

@@ -17,13 +17,18 @@ Environment variables
                         unless ``PSIT_MODEL_ENDPOINTS`` names the models, whose first it then is).
 ``PSIT_SIM_PROFILE``    simulator behaviour profile (default ``default``).
 ``PSIT_CONCURRENCY``    maximum calls in flight (default 32).
-``PSIT_ENDPOINT_CONCURRENCY`` maximum calls in flight at each replica (default: no limit beyond
-                        ``PSIT_CONCURRENCY``). Set it to what one server runs at once (llama.cpp's
-                        ``-np``, Ollama's ``OLLAMA_NUM_PARALLEL``, vLLM's ``--max-num-seqs``): the
-                        other calls wait in the client, where waiting is not counted in the timeout,
-                        instead of in the server's queue, where it is.
-``PSIT_TIMEOUT``        seconds per HTTP attempt, from when it is sent (default 120); time spent
-                        waiting for a replica's free slot in the client is not part of it.
+``PSIT_ENDPOINT_CONCURRENCY`` maximum calls in flight at each replica: a number for every replica,
+                        or ``url=n,url=n`` per replica. Unset, ``psit run`` asks each server
+                        (:mod:`psit_lib.llm.server_limits`: llama.cpp reports its slots) and uses what
+                        it reports; else no limit beyond ``PSIT_CONCURRENCY``. Set it to what one server
+                        runs at once (llama.cpp's ``-np``, Ollama's ``OLLAMA_NUM_PARALLEL``, vLLM's
+                        ``--max-num-seqs``): the other calls wait in the client, where waiting is not
+                        counted in the timeout, instead of in the server's queue, where it is.
+``PSIT_TIMEOUT``        seconds per HTTP attempt, from when it is sent (default 120; unset, ``psit run``
+                        sets it to two full replies at a llama.cpp server's measured speed); time spent
+                        waiting for a replica's free slot in the client is not part of it. A server
+                        that reports slower decoding in its replies (llama.cpp's ``timings``) lengthens
+                        an attempt's timeout to two replies of its ``max_tokens`` at that speed.
 ``PSIT_MAX_RETRIES``    retries after the first try on 429/5xx/timeouts (default 5).
 ``PSIT_CACHE``          ``rw`` (default), ``off`` or ``replay`` (replay-only: a miss is an error).
 ``PSIT_MODEL_SETTINGS`` per-model request settings (max tokens, reasoning effort, extra body fields):
@@ -35,10 +40,10 @@ Environment variables
 
 from __future__ import annotations
 
-import os
-from typing import Any, Literal, Mapping
+from typing import Annotated, Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, SettingsConfigDict
 
 from psit_lib.llm.errors import ConfigurationError
 from psit_lib.llm.model_settings import ModelRequestSettings, load_model_settings
@@ -59,6 +64,70 @@ FIELD_ENV = {"backend": "PSIT_BACKEND", "base_urls": "PSIT_BASE_URLS", "model": 
 """Which environment variable sets each setting (error messages name the variable at fault)."""
 
 
+def _split_urls(value: Any) -> Any:
+    return tuple(u.strip() for u in value.split(",") if u.strip()) if isinstance(value, str) else value
+
+
+def _endpoints(value: Any) -> Any:
+    return parse_model_endpoints(value) if isinstance(value, str) else value
+
+
+def _stripped(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+Stripped = Annotated[str | None, BeforeValidator(_stripped)]
+
+
+class _GivenEnvironment(EnvSettingsSource):
+    """The environment variables of a given mapping instead of the process's (tests, checks)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
+        self._given = env
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {k.lower(): v for k, v in self._given.items() if v != ""}  # as the process's, case-insensitive
+
+
+class PsitEnvironment(BaseSettings):
+    """The ``PSIT_*`` variables as set (``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` where the
+    PSIT ones are unset; empty means unset), lightly parsed: :meth:`LLMSettings.from_env`
+    validates them, naming the variable at fault."""
+
+    model_config = SettingsConfigDict(env_prefix="PSIT_", env_ignore_empty=True,
+                                      extra="ignore")
+
+    backend: Annotated[str | None, BeforeValidator(lambda v: v.strip().lower() if isinstance(v, str) else v)] = None
+    base_urls: Annotated[tuple[str, ...] | None, NoDecode, BeforeValidator(_split_urls)] = Field(
+        None, validation_alias=AliasChoices("PSIT_BASE_URLS", "OPENAI_BASE_URL"))
+    model_endpoints: Annotated[dict[str, tuple[str, ...]] | None, NoDecode, BeforeValidator(_endpoints)] = None
+    api_key: str | None = Field(None, validation_alias=AliasChoices("PSIT_API_KEY", "OPENAI_API_KEY"))
+    model: Stripped = None
+    sim_profile: Stripped = None
+    concurrency: Stripped = None
+    timeout: Stripped = None
+    endpoint_concurrency: Stripped = None
+    max_retries: Stripped = None
+    cache: Stripped = None
+    model_settings: Annotated[str | None, BeforeValidator(lambda v: v if isinstance(v, str) and v.strip() else None)] = None
+    prompts_file: Stripped = Field(None, validation_alias=PROMPTS_ENV)
+
+    @classmethod
+    def read(cls, env: Mapping[str, str] | None = None) -> "PsitEnvironment":
+        """From the process's environment, or from ``env`` alone."""
+        if env is None:
+            return cls()
+        given: Mapping[str, str] = env
+
+        class Given(cls):  # type: ignore[valid-type,misc]
+            @classmethod
+            def settings_customise_sources(cls, settings_cls, *args: Any, **kwargs: Any):
+                return (_GivenEnvironment(settings_cls, given),)
+
+        return Given()
+
+
 class LLMSettings(BaseModel):
     """Where model calls go and how they are made."""
 
@@ -73,6 +142,8 @@ class LLMSettings(BaseModel):
     concurrency: int = Field(default=32, ge=1, le=4096)
     endpoint_concurrency: int | None = Field(default=None, ge=1, le=4096)
     """Calls in flight at each replica at most (None: only ``concurrency`` bounds them)."""
+    endpoint_slots: dict[str, int] = Field(default_factory=dict)
+    """Calls in flight at named replicas (``PSIT_ENDPOINT_CONCURRENCY=url=n,...``), over ``endpoint_concurrency``."""
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=5, ge=0, le=50)
     cache: CacheMode = "rw"
@@ -88,30 +159,17 @@ class LLMSettings(BaseModel):
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "LLMSettings":
         """Settings from environment variables, then ``overrides`` (per-run or per-call)."""
-        env = os.environ if env is None else env
-        raw: dict[str, Any] = {}
-        backend = env.get("PSIT_BACKEND")
-        if backend:
-            raw["backend"] = backend.strip().lower()
-        urls = env.get("PSIT_BASE_URLS") or env.get("OPENAI_BASE_URL")
-        if urls:
-            raw["base_urls"] = tuple(u.strip() for u in urls.split(",") if u.strip())
-        mapping = env.get("PSIT_MODEL_ENDPOINTS")
-        if mapping:
-            raw["model_endpoints"] = parse_model_endpoints(mapping)
-        if env.get("PSIT_MODEL_SETTINGS", "").strip():
-            raw["model_settings_source"], raw["model_settings"] = load_model_settings(env["PSIT_MODEL_SETTINGS"])
-        if env.get(PROMPTS_ENV, "").strip():
-            raw["prompts_file"] = read_overrides(env[PROMPTS_ENV].strip()).source
-        key = env.get("PSIT_API_KEY") or env.get("OPENAI_API_KEY")
-        if key:
-            raw["api_key"] = key
-        for name, field in (("PSIT_MODEL", "model"), ("PSIT_SIM_PROFILE", "sim_profile"),
-                            ("PSIT_CONCURRENCY", "concurrency"), ("PSIT_TIMEOUT", "timeout"),
-                            ("PSIT_ENDPOINT_CONCURRENCY", "endpoint_concurrency"),
-                            ("PSIT_MAX_RETRIES", "max_retries"), ("PSIT_CACHE", "cache")):
-            if env.get(name):
-                raw[field] = env[name].strip()
+        given = PsitEnvironment.read(env)
+        raw: dict[str, Any] = given.model_dump(exclude_none=True, exclude={"model_settings", "prompts_file",
+                                                                             "endpoint_concurrency"})
+        if given.model_settings:
+            raw["model_settings_source"], raw["model_settings"] = load_model_settings(given.model_settings)
+        if given.prompts_file:
+            raw["prompts_file"] = read_overrides(given.prompts_file).source
+        if given.endpoint_concurrency and "=" in given.endpoint_concurrency:
+            raw["endpoint_slots"] = parse_endpoint_slots(given.endpoint_concurrency)  # the per-replica form
+        elif given.endpoint_concurrency:
+            raw["endpoint_concurrency"] = given.endpoint_concurrency
         raw.update({k: v for k, v in overrides.items() if v is not None})
         if raw.get("backend") == "openai" and not raw.get("model"):
             # Left at its default, the model would be the simulator's name: a server that ignores
@@ -142,6 +200,10 @@ class LLMSettings(BaseModel):
             raise ConfigurationError(
                 f"no endpoint serves model {model!r}: add it to PSIT_MODEL_ENDPOINTS or set PSIT_BASE_URLS")
         return urls
+
+    def slots_for(self, url: str) -> int | None:
+        """Calls ``url`` may have in flight (None: no limit beyond ``concurrency``)."""
+        return self.endpoint_slots.get(url, self.endpoint_concurrency)
 
     def request_settings(self) -> ModelRequestSettings | None:
         """This client's model's own request settings, if the configuration names it."""
@@ -188,3 +250,15 @@ def parse_model_endpoints(text: str) -> dict[str, tuple[str, ...]]:
                 f"PSIT_MODEL_ENDPOINTS entry {entry!r} is not 'model=url[,url...]' (entries separated by ';')")
         mapping[model.strip()] = found
     return mapping
+
+
+def parse_endpoint_slots(text: str) -> dict[str, int]:
+    """``http://a/v1=2,http://b/v1=4`` -> ``{"http://a/v1": 2, "http://b/v1": 4}``; malformed is an error."""
+    slots: dict[str, int] = {}
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+        url, sep, count = entry.rpartition("=")
+        if not sep or not url.strip() or not count.strip().isdigit() or int(count) < 1:
+            raise ConfigurationError(
+                f"PSIT_ENDPOINT_CONCURRENCY entry {entry!r} is not 'url=n' with n >= 1 (entries separated by ',')")
+        slots[url.strip()] = int(count)
+    return slots

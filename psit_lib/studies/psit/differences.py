@@ -244,6 +244,19 @@ DIFFERENCES: tuple[Difference, ...] = (
                "list rests on fewer reveals than the study's, so its top counts are smaller and ties commoner.",
         notebooks=("07",)),
     Difference(
+        point="Generated tokens at the fork on a real server",
+        study="At most 2048 generated tokens per call (SPEC §1), the fork's answers included.",
+        here="On a real endpoint a host's answer at the fork (the reveal, each yes/no) gets at most 512 tokens "
+             "and the candidate generator's list 256, and every call stops at the chat templates' turn markers "
+             "(psit_lib/llm/model_settings.py); a model's own max_tokens (PSIT_MODEL_SETTINGS) replaces the "
+             "cap. Ordinary turns keep 2048; the simulator's requests are unchanged.",
+        why="A one-word answer that runs away holds a small server's slot for minutes at 2048 tokens and says "
+            "nothing more; with two slots it stalled whole runs.",
+        effect="None on the simulator. On a real model, an answer longer than 512 tokens is cut (finish_reason "
+               "length) and read as written; a reasoning model that thinks at length before answering needs "
+               "its own max_tokens in PSIT_MODEL_SETTINGS.",
+        notebooks=FORK + ("07",)),
+    Difference(
         point="Temperature sweep (this workbook's extension)",
         study="Not measured: the study reports the secrets revealed at its run temperature only (T = 0.3).",
         here="A quick experiment added by this workbook: the opener, then an immediate reveal (no game), "

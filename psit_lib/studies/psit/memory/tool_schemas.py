@@ -9,6 +9,7 @@ arguments cannot disagree.
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr
@@ -203,8 +204,10 @@ def _simplify(node: Any) -> Any:
     return cleaned
 
 
+@functools.cache
 def parameters_schema(tool_name: str) -> dict[str, Any]:
-    """JSON schema of one tool's arguments, derived from its pydantic model."""
+    """JSON schema of one tool's arguments, derived from its pydantic model; built once per
+    process (building it took more CPU than the rest of a model call; never mutated)."""
     raw = TOOL_ARGUMENTS[tool_name].model_json_schema()
     return _simplify(_resolve_refs(raw, copy.deepcopy(raw.get("$defs", {}))))
 
