@@ -154,7 +154,8 @@ def test_every_notebook_is_registered_by_its_study_folder_and_every_registration
     assert {"psit", "acc", "basis", "example"} <= set(registry.studies())
     assert registry.params_model("90_example_reveal_probe").__name__ == "ProbeParams"
     assert registry.runs_after()["07_secret_distribution_mode_collapse"] == ("02_hangman_fork_tests",
-                                                                             "03_diagnosis_ddxplus")
+                                                                             "03_diagnosis_ddxplus",
+                                                                             "04_memory_strategy_ablations")
 
 
 def test_a_plugin_registers_a_study_of_its_own(monkeypatch):

@@ -121,13 +121,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return dry_run(notebooks, params, prompt_rate=args.prompt_rate, completion_rate=args.completion_rate,
                        margin=args.margin)
-    settings = check_settings()
+    settings = check_settings(probe=False)
     run_id = args.run_id or default_run_id(params)
     run_dir = results_root() / run_id
     if args.fresh:
         for nb in notebooks:
             shutil.rmtree(run_dir / nb.stem, ignore_errors=True)
     check_resumed_folders(notebooks, params, run_dir, settings)
+    settings = check_settings()  # a refused resume stops before the servers are asked and sized
     jobs = min(check_jobs(args.jobs, simulated=settings.simulated), len(notebooks))
     at_once = f", {jobs} at a time" if jobs > 1 else ""
     if jobs > 1 and not settings.simulated:
