@@ -9,6 +9,8 @@ reproduction check, and ``candidate_reading`` over notebook 03's candidate sourc
 
 from __future__ import annotations
 
+import pytest
+
 import re
 
 import pandas as pd
@@ -97,6 +99,7 @@ def _reference_rate(agent: str, model: str, task: str = "hangman") -> float:
     return float(ref.set_index("model").at[model, "rate"])
 
 
+@pytest.mark.slow
 def test_the_reproduction_reading_follows_the_holm_corrected_verdict_not_the_raw_p_value():
     """Cells whose raw two-sided p is below 0.05 but whose Holm-corrected p is not are consistent."""
     agents = ["vanilla", "private_cot", "workflow_overwrite", "autonomous_overwrite", "mem0", "amem"]
@@ -119,6 +122,7 @@ def test_the_reproduction_reading_follows_the_holm_corrected_verdict_not_the_raw
     assert text.startswith(f"All {len(check)} covered Table 1 cell(s) are consistent") and "differ" not in text
 
 
+@pytest.mark.slow
 def test_the_reproduction_reading_never_says_equal():
     check = reproduction_check(pd.DataFrame([{"task": "hangman", "model": "qwen3-32b", "agent": "vanilla",
                                               "n_scored": 3, "n_failed": 0, "successes": 0, "rate": 0.0}]))

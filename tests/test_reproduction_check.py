@@ -22,6 +22,7 @@ def _rates(model, agent, successes, n, task="hangman"):
                           "successes": successes, "rate": successes / n if n else float("nan")}])
 
 
+@pytest.mark.slow
 def test_a_rate_far_from_the_papers_differs_and_one_close_to_it_is_consistent():
     paper = self_consistency_reference("hangman", ["private_cot"])
     paper_rate = float(paper[paper["model"] == "Qwen3 32B"]["rate"].iloc[0])
@@ -39,6 +40,7 @@ def test_a_rate_far_from_the_papers_differs_and_one_close_to_it_is_consistent():
         "consistent" in reproduction_reading(check, ["qwen3-32b", "gpt-oss-20b"])
 
 
+@pytest.mark.slow
 def test_a_small_run_cannot_differ_from_anything_and_says_consistent_not_equal():
     check = reproduction_check(_rates("Qwen3-32B", "vanilla", 1, 2))  # 1/2 vs the paper's 2/50
     assert list(check["verdict"]) == ["consistent"]
@@ -55,6 +57,7 @@ def test_unscored_cells_are_left_out():
     assert reproduction_check(_rates("qwen3-32b", "vanilla", 0, 0)).empty
 
 
+@pytest.mark.slow
 def test_psit_compare_paper_tests_each_covered_cell_and_fits_120_columns(tmp_path, monkeypatch, capsys):
     from psit_lib.cli import main
     from psit_lib.runs.folder import RunMetadata, RunStore
