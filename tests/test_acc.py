@@ -69,6 +69,7 @@ def test_parse_ccs_rejects_unusable_replies(text):
         parse_ccs(text)
 
 
+@pytest.mark.slow
 async def test_invalid_compressor_output_is_a_recorded_failure_without_a_second_call():
     sent: list = []
     garbage = lambda role: '{"semantic_gist": "half a state"' if role == "acc_compressor" else None  # noqa: E731

@@ -83,6 +83,7 @@ def test_h_u_and_d_r_are_turn_averages_not_pooled_sums():
 
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 4), st.integers(0, 4),
                           st.integers(0, 3)), min_size=1, max_size=12))
+@pytest.mark.slow
 def test_h_u_is_the_mean_of_h_t_and_d_r_the_mean_of_d_t_from_turn_2(turns):
     df = _frame([_row("acc", i + 1, supported=s, unsupported=u, active=a, violations=v, omitted=o)
                  for i, (s, u, a, v, o) in enumerate(turns)])

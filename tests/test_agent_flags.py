@@ -93,6 +93,7 @@ async def fork_records(tmp_path, agents: list[str], client: LLMClient, n: int = 
 
 # -- PSIT agents ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 async def test_private_cot_and_workflow_without_reasoning_are_flagged_once_per_reply(tmp_path):
     records = await fork_records(tmp_path, ["vanilla", "private_cot", "workflow_overwrite", "autonomous_overwrite"],
                                  client_for("no_reasoning"))
@@ -162,6 +163,7 @@ async def test_library_reply_its_reader_rejects_is_reported_but_is_no_call_failu
     assert [c.read_error for c in session.log] == ["not JSON"]
 
 
+@pytest.mark.slow
 def test_mem0_readers_read_replies_as_mem0_does():
     pytest.importorskip("mem0")
     from psit_lib.studies.psit.agents.baselines.mem0_adapter import MEM0_READERS
@@ -226,6 +228,7 @@ async def test_basis_trial_decided_on_a_delegation_written_as_text_is_marked_and
     assert basis.diagnostics.flags["helper_failed|cortex_agent|basis"] == 1
 
 
+@pytest.mark.slow
 async def test_basis_trials_that_act_are_not_marked(tmp_path):
     params = BasisParams(n_trials=1, ks=(1,), reference_sets=0)
     records = await run(basis_specs(params), run_basis_trial, client_for(), tmp_path, BasisTrial)

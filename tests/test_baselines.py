@@ -226,6 +226,7 @@ def test_topic_segments_split_where_similarity_drops_and_top_k_breaks_ties_by_ag
     assert top_k([1, 0], [[0, 1], [1, 0], [2, 0], [1, 1]], 3) == [1, 2, 3]
 
 
+@pytest.mark.slow
 @needs_embedder
 async def test_lightmem_extracts_every_turn_as_the_study_ran_it_or_buffers_m_messages_as_its_own_policy():
     from psit_lib.studies.psit.agents.baselines.base import TurnInput
@@ -245,6 +246,7 @@ async def test_lightmem_extracts_every_turn_as_the_study_ran_it_or_buffers_m_mes
 
 # -- the factory's lazy import -----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_baseline_names_are_known_without_importing_their_packages():
     code = textwrap.dedent("""
         import sys
@@ -258,6 +260,7 @@ def test_baseline_names_are_known_without_importing_their_packages():
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_without_torch_the_psit_agents_still_build_and_a_baseline_names_what_is_missing():
     code = textwrap.dedent("""
         import sys
@@ -292,6 +295,7 @@ def test_the_factory_builds_baselines_by_name(task):
 
 # -- end to end --------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BASELINES)
 async def test_fork_episode_completes_offline_and_the_block_stays_private(task, name, network_attempts):
     client = RecordingClient(LLMSettings(cache="off"))
@@ -315,6 +319,7 @@ async def test_fork_episode_completes_offline_and_the_block_stays_private(task, 
     assert again == record  # deterministic: same run seed and episode, same record
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BASELINES)
 async def test_fork_branches_start_from_one_memory_and_never_see_each_others_writes(task, name):
     agent = _agent(task, name)
@@ -338,6 +343,7 @@ async def test_fork_branches_start_from_one_memory_and_never_see_each_others_wri
     pytest.param("amem", {"amem.note_analysis", "amem.evolution"}, marks=needs_embedder),
     pytest.param("lightmem", {"lightmem.extraction"}, marks=needs_embedder),
 ])
+@pytest.mark.slow
 async def test_hidden_library_calls_are_counted_with_their_usage(task, name, kinds):
     agent = _agent(task, name)
     session = ModelSession(make_client(LLMSettings(cache="off")), run_seed=2, episode_id=f"{name}-calls")
@@ -349,6 +355,7 @@ async def test_hidden_library_calls_are_counted_with_their_usage(task, name, kin
     assert agent.hidden_call_summary(state)["calls"] == len(calls)
 
 
+@pytest.mark.slow
 @needs_memoryos
 async def test_memoryos_promotes_through_its_tiers_when_short_term_overflows(task):
     from psit_lib.studies.psit.agents.baselines.base import BaselineSettings
@@ -387,6 +394,7 @@ async def test_a_failed_mem0_call_is_an_error_not_silently_empty_memory(fault_se
         await backend.memorize(backend.empty_store(), turn, "Hello Ada.")
 
 
+@pytest.mark.slow
 @needs_memoryos
 async def test_a_failed_memoryos_call_is_an_error_not_a_stored_error_message(fault_server):
     from loopback import Scripted
@@ -446,6 +454,7 @@ class _CountingSim(SimTransport):
             self.in_flight -= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [pytest.param("mem0", marks=needs_mem0), pytest.param("memoryos", marks=needs_memoryos)])
 async def test_a_replayed_baseline_run_makes_no_network_call_and_repeats_its_records(task, name, tmp_path, monkeypatch):
     from psit_lib.llm.cache import ResponseCache
@@ -473,6 +482,7 @@ async def test_a_replayed_baseline_run_makes_no_network_call_and_repeats_its_rec
     assert replay.stats.calls == 0 and replay.stats.cache_hits == first.stats.calls
 
 
+@pytest.mark.slow
 @needs_memoryos
 async def test_library_calls_count_as_model_calls_and_respect_the_concurrency_limit(task):
     from psit_lib.studies.psit.agents.baselines.base import BaselineSettings

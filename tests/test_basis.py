@@ -742,6 +742,7 @@ def test_figure4_has_a_pass_hat_row_and_a_pass_at_row_and_no_series_hides_anothe
     assert len(with_bars.axes[-1].patches) == 2 * len(SCENARIOS)
 
 
+@pytest.mark.slow
 def test_rescoring_notebook_06_reproduces_its_tables_without_a_model(tmp_path, monkeypatch):
     import asyncio
     import socket

@@ -43,6 +43,7 @@ def test_same_seed_same_trial_and_different_seed_different_trial():
     assert trial(5) != trial(6)
 
 
+@pytest.mark.slow
 def test_trials_are_reproducible_across_processes():
     """ARE seeds from Python's randomised str hash; make_cab_app must not depend on it."""
     code = (

@@ -35,6 +35,7 @@ def test_unknown_parameter_is_rejected_before_running(tmp_path, monkeypatch, cap
     assert "no single notebook matches '97'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_run_executes_with_parameters_and_report_renders(tmp_path, monkeypatch):
     _tiny_notebook(tmp_path / "nbs")
     monkeypatch.setenv("PSIT_NOTEBOOKS_DIR", str(tmp_path / "nbs"))
@@ -66,6 +67,7 @@ def _psit(*args, env_extra=None, tmp_path=None, timeout=60):
     return done, time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_a_closed_port_or_a_bogus_profile_stops_before_any_kernel_in_one_line(tmp_path):
     closed, seconds = _psit("run", "02", "-p", "n_episodes=1", tmp_path=tmp_path,
                             env_extra={"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": "http://127.0.0.1:9/v1",
@@ -115,6 +117,7 @@ def _flaky_notebook(folder):
     nbformat.write(nb, folder / "97_flaky.ipynb")
 
 
+@pytest.mark.slow
 def test_failed_episodes_exit_non_zero_keep_latest_and_say_how_to_retry(tmp_path, monkeypatch, capsys):
     _flaky_notebook(tmp_path / "nbs")
     monkeypatch.setenv("PSIT_NOTEBOOKS_DIR", str(tmp_path / "nbs"))
@@ -127,6 +130,7 @@ def test_failed_episodes_exit_non_zero_keep_latest_and_say_how_to_retry(tmp_path
     assert run["complete"] is False and run["notebooks"][0]["failed"] == 2
 
 
+@pytest.mark.slow
 def test_compare_shows_configuration_and_table_differences(tmp_path, monkeypatch, capsys):
     _flaky_notebook(tmp_path / "nbs")
     monkeypatch.setenv("PSIT_NOTEBOOKS_DIR", str(tmp_path / "nbs"))
@@ -181,6 +185,7 @@ exp.finish()
 """
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_run_like_ctrl_c_with_the_resume_command(tmp_path):
     """``kill <pid>`` in the middle of a notebook: the resume message, exit status 143, and the
     notebook's kernel shut down (not left running)."""
@@ -280,6 +285,7 @@ def test_help_shows_examples_and_every_environment_variable_of_the_settings(caps
     assert variables and all(v in shown for v in variables), sorted(v for v in variables if v not in shown)
 
 
+@pytest.mark.slow
 def test_latest_moves_only_for_a_complete_run_of_the_whole_series(tmp_path, monkeypatch, capsys):
     _tiny_notebook(tmp_path / "nbs")
     (tmp_path / "nbs" / "98_tiny.ipynb").rename(tmp_path / "nbs" / "97_tiny.ipynb")
@@ -294,6 +300,7 @@ def test_latest_moves_only_for_a_complete_run_of_the_whole_series(tmp_path, monk
     assert latest.resolve().name == "whole"
 
 
+@pytest.mark.slow
 def test_figures_are_published_only_by_a_complete_run_of_the_whole_series(tmp_path, monkeypatch, capsys):
     """Notebooks save figures into their run folder only; ``psit run`` copies them to figures/
     when the whole series completed, replacing the previous run's (a README there is kept)."""

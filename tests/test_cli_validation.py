@@ -16,6 +16,7 @@ from psit_lib.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_bad_value_stops_before_any_kernel_in_one_sentence(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PSIT_RESULTS_DIR": str(tmp_path / "results")}
     started = time.monotonic()

@@ -52,6 +52,7 @@ def test_format_then_parse_round_trips(wm):
     assert parse_mask(text, width=width) == mask
 
 
+@pytest.mark.slow
 @given(st.text(alphabet="01", min_size=1, max_size=30).filter(lambda s: "1" in s))
 def test_parse_then_format_round_trips_up_to_leading_zeros(text):
     width = len(text)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import subprocess
 import sys
@@ -24,6 +26,7 @@ def _psit(tmp_path, *args):
     return done, time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_the_study_scale_estimate_runs_nothing_and_names_every_notebook(tmp_path):
     done, seconds = _psit(tmp_path, "-f", "notebooks/params/study_scale.yaml")
     assert done.returncode == 0, done.stderr

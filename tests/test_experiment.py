@@ -39,6 +39,7 @@ async def test_second_execution_makes_zero_model_calls(tmp_path):
     assert meta["simulated"] is True and meta["backend"] == "sim" and meta["profile"] == "default"
 
 
+@pytest.mark.slow
 async def test_counters_cover_every_run_of_the_notebook_and_record_the_models_run(tmp_path):
     """A notebook runs its main episodes, then sweeps: finish() counts both, and a resume counts
     what it did not redo; the metadata names the models the episodes ran with."""
@@ -64,6 +65,7 @@ async def test_replay_only_run_stops_on_a_missing_entry(tmp_path):
         await _execute(tmp_path, cache="replay")
 
 
+@pytest.mark.slow
 async def test_same_seed_same_table_different_seed_different_table(tmp_path):
     _, a = await _execute(tmp_path / "a", cache="off")
     _, b = await _execute(tmp_path / "b", cache="off")
@@ -86,6 +88,7 @@ async def _configuration(tmp_path, name, profile, prompts):
     return {"simulator": meta["simulator"], "prompts": meta["prompts"]}
 
 
+@pytest.mark.slow
 async def test_run_metadata_identifies_the_configuration(tmp_path):
     from psit_lib.studies.psit.catalogue import prompt_catalogue
 

@@ -99,6 +99,7 @@ async def _table(client_settings, tmp_path, name):
     return fork_frame(read_records(records, ForkEpisode))[["episode_id", "agent", "outcome", "revealed"]]
 
 
+@pytest.mark.slow
 async def test_in_process_and_loopback_server_give_identical_tables(tmp_path, sim_server_url):
     local = await _table(LLMSettings(cache="off"), tmp_path, "local")
     remote = await _table(LLMSettings(backend="openai", base_urls=(sim_server_url,), model="psit-sim",

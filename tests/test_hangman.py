@@ -501,6 +501,7 @@ SMALL_WORDS = [
     letters=st.lists(st.sampled_from("abcdelpt"), unique=True, max_size=6),
     weights=st.lists(st.floats(min_value=1e-9, max_value=1.0), min_size=len(SMALL_WORDS), max_size=len(SMALL_WORDS)),
 )
+@pytest.mark.slow
 def test_index_agrees_with_brute_force_on_a_small_list(secret, letters, weights):
     frequencies = dict(zip(SMALL_WORDS, weights))
     small = Vocabulary(SMALL_WORDS, frequencies)

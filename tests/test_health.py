@@ -116,6 +116,7 @@ def test_the_summary_counts_every_recorded_episode_even_when_the_notebook_never_
     assert summary.health == "suspect" and summary.status == "failed"
 
 
+@pytest.mark.slow
 def test_an_all_garbage_endpoint_makes_psit_run_exit_3_with_one_suspect_sentence(tmp_path):
     import os
 

@@ -44,6 +44,7 @@ async def test_retries_on_5xx_then_succeeds(fault_server):
     assert client.stats.retries == 2 and client.stats.calls == 1
 
 
+@pytest.mark.slow
 async def test_honours_retry_after(fault_server):
     fault_server.script = [Scripted(429, {"Retry-After": "1"})]
     client = LLMClient(http_settings(fault_server.url))

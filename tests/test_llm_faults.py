@@ -75,6 +75,7 @@ async def _fork_table(url: str, tmp_path, name: str, **kw):
     return table, client.stats
 
 
+@pytest.mark.slow
 async def test_a_fork_study_under_ten_percent_faults_gives_the_fault_free_table(tmp_path):
     clean, faulty = FaultServer(), FaultServer()
     faulty.random_faults = RandomFaults(0.10, seed=3, hang_seconds=0.8)
@@ -105,6 +106,7 @@ def test_the_least_busy_healthy_replica_is_chosen_and_a_dead_one_passed_over():
     assert pool.healthy_count() == 3
 
 
+@pytest.mark.slow
 async def test_calls_fail_over_from_a_dead_replica_and_spread_over_live_ones():
     live_a, live_b = FaultServer(), FaultServer()
     dead = "http://127.0.0.1:9/v1"  # nothing listens on the discard port: connection refused

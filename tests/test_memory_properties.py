@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import re
 from typing import Any
 
@@ -76,6 +78,7 @@ def patches_for(draw, memory: str) -> str:
     return patch_text(section.title, body)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(memories(), st.data())
 def test_reapplying_an_applied_patch_changes_nothing(memory: str, data: st.DataObject) -> None:
@@ -90,6 +93,7 @@ def test_reapplying_an_applied_patch_changes_nothing(memory: str, data: st.DataO
     assert second.meta["applied_hunks"] == 0 and second.meta["changed_lines"] == 0
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(memories(), st.data())
 def test_reapplying_an_applied_replace_changes_nothing(memory: str, data: st.DataObject) -> None:
@@ -182,6 +186,7 @@ def tool_calls(draw, memory: str) -> tuple[str, dict[str, Any]]:
     }
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(memories(), st.data())
 def test_failing_calls_leave_memory_identical_and_headers_never_change(memory: str, data: st.DataObject) -> None:
@@ -199,6 +204,7 @@ def test_failing_calls_leave_memory_identical_and_headers_never_change(memory: s
     assert set(result.meta) == {"applied_hunks", "changed_lines", "sections_touched", "warnings"}
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(memories(), st.sampled_from(SECTION_TITLES), st.lists(body_lines, min_size=1, max_size=4, unique=True))
 def test_append_then_delete_restores_the_original(memory: str, title: str, lines: list[str]) -> None:
@@ -234,6 +240,7 @@ argument_names = st.sampled_from(
         st.text(max_size=40),
     ),
 )
+@pytest.mark.slow
 def test_garbage_arguments_only_raise_memory_tool_error(memory: Any, name: Any, arguments: Any) -> None:
     try:
         apply_tool_call(memory, name, arguments)

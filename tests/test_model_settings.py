@@ -265,6 +265,7 @@ def test_the_study_params_file_names_the_four_models_for_the_psit_notebooks():
         assert shared and all(values[k] == scale[name][k] for k in shared), name
 
 
+@pytest.mark.slow
 def test_the_dry_run_of_the_study_configuration_lists_the_four_models_per_notebook(tmp_path):
     import os
     import subprocess

@@ -344,6 +344,7 @@ def test_the_export_checks_find_unloadable_and_mismatched_names():
     assert type_checking_names(source) == {"c": "a.b.c", "e": "a.b.d", "g": "a.f"}
 
 
+@pytest.mark.slow
 def test_importing_a_task_module_does_not_load_the_study():
     """The facades load lazily: a light module (the command line's path to the Hangman rules, the
     ACC scenarios) does not pull in the agents (langgraph), the runner or the notebook helpers."""

@@ -22,6 +22,7 @@ small_nck = st.integers(1, 10).flatmap(
 )
 
 
+@pytest.mark.slow
 @given(small_nck)
 @settings(max_examples=150, deadline=None)
 def test_estimators_equal_brute_force_over_all_k_subsets(nck):

@@ -283,6 +283,7 @@ def test_a_user_template_replaces_the_workbenchs_by_name_and_the_catalogue_says_
     assert ours.catalogue().overridden == {} and ours.render("hangman.confirm", secret="x") != "Is the word x? yes/no."
 
 
+@pytest.mark.slow
 def test_a_run_with_a_prompts_file_asks_the_users_wording_and_records_it(tmp_path):
     """In a fresh process (as a notebook kernel under ``psit run``): the study's task renders the
     user's wording, and the run metadata records which templates were replaced, from where."""

@@ -9,6 +9,7 @@ reproduction check, and ``candidate_reading`` over notebook 03's candidate sourc
 
 from __future__ import annotations
 
+
 import re
 
 import pandas as pd

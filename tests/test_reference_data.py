@@ -53,6 +53,7 @@ def _episodes(counts: dict[str, tuple[int, int]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_summary_table_stars_only_methods_better_than_every_baseline():
     agents = ["vanilla", "mem0", "private_cot", "workflow_overwrite"]
     df = _episodes({"vanilla": (0, 20), "mem0": (1, 20), "private_cot": (3, 20), "workflow_overwrite": (19, 20)})

@@ -94,6 +94,7 @@ KILL_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_gives_exactly_the_planned_episodes(tmp_path):
     script = tmp_path / "job.py"
     script.write_text(KILL_SCRIPT)

@@ -249,6 +249,7 @@ def test_run_note_counts_failures_and_says_when_there_is_no_appendix_e():
 
 # -- scored from stored records: psit rescore reproduces 07's tables --------------------------------
 
+@pytest.mark.slow
 def test_notebook_07_tables_are_rescored_from_stored_records_alone(fork_run, monkeypatch):
     import asyncio
 

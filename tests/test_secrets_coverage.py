@@ -40,6 +40,7 @@ def coverage(p: np.ndarray, n: int, name: str, method: str, reps: int = 120, see
     ("top_share", 200, 0.85),
     ("effective_number", 200, 0.7),
 ])
+@pytest.mark.slow
 def test_bca_coverage_on_a_zipf_distribution_over_30_secrets(name, n, floor):
     measured = coverage(_zipf(30, 1.2), n, name, "BCa")
     print(f"\nBCa 95% coverage of {name}, Zipf(1.2) over 30, n={n}: {measured:.2f}")

@@ -94,6 +94,7 @@ def test_role_registry_lists_roles_and_refuses_duplicates():
         register_role("test_choice")(lambda ctx: SimReply())
 
 
+@pytest.mark.slow
 def test_the_loopback_server_takes_hundreds_of_simultaneous_connections():
     import concurrent.futures
     import json as _json

@@ -109,6 +109,7 @@ async def _records(transport, folder: Path, profile: str = "agreeable") -> dict[
     return out
 
 
+@pytest.mark.slow
 async def test_stripping_every_header_leaves_every_studys_records_identical(tmp_path):
     pytest.importorskip("sentence_transformers")
     with_headers = await _records(SimTransport(), tmp_path / "with")
@@ -119,6 +120,7 @@ async def test_stripping_every_header_leaves_every_studys_records_identical(tmp_
     assert not different, different[:5]
 
 
+@pytest.mark.slow
 async def test_the_role_read_from_each_request_is_the_role_the_harness_meant(tmp_path):
     pytest.importorskip("sentence_transformers")
     audit = RoleAudit()

@@ -75,6 +75,7 @@ async def _calls(client: LLMClient, n: int):
                                   for i in range(n)), return_exceptions=True)
 
 
+@pytest.mark.slow
 async def test_calls_waiting_for_a_slot_in_the_client_do_not_time_out():
     """One slot, 0.3 s a request, timeout 0.5 s: 8 calls at once all succeed, without a retry,
     and the server never runs more than one."""
@@ -107,6 +108,7 @@ async def test_without_the_limit_time_in_the_server_queue_counts_and_calls_time_
     assert "PSIT_ENDPOINT_CONCURRENCY" in str(failed[0])  # the error says what to set
 
 
+@pytest.mark.slow
 async def test_two_slots_over_two_replicas_share_the_load():
     a, b = SlotServer(slots=2, seconds=0.2), SlotServer(slots=2, seconds=0.2)
     client = LLMClient(settings(a.url, b.url, endpoint_concurrency=2, timeout=0.35))
@@ -133,6 +135,7 @@ async def test_a_lone_replica_that_times_out_is_not_marked_down(fault_server):
         await client.aclose()
 
 
+@pytest.mark.slow
 async def test_a_replica_of_several_that_times_out_repeatedly_is_passed_over():
     slow, fast = FaultServer(), FaultServer()
     slow.script = [scripted_fault("hang", hang_seconds=0.8)] * TIMEOUTS_BEFORE_COOLDOWN

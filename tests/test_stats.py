@@ -170,6 +170,7 @@ def test_rate_table_counts_and_intervals(results):
     assert len(table) == 6
 
 
+@pytest.mark.slow
 def test_failed_episodes_are_counted_but_never_scored(results):
     failed = results.assign(scored=True)
     extra = failed.iloc[:3].assign(scored=False, self_consistent=None)  # failed runs: no success flag at all
@@ -190,6 +191,7 @@ def test_rate_table_refuses_missing_success_flags(results):
         rate_table(broken, "task", "self_consistent")
 
 
+@pytest.mark.slow
 def test_significance_table_runs_fisher_per_group_with_holm_over_family(results):
     table = significance_table(results, methods=["workflow"], baselines=["vanilla", "cot"])
     assert list(table.columns) == [
@@ -216,6 +218,7 @@ def test_significance_table_runs_fisher_per_group_with_holm_over_family(results)
     assert (table["marker"] == "*").sum() == 1
 
 
+@pytest.mark.slow
 def test_the_holm_family_is_a_parameter(results):
     per_method = significance_table(results, methods=["workflow"], baselines=["vanilla", "cot"])
     whole = significance_table(results, methods=["workflow"], baselines=["vanilla", "cot"], family="table")
@@ -225,6 +228,7 @@ def test_the_holm_family_is_a_parameter(results):
     assert (whole["holm_family_size"] == 4).all()
 
 
+@pytest.mark.slow
 def test_the_studys_table_1_counts_reproduce_every_asterisk():
     """Fed the private-state study's own Table 1 (50 episodes per cell), one Holm family per
     (task, model, method) over its baselines gives exactly the study's asterisks, private CoT

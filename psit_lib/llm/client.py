@@ -1,9 +1,9 @@
 """The single seam for every model call.
 
-``LLMClient`` posts OpenAI-compatible chat completions over ``httpx2`` (a few pools per endpoint) with bounded concurrency (in all,
+``LLMClient`` wraps ``openai.AsyncOpenAI`` (a few per endpoint) with bounded concurrency (in all,
 and per replica: a call waits in the client for a free slot, untimed, before it is sent), retries
 with exponential backoff and jitter that honour ``Retry-After``, the response cache, and call
-statistics. On the ``sim`` backend the same HTTP client talks to the embedded simulator
+statistics. On the ``sim`` backend the same OpenAI client talks to the embedded simulator
 through an in-process HTTP transport that the caller supplies (``psit_lib.runs.make_client``
 does), so the code path is identical to a real endpoint's and this layer never imports the
 simulator.
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import httpx2
+import openai
 import tenacity
 
 from psit_lib.llm.cache import ResponseCache
@@ -178,7 +179,7 @@ class LLMClient:
         self.cache = cache
         self.stats = CallStats()
         self._transport = transport
-        self._clients: dict[str, httpx2.AsyncClient] = {}
+        self._clients: dict[str, openai.AsyncOpenAI] = {}
         self._replicas: ReplicaPool | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._backoff = tenacity.wait_random_exponential(multiplier=self.settings.backoff_base,
@@ -197,8 +198,8 @@ class LLMClient:
             self._replicas = ReplicaPool(urls, slots={url: self.settings.slots_for(url) for url in urls})
         return self._replicas
 
-    def _http(self, base_url: str) -> httpx2.AsyncClient:
-        """An HTTP client for ``base_url``, one of a few in turn: a connection pool scans all its
+    def _openai(self, base_url: str) -> openai.AsyncOpenAI:
+        """A client for ``base_url``, one of a few in turn: an HTTP connection pool scans all its
         connections on every request, so at high concurrency several small pools cost far less
         CPU per call than one large pool (see benchmarks/harness_overhead.py)."""
         shards = max(1, -(-self.settings.concurrency // CONNECTIONS_PER_POOL))
@@ -211,12 +212,14 @@ class LLMClient:
                 raise ConfigurationError(
                     "the simulator backend has no network address: build the client with "
                     "psit_lib.runs.make_client(), which connects it to the in-process simulator")
-            api_key = self.settings.api_key.get_secret_value() if self.settings.api_key else "not-needed"
-            self._clients[key] = httpx2.AsyncClient(
-                transport=transport, timeout=self.settings.timeout,
+            http = httpx2.AsyncClient(
+                transport=transport,
                 limits=httpx2.Limits(max_connections=pool, max_keepalive_connections=pool),
-                headers={"authorization": f"Bearer {api_key}", "content-type": "application/json",
-                         "accept": "application/json"})
+                timeout=self.settings.timeout)
+            api_key = self.settings.api_key.get_secret_value() if self.settings.api_key else "not-needed"
+            self._clients[key] = openai.AsyncOpenAI(
+                base_url=base_url, api_key=api_key, max_retries=0, http_client=http,
+                timeout=self.settings.timeout)
         return self._clients[key]
 
     # -- calls ---------------------------------------------------------------------------
@@ -240,33 +243,32 @@ class LLMClient:
         return result
 
     async def _attempt(self, request: ChatRequest, url: str) -> ChatResult:
-        """One HTTP attempt; every way an endpoint can fail becomes an :class:`EndpointFault`.
-
-        The body is posted as it is (the wire format is already plain JSON) and read directly:
-        the OpenAI SDK's request building and response objects cost more CPU per call than the
-        rest of the harness's HTTP work (benchmarks/harness_overhead.py)."""
+        """One HTTP attempt through the OpenAI client; every way an endpoint can fail becomes an
+        :class:`EndpointFault`."""
+        client = self._openai(url)
         headers = {ROLE_HEADER: request.role, PROFILE_HEADER: sim_profile_for(request.model, self.settings)}
-        body = json.dumps(request.wire_body(), ensure_ascii=False).encode()
+        timeout = self.timeout_for(request)
         try:
-            response = await self._http(url).post(url.rstrip("/") + "/chat/completions", content=body,
-                                                  headers=headers, timeout=self.timeout_for(request))
-        except httpx2.TimeoutException:
-            # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
-            raise EndpointFault("timeout", f"timeout after {self.timeout_for(request):g}s") from None
-        except (httpx2.TransportError, OSError) as exc:
-            refused = isinstance(exc, (httpx2.ConnectError, ConnectionRefusedError))
-            raise EndpointFault("connection_refused" if refused else "connection_error",
-                                f"connection error ({_short(str(exc) or type(exc).__name__)})",
-                                replica_down=refused) from None
-        if response.status_code >= 400:
-            status = response.status_code
-            raise EndpointFault("http_429" if status == 429 else f"http_{status // 100}xx",
-                                f"HTTP {status} ({_short(_error_message(response))})",
-                                retryable=status in RETRYABLE_STATUS, wait=retry_after_seconds(response),
-                                status=status, body=_body_text(response))
-        try:
+            # ``post`` skips the SDK's per-field request transform (tens of ms for long
+            # histories); the body is already plain JSON of the wire format.
+            response = await client.post("/chat/completions", body=request.wire_body(), cast_to=httpx2.Response,
+                                         options={"headers": headers, "timeout": timeout})
             data = json.loads(response.content)
-        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        except openai.APIStatusError as exc:
+            kind = "http_429" if exc.status_code == 429 else f"http_{exc.status_code // 100}xx"
+            raise EndpointFault(kind, f"HTTP {exc.status_code} ({_short(exc.message)})",
+                                retryable=exc.status_code in RETRYABLE_STATUS,
+                                wait=retry_after_seconds(exc.response), status=exc.status_code,
+                                body=_body_text(exc.response)) from None
+        except openai.APITimeoutError:
+            # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
+            raise EndpointFault("timeout", f"timeout after {timeout:g}s") from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            refused = isinstance(cause, (httpx2.ConnectError, ConnectionRefusedError))
+            raise EndpointFault("connection_refused" if refused else "connection_error",
+                                f"connection error ({_short(str(cause))})", replica_down=refused) from None
+        except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
             raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(exc))})") from None
         self._observe_speed(data)
         return _result_from_body(data)
@@ -379,7 +381,7 @@ class LLMClient:
 
     async def aclose(self) -> None:
         for client in self._clients.values():
-            await client.aclose()
+            await client.close()
         self._clients.clear()
         if self.cache is not None:
             self.cache.close()
