@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, assess_health
+from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, folder_health
 from psit_lib.runs.folder import RunFolder
 
 RUN_FILE = "run.json"
@@ -47,7 +47,7 @@ class NotebookSummary:
         finished_now = since is None or (last is not None and _stamp(last.ended) >= since - 1.0)  # stamps are to the second
         failed = sum(r.get("status") != "ok" for r in records.values())
         threshold = _threshold(run)
-        verdict = assess_health(records.values(), threshold)
+        verdict = folder_health(run, threshold)
         if status == "ok" and failed:
             status = "episodes failed"
         elif status == "ok" and verdict.suspect:

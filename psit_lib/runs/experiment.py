@@ -28,7 +28,7 @@ from psit_lib.llm.settings import LLMSettings
 from psit_lib.runs import outputs
 from psit_lib.runs.backend import make_client
 from psit_lib.runs.folder import Execution, HealthRecord, RunMetadata, RunStore
-from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, HealthVerdict, assess_health
+from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, HealthVerdict, folder_health
 from psit_lib.runs.identity import bind as bind_identity
 from psit_lib.runs.identity import current_identity
 from psit_lib.runs.metadata import (base_metadata, git_commit, now_iso, prompt_fingerprints,
@@ -253,12 +253,7 @@ class Experiment:
 
     def _health_verdict(self) -> HealthVerdict:
         threshold = float(self.params.get("suspect_threshold", DEFAULT_SUSPECT_THRESHOLD))
-        records = self.store.records()
-        scored = [{"spec": (records.get(line["episode_id"]) or {}).get("spec") or {},
-                   "diagnostics": line["metadata"]["diagnostics"]}
-                  for line in self.store.score_lines().values()
-                  if isinstance(line.get("metadata"), dict) and line["metadata"].get("diagnostics")]
-        return assess_health(records.values(), threshold, scored)
+        return folder_health(self.store, threshold)
 
     def health(self) -> HealthVerdict:
         """The notebook's run health over every episode recorded so far (all runs of the

@@ -191,3 +191,16 @@ def beside_rates(rates: pd.DataFrame, records: Iterable[Any], by: Sequence[str] 
         return rates
     shares = shares.astype({k: rates[k].dtype for k in keys if k in shares.columns}, errors="ignore")
     return rates.merge(shares[[*keys, "unreadable_replies", "unreadable_fork_answers"]], on=keys, how="left")
+
+
+def folder_health(folder: Any, threshold: float = DEFAULT_SUSPECT_THRESHOLD) -> HealthVerdict:
+    """The run health of a notebook folder (a :class:`~psit_lib.runs.folder.RunFolder`): its
+    episodes' diagnostics and those its model-graded scorers kept in their scores (an LLM judge's
+    reads and flags), so the notebook, ``psit run``'s summary and the report judge the same things."""
+    records = folder.records()
+    scored = [{"spec": (records.get(line["episode_id"]) or {}).get("spec") or {},
+               "diagnostics": line["metadata"]["diagnostics"]}
+              for line in folder.score_lines().values()
+              if isinstance(line.get("metadata"), dict) and line["metadata"].get("diagnostics")]
+    return assess_health(records.values(), threshold, scored)
+
