@@ -88,21 +88,26 @@ def _fail(tables: Tables) -> Decision:
                     f"{cells['model'].nunique()} model(s), {len(sizes - {None})} known size(s))")
 
 
-def _restores(tables: Tables) -> Decision:
-    cells = _scored(tables[TABLE])
-    parts = []
+def _pooled_gaps(cells: pd.DataFrame, column: str, better: str, worse: str) -> list[tuple[str, bool, bool]]:
+    """Per (task, model): ``better`` agents pooled against ``worse`` pooled (``column`` says which
+    an agent is), one-sided Fisher both ways: (cell, better at ALPHA, worse at ALPHA/cells)."""
     groups = list(cells.groupby(["task", "model"], sort=False))
+    parts = []
     for (task, model), part in groups:
-        pooled = part.groupby("group")[["successes", "n_scored"]].sum()
-        if not {"public", "private"} <= set(pooled.index):
+        pooled = part.groupby(column)[["successes", "n_scored"]].sum()
+        if not {better, worse} <= set(pooled.index):
             continue
-        kp, np_ = int(pooled.at["private", "successes"]), int(pooled.at["private", "n_scored"])
-        kb, nb = int(pooled.at["public", "successes"]), int(pooled.at["public", "n_scored"])
-        up = float(fisher_exact([[kp, np_ - kp], [kb, nb - kb]], alternative="greater")[1])
-        down = float(fisher_exact([[kp, np_ - kp], [kb, nb - kb]], alternative="less")[1])
-        parts.append((f"{task} on {model} ({kp / np_:.2f} vs {kb / nb:.2f})", up < ALPHA,
-                      down < ALPHA / max(1, len(groups))))
-    decision = all_of(parts, "(task, model) cells")
+        kb, nb = int(pooled.at[better, "successes"]), int(pooled.at[better, "n_scored"])
+        kw, nw = int(pooled.at[worse, "successes"]), int(pooled.at[worse, "n_scored"])
+        table = [[kb, nb - kb], [kw, nw - kw]]
+        parts.append((f"{task} on {model} ({kb / nb:.2f} vs {kw / nw:.2f})",
+                      float(fisher_exact(table, alternative="greater")[1]) < ALPHA,
+                      float(fisher_exact(table, alternative="less")[1]) < ALPHA / max(1, len(groups))))
+    return parts
+
+
+def _restores(tables: Tables) -> Decision:
+    decision = all_of(_pooled_gaps(_scored(tables[TABLE]), "group", "private", "public"), "(task, model) cells")
     return Decision(decision.verdict, decision.statistic + " (private-state agents pooled vs public pooled)")
 
 
@@ -131,19 +136,7 @@ def _scales(tables: Tables) -> Decision:
 
 def _workflow_first(tables: Tables) -> Decision:
     cells = _scored(tables[TABLE])
-    cells = cells[cells["family"].isin(["workflow", "autonomous"])]
-    groups = list(cells.groupby(["task", "model"], sort=False))
-    parts = []
-    for (task, model), part in groups:
-        pooled = part.groupby("family")[["successes", "n_scored"]].sum()
-        if not {"workflow", "autonomous"} <= set(pooled.index):
-            continue
-        kw, nw = int(pooled.at["workflow", "successes"]), int(pooled.at["workflow", "n_scored"])
-        ka, na = int(pooled.at["autonomous", "successes"]), int(pooled.at["autonomous", "n_scored"])
-        table = [[kw, nw - kw], [ka, na - ka]]
-        parts.append((f"{task} on {model} ({kw / nw:.2f} vs {ka / na:.2f})",
-                      float(fisher_exact(table, alternative="greater")[1]) < ALPHA,
-                      float(fisher_exact(table, alternative="less")[1]) < ALPHA / max(1, len(groups))))
+    parts = _pooled_gaps(cells[cells["family"].isin(["workflow", "autonomous"])], "family", "workflow", "autonomous")
     if not parts:
         return Decision(INCONCLUSIVE, "needs a workflow and an autonomous memory agent in one (game, model) cell")
     decision = all_of(parts, "(task, model) cells")
