@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -165,19 +165,11 @@ class Study:
 
     def scorer(self, notebook: str, name: str) -> Scorer:
         """One of the notebook's scorers by name; KeyError naming the others."""
-        scorers = {s.name: s for s in self.notebook(notebook).scorer_list}
-        if name not in scorers:
-            raise KeyError(f"notebook {notebook!r} has no scorer {name!r}; its scorers are "
-                           f"{', '.join(scorers) or 'none'}")
-        return scorers[name]
+        return _by_name(self.notebook(notebook).scorer_list, name, f"notebook {notebook!r}", "scorer")
 
     def metric(self, notebook: str, table: str) -> Metric:
         """The metric that builds one of the notebook's tables; KeyError naming the others."""
-        metrics = {m.name: m for m in self.notebook(notebook).metrics}
-        if table not in metrics:
-            raise KeyError(f"notebook {notebook!r} has no table {table!r}; its tables are "
-                           f"{', '.join(metrics) or 'none'}")
-        return metrics[table]
+        return _by_name(self.notebook(notebook).metrics, table, f"notebook {notebook!r}", "table")
 
     def direction(self, notebook: str, table: str, column: str) -> str | None:
         """Which way is better for a column of a table (``"higher"``, ``"lower"``, or None: no
@@ -334,3 +326,13 @@ class Study:
                                                   "versions_changed": changed}]
             store.write_metadata(before)
         return run
+
+_Named = TypeVar("_Named", Scorer, Metric)
+
+
+def _by_name(items: Iterable[_Named], name: str, owner: str, kind: str) -> _Named:
+    """The item called ``name`` among ``items``; KeyError naming the others."""
+    found = {item.name: item for item in items}
+    if name not in found:
+        raise KeyError(f"{owner} has no {kind} {name!r}; its {kind}s are {', '.join(found) or 'none'}")
+    return found[name]

@@ -489,8 +489,3 @@ def relative_gain_reading(gains: pd.DataFrame, scenario: str = "stale_locations"
                        "so this run does not separate the systems")
         lines.append(f"- {rates}: {change}; {verdict}; {paper}.")
     return "\n".join(lines)
-
-
-def pooled_reading(pooled: pd.DataFrame) -> str:
-    """Generated sentences on the pooled success (the paper's Success column), per scenario."""
-    return success_reading(pooled)
