@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 import json
 import subprocess
@@ -53,3 +54,25 @@ def test_the_call_model_says_when_and_where_it_was_measured():
     model = json.loads((ROOT / "data" / "call_model.json").read_text())
     assert model["measured"] and model["commit"] and model["backend"] == "sim"
     assert set(model["run_commits"]) == set(model["per_unit"])
+
+
+def test_a_two_episode_run_of_02_scales_its_sweep_down_and_the_default_plan_keeps_it():
+    from psit_lib.cli.notebooks import default_values
+
+    call_model = load_call_model()
+    defaults = default_values(ROOT / "notebooks" / "02_hangman_fork_tests.ipynb")
+    full = estimate_notebook("02_hangman_fork_tests", defaults, ["psit-sim"], True, call_model)
+    quick = estimate_notebook("02_hangman_fork_tests", {**defaults, "n_episodes": 2}, ["psit-sim"], True, call_model)
+    agents = len(defaults["agents"])
+    # default: 10 per agent, sweep 6 per (agent, value) of 2 agents x 3 values; quick: 2 per agent, 1 per value
+    assert (full.by_model["psit-sim"].episodes, full.by_model["simulator sweeps"].episodes) == (agents * 10, 36)
+    assert (quick.by_model["psit-sim"].episodes, quick.by_model["simulator sweeps"].episodes) == (agents * 2, 6)
+
+
+@given(size=st.integers(0, 50), full=st.integers(1, 60), n=st.integers(1, 200))
+def test_a_sweep_shrinks_in_proportion_never_to_nothing_and_never_grows(size, full, n):
+    from psit_lib.runs.sweeps import scaled_sweep_size
+
+    scaled = scaled_sweep_size(size, n, full)
+    assert scaled == size if n >= full or size == 0 else 1 <= scaled <= size
+    assert scaled <= max(1, size * n / full) or n >= full

@@ -84,7 +84,7 @@ def test_each_swept_value_is_its_own_part_named_in_one_place():
     from psit_lib.studies.psit.study import STUDY
 
     notebook = "02_hangman_fork_tests"
-    params = ForkTestParams(agents=["vanilla", "workflow_overwrite"], n_episodes=1, sweep_episodes=2,
+    params = ForkTestParams(agents=["vanilla", "workflow_overwrite"], n_episodes=10, sweep_episodes=2,
                             sweep_agents=["workflow_overwrite", "vanilla"])
     swept = params.swept
     parts = STUDY.parts(notebook, params, ["psit-sim"],

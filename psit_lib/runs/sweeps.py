@@ -29,3 +29,10 @@ def sweep_model_names(profile: str, knob: str, values: Sequence[Any]) -> dict[An
 def sweep_part_name(knob: str, value: Any) -> str:
     """The part of a sweep at one value: ``sweep:<knob>=<value>``."""
     return f"sweep:{knob}={value}"
+
+
+def scaled_sweep_size(size: int, n: int, full: int) -> int:
+    """Sweep episodes per value for a run of ``n`` main episodes when ``size`` is meant for ``full``:
+    unchanged at ``full`` or more, else proportionally fewer (at least 1; 0 stays 0), so a quick run
+    is not mostly sweep. A pure function of the bound parameters, so a resume plans the same sweep."""
+    return size if not size or n >= full else max(1, size * n // full)

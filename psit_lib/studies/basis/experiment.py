@@ -19,6 +19,7 @@ from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, Sweeps, distinct
 from psit_lib.runs.runner import EpisodeSpec, study_episode
+from psit_lib.runs.sweeps import scaled_sweep_size
 from psit_lib.studies.basis.records import AppCall, BasisTrial, CortexEpisode, Ride, StepView
 from psit_lib.studies.basis.scenarios import SCENARIOS
 from psit_lib.studies.basis.cab_app import RecordingCabApp, make_cab_app
@@ -51,7 +52,8 @@ class BasisParams(ModelRunParams):
     sweeps: Sweeps = Field(
         default_factory=lambda: {"notices_contradictions": [0.0, 0.5, 0.9], "explicit_detail_weight": [0.2, 0.44, 1.0]},
         description="simulator assumption -> values, each swept with sweep_trials trials per cell")
-    sweep_trials: int = Field(4, ge=0, le=10_000, description="trials per (scenario, system) at each swept value")
+    sweep_trials: int = Field(4, ge=0, le=10_000, description=(
+        "trials per (scenario, system) at each swept value at the default n_trials, proportionally fewer below it"))
 
     @field_validator("scenarios")
     @classmethod
@@ -142,10 +144,12 @@ def reference_set_specs(params: BasisParams, models: Sequence[str] = (DEFAULT_MO
 
 
 def sweep_specs(params: BasisParams, sweep_models: dict[Any, str]) -> list[EpisodeSpec]:
-    """``sweep_trials`` trials per (scenario, system) at every swept value (one simulated model each)."""
-    if not sweep_models or not params.sweep_trials:
+    """``sweep_trials`` trials per (scenario, system) at every swept value (one simulated model each),
+    fewer in a quick run."""
+    per_value = scaled_sweep_size(params.sweep_trials, params.n_trials, BasisParams.model_fields["n_trials"].default)
+    if not sweep_models or not per_value:
         return []
-    return make_specs(params.model_copy(update={"n_trials": params.sweep_trials,
+    return make_specs(params.model_copy(update={"n_trials": per_value,
                                                 "ks": (1,)}), list(sweep_models.values()))
 
 

@@ -15,6 +15,7 @@ from psit_lib.analysis.stats import better_than_all_baselines, rate_table, signi
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.records import EpisodeRecord, ok_results
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
+from psit_lib.runs.sweeps import scaled_sweep_size
 from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
@@ -49,10 +50,12 @@ ForkRecord = EpisodeRecord[ForkEpisode]
 
 def sweep_specs(task: PsitTask, params: ForkTestParams, sweep_models: dict[Any, str]) -> list[EpisodeSpec]:
     """Episodes of the two swept agents at every value of the swept assumption (one simulated
-    model per value, see ``Experiment.sweep_models``); none on a real endpoint."""
-    if not sweep_models or not params.sweep_episodes:
+    model per value, see ``Experiment.sweep_models``), fewer in a quick run; none on a real endpoint."""
+    full = type(params).model_fields["n_episodes"].default
+    per_value = scaled_sweep_size(params.sweep_episodes, params.n_episodes, full)
+    if not sweep_models or not per_value:
         return []
-    sub = params.model_copy(update={"agents": list(params.sweep_agents), "n_episodes": params.sweep_episodes})
+    sub = params.model_copy(update={"agents": list(params.sweep_agents), "n_episodes": per_value})
     return plan_fork_episodes(task, sub, list(sweep_models.values()))
 
 

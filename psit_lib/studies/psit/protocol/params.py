@@ -43,7 +43,8 @@ class ForkTestParams(ModelRunParams):
     sweep_agents: Annotated[list[str], AfterValidator(validate_agent_names)] = Field(
         default_factory=lambda: ["workflow_overwrite", "vanilla"],
         description="(method, baseline) whose gap is swept", min_length=2, max_length=2)
-    sweep_episodes: int = Field(6, ge=0, le=100_000, description="episodes per agent and value (0: no sweep)")
+    sweep_episodes: int = Field(6, ge=0, le=100_000, description=(
+        "episodes per agent and value at the default n_episodes, proportionally fewer below it (0: no sweep)"))
 
     @property
     def swept(self) -> NamedSweep:
