@@ -7,7 +7,9 @@ Run the series on the simulator at default parameters, then point this script at
 
 For every finished episode it reads the model calls and tokens the run recorded and averages
 them per unit (an episode, or a turn where episodes have turns) of each (task or scenario, agent
-or system) of each notebook, with the coarser averages (per task, per notebook) as fall-backs.
+or system) of each notebook, with the coarser averages (per task, per notebook) as fall-backs;
+and per notebook the simulator's seconds per call (its executions' wall time over their calls)
+and the longest prompt of each role (the dry-run checks it against an endpoint's context).
 It prints the table it writes. A later folder's notebook replaces an earlier one's.
 """
 
@@ -17,7 +19,7 @@ import json
 import subprocess
 import sys
 from collections import defaultdict
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 from psit_lib.cli.estimate import CALL_MODEL, episode_key, episode_units
@@ -27,16 +29,29 @@ from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
 FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 
 
-def measure(run_dirs: list[Path], commits: dict[str, str]) -> dict[str, dict[str, dict[str, float]]]:
+def seconds_per_call(folder: RunFolder) -> float | None:
+    """The notebook's wall time over its model calls, summed over its executions."""
+    spans = [((datetime.fromisoformat(e.ended) - datetime.fromisoformat(e.started)).total_seconds(), e.model_calls)
+             for e in folder.metadata().executions if e.started and e.ended]
+    calls = sum(c for _, c in spans)
+    return round(sum(s for s, _ in spans) / calls, 4) if calls else None
+
+
+def measure(run_dirs: list[Path], commits: dict[str, str], seconds: dict[str, float],
+            longest: dict[str, dict[str, int]]) -> dict[str, dict[str, dict[str, float]]]:
     """Per notebook and episode kind, the mean calls and tokens per unit; ``commits`` gets the
-    commit each notebook's run was made at (from its run metadata)."""
+    commit each notebook's run was made at (from its run metadata), ``seconds`` its seconds per
+    call and ``longest`` its longest prompt per role."""
     per_unit: dict[str, dict[str, dict[str, float]]] = {}
     for run_dir in run_dirs:
         for notebook in sorted(notebooks_with_metadata(run_dir)):
             sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+            roles: dict[str, int] = defaultdict(int)
             for record in RunFolder(run_dir / notebook).flat_records().values():
                 if record.get("status") != "ok":
                     continue
+                for call in record.get("calls") or ():
+                    roles[call["role"]] = max(roles[call["role"]], int(call["prompt_tokens"]))
                 key, units = episode_key(record["spec"]), episode_units(record["spec"])
                 for k in (key, key.split("/")[0] + "/*", "*"):
                     for i, name in enumerate(FIELDS):
@@ -44,6 +59,9 @@ def measure(run_dirs: list[Path], commits: dict[str, str]) -> dict[str, dict[str
                     sums[k][3] += units
             if sums:
                 commits[notebook] = str(RunFolder(run_dir / notebook).metadata().git_commit or "?")
+                longest[notebook] = dict(sorted(roles.items()))
+                if (per_call := seconds_per_call(RunFolder(run_dir / notebook))) is not None:
+                    seconds[notebook] = per_call
                 per_unit[notebook] = {k: {**{name: round(v[i] / v[3], 2) for i, name in enumerate(FIELDS)},
                                           "units": int(v[3])} for k, v in sorted(sums.items())}
     return per_unit
@@ -55,14 +73,16 @@ def main(argv: list[str]) -> int:
         return 2
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     commits: dict[str, str] = {}
-    per_unit = measure([Path(a) for a in argv], commits)
+    seconds: dict[str, float] = {}
+    longest: dict[str, dict[str, int]] = {}
+    per_unit = measure([Path(a) for a in argv], commits, seconds, longest)
     model = {"measured": date.today().isoformat(), "commit": commit, "backend": "sim", "profile": "default",
              "unit": "an episode, or a turn where episodes have turns", "run_commits": commits,
-             "per_unit": per_unit}
+             "per_unit": per_unit, "seconds_per_call": seconds, "longest_prompt": longest}
     out = data_root() / CALL_MODEL
     out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n")
-    for notebook, table in model["per_unit"].items():
-        print(notebook)
+    for notebook, table in per_unit.items():
+        print(f"{notebook}  ({seconds.get(notebook, '?')} s per call; longest prompt {longest[notebook]})")
         for key, row in table.items():
             print(f"  {key:40} calls {row['calls']:8.2f}  prompt {row['prompt_tokens']:10.1f}  "
                   f"completion {row['completion_tokens']:9.1f}  over {row['units']} units")

@@ -11,7 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-from psit_lib.cli.estimate import episode_key, estimate_notebook, load_call_model
+from loopback import HandlerServer, QuietHandler, send_json
+from psit_lib.cli.errors import CliError
+from psit_lib.cli.estimate import (SWEEPS, dry_run_table, endpoint_part, episode_key, estimate_notebook,
+                                   load_call_model, parse_price)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +39,7 @@ def test_the_study_scale_estimate_runs_nothing_and_names_every_notebook(tmp_path
     lines = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line[:2].isdigit()}
     assert sorted(lines) == sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert int(lines["02_hangman_fork_tests"][1]) == 8 * 50 + 2 * 6 * 3  # 8 agents x 50, sweep 2 x 6 x 3 values
-    assert int(float(lines["05_acc_judge_evaluation"][2])) > 0 and "prompt tok" in done.stdout
+    assert int(lines["05_acc_judge_evaluation"][2].replace(",", "")) > 0 and "simulator" in done.stdout
     assert not (tmp_path / "results").exists()  # nothing ran, nothing was written
 
 
@@ -76,3 +79,118 @@ def test_a_sweep_shrinks_in_proportion_never_to_nothing_and_never_grows(size, fu
     scaled = scaled_sweep_size(size, n, full)
     assert scaled == size if n >= full or size == 0 else 1 <= scaled <= size
     assert scaled <= max(1, size * n / full) or n >= full
+
+
+NB02 = ROOT / "notebooks" / "02_hangman_fork_tests.ipynb"
+
+
+def _table(monkeypatch, notebook=NB02, params=None, **kwargs):
+    monkeypatch.setenv("PSIT_BACKEND", kwargs.pop("backend", "sim"))
+    kwargs.setdefault("prompt_rate", 1000.0)
+    kwargs.setdefault("completion_rate", 100.0)
+    return dry_run_table([notebook], {notebook.stem: params or {}}, **kwargs)
+
+
+def test_the_simulator_dry_run_names_what_each_figure_assumes_in_numbers_a_reader_takes_in(monkeypatch):
+    import re
+
+    text = _table(monkeypatch, params={"n_episodes": 50}, price=(0.15, 0.6))
+    print(text)
+    assert not re.search(r"\b\d{7,}\b", text)  # no raw 146202274
+    assert re.search(r"\d,\d{3}\b", text)  # thousands grouped (7,391 calls)
+    labels = {line.split(":")[0] for line in text.splitlines() if re.match(r"(simulator|endpoint|cost): ", line)}
+    assert labels == {"simulator", "endpoint", "cost"}
+    assert "1,000 prompt and 100 completion tokens/s" in text and "--prompt-rate" in text and "--price" in text
+    assert "server-hours" not in text and "hours" not in text.split("Sizing")[0]
+    header = next(line for line in text.splitlines() if line.startswith("notebook"))
+    assert header.split()[-3:] == ["simulator", "endpoint", "cost"] and len(header) < 100
+    sweep = next(line for line in text.splitlines() if line.strip().startswith(SWEEPS))
+    assert sweep.split()[-2:] == ["-", "-"]  # the simulator's sweeps never run, nor cost, on an endpoint
+
+
+def test_a_real_backend_shows_no_simulator_time(monkeypatch):
+    monkeypatch.setenv("PSIT_BASE_URLS", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("PSIT_MODEL", "m")
+    text = _table(monkeypatch, backend="openai")
+    assert "simulator:" not in text and "endpoint:" in text and SWEEPS not in text
+
+
+def test_the_cost_is_each_models_tokens_at_the_price_and_the_total_their_sum(monkeypatch):
+    call_model = load_call_model()
+    values = {"agents": ["vanilla", "private_cot"], "n_episodes": 3, "models": ["a", "b"]}
+    found = estimate_notebook("02_hangman_fork_tests", values, ["psit-sim"], True, call_model)
+    a = found.by_model["a"]
+    assert a.usd(2.0, 10.0) == pytest.approx(a.prompt_tokens * 2e-6 + a.completion_tokens * 1e-5)
+    part = endpoint_part(found)  # the endpoint's share: every model, never the sweeps
+    assert part.usd(2.0, 10.0) == pytest.approx(found.by_model["a"].usd(2, 10) + found.by_model["b"].usd(2, 10))
+    assert part.episodes == 2 * 2 * 3 and found.by_model[SWEEPS].episodes > 0
+
+    text = _table(monkeypatch, params={"agents": ["vanilla", "private_cot"], "n_episodes": 3, "models": ["a", "b"]},
+                  price=(2.0, 10.0))
+    rows = {line.split()[0]: line.split() for line in text.splitlines()}
+    assert rows["a"][-1] == f"${a.usd(2, 10):,.2f}" and rows["total"][-1] == f"${part.usd(2, 10):,.2f}"
+    assert rows[SWEEPS.split()[0]][-1] == "-"
+
+
+@pytest.mark.parametrize("text", ["1", "1,2,3", "a,b", "-1,2", "nan,1", "1,inf", "", "0.1;0.2"])
+def test_a_malformed_price_is_one_sentence(text):
+    with pytest.raises(CliError, match=r"--price .* is not IN,OUT: give USD per million"):
+        parse_price(text)
+
+
+def test_a_price_reads_in_and_out_per_million_tokens():
+    assert parse_price("0.15,0.6") == (0.15, 0.6) and parse_price("0,0") == (0, 0) and parse_price(None) is None
+
+
+def test_a_bad_price_on_the_command_line_exits_2_with_one_line(tmp_path):
+    done, _ = _psit(tmp_path, "02", "--price", "0.15")
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.count("\n") == 1 and "--price '0.15' is not IN,OUT" in done.stderr
+
+
+class PropsServer(HandlerServer):
+    """A llama.cpp-like endpoint reporting one slot of ``n_ctx`` tokens of context."""
+
+    def __init__(self, n_ctx: int) -> None:
+        props = {"total_slots": 1, "default_generation_settings": {"n_ctx": n_ctx}}
+
+        class Handler(QuietHandler):
+            def do_GET(self) -> None:
+                send_json(self, 200, props) if self.path == "/props" else send_json(self, 404, {})
+
+        self._serve(Handler)
+
+
+def _with_longest(tmp_path, roles):
+    model = load_call_model()
+    model["longest_prompt"] = {"02_hangman_fork_tests": roles}
+    path = tmp_path / "call_model.json"
+    path.write_text(json.dumps(model))
+    return path
+
+
+@pytest.mark.parametrize("n_ctx, warned", [(1024, True), (32768, False)])
+def test_the_longest_prompt_is_checked_against_the_context_the_endpoint_reports(tmp_path, monkeypatch, n_ctx, warned):
+    server = PropsServer(n_ctx)
+    try:
+        monkeypatch.setenv("PSIT_BASE_URLS", server.url)
+        monkeypatch.setenv("PSIT_MODEL", "m")
+        text = _table(monkeypatch, backend="openai",
+                      call_model_path=_with_longest(tmp_path, {"hangman_host": 900, "memory_library": 1937}))
+    finally:
+        server.close()
+    warnings = [line for line in text.splitlines() if line.startswith("warning")]
+    if warned:
+        assert len(warnings) == 1
+        assert all(word in warnings[0] for word in ("02_hangman_fork_tests", "memory_library", "1,937", "1,024"))
+    else:
+        assert not warnings
+
+
+def test_the_simulator_asks_no_endpoint_for_its_context(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the simulator has no context to ask for")
+
+    monkeypatch.setattr("psit_lib.llm.server_limits.probe", refuse)
+    text = _table(monkeypatch, call_model_path=_with_longest(tmp_path, {"memory_library": 10**9}))
+    assert "warning" not in text

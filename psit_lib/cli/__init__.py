@@ -202,12 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fresh", action="store_true",
                      help="redo the episodes of the selected notebooks (the response cache is kept)")
     run.add_argument("--dry-run", action="store_true",
-                     help="run nothing: print the planned episodes and the estimated model calls, tokens and hours "
+                     help="run nothing: print the planned episodes and the estimated model calls, tokens and time "
                           "per notebook (from a call model measured on the simulator, data/call_model.json)")
     run.add_argument("--prompt-rate", type=float, default=1000.0, metavar="TOK_S",
                      help="with --dry-run: prompt tokens per second the server processes in all (default 1000)")
     run.add_argument("--completion-rate", type=float, default=100.0, metavar="TOK_S",
                      help="with --dry-run: completion tokens per second the server generates in all (default 100)")
+    run.add_argument("--price", metavar="IN,OUT",
+                     help="with --dry-run: USD per million prompt and completion tokens, for a cost per model")
     run.add_argument("--margin", type=float, default=None,
                      help="with --dry-run: size the run for this equivalence margin against the papers "
                           "(episodes per cell needed; default 0.15, docs/protocol.md)")

@@ -1,18 +1,22 @@
-"""``psit run --dry-run``: what a run would cost, in seconds, without running anything.
+"""``psit run --dry-run``: what a run would cost, on the simulator and on a real endpoint, without running anything.
 
 The planned episodes come from each notebook's study (``studies.registry``: its parameter model
 and plan, sweeps on the simulator only). The cost of an episode comes from a *call model*
 measured once on the simulator and kept as data (``data/call_model.json``, with the date,
 commit and profile it was measured at; ``benchmarks/measure_call_model.py`` remeasures it):
 model calls, prompt and completion tokens per episode of each (task or scenario, agent or
-system), or per turn where episodes have turns. Call counts follow the protocol; prompt tokens
-are close; real models write longer replies than the simulator (reasoning models many times
-longer), so completion tokens and times are lower bounds.
+system), or per turn where episodes have turns, and the simulator's seconds per call and longest
+prompt per role of each notebook. Call counts follow the protocol; prompt tokens are close; real
+models write longer replies than the simulator (reasoning models many times longer), so
+completion tokens and endpoint times are lower bounds.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import shutil
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,8 @@ from typing import Any
 from psit_lib.cli.errors import CliError
 
 CALL_MODEL = "call_model.json"
+SWEEPS = "simulator sweeps"
+"""The one row of a notebook's sweeps (simulator-only: never run, timed or priced on an endpoint)."""
 
 
 def load_call_model(path: Path | None = None) -> dict[str, Any]:
@@ -60,8 +66,13 @@ class Estimate:
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
 
-    def hours(self, prompt_rate: float, completion_rate: float) -> float:
-        return (self.prompt_tokens / prompt_rate + self.completion_tokens / completion_rate) / 3600
+    def seconds(self, prompt_rate: float, completion_rate: float) -> float:
+        """At a real endpoint processing ``prompt_rate`` and generating ``completion_rate`` tokens/s in all."""
+        return self.prompt_tokens / prompt_rate + self.completion_tokens / completion_rate
+
+    def usd(self, prompt_price: float, completion_price: float) -> float:
+        """At these USD per million prompt and completion tokens."""
+        return (self.prompt_tokens * prompt_price + self.completion_tokens * completion_price) / 1e6
 
 
 def _per_unit(model: dict[str, Any], notebook: str, key: str) -> dict[str, float] | None:
@@ -95,7 +106,7 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
     default_model = (list(getattr(params, "models", None) or models) or ["?"])[0]
     for spec in specs:
         name = str(spec.params.get("model") or default_model)
-        per_model = found.by_model.setdefault("simulator sweeps" if name.startswith("sweep:") else name,
+        per_model = found.by_model.setdefault(SWEEPS if name.startswith("sweep:") else name,
                                               Estimate(notebook))
         per_model.episodes += 1
         row = _per_unit(call_model, notebook, episode_key(spec.params))
@@ -159,41 +170,123 @@ def margin_sizing_lines(sizing: dict[str, tuple[list[float], int, int]], margin:
     return lines
 
 
+def humanise(n: float) -> str:
+    """``4,812`` or ``146.2 M``: a count taken in at a glance, never a run of seven digits."""
+    return f"{n / 1e6:,.1f} M" if abs(n) >= 1e6 else f"{n:,.0f}"
+
+
+def parse_price(text: str | None) -> tuple[float, float] | None:
+    """``--price IN,OUT``: USD per million prompt and completion tokens (None: not given)."""
+    if text is None:
+        return None
+    try:
+        prompt, completion = (float(part) for part in text.split(","))
+        if not (0 <= prompt < math.inf and 0 <= completion < math.inf):
+            raise ValueError
+    except ValueError:
+        raise CliError(f"--price {text!r} is not IN,OUT: give USD per million prompt and completion tokens, "
+                       "e.g. --price 0.15,0.60") from None
+    return prompt, completion
+
+
+def check_rates(prompt_rate: float, completion_rate: float) -> None:
+    if not (0 < prompt_rate < math.inf and 0 < completion_rate < math.inf):
+        raise CliError(f"--prompt-rate {prompt_rate:g} and --completion-rate {completion_rate:g} must be positive "
+                       "tokens per second, e.g. --prompt-rate 1000 --completion-rate 100")
+
+
+def endpoint_part(row: Estimate) -> Estimate:
+    """The episodes a real endpoint would run: all but the simulator's sweeps."""
+    parts = [m for name, m in row.by_model.items() if name != SWEEPS]
+    return Estimate(row.notebook, sum(m.episodes for m in parts), sum(m.calls for m in parts),
+                    sum(m.prompt_tokens for m in parts), sum(m.completion_tokens for m in parts))
+
+
+def context_warnings(rows: list[Estimate], settings: Any, longest: dict[str, dict[str, int]]) -> list[str]:
+    """One line per notebook whose longest measured prompt exceeds the context its model's endpoint
+    reports (llama.cpp ``/props``, vLLM ``max_model_len``, Ollama); nothing on the simulator."""
+    from psit_lib.llm.server_limits import probe
+
+    if settings.simulated:
+        return []
+    key = settings.api_key.get_secret_value() if settings.api_key else None
+    contexts: dict[str, int | None] = {}
+    lines = []
+    for row in rows:
+        roles = longest.get(row.notebook) or {}
+        if not roles:
+            continue
+        role, tokens = max(roles.items(), key=lambda item: item[1])
+        for model in (name for name in row.by_model if name != SWEEPS):
+            if model not in contexts:
+                urls = settings.urls_for(model)
+                contexts[model] = probe(urls[0], model, key, measure=False).context if urls else None
+            context = contexts[model]
+            if context and tokens > context:
+                lines.append(f"warning: {row.notebook}'s longest prompt ({role}, {tokens:,} tokens on the simulator) "
+                             f"exceeds the {context:,}-token context {model} reports; raise the server's context")
+    return lines
+
+
 def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, prompt_rate: float,
-                  completion_rate: float, call_model_path: Path | None = None, margin: float | None = None) -> str:
+                  completion_rate: float, price: tuple[float, float] | None = None,
+                  call_model_path: Path | None = None, margin: float | None = None) -> str:
+    from psit_lib.cli.notebooks import default_values
+    from psit_lib.cli.progress import format_duration
     from psit_lib.llm.settings import LLMSettings
 
+    check_rates(prompt_rate, completion_rate)
     settings = LLMSettings.from_env()
     call_model = load_call_model(call_model_path)
-    from psit_lib.cli.notebooks import default_values
-
     values = {nb.stem: {**default_values(nb), **params[nb.stem]} for nb in notebooks}
     rows = [estimate_notebook(nb.stem, values[nb.stem], [settings.model], settings.simulated, call_model)
             for nb in notebooks]
-    lines = [f"psit run --dry-run: nothing runs. Call model measured {call_model.get('measured', '?')} at commit "
-             f"{str(call_model.get('commit', '?'))[:10]} on the simulator (profile "
-             f"{call_model.get('profile', 'default')}); backend {settings.backend}, model {settings.model} "
-             "(where a notebook's `models` parameter names none).",
-             f"{'notebook':38} {'episodes':>9} {'calls':>9} {'prompt tok':>12} {'completion tok':>15} {'hours':>7}"]
+    per_call = call_model.get("seconds_per_call") or {}
+    sim = settings.simulated
+
+    def row_line(label: str, counts: Estimate, simulated: list[Estimate], endpoint: list[Estimate]) -> str:
+        """One row: the counts, the simulator's time of ``simulated``, the endpoint's time and cost of
+        ``endpoint`` ('-' where nothing is known or nothing would run there)."""
+        line = (f"{label:36} {humanise(counts.episodes):>8} {humanise(counts.calls):>7} "
+                f"{humanise(counts.prompt_tokens):>8} {humanise(counts.completion_tokens):>8}")
+        if sim:
+            known = [e.calls * per_call[e.notebook] for e in simulated if e.notebook in per_call]
+            line += f" {format_duration(sum(known)) if known else '-':>9}"
+        line += f" {format_duration(sum(e.seconds(prompt_rate, completion_rate) for e in endpoint)) if endpoint else '-':>8}"
+        if price:
+            line += f" {'$' + format(sum(e.usd(*price) for e in endpoint), ',.2f') if endpoint else '-':>8}"
+        return line
+
+    lines = [f"psit run --dry-run: nothing runs. Episodes from each notebook's plan; calls and tokens from the call model "
+             f"measured {call_model.get('measured', '?')} on the simulator at commit "
+             f"{str(call_model.get('commit', '?'))[:10]} (profile {call_model.get('profile', 'default')}). Backend "
+             f"{settings.backend}, model {settings.model} (where a notebook's `models` parameter names none).",
+             f"{'notebook':36} {'episodes':>8} {'calls':>7} {'prompt':>8} {'compl.':>8}"
+             + (f" {'simulator':>9}" if sim else "") + f" {'endpoint':>8}" + (f" {'cost':>8}" if price else "")]
     for r in rows:
-        lines.append(f"{r.notebook:38} {r.episodes:>9} {r.calls:>9.0f} {r.prompt_tokens:>12.0f} "
-                     f"{r.completion_tokens:>15.0f} {r.hours(prompt_rate, completion_rate):>7.2f}"
-                     + (f"  ({r.note})" if r.note else ""))
+        lines.append(row_line(r.notebook, r, [r], [endpoint_part(r)]) + (f"  ({r.note})" if r.note else ""))
         if len(r.by_model) > 1:  # one row per model the notebook's episodes name
             for name, m in r.by_model.items():
                 own = settings.model_copy(update={"model": name}).request_settings()
                 budget = f"  (max_tokens {own.max_tokens}, PSIT_MODEL_SETTINGS)" if own and own.max_tokens else ""
-                lines.append(f"  {name[:36]:36} {m.episodes:>9} {m.calls:>9.0f} {m.prompt_tokens:>12.0f} "
-                             f"{m.completion_tokens:>15.0f} {m.hours(prompt_rate, completion_rate):>7.2f}{budget}")
+                lines.append(row_line(f"  {name[:34]}", m, [m], [] if name == SWEEPS else [m]) + budget)
     total = Estimate("total", sum(r.episodes for r in rows), sum(r.calls for r in rows),
                      sum(r.prompt_tokens for r in rows), sum(r.completion_tokens for r in rows))
-    lines.append(f"{'total':38} {total.episodes:>9} {total.calls:>9.0f} {total.prompt_tokens:>12.0f} "
-                 f"{total.completion_tokens:>15.0f} {total.hours(prompt_rate, completion_rate):>7.2f}")
-    lines.append(f"Hours at {prompt_rate:g} prompt and {completion_rate:g} completion tokens per second in all "
-                 "(--prompt-rate, --completion-rate). Completion tokens and hours are the simulator's, a lower "
-                 "bound for real models; sweeps run only on the simulator.")
+    lines.append(row_line("total", total, rows, [endpoint_part(r) for r in rows]))
+    if sim:
+        lines.append("simulator: its own wall time at the seconds per call each notebook took when the call model was "
+                     "measured (one notebook at a time, start-up included; '-': not measured).")
+    lines.append(f"endpoint: a real endpoint at {prompt_rate:,g} prompt and {completion_rate:,g} completion tokens/s in "
+                 "all (--prompt-rate, --completion-rate), for the episodes it would run (sweeps are simulator-only); "
+                 "completion tokens (compl.) are the simulator's, a lower bound for real models, and so are times.")
+    lines.append(f"cost: USD at {price[0]:g} per million prompt and {price[1]:g} per million completion tokens "
+                 "(--price), for the endpoint's episodes." if price else
+                 "cost: --price IN,OUT (USD per million prompt and completion tokens) adds a cost per model and in all.")
+    lines += context_warnings(rows, settings, call_model.get("longest_prompt") or {})
     from psit_lib.analysis.verdicts import DEFAULT_MARGIN
 
     sizing = {stem: cells for stem, v in values.items() if (cells := _paper_cells(stem, v)) is not None}
     lines += margin_sizing_lines(sizing, DEFAULT_MARGIN if margin is None else margin)
-    return "\n".join(lines)
+    width = shutil.get_terminal_size((100, 24)).columns - 1
+    return "\n".join(line if line[:1] in " " or line[:2].isdigit() or line.startswith(("notebook ", "total ", "warning: "))
+                     else textwrap.fill(line, width, subsequent_indent="  ") for line in lines)

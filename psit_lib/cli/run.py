@@ -120,7 +120,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     params = load_params(args.params_file, args.param, notebooks)
     if args.dry_run:
         return dry_run(notebooks, params, prompt_rate=args.prompt_rate, completion_rate=args.completion_rate,
-                       margin=args.margin)
+                       price=args.price, margin=args.margin)
     settings = check_settings(probe=False)
     run_id = args.run_id or default_run_id(params)
     run_dir = results_root() / run_id
@@ -205,10 +205,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]], *, prompt_rate: float = 1000.0,
-            completion_rate: float = 100.0, margin: float | None = None) -> int:
+            completion_rate: float = 100.0, price: str | None = None, margin: float | None = None) -> int:
     """Plan and estimate without running anything (``cli/estimate.py``), and size the run for the
     verdicts against the papers at ``margin``."""
-    from psit_lib.cli.estimate import dry_run_table
+    from psit_lib.cli.estimate import dry_run_table, parse_price
 
-    print(dry_run_table(notebooks, params, prompt_rate=prompt_rate, completion_rate=completion_rate, margin=margin))
+    print(dry_run_table(notebooks, params, prompt_rate=prompt_rate, completion_rate=completion_rate,
+                        price=parse_price(price), margin=margin))
     return 0
