@@ -284,15 +284,16 @@ def test_the_dry_run_of_the_study_configuration_lists_the_four_models_per_notebo
     assert time.monotonic() - started < 60  # nothing runs (test_dry_run holds the 30 s bound at study scale)
     blocks: dict[str, list[list[str]]] = {}
     for line in done.stdout.splitlines():
-        if line[:2].isdigit():
+        if line[:2].isdigit() or line.startswith("total"):  # each model's share of the total: not a notebook's
             current = blocks.setdefault(line.split()[0], [])
         elif line.startswith("  ") and line.split()[0] in STUDY_MODELS + ("simulator",):
             current.append(line.split())
+    assert len(blocks.pop("total")) == len(STUDY_MODELS)
     assert sorted(blocks) == ["02_hangman_fork_tests", "03_diagnosis_ddxplus", "04_memory_strategy_ablations",
                               "07_secret_distribution_mode_collapse"]
     for notebook, rows in blocks.items():
         assert tuple(r[0] for r in rows) == STUDY_MODELS, notebook  # no simulator sweeps on a real endpoint
-        assert all(int(r[1]) > 0 and float(r[2]) > 0 for r in rows)
+        assert all(int(r[1].replace(",", "")) > 0 and float(r[2].replace(",", "")) > 0 for r in rows)
         assert [r[r.index("(max_tokens") + 1].rstrip(",") for r in rows] == ["2048", "2048", "2048", "4096"]
     assert not (tmp_path / "results").exists()
 

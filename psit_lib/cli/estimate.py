@@ -195,11 +195,14 @@ def check_rates(prompt_rate: float, completion_rate: float) -> None:
                        "tokens per second, e.g. --prompt-rate 1000 --completion-rate 100")
 
 
+def summed(label: str, parts: list[Estimate]) -> Estimate:
+    return Estimate(label, sum(m.episodes for m in parts), sum(m.calls for m in parts),
+                    sum(m.prompt_tokens for m in parts), sum(m.completion_tokens for m in parts))
+
+
 def endpoint_part(row: Estimate) -> Estimate:
     """The episodes a real endpoint would run: all but the simulator's sweeps."""
-    parts = [m for name, m in row.by_model.items() if name != SWEEPS]
-    return Estimate(row.notebook, sum(m.episodes for m in parts), sum(m.calls for m in parts),
-                    sum(m.prompt_tokens for m in parts), sum(m.completion_tokens for m in parts))
+    return summed(row.notebook, [m for name, m in row.by_model.items() if name != SWEEPS])
 
 
 def context_warnings(rows: list[Estimate], settings: Any, longest: dict[str, dict[str, int]]) -> list[str]:
@@ -270,9 +273,14 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
                 own = settings.model_copy(update={"model": name}).request_settings()
                 budget = f"  (max_tokens {own.max_tokens}, PSIT_MODEL_SETTINGS)" if own and own.max_tokens else ""
                 lines.append(row_line(f"  {name[:34]}", m, [m], [] if name == SWEEPS else [m]) + budget)
-    total = Estimate("total", sum(r.episodes for r in rows), sum(r.calls for r in rows),
-                     sum(r.prompt_tokens for r in rows), sum(r.completion_tokens for r in rows))
-    lines.append(row_line("total", total, rows, [endpoint_part(r) for r in rows]))
+    lines.append(row_line("total", summed("total", rows), rows, [endpoint_part(r) for r in rows]))
+    by_model: dict[str, list[Estimate]] = {}
+    for r in rows:
+        for name, m in r.by_model.items():
+            if name != SWEEPS:
+                by_model.setdefault(name, []).append(m)
+    if len(by_model) > 1:  # each model's share of the total
+        lines += [row_line(f"  {name[:34]}", summed(name, parts), parts, parts) for name, parts in by_model.items()]
     if sim:
         lines.append("simulator: its own wall time at the seconds per call each notebook took when the call model was "
                      "measured (one notebook at a time, start-up included; '-': not measured).")
