@@ -162,8 +162,11 @@ class PropsServer(HandlerServer):
 
 
 def _with_longest(tmp_path, roles):
+    """The call model with ``roles``' longest prompts in 02's vanilla episodes, and a longer one in an
+    agent the plans of these tests leave out."""
     model = load_call_model()
-    model["longest_prompt"] = {"02_hangman_fork_tests": roles}
+    model["longest_prompt"] = {"02_hangman_fork_tests": {"hangman/vanilla": roles,
+                                                         "hangman/mem0": {"memory_library": 10**6}}}
     path = tmp_path / "call_model.json"
     path.write_text(json.dumps(model))
     return path
@@ -175,14 +178,14 @@ def test_the_longest_prompt_is_checked_against_the_context_the_endpoint_reports(
     try:
         monkeypatch.setenv("PSIT_BASE_URLS", server.url)
         monkeypatch.setenv("PSIT_MODEL", "m")
-        text = _table(monkeypatch, backend="openai",
-                      call_model_path=_with_longest(tmp_path, {"hangman_host": 900, "memory_library": 1937}))
+        text = _table(monkeypatch, backend="openai", params={"agents": ["vanilla", "private_cot"]},
+                      call_model_path=_with_longest(tmp_path, {"hangman_host": 1937, "candidate_generator": 100}))
     finally:
         server.close()
     warnings = [line for line in text.splitlines() if line.startswith("warning")]
     if warned:
         assert len(warnings) == 1
-        assert all(word in warnings[0] for word in ("02_hangman_fork_tests", "memory_library", "1,937", "1,024"))
+        assert all(word in warnings[0] for word in ("02_hangman_fork_tests", "hangman_host", "1,937", "1,024"))
     else:
         assert not warnings
 
@@ -192,5 +195,5 @@ def test_the_simulator_asks_no_endpoint_for_its_context(tmp_path, monkeypatch):
         raise AssertionError("the simulator has no context to ask for")
 
     monkeypatch.setattr("psit_lib.llm.server_limits.probe", refuse)
-    text = _table(monkeypatch, call_model_path=_with_longest(tmp_path, {"memory_library": 10**9}))
+    text = _table(monkeypatch, call_model_path=_with_longest(tmp_path, {"hangman_host": 10**9}))
     assert "warning" not in text

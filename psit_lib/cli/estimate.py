@@ -58,6 +58,8 @@ class Estimate:
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
     note: str = ""
+    longest: tuple[int, str] = (0, "")
+    """The longest prompt of the planned episodes as measured on the simulator: (tokens, role)."""
     by_model: dict[str, "Estimate"] = field(default_factory=dict)
     """The same counts per model the episodes name (simulator sweeps as one row)."""
 
@@ -77,8 +79,7 @@ class Estimate:
 
 def _per_unit(model: dict[str, Any], notebook: str, key: str) -> dict[str, float] | None:
     table = model.get("per_unit", {}).get(notebook) or {}
-    row = table.get(key) or table.get(key.split("/")[0] + "/*") or table.get("*")
-    return row
+    return table.get(key) or table.get(key.split("/")[0] + "/*") or table.get("*")
 
 
 def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], simulated: bool,
@@ -103,13 +104,16 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
     specs = [spec for p in study.parts(notebook, params, run_models, sweep_names) for spec in p.specs]
     notes = [f"{part.unplanned} are not counted"] if part.unplanned else []
     missing = 0
-    default_model = (list(getattr(params, "models", None) or models) or ["?"])[0]
+    default_model = (run_models or ["?"])[0]
+    longest = call_model.get("longest_prompt", {}).get(notebook) or {}
     for spec in specs:
         name = str(spec.params.get("model") or default_model)
         per_model = found.by_model.setdefault(SWEEPS if name.startswith("sweep:") else name,
                                               Estimate(notebook))
         per_model.episodes += 1
-        row = _per_unit(call_model, notebook, episode_key(spec.params))
+        key = episode_key(spec.params)
+        per_model.longest = max([per_model.longest, *((t, r) for r, t in (longest.get(key) or {}).items())])
+        row = _per_unit(call_model, notebook, key)
         if row is None:
             missing += 1
             continue
@@ -118,6 +122,7 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
         found.add(*counts)
         per_model.add(*counts)
     found.episodes = len(specs)
+    found.longest = max([found.longest, *(m.longest for m in found.by_model.values())])
     if missing:
         notes.append(f"{missing} episode(s) of a kind the call model has not measured are not counted")
     found.note = "; ".join(notes)
@@ -205,9 +210,9 @@ def endpoint_part(row: Estimate) -> Estimate:
     return summed(row.notebook, [m for name, m in row.by_model.items() if name != SWEEPS])
 
 
-def context_warnings(rows: list[Estimate], settings: Any, longest: dict[str, dict[str, int]]) -> list[str]:
-    """One line per notebook whose longest measured prompt exceeds the context its model's endpoint
-    reports (llama.cpp ``/props``, vLLM ``max_model_len``, Ollama); nothing on the simulator."""
+def context_warnings(rows: list[Estimate], settings: Any) -> list[str]:
+    """One line per notebook and model whose longest planned prompt (measured on the simulator) exceeds
+    the context the model's endpoint reports (llama.cpp ``/props``, vLLM, Ollama); none on the simulator."""
     from psit_lib.llm.server_limits import probe
 
     if settings.simulated:
@@ -216,18 +221,17 @@ def context_warnings(rows: list[Estimate], settings: Any, longest: dict[str, dic
     contexts: dict[str, int | None] = {}
     lines = []
     for row in rows:
-        roles = longest.get(row.notebook) or {}
-        if not roles:
-            continue
-        role, tokens = max(roles.items(), key=lambda item: item[1])
-        for model in (name for name in row.by_model if name != SWEEPS):
+        for model, part in row.by_model.items():
+            tokens, role = part.longest
+            if not tokens or model == SWEEPS:
+                continue
             if model not in contexts:
                 urls = settings.urls_for(model)
                 contexts[model] = probe(urls[0], model, key, measure=False).context if urls else None
             context = contexts[model]
             if context and tokens > context:
                 lines.append(f"warning: {row.notebook}'s longest prompt ({role}, {tokens:,} tokens on the simulator) "
-                             f"exceeds the {context:,}-token context {model} reports; raise the server's context")
+                             f"exceeds the {context:,}-token context {model}'s endpoint reports")
     return lines
 
 
@@ -290,7 +294,7 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
     lines.append(f"cost: USD at {price[0]:g} per million prompt and {price[1]:g} per million completion tokens "
                  "(--price), for the endpoint's episodes." if price else
                  "cost: --price IN,OUT (USD per million prompt and completion tokens) adds a cost per model and in all.")
-    lines += context_warnings(rows, settings, call_model.get("longest_prompt") or {})
+    lines += context_warnings(rows, settings)
     from psit_lib.analysis.verdicts import DEFAULT_MARGIN
 
     sizing = {stem: cells for stem, v in values.items() if (cells := _paper_cells(stem, v)) is not None}
