@@ -197,3 +197,25 @@ def test_the_simulator_asks_no_endpoint_for_its_context(tmp_path, monkeypatch):
     monkeypatch.setattr("psit_lib.llm.server_limits.probe", refuse)
     text = _table(monkeypatch, call_model_path=_with_longest(tmp_path, {"hangman_host": 10**9}))
     assert "warning" not in text
+
+
+@given(n=st.integers(0, 10**12))
+def test_a_count_is_grouped_below_a_million_and_in_millions_above(n):
+    import re
+
+    from psit_lib.cli.estimate import humanise
+
+    text = humanise(n)
+    assert not re.search(r"\d{4}", text.replace(".", " "))  # never four ungrouped digits
+    if n < 10**6:
+        assert int(text.replace(",", "")) == n
+    else:
+        assert text.endswith(" M") and abs(float(text[:-2].replace(",", "")) * 1e6 - n) <= 0.05e6
+
+
+def test_rates_must_be_positive():
+    from psit_lib.cli.estimate import check_rates
+
+    with pytest.raises(CliError, match="must be positive"):
+        check_rates(0, 100)
+    check_rates(1000, 100)
