@@ -1,17 +1,18 @@
 """Measure the call model ``psit run --dry-run`` estimates from, and write ``data/call_model.json``.
 
-Run the series on the simulator at default parameters, then point this script at the run:
+Run the series on the simulator at default parameters and small, then point this script at both:
 
-    .venv/bin/psit run --run-id call-model
-    .venv/bin/python benchmarks/measure_call_model.py results/call-model [more run folders ...]
+    .venv/bin/psit run --run-id call-model-small -f benchmarks/call_model_small.yaml -j 1
+    .venv/bin/psit run --run-id call-model -j 1
+    .venv/bin/python benchmarks/measure_call_model.py results/call-model-small results/call-model
 
 For every finished episode it reads the model calls and tokens the run recorded and averages
 them per unit (an episode, or a turn where episodes have turns) of each (task or scenario, agent
-or system) of each notebook, with the coarser averages (per task, per notebook) as fall-backs;
-and per notebook the simulator's seconds per call (its executions' wall time over their calls)
+or system) of each notebook, with the coarser averages (per task, per notebook) as fall-backs,
 and the longest prompt of each role in each kind of episode (the dry-run checks the plan's
-against an endpoint's context).
-It prints the table it writes. A later folder's notebook replaces an earlier one's.
+against an endpoint's context); a later folder's notebook replaces an earlier one's. The
+simulator's seconds are fitted over every folder's run of a notebook: its start-up and its
+seconds per call. It prints the table it writes.
 """
 
 from __future__ import annotations
@@ -30,20 +31,42 @@ from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
 FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 
 
-def seconds_per_call(folder: RunFolder) -> float | None:
-    """The notebook's wall time over its model calls, summed over its executions."""
-    spans = [((datetime.fromisoformat(e.ended) - datetime.fromisoformat(e.started)).total_seconds(), e.model_calls)
-             for e in folder.metadata().executions if e.started and e.ended]
-    calls = sum(c for _, c in spans)
-    return round(sum(s for s, _ in spans) / calls, 4) if calls else None
+def notebook_seconds(run_dir: Path, notebook: str) -> tuple[float, float]:
+    """(seconds inside the notebook's executions, ``psit run``'s seconds for it, start-up included)."""
+    executions = RunFolder(run_dir / notebook).metadata().executions
+    inside = sum((datetime.fromisoformat(e.ended) - datetime.fromisoformat(e.started)).total_seconds()
+                 for e in executions if e.started and e.ended)
+    run_file = run_dir / "run.json"
+    summary = json.loads(run_file.read_text()).get("notebooks", []) if run_file.exists() else []
+    return inside, next((float(n["seconds"]) for n in summary if n.get("notebook") == notebook), inside)
 
 
-def measure(run_dirs: list[Path], commits: dict[str, str], seconds: dict[str, float],
+def fit_seconds(points: list[tuple[float, float, float]]) -> dict[str, float] | None:
+    """A notebook's simulator time as ``start_up + per_call * calls`` from its runs' (calls the
+    episodes record, seconds inside, seconds in all): a least-squares line through two or more run
+    sizes, else the one run's calls over its time inside and the rest as start-up. The calls are what
+    the estimate counts, so calls made outside episodes (05's judges) are in the time."""
+    points = [p for p in points if p[0] > 0 and p[1] > 0]
+    if not points:
+        return None
+    calls = [c for c, _, _ in points]
+    if len(set(calls)) > 1:
+        mean_c, mean_s = sum(calls) / len(points), sum(t for _, _, t in points) / len(points)
+        slope = (sum((c - mean_c) * (t - mean_s) for c, _, t in points)
+                 / sum((c - mean_c) ** 2 for c in calls))
+        if slope > 0 and mean_s - slope * mean_c >= 0:
+            return {"per_call": round(slope, 4), "start_up": round(mean_s - slope * mean_c, 1)}
+    c, inside, total = max(points)
+    return {"per_call": round(inside / c, 4), "start_up": round(max(0.0, total - inside), 1)}
+
+
+def measure(run_dirs: list[Path], commits: dict[str, str], seconds: dict[str, dict[str, float]],
             longest: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict[str, dict[str, float]]]:
     """Per notebook and episode kind, the mean calls and tokens per unit; ``commits`` gets the
-    commit each notebook's run was made at (from its run metadata), ``seconds`` its seconds per
-    call and ``longest`` its longest prompt per episode kind and role."""
+    commit each notebook's run was made at (from its run metadata), ``seconds`` its simulator
+    seconds and ``longest`` its longest prompt per episode kind and role."""
     per_unit: dict[str, dict[str, dict[str, float]]] = {}
+    points: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     for run_dir in run_dirs:
         for notebook in sorted(notebooks_with_metadata(run_dir)):
             sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
@@ -61,10 +84,10 @@ def measure(run_dirs: list[Path], commits: dict[str, str], seconds: dict[str, fl
             if sums:
                 commits[notebook] = str(RunFolder(run_dir / notebook).metadata().git_commit or "?")
                 longest[notebook] = {k: dict(sorted(v.items())) for k, v in sorted(roles.items())}
-                if (per_call := seconds_per_call(RunFolder(run_dir / notebook))) is not None:
-                    seconds[notebook] = per_call
+                points[notebook].append((sums["*"][0], *notebook_seconds(run_dir, notebook)))
                 per_unit[notebook] = {k: {**{name: round(v[i] / v[3], 2) for i, name in enumerate(FIELDS)},
                                           "units": int(v[3])} for k, v in sorted(sums.items())}
+    seconds.update({nb: fit for nb, p in points.items() if (fit := fit_seconds(p)) is not None})
     return per_unit
 
 
@@ -74,16 +97,16 @@ def main(argv: list[str]) -> int:
         return 2
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     commits: dict[str, str] = {}
-    seconds: dict[str, float] = {}
+    seconds: dict[str, dict[str, float]] = {}
     longest: dict[str, dict[str, dict[str, int]]] = {}
     per_unit = measure([Path(a) for a in argv], commits, seconds, longest)
     model = {"measured": date.today().isoformat(), "commit": commit, "backend": "sim", "profile": "default",
              "unit": "an episode, or a turn where episodes have turns", "run_commits": commits,
-             "per_unit": per_unit, "seconds_per_call": seconds, "longest_prompt": longest}
+             "per_unit": per_unit, "simulator_seconds": seconds, "longest_prompt": longest}
     out = data_root() / CALL_MODEL
     out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n")
     for notebook, table in per_unit.items():
-        print(f"{notebook}  ({seconds.get(notebook, '?')} s per call)")
+        print(f"{notebook}  (simulator seconds {seconds.get(notebook, '?')})")
         for key, row in table.items():
             print(f"  {key:40} calls {row['calls']:8.2f}  prompt {row['prompt_tokens']:10.1f}  "
                   f"completion {row['completion_tokens']:9.1f}  over {row['units']} units")

@@ -248,16 +248,18 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
     values = {nb.stem: {**default_values(nb), **params[nb.stem]} for nb in notebooks}
     rows = [estimate_notebook(nb.stem, values[nb.stem], [settings.model], settings.simulated, call_model)
             for nb in notebooks]
-    per_call = call_model.get("seconds_per_call") or {}
+    timing = call_model.get("simulator_seconds") or {}
     sim = settings.simulated
 
-    def row_line(label: str, counts: Estimate, simulated: list[Estimate], endpoint: list[Estimate]) -> str:
+    def row_line(label: str, counts: Estimate, simulated: list[Estimate], endpoint: list[Estimate],
+                 start_up: bool = True) -> str:
         """One row: the counts, the simulator's time of ``simulated``, the endpoint's time and cost of
-        ``endpoint`` ('-' where nothing is known or nothing would run there)."""
+        ``endpoint`` ('-' where nothing is known or nothing would run there); a model's share has no start-up."""
         line = (f"{label:36} {humanise(counts.episodes):>8} {humanise(counts.calls):>7} "
                 f"{humanise(counts.prompt_tokens):>8} {humanise(counts.completion_tokens):>8}")
         if sim:
-            known = [e.calls * per_call[e.notebook] for e in simulated if e.notebook in per_call]
+            known = [e.calls * timing[e.notebook]["per_call"] + start_up * timing[e.notebook]["start_up"]
+                     for e in simulated if e.notebook in timing]
             line += f" {format_duration(sum(known)) if known else '-':>9}"
         line += f" {format_duration(sum(e.seconds(prompt_rate, completion_rate) for e in endpoint)) if endpoint else '-':>8}"
         if price:
@@ -276,7 +278,7 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
             for name, m in r.by_model.items():
                 own = settings.model_copy(update={"model": name}).request_settings()
                 budget = f"  (max_tokens {own.max_tokens}, PSIT_MODEL_SETTINGS)" if own and own.max_tokens else ""
-                lines.append(row_line(f"  {name[:34]}", m, [m], [] if name == SWEEPS else [m]) + budget)
+                lines.append(row_line(f"  {name[:34]}", m, [m], [] if name == SWEEPS else [m], False) + budget)
     lines.append(row_line("total", summed("total", rows), rows, [endpoint_part(r) for r in rows]))
     by_model: dict[str, list[Estimate]] = {}
     for r in rows:
@@ -284,10 +286,11 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
             if name != SWEEPS:
                 by_model.setdefault(name, []).append(m)
     if len(by_model) > 1:  # each model's share of the total
-        lines += [row_line(f"  {name[:34]}", summed(name, parts), parts, parts) for name, parts in by_model.items()]
+        lines += [row_line(f"  {name[:34]}", summed(name, parts), parts, parts, False)
+                  for name, parts in by_model.items()]
     if sim:
-        lines.append("simulator: its own wall time at the seconds per call each notebook took when the call model was "
-                     "measured (one notebook at a time, start-up included; '-': not measured).")
+        lines.append("simulator: its own wall time, each notebook's start-up plus its seconds per call, as measured "
+                     "with the call model (the default series, one notebook at a time; '-': not measured).")
     lines.append(f"endpoint: a real endpoint at {prompt_rate:,g} prompt and {completion_rate:,g} completion tokens/s in "
                  "all (--prompt-rate, --completion-rate), for the episodes it would run (sweeps are simulator-only); "
                  "completion tokens (compl.) are the simulator's, a lower bound for real models, and so are times.")
