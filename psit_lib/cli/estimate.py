@@ -122,7 +122,6 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
         found.add(*counts)
         per_model.add(*counts)
     found.episodes = len(specs)
-    found.longest = max([found.longest, *(m.longest for m in found.by_model.values())])
     if missing:
         notes.append(f"{missing} episode(s) of a kind the call model has not measured are not counted")
     found.note = "; ".join(notes)
