@@ -1,18 +1,17 @@
 """Measure the call model ``psit run --dry-run`` estimates from, and write ``data/call_model.json``.
 
-Run the series on the simulator at default parameters and small, then point this script at both:
+Run the series on the simulator at default parameters, one notebook at a time (on an otherwise
+idle machine: the simulator's seconds are wall time), then point this script at the run:
 
-    .venv/bin/psit run --run-id call-model-small -f benchmarks/call_model_small.yaml -j 1
     .venv/bin/psit run --run-id call-model -j 1
-    .venv/bin/python benchmarks/measure_call_model.py results/call-model-small results/call-model
+    .venv/bin/python benchmarks/measure_call_model.py results/call-model [more run folders ...]
 
 For every finished episode it reads the model calls and tokens the run recorded and averages
 them per unit (an episode, or a turn where episodes have turns) of each (task or scenario, agent
 or system) of each notebook, with the coarser averages (per task, per notebook) as fall-backs,
 and the longest prompt of each role in each kind of episode (the dry-run checks the plan's
-against an endpoint's context); a later folder's notebook replaces an earlier one's. The
-simulator's seconds are fitted over every folder's run of a notebook: its start-up and its
-seconds per call. It prints the table it writes.
+against an endpoint's context), and the simulator's start-up and seconds per call of each
+notebook; a later folder's notebook replaces an earlier one's. It prints the table it writes.
 """
 
 from __future__ import annotations
@@ -41,23 +40,13 @@ def notebook_seconds(run_dir: Path, notebook: str) -> tuple[float, float]:
     return inside, next((float(n["seconds"]) for n in summary if n.get("notebook") == notebook), inside)
 
 
-def fit_seconds(points: list[tuple[float, float, float]]) -> dict[str, float] | None:
-    """A notebook's simulator time as ``start_up + per_call * calls`` from its runs' (calls the
-    episodes record, seconds inside, seconds in all): a least-squares line through two or more run
-    sizes, else the one run's calls over its time inside and the rest as start-up. The calls are what
-    the estimate counts, so calls made outside episodes (05's judges) are in the time."""
-    points = [p for p in points if p[0] > 0 and p[1] > 0]
-    if not points:
+def simulator_seconds(calls: float, inside: float, total: float) -> dict[str, float] | None:
+    """A notebook's simulator time as ``start_up + per_call * calls``: its time inside over the calls its
+    episodes record (what the estimate counts, so calls outside episodes, 05's judges, are in the time)
+    and the rest of ``psit run``'s time for it as start-up."""
+    if not calls or not inside:
         return None
-    calls = [c for c, _, _ in points]
-    if len(set(calls)) > 1:
-        mean_c, mean_s = sum(calls) / len(points), sum(t for _, _, t in points) / len(points)
-        slope = (sum((c - mean_c) * (t - mean_s) for c, _, t in points)
-                 / sum((c - mean_c) ** 2 for c in calls))
-        if slope > 0 and mean_s - slope * mean_c >= 0:
-            return {"per_call": round(slope, 4), "start_up": round(mean_s - slope * mean_c, 1)}
-    c, inside, total = max(points)
-    return {"per_call": round(inside / c, 4), "start_up": round(max(0.0, total - inside), 1)}
+    return {"per_call": round(inside / calls, 4), "start_up": round(max(0.0, total - inside), 1)}
 
 
 def measure(run_dirs: list[Path], commits: dict[str, str], seconds: dict[str, dict[str, float]],
@@ -66,7 +55,6 @@ def measure(run_dirs: list[Path], commits: dict[str, str], seconds: dict[str, di
     commit each notebook's run was made at (from its run metadata), ``seconds`` its simulator
     seconds and ``longest`` its longest prompt per episode kind and role."""
     per_unit: dict[str, dict[str, dict[str, float]]] = {}
-    points: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     for run_dir in run_dirs:
         for notebook in sorted(notebooks_with_metadata(run_dir)):
             sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
@@ -84,10 +72,10 @@ def measure(run_dirs: list[Path], commits: dict[str, str], seconds: dict[str, di
             if sums:
                 commits[notebook] = str(RunFolder(run_dir / notebook).metadata().git_commit or "?")
                 longest[notebook] = {k: dict(sorted(v.items())) for k, v in sorted(roles.items())}
-                points[notebook].append((sums["*"][0], *notebook_seconds(run_dir, notebook)))
+                if (timing := simulator_seconds(sums["*"][0], *notebook_seconds(run_dir, notebook))) is not None:
+                    seconds[notebook] = timing
                 per_unit[notebook] = {k: {**{name: round(v[i] / v[3], 2) for i, name in enumerate(FIELDS)},
                                           "units": int(v[3])} for k, v in sorted(sums.items())}
-    seconds.update({nb: fit for nb, p in points.items() if (fit := fit_seconds(p)) is not None})
     return per_unit
 
 
