@@ -288,8 +288,9 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
         lines += [row_line(f"  {name[:34]}", summed(name, parts), parts, parts, False)
                   for name, parts in by_model.items()]
     if sim:
-        lines.append("simulator: its own wall time, each notebook's start-up plus its seconds per call, as measured "
-                     "with the call model (the default series, one notebook at a time; '-': not measured).")
+        lines.append("simulator: its own wall time, each notebook's start-up plus its seconds per call as measured "
+                     "with the call model (the default series, one notebook at a time; a smaller run spends more per "
+                     "call, so this is a lower bound for it; '-': not measured).")
     lines.append(f"endpoint: a real endpoint at {prompt_rate:,g} prompt and {completion_rate:,g} completion tokens/s in "
                  "all (--prompt-rate, --completion-rate), for the episodes it would run (sweeps are simulator-only); "
                  "completion tokens (compl.) are the simulator's, a lower bound for real models, and so are times.")
