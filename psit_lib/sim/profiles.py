@@ -171,8 +171,3 @@ def with_override(spec: str, knob: str, value: object) -> str:
 def profile_spec(name: str, overrides: Mapping[str, object]) -> str:
     """The canonical spec of a profile with overrides (knobs sorted, so one spec per profile)."""
     return ",".join([name, *(f"{k}={v}" for k, v in sorted(overrides.items()))])
-
-
-def profiles_table() -> list[dict]:
-    """Rows describing every profile (for the notebooks' assumptions table)."""
-    return [p.model_dump() for p in PROFILES.values()]

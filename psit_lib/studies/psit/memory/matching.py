@@ -19,7 +19,6 @@ from psit_lib.studies.psit.memory.working_memory import (
     parse_sections,
 )
 
-META_KEYS = ("applied_hunks", "changed_lines", "sections_touched", "warnings")
 OPTION_KEYS = ("strict_context", "normalize_whitespace", "case_sensitive")
 
 # Bullet markers forgiven by deletion matching: "- ", "* ", "• " and numbered "1. " / "1) ".
@@ -40,16 +39,6 @@ class ToolResult:
 
     new_memory: str
     meta: dict = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The memory tools' return shape `{new_memory, meta}` as a plain dict (for logs and JSON)."""
-        return {"new_memory": self.new_memory, "meta": dict(self.meta)}
-
-    def __getitem__(self, key: str) -> Any:
-        """Allow `result["new_memory"]` / `result["meta"]`, matching the SPEC's dict wording."""
-        if key not in ("new_memory", "meta"):
-            raise KeyError(key)
-        return getattr(self, key)
 
 
 def make_result(

@@ -46,11 +46,6 @@ class Section:
     start: int
     end: int
 
-    @property
-    def span(self) -> tuple[int, int]:
-        """Line span `(start, end)` of the section, header included, end exclusive."""
-        return (self.start, self.end)
-
 
 def is_header_line(line: str) -> bool:
     """True if `line` is (or would render as) a numbered section header."""

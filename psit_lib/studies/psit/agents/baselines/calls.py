@@ -200,13 +200,3 @@ class LibraryClient:
         report_helper_read(session, LIBRARY_ROLE, result.content, problem, agent=self.library)
         return result, problem
 
-
-def summarise_hidden_calls(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Totals over hidden-call records: count, failures, tokens, and count per kind."""
-    by_kind: dict[str, int] = {}
-    for rec in records:
-        by_kind[rec["kind"]] = by_kind.get(rec["kind"], 0) + 1
-    return {"calls": len(records), "failed": sum(not r["ok"] for r in records),
-            "prompt_tokens": sum(r["prompt_tokens"] for r in records),
-            "completion_tokens": sum(r["completion_tokens"] for r in records),
-            "by_kind": dict(sorted(by_kind.items()))}
