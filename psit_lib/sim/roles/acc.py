@@ -40,6 +40,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import accumulate
 from typing import Any
 
 
@@ -119,12 +120,8 @@ def read_segments(ctx: SimContext, segments: list[str]) -> Reading:
     """Read ``segments`` (oldest first), noticing each by its distance from the end."""
     reading = Reading()
     sizes = [token_count(s) for s in segments]
-    after = 0
-    distances = []
-    for size in reversed(sizes):
-        distances.append(after)
-        after += size
-    distances.reverse()
+    total = sum(sizes)
+    distances = [total - upto for upto in accumulate(sizes)]  # tokens after each segment
     for text, distance in zip(segments, distances):
         p = notice_probability(distance, ctx.profile.attention_tokens)
         noticed: Callable[[], bool] = (lambda: True) if p >= 1.0 else partial(ctx.chance, p)

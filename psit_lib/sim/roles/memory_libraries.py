@@ -9,13 +9,8 @@ Information flow (SPEC §8): every reply is computed from the request text alone
 rules (keywords by frequency, facts as the sentences of the messages the prompt asks about,
 updates by matching ``Subject: value`` facts). No randomness is used, so a library's prompt
 that embeds today's date (Mem0 does) still gets the same reply on every day. Its requests are
-recognised from their prompts, with or without the role header.
-
-Request kinds (``classify_request``): ``mem0.fact_extraction``, ``mem0.memory_update``,
-``memoryos.keywords``, ``memoryos.continuity``, ``memoryos.meta_info``,
-``memoryos.multi_summary``, ``memoryos.profile``, ``memoryos.knowledge``, ``memoryos.summary``,
-``memoryos.update_profile``, ``memoryos.theme``, ``memoryos.response``; the reimplementations
-send their own roles: ``amem_note_analysis``, ``amem_evolution``, ``lightmem_extraction``.
+recognised from their prompts (``classify_request``), with or without the role header; the
+reimplementations' prompts carry their data in tags and have roles of their own.
 """
 
 from __future__ import annotations
