@@ -22,7 +22,7 @@ from psit_lib.studies.psit.memory.working_memory import (
 OPTION_KEYS = ("strict_context", "normalize_whitespace", "case_sensitive")
 
 # Bullet markers forgiven by deletion matching: "- ", "* ", "• " and numbered "1. " / "1) ".
-_BULLET_PREFIX = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+BULLET_PREFIX = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 
 # Deletion targets shorter than this (after normalisation) must equal a whole line, so a
 # short word such as "e" cannot wipe every line that happens to contain it.
@@ -152,7 +152,7 @@ def normalize_line(text: str, options: MatchOptions) -> str:
 def normalize_for_deletion(text: str) -> str:
     """Forgiving comparable form for deletion: whitespace, case and bullet markers ignored."""
     collapsed = collapse_whitespace(text).casefold()
-    return _BULLET_PREFIX.sub("", collapsed, count=1)
+    return BULLET_PREFIX.sub("", collapsed, count=1)
 
 
 def deletion_target_matches(target: str, line: str) -> bool:
@@ -168,6 +168,11 @@ def deletion_target_matches(target: str, line: str) -> bool:
     if len(wanted) < MIN_SUBSTRING_TARGET:
         return wanted == have
     return wanted in have
+
+
+def inside_any(place: tuple[int, ...], containers: Iterable[tuple[int, ...]]) -> bool:
+    """Whether ``place`` (a character span, or a match's line indices) lies within one of ``containers``."""
+    return any(outer[0] <= place[0] and place[-1] <= outer[-1] for outer in containers)
 
 
 def reject_header_lines(lines: Iterable[str], tool: str, role: str) -> None:

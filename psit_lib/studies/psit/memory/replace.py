@@ -18,6 +18,7 @@ from psit_lib.studies.psit.memory.matching import (
     ToolResult,
     count_changed_lines,
     ensure_headers_unchanged,
+    inside_any,
     make_result,
     unchanged,
     reject_header_lines,
@@ -134,10 +135,6 @@ class _ContextCheck:
         return True
 
 
-def _inside_any(span: Span, containers: list[Span]) -> bool:
-    return any(outer[0] <= span[0] and span[1] <= outer[1] for outer in containers)
-
-
 def _optional_context(value: Any, name: str) -> str | None:
     if value is None:
         return None
@@ -195,7 +192,7 @@ def replace_in_memory(
         new_spans = [m.span() for m in new_pattern.finditer(memory, *region)]
     # An occurrence of old_string inside an occurrence of new_string was already replaced
     # (e.g. "apple" -> "apple pie"); counting it again would break idempotence.
-    pending = [span for span in old_spans if not _inside_any(span, new_spans)]
+    pending = [span for span in old_spans if not inside_any(span, new_spans)]
 
     if not pending:
         if old_spans or any(context.accepts(span) for span in new_spans):
