@@ -25,9 +25,6 @@ from psit_lib.studies.psit.memory.matching import (
     make_result,
     normalize_line,
     reject_header_lines,
-    require_count,
-    require_str,
-    resolve_options,
 )
 from psit_lib.studies.psit.memory.working_memory import MemoryToolError, Section, find_section
 
@@ -352,12 +349,7 @@ def patch_memory(
     number of its '+' and '-' lines; they catch truncated or garbled patches. Hunks are
     applied in order, each to the memory left by the previous one.
     """
-    require_str(memory, "memory", TOOL)
-    require_str(patch, "patch", TOOL)
-    require_str(explanation, "explanation", TOOL)
-    expected_hunks = require_count(expected_hunks, "expected_hunks", TOOL, optional=True)
-    expected_changes = require_count(expected_changes, "expected_changes", TOOL, optional=True)
-    resolved = resolve_options(options, PATCH_DEFAULTS, TOOL)
+    resolved = replace(PATCH_DEFAULTS, **(options or {}))
 
     hunks = parse_patch(patch)
     if expected_hunks is not None and expected_hunks != len(hunks):
