@@ -114,6 +114,13 @@ def call_kind(library: str, messages: Any) -> str:
     return f"{library}.other"
 
 
+def read_call(session: ModelSession, library: str, role: str, kind: str, result: ChatResult,
+              problem: str | None) -> HiddenCall:
+    """The hidden call of a reply the adapter parsed itself, the parse reported to the episode's diagnostics."""
+    report_helper_read(session, role, result.content, problem, agent=library)
+    return HiddenCall(library, kind, result.usage.prompt_tokens, result.usage.completion_tokens, read_error=problem)
+
+
 def completion_from_result(result: ChatResult, model: str) -> ChatCompletion:
     """An ``openai`` ChatCompletion carrying a ChatResult, for libraries that parse one."""
     message: dict[str, Any] = {"role": "assistant", "content": result.content}
