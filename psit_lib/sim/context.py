@@ -50,8 +50,6 @@ class SimContext:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     temperature: float
-    max_tokens: int
-    seed: int | None
     response_format: dict[str, Any] | None
     rng: random.Random
 
