@@ -29,7 +29,7 @@ from psit_lib.studies.psit.memory.matching import (
 )
 from psit_lib.studies.psit.memory.patch import patch_memory
 from psit_lib.studies.psit.memory.replace import replace_in_memory
-from psit_lib.studies.psit.memory.tool_schemas import STRATEGIES, TOOL_ARGUMENTS
+from psit_lib.studies.psit.memory.tool_schemas import TOOL_ARGUMENTS
 from psit_lib.studies.psit.memory.working_memory import (
     SECTION_TITLES,
     MemoryToolError,
@@ -38,19 +38,6 @@ from psit_lib.studies.psit.memory.working_memory import (
     normalize_title,
     parse_sections,
 )
-
-__all__ = [
-    "STRATEGIES",
-    "MemoryToolError",
-    "ToolResult",
-    "append_in_memory",
-    "apply_tool_call",
-    "delete_from_memory",
-    "overwrite_memory",
-    "patch_memory",
-    "replace_in_memory",
-]
-
 
 def overwrite_memory(memory: str, new_memory: str) -> ToolResult:
     """Replace the whole memory by `new_memory`.
