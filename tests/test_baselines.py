@@ -352,7 +352,6 @@ async def test_hidden_library_calls_are_counted_with_their_usage(task, name, kin
     assert {c["kind"] for c in calls} == kinds and all(c["ok"] for c in calls)
     assert all(c["prompt_tokens"] > 0 and c["completion_tokens"] > 0 for c in calls)
     assert sum(t["hidden_calls"] for t in state["turn_log"]) == len(calls)
-    assert agent.hidden_call_summary(state)["calls"] == len(calls)
 
 
 @pytest.mark.slow

@@ -185,8 +185,8 @@ async def test_malformed_ingest_is_recorded_and_falls_back_to_the_source_only(ar
 
 def sim_ctx(role: str, messages: list, tools: list, profile: str = "default", seed: int = 0, **knobs) -> SimContext:
     prof = sim_profiles.get_profile(profile).model_copy(update=knobs)
-    return SimContext(role=role, profile=prof, messages=messages, tools=tools, temperature=0.3, max_tokens=2048,
-                      seed=seed, response_format=None, rng=random.Random(seed))
+    return SimContext(role=role, profile=prof, messages=messages, tools=tools, temperature=0.3,
+                      response_format=None, rng=random.Random(seed))
 
 
 def cortex_request(width_agents=("basis_orchestrator", "cab_subagent")) -> list:

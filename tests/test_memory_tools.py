@@ -107,8 +107,6 @@ def test_overwrite_replaces_everything_and_reports_meta():
     assert result.meta["applied_hunks"] == 1
     assert result.meta["changed_lines"] > 0
     assert "Facts and Knowledge" in result.meta["sections_touched"]
-    assert result["new_memory"] == new and result["meta"] == result.meta
-    assert result.as_dict() == {"new_memory": new, "meta": result.meta}
 
 
 def test_overwrite_with_identical_text_is_a_no_op():
@@ -335,10 +333,11 @@ def test_patch_respects_whitespace_and_case_options():
 
 def test_patch_rejects_unknown_or_non_boolean_options():
     patch = patch_text("@@ section: Goals and Plans", "+- x")
-    with pytest.raises(MemoryToolError, match="unknown option"):
-        patch_memory(MEMORY, patch, "bad option", options={"fuzzy": True})
-    with pytest.raises(MemoryToolError, match="true or false"):
-        patch_memory(MEMORY, patch, "bad option", options={"strict_context": "yes"})
+    with pytest.raises(MemoryToolError, match="fuzzy"):
+        apply_tool_call(MEMORY, "patch_memory", {"patch": patch, "explanation": "e", "options": {"fuzzy": True}})
+    with pytest.raises(MemoryToolError, match="strict_context"):
+        apply_tool_call(MEMORY, "patch_memory", {"patch": patch, "explanation": "e",
+                                                 "options": {"strict_context": "yes"}})
 
 
 def test_patch_cannot_touch_section_headers():
@@ -446,8 +445,9 @@ def test_replace_case_insensitive_option():
 
 
 def test_replace_rejects_unknown_options():
-    with pytest.raises(MemoryToolError, match="unknown option"):
-        replace_in_memory(MEMORY, "Lives", "Hearts", "bad", options={"regex": True})
+    with pytest.raises(MemoryToolError, match="regex"):
+        apply_tool_call(MEMORY, "replace_in_memory", {"old_string": "Lives", "new_string": "Hearts",
+                                                      "explanation": "bad", "options": {"regex": True}})
 
 
 def test_replace_cannot_touch_section_headers():

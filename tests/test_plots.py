@@ -159,9 +159,10 @@ def _lab(colour: str) -> np.ndarray:
 
 
 def test_the_agent_palette_gives_twelve_agents_twelve_colours_a_reader_can_tell_apart():
-    from psit_lib.studies.psit.agents.names import builtin_agents
+    from psit_lib.studies.psit.agents.config import ALL_PSIT_AGENTS
+    from psit_lib.studies.psit.agents.names import OPTIONAL_AGENTS
 
-    agents = builtin_agents()  # not known_agents(): other tests register families of their own
+    agents = [*ALL_PSIT_AGENTS, *OPTIONAL_AGENTS]  # not known_agents(): other tests register families of their own
     assert len(agents) == 12 and set(agents) <= set(AGENT_COLOURS)
     colours = [AGENT_COLOURS[a] for a in agents]
     labs = [_lab(c) for c in colours]

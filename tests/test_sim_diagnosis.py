@@ -65,7 +65,7 @@ def host(messages, *, seed=1, temperature=0.3, profile="default"):
 
 def ctx_for(messages, *, profile: SimProfile | None = None, seed=0, temperature=0.3) -> SimContext:
     return SimContext(role="diagnosis_host", profile=profile or get_profile("default"), messages=messages,
-                      tools=[], temperature=temperature, max_tokens=256, seed=seed,
+                      tools=[], temperature=temperature,
                       response_format=None, rng=random.Random(seed))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from typing import get_args
 
 import pandas as pd
 import pytest
@@ -18,7 +19,7 @@ from psit_lib.studies.psit.memory.patch import patch_memory
 from psit_lib.runs import RunStore, make_client, run_episodes
 from psit_lib.runs.records import read_records
 from psit_lib.sim.engine import complete
-from psit_lib.sim.formats import OUTPUT_FORMATS, restyle
+from psit_lib.sim.formats import OutputFormat, restyle
 from psit_lib.studies.acc.experiment import AccParams, make_specs as acc_specs, run_acc_episode
 from psit_lib.studies.acc.judge import parse_evaluations
 from psit_lib.studies.acc.metrics import key_table
@@ -35,7 +36,7 @@ from psit_lib.studies.psit.tasks.hangman_reader import parse_reveal_text
 
 pytestmark = pytest.mark.slow  # runs whole notebooks or studies (the fast tier: -m 'not slow')
 
-FORMATS = [f for f in OUTPUT_FORMATS if f != "plain"]
+FORMATS = [f for f in get_args(OutputFormat) if f != "plain"]
 # Formats the harness reads back to exactly what the plain format gives: tables are identical.
 READ_BACK_EXACTLY = {"inline_think", "reasoning_field", "fenced_json", "string_numbers"}
 

@@ -58,7 +58,7 @@ class RoleAudit(SimTransport):
         raw = await request.aread()
         body = json.loads(raw)
         ctx = SimContext(role="generic", profile=get_profile("default"), messages=body["messages"],
-                         tools=body.get("tools") or [], temperature=0.3, max_tokens=64, seed=None,
+                         tools=body.get("tools") or [], temperature=0.3,
                          response_format=body.get("response_format"), rng=None)
         self.seen.append((request.headers.get(ROLE_HEADER, ""), resolve_role(ctx, None)))
         status, payload = handle_http(request.method, request.url.path, dict(request.headers), raw)

@@ -50,8 +50,6 @@ class SimContext:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     temperature: float
-    max_tokens: int
-    seed: int | None
     response_format: dict[str, Any] | None
     rng: random.Random
 
@@ -71,7 +69,8 @@ class SimContext:
                 if m.get("role") in ("user", "assistant")]
 
     def first_user_text(self) -> str:
-        return first_user_text(self.messages)
+        """The first user message: in a chat game, the player's opening with the rules."""
+        return next((message_text(m.get("content")) for m in self.messages if m.get("role") == "user"), "")
 
     def tool_names(self) -> set[str]:
         return {t.get("function", {}).get("name", "") for t in self.tools}
@@ -109,11 +108,3 @@ class SimContext:
         """Sample a secret from the model's prior ``frequency ** alpha``, sharpened by 1/T."""
         alpha = self.profile.prior_exponent
         return self.weighted_choice(items, [max(f, 1e-12) ** alpha for f in frequencies])
-
-
-def first_user_text(messages: list[dict[str, Any]]) -> str:
-    """The first user message: in a chat game, the player's opening with the rules."""
-    for message in messages:
-        if message.get("role") == "user":
-            return message_text(message.get("content"))
-    return ""

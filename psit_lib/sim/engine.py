@@ -49,9 +49,7 @@ def complete(body: dict[str, Any], role: str | None, profile_name: str | None) -
     ctx = SimContext(
         role=GENERIC_ROLE, profile=profile, messages=body["messages"], tools=body.get("tools") or [],
         temperature=float(body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0),
-        max_tokens=int(body.get("max_tokens") or body.get("max_completion_tokens") or 2048),
-        seed=body.get("seed"), response_format=body.get("response_format"),
-        rng=random.Random(0))
+        response_format=body.get("response_format"), rng=random.Random(0))
     role = resolve_role(ctx, role)
     ctx.role = role
     ctx.rng = request_rng(role, profile.family, sampling)  # knob overrides share the base's draws

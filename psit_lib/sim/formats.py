@@ -31,11 +31,10 @@ import hashlib
 import json
 import random
 import re
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 OutputFormat = Literal["plain", "inline_think", "reasoning_field", "markdown", "fenced_json",
                        "string_numbers", "chatty", "bulleted_patches", "fractional_scores"]
-OUTPUT_FORMATS: tuple[str, ...] = get_args(OutputFormat)
 
 HEDGE_RATE = 0.03
 """Under ``chatty``: P(a reply that starts with yes or no is preceded by a hedge)."""

@@ -6,39 +6,17 @@ each agent puts into the model's context (SPEC §8).
 
 Knobs
 -----
-reasoning              emits ``reasoning_content`` (its private choice of secret lives there).
-reasoning_tokens       about how many tokens of reasoning a host turn writes (the deliberation
-                       around its decision; sets the private-CoT context overhead).
-tool_use_reliability   P(the model calls a memory tool on its own when it has something worth
-                       remembering) — matters for autonomous memory agents.
-edit_error_rate        P(a memory edit it writes is malformed JSON or fails the tool's checks).
-leak_propensity        P(a public reply lets the secret slip).
-unheld_secret          what it does when asked about a secret it does not hold in context:
-                       ``reimagine`` (samples a secret compatible with the public history and
-                       answers by it), ``play_along`` (agrees with whatever is suggested) or
-                       ``deny`` (answers no).
-malformed_output_rate  P(a public reply is unusable: no pattern, no yes/no, garbled JSON).
-prior_exponent         alpha in the secret prior ``frequency ** (alpha / T)``: how strongly the
-                       model favours common secrets (1 = proportional to corpus frequency).
-late_tool_use          P(a model that did not write its secret down when it chose it does so
-                       on a later turn, when it re-imagines one).
-mask_error_rate        P(the BASIS cortex agent's ingest call is unusable: a malformed access
-                       mask, or no ingest call at all); the harness then falls back.
-notices_contradictions P(an orchestrator that *can see* evidence contradicting the user's request
-                       (in its shared context or tool results) notices it and corrects course).
+Each knob's meaning is its field's ``description`` (what ``knobs()`` puts in run metadata);
+these notes add what one line cannot:
 
-attention_tokens       ACC roles: statements this close to the end of a context are always noticed;
-                       older ones are noticed less and less (half-life 6000 tokens further).
-answer_elaboration_tokens  ACC agent: tokens of explanation it adds to each answer (context,
-                       caveats) on top of the asked format; long answers grow a replayed transcript.
-explicit_detail_weight BASIS orchestrator: weight of spelling out each pinning detail (named
-                       locations, the service type, "do not book") when it first relays a request.
-judge_follows_rubric   ACC judge: whether it applies the rubric it is given (its scale, and a
-                       stricter penalty when the rubric asks for one) or always its default 0-10.
-output_format          how replies come out on the wire, as real models and servers write them
-                       (inline ``<think>``, a ``reasoning`` field, markdown, fenced JSON, numbers
-                       as strings, small talk and hedges, bulleted patch lines, half-point judge
-                       scores); see :mod:`psit_lib.sim.formats`. ``plain`` by default.
+reasoning_tokens       the neutral deliberation around a host's decision.
+tool_use_reliability   matters for autonomous memory agents.
+unheld_secret          ``reimagine`` samples a secret compatible with the public history and
+                       answers by it, ``play_along`` agrees with whatever is suggested, ``deny``
+                       answers no.
+prior_exponent         1 = proportional to corpus frequency.
+explicit_detail_weight the pinning details are named locations, the service type, "do not book".
+output_format          the formats are described in :mod:`psit_lib.sim.formats`.
 
 A profile can be named with overrides, ``default,notices_contradictions=0.5``: the named
 profile with those knobs changed. Sweeps use this (the model ``psit-sim:<spec>`` carries it),
@@ -171,8 +149,3 @@ def with_override(spec: str, knob: str, value: object) -> str:
 def profile_spec(name: str, overrides: Mapping[str, object]) -> str:
     """The canonical spec of a profile with overrides (knobs sorted, so one spec per profile)."""
     return ",".join([name, *(f"{k}={v}" for k, v in sorted(overrides.items()))])
-
-
-def profiles_table() -> list[dict]:
-    """Rows describing every profile (for the notebooks' assumptions table)."""
-    return [p.model_dump() for p in PROFILES.values()]

@@ -22,6 +22,15 @@ def token_count(text: str | None) -> int:
     return len(_encoding().encode(text)) if text else 0
 
 
+def padded(target_tokens: int, pool: tuple[str, ...], tail: tuple[str, ...] = ()) -> str:
+    """Sentences of ``pool`` in turn, then ``tail``, until about ``target_tokens`` tokens.
+    Deterministic and draws no random numbers, so a reply's length never changes a choice."""
+    lines: list[str] = []
+    while token_count(" ".join([*lines, *tail])) < target_tokens:
+        lines.append(pool[len(lines) % len(pool)])
+    return " ".join([*lines, *tail])
+
+
 def prompt_token_count(messages: list[dict]) -> int:
     """Prompt tokens of a chat request: message texts and tool-call arguments, plus framing."""
     total = 0

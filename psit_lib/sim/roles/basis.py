@@ -52,7 +52,6 @@ from typing import Any
 from ..context import SimContext, SimReply, message_text
 from ..registry import register_role
 
-#: Weight of spelling a detail out (vs. leaving it implicit) when relaying the user's request.
 #: The orchestrator stops correcting after this many delegations in one conversation.
 MAX_DELEGATIONS = 3
 CONTEXT_TAG = "relevant_multiagent_context"
@@ -84,13 +83,6 @@ _CANCELLED = re.compile(r"\bcancelled the ongoing ride\b")
 _EVENT = re.compile(f"{_BOOKED.pattern}|{_LISTED.pattern}|{_CANCELLED.pattern}")
 # What the cab agent says when asked to report the booked service type (its reply, no route).
 _REPORTED = re.compile(r"\bBooked: the (Default|Premium|Van) service\b")
-
-
-def _first_user_text(ctx: SimContext) -> str:
-    for message in ctx.messages:
-        if message.get("role") == "user":
-            return message_text(message.get("content"))
-    return ""
 
 
 def _same(a: str | None, b: str | None) -> bool:
@@ -306,7 +298,7 @@ def is_cortex_call(ctx: SimContext) -> bool:
         "condition holds, and never mentioned")}})
 def cab_subagent(ctx: SimContext) -> SimReply:
     """Carry out the instruction with the CabApp tools, then report the outcome."""
-    instruction = _first_user_text(ctx)
+    instruction = ctx.first_user_text()
     req = read_request(instruction)
     policy = read_policy(ctx.system_text())
     calls = calls_in(ctx)
@@ -363,7 +355,7 @@ def user_notifier(ctx: SimContext) -> SimReply:
     """Send the user the message the instruction asks for, once; then say so."""
     tool = next((name for name in sorted(ctx.tool_names()) if "message" in name), None)
     if tool is not None and not any(call.name == tool and not call.failed for call in calls_in(ctx)):
-        message = _TELL.sub("", _first_user_text(ctx)).strip() or "Your request has been handled."
+        message = _TELL.sub("", ctx.first_user_text()).strip() or "Your request has been handled."
         return SimReply(content="", tool_calls=[(tool, {"content": message[0].upper() + message[1:]})])
     return SimReply(content="The user has been sent the confirmation.")
 
@@ -519,7 +511,7 @@ def delegate_tools(ctx: SimContext) -> tuple[str | None, str | None]:
 def basis_orchestrator(ctx: SimContext) -> SimReply:
     """Delegate the user's request; correct the cab agent when visible evidence contradicts it;
     once settled, have the user notified (when a notification agent is offered), then answer."""
-    user = read_request(_first_user_text(ctx))
+    user = read_request(ctx.first_user_text())
     cab, notify = delegate_tools(ctx)
     if cab is None or user.start is None:
         return SimReply(content="I can help with cab rides; where would you like to go, and from where?")

@@ -33,7 +33,8 @@ import json
 import re
 
 from ..context import SimContext, SimReply
-from ..knowledge.ddxplus import Illness, MedicalKnowledge, medical_knowledge, name_key
+from ..knowledge.ddxplus import Illness, MedicalKnowledge, name_key
+from ..knowledge.ddxplus import medical_knowledge as knowledge  # loaded on first use, not at import
 from ..request_reading import leading_yes_no
 from ..registry import register_role
 from .candidates import register_proposer
@@ -65,11 +66,6 @@ _REVEAL = re.compile(r"\b(?:which|what) (?:condition|diagnosis|illness) (?:did|d
 _SETUP = re.compile(r"\b(?:diagnosis|diagnostic) (?:game|training|simulator)|\bpick one condition|"
                     r"\bchoose (?:exactly )?one condition", re.I)
 _EXCLUDE = re.compile(r"Do not repeat any of these:\s*(\[.*?\])", re.S)
-
-
-def knowledge() -> MedicalKnowledge:
-    """The model's medical knowledge (loaded on first use, not at import)."""
-    return medical_knowledge()
 
 
 def condition_prior(known: MedicalKnowledge) -> dict[str, float]:

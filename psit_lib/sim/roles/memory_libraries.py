@@ -8,15 +8,9 @@ comma lists, ``true``/``false``, sectioned text), so the libraries run end to en
 Information flow (SPEC §8): every reply is computed from the request text alone, by fixed
 rules (keywords by frequency, facts as the sentences of the messages the prompt asks about,
 updates by matching ``Subject: value`` facts). No randomness is used, so a library's prompt
-that embeds today's date (Mem0 does) still gets the same reply on every day. A library that
-cannot send the role header reaches the ``generic`` role; :func:`library_reply` recognises its
-prompts there too (see ``registry.minimal_reply``).
-
-Request kinds (``classify_request``): ``mem0.fact_extraction``, ``mem0.memory_update``,
-``memoryos.keywords``, ``memoryos.continuity``, ``memoryos.meta_info``,
-``memoryos.multi_summary``, ``memoryos.profile``, ``memoryos.knowledge``, ``memoryos.summary``,
-``memoryos.update_profile``, ``memoryos.theme``, ``memoryos.response``; the reimplementations
-send their own roles: ``amem_note_analysis``, ``amem_evolution``, ``lightmem_extraction``.
+that embeds today's date (Mem0 does) still gets the same reply on every day. Its requests are
+recognised from their prompts (``classify_request``), with or without the role header; the
+reimplementations' prompts carry their data in tags and have roles of their own.
 """
 
 from __future__ import annotations
@@ -28,7 +22,7 @@ from collections import Counter
 from typing import Any
 
 from ..context import SimContext, SimReply, message_text as _text
-from ..registry import register_role
+from ..registry import minimal_reply, register_role
 
 LIBRARY_ROLE = "memory_library"
 MAX_FACTS = 8
@@ -107,20 +101,10 @@ _MEMORYOS_SYSTEMS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _system(messages: list[dict[str, Any]]) -> str:
-    return "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
-
-
-def _last_user(messages: list[dict[str, Any]]) -> str:
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            return _text(message.get("content"))
-    return ""
-
-
-def classify_request(messages: list[dict[str, Any]], response_format: Any = None) -> str | None:
+def classify_request(messages: list[dict[str, Any]]) -> str | None:
     """Which library request this is, or None when it is not one this module knows."""
-    system, user = _system(messages).lower(), _last_user(messages).lower()
+    system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system").lower()
+    user = next((_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "").lower()
     if "information organizer" in system and '"facts"' in system and user.startswith("input:"):
         return "mem0.fact_extraction"
     if "smart memory manager" in user and "new retrieved facts" in user:
@@ -326,24 +310,15 @@ def lightmem_extraction(ctx: SimContext) -> SimReply:
 # Dispatch
 # --------------------------------------------------------------------------------------------
 
-def library_reply(ctx: SimContext) -> SimReply | None:
-    """The reply to a recognised library request, or None if the request is not one."""
-    kind = classify_request(ctx.messages, ctx.response_format)
-    if kind is None:
-        return None
+@register_role(LIBRARY_ROLE, tier=0, recognise=lambda ctx: classify_request(ctx.messages) is not None)
+def memory_library(ctx: SimContext) -> SimReply:
+    """Role sent by the baseline adapters with every library call."""
+    kind = classify_request(ctx.messages)
     user = ctx.last_user_text()
+    if kind is None:
+        return minimal_reply(ctx)
     if kind == "mem0.fact_extraction":
         return SimReply(content=json.dumps({"facts": mem0_facts(ctx.system_text(), user)}))
     if kind == "mem0.memory_update":
         return SimReply(content=json.dumps(mem0_update(user)))
     return SimReply(content=memoryos_reply(kind, user))
-
-
-def _fallback(ctx: SimContext) -> SimReply:
-    return SimReply(content="{}" if ctx.wants_json else "OK.")
-
-
-@register_role(LIBRARY_ROLE, tier=0, recognise=lambda ctx: classify_request(ctx.messages, ctx.response_format) is not None)
-def memory_library(ctx: SimContext) -> SimReply:
-    """Role sent by the baseline adapters with every library call."""
-    return library_reply(ctx) or _fallback(ctx)

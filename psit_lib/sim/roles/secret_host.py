@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from ..context import SimContext, SimReply
 from ..request_reading import kept_reasoning, memory_text, secret_statements
-from ..tokens import token_count
+from ..tokens import padded
 from .memory_edits import compose_edits
 
 _DELIBERATION = (
@@ -41,14 +41,8 @@ _DELIBERATION = (
 
 
 def deliberate(decision: str, target_tokens: int) -> str:
-    """Reasoning of about ``target_tokens`` tokens: neutral deliberation, then the decision.
-    Deterministic and draws no random numbers, so its length never changes a choice."""
-    lines: list[str] = []
-    i = 0
-    while token_count(" ".join([*lines, decision])) < target_tokens:
-        lines.append(_DELIBERATION[i % len(_DELIBERATION)])
-        i += 1
-    return " ".join([*lines, decision])
+    """Reasoning of about ``target_tokens`` tokens: neutral deliberation, then the decision."""
+    return padded(target_tokens, _DELIBERATION, (decision,))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ Kind = Literal["vanilla", "private_cot", "workflow", "autonomous"]
 STRATEGY_NAMES = ("overwrite", "append_delete", "patch_replace")
 KINDS = ("vanilla", "private_cot", "workflow", "autonomous")
 PSIT_AGENTS = ("vanilla", "private_cot", "workflow_overwrite", "autonomous_overwrite")
+ALL_PSIT_AGENTS = ("vanilla", "private_cot", *(f"{k}_{s}" for k in ("workflow", "autonomous") for s in STRATEGY_NAMES))
 
 
 class UnknownAgentError(ValueError):
@@ -74,14 +75,11 @@ def parse_agent(name: str, **options) -> AgentConfig:
     """``AgentConfig`` for a table name such as ``workflow_patch_replace`` (``options`` override
     the design defaults, e.g. ``reasoning_layout="system_block"``)."""
     text = name.strip().lower()
-    for plain in ("vanilla", "private_cot"):
-        if text == plain:
-            return AgentConfig(kind=plain, **options)
-    for kind in ("workflow", "autonomous"):
-        if text == kind:
-            return AgentConfig(kind=kind, strategy="overwrite", **options)
-        if text.startswith(kind + "_") and text[len(kind) + 1:] in STRATEGY_NAMES:
-            return AgentConfig(kind=kind, strategy=text[len(kind) + 1:], **options)
-    valid = ["vanilla", "private_cot"] + [f"{k}_{s}" for k in ("workflow", "autonomous")
-                                          for s in STRATEGY_NAMES]
-    raise UnknownAgentError(f"unknown agent {name!r}; valid agents: {', '.join(valid)}")
+    if text in ("vanilla", "private_cot"):
+        return AgentConfig(kind=text, **options)  # type: ignore[arg-type]
+    if text in ("workflow", "autonomous"):
+        text += "_overwrite"
+    if text in ALL_PSIT_AGENTS:
+        kind, _, strategy = text.partition("_")
+        return AgentConfig(kind=kind, strategy=strategy, **options)  # type: ignore[arg-type]
+    raise UnknownAgentError(f"unknown agent {name!r}; valid agents: {', '.join(ALL_PSIT_AGENTS)}")

@@ -17,7 +17,8 @@ from psit_lib.llm.client import ModelSession
 from psit_lib.studies.psit.agents.chat_agent import ChatAgent
 from psit_lib.studies.psit.agents.config import UnknownAgentError, parse_agent
 from psit_lib.studies.psit.agents.names import (_FAMILIES, OPTIONAL_AGENTS, AgentBuilder, canonical_agent_name,
-                                               known_agents, register_agent_family, validate_agent_names)
+                                               family_builder, known_agents, register_agent_family,
+                                               validate_agent_names)
 
 
 class ForkableAgent(Protocol):
@@ -38,9 +39,9 @@ def build_agent(name: str, *, system_prompt: str, host_role: str,
     text = name.strip().lower()
     if text in OPTIONAL_AGENTS and text not in _FAMILIES:
         importlib.import_module(OPTIONAL_AGENTS[text])  # registers the family
-    for prefix, builder in _FAMILIES.items():
-        if text == prefix or text.startswith(prefix + "_"):
-            return builder(text, system_prompt, host_role)
+    builder = family_builder(text)
+    if builder is not None:
+        return builder(text, system_prompt, host_role)
     return ChatAgent(parse_agent(text, **(options or {})), system_prompt=system_prompt, host_role=host_role)
 
 

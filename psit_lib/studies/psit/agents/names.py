@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from psit_lib.studies.psit.agents.config import STRATEGY_NAMES, UnknownAgentError, parse_agent
+from psit_lib.studies.psit.agents.config import ALL_PSIT_AGENTS, UnknownAgentError, parse_agent
 
 AgentBuilder = Callable[[str, str, str], Any]
 """``builder(name, system_prompt, host_role)`` -> an agent with the ``ForkableAgent`` protocol."""
@@ -26,25 +26,21 @@ def register_agent_family(prefix: str, builder: AgentBuilder) -> None:
     _FAMILIES[prefix] = builder
 
 
-def builtin_agents() -> list[str]:
-    """The workbook's own agents: the PSIT agents and the retrieval-memory baselines."""
-    psit = ["vanilla", "private_cot"] + [f"{k}_{s}" for k in ("workflow", "autonomous") for s in STRATEGY_NAMES]
-    return [*psit, *OPTIONAL_AGENTS]
+def family_builder(text: str) -> AgentBuilder | None:
+    """The registered builder of a lowercase agent name, if a family claims it."""
+    return next((b for prefix, b in _FAMILIES.items() if text == prefix or text.startswith(prefix + "_")), None)
 
 
 def known_agents() -> list[str]:
-    """Every agent name the registry knows: the workbook's own and the registered families."""
-    return list(dict.fromkeys([*builtin_agents(), *_FAMILIES]))
+    """Every agent name the registry knows: the PSIT agents, the baselines and the registered families."""
+    return list(dict.fromkeys([*ALL_PSIT_AGENTS, *OPTIONAL_AGENTS, *_FAMILIES]))
 
 
 def canonical_agent_name(name: str) -> str:
     """The table name of an agent, or UnknownAgentError listing every agent the registry knows."""
     text = name.strip().lower()
-    if text in OPTIONAL_AGENTS:
+    if text in OPTIONAL_AGENTS or family_builder(text):
         return text
-    for prefix in _FAMILIES:
-        if text == prefix or text.startswith(prefix + "_"):
-            return text
     try:
         return parse_agent(text).name
     except UnknownAgentError:

@@ -1,8 +1,9 @@
 """Shared machinery of the memory edit tools: results, options, text matching, guards.
 
-Every tool must report the same `meta` keys, validate options the same way and protect
-section headers the same way; keeping those rules here means the five tools cannot drift
-apart. Everything is a pure function of its arguments.
+Every tool must report the same `meta` keys and protect section headers the same way; keeping
+those rules here means the five tools cannot drift apart. Argument types are checked once, by
+the pydantic models of tool_schemas.py that `apply_tool_call` validates every model call with.
+Everything is a pure function of its arguments.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Iterable
 
 from psit_lib.studies.psit.memory.working_memory import (
     MemoryToolError,
@@ -19,11 +20,9 @@ from psit_lib.studies.psit.memory.working_memory import (
     parse_sections,
 )
 
-META_KEYS = ("applied_hunks", "changed_lines", "sections_touched", "warnings")
-OPTION_KEYS = ("strict_context", "normalize_whitespace", "case_sensitive")
 
 # Bullet markers forgiven by deletion matching: "- ", "* ", "• " and numbered "1. " / "1) ".
-_BULLET_PREFIX = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+BULLET_PREFIX = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 
 # Deletion targets shorter than this (after normalisation) must equal a whole line, so a
 # short word such as "e" cannot wipe every line that happens to contain it.
@@ -40,16 +39,6 @@ class ToolResult:
 
     new_memory: str
     meta: dict = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The memory tools' return shape `{new_memory, meta}` as a plain dict (for logs and JSON)."""
-        return {"new_memory": self.new_memory, "meta": dict(self.meta)}
-
-    def __getitem__(self, key: str) -> Any:
-        """Allow `result["new_memory"]` / `result["meta"]`, matching the SPEC's dict wording."""
-        if key not in ("new_memory", "meta"):
-            raise KeyError(key)
-        return getattr(self, key)
 
 
 def make_result(
@@ -87,63 +76,9 @@ class MatchOptions:
     case_sensitive: bool
 
 
-def resolve_options(options: Any, defaults: MatchOptions, tool: str) -> MatchOptions:
-    """Merge user options over the tool's defaults; unknown keys or non-bools are errors."""
-    if options is None:
-        return defaults
-    if not isinstance(options, Mapping):
-        raise MemoryToolError(f"{tool}: options must be an object, got {type(options).__name__}.")
-    unknown = sorted(str(key) for key in options if key not in OPTION_KEYS)
-    if unknown:
-        raise MemoryToolError(
-            f"{tool}: unknown option(s) {', '.join(unknown)}; allowed: {', '.join(OPTION_KEYS)}."
-        )
-    values = {name: getattr(defaults, name) for name in OPTION_KEYS}
-    for name, value in options.items():
-        if value is None:
-            continue
-        if not isinstance(value, bool):
-            raise MemoryToolError(f"{tool}: option {name} must be true or false, got {value!r}.")
-        values[name] = value
-    return MatchOptions(**values)
-
-
-def require_str(value: Any, name: str, tool: str, *, allow_empty: bool = True) -> str:
-    """Return `value` if it is a string (non-blank when required), else raise."""
-    if not isinstance(value, str):
-        raise MemoryToolError(f"{tool}: {name} must be a string, got {type(value).__name__}.")
-    if not allow_empty and not value.strip():
-        raise MemoryToolError(f"{tool}: {name} must not be empty.")
-    return value
-
-
-def require_count(value: Any, name: str, tool: str, *, optional: bool) -> int | None:
-    """Return a positive integer count argument (None allowed when optional), else raise."""
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MemoryToolError(f"{tool}: {name} must be a positive integer, got {value!r}.")
-    if value < 1:
-        raise MemoryToolError(f"{tool}: {name} must be at least 1, got {value}.")
-    return value
-
-
-def split_lines_argument(lines: Any, tool: str) -> list[str]:
-    """Accept a list of strings or one string with newlines; return the individual lines."""
-    if isinstance(lines, str):
-        pieces = [lines]
-    elif isinstance(lines, (list, tuple)):
-        for item in lines:
-            if not isinstance(item, str):
-                raise MemoryToolError(
-                    f"{tool}: lines must be strings, got an item of type {type(item).__name__}."
-                )
-        pieces = list(lines)
-    else:
-        raise MemoryToolError(
-            f"{tool}: lines must be a string or a list of strings, got {type(lines).__name__}."
-        )
-    return [line for piece in pieces for line in piece.split("\n")]
+def split_lines_argument(lines: list[str] | str) -> list[str]:
+    """The individual lines of a list of strings or of one string with newlines."""
+    return [line for piece in ([lines] if isinstance(lines, str) else lines) for line in piece.split("\n")]
 
 
 def collapse_whitespace(text: str) -> str:
@@ -163,7 +98,7 @@ def normalize_line(text: str, options: MatchOptions) -> str:
 def normalize_for_deletion(text: str) -> str:
     """Forgiving comparable form for deletion: whitespace, case and bullet markers ignored."""
     collapsed = collapse_whitespace(text).casefold()
-    return _BULLET_PREFIX.sub("", collapsed, count=1)
+    return BULLET_PREFIX.sub("", collapsed, count=1)
 
 
 def deletion_target_matches(target: str, line: str) -> bool:
@@ -179,6 +114,11 @@ def deletion_target_matches(target: str, line: str) -> bool:
     if len(wanted) < MIN_SUBSTRING_TARGET:
         return wanted == have
     return wanted in have
+
+
+def inside_any(place: tuple[int, ...], containers: Iterable[tuple[int, ...]]) -> bool:
+    """Whether ``place`` (a character span, or a match's line indices) lies within one of ``containers``."""
+    return any(outer[0] <= place[0] and place[-1] <= outer[-1] for outer in containers)
 
 
 def reject_header_lines(lines: Iterable[str], tool: str, role: str) -> None:

@@ -15,17 +15,16 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from psit_lib.studies.psit.memory.matching import (
+    BULLET_PREFIX,
     MatchOptions,
     ToolResult,
     collapse_whitespace,
     ensure_headers_unchanged,
+    inside_any,
     last_content_index,
     make_result,
     normalize_line,
     reject_header_lines,
-    require_count,
-    require_str,
-    resolve_options,
 )
 from psit_lib.studies.psit.memory.working_memory import MemoryToolError, Section, find_section
 
@@ -165,10 +164,6 @@ def find_block(
     return found
 
 
-def _inside_any(match: Match, containers: list[Match]) -> bool:
-    return any(c[0] <= match[0] and match[-1] <= c[-1] for c in containers)
-
-
 def _rebuild(lines: list[str], ops: Sequence[HunkLine], indices: Match) -> list[str]:
     """Apply `ops` at the located memory lines; memory's own text is kept for context lines."""
     located = iter(indices)
@@ -232,8 +227,8 @@ def _apply_hunk(lines: list[str], hunk: Hunk, options: MatchOptions) -> _HunkOut
     def equal_ignoring_bullet(memory_line: str, text: str) -> bool:
         if equal(memory_line, text):
             return True
-        bare = _BULLET.sub("", memory_line.lstrip(), count=1)
-        return bare != memory_line.lstrip() and not _BULLET.match(text.lstrip()) and equal(bare, text)
+        bare = BULLET_PREFIX.sub("", memory_line.lstrip(), count=1)
+        return bare != memory_line.lstrip() and not BULLET_PREFIX.match(text.lstrip()) and equal(bare, text)
 
     outcome = _locate(lines, hunk, options, equal, section, label)
     if outcome is None and any(op.kind != ADD for op in hunk.lines):
@@ -253,17 +248,14 @@ def _apply_hunk(lines: list[str], hunk: Hunk, options: MatchOptions) -> _HunkOut
     )
 
 
-_BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
-
-
 def _with_bullets(lines: list[str], hunk: Hunk, section: Section) -> Hunk | None:
     """The hunk with its '+' lines given the bullet of the section's list, if it has one."""
-    bullets = [m.group(0) for line in lines[section.start:section.end] if (m := _BULLET.match(line.lstrip()))]
+    bullets = [m.group(0) for line in lines[section.start:section.end] if (m := BULLET_PREFIX.match(line.lstrip()))]
     if not bullets:
         return None
     bullet = bullets[0]
     new_lines = [replace(op, text=bullet + op.text.lstrip()) if op.kind == ADD and op.text.strip()
-                 and not _BULLET.match(op.text.lstrip()) else op for op in hunk.lines]
+                 and not BULLET_PREFIX.match(op.text.lstrip()) else op for op in hunk.lines]
     return replace(hunk, lines=tuple(new_lines))
 
 
@@ -303,7 +295,7 @@ def _locate(lines: list[str], hunk: Hunk, options: MatchOptions, equal: Callable
         if not old_matches:
             continue
         new_matches = find_block(lines, start, end, new_block, equal, skip_blank)
-        if new_matches and all(_inside_any(m, new_matches) for m in old_matches):
+        if new_matches and all(inside_any(m, new_matches) for m in old_matches):
             return already
         _fail_if_ambiguous(old_matches, label)
         warnings = (phase_warning,) if phase_warning else ()
@@ -357,12 +349,7 @@ def patch_memory(
     number of its '+' and '-' lines; they catch truncated or garbled patches. Hunks are
     applied in order, each to the memory left by the previous one.
     """
-    require_str(memory, "memory", TOOL)
-    require_str(patch, "patch", TOOL)
-    require_str(explanation, "explanation", TOOL)
-    expected_hunks = require_count(expected_hunks, "expected_hunks", TOOL, optional=True)
-    expected_changes = require_count(expected_changes, "expected_changes", TOOL, optional=True)
-    resolved = resolve_options(options, PATCH_DEFAULTS, TOOL)
+    resolved = replace(PATCH_DEFAULTS, **(options or {}))
 
     hunks = parse_patch(patch)
     if expected_hunks is not None and expected_hunks != len(hunks):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from psit_lib.studies.psit.memory.matching import (
@@ -18,12 +18,10 @@ from psit_lib.studies.psit.memory.matching import (
     ToolResult,
     count_changed_lines,
     ensure_headers_unchanged,
+    inside_any,
     make_result,
     unchanged,
     reject_header_lines,
-    require_count,
-    require_str,
-    resolve_options,
 )
 from psit_lib.studies.psit.memory.working_memory import MemoryToolError, find_section, parse_sections
 
@@ -134,17 +132,6 @@ class _ContextCheck:
         return True
 
 
-def _inside_any(span: Span, containers: list[Span]) -> bool:
-    return any(outer[0] <= span[0] and span[1] <= outer[1] for outer in containers)
-
-
-def _optional_context(value: Any, name: str) -> str | None:
-    if value is None:
-        return None
-    require_str(value, name, TOOL)
-    return value or None
-
-
 def replace_in_memory(
     memory: str,
     old_string: str,
@@ -163,16 +150,10 @@ def replace_in_memory(
     that text right before / after them count (within 3 lines when strict_context is
     off). Any mismatch raises MemoryToolError and leaves the memory unchanged.
     """
-    require_str(memory, "memory", TOOL)
-    require_str(old_string, "old_string", TOOL, allow_empty=False)
-    require_str(new_string, "new_string", TOOL)
-    require_str(explanation, "explanation", TOOL)
-    if section_title is not None:
-        require_str(section_title, "section_title", TOOL)
-    expected = require_count(expected_replacements, "expected_replacements", TOOL, optional=False)
-    pre = _optional_context(pre_context, "pre_context")
-    post = _optional_context(post_context, "post_context")
-    resolved = resolve_options(options, REPLACE_DEFAULTS, TOOL)
+    if not old_string.strip():
+        raise MemoryToolError(f"{TOOL}: old_string must not be empty.")
+    pre, post = pre_context or None, post_context or None
+    resolved = replace(REPLACE_DEFAULTS, **(options or {}))
     reject_header_lines(new_string.split("\n"), TOOL, "new_string line")
 
     layout = _Layout.of(memory)
@@ -195,7 +176,7 @@ def replace_in_memory(
         new_spans = [m.span() for m in new_pattern.finditer(memory, *region)]
     # An occurrence of old_string inside an occurrence of new_string was already replaced
     # (e.g. "apple" -> "apple pie"); counting it again would break idempotence.
-    pending = [span for span in old_spans if not _inside_any(span, new_spans)]
+    pending = [span for span in old_spans if not inside_any(span, new_spans)]
 
     if not pending:
         if old_spans or any(context.accepts(span) for span in new_spans):
@@ -208,10 +189,10 @@ def replace_in_memory(
         raise MemoryToolError(
             f"{TOOL}: old_string {old_string!r} not found in {scope}{_context_note(pre, post)}{hint}."
         )
-    if len(pending) != expected:
+    if len(pending) != expected_replacements:
         raise MemoryToolError(
             f"{TOOL}: old_string {old_string!r} occurs {len(pending)} times in {scope}"
-            f"{_context_note(pre, post)} but expected_replacements is {expected}; "
+            f"{_context_note(pre, post)} but expected_replacements is {expected_replacements}; "
             "set expected_replacements or add section_title/pre_context/post_context."
         )
 

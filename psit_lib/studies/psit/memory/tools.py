@@ -24,13 +24,12 @@ from psit_lib.studies.psit.memory.matching import (
     unchanged,
     normalize_for_deletion,
     reject_header_lines,
-    require_str,
     sections_with_changes,
     split_lines_argument,
 )
 from psit_lib.studies.psit.memory.patch import patch_memory
 from psit_lib.studies.psit.memory.replace import replace_in_memory
-from psit_lib.studies.psit.memory.tool_schemas import STRATEGIES, TOOL_ARGUMENTS
+from psit_lib.studies.psit.memory.tool_schemas import TOOL_ARGUMENTS
 from psit_lib.studies.psit.memory.working_memory import (
     SECTION_TITLES,
     MemoryToolError,
@@ -40,19 +39,6 @@ from psit_lib.studies.psit.memory.working_memory import (
     parse_sections,
 )
 
-__all__ = [
-    "STRATEGIES",
-    "MemoryToolError",
-    "ToolResult",
-    "append_in_memory",
-    "apply_tool_call",
-    "delete_from_memory",
-    "overwrite_memory",
-    "patch_memory",
-    "replace_in_memory",
-]
-
-
 def overwrite_memory(memory: str, new_memory: str) -> ToolResult:
     """Replace the whole memory by `new_memory`.
 
@@ -61,8 +47,6 @@ def overwrite_memory(memory: str, new_memory: str) -> ToolResult:
     almost always a model slip worth seeing in the logs.
     """
     tool = "overwrite_memory"
-    require_str(memory, "memory", tool)
-    require_str(new_memory, "new_memory", tool)
     if new_memory == memory:
         return unchanged(memory, f"{tool}: new_memory is identical to the current memory; nothing changed.")
     warnings = []
@@ -87,9 +71,7 @@ def overwrite_memory(memory: str, new_memory: str) -> ToolResult:
 def append_in_memory(memory: str, section_title: str, lines: list[str] | str) -> ToolResult:
     """Append `lines` after the last non-blank line of a section (blank lines are dropped)."""
     tool = "append_in_memory"
-    require_str(memory, "memory", tool)
-    require_str(section_title, "section_title", tool)
-    new_lines = [line for line in split_lines_argument(lines, tool) if line.strip()]
+    new_lines = [line for line in split_lines_argument(lines) if line.strip()]
     if not new_lines:
         raise MemoryToolError(f"{tool}: lines contains no non-blank line to append.")
     reject_header_lines(new_lines, tool, "line")
@@ -123,9 +105,7 @@ def delete_from_memory(memory: str, section_title: str, lines: list[str] | str) 
     line, otherwise nothing is deleted and the call fails.
     """
     tool = "delete_from_memory"
-    require_str(memory, "memory", tool)
-    require_str(section_title, "section_title", tool)
-    targets = [line for line in split_lines_argument(lines, tool) if normalize_for_deletion(line)]
+    targets = [line for line in split_lines_argument(lines) if normalize_for_deletion(line)]
     if not targets:
         raise MemoryToolError(f"{tool}: lines contains no non-blank target to delete.")
     reject_header_lines(targets, tool, "target")

@@ -46,11 +46,6 @@ class Section:
     start: int
     end: int
 
-    @property
-    def span(self) -> tuple[int, int]:
-        """Line span `(start, end)` of the section, header included, end exclusive."""
-        return (self.start, self.end)
-
 
 def is_header_line(line: str) -> bool:
     """True if `line` is (or would render as) a numbered section header."""
@@ -130,8 +125,6 @@ def find_section(memory: str, title: str) -> Section:
 
     Raises MemoryToolError naming the available sections when none (or several) match.
     """
-    if not isinstance(title, str):
-        raise MemoryToolError(f"section_title must be a string, got {type(title).__name__}")
     wanted = normalize_title(title)
     sections = parse_sections(memory)
     matches = [section for section in sections if normalize_title(section.title) == wanted]

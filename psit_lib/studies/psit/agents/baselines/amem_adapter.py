@@ -28,10 +28,9 @@ from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.llm.errors import ModelOutputError
 
 from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
-from psit_lib.studies.psit.agents.baselines.calls import HiddenCall
+from psit_lib.studies.psit.agents.baselines.calls import HiddenCall, read_call
 from psit_lib.studies.psit.agents.baselines.embedder import embed, require_embedder
 from psit_lib.studies.psit.agents.baselines.similarity import recall_top_k, top_k
-from psit_lib.llm.diagnostics import report_helper_read
 
 AMEM_SETTINGS = BaselineSettings(window=30, top_k=8)
 ANALYSIS_ROLE, EVOLUTION_ROLE = "amem_note_analysis", "amem_evolution"
@@ -152,7 +151,7 @@ class AMemBackend:
             analysis, problem = parse_analysis(result.content), None
         except ModelOutputError as exc:  # A-Mem keeps the note with empty metadata
             analysis, problem = {"keywords": [], "context": "General", "tags": []}, str(exc)
-        calls.append(self._read(turn, ANALYSIS_ROLE, "amem.note_analysis", result, problem))
+        calls.append(read_call(turn.session, self.name, ANALYSIS_ROLE, "amem.note_analysis", result, problem))
         note = {"id": f"n{turn.turn:04d}", "content": content,
                 "timestamp": turn_time(turn.turn).strftime("%Y-%m-%d %H:%M"), "links": [], **analysis}
 
@@ -169,15 +168,9 @@ class AMemBackend:
                 problem = None
             except (ValueError, TypeError) as exc:  # A-Mem skips evolution on a bad reply
                 problem = f"evolution reply unusable: {exc}"[:300]
-            calls.append(self._read(turn, EVOLUTION_ROLE, "amem.evolution", result, problem))
+            calls.append(read_call(turn.session, self.name, EVOLUTION_ROLE, "amem.evolution", result, problem))
             for neighbour in neighbours:  # neighbours' metadata may have changed
                 neighbour["vector"] = await asyncio.to_thread(embed, note_vector_text(neighbour))
 
         note["vector"] = await asyncio.to_thread(embed, note_vector_text(note))
         return Memorized({"notes": [*notes, note]}, calls)
-
-    def _read(self, turn: TurnInput, role: str, kind: str, result: Any, problem: str | None) -> HiddenCall:
-        """The hidden call of one parsed reply, its parse reported to the episode's diagnostics."""
-        report_helper_read(turn.session, role, result.content, problem, agent=self.name)
-        return HiddenCall(self.name, kind, result.usage.prompt_tokens, result.usage.completion_tokens,
-                          read_error=problem)

@@ -40,7 +40,7 @@ from psit_lib.llm.tokens import count_tokens
 
 from psit_lib.studies.psit.agents.checkpointed import CheckpointedAgent
 
-from psit_lib.studies.psit.agents.baselines.calls import HiddenCall, summarise_hidden_calls
+from psit_lib.studies.psit.agents.baselines.calls import HiddenCall
 
 CLOCK_START = dt.datetime(2025, 1, 6, 9, 0)  # a Monday; the episode's synthetic clock starts here
 
@@ -212,7 +212,3 @@ class BaselineAgent(CheckpointedAgent):
     def private_state(self, values: dict[str, Any]) -> str:
         """The retrieved block of the latest turn: what the size figure counts for baselines."""
         return values.get("retrieved_block", "") or ""
-
-    @staticmethod
-    def hidden_call_summary(values: dict[str, Any]) -> dict[str, Any]:
-        return summarise_hidden_calls(values.get("hidden_calls", []))

@@ -114,6 +114,13 @@ def call_kind(library: str, messages: Any) -> str:
     return f"{library}.other"
 
 
+def read_call(session: ModelSession, library: str, role: str, kind: str, result: ChatResult,
+              problem: str | None) -> HiddenCall:
+    """The hidden call of a reply the adapter parsed itself, the parse reported to the episode's diagnostics."""
+    report_helper_read(session, role, result.content, problem, agent=library)
+    return HiddenCall(library, kind, result.usage.prompt_tokens, result.usage.completion_tokens, read_error=problem)
+
+
 def completion_from_result(result: ChatResult, model: str) -> ChatCompletion:
     """An ``openai`` ChatCompletion carrying a ChatResult, for libraries that parse one."""
     message: dict[str, Any] = {"role": "assistant", "content": result.content}
@@ -200,13 +207,3 @@ class LibraryClient:
         report_helper_read(session, LIBRARY_ROLE, result.content, problem, agent=self.library)
         return result, problem
 
-
-def summarise_hidden_calls(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Totals over hidden-call records: count, failures, tokens, and count per kind."""
-    by_kind: dict[str, int] = {}
-    for rec in records:
-        by_kind[rec["kind"]] = by_kind.get(rec["kind"], 0) + 1
-    return {"calls": len(records), "failed": sum(not r["ok"] for r in records),
-            "prompt_tokens": sum(r["prompt_tokens"] for r in records),
-            "completion_tokens": sum(r["completion_tokens"] for r in records),
-            "by_kind": dict(sorted(by_kind.items()))}

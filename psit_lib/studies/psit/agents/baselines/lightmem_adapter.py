@@ -32,10 +32,9 @@ from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.llm.errors import ModelOutputError
 
 from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
-from psit_lib.studies.psit.agents.baselines.calls import HiddenCall
+from psit_lib.studies.psit.agents.baselines.calls import HiddenCall, read_call
 from psit_lib.studies.psit.agents.baselines.embedder import embed, require_embedder
 from psit_lib.studies.psit.agents.baselines.similarity import cosine_scores, recall_top_k
-from psit_lib.llm.diagnostics import report_helper_read
 
 LIGHTMEM_SETTINGS = BaselineSettings(window=10, top_k=10)
 EXTRACTION_ROLE = "lightmem_extraction"
@@ -141,9 +140,7 @@ class LightMemBackend:
             facts, problem = parse_facts(result.content, set(by_source)), None
         except ModelOutputError as exc:  # the segment yields no entries
             facts, problem = [], str(exc)
-        report_helper_read(turn.session, EXTRACTION_ROLE, result.content, problem, agent=self.name)
-        calls.append(HiddenCall(self.name, "lightmem.extraction", result.usage.prompt_tokens,
-                                result.usage.completion_tokens, read_error=problem))
+        calls.append(read_call(turn.session, self.name, EXTRACTION_ROLE, "lightmem.extraction", result, problem))
         entries: list[dict[str, Any]] = []
         for source_id, fact in facts:
             when = turn_time(by_source[source_id]["turn"])
