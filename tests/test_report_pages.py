@@ -54,6 +54,7 @@ def test_index_calls_a_run_complete_only_when_every_notebook_is_ok(tmp_path: Pat
     assert "Complete run" in complete and "simulated model" in complete and "abc1234" in complete
     assert "Incomplete run" in index_html(tmp_path, {"complete": True}, [ok, failed], "abc1234")
     assert "Incomplete run" in index_html(tmp_path, {}, [ok], "abc1234")  # not recorded by psit run
+    assert "Complete run of 1 notebook, 02_x:" in complete and "every notebook" not in complete  # says what ran
 
 
 def test_a_suspect_notebook_is_marked_with_its_reason_even_when_psit_run_said_ok(tmp_path: Path):
@@ -109,6 +110,23 @@ def test_the_page_leaves_out_output_checks_progress_bars_and_stderr_and_folds_a_
     assert "host: 12" in shown["text/html"] and "{'" not in shown["text/html"]
 
 
+def test_a_check_cell_is_shown_when_nothing_else_shows_its_section():
+    nb = new_notebook(cells=[
+        new_markdown_cell("## Running"),
+        new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(note)", outputs=[new_output("stream", name="stdout", text="400 episodes, 0 errors.\n")]),
+        new_markdown_cell("## Rates"),
+        new_code_cell("label_table(t)", outputs=[new_output("display_data", data={"text/html": "<table></table>"})]),
+        new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(t)", outputs=[new_output("stream", name="stdout", text="a  b\n1  2")]),
+        new_markdown_cell("## Printed table"),
+        new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(t)", outputs=[new_output("stream", name="stdout", text="a  b\n1  2")]),
+    ])
+    prepare(nb)
+    note, rates, checked, printed = (c for c in nb.cells if c.cell_type == "code")
+    assert note.outputs[0]["data"] == {"text/markdown": "400 episodes, 0 errors.\n"}  # prose as a paragraph
+    assert len(rates.outputs) == 1 and checked.outputs == []  # the section shows its table already
+    assert printed.outputs[0]["text"] == "a  b\n1  2"  # the only result of its section, as printed
+
+
 def test_a_figure_is_an_image_carrying_its_panel_metadata_and_the_thumbnail_is_a_result():
     schematic = new_output("display_data", data={"image/png": _png(), "text/plain": "<Figure>"},
                            metadata={"image/png": {"psit_figure": {"provenance": "p", "panels": []}}})
@@ -129,7 +147,7 @@ def test_tables_lose_a_counting_index_and_exponents_and_text_is_left_aligned():
     _plain_table_numbers(soup)
     _compact_tables(soup)
     rows = [[c.get_text(strip=True) for c in tr.find_all(["th", "td"])] for tr in soup.find_all("tr")]
-    assert rows == [["agent", "low"], ["a", "0.000056"], ["b", "0.1"]]  # pandas' six decimals, then 3 digits
+    assert rows == [["agent", "low"], ["a", "5.6e-05"], ["b", "0.1"]]  # pandas' six decimals, then an exponent
     assert "left" in soup.find("td").get("style", "")
     named = BeautifulSoup(pd.DataFrame({"x": [1]}, index=["vanilla"]).to_html(), "html.parser")
     _compact_tables(named)

@@ -30,10 +30,11 @@ td.num { text-align: right; }
 .status { font-weight: 600; padding: 0.1em 0.5em; border-radius: 0.3em; }
 .status.ok { background: #e3f4e3; color: #185c18; }
 .status.bad { background: #fbe4e4; color: #8a1c1c; }
-img.thumb { display: block; max-width: 100%; width: 560px; height: auto; margin-top: 0.5em;
+img.thumb { display: block; width: 100%; max-width: 560px; height: auto; margin-top: 0.5em;
             border: 1px solid #eee; }
 td.nb { width: 62%; }
-.headline { color: #333; font-size: 0.95em; }
+.headline, .paper-test { color: #333; font-size: 0.95em; }
+.scroll { overflow-x: auto; }
 .view { font-size: 0.8em; color: #555; margin-top: 0.4em; }
 .complete { color: #185c18; } .incomplete { color: #8a1c1c; }
 .status.open { background: #eeeeee; color: #444; }
@@ -156,7 +157,9 @@ def _row_html(row: IndexRow) -> str:
 def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit: str,
                protocol: str | None = None) -> str:
     complete = bool(run.get("complete")) and all(r.status == "ok" for r in rows)
-    state = ("<p class='complete'>Complete run: every notebook finished, no episode failed, and no "
+    ran = (f"the {len(rows)} notebooks below" if len(rows) > 1
+           else f"1 notebook, {html.escape(rows[0].stem)}" if rows else "no notebook")
+    state = (f"<p class='complete'>Complete run of {ran}: each finished, no episode failed, and no "
              "notebook's share of unreadable replies or flagged episodes passed its threshold.</p>"
              if complete else
              "<p class='incomplete'>Incomplete run: a notebook failed, episodes failed, a notebook "
@@ -175,6 +178,6 @@ def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit:
             + (f"<p><a href='{html.escape(protocol)}'>The research protocol</a> (what every page's "
                "“SPEC §n” refers to)</p>" if protocol else "")
             + ledger_section(run_dir)
-            + "<table><thead><tr><th>Notebook, key result and a result figure</th><th>Status</th><th>Time</th>"
+            + "<div class='scroll'><table><thead><tr><th>Notebook, key result and a result figure</th><th>Status</th><th>Time</th>"
             "<th>Episodes</th><th>Model calls</th><th>Cache hits</th></tr></thead><tbody>"
-            + "".join(_row_html(r) for r in rows) + "</tbody></table></body></html>")
+            + "".join(_row_html(r) for r in rows) + "</tbody></table></div></body></html>")

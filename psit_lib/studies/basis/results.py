@@ -131,7 +131,7 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True, outcome:
     order_m = {name: i for i, name in enumerate([*models, REFERENCE_MODEL])}
     table = (
         table.assign(_s=table["scenario"].map(order_s), _y=table["system"].map(order_y), _m=table["model"].map(order_m))
-        .sort_values(["_s", "_y", "_m"], kind="stable")
+        .sort_values(["_m", "_s", "_y"], kind="stable")  # measured rows first, the paper's after
         .drop(columns=["_s", "_y", "_m"])
     )
     table = table[columns].reset_index(drop=True)
