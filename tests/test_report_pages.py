@@ -4,6 +4,7 @@ tables, and an index that never calls an incomplete run complete."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -202,3 +203,51 @@ def test_the_run_summary_table_a_notebook_ends_with_is_folded_on_the_page():
     shown = nb.cells[0].outputs[0]["data"]
     assert set(shown) == {"text/html"} and "<details class='psit-stats'>" in shown["text/html"]
     assert "host: 12" in shown["text/html"]
+
+
+# -- the index's headlines: one sentence each, generated from the tables -------------------------
+
+SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def _rates(cells: dict[tuple[str, str], tuple[int, int]]) -> pd.DataFrame:
+    return pd.DataFrame([{"task": t, "agent": a, "successes": k, "n_scored": n, "rate": k / n}
+                         for (t, a), (k, n) in cells.items()])
+
+
+def test_a_rate_headline_is_one_sentence_naming_best_worst_and_whether_the_gap_separates_them():
+    from psit_lib.analysis.result_sentences import rate_headline
+
+    rates = _rates({("hangman", "private_cot"): (10, 10), ("hangman", "vanilla"): (1, 10), ("hangman", "mem0"): (1, 10),
+                    ("hangman", "amem"): (1, 10), ("diagnosis", "private_cot"): (2, 4), ("diagnosis", "vanilla"): (1, 4)})
+    text = rate_headline(rates, ["task"], "agent", direction="higher")
+    assert len(SENTENCE_END.findall(text)) == 1 and text.endswith(".")
+    assert "hangman: private_cot highest (1), vanilla, mem0 and 1 more tied lowest (0.1), separated" in text
+    assert "diagnosis: private_cot highest (0.5), vanilla lowest (0.25), not separated" in text
+    lower = rate_headline(rates[rates["task"] == "hangman"], ["task"], "agent", direction="lower")
+    assert "vanilla, mem0 and 1 more tied lowest (0.1), private_cot highest (1)" in lower
+    assert rate_headline(_rates({("hangman", "a"): (1, 2), ("hangman", "b"): (1, 2)}), ["task"], "agent") \
+        == "hangman: a, b all at rate 0.5."  # a tie ranks nothing
+
+
+def test_a_generated_list_becomes_one_sentence():
+    from psit_lib.analysis.result_sentences import one_sentence
+
+    text = one_sentence("- **diagnosis · m**: 2 secrets tied at 6 of 96: no single attractor.\n- **hangman · m**: 'apple', 9 of 96.")
+    assert text == "diagnosis · m: 2 secrets tied at 6 of 96: no single attractor; hangman · m: 'apple', 9 of 96."
+
+
+def test_the_study_headlines_of_05_and_06_are_one_sentence():
+    from psit_lib.studies.acc import summary as accsum
+    from psit_lib.studies.basis.inaction import headline_reading
+
+    rows = [{"model": "m", "scenario": s, "system": y, "source": "measured", "n_scored": 10, "n_failed": 0,
+             "successes": k, "rate": k / 10, "unacted_successes": u}
+            for s, y, k, u in [("premium_bias", "basis", 9, 0), ("premium_bias", "baseline", 2, 0),
+                               ("quote_only_vs_book", "basis", 5, 5), ("quote_only_vs_book", "baseline", 4, 0)]]
+    table = pd.DataFrame(rows)
+    short = headline_reading(table, table, short=True).split("\n", 1)[1]
+    assert len(SENTENCE_END.findall(short)) == 1
+    assert "premium_bias: basis highest (0.9), baseline lowest (0.2), separated" in short
+    assert "quote_only_vs_book · basis (m): all 5 successes were decided without the tool call" in short
+    assert len(SENTENCE_END.findall(accsum.turn_average_headline(pd.DataFrame()))) == 1

@@ -173,6 +173,26 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
     return text + f"{note}."
 
 
+def turn_average_headline(df: pd.DataFrame, *, seed: int = 0) -> str:
+    """One sentence for the report's index: per metric, the best and worst agents' turn averages
+    and whether the bootstrap interval of their gap excludes zero."""
+    direction, parts = summary_direction(), []
+    for metric, symbol in PAPER_SYMBOL.items():
+        have = {a: v for a, v in turn_values(df, metric).items() if len(v)} if len(df) else {}
+        means = {a: float(v.mean()) for a, v in have.items()}
+        if len(set(means.values())) < 2:
+            parts.append(f"{symbol}: {'every agent at ' + str(format_number(next(iter(means.values())))) if means else 'nothing scored'}")
+            continue
+        order = sorted(means, key=lambda a: means[a] if direction == "lower" else -means[a])
+        best, worst = order[0], order[-1]
+        gap, low, high, separated = _tested(have, best, worst, seed)
+        best_names, worst_names = (" and ".join(b for b in order if means[b] == means[a]) for a in (best, worst))
+        parts.append(f"{symbol} best for {best_names} ({format_number(means[best])}), worst for {worst_names} "
+                     f"({format_number(means[worst])}), {'separated' if separated else 'not separated'} "
+                     f"(bootstrap 95% interval of the gap [{format_number(low)}, {format_number(high)}])")
+    return "; ".join(parts) + "."
+
+
 def turn_average_reading(df: pd.DataFrame, *, seed: int = 0) -> str:
     """Generated sentences on H_u and D_r (one per metric, a Markdown list)."""
     if df.empty or not (df["status"] == "ok").any():
