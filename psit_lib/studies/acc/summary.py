@@ -73,8 +73,8 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_wide(summary: pd.DataFrame) -> pd.DataFrame:
-    """One row per agent: H_u and D_r (the paper's, the headline), then the pooled rates (the
-    workbook's second view), each labelled."""
+    """One row per agent: H_u and D_r (the paper's, the headline), each with its std across turns
+    (the pooled rates, the workbook's second view, are their own table)."""
     if summary.empty:
         return pd.DataFrame()
     table = summary.set_index(["agent", "metric"])
@@ -82,8 +82,6 @@ def summary_wide(summary: pd.DataFrame) -> pd.DataFrame:
     for metric, symbol in PAPER_SYMBOL.items():
         out[f"{symbol} (turn mean)"] = [table.loc[(a, metric), "mean"] for a in out.index]
         out[f"{symbol} std"] = [table.loc[(a, metric), "std"] for a in out.index]
-    for metric in PAPER_SYMBOL:
-        out[f"{metric} pooled"] = [table.loc[(a, metric), "pooled_rate"] for a in out.index]
     return out
 
 
