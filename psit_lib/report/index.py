@@ -23,7 +23,8 @@ from .ledger import ledger_section
 from .notebook_prep import FIGURE_KEY, first_result_figure
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 78em; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 78em; color: #222; padding: 0 1em; }
+@media (max-width: 900px) { body { font-size: 14px; } th, td { padding: 0.35em 0.3em; } }
 table { border-collapse: collapse; width: 100%; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.45em 0.6em; text-align: left; vertical-align: top; }
 td.num { text-align: right; }
