@@ -1,8 +1,8 @@
 """One notebook as an offline HTML page that reads like a results section: a head with the
 parameters and provenance, the run's files and a table of contents (:mod:`.page_head`), the
 notebook's plumbing left out (:func:`.notebook_prep.tidy_outputs`), "SPEC §n" linked to the
-protocol, code hidden behind a toggle, long tables folded, wide tables scrolled inside the page,
-nothing fetched from the network."""
+protocol, code hidden behind a toggle, long tables folded, wide tables scrolled in their own box
+(the page itself never scrolls sideways, no word is broken), nothing fetched from the network."""
 
 from __future__ import annotations
 
@@ -98,8 +98,8 @@ _DECIMAL = re.compile(r"^\s*-?\d+\.\d+\s*$")
 
 
 def _plain_table_numbers(soup: BeautifulSoup) -> None:
-    """Table cells as ``label_table`` writes them, however the table was made: no number with an
-    exponent, a cell that is one decimal number to 3 significant digits ("0.148148" → "0.148")."""
+    """Table cells as ``label_table`` writes them, however the table was made: a cell that is one
+    decimal number to 3 significant digits ("0.148148" → "0.148"), an exponent only below 1e-4."""
     for cell in soup.find_all(["td", "th"]):
         for text in list(cell.find_all(string=True)):
             value = str(text)
