@@ -118,6 +118,9 @@ TABLES_JS = """() => [...document.querySelectorAll('table')].map(t => [...t.rows
 SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 WORD_BREAKS_JS = """() => [...document.querySelectorAll('td, th')].map(c => getComputedStyle(c))
   .filter(s => s.overflowWrap !== 'normal' || !['normal', 'keep-all'].includes(s.wordBreak)).length"""
+SPILLS_JS = """() => [...document.querySelectorAll('td, th')].filter(c => c.getClientRects().length
+  && c.scrollWidth > c.clientWidth + 1).map(c => c.innerText.slice(0, 40))"""
+"""Table cells whose text runs out of them over the next cell (a word wider than its column)."""
 
 
 def zero_p_values(tables: list[list[list[str]]], text: str) -> list[str]:
@@ -146,6 +149,8 @@ def assert_true_and_readable(page, name: str, width: int) -> None:
     reach = page.evaluate(PAGE_WIDTH_JS)
     assert reach <= width, f"{name} at {width} px: an element reaches {reach} px outside any scroll box"
     assert page.evaluate(WORD_BREAKS_JS) == 0, f"{name}: table cells may break a word mid-way"
+    spills = page.evaluate(SPILLS_JS)
+    assert not spills, f"{name} at {width} px: text runs out of its cell over the next: {spills[:5]}"
     empty = page.evaluate(EMPTY_SECTIONS_JS)
     assert not empty, f"{name} at {width} px: a heading over an empty section: {empty}"
     zeros = zero_p_values(page.evaluate(TABLES_JS), page.inner_text("body"))
@@ -183,6 +188,8 @@ def test_the_page_checks_fail_on_a_page_that_breaks_them():
         page.set_content(bad.replace("width:1200px", "width:700px").replace("<h2>Key results</h2>", ""))
         with pytest.raises(AssertionError, match="empty section"):
             assert_true_and_readable(page, "bad", 800)
+        page.set_content("<table><tr><td style='max-width:3em'>premium_bias</td><td>x</td></tr></table>")
+        assert page.evaluate(SPILLS_JS) == ["premium_bias"]
         page.set_content("<h2>Rates</h2><div style='overflow-x:auto'><table><tr><td style='white-space:nowrap'>"
                          + "premium_bias " * 200 + "</td></tr></table></div>")
         assert_true_and_readable(page, "a wide table in its own scroll box", 800)
