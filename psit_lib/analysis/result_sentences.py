@@ -37,12 +37,6 @@ from psit_lib.analysis.sweeps import proportion_gap
 COUNT_COLUMNS = (("successes", "n_scored", "scored episodes"), ("failures", "opportunities", "opportunities"))
 
 
-def overlap(low_a: float, high_a: float, low_b: float, high_b: float) -> bool:
-    """Whether two intervals share any point. Descriptive only: no reading decides that two
-    rows differ from this (see the module docstring)."""
-    return not (high_a < low_b or high_b < low_a)
-
-
 def gap_separates(low: float, high: float) -> bool | None:
     """Whether a gap's interval excludes zero; None when there is no interval (NaN)."""
     if low is None or high is None or _nan(low) or _nan(high):

@@ -69,11 +69,6 @@ def notebook_title(nb: Any, fallback: str) -> str:
     return fallback
 
 
-def first_figure(nb: Any) -> str | None:
-    """The index thumbnail, as a data URI (see :func:`.notebook_prep.first_result_figure`)."""
-    return first_result_figure(nb)
-
-
 def figure_view(nb: Any, uri: str | None) -> str:
     """What the thumbnail ``uri`` shows, named by its panels' titles (the figure's metadata), so
     a thumbnail never shows one view of a notebook under a headline about another unlabelled;
@@ -115,7 +110,7 @@ def index_row(run_dir: Path, nb: Any, stem: str, status: dict[str, Any]) -> Inde
         failed=int(status.get("failed", last.episodes_failed) or 0),
         calls=int(status.get("model_calls", last.model_calls) or 0),
         cache_hits=int(status.get("cache_hits", last.cache_hits) or 0),
-        headline=str(meta.headline or ""), figure=(figure := first_figure(nb)),
+        headline=str(meta.headline or ""), figure=(figure := first_result_figure(nb)),
         figure_view=figure_view(nb, figure))
 
 
