@@ -244,7 +244,7 @@ def test_label_table_is_compact_and_keeps_what_varies():
     assert list(styled.data.columns) == ["agent", "n", "rate", "interval"]  # index shown as columns, n kept
     assert styled.caption == f"task: hangman · model: psit-sim · {LABEL}"
     page = styled.to_html()
-    assert "0.148" in page and "0.148148" not in page and "e-05" not in page and "0.0000556" in page
+    assert "0.148" in page and "0.148148" not in page and "5.56e-05" in page
     assert "row_heading" not in page  # no index column
     blank = label_table(df.assign(note=""), LABEL)
     assert "note" not in blank.data.columns and "note" not in blank.caption
@@ -252,9 +252,9 @@ def test_label_table_is_compact_and_keeps_what_varies():
     assert "task" in one_row.data.columns  # a single row keeps its columns
 
 
-@pytest.mark.parametrize("value,shown", [(5.56e-05, "0.0000556"), (0.148148, "0.148"), (1234.6, "1235"),
+@pytest.mark.parametrize("value,shown", [(5.56e-05, "5.56e-05"), (1.234e-02, "0.0123"), (0.148148, "0.148"), (1234.6, "1235"),
                                          (2.0, "2"), (float("nan"), "—"), (-0.000123456, "-0.000123")])
-def test_numbers_have_three_significant_digits_and_no_exponent(value, shown):
+def test_numbers_have_three_significant_digits_and_an_exponent_only_when_tiny(value, shown):
     assert format_number(value) == shown
     if "e" in repr(value):  # text keeps other numbers as written, rewrites exponents only
         assert plain_numbers(f"[{value!r}, 0.812]") == f"[{shown}, 0.812]"

@@ -66,6 +66,7 @@ def test_summary_table_stars_only_methods_better_than_every_baseline():
     assert summary.at["vanilla", "hangman · m (this run)"] == "0.00"
     reference = summary.filter(like="reference").iloc[:, 0]
     assert reference["workflow_overwrite"].count("/") == 3 and "*" in reference["workflow_overwrite"]
+    assert all(cell.strip().rstrip("*").startswith(("0.", "1.")) for cell in reference["workflow_overwrite"].split("/"))
 
 
 def test_significance_without_a_baseline_is_empty_not_an_error():

@@ -4,6 +4,7 @@ tables, and an index that never calls an incomplete run complete."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -54,6 +55,7 @@ def test_index_calls_a_run_complete_only_when_every_notebook_is_ok(tmp_path: Pat
     assert "Complete run" in complete and "simulated model" in complete and "abc1234" in complete
     assert "Incomplete run" in index_html(tmp_path, {"complete": True}, [ok, failed], "abc1234")
     assert "Incomplete run" in index_html(tmp_path, {}, [ok], "abc1234")  # not recorded by psit run
+    assert "Complete run of 1 notebook, 02_x:" in complete and "every notebook" not in complete  # says what ran
 
 
 def test_a_suspect_notebook_is_marked_with_its_reason_even_when_psit_run_said_ok(tmp_path: Path):
@@ -109,6 +111,23 @@ def test_the_page_leaves_out_output_checks_progress_bars_and_stderr_and_folds_a_
     assert "host: 12" in shown["text/html"] and "{'" not in shown["text/html"]
 
 
+def test_a_check_cell_is_shown_when_nothing_else_shows_its_section():
+    nb = new_notebook(cells=[
+        new_markdown_cell("## Running"),
+        new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(note)", outputs=[new_output("stream", name="stdout", text="400 episodes, 0 errors.\n")]),
+        new_markdown_cell("## Rates"),
+        new_code_cell("label_table(t)", outputs=[new_output("display_data", data={"text/html": "<table></table>"})]),
+        new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(t)", outputs=[new_output("stream", name="stdout", text="a  b\n1  2")]),
+        new_markdown_cell("## Printed table"),
+        new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(t)", outputs=[new_output("stream", name="stdout", text="a  b\n1  2")]),
+    ])
+    prepare(nb)
+    note, rates, checked, printed = (c for c in nb.cells if c.cell_type == "code")
+    assert note.outputs[0]["data"] == {"text/markdown": "400 episodes, 0 errors.\n"}  # prose as a paragraph
+    assert len(rates.outputs) == 1 and checked.outputs == []  # the section shows its table already
+    assert printed.outputs[0]["text"] == "a  b\n1  2"  # the only result of its section, as printed
+
+
 def test_a_figure_is_an_image_carrying_its_panel_metadata_and_the_thumbnail_is_a_result():
     schematic = new_output("display_data", data={"image/png": _png(), "text/plain": "<Figure>"},
                            metadata={"image/png": {"psit_figure": {"provenance": "p", "panels": []}}})
@@ -129,7 +148,7 @@ def test_tables_lose_a_counting_index_and_exponents_and_text_is_left_aligned():
     _plain_table_numbers(soup)
     _compact_tables(soup)
     rows = [[c.get_text(strip=True) for c in tr.find_all(["th", "td"])] for tr in soup.find_all("tr")]
-    assert rows == [["agent", "low"], ["a", "0.000056"], ["b", "0.1"]]  # pandas' six decimals, then 3 digits
+    assert rows == [["agent", "low"], ["a", "5.6e-05"], ["b", "0.1"]]  # pandas' six decimals, then an exponent
     assert "left" in soup.find("td").get("style", "")
     named = BeautifulSoup(pd.DataFrame({"x": [1]}, index=["vanilla"]).to_html(), "html.parser")
     _compact_tables(named)
@@ -184,3 +203,51 @@ def test_the_run_summary_table_a_notebook_ends_with_is_folded_on_the_page():
     shown = nb.cells[0].outputs[0]["data"]
     assert set(shown) == {"text/html"} and "<details class='psit-stats'>" in shown["text/html"]
     assert "host: 12" in shown["text/html"]
+
+
+# -- the index's headlines: one sentence each, generated from the tables -------------------------
+
+SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def _rates(cells: dict[tuple[str, str], tuple[int, int]]) -> pd.DataFrame:
+    return pd.DataFrame([{"task": t, "agent": a, "successes": k, "n_scored": n, "rate": k / n}
+                         for (t, a), (k, n) in cells.items()])
+
+
+def test_a_rate_headline_is_one_sentence_naming_best_worst_and_whether_the_gap_separates_them():
+    from psit_lib.analysis.result_sentences import rate_headline
+
+    rates = _rates({("hangman", "private_cot"): (10, 10), ("hangman", "vanilla"): (1, 10), ("hangman", "mem0"): (1, 10),
+                    ("hangman", "amem"): (1, 10), ("diagnosis", "private_cot"): (2, 4), ("diagnosis", "vanilla"): (1, 4)})
+    text = rate_headline(rates, ["task"], "agent", direction="higher")
+    assert len(SENTENCE_END.findall(text)) == 1 and text.endswith(".")
+    assert "hangman: private_cot highest (1), vanilla, mem0 and 1 more tied lowest (0.1), separated" in text
+    assert "diagnosis: private_cot highest (0.5), vanilla lowest (0.25), not separated" in text
+    lower = rate_headline(rates[rates["task"] == "hangman"], ["task"], "agent", direction="lower")
+    assert "vanilla, mem0 and 1 more tied lowest (0.1), private_cot highest (1)" in lower
+    assert rate_headline(_rates({("hangman", "a"): (1, 2), ("hangman", "b"): (1, 2)}), ["task"], "agent") \
+        == "hangman: a, b all at rate 0.5."  # a tie ranks nothing
+
+
+def test_a_generated_list_becomes_one_sentence():
+    from psit_lib.analysis.result_sentences import one_sentence
+
+    text = one_sentence("- **diagnosis · m**: 2 secrets tied at 6 of 96: no single attractor.\n- **hangman · m**: 'apple', 9 of 96.")
+    assert text == "diagnosis · m: 2 secrets tied at 6 of 96: no single attractor; hangman · m: 'apple', 9 of 96."
+
+
+def test_the_study_headlines_of_05_and_06_are_one_sentence():
+    from psit_lib.studies.acc import summary as accsum
+    from psit_lib.studies.basis.inaction import headline_reading
+
+    rows = [{"model": "m", "scenario": s, "system": y, "source": "measured", "n_scored": 10, "n_failed": 0,
+             "successes": k, "rate": k / 10, "unacted_successes": u}
+            for s, y, k, u in [("premium_bias", "basis", 9, 0), ("premium_bias", "baseline", 2, 0),
+                               ("quote_only_vs_book", "basis", 5, 5), ("quote_only_vs_book", "baseline", 4, 0)]]
+    table = pd.DataFrame(rows)
+    short = headline_reading(table, table, short=True).split("\n", 1)[1]
+    assert len(SENTENCE_END.findall(short)) == 1
+    assert "premium_bias: basis highest (0.9), baseline lowest (0.2), separated" in short
+    assert "quote_only_vs_book · basis (m): all 5 successes were decided without the tool call" in short
+    assert len(SENTENCE_END.findall(accsum.turn_average_headline(pd.DataFrame()))) == 1

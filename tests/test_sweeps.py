@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from psit_lib.analysis.differences import Difference, differences_table
-from psit_lib.analysis.result_sentences import grouped_rate_readings, overlap, rate_reading
+from psit_lib.analysis.result_sentences import grouped_rate_readings, rate_reading
 from psit_lib.analysis.stats import rate_table
 from psit_lib.analysis.sweeps import gap_table, gap_verdicts, mean_gap, proportion_gap, sweep_reading
 from psit_lib.llm import LLMClient, LLMSettings
@@ -153,7 +153,6 @@ def test_rate_reading_names_the_leader_margin_and_whether_the_gap_test_separates
     tie = rate_reading(_rates({"a": (5, 10), "b": (5, 10), "c": (0, 10)}), "agent")
     assert tie.startswith("a, b tie for the highest rate (0.5)")
     assert rate_reading(_rates({"a": (1, 2)}), "agent").startswith("Only a was scored")
-    assert overlap(0, 1, 1, 2) and not overlap(0, 0.5, 0.6, 1)
 
 
 def test_grouped_readings_give_one_line_per_group():

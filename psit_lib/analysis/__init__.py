@@ -38,6 +38,8 @@ _EXPORTS: dict[str, str] = {
     "AGENT_COLOURS": "plots",
     # readings, sweeps, departures, transcripts
     "grouped_rate_readings": "result_sentences",
+    "rate_headline": "result_sentences",
+    "one_sentence": "result_sentences",
     "sweep_reading": "sweeps",
     "differences_table": "differences",
 }

@@ -167,12 +167,14 @@ def figure_provenance(fig: Figure) -> str | None:
 
 
 SIGNIFICANT_DIGITS = 3
+SMALLEST_POSITIONAL = 1e-4
+"""Below this a number is written with an exponent (0.0000056 is misread; 5.6e-06 is not)."""
 
 
 def format_number(value: object) -> object:
     """Numbers as a reader wants them in a table: 3 significant digits (no exponent for large
-    values: 1234.6 shows as 1235), integers whole, a dash for a missing value; anything else
-    unchanged."""
+    values: 1234.6 shows as 1235; one below 1e-4, a small p-value say, as 5.43e-06, never 0),
+    integers whole, a dash for a missing value; anything else unchanged."""
     if isinstance(value, bool) or value is None:
         return "—" if value is None else value
     if isinstance(value, (int,)) and not isinstance(value, bool):
@@ -184,7 +186,8 @@ def format_number(value: object) -> object:
             return str(int(value))
         if abs(value) >= 10 ** SIGNIFICANT_DIGITS:
             return f"{value:.0f}"
-        # positional, never an exponent: 5.56e-05 shows as 0.0000556
+        if abs(value) < SMALLEST_POSITIONAL:
+            return f"{value:.{SIGNIFICANT_DIGITS}g}"
         return np.format_float_positional(value, precision=SIGNIFICANT_DIGITS, unique=False, fractional=False,
                                           trim="-")
     if isinstance(value, str):
@@ -196,8 +199,8 @@ _EXPONENT = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
 
 
 def plain_numbers(text: str) -> str:
-    """``text`` with every number written with an exponent ("[5.56e-05, 0.812]") rewritten in
-    positional notation to 3 significant digits ("[0.0000556, 0.812]")."""
+    """``text`` with every number written with an exponent rewritten as :func:`format_number`
+    writes it ("[1.234e-02, 0.812]" as "[0.0123, 0.812]")."""
     return _EXPONENT.sub(lambda m: str(format_number(float(m.group()))), text)
 
 

@@ -37,12 +37,6 @@ from psit_lib.analysis.sweeps import proportion_gap
 COUNT_COLUMNS = (("successes", "n_scored", "scored episodes"), ("failures", "opportunities", "opportunities"))
 
 
-def overlap(low_a: float, high_a: float, low_b: float, high_b: float) -> bool:
-    """Whether two intervals share any point. Descriptive only: no reading decides that two
-    rows differ from this (see the module docstring)."""
-    return not (high_a < low_b or high_b < low_a)
-
-
 def gap_separates(low: float, high: float) -> bool | None:
     """Whether a gap's interval excludes zero; None when there is no interval (NaN)."""
     if low is None or high is None or _nan(low) or _nan(high):
@@ -238,3 +232,53 @@ def grouped_rate_readings(rates: pd.DataFrame, group_cols: Sequence[str], name_c
         return "\n".join(lines)
     measure = kwargs.get("measure", "rate")
     return f"No scored rows in this run, so there is no {measure} to read."
+
+
+def one_sentence(points: str) -> str:
+    """A generated Markdown list (one point per group) as one sentence for the report's index:
+    the points joined by semicolons, list marks, bold and their closing full stops dropped."""
+    lines = [" ".join(line.strip().removeprefix("- ").replace("**", "").split()).rstrip(".")
+             for line in points.splitlines() if line.strip()]
+    return "; ".join(line for line in lines if line) + "."
+
+
+def _few(rows: pd.DataFrame, cols: Sequence[str]) -> str:
+    """Up to two names, the rest counted ("a, b and 2 more tied"): a headline stays one short sentence."""
+    names = [_name(r, cols) for _, r in rows.iterrows()]
+    if len(names) == 1:
+        return names[0]
+    return (" and ".join(names) if len(names) == 2 else f"{', '.join(names[:2])} and {len(names) - 2} more") + " tied"
+
+
+def rate_headline(rates: pd.DataFrame, group_cols: Sequence[str], name_cols: str | Sequence[str], *,
+                  measure: str = "rate", rate_col: str = "rate", count_col: str | None = None,
+                  n_col: str | None = None, direction: Direction | None | Literal["registry"] = "registry") -> str:
+    """One sentence for the report's index over a rate table: per group, the best and the worst
+    rows and whether the Newcombe interval of their gap excludes zero (the page has the full
+    :func:`grouped_rate_readings`)."""
+    cols = [name_cols] if isinstance(name_cols, str) else list(name_cols)
+    direction = direction_of(measure) if direction == "registry" else direction
+    count_col, n_col, _ = _count_columns(rates, count_col, n_col)
+    test = _Tester(count_col, n_col, rate_col)
+    best_pos, worst_pos = ("lowest", "highest") if direction == "lower" else ("highest", "lowest")
+    groups = rates.groupby(list(group_cols), sort=False) if len(rates) and group_cols else [((), rates)]
+    parts = []
+    for key, part in groups:
+        where = " · ".join(map(str, key if isinstance(key, tuple) else (key,)))
+        table = part.dropna(subset=[rate_col]).sort_values(rate_col, ascending=direction == "lower", kind="stable")
+        values = table[rate_col].astype(float)
+        if values.nunique() < 2:
+            said = (f"{_names(table, cols)} all at {measure} {format_number(float(values.iloc[0]))}" if len(table)
+                    else f"no {measure} scored")
+            parts.append(f"{where}: {said}" if where else said)
+            continue
+        top, bottom = table[values == values.iloc[0]], table[values == values.iloc[-1]]
+        tests = [test(a, b) for _, a in top.iterrows() for _, b in bottom.iterrows()]
+        gap, low, high, separated = min(tests, key=lambda r: (r[3] is not None, r[1]))
+        verdict = ("untested (no counts)" if separated is None else
+                   f"{'separated' if separated else 'not separated'} (Newcombe 95% interval of the gap "
+                   f"[{format_number(low)}, {format_number(high)}])")
+        said = (f"{_few(top, cols)} {best_pos} ({format_number(float(values.iloc[0]))}), {_few(bottom, cols)} "
+                f"{worst_pos} ({format_number(float(values.iloc[-1]))}), {verdict}")
+        parts.append(f"{where}: {said}" if where else said)
+    return "; ".join(parts) + "." if parts else f"No {measure} in this run."

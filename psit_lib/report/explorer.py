@@ -165,8 +165,8 @@ _CSS = """
 .psit-explorer .dt-container { max-width: 100%; overflow-x: auto; }
 .psit-explorer table.dataTable { table-layout: auto; width: 100% !important; }
 .psit-explorer table.dataTable thead input { width: 100%; min-width: 3em; box-sizing: border-box; font-size: 12px; }
-.psit-explorer table.dataTable td { overflow-wrap: break-word; max-width: 22em; }
-.psit-explorer table.dataTable td:nth-child(-n+2) { overflow-wrap: anywhere; }  /* episode ids, model names */
+.psit-explorer table.dataTable td { max-width: 22em; }  /* words never broken: the table scrolls in its box */
+.psit-explorer table.dataTable td:nth-child(-n+2) { max-width: none; white-space: nowrap; }  /* ids, models whole */
 """
 
 

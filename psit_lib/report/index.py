@@ -23,17 +23,19 @@ from .ledger import ledger_section
 from .notebook_prep import FIGURE_KEY, first_result_figure
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 78em; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 78em; color: #222; padding: 0 1em; }
+@media (max-width: 900px) { body { font-size: 14px; } th, td { padding: 0.35em 0.3em; } }
 table { border-collapse: collapse; width: 100%; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.45em 0.6em; text-align: left; vertical-align: top; }
 td.num { text-align: right; }
 .status { font-weight: 600; padding: 0.1em 0.5em; border-radius: 0.3em; }
 .status.ok { background: #e3f4e3; color: #185c18; }
 .status.bad { background: #fbe4e4; color: #8a1c1c; }
-img.thumb { display: block; max-width: 100%; width: 560px; height: auto; margin-top: 0.5em;
+img.thumb { display: block; width: 100%; max-width: 560px; height: auto; margin-top: 0.5em;
             border: 1px solid #eee; }
 td.nb { width: 62%; }
-.headline { color: #333; font-size: 0.95em; }
+.headline, .paper-test { color: #333; font-size: 0.95em; }
+.scroll { overflow-x: auto; }
 .view { font-size: 0.8em; color: #555; margin-top: 0.4em; }
 .complete { color: #185c18; } .incomplete { color: #8a1c1c; }
 .status.open { background: #eeeeee; color: #444; }
@@ -65,11 +67,6 @@ def notebook_title(nb: Any, fallback: str) -> str:
                 if line.startswith("#"):
                     return line.lstrip("# ").strip()
     return fallback
-
-
-def first_figure(nb: Any) -> str | None:
-    """The index thumbnail, as a data URI (see :func:`.notebook_prep.first_result_figure`)."""
-    return first_result_figure(nb)
 
 
 def figure_view(nb: Any, uri: str | None) -> str:
@@ -113,7 +110,7 @@ def index_row(run_dir: Path, nb: Any, stem: str, status: dict[str, Any]) -> Inde
         failed=int(status.get("failed", last.episodes_failed) or 0),
         calls=int(status.get("model_calls", last.model_calls) or 0),
         cache_hits=int(status.get("cache_hits", last.cache_hits) or 0),
-        headline=str(meta.headline or ""), figure=(figure := first_figure(nb)),
+        headline=str(meta.headline or ""), figure=(figure := first_result_figure(nb)),
         figure_view=figure_view(nb, figure))
 
 
@@ -156,7 +153,9 @@ def _row_html(row: IndexRow) -> str:
 def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit: str,
                protocol: str | None = None) -> str:
     complete = bool(run.get("complete")) and all(r.status == "ok" for r in rows)
-    state = ("<p class='complete'>Complete run: every notebook finished, no episode failed, and no "
+    ran = (f"the {len(rows)} notebooks below" if len(rows) > 1
+           else f"1 notebook, {html.escape(rows[0].stem)}" if rows else "no notebook")
+    state = (f"<p class='complete'>Complete run of {ran}: each finished, no episode failed, and no "
              "notebook's share of unreadable replies or flagged episodes passed its threshold.</p>"
              if complete else
              "<p class='incomplete'>Incomplete run: a notebook failed, episodes failed, a notebook "
@@ -175,6 +174,6 @@ def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit:
             + (f"<p><a href='{html.escape(protocol)}'>The research protocol</a> (what every page's "
                "“SPEC §n” refers to)</p>" if protocol else "")
             + ledger_section(run_dir)
-            + "<table><thead><tr><th>Notebook, key result and a result figure</th><th>Status</th><th>Time</th>"
+            + "<div class='scroll'><table><thead><tr><th>Notebook, key result and a result figure</th><th>Status</th><th>Time</th>"
             "<th>Episodes</th><th>Model calls</th><th>Cache hits</th></tr></thead><tbody>"
-            + "".join(_row_html(r) for r in rows) + "</tbody></table></body></html>")
+            + "".join(_row_html(r) for r in rows) + "</tbody></table></div></body></html>")

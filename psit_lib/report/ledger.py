@@ -60,7 +60,7 @@ def ledger_section(run_dir: Path) -> str:
     table = run_ledger(run_dir)
     rows = "".join(
         f"<tr><td>{html.escape(r.id)}</td><td>{html.escape(r.claim)}</td><td>{html.escape(r.paper_evidence)}"
-        f"<div class='headline'>the test on the paper's counts: {html.escape(r.paper_verdict)}</div></td>"
+        f"<div class='paper-test'>the test on the paper's counts: {html.escape(r.paper_verdict)}</div></td>"
         f"<td>{html.escape(r.run_evidence)}</td><td>{html.escape(r.test)}</td>"
         f"<td><span class='status {_CLASS.get(r.verdict, 'bad')}'>{html.escape(r.verdict)}</span></td></tr>"
         for r in table.itertuples(index=False))
@@ -68,6 +68,6 @@ def ledger_section(run_dir: Path) -> str:
             "decided on this run's saved tables: <i>supported</i>, <i>contradicted</i> or <i>inconclusive</i> by "
             "the test named in the row; the same test on the paper's own counts beside its evidence. A claim a "
             "run cannot decide (too few episodes, one model size, a table it did not save) is inconclusive, "
-            "never supported.</p><table><thead><tr><th>Claim</th><th>Statement</th><th>Paper's evidence</th>"
-            "<th>This run</th><th>Test</th><th>Verdict</th></tr></thead><tbody>" + rows + "</tbody></table>"
+            "never supported.</p><div class='scroll'><table><thead><tr><th>Claim</th><th>Statement</th><th>Paper's evidence</th>"
+            "<th>This run</th><th>Test</th><th>Verdict</th></tr></thead><tbody>" + rows + "</tbody></table></div>"
             "<h2>Notebooks</h2>")

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from latex2mathml.converter import convert
+from nbformat.v4 import new_output
 
 from psit_lib.analysis.labels import plain_numbers
 
@@ -53,8 +54,8 @@ def prepare(nb: Any) -> Any:
 
 
 CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
-"""A cell whose source starts with this prints a table for the test suite's output check; the
-page already shows that table (styled), so the printed copy is left out."""
+"""A cell whose source starts with this prints a result for the test suite's output check; where
+its section shows that result styled, the printed copy is left out."""
 
 _PROGRESS = re.compile(r"\d+%\|.*\|\s*\d+/\d+|\d+/\d+ \[\d+:\d+<|it/s\]")
 FIGURE_KEY = "psit_figure"  # analysis.labels.FIGURE_METADATA_KEY (the report reads it, never imports it)
@@ -145,16 +146,48 @@ def first_result_figure(nb: Any) -> str | None:
     return first
 
 
+def _sections(cells: list[Any]) -> list[list[Any]]:
+    """The cells grouped by markdown heading (a section runs from one heading to the next)."""
+    sections: list[list[Any]] = [[]]
+    for cell in cells:
+        if cell.cell_type == "markdown" and any(line.startswith("#") for line in cell.source.splitlines()):
+            sections.append([])
+        sections[-1].append(cell)
+    return sections
+
+
+def _shown_check(cell: Any) -> None:
+    """A check cell's printed text kept as the only result of its section: prose as a paragraph
+    (a run note), a printed table as it was printed."""
+    kept = []
+    for output in cell.get("outputs", []):
+        text = _text(output)
+        if output.get("output_type") != "stream" or output.get("name") == "stderr" or not text.strip():
+            continue
+        if "  " not in text.strip():
+            output = new_output("display_data", data={"text/markdown": text})
+        kept.append(output)
+    cell.outputs = kept
+
+
 def tidy_outputs(nb: Any) -> Any:
     """The notebook (changed in place) with its plumbing out of the page: output checks for the
-    test suite, progress bars and stderr dropped; a raw dict result shown as a folded table;
-    figures as images that carry their metadata."""
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        if cell.source.lstrip().startswith(CHECK_MARK):
-            cell.outputs = []
-            continue
+    test suite (unless nothing else shows their section's result), progress bars and stderr
+    dropped; a raw dict result shown as a folded table; figures as images that carry their metadata."""
+    for section in _sections(nb.cells):
+        code = [c for c in section if c.cell_type == "code"]
+        checks = [c for c in code if c.source.lstrip().startswith(CHECK_MARK)]
+        others = [c for c in code if not c.source.lstrip().startswith(CHECK_MARK)]
+        _tidy(others)
+        shown = any(c.get("outputs") for c in others)
+        for cell in checks:
+            cell.outputs = [] if shown else cell.outputs
+            _shown_check(cell)
+    return nb
+
+
+def _tidy(cells: list[Any]) -> None:
+    for cell in cells:
         kept = []
         for output in cell.get("outputs", []):
             if is_progress(output):
@@ -168,4 +201,3 @@ def tidy_outputs(nb: Any) -> Any:
                 data["text/html"] = figure_html(str(data["image/png"]), meta)
             kept.append(output)
         cell.outputs = kept
-    return nb

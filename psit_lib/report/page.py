@@ -1,8 +1,8 @@
 """One notebook as an offline HTML page that reads like a results section: a head with the
 parameters and provenance, the run's files and a table of contents (:mod:`.page_head`), the
 notebook's plumbing left out (:func:`.notebook_prep.tidy_outputs`), "SPEC §n" linked to the
-protocol, code hidden behind a toggle, long tables folded, wide tables scrolled inside the page,
-nothing fetched from the network."""
+protocol, code hidden behind a toggle, long tables folded, wide tables scrolled in their own box
+(the page itself never scrolls sideways, no word is broken), nothing fetched from the network."""
 
 from __future__ import annotations
 
@@ -25,19 +25,18 @@ _STYLE = """
 body.psit-code-hidden .jp-CodeCell .jp-InputArea { display: none; }
 #psit-code-toggle { position: fixed; top: 0.6em; right: 0.8em; z-index: 10; padding: 0.3em 0.8em; }
 details.psit-fold > summary { cursor: pointer; color: #345; margin: 0.4em 0; }
-body { overflow-x: hidden; }
 main, .jp-Notebook { max-width: 1300px; margin: 0 auto; }
 .jp-OutputArea-output { overflow-x: auto; max-width: 100%; }
-.jp-RenderedHTMLCommon table { font-size: 0.85em; table-layout: auto; max-width: 100%; }
+.jp-RenderedHTMLCommon table { font-size: 0.85em; table-layout: auto; }
 .jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { max-width: 40em; padding: 0.25em 0.6em;
-  overflow-wrap: anywhere; }
+  overflow-wrap: normal; word-break: normal; }
 .jp-RenderedHTMLCommon caption { caption-side: top; text-align: left; color: #444; padding-bottom: 0.3em;
   width: max-content; max-width: min(90vw, 45em); }
 .jp-OutputArea-output pre { white-space: pre-wrap; word-break: break-word; }
 img.psit-figure, .jp-RenderedImage img { max-width: 100%; height: auto; }
 .psit-head { border: 1px solid #dde; background: #f8f9fc; padding: 0.6em 1em; margin: 0.8em auto 1.2em;
              font-family: system-ui, -apple-system, "Segoe UI", sans-serif; font-size: 14px; color: #222;
-             max-width: 1260px; }
+             max-width: 1260px; overflow-x: auto; }
 .psit-head a { color: #1a5fb4; }
 .psit-head .psit-head-title { margin-top: 0.2em; font-size: 1.15em; }
 .psit-head table.psit-kv { font-size: 0.85em; border-collapse: collapse; margin-bottom: 0.5em; }
@@ -99,8 +98,8 @@ _DECIMAL = re.compile(r"^\s*-?\d+\.\d+\s*$")
 
 
 def _plain_table_numbers(soup: BeautifulSoup) -> None:
-    """Table cells as ``label_table`` writes them, however the table was made: no number with an
-    exponent, a cell that is one decimal number to 3 significant digits ("0.148148" → "0.148")."""
+    """Table cells as ``label_table`` writes them, however the table was made: a cell that is one
+    decimal number to 3 significant digits ("0.148148" → "0.148"), an exponent only below 1e-4."""
     for cell in soup.find_all(["td", "th"]):
         for text in list(cell.find_all(string=True)):
             value = str(text)

@@ -17,10 +17,13 @@ from pathlib import Path
 
 WIDTH = 1400
 HEIGHT = 2000
-PAGE_WIDTH_JS = ("Math.round(Math.max(document.documentElement.scrollWidth, ...[...document.querySelectorAll('body *')]"
-                 ".map(e => e.getBoundingClientRect()).filter(r => r.width > 0).map(r => r.right)))")
-"""A page's width as a reader meets it: the right edge of its widest element, so a table that
-scrolls inside its own box (the notebook template's output areas do) counts too."""
+PAGE_WIDTH_JS = ("(() => { const all = [...document.querySelectorAll('body *')];"
+                 " const boxes = all.filter(e => ['auto', 'scroll', 'hidden'].includes(getComputedStyle(e).overflowX));"
+                 " return Math.round(Math.max(document.documentElement.scrollWidth, ...all"
+                 ".filter(e => !boxes.some(b => b !== e && b.contains(e))).map(e => e.getBoundingClientRect())"
+                 ".filter(r => r.width > 0).map(r => r.right))); })()")
+"""A page's width as a reader meets it: the right edge of its widest element, a wide table that
+scrolls inside its own box (an output area, the head) excepted: the page itself does not scroll."""
 
 
 def chromium() -> str:

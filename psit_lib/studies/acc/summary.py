@@ -73,8 +73,8 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_wide(summary: pd.DataFrame) -> pd.DataFrame:
-    """One row per agent: H_u and D_r (the paper's, the headline), then the pooled rates (the
-    workbook's second view), each labelled."""
+    """One row per agent: H_u and D_r (the paper's, the headline), each with its std across turns
+    (the pooled rates, the workbook's second view, are their own table)."""
     if summary.empty:
         return pd.DataFrame()
     table = summary.set_index(["agent", "metric"])
@@ -82,8 +82,6 @@ def summary_wide(summary: pd.DataFrame) -> pd.DataFrame:
     for metric, symbol in PAPER_SYMBOL.items():
         out[f"{symbol} (turn mean)"] = [table.loc[(a, metric), "mean"] for a in out.index]
         out[f"{symbol} std"] = [table.loc[(a, metric), "std"] for a in out.index]
-    for metric in PAPER_SYMBOL:
-        out[f"{metric} pooled"] = [table.loc[(a, metric), "pooled_rate"] for a in out.index]
     return out
 
 
@@ -171,6 +169,26 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
     if text.startswith("the "):
         text = "The" + text[3:]
     return text + f"{note}."
+
+
+def turn_average_headline(df: pd.DataFrame, *, seed: int = 0) -> str:
+    """One sentence for the report's index: per metric, the best and worst agents' turn averages
+    and whether the bootstrap interval of their gap excludes zero."""
+    direction, parts = summary_direction(), []
+    for metric, symbol in PAPER_SYMBOL.items():
+        have = {a: v for a, v in turn_values(df, metric).items() if len(v)} if len(df) else {}
+        means = {a: float(v.mean()) for a, v in have.items()}
+        if len(set(means.values())) < 2:
+            parts.append(f"{symbol}: {'every agent at ' + str(format_number(next(iter(means.values())))) if means else 'nothing scored'}")
+            continue
+        order = sorted(means, key=lambda a: means[a] if direction == "lower" else -means[a])
+        best, worst = order[0], order[-1]
+        gap, low, high, separated = _tested(have, best, worst, seed)
+        best_names, worst_names = (" and ".join(b for b in order if means[b] == means[a]) for a in (best, worst))
+        parts.append(f"{symbol} best for {best_names} ({format_number(means[best])}), worst for {worst_names} "
+                     f"({format_number(means[worst])}), {'separated' if separated else 'not separated'} "
+                     f"(bootstrap 95% interval of the gap [{format_number(low)}, {format_number(high)}])")
+    return "; ".join(parts) + "."
 
 
 def turn_average_reading(df: pd.DataFrame, *, seed: int = 0) -> str:

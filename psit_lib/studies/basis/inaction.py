@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from psit_lib.analysis.result_sentences import grouped_rate_readings
+from psit_lib.analysis.result_sentences import grouped_rate_readings, one_sentence, rate_headline
 
 MEASURED = "measured"
 MEAN_ROW = "mean over scenarios"
@@ -64,10 +64,14 @@ def has_scored_cells(table: pd.DataFrame) -> bool:
     return bool(not cells.empty and (cells["n_scored"].fillna(0) > 0).any())
 
 
-def headline_reading(pooled: pd.DataFrame, main: pd.DataFrame) -> str:
+def headline_reading(pooled: pd.DataFrame, main: pd.DataFrame, *, short: bool = False) -> str:
     """Notebook 06's headline: the view it reads named first (the pooled reference-design runs,
-    or the main trials when there are none), its rate sentences, then the inaction sentences."""
+    or the main trials when there are none), its rate sentences, then the inaction sentences;
+    ``short``: one sentence for the report's index."""
     view, table = (POOLED_VIEW, pooled) if has_scored_cells(pooled) or not has_scored_cells(main) else (MAIN_VIEW, main)
     cells = _measured_cells(table)
+    if short:
+        rates = rate_headline(cells, ["model", "scenario"], "system", measure="success rate")
+        return f"*{view}:*\n" + one_sentence("\n".join(["- " + rates, *inaction_sentences(table)]))
     lines = [f"*{view}:*", grouped_rate_readings(cells, ["model", "scenario"], "system", measure="success rate")]
     return "\n".join([*lines, *inaction_sentences(table)])

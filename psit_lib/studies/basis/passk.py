@@ -32,9 +32,9 @@ PASSK_COLUMN_LABELS: dict[str, str] = {
     "k": "k",
     "n": "trials n",
     "successes": "successes c",
-    "pass_at_k": "pass@k (unbiased: 1 - C(n-c,k)/C(n,k))",
-    "pass_hat_k": "pass^k (unbiased: C(c,k)/C(n,k))",
-    "first_k_all_succeed": "first k trials all succeed (reference-code variant)",
+    "pass_at_k": "pass@k (unbiased)",
+    "pass_hat_k": "pass^k (unbiased)",
+    "first_k_all_succeed": "first k all succeed (reference code)",
 }
 
 

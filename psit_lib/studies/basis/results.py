@@ -131,7 +131,7 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True, outcome:
     order_m = {name: i for i, name in enumerate([*models, REFERENCE_MODEL])}
     table = (
         table.assign(_s=table["scenario"].map(order_s), _y=table["system"].map(order_y), _m=table["model"].map(order_m))
-        .sort_values(["_s", "_y", "_m"], kind="stable")
+        .sort_values(["_m", "_s", "_y"], kind="stable")  # measured rows first, the paper's after
         .drop(columns=["_s", "_y", "_m"])
     )
     table = table[columns].reset_index(drop=True)
@@ -150,9 +150,10 @@ def _unacted_successes(trials: pd.DataFrame, outcome: str = "success") -> pd.Dat
             .groupby(CELL, sort=False)["unacted_successes"].sum().reset_index())
 
 
-def compact_success_table(table: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
-    """The success table with rounded numbers and blanks for what a row does not have (for printing)."""
-    out = table.copy()
+def compact_success_table(table: pd.DataFrame, digits: int = 2, *, reference: bool = True) -> pd.DataFrame:
+    """The success table with rounded numbers and blanks for what a row does not have (for printing);
+    without ``reference``, the measured rows only (the paper's rows are shown once, beside the pooled runs)."""
+    out = table.copy() if reference else table[table["source"] == MEASURED].copy()
     for col in ("rate", "wilson_low", "wilson_high"):
         out[col] = out[col].map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
     for col in COUNT_COLUMNS:

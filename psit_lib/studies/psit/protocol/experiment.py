@@ -218,7 +218,7 @@ def summary_table(rates: pd.DataFrame, stars: pd.DataFrame, tasks: list[str], ag
                 table[f"{task} · {model} (workbook's strict view)"] = _rate_cells(strict, task, model, agents, {})
         ref = self_consistency_reference(task, agents)
         column = f"{task} · reference ({' / '.join(models)})"
-        table[column] = [" / ".join(f"{row.rate * 100:.0f}{'*' if row.significant else ''}"
+        table[column] = [" / ".join(f"{row.rate:.2f}{'*' if row.significant else ''}"  # a rate, as this run's
                                     for row in ref[ref["agent"] == a].itertuples()) or "—" for a in agents]
     return table
 
