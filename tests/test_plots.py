@@ -186,7 +186,9 @@ def test_rate_dots_colour_each_agent_label_both_axes_and_show_n(episodes):
     assert ax.get_xlabel() == "agent" and ax.get_ylabel()
     colours = {matplotlib.colors.to_hex(line.get_color()) for line in ax.lines}
     assert AGENT_COLOURS["vanilla"] in colours and len(colours) == 2
-    assert sorted(t.get_text() for t in ax.texts) == ["n=20", "n=20"]
+    assert not ax.texts and ax.get_title().endswith("n=20 each")  # one n for all, said once
+    uneven = plot_rate_intervals(rates.assign(n_scored=[20, 7]), "agent", LABEL).axes[0]
+    assert sorted(t.get_text() for t in uneven.texts) == ["n=20", "n=7"] and "each" not in uneven.get_title()
 
 
 def test_state_size_uses_the_agent_colours_and_gives_n(episodes):

@@ -171,12 +171,33 @@ def ordered_levels(values: pd.Series, order: Sequence | None) -> list:
     return [level for level in order if level in set(present)] + [v for v in present if v not in set(order)]
 
 
+def count_labels(ax, xs, tops, counts) -> str:
+    """Each point's (or bar's) n above it, upright when they stand close; when every one has the
+    same n nothing is written on the panel and "n=N each" is returned for its title (one number
+    instead of a row of labels that collide with four models)."""
+    shown = [(x, top, int(n)) for x, top, n in zip(xs, tops, counts) if top == top and n == n]
+    if len(shown) > 1 and len({n for *_, n in shown}) == 1:
+        return f"n={shown[0][2]} each"
+    crowded = len(shown) > 2.5 * ax.get_figure().get_figwidth()
+    for x, top, n in shown:
+        ax.annotate(f"n={n}", (x, min(top, 1.0)), xytext=(0, 3), textcoords="offset points", ha="center",
+                    va="bottom", fontsize=7, color="dimgray", rotation=90 if crowded else 0)
+    if crowded:
+        ax.set_ylim(top=1.22)
+    return ""
+
+
+def _titled(title: str, note: str) -> str:
+    return f"{title} · {note}" if note else title
+
+
 def plot_rate_intervals(
     rate_df: pd.DataFrame,
     x: str | Sequence[str],
     label: str,
     *,
     hue: str | None = None,
+    facet: str | None = None,
     y: str = "rate",
     low: str = "wilson_low",
     high: str = "wilson_high",
@@ -185,11 +206,12 @@ def plot_rate_intervals(
 ) -> Figure:
     """Point estimates with interval error bars, one point per row of ``rate_df`` (see ``rate_table``).
 
-    ``hue`` levels are dodged side by side within each ``x`` category. A table without a value
-    of ``y`` (nothing scored) gives a figure that says "no scored data".
+    ``hue`` levels are dodged side by side within each ``x`` category; ``facet`` draws one row of
+    panels per value (e.g. per model), so four models stay readable. A table without a value of
+    ``y`` (nothing scored) gives a figure that says "no scored data".
     """
     x_cols = as_columns(x)
-    require_columns(rate_df, [*x_cols, hue, y, low, high], "plot_rate_intervals")
+    require_columns(rate_df, [*x_cols, hue, facet, y, low, high], "plot_rate_intervals")
     if not has_values(rate_df, [y]):
         fig = no_data_figure(label, title, width=6.0, height=4.5)
         fig.axes[0].set_ylabel(ylabel)
@@ -207,35 +229,45 @@ def plot_rate_intervals(
     n_col = next((c for c in ("n_scored", "n") if c in rate_df.columns), None)
     width = 0.7
     step = width / len(hue_levels)
-
-    fig = new_figure(min(11.0, max(5.0, 0.8 * len(x_levels) * max(1, len(hue_levels) / 2) + 3.0)), 4.5)
-    ax = fig.add_subplot()
+    facets = ordered_levels(rate_df[facet].astype(str), None) if facet else [None]
+    fig = new_figure(min(11.0, max(5.0, 0.8 * len(x_levels) * max(1, len(hue_levels) / 2) + 3.0)),
+                     0.9 + 3.6 * len(facets))
+    axes = fig.subplots(len(facets), 1, sharex=True, sharey=True, squeeze=False)[:, 0]
     x_index = {level: i for i, level in enumerate(x_levels)}
-    for h, level in enumerate(hue_levels):
-        rows = rate_df[hue_values == level]
-        xs = np.array([x_index[v] for v in x_values[hue_values == level]]) - width / 2 + step * (h + 0.5)
-        rate = rows[y].to_numpy(dtype=float)
-        yerr = np.vstack([rate - rows[low].to_numpy(dtype=float), rows[high].to_numpy(dtype=float) - rate])
-        if hue or len(palette) == 1:
-            ax.errorbar(xs, rate, yerr=np.clip(yerr, 0, None), fmt="o", capsize=3, color=palette[h if hue else 0],
-                        label=level or None)
+    for ax, value in zip(axes, facets):
+        in_facet = rate_df[facet].astype(str) == value if facet else pd.Series(True, index=rate_df.index)
+        positions, tops, counts = [], [], []
+        for h, level in enumerate(hue_levels):
+            mask = in_facet & (hue_values == level)
+            rows = rate_df[mask]
+            xs = np.array([x_index[v] for v in x_values[mask]]) - width / 2 + step * (h + 0.5)
+            rate = rows[y].to_numpy(dtype=float)
+            yerr = np.clip(np.vstack([rate - rows[low].to_numpy(dtype=float), rows[high].to_numpy(dtype=float) - rate]),
+                           0, None)
+            if hue or len(palette) == 1:
+                ax.errorbar(xs, rate, yerr=yerr, fmt="o", capsize=3, color=palette[h if hue else 0],
+                            label=level if hue and ax is axes[0] else None)
+            else:
+                colours = [c for c, keep in zip(palette, mask) if keep]
+                for x_pos, r, err, colour in zip(xs, rate, yerr.T, colours):
+                    ax.errorbar([x_pos], [r], yerr=err.reshape(2, 1), fmt="o", capsize=3, color=colour)
+            positions += list(xs)
+            tops += list(rows[high].to_numpy(dtype=float))
+            counts += list(rows[n_col]) if n_col else [float("nan")] * len(rows)
+        ax.set_ylim(-0.02, 1.08 if n_col else 1.02)
+        note = count_labels(ax, positions, tops, counts)
+        ax.set_ylabel(ylabel if value is None else f"{value}\n{ylabel}")
+        ax.grid(axis="y", alpha=0.3)
+        if value is not None and ax is not axes[0]:
+            ax.set_title(_titled(str(value), note), fontsize=10)
         else:
-            for i, (x_pos, r, err) in enumerate(zip(xs, rate, np.clip(yerr, 0, None).T)):
-                ax.errorbar([x_pos], [r], yerr=err.reshape(2, 1), fmt="o", capsize=3, color=palette[i])
-        if n_col is not None:
-            for x_pos, top, n in zip(xs, rows[high].to_numpy(dtype=float), rows[n_col]):
-                if top == top and n == n:  # an interval and a count to show
-                    ax.annotate(f"n={int(n)}", (x_pos, min(top, 1.0)), xytext=(0, 3), textcoords="offset points",
-                                ha="center", va="bottom", fontsize=7, color="dimgray")
+            ax.set_title(_titled(title if value is None else f"{title}\n{value}", note))
     rotate = needs_rotation(x_levels)
-    ax.set_xticks(range(len(x_levels)), x_levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
-    ax.set_ylim(-0.02, 1.08 if n_col else 1.02)
-    ax.set_ylabel(ylabel)
-    ax.set_xlabel(GROUP_SEPARATOR.join(x_cols))
-    ax.set_title(title)
+    axes[-1].set_xticks(range(len(x_levels)), x_levels, rotation=30 if rotate else 0,
+                        ha="right" if rotate else "center")
+    axes[-1].set_xlabel(GROUP_SEPARATOR.join(x_cols))
     if hue:
-        legend_outside(fig, ax, title=hue)
-    ax.grid(axis="y", alpha=0.3)
+        legend_outside(fig, axes[0], title=hue)
     return label_figure(fig, label)
 
 

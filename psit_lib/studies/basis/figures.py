@@ -40,7 +40,7 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
     if not scenarios:
         return no_data_figure(label, "Figure 4: pass^k and pass@k", width=7.5, height=4.5)
     extra = pooled is not None
-    fig = new_figure(3.4 * (len(scenarios) + extra) + 3.2, 6.4)
+    fig = new_figure(min(11.5, 2.8 * (len(scenarios) + extra) + 0.6), 7.0)  # the legend below: a page wide
     grid = fig.add_gridspec(2, len(scenarios) + extra)
     palette = agent_palette(systems)
     n_series = len(systems) * len(FIGURE4_SERIES)
@@ -75,9 +75,10 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
     handles = [Line2D([], [], color=palette[s], linestyle="-", label=s) for s in systems]
     handles += [Line2D([], [], color="gray", linestyle=linestyle, marker=marker, label=what)
                 for _, linestyle, marker, what in FIGURE4_SERIES]
-    fig.legend(handles=handles, loc="outside right upper", fontsize="small", frameon=False)
-    fig.suptitle("Figure 4: pass^k (top) and pass@k (bottom) per scenario"
-                 + (", success over all runs (right)" if extra else ""))
+    # the title heads the legend above the panels: a suptitle and a legend would both claim the top
+    fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize="small", frameon=False,
+               title="Figure 4: pass^k (top) and pass@k (bottom) per scenario"
+                     + (", success over all runs (right)" if extra else ""), title_fontsize="large")
     return label_figure(fig, label)
 
 
