@@ -236,7 +236,7 @@ def text_boxes(fig: Figure) -> list[dict[str, object]]:
                        if artist.get_visible() and extent.width > 0 else None)
             text = " ".join(t.get_text() for t in artist.get_texts())[:60]
         if corners is not None:
-            boxes.append({"kind": kind, "text": text[:60], "corners": [[round(x, 1), round(y, 1)] for x, y in corners]})
+            boxes.append({"kind": kind, "text": text[:60], "corners": [[round(float(x), 1), round(float(y), 1)] for x, y in corners]})
     return boxes
 
 

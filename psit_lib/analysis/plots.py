@@ -115,6 +115,9 @@ def new_figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout=engine)
 
 
+#: Most lines one panel of :func:`plot_state_size` draws; more agents get a panel each.
+MAX_LINES = 4
+
 #: What a figure says when its table has nothing to draw (no scored episode or turn).
 NO_DATA = "no scored data"
 
@@ -282,10 +285,12 @@ def plot_state_size(
     n_boot: int = 1000,
     seed: int = 0,
 ) -> Figure:
-    """Mean private-state size per turn with bootstrap 95% bands, on a log y axis.
+    """Mean private-state size per turn with bootstrap 95% bands, on a log y axis; with more than
+    :data:`MAX_LINES` agents, small multiples: one panel per agent, the others faint behind it.
 
     A log axis cannot show zero, yet a vanilla agent's private state is exactly 0 tokens; when
-    zeros occur the axis is symmetric-log (linear below 1 token, logarithmic above) and says so.
+    zeros occur the axis is symmetric-log (linear below 1 token, logarithmic above), says so, and
+    starts below 0 so a line at 0 is drawn above the axis, not on it.
     With no row (no finished episode) the figure says "no scored data".
     """
     require_columns(df, [x, y, hue], "plot_state_size")
@@ -296,28 +301,52 @@ def plot_state_size(
         fig = no_data_figure(label, title, width=8.0, height=4.5)
         fig.axes[0].set_ylabel(y)
         return fig
-    fig = new_figure(8.0, 4.5)
-    ax = fig.add_subplot()
     levels = ordered_levels(df[hue], None)
-    sns.lineplot(
-        data=df, x=x, y=y, hue=hue, hue_order=levels, errorbar=("ci", 95), n_boot=n_boot, seed=seed,
-        marker="o", ax=ax, palette={level: agent_palette(levels)[str(level)] for level in levels},
-    )
+    palette = {level: agent_palette(levels)[str(level)] for level in levels}
     counts = df.groupby([hue, x], observed=True).size().groupby(level=0, observed=True).max()
-    handles, labels = ax.get_legend_handles_labels()
-    labels = [f"{name} (n={int(counts[name])})" if name in counts.index else name for name in labels]
-    legend_outside(fig, ax, title=f"{hue} (episodes per point)", handles=handles, labels=labels)
-    if (values > 0).all():
-        ax.set_yscale("log")
-        ax.set_ylabel(f"{y} (log scale)")
+    named = {level: f"{level} (n={int(counts[level])})" if level in counts.index else str(level) for level in levels}
+    line = dict(x=x, y=y, errorbar=("ci", 95), n_boot=n_boot, seed=seed, marker="o")
+    if len(levels) <= MAX_LINES:
+        fig = new_figure(8.0, 4.5)
+        ax = fig.add_subplot()
+        sns.lineplot(data=df, hue=hue, hue_order=levels, ax=ax, palette=palette, **line)
+        handles, labels = ax.get_legend_handles_labels()
+        legend_outside(fig, ax, title=f"{hue} (episodes per point)", handles=handles,
+                       labels=[named.get(name, name) for name in labels])
+        axes = [ax]
+        ax.set_title(title)
     else:
-        ax.set_yscale("symlog", linthresh=1.0)
-        ax.set_ylim(bottom=0)
-        ax.set_ylabel(f"{y} (symlog: linear below 1, log above)")
-    if pd.api.types.is_integer_dtype(df[x]):
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(title)
-    ax.grid(alpha=0.3, which="both")
+        n_cols = 4
+        n_rows = -(-len(levels) // n_cols)
+        fig = new_figure(11.0, 0.9 + 2.3 * n_rows)
+        grid = fig.subplots(n_rows, n_cols, sharex=True, sharey=True, squeeze=False)
+        means = df.groupby([hue, x], observed=True)[y].mean().reset_index()
+        axes = list(grid.ravel()[:len(levels)])
+        for ax, level in zip(axes, levels):
+            for other in levels:  # every agent faint, for scale
+                part = means[means[hue] == other]
+                ax.plot(part[x], part[y], color="lightgrey", lw=1, zorder=1)
+            sns.lineplot(data=df[df[hue] == level], ax=ax, color=palette[level], legend=False, **line)
+            ax.set_title(named[level], fontsize=9, color=palette[level])
+            ax.set(xlabel="", ylabel="")
+        for ax in grid.ravel()[len(levels):]:
+            ax.set_visible(False)
+        for ax in axes[-n_cols:]:  # the lowest panel of each column shows the turns
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel(x)
+        fig.suptitle(f"{title}: one panel per {hue} (episodes per point), the others in grey")
+    scale = "log" if (values > 0).all() else "symlog"
+    for ax in axes:
+        if scale == "log":
+            ax.set_yscale("log")
+        else:
+            ax.set_yscale("symlog", linthresh=1.0)
+            ax.set_ylim(bottom=-0.4)
+        if pd.api.types.is_integer_dtype(df[x]):
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3, which="both")
+    ylabel = f"{y} (log scale)" if scale == "log" else f"{y} (symlog: linear below 1, log above)"
+    axes[0].set_ylabel(ylabel) if len(axes) == 1 else fig.supylabel(ylabel, fontsize=10)
     return label_figure(fig, label)
 
 
