@@ -15,6 +15,7 @@ table is displayed or exported, while a caption is rendered in notebooks and kep
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,7 +89,7 @@ def label_figure(fig: Figure, label: str) -> Figure:
     return fig
 
 
-def _fit_titles(fig: Figure) -> None:
+def _fit_titles(fig: Any) -> None:
     """Wrap each panel's title to the panel's width, and the suptitle to the panels' span (centred
     on them): a title wider than what it names runs into the legend beside it."""
     panels = [ax for ax in fig.axes if ax.get_visible()]
@@ -98,7 +99,7 @@ def _fit_titles(fig: Figure) -> None:
         changed = False
         for ax in panels:
             width = ax.get_window_extent(renderer).width
-            changed |= any([_wrap(t, width, renderer) for t in (ax._left_title, ax.title, ax._right_title)])
+            changed |= any([_wrap(t, width, renderer) for t in _titles(ax)])
         if fig._suptitle is not None and panels:
             boxes = [ax.get_window_extent(renderer) for ax in panels]
             x0, x1 = min(b.x0 for b in boxes), max(b.x1 for b in boxes)
@@ -206,17 +207,19 @@ def text_boxes(fig: Figure) -> list[dict[str, object]]:
     :func:`overlapping_text` checks them; the report carries them so the browser test can too."""
     from matplotlib.text import Text
 
-    fig.draw_without_rendering()  # runs the layout engine: boxes are where the text is drawn
-    renderer = fig._get_renderer()
-    sup = (fig._suptitle, fig._supxlabel, fig._supylabel)
-    found: list[tuple[str, object]] = [*zip(("suptitle", "supxlabel", "supylabel"), sup),
+    drawn: Any = fig
+    drawn.draw_without_rendering()  # runs the layout engine: boxes are where the text is drawn
+    renderer = drawn._get_renderer()
+    sup = (drawn._suptitle, drawn._supxlabel, drawn._supylabel)
+    found: list[tuple[str, Any]] = [*zip(("suptitle", "supxlabel", "supylabel"), sup),
                                        *(("text", t) for t in fig.texts if t not in sup)]
     for ax in fig.axes:
         if not ax.get_visible():
             continue
-        found += [("title", t) for t in (ax._left_title, ax.title, ax._right_title)]
+        found += [("title", t) for t in _titles(ax)]
         found += [("text", t) for t in ax.texts]
         if ax.axison:
+            axis: Any
             for axis in (ax.xaxis, ax.yaxis):
                 found.append((f"{axis.axis_name}label", axis.label))
                 for tick in axis._update_ticks():  # the ticks drawn: inside the view limits
@@ -238,6 +241,10 @@ def text_boxes(fig: Figure) -> list[dict[str, object]]:
         if corners is not None:
             boxes.append({"kind": kind, "text": text[:60], "corners": [[round(float(x), 1), round(float(y), 1)] for x, y in corners]})
     return boxes
+
+
+def _titles(ax: Any) -> list:
+    return [ax._left_title, ax.title, ax._right_title]
 
 
 def overlapping_text(boxes: list[dict[str, object]], tolerance: float = 1.0) -> list[tuple[str, str]]:
