@@ -273,5 +273,5 @@ def test_judge_score_bars_stay_on_the_0_to_10_scale_and_every_rate_panel_names_i
     per_turn = pd.DataFrame([{"agent": a, "domain": d, "turn": t, "hallucination": 0.1 * t, "drift": 0.05 * t}
                              for a in ("acc", "transcript") for d in ("it", "health") for t in (1, 2, 3)])
     fig = plot_rates_per_turn(per_turn, LABEL, facet="domain")
-    assert [ax.get_ylabel() for ax in fig.axes] == ["hallucination rate (share of turns)",
-                                                    "drift rate (share of turns)"] * 2
+    assert [p["ylabel"] for p in figure_panels(fig)] == ["hallucination rate (share of turns)",
+                                                         "drift rate (share of turns)"] * 2  # and shown

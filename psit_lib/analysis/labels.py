@@ -131,7 +131,7 @@ the browser test's label and overlap checks)."""
 
 def _axis_label(ax, which: str) -> str:
     axis = ax.xaxis if which == "x" else ax.yaxis
-    own = axis.get_label().get_text()
+    own = axis.get_label().get_text() if axis.get_label().get_visible() else ""  # label_outer hides, keeps text
     if own:
         return own
     figure = ax.get_figure()

@@ -38,7 +38,7 @@ def plot_rates_per_turn(per_turn: pd.DataFrame, label: str, facet: str | None = 
             sns.lineplot(data=part.dropna(subset=[metric]), x="turn", y=metric, hue="agent", hue_order=agents,
                          marker="o", palette=palette, ax=ax, legend=legend_ax is None)
             legend_ax = ax if legend_ax is None else legend_ax
-            ax.set_ylabel(f"{metric} rate (share of turns)")  # each column its own measure, ticks shown
+            ax.set_ylabel(f"{metric} rate (share of turns)", visible=True)  # each column its own measure
             ax.tick_params(axis="y", labelleft=True)
             ax.set_title(title, fontsize=10)
             ax.set_ylim(-0.05, 1.05)
