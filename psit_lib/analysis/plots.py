@@ -29,16 +29,6 @@ _FOOTER_INCHES = 0.22
 GROUP_SEPARATOR = " · "
 
 
-def distinct_palette(n: int) -> list:
-    """``n`` colours a reader can tell apart: the colour-blind-safe palette up to its 10 colours,
-    then tab20 (20 colours), then evenly spaced hues; never a repeated colour."""
-    if n <= 10:
-        return sns.color_palette("colorblind", max(n, 1))
-    if n <= 20:
-        return sns.color_palette("tab20", n)
-    return sns.color_palette("husl", n)
-
-
 AGENT_COLOURS: dict[str, str] = {
     "vanilla": "#7f7f7f",                   # grey: the baseline without private state
     "private_cot": "#0072b2",               # blue
@@ -361,7 +351,7 @@ def plot_forest(gaps: pd.DataFrame, label: str, *, rows: Sequence[str] = ("task"
     names = joined_labels(gaps, list(rows))
     levels = ordered_levels(names, None)
     sources = ordered_levels(gaps[source].astype(str), None)
-    colours = dict(zip(sources, distinct_palette(len(sources))))
+    colours = agent_palette(sources)
     step = 0.7 / max(1, len(sources))
     fig = new_figure(10.0, min(14.0, 1.4 + 0.32 * len(levels) * max(1, len(sources) / 2)))
     ax = fig.add_subplot()
@@ -397,7 +387,7 @@ def plot_rate_by_size(rates: pd.DataFrame, label: str, *, facet: str = "task", l
     panels = ordered_levels(rates[facet].astype(str), None)
     names = joined_labels(rates, list(line))
     lines = ordered_levels(names, None)
-    colours = dict(zip(lines, distinct_palette(len(lines))))
+    colours = agent_palette(lines)
     fig = new_figure(4.5 * len(panels) + 2.5, 4.0)
     axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
     for ax, panel in zip(axes, panels):

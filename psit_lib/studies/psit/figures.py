@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from psit_lib.analysis.labels import label_figure
-from psit_lib.analysis.plots import (GROUP_SEPARATOR, as_columns, count_labels, distinct_palette, joined_labels,
+from psit_lib.analysis.plots import (GROUP_SEPARATOR, as_columns, agent_colours, count_labels, joined_labels,
                                      legend_outside, needs_rotation, new_figure, no_data_figure, ordered_levels,
                                      require_columns)
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, OUTCOME_ORDER, Outcome
@@ -31,56 +31,31 @@ _JUDGED_OUTCOMES = (
     Outcome.LEAKAGE,
 )
 
-def plot_outcome_bars(
-    df: pd.DataFrame,
-    group_col: str | Sequence[str],
-    outcome_col: str,
-    label: str,
-    *,
-    order: Sequence[str] | None = None,
-    facet: str | None = None,
-    title: str = "Fork-test outcomes",
-) -> Figure:
-    """Stacked bars of outcome shares per group in :data:`OUTCOME_ORDER`, with fixed colours.
-
-    ``group_col`` may name several columns; they are joined into one bar label. Each bar is
-    annotated with its episode count. ``facet`` draws one row of bars per value of that column
-    (e.g. per task), so a large grid stays readable at page width. Unknown outcome values raise
-    ValueError.
-    """
+def plot_outcome_bars(df: pd.DataFrame, group_col: str | Sequence[str], outcome_col: str, label: str, *,
+                      title: str = "Fork-test outcomes") -> Figure:
+    """Stacked bars of outcome shares per group (``group_col``: one column or several joined into
+    one bar label) in :data:`OUTCOME_ORDER`, with fixed colours and each bar's episode count.
+    Unknown outcome values raise ValueError."""
     group_cols = as_columns(group_col)
-    require_columns(df, [*group_cols, outcome_col, facet], "plot_outcome_bars")
+    require_columns(df, [*group_cols, outcome_col], "plot_outcome_bars")
     try:
         outcomes = df[outcome_col].map(lambda v: Outcome(v))
     except ValueError as exc:
         raise ValueError(f"plot_outcome_bars: column {outcome_col!r} holds a value that is not an Outcome ({exc}).") from None
     groups = joined_labels(df, group_cols)
-    levels = ordered_levels(groups, order)
-    present = set(outcomes)
-    shown = [o for o in OUTCOME_ORDER if o in _JUDGED_OUTCOMES or o in present]
-    facets = ordered_levels(df[facet], None) if facet else [None]
-    fig = new_figure(min(11.0, max(5.0, 0.55 * len(levels) + 3.0)), 0.6 + 3.0 * len(facets))
-    axes = fig.subplots(len(facets), 1, sharex=True, squeeze=False)[:, 0]
-    positions = np.arange(len(levels))
-    for ax, value in zip(axes, facets):
-        mask = df[facet] == value if facet else pd.Series(True, index=df.index)
-        counts = pd.crosstab(groups[mask], outcomes[mask]).reindex(index=levels, columns=shown, fill_value=0)
-        totals = counts.sum(axis=1)
-        shares = counts.div(totals.where(totals > 0, 1), axis=0)
-        bottom = np.zeros(len(levels))
-        for outcome in shown:
-            heights = shares[outcome].to_numpy()
-            ax.bar(positions, heights, bottom=bottom, color=OUTCOME_COLOURS[outcome],
-                   label=OUTCOME_LABELS[outcome], width=0.7)
-            bottom += heights
-        ax.set_ylim(0, 1.1)
-        note = count_labels(ax, positions, np.ones(len(levels)), totals)
-        ax.set_ylabel("share of episodes" if value is None else f"{value}\nshare of episodes")
-        ax.set_title(f"{title} · {note}" if note else title, fontsize=10)
-        title = ""  # the first panel carries the title; the others their n
+    levels = ordered_levels(groups, None)
+    shown = [o for o in OUTCOME_ORDER if o in _JUDGED_OUTCOMES or o in set(outcomes)]
+    fig = new_figure(min(11.0, max(5.0, 0.55 * len(levels) + 3.0)), 3.6)
+    ax = fig.add_subplot()
+    counts = pd.crosstab(groups, outcomes).reindex(index=levels, columns=shown, fill_value=0)
+    totals = counts.sum(axis=1)
+    note = _stacked(ax, counts.div(totals.where(totals > 0, 1), axis=0), [OUTCOME_COLOURS[o] for o in shown],
+                    [OUTCOME_LABELS[o] for o in shown], totals)
+    ax.set_ylabel("share of episodes")
+    ax.set_title(f"{title} · {note}" if note else title, fontsize=10)
     rotate = needs_rotation(levels)
-    axes[-1].set_xticks(positions, levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
-    legend_outside(fig, axes[0], title="outcome")
+    ax.set_xticks(np.arange(len(levels)), levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
+    legend_outside(fig, ax, title="outcome")
     return label_figure(fig, label)
 
 
@@ -216,7 +191,7 @@ def plot_entropy_vs_temperature(
         fig.axes[0].set_ylabel(_ENTROPY_METRICS[metric])
         return fig
     lines = ordered_levels(data["_line"], None)
-    palette = distinct_palette(len(lines))
+    palette = agent_colours(lines)
     fig = new_figure(6.0, 4.5)
     ax = fig.add_subplot()
     for colour, line in zip(palette, lines):
