@@ -113,16 +113,17 @@ def _basis(models):
 
     systems = ["baseline", "basis"]
     measured = _rates([{"model": m, "scenario": s, "system": y} for m in models for s in SCENARIOS for y in systems])
-    comparison = pd.DataFrame([{"model": models[0], "scenario": s, "system": y, "k": k, **{
+    comparison = pd.DataFrame([{"model": m, "scenario": s, "system": y, "k": k, **{
         f"{p}{m}": RNG.uniform() for p in ("", "reference_", "study_reported_") for m in ("pass_hat_k", "pass_at_k")}}
-        for s in SCENARIOS for y in systems for k in (1, 2, 5, 10)])
-    pooled = pd.concat([measured[measured.model == models[0]].assign(source="measured"),
-                        measured[measured.model == models[0]].assign(source="reference study (reported)")])
+        for m in models for s in SCENARIOS for y in systems for k in (1, 2, 5, 10)])
+    pooled = pd.concat([measured.assign(source="measured"),
+                        measured[measured.model == models[0]].assign(source="reference study (reported)",
+                                                                     model="reference study")])
     return {
         "06 success rates": lambda: plot_rate_intervals(
             measured, ["model", "scenario"] if len(models) > 1 else "scenario", LABEL, hue="system",
             title="Task success per scenario, main trials (Wilson 95% interval)", ylabel="success rate"),
-        "06 figure 4": lambda: plot_figure4(comparison, label=LABEL, pooled=pooled),
+        "06 figure 4": lambda: plot_figure4(comparison, label=LABEL, pooled=pooled, model=models[-1]),
     }
 
 
@@ -222,3 +223,14 @@ def test_overlap_is_symmetric_moves_with_the_boxes_and_matches_the_rectangles(a,
     assert bool(overlapping_text([one, two])) == bool(overlapping_text([two, one])) == expected
     moved = [box(a[0] + dx, a[1] + dy, a[2], a[3], "a"), box(b[0] + dx, b[1] + dy, b[2], b[3], "b")]
     assert bool(overlapping_text(moved)) == expected
+
+
+def test_figure_4_draws_one_models_lines_when_a_run_has_several():
+    from psit_lib.studies.basis.figures import plot_figure4
+
+    models = MODELS
+    comparison = pd.DataFrame([{"model": m, "scenario": "premium_bias", "system": y, "k": k, "pass_hat_k": 0.5,
+                                "pass_at_k": 0.5} for m in models for y in ("baseline", "basis") for k in (1, 2, 5)])
+    fig = plot_figure4(comparison, label=LABEL, model=models[1])
+    assert all(len(line.get_xdata()) == 3 for line in fig.axes[0].lines)  # one point per k: no other model's
+    assert models[1] in fig.legends[0].get_title().get_text()

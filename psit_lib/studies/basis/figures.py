@@ -25,7 +25,7 @@ FIGURE4_SERIES: tuple[tuple[str, Literal["-", "--", ":"], str, str], ...] = (
 
 
 def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame | None = None,
-                 systems: tuple[str, ...] = ("baseline", "basis")) -> Figure:
+                 systems: tuple[str, ...] = ("baseline", "basis"), model: str | None = None) -> Figure:
     """The paper's Figure 4: two rows, pass^k on top and pass@k below, one column per scenario,
     and (with ``pooled``, the ``success_pooled`` table) a last column with the
     success rate over all runs, as the reference code's ``evals/plot_all_scenarios.py`` lays it out.
@@ -33,8 +33,12 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
     Each panel draws, per system, the set-based estimate of this run (the paper's design, solid),
     the unbiased estimator over the main trials (dashed) and the paper's reported value (dotted,
     a reference); the series are set apart along k (a small shift per series) so no series hides
-    another where their values coincide. ``comparison`` is :func:`results.passk_comparison`'s table.
+    another where their values coincide. ``comparison`` is :func:`results.passk_comparison`'s table;
+    with ``model`` only that model's rows are drawn (one figure per model: several would share lines).
     """
+    if model is not None:
+        comparison = comparison[comparison["model"] == model]
+        pooled = None if pooled is None else pooled[(pooled["source"] != "measured") | (pooled["model"] == model)]
     require_columns(comparison, ["scenario", "system", "k", "pass_hat_k", "pass_at_k"], "plot_figure4")
     scenarios = ordered_levels(comparison["scenario"], None)
     if not scenarios:
@@ -78,7 +82,8 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
     # the title heads the legend above the panels: a suptitle and a legend would both claim the top
     fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize="small", frameon=False,
                title="Figure 4: pass^k (top) and pass@k (bottom) per scenario"
-                     + (", success over all runs (right)" if extra else ""), title_fontsize="large")
+                     + (", success over all runs (right)" if extra else "") + (f" · {model}" if model else ""),
+               title_fontsize="large")
     return label_figure(fig, label)
 
 
