@@ -123,7 +123,7 @@ def _basis(models):
         "06 success rates": lambda: plot_rate_intervals(
             measured, ["model", "scenario"] if len(models) > 1 else "scenario", LABEL, hue="system",
             title="Task success per scenario, main trials (Wilson 95% interval)", ylabel="success rate"),
-        "06 figure 4": lambda: plot_figure4(comparison, label=LABEL, pooled=pooled, model=models[-1]),
+        "06 figure 4": lambda: plot_figure4(comparison, label=LABEL, pooled=pooled),
     }
 
 
@@ -225,12 +225,11 @@ def test_overlap_is_symmetric_moves_with_the_boxes_and_matches_the_rectangles(a,
     assert bool(overlapping_text(moved)) == expected
 
 
-def test_figure_4_draws_one_models_lines_when_a_run_has_several():
+def test_figure_4_gives_each_model_its_own_rows_when_a_run_has_several():
     from psit_lib.studies.basis.figures import plot_figure4
 
-    models = MODELS
     comparison = pd.DataFrame([{"model": m, "scenario": "premium_bias", "system": y, "k": k, "pass_hat_k": 0.5,
-                                "pass_at_k": 0.5} for m in models for y in ("baseline", "basis") for k in (1, 2, 5)])
-    fig = plot_figure4(comparison, label=LABEL, model=models[1])
-    assert all(len(line.get_xdata()) == 3 for line in fig.axes[0].lines)  # one point per k: no other model's
-    assert models[1] in fig.legends[0].get_title().get_text()
+                                "pass_at_k": 0.5} for m in MODELS for y in ("baseline", "basis") for k in (1, 2, 5)])
+    fig = plot_figure4(comparison, label=LABEL)
+    assert len(fig.axes) == 2 * len(MODELS) and all(len(line.get_xdata()) == 3 for ax in fig.axes for line in ax.lines)
+    assert [ax.get_ylabel().split("\n")[0] for ax in fig.axes[::2]] == MODELS  # one point per k: no other model's
