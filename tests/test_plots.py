@@ -187,7 +187,9 @@ def test_rate_dots_colour_each_agent_label_both_axes_and_show_n(episodes):
     assert ax.get_xlabel() == "agent" and ax.get_ylabel()
     colours = {matplotlib.colors.to_hex(line.get_color()) for line in ax.lines}
     assert AGENT_COLOURS["vanilla"] in colours and len(colours) == 2
-    assert sorted(t.get_text() for t in ax.texts) == ["n=20", "n=20"]
+    assert not ax.texts and ax.get_title().endswith("n=20 each")  # one n for all, said once
+    uneven = plot_rate_intervals(rates.assign(n_scored=[20, 7]), "agent", LABEL).axes[0]
+    assert sorted(t.get_text() for t in uneven.texts) == ["n=20", "n=7"] and "each" not in uneven.get_title()
 
 
 def test_state_size_uses_the_agent_colours_and_gives_n(episodes):
@@ -258,3 +260,19 @@ def test_numbers_have_three_significant_digits_and_an_exponent_only_when_tiny(va
     assert format_number(value) == shown
     if "e" in repr(value):  # text keeps other numbers as written, rewrites exponents only
         assert plain_numbers(f"[{value!r}, 0.812]") == f"[{shown}, 0.812]"
+
+
+def test_judge_score_bars_stay_on_the_0_to_10_scale_and_every_rate_panel_names_its_measure():
+    from psit_lib.studies.acc.figures import plot_outcome, plot_rates_per_turn
+
+    scores = pd.DataFrame([{"agent": "acc", "criterion": "relevance", "mean": 8.5, "std": 3.3},
+                           {"agent": "acc", "criterion": "coherence", "mean": 1.0, "std": 2.0}])
+    ax = plot_outcome(scores, LABEL).axes[0]
+    (bars,) = ax.containers
+    ends = [tuple(np.round(seg[:, 1], 6)) for seg in bars.lines[2][0].get_segments()]
+    assert ends == [(5.2, 10.0), (0.0, 3.0)] and "clipped" in ax.get_title() and ax.get_ylim()[1] < 10.5
+    per_turn = pd.DataFrame([{"agent": a, "domain": d, "turn": t, "hallucination": 0.1 * t, "drift": 0.05 * t}
+                             for a in ("acc", "transcript") for d in ("it", "health") for t in (1, 2, 3)])
+    fig = plot_rates_per_turn(per_turn, LABEL, facet="domain")
+    assert [p["ylabel"] for p in figure_panels(fig)] == ["hallucination rate (share of turns)",
+                                                         "drift rate (share of turns)"] * 2  # and shown

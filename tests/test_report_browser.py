@@ -256,3 +256,31 @@ def test_screenshots_are_small_pngs_of_each_page_at_1400_px(report, tmp_path):
         with Image.open(image) as png:
             assert png.width == WIDTH and png.height <= HEIGHT
         assert image.stat().st_size < 700_000
+
+
+def test_no_figure_on_any_page_draws_text_over_text(report):
+    """Each figure's text boxes (titles, legends, labels: ``analysis.labels.text_boxes``, carried in
+    ``data-psit-figure``) overlap nowhere, on every page at 1400 and 800 px."""
+    from playwright.sync_api import sync_playwright
+
+    from psit_lib.analysis.labels import overlapping_text
+
+    assert CHROMIUM is not None, "PSIT_REQUIRE_BROWSER is set but Chromium is not installed"
+    checked = 0
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        for width in (VIEWPORT, 800):
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            for html_page in sorted(report.glob("*.html")):
+                page.goto(html_page.as_uri())
+                figures = page.evaluate("[...document.querySelectorAll('img[data-psit-figure]')]"
+                                        ".map(i => i.dataset.psitFigure)")
+                for i, raw in enumerate(figures):
+                    meta = json.loads(raw) if raw != "none" else {}
+                    assert meta.get("text"), f"{html_page.name} at {width} px, figure {i + 1}: no text boxes"
+                    clash = overlapping_text(meta["text"])
+                    assert not clash, f"{html_page.name} at {width} px, figure {i + 1}: {clash}"
+                    checked += 1
+            page.close()
+        browser.close()
+    assert checked >= 2 * 6, f"only {checked} figures checked"  # 01's six figures and 06's two, at two widths

@@ -15,6 +15,7 @@ table is displayed or exported, while a caption is rendered in notebooks and kep
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -84,17 +85,53 @@ def label_figure(fig: Figure, label: str) -> Figure:
     fig.text(
         0.5, 0.005, label, ha="center", va="bottom", fontsize=7, color="dimgray", gid=PROVENANCE_GID
     )
+    _fit_titles(fig)
     return fig
+
+
+def _fit_titles(fig: Any) -> None:
+    """Wrap each panel's title to the panel's width, and the suptitle to the panels' span (centred
+    on them): a title wider than what it names runs into the legend beside it."""
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    for _ in range(3):  # wrapping changes the layout a little: measure again
+        fig.draw_without_rendering()
+        renderer = fig._get_renderer()
+        changed = False
+        for ax in panels:
+            width = ax.get_window_extent(renderer).width
+            changed |= any([_wrap(t, width, renderer) for t in _titles(ax)])
+        if fig._suptitle is not None and panels:
+            boxes = [ax.get_window_extent(renderer) for ax in panels]
+            x0, x1 = min(b.x0 for b in boxes), max(b.x1 for b in boxes)
+            fig._suptitle.set_x((x0 + x1) / 2 / fig.bbox.width)
+            changed |= _wrap(fig._suptitle, x1 - x0, renderer)
+        if not changed:
+            return
+
+
+def _wrap(text, width: float, renderer) -> bool:
+    """Break ``text`` into lines no wider than ``width`` pixels; whether it changed."""
+    import textwrap
+
+    drawn = text.get_window_extent(renderer).width
+    if not text.get_text() or drawn <= width:
+        return False
+    lines = text.get_text().split("\n")
+    chars = max(8, int(max(map(len, lines)) * width / drawn) - 1)
+    wrapped = "\n".join(textwrap.fill(line, chars) for line in lines)
+    text.set_text(wrapped)
+    return wrapped != "\n".join(lines)
 
 
 FIGURE_METADATA_KEY = "psit_figure"
 """Key of a labelled figure's display metadata (under ``image/png``): its provenance and, per
-panel, title and axis labels; the report reads it (alt text, the browser test's label check)."""
+panel, title and axis labels, and every text's box (:func:`text_boxes`); the report reads it (alt text,
+the browser test's label and overlap checks)."""
 
 
 def _axis_label(ax, which: str) -> str:
     axis = ax.xaxis if which == "x" else ax.yaxis
-    own = axis.get_label().get_text()
+    own = axis.get_label().get_text() if axis.get_label().get_visible() else ""  # label_outer hides, keeps text
     if own:
         return own
     figure = ax.get_figure()
@@ -144,6 +181,102 @@ def figure_panels(fig: Figure) -> list[dict[str, object]]:
     return panels
 
 
+def _corners(text, renderer) -> list[list[float]] | None:
+    """The four corners (pixels) of a text as drawn, rotated with it; None when it shows nothing."""
+    if not text.get_visible() or not text.get_text().strip():
+        return None
+    box = text.get_window_extent(renderer)
+    if box.width <= 0 or box.height <= 0:
+        return None
+    angle = np.deg2rad(text.get_rotation())
+    if abs(np.sin(2 * angle)) < 1e-6:  # upright or a quarter turn: the box is the text's
+        return [[box.x0, box.y0], [box.x1, box.y0], [box.x1, box.y1], [box.x0, box.y1]]
+    # the box of rotated text is the rectangle around its tilted extent, about the same centre
+    rotation = text.get_rotation()
+    text.set_rotation(0)
+    upright = text.get_window_extent(renderer)
+    text.set_rotation(rotation)
+    c, s = np.cos(angle), np.sin(angle)
+    half = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * [upright.width / 2, upright.height / 2]
+    return (half @ np.array([[c, s], [-s, c]]) + [(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2]).tolist()
+
+
+def text_boxes(fig: Figure) -> list[dict[str, object]]:
+    """Every piece of text of ``fig`` as laid out and drawn (titles, suptitle, axis labels, tick
+    labels, texts in a panel, legends, the footer): its kind, its text and its corners in pixels.
+    :func:`overlapping_text` checks them; the report carries them so the browser test can too."""
+    from matplotlib.text import Text
+
+    drawn: Any = fig
+    drawn.draw_without_rendering()  # runs the layout engine: boxes are where the text is drawn
+    renderer = drawn._get_renderer()
+    sup = (drawn._suptitle, drawn._supxlabel, drawn._supylabel)
+    found: list[tuple[str, Any]] = [*zip(("suptitle", "supxlabel", "supylabel"), sup),
+                                       *(("text", t) for t in fig.texts if t not in sup)]
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        found += [("title", t) for t in _titles(ax)]
+        found += [("text", t) for t in ax.texts]
+        if ax.axison:
+            axis: Any
+            for axis in (ax.xaxis, ax.yaxis):
+                found.append((f"{axis.axis_name}label", axis.label))
+                for tick in axis._update_ticks():  # the ticks drawn: inside the view limits
+                    found += [(f"{axis.axis_name}tick", tick.label1), (f"{axis.axis_name}tick", tick.label2)]
+        found.append(("legend", ax.get_legend()))
+    found += [("legend", legend) for legend in fig.legends]
+    boxes: list[dict[str, object]] = []
+    for kind, artist in found:
+        if artist is None:
+            continue
+        if isinstance(artist, Text):
+            corners = _corners(artist, renderer)
+            text = artist.get_text()
+        else:  # a legend: its whole box, title and entries
+            extent = artist.get_window_extent(renderer)
+            corners = ([[extent.x0, extent.y0], [extent.x1, extent.y0], [extent.x1, extent.y1], [extent.x0, extent.y1]]
+                       if artist.get_visible() and extent.width > 0 else None)
+            text = " ".join(t.get_text() for t in artist.get_texts())[:60]
+        if corners is not None:
+            boxes.append({"kind": kind, "text": text[:60], "corners": [[round(float(x), 1), round(float(y), 1)] for x, y in corners]})
+    return boxes
+
+
+def _titles(ax: Any) -> list:
+    return [ax._left_title, ax.title, ax._right_title]
+
+
+def overlapping_text(boxes: list[dict[str, object]], tolerance: float = 1.0) -> list[tuple[str, str]]:
+    """The pairs of :func:`text_boxes` that overlap by more than ``tolerance`` pixels (tilted
+    boxes are compared as drawn, not by the upright rectangles around them), each as
+    ``("kind 'text'", "kind 'text'")``."""
+    shapes = [np.asarray(b["corners"], dtype=float) for b in boxes]
+    pairs = []
+    for i in range(len(shapes)):
+        for j in range(i + 1, len(shapes)):
+            if _depth(shapes[i], shapes[j]) > tolerance:
+                pairs.append(tuple(f"{boxes[k]['kind']} {boxes[k]['text']!r}" for k in (i, j)))
+    return pairs  # type: ignore[return-value]
+
+
+def _depth(a: np.ndarray, b: np.ndarray) -> float:
+    """How far two convex quadrilaterals overlap along the axis where they overlap least
+    (separating-axis test); 0 when apart."""
+    depth = np.inf
+    for shape in (a, b):
+        for edge in np.diff(np.vstack([shape, shape[:1]]), axis=0):
+            normal = np.array([-edge[1], edge[0]])
+            length = np.hypot(*normal)
+            if length == 0:
+                continue
+            pa, pb = a @ normal / length, b @ normal / length
+            depth = min(depth, min(pa.max(), pb.max()) - max(pa.min(), pb.min()))
+            if depth <= 0:
+                return 0.0
+    return float(depth)
+
+
 class _FigureMetadata:
     """A figure's ``_repr_mimebundle_``: no data of its own, metadata for its PNG."""
 
@@ -152,10 +285,11 @@ class _FigureMetadata:
 
     def __call__(self, include=None, exclude=None):
         try:
-            panels = figure_panels(self.fig)
+            meta = {"provenance": figure_provenance(self.fig), "panels": figure_panels(self.fig),
+                    "text": text_boxes(self.fig)}
         except Exception:  # never keep a figure from showing; the report flags a figure without metadata
             return {}, {}
-        return {}, {"image/png": {FIGURE_METADATA_KEY: {"provenance": figure_provenance(self.fig), "panels": panels}}}
+        return {}, {"image/png": {FIGURE_METADATA_KEY: meta}}
 
 
 def figure_provenance(fig: Figure) -> str | None:

@@ -29,16 +29,6 @@ _FOOTER_INCHES = 0.22
 GROUP_SEPARATOR = " · "
 
 
-def distinct_palette(n: int) -> list:
-    """``n`` colours a reader can tell apart: the colour-blind-safe palette up to its 10 colours,
-    then tab20 (20 colours), then evenly spaced hues; never a repeated colour."""
-    if n <= 10:
-        return sns.color_palette("colorblind", max(n, 1))
-    if n <= 20:
-        return sns.color_palette("tab20", n)
-    return sns.color_palette("husl", n)
-
-
 AGENT_COLOURS: dict[str, str] = {
     "vanilla": "#7f7f7f",                   # grey: the baseline without private state
     "private_cot": "#0072b2",               # blue
@@ -115,6 +105,9 @@ def new_figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout=engine)
 
 
+#: Most lines one panel of :func:`plot_state_size` draws; more agents get a panel each.
+MAX_LINES = 4
+
 #: What a figure says when its table has nothing to draw (no scored episode or turn).
 NO_DATA = "no scored data"
 
@@ -171,12 +164,33 @@ def ordered_levels(values: pd.Series, order: Sequence | None) -> list:
     return [level for level in order if level in set(present)] + [v for v in present if v not in set(order)]
 
 
+def count_labels(ax, xs, tops, counts) -> str:
+    """Each point's (or bar's) n above it, upright when they stand close; when every one has the
+    same n nothing is written on the panel and "n=N each" is returned for its title (one number
+    instead of a row of labels that collide with four models)."""
+    shown = [(x, top, int(n)) for x, top, n in zip(xs, tops, counts) if top == top and n == n]
+    if len(shown) > 1 and len({n for *_, n in shown}) == 1:
+        return f"n={shown[0][2]} each"
+    crowded = len(shown) > 2.5 * ax.get_figure().get_figwidth()
+    for x, top, n in shown:
+        ax.annotate(f"n={n}", (x, min(top, 1.0)), xytext=(0, 3), textcoords="offset points", ha="center",
+                    va="bottom", fontsize=7, color="dimgray", rotation=90 if crowded else 0)
+    if crowded:
+        ax.set_ylim(top=1.22)
+    return ""
+
+
+def _titled(title: str, note: str) -> str:
+    return f"{title} · {note}" if note else title
+
+
 def plot_rate_intervals(
     rate_df: pd.DataFrame,
     x: str | Sequence[str],
     label: str,
     *,
     hue: str | None = None,
+    facet: str | None = None,
     y: str = "rate",
     low: str = "wilson_low",
     high: str = "wilson_high",
@@ -185,11 +199,12 @@ def plot_rate_intervals(
 ) -> Figure:
     """Point estimates with interval error bars, one point per row of ``rate_df`` (see ``rate_table``).
 
-    ``hue`` levels are dodged side by side within each ``x`` category. A table without a value
-    of ``y`` (nothing scored) gives a figure that says "no scored data".
+    ``hue`` levels are dodged side by side within each ``x`` category; ``facet`` draws one row of
+    panels per value (e.g. per model), so four models stay readable. A table without a value of
+    ``y`` (nothing scored) gives a figure that says "no scored data".
     """
     x_cols = as_columns(x)
-    require_columns(rate_df, [*x_cols, hue, y, low, high], "plot_rate_intervals")
+    require_columns(rate_df, [*x_cols, hue, facet, y, low, high], "plot_rate_intervals")
     if not has_values(rate_df, [y]):
         fig = no_data_figure(label, title, width=6.0, height=4.5)
         fig.axes[0].set_ylabel(ylabel)
@@ -207,35 +222,45 @@ def plot_rate_intervals(
     n_col = next((c for c in ("n_scored", "n") if c in rate_df.columns), None)
     width = 0.7
     step = width / len(hue_levels)
-
-    fig = new_figure(min(11.0, max(5.0, 0.8 * len(x_levels) * max(1, len(hue_levels) / 2) + 3.0)), 4.5)
-    ax = fig.add_subplot()
+    facets = ordered_levels(rate_df[facet].astype(str), None) if facet else [None]
+    fig = new_figure(min(11.0, max(5.0, 0.8 * len(x_levels) * max(1, len(hue_levels) / 2) + 3.0)),
+                     0.9 + 3.6 * len(facets))
+    axes = fig.subplots(len(facets), 1, sharex=True, sharey=True, squeeze=False)[:, 0]
     x_index = {level: i for i, level in enumerate(x_levels)}
-    for h, level in enumerate(hue_levels):
-        rows = rate_df[hue_values == level]
-        xs = np.array([x_index[v] for v in x_values[hue_values == level]]) - width / 2 + step * (h + 0.5)
-        rate = rows[y].to_numpy(dtype=float)
-        yerr = np.vstack([rate - rows[low].to_numpy(dtype=float), rows[high].to_numpy(dtype=float) - rate])
-        if hue or len(palette) == 1:
-            ax.errorbar(xs, rate, yerr=np.clip(yerr, 0, None), fmt="o", capsize=3, color=palette[h if hue else 0],
-                        label=level or None)
+    for ax, value in zip(axes, facets):
+        in_facet = rate_df[facet].astype(str) == value if facet else pd.Series(True, index=rate_df.index)
+        positions, tops, counts = [], [], []
+        for h, level in enumerate(hue_levels):
+            mask = in_facet & (hue_values == level)
+            rows = rate_df[mask]
+            xs = np.array([x_index[v] for v in x_values[mask]]) - width / 2 + step * (h + 0.5)
+            rate = rows[y].to_numpy(dtype=float)
+            yerr = np.clip(np.vstack([rate - rows[low].to_numpy(dtype=float), rows[high].to_numpy(dtype=float) - rate]),
+                           0, None)
+            if hue or len(palette) == 1:
+                ax.errorbar(xs, rate, yerr=yerr, fmt="o", capsize=3, color=palette[h if hue else 0],
+                            label=level if hue and ax is axes[0] else None)
+            else:
+                colours = [c for c, keep in zip(palette, mask) if keep]
+                for x_pos, r, err, colour in zip(xs, rate, yerr.T, colours):
+                    ax.errorbar([x_pos], [r], yerr=err.reshape(2, 1), fmt="o", capsize=3, color=colour)
+            positions += list(xs)
+            tops += list(rows[high].to_numpy(dtype=float))
+            counts += list(rows[n_col]) if n_col else [float("nan")] * len(rows)
+        ax.set_ylim(-0.02, 1.08 if n_col else 1.02)
+        note = count_labels(ax, positions, tops, counts)
+        ax.set_ylabel(ylabel if value is None else f"{value}\n{ylabel}")
+        ax.grid(axis="y", alpha=0.3)
+        if value is not None and ax is not axes[0]:
+            ax.set_title(_titled(str(value), note), fontsize=10)
         else:
-            for i, (x_pos, r, err) in enumerate(zip(xs, rate, np.clip(yerr, 0, None).T)):
-                ax.errorbar([x_pos], [r], yerr=err.reshape(2, 1), fmt="o", capsize=3, color=palette[i])
-        if n_col is not None:
-            for x_pos, top, n in zip(xs, rows[high].to_numpy(dtype=float), rows[n_col]):
-                if top == top and n == n:  # an interval and a count to show
-                    ax.annotate(f"n={int(n)}", (x_pos, min(top, 1.0)), xytext=(0, 3), textcoords="offset points",
-                                ha="center", va="bottom", fontsize=7, color="dimgray")
+            ax.set_title(_titled(title if value is None else f"{title}\n{value}", note))
     rotate = needs_rotation(x_levels)
-    ax.set_xticks(range(len(x_levels)), x_levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
-    ax.set_ylim(-0.02, 1.08 if n_col else 1.02)
-    ax.set_ylabel(ylabel)
-    ax.set_xlabel(GROUP_SEPARATOR.join(x_cols))
-    ax.set_title(title)
+    axes[-1].set_xticks(range(len(x_levels)), x_levels, rotation=30 if rotate else 0,
+                        ha="right" if rotate else "center")
+    axes[-1].set_xlabel(GROUP_SEPARATOR.join(x_cols))
     if hue:
-        legend_outside(fig, ax, title=hue)
-    ax.grid(axis="y", alpha=0.3)
+        legend_outside(fig, axes[0], title=hue)
     return label_figure(fig, label)
 
 
@@ -250,10 +275,12 @@ def plot_state_size(
     n_boot: int = 1000,
     seed: int = 0,
 ) -> Figure:
-    """Mean private-state size per turn with bootstrap 95% bands, on a log y axis.
+    """Mean private-state size per turn with bootstrap 95% bands, on a log y axis; with more than
+    :data:`MAX_LINES` agents, small multiples: one panel per agent, the others faint behind it.
 
     A log axis cannot show zero, yet a vanilla agent's private state is exactly 0 tokens; when
-    zeros occur the axis is symmetric-log (linear below 1 token, logarithmic above) and says so.
+    zeros occur the axis is symmetric-log (linear below 1 token, logarithmic above), says so, and
+    starts below 0 so a line at 0 is drawn above the axis, not on it.
     With no row (no finished episode) the figure says "no scored data".
     """
     require_columns(df, [x, y, hue], "plot_state_size")
@@ -264,28 +291,52 @@ def plot_state_size(
         fig = no_data_figure(label, title, width=8.0, height=4.5)
         fig.axes[0].set_ylabel(y)
         return fig
-    fig = new_figure(8.0, 4.5)
-    ax = fig.add_subplot()
     levels = ordered_levels(df[hue], None)
-    sns.lineplot(
-        data=df, x=x, y=y, hue=hue, hue_order=levels, errorbar=("ci", 95), n_boot=n_boot, seed=seed,
-        marker="o", ax=ax, palette={level: agent_palette(levels)[str(level)] for level in levels},
-    )
+    palette = {level: agent_palette(levels)[str(level)] for level in levels}
     counts = df.groupby([hue, x], observed=True).size().groupby(level=0, observed=True).max()
-    handles, labels = ax.get_legend_handles_labels()
-    labels = [f"{name} (n={int(counts[name])})" if name in counts.index else name for name in labels]
-    legend_outside(fig, ax, title=f"{hue} (episodes per point)", handles=handles, labels=labels)
-    if (values > 0).all():
-        ax.set_yscale("log")
-        ax.set_ylabel(f"{y} (log scale)")
+    named = {level: f"{level} (n={int(counts[level])})" if level in counts.index else str(level) for level in levels}
+    line = dict(x=x, y=y, errorbar=("ci", 95), n_boot=n_boot, seed=seed, marker="o")
+    if len(levels) <= MAX_LINES:
+        fig = new_figure(8.0, 4.5)
+        ax = fig.add_subplot()
+        sns.lineplot(data=df, hue=hue, hue_order=levels, ax=ax, palette=palette, **line)
+        handles, labels = ax.get_legend_handles_labels()
+        legend_outside(fig, ax, title=f"{hue} (episodes per point)", handles=handles,
+                       labels=[named.get(name, name) for name in labels])
+        axes = [ax]
+        ax.set_title(title)
     else:
-        ax.set_yscale("symlog", linthresh=1.0)
-        ax.set_ylim(bottom=0)
-        ax.set_ylabel(f"{y} (symlog: linear below 1, log above)")
-    if pd.api.types.is_integer_dtype(df[x]):
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(title)
-    ax.grid(alpha=0.3, which="both")
+        n_cols = 4
+        n_rows = -(-len(levels) // n_cols)
+        fig = new_figure(11.0, 0.9 + 2.3 * n_rows)
+        grid = fig.subplots(n_rows, n_cols, sharex=True, sharey=True, squeeze=False)
+        means = df.groupby([hue, x], observed=True)[y].mean().reset_index()
+        axes = list(grid.ravel()[:len(levels)])
+        for ax, level in zip(axes, levels):
+            for other in levels:  # every agent faint, for scale
+                part = means[means[hue] == other]
+                ax.plot(part[x], part[y], color="lightgrey", lw=1, zorder=1)
+            sns.lineplot(data=df[df[hue] == level], ax=ax, color=palette[level], legend=False, **line)
+            ax.set_title(named[level], fontsize=9, color=palette[level])
+            ax.set(xlabel="", ylabel="")
+        for ax in grid.ravel()[len(levels):]:
+            ax.set_visible(False)
+        for ax in axes[-n_cols:]:  # the lowest panel of each column shows the turns
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel(x)
+        fig.suptitle(f"{title}: one panel per {hue} (episodes per point), the others in grey")
+    scale = "log" if (values > 0).all() else "symlog"
+    for ax in axes:
+        if scale == "log":
+            ax.set_yscale("log")
+        else:
+            ax.set_yscale("symlog", linthresh=1.0)
+            ax.set_ylim(bottom=-0.4)
+        if pd.api.types.is_integer_dtype(df[x]):
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3, which="both")
+    ylabel = f"{y} (log scale)" if scale == "log" else f"{y} (symlog: linear below 1, log above)"
+    axes[0].set_ylabel(ylabel) if len(axes) == 1 else fig.supylabel(ylabel, fontsize=10)
     return label_figure(fig, label)
 
 
@@ -300,7 +351,7 @@ def plot_forest(gaps: pd.DataFrame, label: str, *, rows: Sequence[str] = ("task"
     names = joined_labels(gaps, list(rows))
     levels = ordered_levels(names, None)
     sources = ordered_levels(gaps[source].astype(str), None)
-    colours = dict(zip(sources, distinct_palette(len(sources))))
+    colours = agent_palette(sources)
     step = 0.7 / max(1, len(sources))
     fig = new_figure(10.0, min(14.0, 1.4 + 0.32 * len(levels) * max(1, len(sources) / 2)))
     ax = fig.add_subplot()
@@ -336,7 +387,7 @@ def plot_rate_by_size(rates: pd.DataFrame, label: str, *, facet: str = "task", l
     panels = ordered_levels(rates[facet].astype(str), None)
     names = joined_labels(rates, list(line))
     lines = ordered_levels(names, None)
-    colours = dict(zip(lines, distinct_palette(len(lines))))
+    colours = agent_palette(lines)
     fig = new_figure(4.5 * len(panels) + 2.5, 4.0)
     axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
     for ax, panel in zip(axes, panels):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
@@ -37,6 +38,8 @@ def plot_rates_per_turn(per_turn: pd.DataFrame, label: str, facet: str | None = 
             sns.lineplot(data=part.dropna(subset=[metric]), x="turn", y=metric, hue="agent", hue_order=agents,
                          marker="o", palette=palette, ax=ax, legend=legend_ax is None)
             legend_ax = ax if legend_ax is None else legend_ax
+            ax.set_ylabel(f"{metric} rate (share of turns)", visible=True)  # each column its own measure
+            ax.tick_params(axis="y", labelleft=True)
             ax.set_title(title, fontsize=10)
             ax.set_ylim(-0.05, 1.05)
             ax.grid(alpha=0.3)
@@ -64,9 +67,9 @@ def plot_footprint_by_domain(table: pd.DataFrame, label: str) -> Figure:
 
 def plot_outcome(scores: pd.DataFrame, label: str) -> Figure:
     """The paper's outcome figure: each agent's judge score per criterion as mean ± std across
-    scored turns, on the judge's 0-10 scale (the axis reaches past 10 where a bar does, since a
-    standard deviation is not bounded by the scale); "no scored data" when nothing was scored."""
-    title = "Judge scores per agent: mean ± std across turns (the paper's outcome figure)"
+    scored turns on the judge's 0-10 scale, each bar clipped to the scale (a standard deviation is
+    not bounded by it, a score is; the title says so); "no scored data" when nothing was scored."""
+    title = "Judge scores per agent: mean ± std across turns, bars clipped to 0-10 (the paper's outcome figure)"
     if not has_values(scores, ["mean"]):
         return no_data_figure(label, title, width=8.0, height=4.5)
     criteria = list(dict.fromkeys(scores["criterion"]))
@@ -78,13 +81,12 @@ def plot_outcome(scores: pd.DataFrame, label: str) -> Figure:
     for h, agent in enumerate(agents):
         rows = scores[scores["agent"].astype(str) == agent].set_index("criterion").reindex(criteria)
         xs = [i - width / 2 + step * (h + 0.5) for i in range(len(criteria))]
-        ax.errorbar(xs, rows["mean"], yerr=rows["std"].fillna(0), fmt="o", capsize=3, color=palette[h], label=agent)
-    top = float((scores["mean"] + scores["std"].fillna(0)).max())
-    low = float((scores["mean"] - scores["std"].fillna(0)).min())
+        mean, std = rows["mean"].to_numpy(dtype=float), rows["std"].fillna(0).to_numpy(dtype=float)
+        yerr = [np.minimum(std, np.clip(mean, 0, 10)), np.minimum(std, 10 - np.clip(mean, 0, 10))]
+        ax.errorbar(xs, mean, yerr=yerr, fmt="o", capsize=3, color=palette[h], label=agent)
     ax.set_xticks(range(len(criteria)), [c.replace("_", " ") for c in criteria])
-    ax.set_ylim(min(0.0, low) - 0.2, max(10.0, top) + 0.2)
-    ax.axhline(10, color="grey", lw=0.6, ls=":")
-    ax.set_ylabel("judge score (0-10), mean ± std")
+    ax.set_ylim(-0.3, 10.3)
+    ax.set_ylabel("judge score (0-10), mean ± std clipped")
     ax.set_title(title, fontsize=10)
     ax.grid(axis="y", alpha=0.3)
     legend_outside(fig, ax, title="agent")

@@ -28,7 +28,8 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
                  systems: tuple[str, ...] = ("baseline", "basis")) -> Figure:
     """The paper's Figure 4: two rows, pass^k on top and pass@k below, one column per scenario,
     and (with ``pooled``, the ``success_pooled`` table) a last column with the
-    success rate over all runs, as the reference code's ``evals/plot_all_scenarios.py`` lays it out.
+    success rate over all runs, as the reference code's ``evals/plot_all_scenarios.py`` lays it out;
+    a run of several models gets that pair of rows per model.
 
     Each panel draws, per system, the set-based estimate of this run (the paper's design, solid),
     the unbiased estimator over the main trials (dashed) and the paper's reported value (dotted,
@@ -39,45 +40,53 @@ def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame |
     scenarios = ordered_levels(comparison["scenario"], None)
     if not scenarios:
         return no_data_figure(label, "Figure 4: pass^k and pass@k", width=7.5, height=4.5)
+    models = ordered_levels(comparison["model"], None) if "model" in comparison.columns else [None]
     extra = pooled is not None
-    fig = new_figure(3.4 * (len(scenarios) + extra) + 3.2, 6.4)
-    grid = fig.add_gridspec(2, len(scenarios) + extra)
+    fig = new_figure(min(11.5, 2.8 * (len(scenarios) + extra) + 0.6), 1.0 + 5.6 * len(models))  # a page wide
+    grid = fig.add_gridspec(2 * len(models), len(scenarios) + extra)
     palette = agent_palette(systems)
     n_series = len(systems) * len(FIGURE4_SERIES)
     first = None
-    for col, scenario in enumerate(scenarios):
-        part = comparison[comparison["scenario"] == scenario]
-        for row, (metric, title) in enumerate((("pass_hat_k", "pass^k"), ("pass_at_k", "pass@k"))):
-            ax = fig.add_subplot(grid[row, col], sharex=first, sharey=first)
-            first = first or ax
-            index = 0
-            for system in systems:
-                rows = part[part["system"] == system].sort_values("k")
-                for template, linestyle, marker, _ in FIGURE4_SERIES:
-                    column = template.format(m=metric)
-                    shift = 1.06 ** (index - (n_series - 1) / 2)
-                    index += 1
-                    if column not in rows.columns or rows.empty or not rows[column].notna().any():
-                        continue
-                    ax.plot(rows["k"] * shift, rows[column], linestyle=linestyle, marker=marker, color=palette[system],
-                            alpha=0.55 if column.startswith("study_") else 1.0, markersize=5)
-            ks = sorted(part["k"].unique())
-            ax.set_xscale("log")
-            ax.set_xticks(ks, [str(k) for k in ks])
-            ax.minorticks_off()
-            ax.set_ylim(-0.04, 1.04)
-            ax.grid(alpha=0.3)
-            ax.set_title(f"{scenario}: {title}", fontsize="medium")
-            ax.set_ylabel(title)  # every panel labelled, so none is read without its measure
-            ax.set_xlabel("k")
-    if pooled is not None:
-        _success_bars(fig.add_subplot(grid[:, len(scenarios)]), pooled, scenarios, systems, palette)
+    for block, model in enumerate(models):
+        of_model = comparison if model is None else comparison[comparison["model"] == model]
+        named = "" if len(models) == 1 else f"{model}\n"
+        for col, scenario in enumerate(scenarios):
+            part = of_model[of_model["scenario"] == scenario]
+            for row, (metric, title) in enumerate((("pass_hat_k", "pass^k"), ("pass_at_k", "pass@k"))):
+                ax = fig.add_subplot(grid[2 * block + row, col], sharex=first, sharey=first)
+                first = first or ax
+                index = 0
+                for system in systems:
+                    rows = part[part["system"] == system].sort_values("k")
+                    for template, linestyle, marker, _ in FIGURE4_SERIES:
+                        column = template.format(m=metric)
+                        shift = 1.06 ** (index - (n_series - 1) / 2)
+                        index += 1
+                        if column not in rows.columns or rows.empty or not rows[column].notna().any():
+                            continue
+                        ax.plot(rows["k"] * shift, rows[column], linestyle=linestyle, marker=marker,
+                                color=palette[system], alpha=0.55 if column.startswith("study_") else 1.0, markersize=5)
+                ks = sorted(part["k"].unique())
+                ax.set_xscale("log")
+                ax.set_xticks(ks, [str(k) for k in ks])
+                ax.minorticks_off()
+                ax.set_ylim(-0.04, 1.04)
+                ax.grid(alpha=0.3)
+                ax.set_title(f"{scenario}: {title}", fontsize="medium")
+                ax.set_ylabel(f"{named}{title}")  # every panel labelled, so none is read without its measure
+                ax.set_xlabel("k")
+        if pooled is not None:
+            mine = pooled if model is None else pooled[(pooled["source"] != "measured") | (pooled["model"] == model)]
+            _success_bars(fig.add_subplot(grid[2 * block:2 * block + 2, len(scenarios)]), mine, scenarios, systems,
+                          palette)
     handles = [Line2D([], [], color=palette[s], linestyle="-", label=s) for s in systems]
     handles += [Line2D([], [], color="gray", linestyle=linestyle, marker=marker, label=what)
                 for _, linestyle, marker, what in FIGURE4_SERIES]
-    fig.legend(handles=handles, loc="outside right upper", fontsize="small", frameon=False)
-    fig.suptitle("Figure 4: pass^k (top) and pass@k (bottom) per scenario"
-                 + (", success over all runs (right)" if extra else ""))
+    # the title heads the legend above the panels: a suptitle and a legend would both claim the top
+    fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize="small", frameon=False,
+               title="Figure 4: pass^k (top) and pass@k (bottom) per scenario"
+                     + (", success over all runs (right)" if extra else "")
+                     + ("" if len(models) == 1 else ", two rows per model"), title_fontsize="large")
     return label_figure(fig, label)
 
 

@@ -16,8 +16,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from psit_lib.analysis.labels import label_figure
-from psit_lib.analysis.plots import (GROUP_SEPARATOR, as_columns, distinct_palette, joined_labels, legend_outside,
-                                     needs_rotation, new_figure, no_data_figure, ordered_levels, require_columns)
+from psit_lib.analysis.plots import (GROUP_SEPARATOR, as_columns, agent_colours, count_labels, joined_labels,
+                                     legend_outside, needs_rotation, new_figure, no_data_figure, ordered_levels,
+                                     require_columns)
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, OUTCOME_ORDER, Outcome
 from psit_lib.studies.psit.secrets import secret_summary
 
@@ -30,83 +31,58 @@ _JUDGED_OUTCOMES = (
     Outcome.LEAKAGE,
 )
 
-def plot_outcome_bars(
-    df: pd.DataFrame,
-    group_col: str | Sequence[str],
-    outcome_col: str,
-    label: str,
-    *,
-    order: Sequence[str] | None = None,
-    facet: str | None = None,
-    title: str = "Fork-test outcomes",
-) -> Figure:
-    """Stacked bars of outcome shares per group in :data:`OUTCOME_ORDER`, with fixed colours.
-
-    ``group_col`` may name several columns; they are joined into one bar label. Each bar is
-    annotated with its episode count. ``facet`` draws one row of bars per value of that column
-    (e.g. per task), so a large grid stays readable at page width. Unknown outcome values raise
-    ValueError.
-    """
+def plot_outcome_bars(df: pd.DataFrame, group_col: str | Sequence[str], outcome_col: str, label: str, *,
+                      title: str = "Fork-test outcomes") -> Figure:
+    """Stacked bars of outcome shares per group (``group_col``: one column or several joined into
+    one bar label) in :data:`OUTCOME_ORDER`, with fixed colours and each bar's episode count.
+    Unknown outcome values raise ValueError."""
     group_cols = as_columns(group_col)
-    require_columns(df, [*group_cols, outcome_col, facet], "plot_outcome_bars")
+    require_columns(df, [*group_cols, outcome_col], "plot_outcome_bars")
     try:
         outcomes = df[outcome_col].map(lambda v: Outcome(v))
     except ValueError as exc:
         raise ValueError(f"plot_outcome_bars: column {outcome_col!r} holds a value that is not an Outcome ({exc}).") from None
     groups = joined_labels(df, group_cols)
-    levels = ordered_levels(groups, order)
-    present = set(outcomes)
-    shown = [o for o in OUTCOME_ORDER if o in _JUDGED_OUTCOMES or o in present]
-    facets = ordered_levels(df[facet], None) if facet else [None]
-    fig = new_figure(min(11.0, max(5.0, 0.55 * len(levels) + 3.0)), 0.6 + 3.0 * len(facets))
-    axes = fig.subplots(len(facets), 1, sharex=True, squeeze=False)[:, 0]
-    positions = np.arange(len(levels))
-    for ax, value in zip(axes, facets):
-        mask = df[facet] == value if facet else pd.Series(True, index=df.index)
-        counts = pd.crosstab(groups[mask], outcomes[mask]).reindex(index=levels, columns=shown, fill_value=0)
-        totals = counts.sum(axis=1)
-        shares = counts.div(totals.where(totals > 0, 1), axis=0)
-        bottom = np.zeros(len(levels))
-        for outcome in shown:
-            heights = shares[outcome].to_numpy()
-            ax.bar(positions, heights, bottom=bottom, color=OUTCOME_COLOURS[outcome],
-                   label=OUTCOME_LABELS[outcome], width=0.7)
-            bottom += heights
-        for x, total in zip(positions, totals):
-            ax.text(x, 1.01, f"n={total}", ha="center", va="bottom", fontsize=7)
-        ax.set_ylim(0, 1.1)
-        ax.set_ylabel("share of episodes" if value is None else f"{value}\nshare of episodes")
+    levels = ordered_levels(groups, None)
+    shown = [o for o in OUTCOME_ORDER if o in _JUDGED_OUTCOMES or o in set(outcomes)]
+    fig = new_figure(min(11.0, max(5.0, 0.55 * len(levels) + 3.0)), 3.6)
+    ax = fig.add_subplot()
+    counts = pd.crosstab(groups, outcomes).reindex(index=levels, columns=shown, fill_value=0)
+    totals = counts.sum(axis=1)
+    note = _stacked(ax, counts.div(totals.where(totals > 0, 1), axis=0), [OUTCOME_COLOURS[o] for o in shown],
+                    [OUTCOME_LABELS[o] for o in shown], totals)
+    ax.set_ylabel("share of episodes")
+    ax.set_title(f"{title} · {note}" if note else title, fontsize=10)
     rotate = needs_rotation(levels)
-    axes[-1].set_xticks(positions, levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
-    axes[0].set_title(title)
-    legend_outside(fig, axes[0], title="outcome")
+    ax.set_xticks(np.arange(len(levels)), levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
+    legend_outside(fig, ax, title="outcome")
     return label_figure(fig, label)
 
 
 def _stacked(ax: Axes, shares: pd.DataFrame, colours: Sequence[str], labels: Sequence[str],
-             totals: pd.Series) -> None:
+             totals: pd.Series) -> str:
     positions = np.arange(len(shares))
     bottom = np.zeros(len(shares))
     for column, colour, name in zip(shares.columns, colours, labels):
         heights = shares[column].to_numpy()
         ax.bar(positions, heights, bottom=bottom, color=colour, label=name, width=0.7, edgecolor="white")
         bottom += heights
-    for x, total in zip(positions, totals):
-        ax.text(float(x), 1.01, f"n={total}", ha="center", va="bottom", fontsize=7)
     ax.set_ylim(0, 1.1)
+    return count_labels(ax, positions, np.ones(len(positions)), totals)
 
 
 def plot_failure_modes(df: pd.DataFrame, group_col: str | Sequence[str], label: str, *,
-                       order: Sequence[str] | None = None, facet: str | None = None) -> Figure:
+                       order: Sequence[str] | None = None, facet: str | Sequence[str] | None = None) -> Figure:
     """The study's Figure 2 counterpart: the share of each of its five classes per group, on its
     partition (Table 1's rule, ``table1_outcome``: self-consistent, leakage, over-confirmation,
     state substitution, all denial) in its order and colours; beside it, labelled, the workbook's
     strict view (``outcome``, its own classes and colours). Failed episodes are left out of both
-    (never scored); ``facet`` draws one row per value (e.g. per task)."""
+    (never scored); ``facet`` draws one row per value of its column(s) (per task, per model)."""
     from psit_lib.studies.psit.protocol.table1 import PAPER_OUTCOME_COLOURS, PAPER_OUTCOMES
 
     group_cols = as_columns(group_col)
-    require_columns(df, [*group_cols, "outcome", "table1_outcome", "scored", facet], "plot_failure_modes")
+    facet_cols = as_columns(facet)
+    require_columns(df, [*group_cols, "outcome", "table1_outcome", "scored", *facet_cols], "plot_failure_modes")
     scored = df[df["scored"].astype(bool)]
     title_paper = "The study's partition (Table 1's rule), its Figure 2 colours"
     title_strict = "The workbook's strict view (not the paper's partition)"
@@ -116,33 +92,39 @@ def plot_failure_modes(df: pd.DataFrame, group_col: str | Sequence[str], label: 
     levels = ordered_levels(groups, order)
     strict = scored["outcome"].map(lambda v: Outcome(v))
     shown = [o for o in OUTCOME_ORDER if o in _JUDGED_OUTCOMES or o in set(strict)]
-    facets = ordered_levels(scored[facet], None) if facet else [None]
-    fig = new_figure(min(11.0, max(8.0, 0.8 * len(levels) + 4.0)), 0.8 + 3.0 * len(facets))  # 1400 px at 120 dpi
-    axes = fig.subplots(len(facets), 2, sharey=True, squeeze=False)
+    facet_values = joined_labels(scored, facet_cols)
+    facets = ordered_levels(facet_values, None) if facet_cols else [None]
+    fig = new_figure(min(11.0, max(8.0, 0.8 * len(levels) + 4.0)),  # 1400 px at 120 dpi
+                     0.8 + (3.0 if len(facets) < 4 else 2.4) * len(facets))
+    axes = fig.subplots(len(facets), 2, sharey=True, sharex=True, squeeze=False)
+    notes = []
     for row, value in enumerate(facets):
-        mask = scored[facet] == value if facet else pd.Series(True, index=scored.index)
+        mask = facet_values == value if facet_cols else pd.Series(True, index=scored.index)
         paper = pd.crosstab(groups[mask], scored.loc[mask, "table1_outcome"]).reindex(
             index=levels, columns=list(PAPER_OUTCOMES), fill_value=0)
         mine = pd.crosstab(groups[mask], strict[mask]).reindex(index=levels, columns=shown, fill_value=0)
         totals = paper.sum(axis=1)
-        _stacked(axes[row][0], paper.div(totals.where(totals > 0, 1), axis=0),
-                 [PAPER_OUTCOME_COLOURS[o] for o in PAPER_OUTCOMES], PAPER_OUTCOMES, totals)
+        notes.append(_stacked(axes[row][0], paper.div(totals.where(totals > 0, 1), axis=0),
+                              [PAPER_OUTCOME_COLOURS[o] for o in PAPER_OUTCOMES], PAPER_OUTCOMES, totals))
         _stacked(axes[row][1], mine.div(totals.where(totals > 0, 1), axis=0),
                  [OUTCOME_COLOURS[o] for o in shown], [OUTCOME_LABELS[o] for o in shown], totals)
         axes[row][0].set_ylabel("share of scored episodes" if value is None else f"{value}\nshare of scored episodes")
+    one_note = notes[0] if len(set(notes)) == 1 else ""
+    for row, note in enumerate(notes):
+        if note and not one_note:
+            axes[row][0].set_ylabel(f"{axes[row][0].get_ylabel()} ({note})")
     rotate = needs_rotation(levels) or len(levels) > 4
-    for ax in axes[-1]:
+    for ax in axes[-1]:  # the rows above share these ticks and show no labels
         ax.set_xticks(np.arange(len(levels)), levels, rotation=40 if rotate else 0,
                       ha="right" if rotate else "center", fontsize=8)
-    for ax in axes[:-1].ravel():
-        ax.set_xticks(np.arange(len(levels)), [""] * len(levels))
     axes[0][0].set_title(title_paper, fontsize=9)
     axes[0][1].set_title(title_strict, fontsize=9)
     fig.legend(*axes[0][0].get_legend_handles_labels(), title="the study's classes", fontsize=7, title_fontsize=7,
                loc="upper left", bbox_to_anchor=(1.0, 0.95), frameon=False)
     fig.legend(*axes[0][1].get_legend_handles_labels(), title="workbook's strict outcomes", fontsize=7,
                title_fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    fig.suptitle("Fork-test failure modes: the study's partition beside the workbook's strict view", fontsize=10)
+    fig.suptitle("Fork-test failure modes: the study's partition beside the workbook's strict view"
+                 + (f" · {one_note} bar" if one_note else ""), fontsize=10)
     return label_figure(fig, label)
 
 
@@ -209,7 +191,7 @@ def plot_entropy_vs_temperature(
         fig.axes[0].set_ylabel(_ENTROPY_METRICS[metric])
         return fig
     lines = ordered_levels(data["_line"], None)
-    palette = distinct_palette(len(lines))
+    palette = agent_colours(lines)
     fig = new_figure(6.0, 4.5)
     ax = fig.add_subplot()
     for colour, line in zip(palette, lines):
