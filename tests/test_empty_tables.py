@@ -26,6 +26,7 @@ from psit_lib.studies.psit.figures import plot_entropy_vs_temperature
 from psit_lib.runs.records import EpisodeRecord, read_records
 from psit_lib.studies.acc import metrics as accm
 from acc_turns import recorded_turns
+from basis_trials import trials_frame
 from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_outcome, plot_rates_per_turn
 from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.acc.records import AccEpisode
@@ -142,7 +143,7 @@ def failed_trial(scenario: str, system: str, trial: int) -> EpisodeRecord[BasisT
 
 @pytest.mark.parametrize("systems", [("baseline", "basis"), ("basis",)])
 def test_passk_frame_of_only_failed_trials_is_empty_with_its_columns(systems):
-    trials = br.trials_frame([failed_trial("quote_only_vs_book", s, i) for s in systems for i in range(2)])
+    trials = trials_frame([failed_trial("quote_only_vs_book", s, i) for s in systems for i in range(2)])
     passk = br.passk_frame(trials, [1, 2])
     assert passk.empty
     assert {"model", "scenario", "system", "group", "k", "n", "successes", "pass_at_k", "pass_hat_k",

@@ -21,6 +21,7 @@ from psit_lib.studies.acc import sensitivity as accs
 from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.basis import results as br
 from psit_lib.studies.basis.records import AppCall, Delegation
+from basis_trials import trials_frame
 from psit_lib.studies.psit.protocol import secret_choice as sc
 
 RANKING = re.compile(r"\w >(?!=) \w")  # "a > b": an order between two names
@@ -266,7 +267,7 @@ def test_trial_story_names_the_agent_each_delegation_went_to():
 
 
 def test_success_reading_and_closing_note_cope_with_empty_tables():
-    rates = br.success_table(br.trials_frame([]))
+    rates = br.success_table(trials_frame([]))
     assert br.success_reading(rates).startswith("No scored rows")
     note = br.closing_note(rates, pd.DataFrame(columns=[*br.CELL, "k", "pass_hat_k"]), label="sim",
                            scenarios=["premium_bias"], systems=["basis", "baseline"], n_trials=0)

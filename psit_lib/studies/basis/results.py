@@ -1,14 +1,10 @@
 """Tables for notebook 06: trial outcomes, success rates, pass@k / pass^k, episode views.
 
-Every table is built from the per-trial scores (:mod:`psit_lib.studies.basis.scoring`: the
-verdicts recomputed from the calls that reached the CabApp and the rides): ``success`` is the
-reference scenarios' ``validate()`` (the study's rule), ``final_state_success`` the workbench's
-final-state check (a labelled second view). The study's metrics call these functions.
-
-Failed episodes (runner status ``error``) stay in every table as trials that did not
-succeed, and are counted in their own column, so a crash can never raise a success rate.
-The reference study's numbers (SPEC §7) sit beside the measured ones as separate, labelled
-rows; they are never mixed into a measured quantity.
+Every table is built from the per-trial scores of the study's ``success`` and
+``final_state_success`` scorers. Failed episodes (runner status ``error``) stay in every table
+as trials that did not succeed, counted in their own column, so a crash can never raise a
+success rate. The reference study's numbers (SPEC §7) sit beside the measured ones as separate,
+labelled rows, never mixed into a measured quantity.
 """
 
 from __future__ import annotations
@@ -69,23 +65,6 @@ def trials_frame_of(scores: pd.DataFrame) -> pd.DataFrame:
             **{c: int(row[c]) for c in REFERENCE_COLUMNS if c in row and pd.notna(row[c])}})
     columns = [*TRIAL_COLUMNS, *(c for c in REFERENCE_COLUMNS if any(c in r for r in rows))]
     return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
-
-
-def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
-    """The trials frame of typed records, each finished trial scored by the study's rules
-    (:mod:`psit_lib.studies.basis.scoring`), as the study's scorers store them."""
-    from psit_lib.studies.basis import scoring
-
-    rows = []
-    for record in records:
-        row: dict[str, Any] = {"episode_id": record.episode_id, "status": record.status, "error": record.error,
-                               **record.spec}
-        if record.result is not None:
-            row.update({"success": scoring.success(record.result),
-                        "final_state_success": scoring.final_state_success(record.result),
-                        **{f"success.{k}": v for k, v in scoring.trial_facts(record.result).items()}})
-        rows.append(row)
-    return trials_frame_of(pd.DataFrame(rows))
 
 
 def trial_counts_text(trials: pd.DataFrame) -> str:

@@ -5,10 +5,9 @@ estimators), one part per k of the reference code's design (``reference:k=<k>``:
 independent sets of k fresh trials per cell), and one part per value of each swept simulator
 assumption (``sweep:<knob>=<value>``; simulator only).
 
-Scorers, per stored trial (:mod:`psit_lib.studies.basis.scoring`): ``success`` (the reference
-scenario's ``validate()`` on the calls that reached the app) and ``final_state_success`` (the
-workbench's final-state check). Every table the notebook saves is a metric over those scores,
-declaring which way is better, so ``psit rescore`` recomputes them without a model.
+Scorers, per stored trial: ``success`` (the reference scenario's ``validate()`` on the calls that
+reached the app) and ``final_state_success`` (the workbench's final-state check), both pure
+functions of the stored calls and rides, so ``psit rescore`` recomputes every table without a model.
 """
 
 from __future__ import annotations
@@ -21,10 +20,10 @@ from psit_lib.runs.records import EpisodeRecord
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, metric, scorer
 from psit_lib.runs.study import MAIN, Part, Study, StudyNotebook, imported
 from psit_lib.studies.basis import experiment as bx
-from psit_lib.studies.basis import scoring
 from psit_lib.studies.basis.records import BasisTrial
 from psit_lib.studies.basis import results as br
 from psit_lib.studies.basis.results import RATES_HIGHER_IS_BETTER, SWEEPS_HIGHER_IS_BETTER
+from psit_lib.studies.basis.scenarios import SCENARIOS
 
 NOTEBOOK = "06_basis_cab_scenarios"
 REFERENCE_PART = "reference:"
@@ -47,15 +46,18 @@ def _trial(record: EpisodeRecord[Any]) -> BasisTrial:
 def success(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
     """The reference ``validate()`` on the calls that reached the app, with what the tables show beside."""
     trial = _trial(record)
-    passed = scoring.success(trial)
-    return Score(value=passed, explanation="the reference scenario's validate() on the calls that reached the app",
-                 metadata=scoring.trial_facts(trial))
+    return Score(value=bool(SCENARIOS[trial.scenario].validate(trial.tool_calls)),
+                 explanation="the reference scenario's validate() on the calls that reached the app",
+                 metadata={"delegations": len(trial.delegations), "ingest_fallbacks": trial.ingest_fallbacks,
+                           "recorded_errors": len(trial.errors),
+                           "decided_without_tool_calls": bool(trial.decided_without_tool_calls)})
 
 
 @scorer("final_state_success", version=1)
 def final_state_success(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
     """The workbench's final-state check (a labelled second view)."""
-    return Score(value=scoring.final_state_success(_trial(record)),
+    trial = _trial(record)
+    return Score(value=bool(SCENARIOS[trial.scenario].final_state(trial.tool_calls, trial.rides)),
                  explanation="the rides standing at the end and the calls made (this workbench's check)")
 
 
