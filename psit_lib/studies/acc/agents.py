@@ -52,9 +52,6 @@ def agent_rank(name: str) -> tuple[int, int]:
     return (2, 0) if name == "acc" else (3, 0)
 
 
-AGENT_NAMES: tuple[str, ...] = agent_names()
-
-
 @dataclass
 class AgentTurn:
     """One agent's answer to one turn, and what its memory cost in context tokens."""

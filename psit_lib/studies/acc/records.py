@@ -24,36 +24,14 @@ class AgentAnswer(_Part):
     details: dict[str, Any]
 
 
-class Verdict(_Part):
-    """The judge's scores (0-10) and atomic-claim / rule counts for one answer."""
-
-    relevance: float
-    answer_quality: float
-    instruction_following: float
-    coherence: float
-    supported_claims: int
-    unsupported_claims: int
-    active_constraints: int
-    violations: int
-    omitted_required: int
-
-
-class TurnJudgement(_Part):
-    order: list[str]
-    evaluations: dict[str, Verdict]
-    memory_error: str | None
-    scoring_error: str | None
-    canonical_memory: dict[str, Any]
-
-
 class AccTurn(_Part):
     turn: int
     topic: str
     query: str
     agents: dict[str, AgentAnswer]
-    judge: TurnJudgement | None = None
-    """Schema 1 only: the live judge's verdict, recorded during generation. Since schema 2 the
-    judge is a scorer over the stored turns (the study's ``judge``), and a record keeps no verdict."""
+    judge: dict[str, Any] | None = None
+    """Schema 1 only: the live judge's verdict, kept as read and never used (the ``judge`` scorer
+    re-runs over the turns)."""
 
 
 class AccEpisode(StudyResult):
