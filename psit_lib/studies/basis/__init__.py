@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.basis import results
     from psit_lib.studies.basis.assumptions import simulator_assumptions
     from psit_lib.studies.basis.differences import DIFFERENCES
-    from psit_lib.studies.basis.experiment import BasisParams, make_specs, reference_set_specs, run_basis_trial
+    from psit_lib.studies.basis.experiment import BasisParams
     from psit_lib.studies.basis.figures import plot_figure4
     from psit_lib.studies.basis.inaction import headline_reading
     from psit_lib.studies.basis.passk import PASSK_COLUMN_LABELS
@@ -35,11 +35,7 @@ _NAMES: dict[str, str] = {
     "Experiment": "psit_lib.runs",
     "notebook_values": "psit_lib.runs.params",
     "validate_params": "psit_lib.runs.params",
-    # parameters, plan and trial
     "BasisParams": "psit_lib.studies.basis.experiment",
-    "make_specs": "psit_lib.studies.basis.experiment",
-    "reference_set_specs": "psit_lib.studies.basis.experiment",
-    "run_basis_trial": "psit_lib.studies.basis.experiment",
     # pass@k labels and the paper's Figure 4
     "PASSK_COLUMN_LABELS": "psit_lib.studies.basis.passk",
     "plot_figure4": "psit_lib.studies.basis.figures",
@@ -59,8 +55,8 @@ _MODULES: dict[str, str] = {
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
     "claims",
-    "STUDY", "main_trials", "plot_figure4", "Experiment", "notebook_values", "validate_params", "BasisParams", "make_specs", "reference_set_specs",
-    "run_basis_trial", "PASSK_COLUMN_LABELS", "prompt_catalogue", "DIFFERENCES",
+    "STUDY", "main_trials", "plot_figure4", "Experiment", "notebook_values", "validate_params", "BasisParams",
+    "PASSK_COLUMN_LABELS", "prompt_catalogue", "DIFFERENCES",
     "simulator_assumptions", "results", "headline_reading",
 ]
 

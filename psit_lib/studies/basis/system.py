@@ -346,9 +346,11 @@ class CabMultiAgentSystem:
         return {"pending_trace": None}
 
     def _record_call(self, delegation: int, step: int, name: str, arguments: Any, result: str) -> None:
+        """Keep the call for the trial's record (its result cut to 300 characters)."""
         ok = not result.startswith("Error:")
+        kept = result if len(result) <= 300 else result[:299] + "…"
         self.run_record.tool_calls.append(
-            AppCall(delegation=delegation, subagent_step=step, name=name, arguments=arguments, result=result, ok=ok)
+            AppCall(delegation=delegation, subagent_step=step, name=name, arguments=arguments, result=kept, ok=ok)
         )
 
     async def delegate(self, instruction: str, agent: str = SUBAGENT_ID) -> Delegation:
@@ -514,12 +516,3 @@ class CabMultiAgentSystem:
         self._check_cortex()
         return self.run_record
 
-
-def executed_calls_json(run: MultiAgentRun) -> list[dict[str, Any]]:
-    """The run's CabApp calls as plain dicts (results cut to 300 characters for the record)."""
-    out = []
-    for call in run.tool_calls:
-        row = call.model_dump()
-        row["result"] = call.result if len(call.result) <= 300 else call.result[:299] + "…"
-        out.append(row)
-    return out
