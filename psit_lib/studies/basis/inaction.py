@@ -14,24 +14,17 @@ from __future__ import annotations
 import pandas as pd
 
 from psit_lib.analysis.result_sentences import grouped_rate_readings
+from psit_lib.studies.basis.results import measured_cells
 
-MEASURED = "measured"
-MEAN_ROW = "mean over scenarios"
 POOLED_VIEW = "Success pooled over the reference-design runs (the paper's Success column)"
 MAIN_VIEW = "Success over the main trials (reference validate; this run has no reference-design runs)"
-
-
-def _measured_cells(table: pd.DataFrame) -> pd.DataFrame:
-    if table.empty or "source" not in table.columns:
-        return table.iloc[0:0]
-    return table[(table["source"] == MEASURED) & (table["scenario"] != MEAN_ROW)]
 
 
 def inaction_successes(table: pd.DataFrame) -> pd.DataFrame:
     """Per measured cell of a success table (model, scenario, system): its successes, how many
     of them were decided without the tool call the task needs, and whether all were
     (``only_inaction``: the cell's rate rests on trials where nothing happened)."""
-    cells = _measured_cells(table)
+    cells = measured_cells(table)
     if cells.empty or "unacted_successes" not in cells.columns:
         return pd.DataFrame(columns=["model", "scenario", "system", "successes", "unacted_successes", "only_inaction"])
     out = cells[["model", "scenario", "system", "successes", "unacted_successes"]].copy()
@@ -60,7 +53,7 @@ def inaction_sentences(table: pd.DataFrame) -> list[str]:
 
 def has_scored_cells(table: pd.DataFrame) -> bool:
     """Whether a success table has a measured cell with at least one scored trial."""
-    cells = _measured_cells(table)
+    cells = measured_cells(table)
     return bool(not cells.empty and (cells["n_scored"].fillna(0) > 0).any())
 
 
@@ -68,6 +61,6 @@ def headline_reading(pooled: pd.DataFrame, main: pd.DataFrame) -> str:
     """Notebook 06's headline: the view it reads named first (the pooled reference-design runs,
     or the main trials when there are none), its rate sentences, then the inaction sentences."""
     view, table = (POOLED_VIEW, pooled) if has_scored_cells(pooled) or not has_scored_cells(main) else (MAIN_VIEW, main)
-    cells = _measured_cells(table)
+    cells = measured_cells(table)
     lines = [f"*{view}:*", grouped_rate_readings(cells, ["model", "scenario"], "system", measure="success rate")]
     return "\n".join([*lines, *inaction_sentences(table)])

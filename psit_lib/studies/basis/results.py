@@ -36,6 +36,13 @@ SWEEPS_HIGHER_IS_BETTER = {"a": True, "b": True}
 BasisRecord = EpisodeRecord[BasisTrial]
 
 
+def measured_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """The measured per-scenario rows of a success table (no reference rows, no mean row)."""
+    if table.empty or "source" not in table.columns:
+        return table.iloc[0:0]
+    return table[(table["source"] == MEASURED) & (table["scenario"] != MEAN_ROW)]
+
+
 TRIAL_COLUMNS = [*CELL, "trial", "status", "scored", "success", "final_state_success", "outcome", "delegations",
                  "ingest_fallbacks", "recorded_errors", "decided_without_tool_calls", "error"]
 REFERENCE_COLUMNS = ["ref_k", "ref_set", "ref_run"]
@@ -362,8 +369,7 @@ def success_reading(rates: pd.DataFrame) -> str:
     way is better is what the success-rate metrics declare (higher)."""
     from psit_lib.analysis.result_sentences import grouped_rate_readings
 
-    measured = rates[(rates.source == MEASURED) & (rates.scenario != MEAN_ROW)]
-    return grouped_rate_readings(measured, ["model", "scenario"], "system", measure="success rate",
+    return grouped_rate_readings(measured_cells(rates), ["model", "scenario"], "system", measure="success rate",
                                  direction="higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower")
 
 
@@ -396,7 +402,7 @@ def relative_gain_table(pooled: pd.DataFrame) -> pd.DataFrame:
     from psit_lib.studies.basis.reference import PAPER_HEADLINE
     from psit_lib.analysis.sweeps import proportion_gap
 
-    measured = pooled[(pooled.source == MEASURED) & (pooled.scenario != MEAN_ROW)]
+    measured = measured_cells(pooled)
     reported = reference_success()
     reported[(PAPER_HEADLINE.scenario, "baseline")] = PAPER_HEADLINE.baseline
     reported[(PAPER_HEADLINE.scenario, "basis")] = PAPER_HEADLINE.basis
