@@ -81,7 +81,7 @@ def trial_counts_text(trials: pd.DataFrame) -> str:
             + " (errors are kept, counted as n_failed, and left out of every rate)")
 
 
-def success_table(trials: pd.DataFrame, *, with_reference: bool = True, outcome: str = "success") -> pd.DataFrame:
+def success_table(trials: pd.DataFrame, *, outcome: str = "success") -> pd.DataFrame:
     """Success rate with a Wilson 95% interval per model x scenario x system, plus reference rows.
 
     Measured rows carry ``n_scored``, ``n_failed`` (trials that crashed: kept, never scored),
@@ -98,15 +98,13 @@ def success_table(trials: pd.DataFrame, *, with_reference: bool = True, outcome:
     systems = list(dict.fromkeys(trials["system"]))
     models = list(dict.fromkeys(trials["model"]))
     means = rates.groupby(["model", "system"], sort=False)["rate"].mean().reset_index()
-    parts = [rates, means.assign(scenario=MEAN_ROW, source=MEASURED)]
-    if with_reference:
-        reported, mean = reference_success(), reference_mean()
-        ref = [{"model": REFERENCE_MODEL, "scenario": s, "system": y, "source": REFERENCE, "rate": rate}
-               for (s, y), rate in reported.items() if s in scenarios and y in systems]
-        if set(scenarios) == {s for s, _ in reported}:
-            ref += [{"model": REFERENCE_MODEL, "scenario": MEAN_ROW, "system": y, "source": REFERENCE,
-                     "rate": mean[y]} for y in systems if y in mean]
-        parts.append(pd.DataFrame(ref))
+    reported, mean = reference_success(), reference_mean()
+    ref = [{"model": REFERENCE_MODEL, "scenario": s, "system": y, "source": REFERENCE, "rate": rate}
+           for (s, y), rate in reported.items() if s in scenarios and y in systems]
+    if set(scenarios) == {s for s, _ in reported}:
+        ref += [{"model": REFERENCE_MODEL, "scenario": MEAN_ROW, "system": y, "source": REFERENCE,
+                 "rate": mean[y]} for y in systems if y in mean]
+    parts = [rates, means.assign(scenario=MEAN_ROW, source=MEASURED), pd.DataFrame(ref)]
     columns = [*CELL, "source", "n_scored", "n_failed", "successes", "rate", "wilson_low", "wilson_high",
                "unacted_successes"]
     if all(p.empty for p in parts):  # no trial at all: an empty table with the usual columns
@@ -264,12 +262,10 @@ def baseline_twin(records: Sequence[BasisRecord], example: BasisRecord) -> Basis
 
 
 def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenarios: Sequence[str],
-                 systems: Sequence[str], what: str = "success pooled over the reference-design runs",
-                 n_trials: int | None = None) -> str:
-    """Markdown: per scenario (and model), each system's success rate with its number of runs,
-    the unbiased pass^k of the main trials at the largest k in brackets and the reference
-    study's reported rate in parentheses, generated from the tables (``what`` names the rates;
-    ``n_trials`` is not used: each row's own count is printed)."""
+                 systems: Sequence[str]) -> str:
+    """Markdown: per scenario (and model), each system's pooled success rate with its number of
+    runs, the main trials' unbiased pass^k at the largest k in brackets and the reference study's
+    reported rate in parentheses."""
     if passk.empty or passk["k"].isna().all():
         hat, top_k = pd.Series(dtype=float), None
     else:
@@ -277,7 +273,7 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
         hat = passk[passk["k"] == top_k].set_index(["model", "scenario", "system"])["pass_hat_k"]
     bracket = (f"the main trials' unbiased pass^{top_k} in brackets" if top_k is not None
                else "no pass^k: no scored trial")
-    lines = [f"Measured on `{label}` ({what}, with its number of runs n; {bracket}; "
+    lines = [f"Measured on `{label}` (success pooled over the reference-design runs, with its number of runs n; {bracket}; "
              "the reference study's reported rate in parentheses):", ""]
     ref = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
     models = rates.loc[rates.source == MEASURED, "model"].unique()
