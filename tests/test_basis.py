@@ -212,7 +212,7 @@ def test_simulated_cortex_mask_error_rate_controls_unusable_ingests():
                 parse_ingest_call(json.dumps(bad.tool_calls[0][1]), registry)
         good = sim_basis.cortex_agent(sim_ctx("cortex_agent", messages, [INGEST_TOOL], seed=seed, mask_error_rate=0.0))
         summary, mask = parse_ingest_call(json.dumps(good.tool_calls[0][1]), registry)
-        assert mask == registry.all_mask
+        assert mask == (1 << registry.width) - 1
         assert "booked a Premium ride from Airport to Downtown" in summary
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 #: How many of an agent's previous episodes the CortexAgent sees next to the new step.
 CORTEX_WINDOW = 4
@@ -153,11 +153,6 @@ class AgentRegistry:
         """Number of binary digits a mask string needs (one per registered agent)."""
         return len(self._order)
 
-    @property
-    def all_mask(self) -> int:
-        """The mask that every registered agent can see."""
-        return (1 << len(self._order)) - 1
-
     def mask_legend(self) -> str:
         """One line per agent with its mask string, for the CortexAgent's prompt."""
         return "\n".join(
@@ -166,9 +161,6 @@ class AgentRegistry:
 
     def __len__(self) -> int:
         return len(self._order)
-
-    def __contains__(self, agent_id: object) -> bool:
-        return agent_id in self._index
 
     def __repr__(self) -> str:
         return f"AgentRegistry({self._order!r})"
@@ -258,28 +250,8 @@ def format_context_block(episodes: Sequence[Episode]) -> str:
 # --------------------------------------------------------------------------- fallback
 
 
-@dataclass(frozen=True)
-class FallbackPolicy:
-    """What the cortex does with a step whose ingest call was missing or malformed.
-
-    ``share_with="source_only"`` fails closed: the step stays visible to the agent that made
-    it (so it keeps its own history) and to nobody else (so a broken ingest never leaks a
-    step to an agent that should not see it). For that step the run then behaves like a
-    system without context sharing. ``"all"`` is the opposite choice (share with everyone).
-    The summary is the start of the raw trace, cut at ``summary_chars`` characters.
-    """
-
-    share_with: Literal["source_only", "all"] = "source_only"
-    summary_chars: int = 400
-
-    def __post_init__(self) -> None:
-        if self.share_with not in ("source_only", "all"):
-            raise ValueError(f"share_with must be 'source_only' or 'all', got {self.share_with!r}.")
-        if self.summary_chars < 1:
-            raise ValueError(f"summary_chars must be at least 1, got {self.summary_chars}.")
-
-
-DEFAULT_FALLBACK = FallbackPolicy()
+FALLBACK_SUMMARY_CHARS = 400
+"""A fallback episode's summary: the start of the raw trace, cut at this many characters."""
 
 
 def truncate_text(text: str, limit: int) -> str:
@@ -295,19 +267,19 @@ def fallback_episode(
     raw_trace: str,
     registry: AgentRegistry,
     reason: str,
-    policy: FallbackPolicy = DEFAULT_FALLBACK,
     metadata: dict[str, Any] | None = None,
 ) -> Episode:
-    """The episode stored when the CortexAgent's ingest failed; ``reason`` is kept in metadata."""
-    mask = registry.mask_of(source_agent_id) if policy.share_with == "source_only" else registry.all_mask
+    """The episode stored when the CortexAgent's ingest failed (``reason`` kept in metadata). It
+    fails closed: visible to its source agent only (which keeps its own history), so a broken ingest
+    never leaks a step, and for that step the run behaves like a system without context sharing."""
     meta = dict(metadata or {})
-    meta.update({"ingest": "fallback", "fallback_reason": reason, "fallback_share_with": policy.share_with})
+    meta.update({"ingest": "fallback", "fallback_reason": reason})
     return Episode(
         episode_id=episode_id,
         source_agent_id=source_agent_id,
-        access_mask=mask,
+        access_mask=registry.mask_of(source_agent_id),
         raw_trace=raw_trace,
-        summary=truncate_text(raw_trace.strip(), policy.summary_chars),
+        summary=truncate_text(raw_trace.strip(), FALLBACK_SUMMARY_CHARS),
         metadata=meta,
     )
 

@@ -36,7 +36,7 @@ from langgraph.graph import END, START, StateGraph
 from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL
 from psit_lib.llm.errors import ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
-from psit_lib.studies.basis.cortex import AgentRegistry, DEFAULT_FALLBACK, Episode, FallbackPolicy, format_mask
+from psit_lib.studies.basis.cortex import AgentRegistry, Episode, format_mask
 from psit_lib.studies.basis.cab_app import CAB_TOOLS, RecordingCabApp, call_cab_tool
 from psit_lib.studies.basis.records import AppCall, Delegation
 from psit_lib.studies.basis.scenarios import Scenario
@@ -193,7 +193,6 @@ class CabMultiAgentSystem:
         *,
         system: SystemKind,
         limits: BasisLimits = BasisLimits(),
-        fallback: FallbackPolicy = DEFAULT_FALLBACK,
     ) -> None:
         if system not in SYSTEMS:
             raise UnknownSystemError(f"Unknown system {system!r}; choose one of {', '.join(SYSTEMS)}.")
@@ -208,7 +207,7 @@ class CabMultiAgentSystem:
             NOTIFIER_ID: Subagent(notifier_prompt(), [SEND_MESSAGE_TOOL], session.branch(NOTIFIER_ID), self._send_message),
         }
         self.cortex = (
-            CortexAgent(session.branch(CORTEX_ROLE), self.registry, fallback=fallback, agent=system)
+            CortexAgent(session.branch(CORTEX_ROLE), self.registry, agent=system)
             if system == "basis" else None
         )
         self.run_record = MultiAgentRun(system=system)
