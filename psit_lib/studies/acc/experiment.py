@@ -1,9 +1,7 @@
 """Notebook 05's experiment: parameters, episode specs and one live evaluation (SPEC §5).
 
-One episode = one scripted scenario run live: per turn the judge issues the query (the script's)
-and the agents answer in the fixed order (transcript replay, retrieval, ACC). The episode keeps
-what happened; the judge's canonical memory and blinded verdicts are the study's ``judge``
-scorer, run over the stored turns (:mod:`psit_lib.studies.acc.scoring`). The scenario's seed
+One episode = one scripted scenario run live, every agent answering each turn in a fixed order;
+the judge scores the stored turns afterwards (the study's ``judge`` scorer). A scenario's seed
 depends on (run seed, domain, scenario index) only, so every model meets the same scripts.
 """
 

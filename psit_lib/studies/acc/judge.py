@@ -1,22 +1,13 @@
 """The judge of the ACC study (SPEC §5): blinded scoring against a canonical memory.
 
-The judge plays the user: it issues the scenario's scripted queries (the episode records them).
-Over a stored episode (the study's ``judge`` scorer) it takes each turn's answers in the fixed
-order and scores each one 0-10 on relevance, answer quality, instruction following and
-coherence, with the counts the metrics need (supported and unsupported atomic claims, active
-constraints, violations, omitted required elements). Three protections keep the scores about
-the answers and not about the agents:
-
-* **Blinding**: the request names responses ``A``, ``B``, ``C``; agent names never appear.
-* **Order**: the presentation order is shuffled every turn by the judge's own seeded RNG.
-* **Bounded context**: the judge sees only its canonical memory, the query and the answers
-  (each cut to ``answer_chars`` characters), never the agents' transcripts or states.
-
-The **canonical memory** (facts, rules in force, unverified claims) is the judge's ground
-for "supported" and "in force". It is updated by the judge model (role ``acc_judge``) from
-the previous canonical memory and the new user query only, so no agent's answer can ever
-leak into the standard the agents are measured against. A judge reply that cannot be parsed
-is recorded as a failed judgement for that turn (the previous memory stays), never guessed.
+The judge plays the user (it issues the scripted queries) and scores each turn's answers 0-10 on
+four criteria, with the claim and rule counts the metrics need. Scores stay about the answers,
+not the agents: responses are labelled ``A``, ``B``, ``C`` (blinding), shuffled every turn by the
+judge's own seeded RNG, and the judge sees only its canonical memory, the query and the answers
+(cut to ``answer_chars``). The canonical memory (facts, rules in force, unverified claims), its
+ground for "supported" and "in force", is updated from the previous memory and the new query
+only, so no answer can leak into the standard the agents are measured against. An unreadable
+reply is a failed judgement for that turn (the previous memory stays), never guessed.
 """
 
 from __future__ import annotations

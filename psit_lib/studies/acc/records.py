@@ -1,8 +1,7 @@
 """Typed episode results of the ACC study (notebook 05): one live evaluation of a scenario.
 
-Per turn: the judge's (scripted) query and each agent's answer with its memory footprint and
-details (the ACC's CCS, gate decisions; empty for the other agents). The judge's blinded verdicts
-are scores, not part of the record (:mod:`psit_lib.studies.acc.scoring`).
+Per turn: the scripted query and each agent's answer, footprint and details (the ACC's CCS and
+gate decisions). The judge's verdicts are scores, not part of the record.
 """
 
 from __future__ import annotations
@@ -36,9 +35,7 @@ class AccTurn(_Part):
 
 class AccEpisode(StudyResult):
     """One scenario run live: every turn's query and answers, and how many CCS commits failed.
-    Version 2 keeps no verdict (the judge scores the stored turns); version 1 records, which
-    carry the live judge's verdicts and failure counts, still read (their verdicts are not used:
-    the judge scorer re-runs over their turns, replaying the run's cached judge calls)."""
+    Version 1 records (with the live judge's verdicts) still read; the judge scorer re-runs over them."""
 
     schema_version: Literal[1, 2] = 2
     model: str

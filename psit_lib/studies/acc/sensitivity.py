@@ -1,15 +1,9 @@
 """What decides notebook 05's comparison: the judge's prompt, and the simulator's assumptions.
 
-* **Judge-prompt sensitivity.** Every recorded turn is scored again under each wording of the
-  rubric (:data:`~psit_lib.studies.acc.judge.JUDGE_VARIANTS`: rubric wording, score scale,
-  answer order), from the same canonical memory, query and answers the judge saw (the study's
-  ``judge_<variant>`` scorers; only judge calls). The table gives each agent's mean score per
-  variant on 0-10, its spread across variants, and each variant's ranking of the agents.
-* **Sweeps.** The ACC - transcript-replay gap in drift and hallucination at each value of a
-  simulator assumption (the study's ``SWEEPS``: attention window, answer length), from small
-  swept runs (the run's ``sweep:<knob>=<value>`` parts, tabled by the study's ``sweeps`` metric).
-
-Readings are generated from these tables, never written by hand.
+Judge-prompt sensitivity: every recorded turn scored again under each wording of the rubric
+(the ``judge_<variant>`` scorers), tabled per agent and variant on 0-10 with each variant's
+ranking. Sweeps: the ACC - transcript gap in drift and hallucination at each swept value of a
+simulator assumption (the ``sweep:`` parts). Readings are generated from these tables.
 """
 
 from __future__ import annotations
@@ -117,14 +111,8 @@ def _order_text(part: pd.DataFrame, separated: dict[tuple[str, str], bool | None
 
 
 def sensitivity_reading(table: pd.DataFrame) -> str:
-    """A generated sentence: does the judge's prompt change which agents are separated, and
-    how far do an agent's mean scores move.
-
-    Two agents are put in an order under a prompt only when the bootstrap 95% interval of the
-    gap in their mean scores excludes zero (:func:`~psit_lib.analysis.sweeps.mean_gap` over the
-    re-scored turns); equal means are ties, and agents the test cannot separate are never ranked.
-    In the orders shown, ``>`` marks a separated gap, ``=`` equal means and ``≈`` a gap within noise.
-    """
+    """A generated sentence: does the judge's prompt change which agents are separated (the
+    bootstrap 95% interval of their gap in mean score excludes zero), and how far do means move."""
     if table.empty:
         return "No episode was re-judged."
     variants = list(dict.fromkeys(table["variant"]))
@@ -188,10 +176,8 @@ def sweep_specs(params: AccParams, sweep_models: dict[Any, str]) -> list[Episode
 
 def sweep_gaps(turns: pd.DataFrame, knob: str, metric: str, a: str = "acc", b: str = "transcript",
                seed: int = 0) -> pd.DataFrame:
-    """``metric`` gap (a - b) at each swept value (``turns``: the swept parts' turns frames, each
-    row with its part's ``value``): each scenario's mean over its turns, then the mean over
-    scenarios with a percentile-bootstrap 95% interval over scenarios (the turns of one
-    conversation are not independent: a rule lost at turn 5 stays lost)."""
+    """``metric`` gap (a - b) at each swept value, the interval bootstrapped over scenarios' means
+    (the turns of one conversation are not independent: a rule lost at turn 5 stays lost)."""
     if turns.empty or "status" not in turns or "value" not in turns:
         return pd.DataFrame(columns=GAP_COLUMNS)
     ok = turns[(turns["status"] == "ok") & turns[metric].notna()].assign(agent=lambda d: d["agent"].astype(str))

@@ -1,29 +1,11 @@
-"""The paper's summary rates of the ACC study: H_u and D_r, turn averages (SPEC §5).
+"""The paper's summary rates of the ACC study (SPEC §5): H_u and D_r, turn averages.
 
-The paper summarises each agent by averaging its per-turn rates:
-
-* ``H_u`` = mean over turns of H_t, where H_t = unsupported / max(1, supported + unsupported)
-  atomic claims of the turn's answer (:func:`~psit_lib.studies.acc.metrics.hallucination_rate`).
-  A turn whose answer makes no claim has H_t = 0 / max(1, 0) = 0 and is averaged in as 0, as
-  the definition gives; it is a scored turn, never "no data".
-* ``D_r`` = mean over turns 2..T of D_t = (violations + omitted required elements) /
-  max(1, active constraints) (:func:`~psit_lib.studies.acc.metrics.drift_rate`). Not clamped: a
-  turn with more failures than rules in force has D_t > 1, as the definition gives.
-
-With several episodes the mean is over every scored (episode, turn), which is the mean over
-turns of the per-turn mean when every episode has the same turns. Turns the judge could not
-score (``judge_error``) and failed episodes have no H_t or D_t and are left out (counted by
-the status table). The ``std`` is the standard deviation across those turns (the spread the
-paper's outcome figure shows).
-
-The workbook's pooled rates (sum of failures over sum of opportunities, Wilson intervals;
-:func:`~psit_lib.studies.acc.metrics.rate_table`) weigh a turn by its claims or rules and drop
-turns with none; they stay beside H_u and D_r as a labelled second view.
-
-Readings (:func:`turn_average_reading`) follow the direction the ``summary_rates`` metric declares
-(lower is better) and
-separate two agents only when the percentile-bootstrap 95% interval of the gap in their turn
-averages (:func:`~psit_lib.analysis.sweeps.mean_gap`) excludes zero; equal averages are ties.
+``H_u`` is the mean over scored turns of H_t (a turn whose answer makes no claim counts as 0, as
+the definition gives); ``D_r`` the mean over turns 2..T of D_t, not clamped (D_t > 1 when more
+rules failed than were in force). Unscored turns are left out (the status table counts them).
+The workbook's pooled rates (:func:`~psit_lib.studies.acc.metrics.rate_table`) weigh a turn by its
+claims or rules and stay beside as a labelled second view. Readings separate two agents only when
+the bootstrap 95% interval of the gap in their turn averages excludes zero; equal averages tie.
 """
 
 from __future__ import annotations
@@ -115,12 +97,8 @@ def summary_direction() -> str:
 
 def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
                    direction: str | None = None) -> str:
-    """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates).
-
-    Better and worse follow the metric's direction (``direction``, by default what the
-    ``summary_rates`` metric declares: lower is better for hallucination and drift); the best
-    (worst) agent is named only when it is uniquely best (worst) and the bootstrap interval of
-    its gap to the next agent excludes zero; equal averages are ties."""
+    """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates): the
+    best (worst) agent is named only when its bootstrap gap to the next excludes zero."""
     symbol = PAPER_SYMBOL.get(metric, metric)
     direction = direction or summary_direction()
     unit = "scored turns" if metric == "hallucination" else "scored turns from turn 2 on"
