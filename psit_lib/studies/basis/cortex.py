@@ -1,14 +1,9 @@
 """The BASIS cortex: who may see which step of a multi-agent run (SPEC §6).
 
-A multi-agent system shares context through a *cortex*: every agent step becomes one
-:class:`Episode`, and a CortexAgent (an LLM with a single ingest tool) writes a short summary
-of it and decides which agents may see it. Visibility is a bit mask: agent ``i`` holds the
-one-hot mask ``1 << i``, and an episode with mask ``B`` is visible to an agent with mask ``A``
-iff ``A & B != 0``. Masks travel between the model and the harness as binary strings, the
-rightmost digit being agent 0 (``"101"`` = agents 0 and 2).
-
-Everything here is pure data and rules, so the mask algebra, the ingest parsing and the
-context block can be tested without a model. The model calls live in the agents layer.
+Every agent step becomes one :class:`Episode`; a CortexAgent summarises it and decides who may
+see it. Visibility is a bit mask: agent ``i`` holds ``1 << i`` and sees an episode of mask ``B``
+iff ``A & B != 0``; masks travel as binary strings, rightmost digit agent 0 (``"101"`` = agents 0
+and 2). Pure data and rules, so they are tested without a model.
 """
 
 from __future__ import annotations
@@ -57,13 +52,9 @@ def _check_mask_value(mask: int, what: str) -> None:
 
 
 def parse_mask(text: str, width: int | None = None) -> int:
-    """Read a binary mask string such as ``"101"`` (rightmost digit = agent 0).
-
-    Surrounding whitespace and a leading ``0b`` are tolerated because models write both;
-    anything else that is not a 0/1 digit is rejected. With ``width`` (the number of
-    registered agents) a mask that sets a bit for a non-existent agent is rejected too.
-    A zero mask is rejected: an episode nobody can see is always a mistake.
-    """
+    """Read a binary mask string such as ``"101"`` (rightmost digit = agent 0). Whitespace and a
+    leading ``0b`` are tolerated because models write both; a zero mask (an episode nobody can
+    see) and, with ``width``, a bit beyond the registered agents are rejected."""
     if not isinstance(text, str):
         raise MaskError(f"A mask must be a binary string such as '101', got {type(text).__name__} {text!r}.")
     digits = text.strip()
@@ -105,11 +96,8 @@ def visible(agent_mask: int, episode_mask: int) -> bool:
 
 
 class AgentRegistry:
-    """Agents in registration order; agent ``i`` owns the one-hot mask ``1 << i``.
-
-    Order matters because it fixes the bit each agent owns, so the registry never removes or
-    reorders agents.
-    """
+    """Agents in registration order; agent ``i`` owns the one-hot mask ``1 << i`` (so the registry
+    never removes or reorders agents)."""
 
     def __init__(self, agent_ids: Iterable[str] = ()) -> None:
         self._order: list[str] = []
@@ -171,12 +159,8 @@ class AgentRegistry:
 
 @dataclass(frozen=True)
 class Episode:
-    """One agent step as the cortex stores it.
-
-    ``raw_trace`` is the step as it happened (messages, tool calls, results); ``summary`` is
-    what the CortexAgent wrote for other agents (``None`` if it never wrote one);
-    ``metadata`` carries provenance such as the ingest outcome.
-    """
+    """One agent step as the cortex stores it: the raw trace, the CortexAgent's summary for other
+    agents (``None`` if it wrote none) and provenance such as the ingest outcome."""
 
     episode_id: str
     source_agent_id: str
@@ -233,11 +217,8 @@ class EpisodeStore:
 
 
 def format_context_block(episodes: Sequence[Episode]) -> str:
-    """The block put into an agent's system prompt before its step; ``""`` when nothing is visible.
-
-    Each episode is one entry naming its source, so an agent can tell its own past steps from
-    what others did.
-    """
+    """The block put into an agent's system prompt before its step (``""`` when nothing is
+    visible); each entry names its source, so an agent tells its own past steps from others'."""
     if not episodes:
         return ""
     lines = [f"<{CONTEXT_TAG}>"]
@@ -318,12 +299,8 @@ INGEST_TOOL: dict[str, Any] = {
 
 
 def parse_ingest_call(arguments_json: str, registry: AgentRegistry) -> tuple[str, int]:
-    """Read the arguments of an ``ingest_episode`` call into ``(summary, mask)``.
-
-    Raises :class:`IngestError` for unreadable JSON or a missing/mistyped/empty field and
-    :class:`MaskError` for a mask that is not a non-zero binary string over the registered
-    agents. Extra keys are ignored: they carry no meaning and harm nothing.
-    """
+    """Read the arguments of an ``ingest_episode`` call into ``(summary, mask)``, or raise
+    :class:`IngestError` / :class:`MaskError`; extra keys are ignored (they harm nothing)."""
     try:
         args = json.loads(arguments_json)
     except (TypeError, json.JSONDecodeError) as exc:

@@ -1,13 +1,10 @@
 """The CortexAgent: turns every agent step into one episode of the shared store (SPEC §6).
 
-After each step of any agent, the CortexAgent makes exactly one model call (role
-``cortex_agent``) whose only tool is ``ingest_episode`` (summary + access mask). It sees the
-new step and the previous :data:`~psit_lib.studies.basis.cortex.CORTEX_WINDOW` episodes of the same
-agent. Whatever the model does, the run goes on: a missing call, a malformed mask, unreadable
-arguments or a failed model call are recorded in the episode's metadata and the step is
-stored through :func:`~psit_lib.studies.basis.cortex.fallback_episode` (visible to its own agent
-only). Every ingest reply is counted in the episode's diagnostics as a helper read
-(unreadable when it falls back), so a cortex that keeps failing shows in the run's health.
+One model call per step (role ``cortex_agent``), whose only tool is ``ingest_episode``, seeing
+the new step and the agent's previous :data:`~psit_lib.studies.basis.cortex.CORTEX_WINDOW`
+episodes. Whatever the model does, the run goes on: a failed ingest is recorded and the step
+stored as a :func:`~psit_lib.studies.basis.cortex.fallback_episode`, and every ingest reply is
+counted as a helper read, so a cortex that keeps failing shows in the run's health.
 """
 
 from __future__ import annotations
@@ -57,12 +54,8 @@ def _raw_mask_text(arguments_json: str) -> Any:
 
 
 class CortexAgent:
-    """Episode store + registry + the model that writes summaries and masks.
-
-    ``session`` should be a branch of the episode's session reserved for the cortex, so its
-    seeds do not depend on how many calls the other agents made; ``agent`` is the system name
-    its reads are reported under.
-    """
+    """Episode store + registry + the model that writes summaries and masks. ``session`` is a
+    branch reserved for the cortex, so its seeds do not depend on the other agents' calls."""
 
     def __init__(
         self,

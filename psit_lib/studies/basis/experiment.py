@@ -1,9 +1,8 @@
 """Notebook 06's experiment: parameters, episode specs and one BASIS trial (SPEC §6).
 
-One trial = one scenario's user request served once by one system (``baseline`` or
-``basis``) on a fresh, seeded CabApp, then judged as the reference scenario's ``validate()``
-judges it (the log of calls that reached the app) and by the final-state view. The CabApp seed depends on (run seed, scenario, trial)
-but not on the system, so trial *i* of both systems starts from the same app.
+One trial = one scenario's request served once by one system on a fresh, seeded CabApp. The
+app's seed depends on (run seed, scenario, trial), not on the system or model, so trial *i* of
+every system starts from the same app.
 """
 
 from __future__ import annotations
@@ -27,11 +26,7 @@ from psit_lib.studies.basis.system import SYSTEMS, BasisLimits, CabMultiAgentSys
 
 
 class BasisParams(ModelRunParams):
-    """Parameters of notebook 06 (the full study uses the defaults: 3 scenarios x 2 systems x 10).
-
-    ``models`` empty means the model of the settings (``PSIT_MODEL``); ``profile`` None means
-    ``PSIT_SIM_PROFILE`` or ``default``. Both go to ``Experiment(models=..., profile=...)``.
-    """
+    """Parameters of notebook 06 (the full study uses the defaults: 3 scenarios x 2 systems x 10)."""
 
     scenarios: tuple[str, ...] = tuple(SCENARIOS)
     systems: tuple[SystemKind, ...] = SYSTEMS

@@ -1,12 +1,9 @@
 """Inaction is a health finding beside BASIS's rates (issue #28, item 2).
 
-The reference check passes a trial by the app's end state, so a ``quote_only_vs_book`` trial
-where nobody asked for a quote (nothing happened, nothing was booked) passes. The paper's rule
-is kept for the rate; beside it, these functions count the successes decided without the tool
-call the task needs (``unacted_successes`` of the success tables) and say, in the headline, when
-a cell's successes all did nothing: such a cell is not a result. The headline also names the
-view it reads, and reads the main trials when the run has no reference-design runs, so it never
-says "no scored rows" above a figure of scored trials.
+The reference check passes a ``quote_only_vs_book`` trial where nothing happened at all. The
+paper's rule is kept for the rate; beside it, the successes decided without the tool call the
+task needs are counted, and a cell whose successes all did nothing is said to be no result. The
+headline names the view it reads (the main trials when there are no reference-design runs).
 """
 
 from __future__ import annotations

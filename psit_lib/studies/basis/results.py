@@ -82,16 +82,10 @@ def trial_counts_text(trials: pd.DataFrame) -> str:
 
 
 def success_table(trials: pd.DataFrame, *, outcome: str = "success") -> pd.DataFrame:
-    """Success rate with a Wilson 95% interval per model x scenario x system, plus reference rows.
-
-    Measured rows carry ``n_scored``, ``n_failed`` (trials that crashed: kept, never scored),
-    ``successes`` and the interval; reference rows (model "reference study") carry only the
-    published rate. A "mean over scenarios" row per model and system gives the headline
-    reliability; the reference one is the study's reported mean. ``unacted_successes`` counts
-    the successes of trials decided without any CabApp call their scenario needs (a
-    ``quote_only_vs_book`` "pass" where nobody ever asked for a quote). ``outcome`` names the
-    verdict column (``success``: the reference ``validate()``; ``final_state_success``).
-    """
+    """Success rate (``outcome``'s verdict) with a Wilson 95% interval per model x scenario x
+    system, a "mean over scenarios" row per model and system (the headline reliability), and the
+    published rates as "reference study" rows. ``n_failed`` counts crashed trials (never scored);
+    ``unacted_successes`` the successes decided without any CabApp call the scenario needs."""
     rates = rate_table(trials, CELL, outcome).merge(_unacted_successes(trials, outcome), on=CELL, how="left")
     rates.insert(3, "source", MEASURED)
     scenarios = list(dict.fromkeys(trials["scenario"]))
@@ -154,12 +148,8 @@ def outcomes_by_group(trials: pd.DataFrame) -> dict[str, list[bool]]:
 
 
 def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
-    """pass@k, pass^k (unbiased) and the first-k variant per model x scenario x system and k.
-
-    ``group`` is ``scenario · system`` (prefixed by the model when several models ran), ready
-    for plots. Cells without a scored trial have no
-    row; with none at all the table is empty (with its columns).
-    """
+    """pass@k, pass^k (unbiased) and the first-k variant per model x scenario x system and k, over
+    scored trials; ``group`` is ``scenario · system`` (prefixed by the model when several ran)."""
     table = passk_table(outcomes_by_group(trials), ks)
     if table.empty:  # no scored trial: an empty table with the usual columns
         for i, col in enumerate(CELL):
@@ -441,11 +431,9 @@ def _paper_gain(row: Any) -> str:
 
 
 def relative_gain_reading(gains: pd.DataFrame, scenario: str = "stale_locations") -> str:
-    """One sentence per model on ``scenario``'s pooled success: BASIS against the baseline as the
-    paper states its headline (the absolute gain in percentage points: its "54.4% increase" on
-    stale_locations is 0.744 - 0.200), the relative gain beside it, the paper's own numbers by the
-    same rules, and whether the Newcombe interval of the gap separates the two systems (it alone
-    decides "higher" or "lower")."""
+    """One sentence per model on ``scenario``'s pooled success: the absolute gain as the paper
+    states its headline, the relative gain beside it, the paper's own numbers by the same rules,
+    and whether the Newcombe interval of the gap (alone) separates the two systems."""
     part = gains[gains.scenario == scenario]
     if part.empty:
         return f"No pooled reference-design runs of both systems on {scenario}, so no gain to compute."

@@ -1,13 +1,9 @@
 """The BASIS study (notebook 06) as a :class:`~psit_lib.runs.study.Study`: task -> trial -> scores -> metrics.
 
-Parts of the run: ``main`` (``n_trials`` trials per model, scenario and system, for the unbiased
-estimators), one part per k of the reference code's design (``reference:k=<k>``: ``reference_sets``
-independent sets of k fresh trials per cell), and one part per value of each swept simulator
-assumption (``sweep:<knob>=<value>``; simulator only).
-
-Scorers, per stored trial: ``success`` (the reference scenario's ``validate()`` on the calls that
-reached the app) and ``final_state_success`` (the workbench's final-state check), both pure
-functions of the stored calls and rides, so ``psit rescore`` recomputes every table without a model.
+Parts: ``main`` (for the unbiased estimators), one ``reference:k=<k>`` part per k of the
+reference code's design (``reference_sets`` independent sets of k fresh trials per cell) and, on
+the simulator, ``sweep:<knob>=<value>``. Both scorers are pure functions of the stored calls and
+rides, so ``psit rescore`` recomputes every table without a model.
 """
 
 from __future__ import annotations

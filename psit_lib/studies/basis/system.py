@@ -1,29 +1,16 @@
 """The BASIS multi-agent system on the CabApp, as LangGraph graphs (SPEC §6).
 
-Three agents: an orchestrator (role ``basis_orchestrator``) that talks to the user and can only
-act through its delegation tools, a cab subagent (role ``cab_subagent``) that turns one
-instruction into calls of the real CabApp tools, and a notification agent (role
-``user_notifier``) that sends the user a written confirmation. The cab subagent's system prompt
-carries the scenario's policy (the confounder), as in the study; the harness passes every tool
-call the subagent model writes to the CabApp unchanged, and its reply to the orchestrator never
-mentions the policy or the calls. The study's cab scenarios have the first two agents; the
-notifier is there so that access masks decide who sees a step (it needs the orchestrator's
-word, not the cab agent's tool calls).
-
-Two systems share every prompt, graph node and limit:
-
-* ``baseline``: the orchestrator learns what happened only from the subagent's reply;
-* ``basis``: a :class:`~psit_lib.studies.basis.cortex_agent.CortexAgent` turns every agent step into
-  an episode right after the step (orchestrator steps, each completed delegation, every
-  subagent step), and before every agent step the episodes that agent may see go into its
-  system prompt under ``<relevant_multiagent_context>``.
-
-Whatever difference in success the two systems show comes from that information flow.
-Loops are bounded (``BasisLimits``); a limit hit, a tool call with unreadable arguments, an
-unknown tool or a tool call written as text (never run) is recorded in ``MultiAgentRun.errors``
-and the run goes on or ends cleanly. A trial in which no CabApp call the scenario needs was
-made is marked ``decided_without_tool_calls`` and flagged in the episode's diagnostics: its
-pass check then judges an app nobody acted on.
+Three agents: an orchestrator (role ``basis_orchestrator``) that can only act through its
+delegation tools, a cab subagent (``cab_subagent``) that turns one instruction into calls of the
+real CabApp tools under the scenario's policy (the confounder, as in the study; its calls reach
+the app unchanged and its reply never mentions them), and a notifier (``user_notifier``), there
+so that access masks decide who sees a step. ``baseline`` and ``basis`` share every prompt, node
+and limit; with ``basis`` a :class:`~psit_lib.studies.basis.cortex_agent.CortexAgent` turns every
+agent step into an episode and puts the episodes an agent may see into its system prompt, so a
+difference in success comes from that information flow alone. Loops are bounded
+(``BasisLimits``); a limit hit, unreadable arguments, an unknown tool or a tool call written as
+text is recorded in ``MultiAgentRun.errors`` and the run goes on or ends cleanly. A trial with no
+CabApp call its scenario needs is marked ``decided_without_tool_calls`` and flagged.
 """
 
 from __future__ import annotations
