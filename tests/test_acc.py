@@ -146,7 +146,7 @@ async def test_judge_blinds_shuffles_and_maps_scores_back():
     for turn in range(1, 9):
         verdict = await judge.judge_turn(turn, SETUP, answers(turn))
         orders.append(tuple(verdict.order))
-        assert verdict.ok and set(verdict.evaluations) == set(THREE)
+        assert verdict.scoring_error is None and set(verdict.evaluations) == set(THREE)
         assert verdict.evaluations["retrieval_k5"]["unsupported_claims"] == 1  # wherever it was shown
         assert verdict.evaluations["retrieval_k5"]["omitted_required"] == 1
         assert verdict.evaluations["transcript"]["supported_claims"] == 1
@@ -181,7 +181,7 @@ async def test_unparseable_judge_replies_are_recorded_not_guessed():
     bad = lambda role: "no json here" if role == "acc_judge" else None  # noqa: E731
     judge = LiveJudge(CapturingSession(session(), [], bad), seed=0)
     verdict = await judge.judge_turn(1, SETUP, answers(1))
-    assert not verdict.ok and verdict.evaluations == {}
+    assert verdict.scoring_error is not None and verdict.evaluations == {}
     assert "no JSON object" in verdict.memory_error and judge.memory == CanonicalMemory()
     with pytest.raises(JudgeOutputError, match="labels"):
         parse_evaluations(json.dumps({"evaluations": []}), ["A"])
