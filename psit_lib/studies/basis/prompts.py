@@ -34,52 +34,22 @@ DELEGATE_TOOL_NAME = "delegate_to_cab_agent"
 NOTIFY_TOOL_NAME = "delegate_to_notifier"
 SEND_MESSAGE_TOOL_NAME = "send_message_to_user"
 
-DELEGATE_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": DELEGATE_TOOL_NAME,
-        "description": PROMPTS.render("basis.delegate_tool"),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "instruction": {
-                    "type": "string",
-                    "description": "What the cab agent should do, in full.",
-                }
-            },
-            "required": ["instruction"],
-            "additionalProperties": False,
-        },
-    },
-}
+def _one_string_tool(name: str, description: str, argument: str, argument_description: str) -> dict[str, Any]:
+    """An OpenAI function tool taking one required string argument."""
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object",
+                       "properties": {argument: {"type": "string", "description": argument_description}},
+                       "required": [argument], "additionalProperties": False}}}
 
-NOTIFY_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": NOTIFY_TOOL_NAME,
-        "description": PROMPTS.render("basis.notify_tool"),
-        "parameters": {
-            "type": "object",
-            "properties": {"instruction": {"type": "string", "description": "What the message must say."}},
-            "required": ["instruction"],
-            "additionalProperties": False,
-        },
-    },
-}
 
-SEND_MESSAGE_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": SEND_MESSAGE_TOOL_NAME,
-        "description": "Send the user one written message.",
-        "parameters": {
-            "type": "object",
-            "properties": {"content": {"type": "string", "description": "The message text."}},
-            "required": ["content"],
-            "additionalProperties": False,
-        },
-    },
-}
+DELEGATE_TOOL = _one_string_tool(DELEGATE_TOOL_NAME, PROMPTS.render("basis.delegate_tool"), "instruction",
+                                 "What the cab agent should do, in full.")
+NOTIFY_TOOL = _one_string_tool(NOTIFY_TOOL_NAME, PROMPTS.render("basis.notify_tool"), "instruction",
+                               "What the message must say.")
+SEND_MESSAGE_TOOL = _one_string_tool(SEND_MESSAGE_TOOL_NAME, "Send the user one written message.", "content",
+                                     "The message text.")
+
 
 def orchestrator_prompt() -> str:
     """The orchestrator's system prompt (before any shared context)."""

@@ -444,11 +444,7 @@ class CabMultiAgentSystem:
         messages.append({"role": "assistant", "content": result.content or None,
                          "tool_calls": [call.to_message() for call in result.tool_calls]})
         messages.extend(refusals)
-        if not pending and step >= self.limits.orchestrator_max_steps:
-            self.run_record.errors.append(
-                f"{ORCHESTRATOR_ID} reached its step limit ({self.limits.orchestrator_max_steps}) "
-                "without answering the user."
-            )
+        self._note_orchestrator_limit(not pending and step >= self.limits.orchestrator_max_steps)
         trace = step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs, calls=traced,
                            reply=result.content or None)
         return {"messages": messages, "steps": step, "pending": pending, "done": False,
@@ -466,12 +462,13 @@ class CabMultiAgentSystem:
             ORCHESTRATOR_ID, "delegation",
             inputs=[("delegated to", agent), ("instruction", instruction), ("subagent reply", reply)]
         )
-        if not rest and state["steps"] >= self.limits.orchestrator_max_steps:
-            self.run_record.errors.append(
-                f"{ORCHESTRATOR_ID} reached its step limit ({self.limits.orchestrator_max_steps}) "
-                "without answering the user."
-            )
+        self._note_orchestrator_limit(not rest and state["steps"] >= self.limits.orchestrator_max_steps)
         return {"messages": messages, "pending": rest, "pending_trace": trace, "pending_kind": "delegation"}
+
+    def _note_orchestrator_limit(self, reached: bool) -> None:
+        if reached:
+            self.run_record.errors.append(f"{ORCHESTRATOR_ID} reached its step limit "
+                                          f"({self.limits.orchestrator_max_steps}) without answering the user.")
 
     async def _orchestrator_record(self, state: OrchestratorState) -> dict[str, Any]:
         kind = state["pending_kind"] or "orchestrator_step"
