@@ -477,9 +477,9 @@ class CabMultiAgentSystem:
         return {"pending_trace": None}
 
     # -- running ------------------------------------------------------------------------------
-    async def run(self, user_request: str | None = None) -> MultiAgentRun:
-        """Serve the scenario's user request (or ``user_request``) once and return the run record."""
-        request = user_request if user_request is not None else self.scenario.user_request
+    async def run(self) -> MultiAgentRun:
+        """Serve the scenario's user request once and return the run record."""
+        request = self.scenario.user_request
         state: OrchestratorState = {
             "request": request,
             "messages": [{"role": "user", "content": request}],
