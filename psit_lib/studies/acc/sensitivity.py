@@ -76,10 +76,9 @@ def sensitivity_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[tuple[str, str], bool | None]:
     """For each ordered pair (higher mean, lower mean) of agents under one variant: whether the
-    bootstrap 95% interval of the gap in mean score (:func:`~psit_lib.analysis.sweeps.mean_gap`)
-    excludes zero; None when the turn scores are not at hand."""
-    from psit_lib.analysis.result_sentences import gap_separates
-    from psit_lib.analysis.sweeps import mean_gap
+    bootstrap 95% interval of the gap in mean score separates them (as H_u's and D_r's readings
+    test it); None when the turn scores are not at hand."""
+    from psit_lib.studies.acc.summary import tested_gap
 
     means = part.set_index("agent")["mean_score"].astype(float)
     out: dict[tuple[str, str], bool | None] = {}
@@ -91,10 +90,7 @@ def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[
             if a is None or b is None:
                 out[(hi, lo)] = None
                 continue
-            _, low, high = mean_gap(a, b, seed=0, batch=200)
-            separated = gap_separates(low, high)
-            # a zero-width interval (one turn, or no variation) is no evidence of a difference
-            out[(hi, lo)] = bool(separated) and low != high
+            out[(hi, lo)] = tested_gap({hi: a, lo: b}, hi, lo, seed=0)[3]
     return out
 
 

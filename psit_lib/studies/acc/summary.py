@@ -69,7 +69,7 @@ def summary_wide(summary: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _tested(values: dict[str, np.ndarray], one: str, other: str, seed: int) -> tuple[float, float, float, bool]:
+def tested_gap(values: dict[str, np.ndarray], one: str, other: str, seed: int) -> tuple[float, float, float, bool]:
     """(gap, low, high, separated) of the higher-valued agent minus the lower-valued one (so the
     gap reads positive): separated only when the bootstrap 95% interval of the gap excludes
     zero and has width (a zero-width interval means there was nothing to resample)."""
@@ -124,7 +124,7 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
         parts.append(f"{', '.join(tied(top))} tie for the {best_pos} {symbol} ({value(top)})")
     else:
         second = order[1]
-        gap, low, high, separated = _tested(have, top, second, seed)
+        gap, low, high, separated = tested_gap(have, top, second, seed)
         runner_up = ", ".join(tied(second))
         if separated:
             parts.append(f"{top} has the {best_pos} {symbol}, {value(top)}, better than {runner_up} "
@@ -137,7 +137,7 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
             parts.append(f"{', '.join(tied(bottom))} tie for the {worst_pos} {symbol} ({value(bottom)})")
         else:
             penult = order[-2]
-            gap, low, high, separated = _tested(have, bottom, penult, seed)
+            gap, low, high, separated = tested_gap(have, bottom, penult, seed)
             next_up = ", ".join(tied(penult))
             if separated:
                 parts.append(f"the worst is {bottom}, {worst_pos} {symbol} {value(bottom)}, separated from "
