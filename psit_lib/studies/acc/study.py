@@ -101,11 +101,7 @@ def variant_scorer(variant: str) -> Scorer:
                      explanation=f"mean 0-10 score over {len(values)} answers under the {variant} judge prompt",
                      metadata={"rows": rows})
 
-    return Scorer(variant_scorer_name(variant), score, version=1, model_graded=True)
-
-
-def variant_scorer_name(variant: str) -> str:
-    return f"judge_{variant}"
+    return Scorer(f"judge_{variant}", score, version=1, model_graded=True)
 
 
 @scorer("ccs_forms", version=1)
@@ -194,7 +190,7 @@ def judge_sensitivity(scored: Scored) -> pd.DataFrame:
     frame = scored.part(MAIN)
     by_variant = []
     for variant in scored.params.judge_variants:
-        column = f"{variant_scorer_name(variant)}.rows"
+        column = f"judge_{variant}.rows"
         rows = [r for cell in (frame[column] if column in frame else []) if isinstance(cell, list) for r in cell]
         by_variant.append((variant, rows))
     return accs.sensitivity_table(by_variant)

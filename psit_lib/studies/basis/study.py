@@ -73,20 +73,15 @@ def reference_parts(params: bx.BasisParams, models: list[str]) -> list[Part]:
 
 # -- metrics -----------------------------------------------------------------------------------------
 
-def trials_of(frame: pd.DataFrame) -> pd.DataFrame:
-    """The trials frame (:func:`~psit_lib.studies.basis.results.trials_frame_of`) of a selection of the scored view."""
-    return br.trials_frame_of(frame)
-
-
 def main_trials(scored: Scored) -> pd.DataFrame:
     """The main part's trials (the notebook's counts line reads it)."""
-    return trials_of(scored.part(MAIN))
+    return br.trials_frame_of(scored.part(MAIN))
 
 
 def reference_trials(scored: Scored) -> pd.DataFrame:
     """Every trial of the reference design's parts, in plan order."""
     frames = [scored.part(p) for p in scored.part_names(REFERENCE_PART)]
-    return trials_of(pd.concat(frames, ignore_index=True) if frames else scored.scores.iloc[0:0])
+    return br.trials_frame_of(pd.concat(frames, ignore_index=True) if frames else scored.scores.iloc[0:0])
 
 
 @metric("success_rates", higher_is_better=RATES_HIGHER_IS_BETTER, parts=[MAIN])
@@ -142,7 +137,7 @@ def sweeps(scored: Scored) -> pd.DataFrame:
         by_knob.setdefault(str(meta["knob"]), []).append((meta["value"], part))
     tables = []
     for knob in sorted(by_knob):
-        frames = [trials_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
+        frames = [br.trials_frame_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
         if frames and scored.params.sweep_trials:
             tables.append(br.sweep_gaps(pd.concat(frames, ignore_index=True), knob))
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=GAP_COLUMNS)
