@@ -104,8 +104,7 @@ async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
     ``judge`` scorer, on this episode's ``judge`` branch)."""
     p = spec.params
     scenario = build_scenario(p["domain"], int(p["n_turns"]), int(p["scenario_seed"]))
-    agents = make_agents(session, ks=tuple(int(k) for k in p.get("retrieval_ks", [p.get("retrieval_k", 5)])),
-                         recall_limit=int(p["recall_limit"]),
+    agents = make_agents(session, ks=tuple(int(k) for k in p["retrieval_ks"]), recall_limit=int(p["recall_limit"]),
                          max_qualified=int(p["max_qualified"]), min_score=float(p["gate_min_score"]))
     turns: list[AccTurn] = []
     for turn in scenario.turns:
