@@ -30,11 +30,9 @@ notebook names no knob; ``sweeps`` overrides this on the command line)."""
 
 
 class AccParams(ModelRunParams):
-    """Parameters of notebook 05. Full study (notebooks/params/study_scale.yaml): the paper's three
-    domains, n_turns=50, scenarios_per_domain=200 (600 live evaluations, 30,000 turns); finance is
-    a fourth domain on demand. Three agents are judged together (transcript replay, one top-5
-    retrieval agent, ACC), as the paper; ``retrieval_ks=[3]`` runs its other k, ``[3, 5]`` both
-    (then the judge compares four answers: a registered difference)."""
+    """Parameters of notebook 05 (the full study: notebooks/params/study_scale.yaml). One top-5
+    retrieval agent, as the paper; ``retrieval_ks=[3, 5]`` runs both (a four-way judge: a
+    registered difference)."""
 
     domains: tuple[str, ...] = PAPER_DOMAINS
     n_turns: int = Field(10, ge=1, le=1000)

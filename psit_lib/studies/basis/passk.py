@@ -65,16 +65,11 @@ def first_k_all_succeed(outcomes: Sequence[bool], k: int) -> bool | float:
 
 
 def reference_sets_passk(sets: Sequence[Sequence[bool]], k: int) -> tuple[float, float]:
-    """(pass^k, pass@k) as the BASIS reference code computes them from *independent sets* of
-    fresh runs made for this k: the share of sets whose first k runs all succeed, and the share
-    with at least one success among them. A set with fewer than k runs counts as a failure (it
-    stays in the denominator, as in the reference).
-
-    Each k gets its own sets, so the estimates for different k come from different runs: that is
-    why the study's Table 1 is not monotone in k, and why its pass^1 differs from its success
-    rate. With sets [T,T,F], [T,T,T], [F,T,T] and k = 2 this gives pass^2 = 2/3, where the
-    unbiased C(c,k)/C(n,k) over the same nine runs gives 21/36.
-    """
+    """(pass^k, pass@k) as the BASIS reference code computes them from *independent sets* of fresh
+    runs made for this k: the shares of sets whose first k runs all succeed / have a success (a set
+    with fewer than k runs counts as a failure, as in the reference). Each k gets its own sets,
+    which is why the study's Table 1 is not monotone in k and its pass^1 differs from its success
+    rate; sets [T,T,F], [T,T,T], [F,T,T] give pass^2 = 2/3, the unbiased estimate 21/36."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an int of at least 1, got {k!r}.")
     if not sets:

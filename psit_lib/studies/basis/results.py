@@ -50,10 +50,9 @@ REFERENCE_COLUMNS = ["ref_k", "ref_set", "ref_run"]
 
 
 def trials_frame_of(scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per planned trial of a selection of the scored view (the study's ``success`` and
-    ``final_state_success`` scores, the trial's spec): design cell, outcome (pass / fail / error),
-    a few counts, and whether the trial was decided without any CabApp call its scenario needs. A
-    failed trial (never scored) is an ``error`` row, kept and counted apart from every rate."""
+    """One row per planned trial of a selection of the scored view: design cell, outcome (pass /
+    fail / error) and a few counts. A failed trial (never scored) is an ``error`` row, kept and
+    counted apart from every rate."""
     rows = []
     for row in scores.to_dict("records"):
         scored = row.get("status") == "ok" and row.get("success") is not None and pd.notna(row.get("success"))
@@ -293,10 +292,8 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
 # -- the reference code's pass^k design, the study's reported values, sweeps ---------------------
 
 def reference_design_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, scenario, system, k): pass^k and pass@k as the reference code computes them
-    from independent sets of k fresh trials (:func:`~psit_lib.studies.basis.passk.reference_sets_passk`),
-    ``trials`` being the reference design's trials frame (with ``ref_k``, ``ref_set``, ``ref_run``);
-    failed trials count as failures there, as a crashed run does in the reference."""
+    """Per (model, scenario, system, k): pass^k and pass@k as the reference code computes them from
+    the reference design's trials (failed trials count as failures, as a crashed run does there)."""
     from psit_lib.studies.basis.passk import reference_sets_passk
 
     columns = ["model", "scenario", "system", "k", "sets", "reference_pass_hat_k", "reference_pass_at_k"]

@@ -110,12 +110,8 @@ def stale_locations_final_state(calls: Sequence[CallLike], rides: Sequence[RideL
 
 @dataclass(frozen=True)
 class Scenario:
-    """One BASIS scenario: the user's request, the cab subagent's policy, the two verdicts.
-
-    ``subagent_policy`` is added to the cab subagent's system prompt (never the orchestrator's:
-    it does not know the policy). ``needs`` names the CabApp tools through which the task gets
-    done: a trial in which none of them reached the app was decided without acting.
-    """
+    """One BASIS scenario: the user's request, the cab subagent's policy (never shown to the
+    orchestrator), the two verdicts, and the CabApp tools through which the task gets done."""
 
     name: str
     user_request: str

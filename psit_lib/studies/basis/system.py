@@ -166,11 +166,8 @@ def _bad_arguments_result(exc: Exception) -> str:
 
 
 class CabMultiAgentSystem:
-    """One trial's orchestrator, cab subagent and notifier, with or without the cortex.
-
-    ``session`` is the episode's :class:`~psit_lib.llm.ModelSession` (or anything with the same
-    ``chat``/``branch`` methods); each agent, and the cortex, gets its own branch.
-    """
+    """One trial's orchestrator, cab subagent and notifier, with or without the cortex; each agent,
+    and the cortex, on its own branch of the episode's session."""
 
     def __init__(
         self,
