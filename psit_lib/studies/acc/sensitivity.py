@@ -157,17 +157,13 @@ def sensitivity_reading(table: pd.DataFrame) -> str:
 
 # -- sweeps of simulator assumptions ---------------------------------------------------------
 
-def sweep_params(params: AccParams) -> AccParams:
-    """The small run each swept value gets (first domain, ``sweep_scenarios`` scenarios of
-    ``sweep_turns`` turns)."""
-    return params.model_copy(update={"domains": params.domains[:1], "n_turns": params.sweep_turns,
-                                     "scenarios_per_domain": params.sweep_scenarios,
-                                     "retrieval_ks": params.retrieval_ks[:1]})
-
-
 def sweep_specs(params: AccParams, sweep_models: dict[Any, str]) -> list[EpisodeSpec]:
-    """Episodes of the small swept run at every value (one simulated model per value)."""
-    return make_specs(sweep_params(params), list(sweep_models.values())) if sweep_models else []
+    """Episodes of the small run each swept value gets (one simulated model per value): the first
+    domain, ``sweep_scenarios`` scenarios of ``sweep_turns`` turns."""
+    small = params.model_copy(update={"domains": params.domains[:1], "n_turns": params.sweep_turns,
+                                      "scenarios_per_domain": params.sweep_scenarios,
+                                      "retrieval_ks": params.retrieval_ks[:1]})
+    return make_specs(small, list(sweep_models.values())) if sweep_models else []
 
 
 def sweep_gaps(turns: pd.DataFrame, knob: str, metric: str, a: str = "acc", b: str = "transcript",
