@@ -26,8 +26,8 @@ def recorded_turns(records: list[Any]) -> pd.DataFrame:
         judged = None
         if record.ok:
             judged = [v for t in record.result.turns for v in scoring.verdict_rows(
-                t.turn, t.agents, t.judge.order, {k: e.model_dump() for k, e in t.judge.evaluations.items()},
-                t.judge.memory_error, t.judge.scoring_error)]
+                t.turn, t.agents, t.judge["order"], t.judge["evaluations"], t.judge["memory_error"],
+                t.judge["scoring_error"])]
         rows.append(_row(record, judged))
     return turns_of(pd.DataFrame(rows))
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from psit_lib.studies.acc import judge as judge_mod
-from psit_lib.studies.acc.agents import AGENT_NAMES, AccAgent, AgentTurn
+from psit_lib.studies.acc.agents import AccAgent, AgentTurn, agent_names
 from psit_lib.studies.acc.ccs import CCSValidationError, empty_ccs, parse_ccs, render_ccs
 from psit_lib.studies.acc.experiment import AccParams, make_specs, run_acc_episode
 from psit_lib.studies.acc.judge import CanonicalMemory, JudgeOutputError, LiveJudge, parse_evaluations
@@ -146,7 +146,7 @@ async def test_judge_blinds_shuffles_and_maps_scores_back():
     for turn in range(1, 9):
         verdict = await judge.judge_turn(turn, SETUP, answers(turn))
         orders.append(tuple(verdict.order))
-        assert verdict.ok and set(verdict.evaluations) == set(THREE)
+        assert verdict.scoring_error is None and set(verdict.evaluations) == set(THREE)
         assert verdict.evaluations["retrieval_k5"]["unsupported_claims"] == 1  # wherever it was shown
         assert verdict.evaluations["retrieval_k5"]["omitted_required"] == 1
         assert verdict.evaluations["transcript"]["supported_claims"] == 1
@@ -181,7 +181,7 @@ async def test_unparseable_judge_replies_are_recorded_not_guessed():
     bad = lambda role: "no json here" if role == "acc_judge" else None  # noqa: E731
     judge = LiveJudge(CapturingSession(session(), [], bad), seed=0)
     verdict = await judge.judge_turn(1, SETUP, answers(1))
-    assert not verdict.ok and verdict.evaluations == {}
+    assert verdict.scoring_error is not None and verdict.evaluations == {}
     assert "no JSON object" in verdict.memory_error and judge.memory == CanonicalMemory()
     with pytest.raises(JudgeOutputError, match="labels"):
         parse_evaluations(json.dumps({"evaluations": []}), ["A"])
@@ -311,7 +311,7 @@ async def test_episode_end_to_end_and_judge_memory_matches_the_script():
     assert body["n_turns"] == 10 and body["ccs_failures"] == 0 and body["schema_version"] == 2
     assert all("judge" not in t or t["judge"] is None for t in body["turns"])  # the record keeps no verdict
     for turn, script in zip(body["turns"], scenario.turns):
-        assert list(turn["agents"]) == list(AGENT_NAMES) and turn["query"] == script.text
+        assert list(turn["agents"]) == list(agent_names()) and turn["query"] == script.text
     replayed = [t["agents"]["transcript"]["footprint_tokens"] for t in body["turns"]]
     assert replayed[0] == 0 and replayed == sorted(replayed)
     (record,) = typed([{"episode_id": spec.episode_id, "status": "ok", "error": None, **ENVELOPE, **body}])
@@ -320,7 +320,7 @@ async def test_episode_end_to_end_and_judge_memory_matches_the_script():
     for memory, script in zip(memories, scenario.turns):  # the judge's memory: the script's facts and rules
         assert memory["memory"]["facts"] == script.facts and memory["memory"]["rules"] == script.rules
     df = await judged_turns([record], make_client(LLMSettings(cache="off")))
-    assert (df["status"] == "ok").all() and len(df) == 10 * len(AGENT_NAMES)
+    assert (df["status"] == "ok").all() and len(df) == 10 * len(agent_names())
 
 
 async def test_episodes_are_deterministic():

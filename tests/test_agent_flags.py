@@ -24,7 +24,8 @@ from psit_lib.studies.acc.experiment import AccParams, make_specs as acc_specs, 
 from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.basis.experiment import BasisParams, make_specs as basis_specs, run_basis_trial
 from psit_lib.studies.basis.records import BasisTrial
-from psit_lib.studies.basis.results import success_table, trials_frame
+from psit_lib.studies.basis.results import success_table
+from basis_trials import trials_frame
 from psit_lib.studies.psit.agents.baselines.calls import LibraryClient, LibraryLink
 from psit_lib.studies.psit.agents.factory import build_agent
 from psit_lib.studies.psit.protocol.experiment import (ForkTestParams, cost_table, fork_episode_fn,

@@ -22,7 +22,6 @@ from psit_lib.studies.basis.results import (
     episode_table,
     passk_frame,
     success_table,
-    trials_frame,
     visibility_matrix,
 )
 from psit_lib.studies.basis.passk import pass_at_k, pass_hat_k
@@ -37,6 +36,7 @@ from psit_lib.sim.context import SimContext
 from psit_lib.sim.roles import basis as sim_basis
 from psit_lib.studies.basis.cab_app import CAB_TOOL_NAMES, make_cab_app
 from psit_lib.studies.basis.scenarios import SCENARIOS
+from basis_trials import trials_frame
 from recording import CapturingSession
 
 OPEN_TAG = f"<{CONTEXT_TAG}>"
@@ -212,7 +212,7 @@ def test_simulated_cortex_mask_error_rate_controls_unusable_ingests():
                 parse_ingest_call(json.dumps(bad.tool_calls[0][1]), registry)
         good = sim_basis.cortex_agent(sim_ctx("cortex_agent", messages, [INGEST_TOOL], seed=seed, mask_error_rate=0.0))
         summary, mask = parse_ingest_call(json.dumps(good.tool_calls[0][1]), registry)
-        assert mask == registry.all_mask
+        assert mask == (1 << registry.width) - 1
         assert "booked a Premium ride from Airport to Downtown" in summary
 
 

@@ -26,6 +26,7 @@ from psit_lib.studies.psit.figures import plot_entropy_vs_temperature
 from psit_lib.runs.records import EpisodeRecord, read_records
 from psit_lib.studies.acc import metrics as accm
 from acc_turns import recorded_turns
+from basis_trials import trials_frame
 from psit_lib.studies.acc.figures import plot_footprint_by_domain, plot_outcome, plot_rates_per_turn
 from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.acc.records import AccEpisode
@@ -142,7 +143,7 @@ def failed_trial(scenario: str, system: str, trial: int) -> EpisodeRecord[BasisT
 
 @pytest.mark.parametrize("systems", [("baseline", "basis"), ("basis",)])
 def test_passk_frame_of_only_failed_trials_is_empty_with_its_columns(systems):
-    trials = br.trials_frame([failed_trial("quote_only_vs_book", s, i) for s in systems for i in range(2)])
+    trials = trials_frame([failed_trial("quote_only_vs_book", s, i) for s in systems for i in range(2)])
     passk = br.passk_frame(trials, [1, 2])
     assert passk.empty
     assert {"model", "scenario", "system", "group", "k", "n", "successes", "pass_at_k", "pass_hat_k",
@@ -152,8 +153,7 @@ def test_passk_frame_of_only_failed_trials_is_empty_with_its_columns(systems):
     comparison = br.passk_comparison(passk, br.reference_design_table(trials))
     assert comparison.empty and "study_reported_pass_hat_k" in comparison.columns
     rates = br.success_table(trials)
-    note = br.closing_note(rates, passk, label=LABEL, scenarios=["quote_only_vs_book"], systems=list(systems),
-                           n_trials=2)
+    note = br.closing_note(rates, passk, label=LABEL, scenarios=["quote_only_vs_book"], systems=list(systems))
     assert "no pass^k" in note
     measured = rates[(rates.source == br.MEASURED) & (rates.scenario != br.MEAN_ROW)]
     assert says_no_data(plot_rate_intervals(measured, "scenario", LABEL, hue="system"))
@@ -212,7 +212,6 @@ def test_one_sided_trials_basis_failed_baseline_scored():
                             "error": None} for system in ("baseline", "basis") for i in range(3)])
     rates, passk = br.success_table(trials), br.passk_frame(trials, [1, 5])
     assert set(passk["system"]) == {"baseline"} and passk.loc[passk["k"] == 5, "pass_hat_k"].isna().all()
-    note = br.closing_note(rates, passk, label=LABEL, scenarios=["premium_bias"], systems=["baseline", "basis"],
-                           n_trials=3)
+    note = br.closing_note(rates, passk, label=LABEL, scenarios=["premium_bias"], systems=["baseline", "basis"])
     assert "nan" not in note and "baseline 0.33 [—]" in note and "basis — (nothing scored)" in note
     assert "nothing to compare" in br.success_reading(rates)

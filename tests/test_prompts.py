@@ -177,7 +177,7 @@ def use_every_acc_prompt() -> None:
     for variant in judge.JUDGE_VARIANTS.values():
         assert variant.system
     # the agents and the live judge render theirs inside their calls; an episode covers them
-    assert agents.AGENT_NAMES
+    assert agents.agent_names()
 
 
 def use_every_basis_prompt() -> None:

@@ -21,6 +21,7 @@ from psit_lib.studies.acc import sensitivity as accs
 from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.basis import results as br
 from psit_lib.studies.basis.records import AppCall, Delegation
+from basis_trials import trials_frame
 from psit_lib.studies.psit.protocol import secret_choice as sc
 
 RANKING = re.compile(r"\w >(?!=) \w")  # "a > b": an order between two names
@@ -266,10 +267,10 @@ def test_trial_story_names_the_agent_each_delegation_went_to():
 
 
 def test_success_reading_and_closing_note_cope_with_empty_tables():
-    rates = br.success_table(br.trials_frame([]))
+    rates = br.success_table(trials_frame([]))
     assert br.success_reading(rates).startswith("No scored rows")
     note = br.closing_note(rates, pd.DataFrame(columns=[*br.CELL, "k", "pass_hat_k"]), label="sim",
-                           scenarios=["premium_bias"], systems=["basis", "baseline"], n_trials=0)
+                           scenarios=["premium_bias"], systems=["basis", "baseline"])
     assert "no pass^k" in note and "nothing to set beside" in note
 
 
@@ -277,7 +278,7 @@ def test_success_reading_separates_premium_bias_nine_of_ten_against_four():
     rows = [{"model": "m", "scenario": "premium_bias", "system": y, "trial": i, "status": "ok", "scored": True,
              "success": i < w, "outcome": "pass" if i < w else "fail", "decided_without_tool_calls": False}
             for y, w in (("basis", 9), ("baseline", 4)) for i in range(10)]
-    rates = br.success_table(pd.DataFrame(rows), with_reference=False)
+    rates = br.success_table(pd.DataFrame(rows))
     text = br.success_reading(rates)
     assert "basis has the highest success rate, 0.9" in text and "excludes zero" in text
     assert "does not separate" not in text

@@ -26,7 +26,7 @@ from psit_lib.studies.acc.metrics import key_table
 from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.basis.experiment import BasisParams, make_specs as basis_specs, run_basis_trial
 from psit_lib.studies.basis.records import BasisTrial
-from psit_lib.studies.basis.results import trials_frame
+from basis_trials import trials_frame
 from psit_lib.studies.psit.agents.tool_json import parse_tool_calls_json
 from psit_lib.studies.psit.protocol.experiment import (ForkTestParams, fork_episode_fn, fork_frame,
                                                         plan_fork_episodes)

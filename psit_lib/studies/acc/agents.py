@@ -1,23 +1,14 @@
 """The three compared agents of the ACC study (SPEC §5), with one per-turn interface.
 
-``await agent.respond(turn, query) -> AgentTurn``; after answering, each agent keeps the turn
-in its own memory. They differ *only* in what they put into the model's context:
-
-* :class:`TranscriptReplayAgent` replays the whole conversation (every earlier query and
-  its own answers) before the new query; its memory footprint is that transcript.
-* :class:`RetrievalAgent` keeps each turn as an artifact in its own store and puts the top-k
-  (k=5 by default, as the paper's three-agent comparison; k=3 on demand) artifacts most similar to the query into its context.
-* :class:`AccAgent` keeps one Compressed Cognitive State. Per turn: recall a bounded set of
-  artifacts by (input, previous CCS); a qualification gate keeps the decision-relevant ones;
-  the compressor (role ``acc_compressor``, JSON output) commits the next CCS from (input,
-  previous CCS, qualified artifacts); the CCS is parsed and validated without a second model
-  call; the agent (role ``acc_agent``) answers from (CCS, input); the turn is stored as
-  evidence. A compression that fails validation is recorded on the turn, and the previous
-  CCS stays in force (the failure is visible, never silently passed as a valid state), and
-  reported to the episode's diagnostics (:func:`report_helper_read`).
-
+``await agent.respond(turn, query) -> AgentTurn``; they differ *only* in what they put into the
+model's context: the whole replayed transcript, the top-k stored turns most similar to the query
+(one retrieval agent per k), or the ACC's one Compressed Cognitive State. Per ACC turn: a bounded
+recall by (input, previous CCS), a qualification gate, the compressor (role ``acc_compressor``)
+commits the next CCS, validated without a second model call, and the agent (``acc_agent``)
+answers from (CCS, input). A compression that fails validation is recorded on the turn and
+reported to the diagnostics, and the previous CCS stays in force (never passed as valid).
 Plain async classes rather than LangGraph graphs: each turn is a fixed pipeline with no
-branching or tool loop, so a graph would add machinery without adding behaviour.
+branching or tool loop.
 """
 
 from __future__ import annotations
@@ -50,9 +41,6 @@ def agent_rank(name: str) -> tuple[int, int]:
     if name.startswith("retrieval_k") and name[len("retrieval_k"):].isdigit():
         return (1, int(name[len("retrieval_k"):]))
     return (2, 0) if name == "acc" else (3, 0)
-
-
-AGENT_NAMES: tuple[str, ...] = agent_names()
 
 
 @dataclass

@@ -1,11 +1,9 @@
 """The Compressed Cognitive State (CCS) of the Agent Cognitive Compressor (SPEC §5).
 
-The CCS is the ACC agent's one persistent variable: the compressor commits a new one every
-turn and it *replaces* the previous one (never appended). Because the next turn's answer is
-built from the CCS alone (plus the new input), a malformed CCS must never slip through: the
-compressor's reply is parsed and validated here, deterministically, with no second model
-call, and anything that does not fit the schema raises :class:`CCSValidationError`, which
-the agent records as a failed compression for that turn.
+The CCS is the ACC agent's one persistent variable, *replaced* every turn. Because the next
+answer is built from it alone (plus the new input), the compressor's reply is validated here
+deterministically, with no second model call; anything off-schema raises
+:class:`CCSValidationError`, recorded as a failed compression for that turn.
 """
 
 from __future__ import annotations
@@ -85,12 +83,8 @@ def empty_ccs() -> CCS:
 
 
 def parse_ccs(text: str) -> CCS:
-    """The CCS in ``text`` (a JSON object, plain, in a code fence or with prose around it) or
-    CCSValidationError.
-
-    No repair of the object itself: truncated or invalid JSON, or a field that needs guessing,
-    is a recorded failure.
-    """
+    """The CCS in ``text`` (a JSON object, plain, fenced or in prose) or CCSValidationError; no
+    repair: truncated or invalid JSON, or a field that needs guessing, is a recorded failure."""
     if not isinstance(text, str) or not text.strip():
         raise CCSValidationError("the compressor returned an empty reply instead of a CCS JSON object")
     data: Any = read_json_object(text)
@@ -113,11 +107,8 @@ def parse_ccs(text: str) -> CCS:
 
 
 def render_ccs(ccs: CCS) -> str:
-    """The CCS as the answering agent reads it: one labelled line per item, facts as sentences.
-
-    Relations are written ``Fact: the <subject> <relation> <object>.`` and constraints verbatim,
-    so the agent reads the same statement forms the user wrote.
-    """
+    """The CCS as the answering agent reads it: one labelled line per item, facts as sentences
+    (``Fact: the <subject> <relation> <object>.``), so it reads the statement forms the user wrote."""
     lines = [f"Goal: {ccs.goal_orientation}" if ccs.goal_orientation else "",
              f"Gist: {ccs.semantic_gist}" if ccs.semantic_gist else ""]
     lines += [f"Constraint: {c}" for c in ccs.constraints]
@@ -140,14 +131,9 @@ def _cell(value: object) -> str:
 
 
 def compact_ccs(ccs: CCS) -> str:
-    """The CCS in a compact token-oriented form (like the paper's Figure 3): each field once, a
-    list as ``name[n]: a,b`` and a list of records as a header ``name[n]{col,col}:`` followed by
-    one comma-separated row per record, so field names are not repeated per item.
-
-    Measured beside :func:`render_ccs` (what the agent reads and what the footprint counts) by
-    :func:`~psit_lib.studies.acc.metrics.ccs_form_table`; the answering agent keeps reading the
-    labelled lines (the simulated agent reads those statement forms only).
-    """
+    """The CCS in a compact token-oriented form like the paper's Figure 3 (each field named once,
+    records as a header ``name[n]{col,col}:`` and one row each), measured beside :func:`render_ccs`
+    in the ``ccs_forms`` table; the agent keeps reading the labelled lines."""
     lines: list[str] = []
     for name in CCS.model_fields:
         value = getattr(ccs, name)

@@ -1,9 +1,7 @@
 """Notebook 05's experiment: parameters, episode specs and one live evaluation (SPEC §5).
 
-One episode = one scripted scenario run live: per turn the judge issues the query (the script's)
-and the agents answer in the fixed order (transcript replay, retrieval, ACC). The episode keeps
-what happened; the judge's canonical memory and blinded verdicts are the study's ``judge``
-scorer, run over the stored turns (:mod:`psit_lib.studies.acc.scoring`). The scenario's seed
+One episode = one scripted scenario run live, every agent answering each turn in a fixed order;
+the judge scores the stored turns afterwards (the study's ``judge`` scorer). A scenario's seed
 depends on (run seed, domain, scenario index) only, so every model meets the same scripts.
 """
 
@@ -32,11 +30,9 @@ notebook names no knob; ``sweeps`` overrides this on the command line)."""
 
 
 class AccParams(ModelRunParams):
-    """Parameters of notebook 05. Full study (notebooks/params/study_scale.yaml): the paper's three
-    domains, n_turns=50, scenarios_per_domain=200 (600 live evaluations, 30,000 turns); finance is
-    a fourth domain on demand. Three agents are judged together (transcript replay, one top-5
-    retrieval agent, ACC), as the paper; ``retrieval_ks=[3]`` runs its other k, ``[3, 5]`` both
-    (then the judge compares four answers: a registered difference)."""
+    """Parameters of notebook 05 (the full study: notebooks/params/study_scale.yaml). One top-5
+    retrieval agent, as the paper; ``retrieval_ks=[3, 5]`` runs both (a four-way judge: a
+    registered difference)."""
 
     domains: tuple[str, ...] = PAPER_DOMAINS
     n_turns: int = Field(10, ge=1, le=1000)
@@ -106,8 +102,7 @@ async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
     ``judge`` scorer, on this episode's ``judge`` branch)."""
     p = spec.params
     scenario = build_scenario(p["domain"], int(p["n_turns"]), int(p["scenario_seed"]))
-    agents = make_agents(session, ks=tuple(int(k) for k in p.get("retrieval_ks", [p.get("retrieval_k", 5)])),
-                         recall_limit=int(p["recall_limit"]),
+    agents = make_agents(session, ks=tuple(int(k) for k in p["retrieval_ks"]), recall_limit=int(p["recall_limit"]),
                          max_qualified=int(p["max_qualified"]), min_score=float(p["gate_min_score"]))
     turns: list[AccTurn] = []
     for turn in scenario.turns:

@@ -1,22 +1,13 @@
 """The judge of the ACC study (SPEC §5): blinded scoring against a canonical memory.
 
-The judge plays the user: it issues the scenario's scripted queries (the episode records them).
-Over a stored episode (the study's ``judge`` scorer) it takes each turn's answers in the fixed
-order and scores each one 0-10 on relevance, answer quality, instruction following and
-coherence, with the counts the metrics need (supported and unsupported atomic claims, active
-constraints, violations, omitted required elements). Three protections keep the scores about
-the answers and not about the agents:
-
-* **Blinding**: the request names responses ``A``, ``B``, ``C``; agent names never appear.
-* **Order**: the presentation order is shuffled every turn by the judge's own seeded RNG.
-* **Bounded context**: the judge sees only its canonical memory, the query and the answers
-  (each cut to ``answer_chars`` characters), never the agents' transcripts or states.
-
-The **canonical memory** (facts, rules in force, unverified claims) is the judge's ground
-for "supported" and "in force". It is updated by the judge model (role ``acc_judge``) from
-the previous canonical memory and the new user query only, so no agent's answer can ever
-leak into the standard the agents are measured against. A judge reply that cannot be parsed
-is recorded as a failed judgement for that turn (the previous memory stays), never guessed.
+The judge plays the user (it issues the scripted queries) and scores each turn's answers 0-10 on
+four criteria, with the claim and rule counts the metrics need. Scores stay about the answers,
+not the agents: responses are labelled ``A``, ``B``, ``C`` (blinding), shuffled every turn by the
+judge's own seeded RNG, and the judge sees only its canonical memory, the query and the answers
+(cut to ``answer_chars``). The canonical memory (facts, rules in force, unverified claims), its
+ground for "supported" and "in force", is updated from the previous memory and the new query
+only, so no answer can leak into the standard the agents are measured against. An unreadable
+reply is a failed judgement for that turn (the previous memory stays), never guessed.
 """
 
 from __future__ import annotations
@@ -189,9 +180,18 @@ class TurnJudgement:
     memory_error: str | None = None
     scoring_error: str | None = None
 
-    @property
-    def ok(self) -> bool:
-        return self.scoring_error is None
+
+async def score_blinded(session: Any, system: str, memory: CanonicalMemory, query: str, order: Sequence[str],
+                        answers: dict[str, str], answer_chars: int) -> dict[str, dict[str, Any]]:
+    """Per agent, the judge's evaluation of its answer shown as Response A, B, ... in ``order``
+    (never by name); JudgeOutputError if the reply is unreadable."""
+    labels = [chr(ord("A") + i) for i in range(len(order))]
+    labelled = [(label, _cut(answers[name], answer_chars)) for label, name in zip(labels, order)]
+    reply = await session.chat([{"role": "system", "content": system},
+                                {"role": "user", "content": scoring_message(memory, query, labelled)}],
+                               role=JUDGE_ROLE, response_format={"type": "json_object"})
+    evaluations = read_evaluations(session, reply.content, labels)
+    return {name: evaluations[label].model_dump(exclude={"label"}) for label, name in zip(labels, order)}
 
 
 async def rejudge_turn(session: Any, variant: JudgeVariant, memory: CanonicalMemory, query: str,
@@ -203,19 +203,8 @@ async def rejudge_turn(session: Any, variant: JudgeVariant, memory: CanonicalMem
     random.Random(seed).shuffle(order)
     if variant.order == "reversed":
         order.reverse()
-    labels = [chr(ord("A") + i) for i in range(len(order))]
-    labelled = [(label, _cut(answers[name], answer_chars)) for label, name in zip(labels, order)]
-    reply = await session.chat([{"role": "system", "content": variant.system},
-                                {"role": "user", "content": scoring_message(memory, query, labelled)}],
-                               role=JUDGE_ROLE, response_format={"type": "json_object"})
-    evaluations = read_evaluations(session, reply.content, labels)
-    out = {}
-    for label, name in zip(labels, order):
-        ev = evaluations[label].model_dump(exclude={"label"})
-        for criterion in ("relevance", "answer_quality", "instruction_following", "coherence"):
-            ev[criterion] = variant.to_ten(ev[criterion])
-        out[name] = ev
-    return out
+    out = await score_blinded(session, variant.system, memory, query, order, answers, answer_chars)
+    return {name: {**ev, **{c: variant.to_ten(ev[c]) for c in CRITERIA}} for name, ev in out.items()}
 
 
 class LiveJudge:
@@ -251,19 +240,12 @@ class LiveJudge:
     async def judge_turn(self, turn: int, query: str, answers: Sequence[AgentTurn]) -> TurnJudgement:
         """Update the memory from the query, then score the answers blinded and shuffled."""
         memory_error = await self.update_memory(query)
-        by_name = {a.agent: a for a in answers}
         order = self.presentation_order([a.agent for a in answers])
-        labels = [chr(ord("A") + i) for i in range(len(order))]
-        labelled = [(label, _cut(by_name[name].answer, self.answer_chars)) for label, name in zip(labels, order)]
-        reply = await self.session.chat([{"role": "system", "content": PROMPTS.render("acc.judge_scoring_system")},
-                                         {"role": "user", "content": scoring_message(self.memory, query, labelled)}],
-                                        role=JUDGE_ROLE, response_format={"type": "json_object"})
         judgement = TurnJudgement(turn, order, memory_error=memory_error)
         try:
-            evaluations = read_evaluations(self.session, reply.content, labels)
+            judgement.evaluations = await score_blinded(
+                self.session, PROMPTS.render("acc.judge_scoring_system"), self.memory, query, order,
+                {a.agent: a.answer for a in answers}, self.answer_chars)
         except JudgeOutputError as exc:
             judgement.scoring_error = str(exc)
-            return judgement
-        for label, name in zip(labels, order):
-            judgement.evaluations[name] = evaluations[label].model_dump(exclude={"label"})
         return judgement

@@ -1,11 +1,8 @@
 """A degenerate judge is a health finding, not a result (issue #28, item 2).
 
-ACC's rates are the judge's scores. A judge that gives every answer of an episode the same
-scores (the same four 0-10 criteria and the same claim and rule counts, whatever was answered)
-measures nothing about the agents, and a judge whose replies parse into nothing scores nothing:
-either way the episode's judge score is flagged (``degenerate_judge``, in the diagnostics the
-judge scorer keeps, :mod:`psit_lib.studies.acc.study`), so the notebook's run health turns
-``suspect`` when such episodes pass its threshold, with one sentence naming the judge.
+ACC's rates are the judge's scores: a judge that gives every answer the same scores, or whose
+replies parse into nothing, measures nothing about the agents. Such an episode's judge score is
+flagged ``degenerate_judge``, so the run health turns ``suspect`` past its threshold.
 """
 
 from __future__ import annotations
@@ -22,12 +19,8 @@ MIN_ANSWERS = 3
 
 
 def judge_is_degenerate(verdicts: Sequence[Mapping[str, Any]], n_judged_turns: int = 0) -> str | None:
-    """Why the judge told no answers apart, or None.
-
-    ``verdicts``: every answer's verdict (dicts of :data:`VERDICT_FIELDS`); ``n_judged_turns``:
-    the turns the judge was asked to score. Degenerate when turns were judged but no verdict
-    parsed ("parses nothing"), or when at least :data:`MIN_ANSWERS` answers all got the very
-    same scores."""
+    """Why the judge told no answers apart, or None: turns were judged but no verdict parsed, or
+    at least :data:`MIN_ANSWERS` answers all got the very same scores."""
     if n_judged_turns and not verdicts:
         return f"the judge's replies parsed into no score in {n_judged_turns} judged turn(s)"
     if len(verdicts) < MIN_ANSWERS:

@@ -1,21 +1,10 @@
-"""ACC study metrics (SPEC §5) as pure rules, and the tables built from a turns frame.
+"""ACC study metrics (SPEC §5): the per-turn rules and the tables built from a turns frame.
 
-* Hallucination rate per turn = unsupported / max(1, supported + unsupported) atomic claims,
-  support judged by the judge against the query and its canonical memory.
-* Drift rate per turn, from turn 2 on = (violations + omitted required elements) /
-  max(1, active constraints).
-* Memory footprint per turn = tokens of what the agent carried into its context: the replayed
-  transcript, the retrieved notes, or the rendered CCS.
-
-Pooled rates (sum of failures over sum of opportunities) get Wilson intervals; mean 0-10
-scores get percentile-bootstrap intervals over scored turns. Both treat turns as independent,
-which they are not within an episode, so the intervals are optimistic; a study with many
-scenarios should resample whole episodes (``cluster="episode"`` in :func:`score_table`).
 A turns frame (:func:`frame_of_turns`) has one row per (episode, turn, agent): what the agent
-carried and the judge's verdict, both from the episode's scores (the study's ``footprint`` and
-``judge`` scorers, :func:`psit_lib.studies.acc.study.turns_of`). Failed episodes and failed
-judgements stay in the frame with their own status and are counted by :func:`status_table`;
-means and rates are over scored rows only.
+carried and the judge's verdict, from the study's ``footprint`` and ``judge`` scores. Failed
+episodes and failed judgements stay in it with their own status; means and rates are over scored
+rows. Intervals treat turns as independent, which they are not within an episode, so they are
+optimistic; ``cluster="episode"`` in :func:`score_table` resamples whole episodes instead.
 """
 
 from __future__ import annotations
@@ -96,11 +85,8 @@ def _bootstrap_mean(values: np.ndarray, groups: np.ndarray, n_boot: int,
 
 def score_table(df: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
                 cluster: str = "turn") -> pd.DataFrame:
-    """Mean 0-10 judge score per (agent, criterion) with a percentile-bootstrap 95% interval.
-
-    ``cluster="turn"`` resamples scored turns; ``cluster="episode"`` resamples whole episodes
-    (honest when turns of one episode are correlated; needs several episodes to mean much).
-    """
+    """Mean 0-10 judge score per (agent, criterion) with a percentile-bootstrap 95% interval over
+    scored turns, or over whole episodes (``cluster="episode"``: honest when turns are correlated)."""
     if cluster not in ("turn", "episode"):
         raise ValueError(f"cluster must be 'turn' or 'episode', got {cluster!r}")
     ok = df[df["status"] == "ok"]
@@ -192,11 +178,8 @@ CCS_FORM_COLUMNS = ["domain", "turns", "rendered_tokens", "compact_tokens", "jso
 
 
 def ccs_form_table(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
-    """Tokens of the ACC's committed CCS per turn in three serialisations, mean per domain: the
-    labelled lines the agent reads (:func:`~psit_lib.studies.acc.ccs.render_ccs`, the footprint
-    reported), the compact token-oriented form like the paper's Figure 3
-    (:func:`~psit_lib.studies.acc.ccs.compact_ccs`) and compact JSON. ``rows``: one per committed
-    state, with its ``domain`` (:func:`~psit_lib.studies.acc.scoring.ccs_form_rows`)."""
+    """Tokens of the ACC's committed CCS per turn, mean per domain, as the labelled lines the agent
+    reads (the footprint reported), the paper's compact form and JSON (``rows``: one per state)."""
     rows = list(rows)
     if not rows:
         return pd.DataFrame(columns=CCS_FORM_COLUMNS)
@@ -217,10 +200,8 @@ RATE_UNITS = {"hallucination": "claims", "drift": "constraint checks"}
 
 
 def rates_reading(rates: pd.DataFrame) -> str:
-    """Generated sentences on the pooled hallucination and drift rates (one per metric). Which
-    way is better is what the ``hallucination_drift`` metric declares (lower); gaps are tested
-    with Newcombe's interval from the failure and opportunity counts; a metric no agent had an
-    opportunity for (e.g. answers with no claims) is said so."""
+    """Generated sentences on the pooled hallucination and drift rates, one per metric, in the
+    direction the ``hallucination_drift`` metric declares (lower is better)."""
     from psit_lib.analysis.result_sentences import rate_reading
 
     if rates.empty:

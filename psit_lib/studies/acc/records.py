@@ -1,8 +1,7 @@
 """Typed episode results of the ACC study (notebook 05): one live evaluation of a scenario.
 
-Per turn: the judge's (scripted) query and each agent's answer with its memory footprint and
-details (the ACC's CCS, gate decisions; empty for the other agents). The judge's blinded verdicts
-are scores, not part of the record (:mod:`psit_lib.studies.acc.scoring`).
+Per turn: the scripted query and each agent's answer, footprint and details (the ACC's CCS and
+gate decisions). The judge's verdicts are scores, not part of the record.
 """
 
 from __future__ import annotations
@@ -24,43 +23,19 @@ class AgentAnswer(_Part):
     details: dict[str, Any]
 
 
-class Verdict(_Part):
-    """The judge's scores (0-10) and atomic-claim / rule counts for one answer."""
-
-    relevance: float
-    answer_quality: float
-    instruction_following: float
-    coherence: float
-    supported_claims: int
-    unsupported_claims: int
-    active_constraints: int
-    violations: int
-    omitted_required: int
-
-
-class TurnJudgement(_Part):
-    order: list[str]
-    evaluations: dict[str, Verdict]
-    memory_error: str | None
-    scoring_error: str | None
-    canonical_memory: dict[str, Any]
-
-
 class AccTurn(_Part):
     turn: int
     topic: str
     query: str
     agents: dict[str, AgentAnswer]
-    judge: TurnJudgement | None = None
-    """Schema 1 only: the live judge's verdict, recorded during generation. Since schema 2 the
-    judge is a scorer over the stored turns (the study's ``judge``), and a record keeps no verdict."""
+    judge: dict[str, Any] | None = None
+    """Schema 1 only: the live judge's verdict, kept as read and never used (the ``judge`` scorer
+    re-runs over the turns)."""
 
 
 class AccEpisode(StudyResult):
     """One scenario run live: every turn's query and answers, and how many CCS commits failed.
-    Version 2 keeps no verdict (the judge scores the stored turns); version 1 records, which
-    carry the live judge's verdicts and failure counts, still read (their verdicts are not used:
-    the judge scorer re-runs over their turns, replaying the run's cached judge calls)."""
+    Version 1 records (with the live judge's verdicts) still read; the judge scorer re-runs over them."""
 
     schema_version: Literal[1, 2] = 2
     model: str

@@ -1,20 +1,10 @@
-"""Per-episode scoring of the ACC study: the judge and its variants, run over a stored episode.
+"""Per-episode scoring of the ACC study: the judge and its variants over a stored episode.
 
-An episode (:class:`~psit_lib.studies.acc.records.AccEpisode`) keeps what happened: each turn's
-scripted query and every agent's answer, footprint and state. Judging is scoring, done here
-over the stored turns, so it can be re-run later through the response cache:
-
-* :func:`judge_episode` replays the study's live judge (:class:`~psit_lib.studies.acc.judge.LiveJudge`)
-  over the turns in order, on the episode's ``judge`` branch: per turn it updates the canonical
-  memory from the query, then scores the blinded answers. Its calls are the ones the live judge
-  made during generation (same requests, same seeds), so on a run that recorded them they are
-  answered from the response cache, and a rescore replays them.
-* :func:`rejudge_episode` scores the same turns under one judge variant (rubric wording, scale,
-  answer order), from the canonical memory the judge built for each turn.
-* :func:`ccs_form_rows` re-serialises the ACC's committed states (no model).
-
-Each returns plain rows (one per (turn, agent), or per turn), which the study's scorers store as
-a score's metadata and its metrics read back (:mod:`psit_lib.studies.acc.study`).
+Judging is scoring, so it can be re-run: :func:`judge_episode` replays the live judge over the
+stored turns on the episode's ``judge`` branch (the same requests and seeds, so a recorded run
+answers them from the response cache and a rescore replays them); :func:`rejudge_episode` scores
+the same turns under one judge variant from the canonical memory the judge built. The rows go
+into a score's metadata (:mod:`psit_lib.studies.acc.study`).
 """
 
 from __future__ import annotations
@@ -60,10 +50,8 @@ def verdict_rows(turn: int, agents: dict[str, Any], order: list[str], evaluation
 
 async def judge_episode(session: Any, episode: AccEpisode, *, seed: int,
                         answer_chars: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The live judge over a stored episode's turns: (rows, canonical memory after each turn).
-
-    ``session`` is the episode's session (its run seed and episode id), so the judge's calls on
-    its ``judge`` branch are the live judge's; ``seed`` is the scenario seed (the order RNG)."""
+    """The live judge over a stored episode's turns: (rows, canonical memory after each turn);
+    ``session`` is the episode's own, ``seed`` the scenario seed (the order RNG)."""
     judge = LiveJudge(session.branch(JUDGE_BRANCH), seed=seed, answer_chars=answer_chars)
     rows: list[dict[str, Any]] = []
     memories: list[dict[str, Any]] = []

@@ -1,15 +1,9 @@
 """What decides notebook 05's comparison: the judge's prompt, and the simulator's assumptions.
 
-* **Judge-prompt sensitivity.** Every recorded turn is scored again under each wording of the
-  rubric (:data:`~psit_lib.studies.acc.judge.JUDGE_VARIANTS`: rubric wording, score scale,
-  answer order), from the same canonical memory, query and answers the judge saw (the study's
-  ``judge_<variant>`` scorers; only judge calls). The table gives each agent's mean score per
-  variant on 0-10, its spread across variants, and each variant's ranking of the agents.
-* **Sweeps.** The ACC - transcript-replay gap in drift and hallucination at each value of a
-  simulator assumption (the study's ``SWEEPS``: attention window, answer length), from small
-  swept runs (the run's ``sweep:<knob>=<value>`` parts, tabled by the study's ``sweeps`` metric).
-
-Readings are generated from these tables, never written by hand.
+Judge-prompt sensitivity: every recorded turn scored again under each wording of the rubric
+(the ``judge_<variant>`` scorers), tabled per agent and variant on 0-10 with each variant's
+ranking. Sweeps: the ACC - transcript gap in drift and hallucination at each swept value of a
+simulator assumption (the ``sweep:`` parts). Readings are generated from these tables.
 """
 
 from __future__ import annotations
@@ -82,10 +76,9 @@ def sensitivity_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[tuple[str, str], bool | None]:
     """For each ordered pair (higher mean, lower mean) of agents under one variant: whether the
-    bootstrap 95% interval of the gap in mean score (:func:`~psit_lib.analysis.sweeps.mean_gap`)
-    excludes zero; None when the turn scores are not at hand."""
-    from psit_lib.analysis.result_sentences import gap_separates
-    from psit_lib.analysis.sweeps import mean_gap
+    bootstrap 95% interval of the gap in mean score separates them (as H_u's and D_r's readings
+    test it); None when the turn scores are not at hand."""
+    from psit_lib.studies.acc.summary import tested_gap
 
     means = part.set_index("agent")["mean_score"].astype(float)
     out: dict[tuple[str, str], bool | None] = {}
@@ -97,10 +90,7 @@ def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[
             if a is None or b is None:
                 out[(hi, lo)] = None
                 continue
-            _, low, high = mean_gap(a, b, seed=0, batch=200)
-            separated = gap_separates(low, high)
-            # a zero-width interval (one turn, or no variation) is no evidence of a difference
-            out[(hi, lo)] = bool(separated) and low != high
+            out[(hi, lo)] = tested_gap({hi: a, lo: b}, hi, lo, seed=0)[3]
     return out
 
 
@@ -117,14 +107,8 @@ def _order_text(part: pd.DataFrame, separated: dict[tuple[str, str], bool | None
 
 
 def sensitivity_reading(table: pd.DataFrame) -> str:
-    """A generated sentence: does the judge's prompt change which agents are separated, and
-    how far do an agent's mean scores move.
-
-    Two agents are put in an order under a prompt only when the bootstrap 95% interval of the
-    gap in their mean scores excludes zero (:func:`~psit_lib.analysis.sweeps.mean_gap` over the
-    re-scored turns); equal means are ties, and agents the test cannot separate are never ranked.
-    In the orders shown, ``>`` marks a separated gap, ``=`` equal means and ``≈`` a gap within noise.
-    """
+    """A generated sentence: does the judge's prompt change which agents are separated (the
+    bootstrap 95% interval of their gap in mean score excludes zero), and how far do means move."""
     if table.empty:
         return "No episode was re-judged."
     variants = list(dict.fromkeys(table["variant"]))
@@ -173,25 +157,19 @@ def sensitivity_reading(table: pd.DataFrame) -> str:
 
 # -- sweeps of simulator assumptions ---------------------------------------------------------
 
-def sweep_params(params: AccParams) -> AccParams:
-    """The small run each swept value gets (first domain, ``sweep_scenarios`` scenarios of
-    ``sweep_turns`` turns)."""
-    return params.model_copy(update={"domains": params.domains[:1], "n_turns": params.sweep_turns,
-                                     "scenarios_per_domain": params.sweep_scenarios,
-                                     "retrieval_ks": params.retrieval_ks[:1]})
-
-
 def sweep_specs(params: AccParams, sweep_models: dict[Any, str]) -> list[EpisodeSpec]:
-    """Episodes of the small swept run at every value (one simulated model per value)."""
-    return make_specs(sweep_params(params), list(sweep_models.values())) if sweep_models else []
+    """Episodes of the small run each swept value gets (one simulated model per value): the first
+    domain, ``sweep_scenarios`` scenarios of ``sweep_turns`` turns."""
+    small = params.model_copy(update={"domains": params.domains[:1], "n_turns": params.sweep_turns,
+                                      "scenarios_per_domain": params.sweep_scenarios,
+                                      "retrieval_ks": params.retrieval_ks[:1]})
+    return make_specs(small, list(sweep_models.values())) if sweep_models else []
 
 
 def sweep_gaps(turns: pd.DataFrame, knob: str, metric: str, a: str = "acc", b: str = "transcript",
                seed: int = 0) -> pd.DataFrame:
-    """``metric`` gap (a - b) at each swept value (``turns``: the swept parts' turns frames, each
-    row with its part's ``value``): each scenario's mean over its turns, then the mean over
-    scenarios with a percentile-bootstrap 95% interval over scenarios (the turns of one
-    conversation are not independent: a rule lost at turn 5 stays lost)."""
+    """``metric`` gap (a - b) at each swept value, the interval bootstrapped over scenarios' means
+    (the turns of one conversation are not independent: a rule lost at turn 5 stays lost)."""
     if turns.empty or "status" not in turns or "value" not in turns:
         return pd.DataFrame(columns=GAP_COLUMNS)
     ok = turns[(turns["status"] == "ok") & turns[metric].notna()].assign(agent=lambda d: d["agent"].astype(str))

@@ -1,10 +1,7 @@
 """External artifact store with bounded lexical recall and a qualification gate (SPEC §5).
 
-Both memory-backed agents keep their past turns here: the retrieval agent recalls its top-k
-artifacts by the new input; the ACC agent recalls a *bounded* set by (input, previous CCS)
-and then lets only *qualified* artifacts reach its compressor. Similarity is a plain cosine
-over sets of content words, on purpose: it is deterministic, needs no embedding model (none
-can be fetched offline), and it is easy to see why an artifact was or was not recalled.
+Similarity is a plain cosine over sets of content words, on purpose: deterministic, no embedding
+model (none can be fetched offline), and it is easy to see why an artifact was or was not recalled.
 """
 
 from __future__ import annotations
@@ -93,13 +90,9 @@ class GateDecision:
 
 def qualify(recalled: list[Recalled], input_text: str, previous_state_text: str, *,
             min_score: float = 0.1, max_qualified: int = 3) -> list[GateDecision]:
-    """Keep only decision-relevant artifacts: relevant enough and adding something the state lacks.
-
-    An artifact qualifies when its recall score is at least ``min_score``, it shares a content
-    word with the *new input* (not only with the old state, which would just echo it), and it
-    brings at least one content word the previous state does not already hold; at most
-    ``max_qualified`` pass, in recall order.
-    """
+    """Keep only decision-relevant artifacts: relevant enough, related to the *new input* (not only
+    to the old state, which would just echo it) and adding a word the state lacks; at most
+    ``max_qualified`` pass, in recall order."""
     input_terms = content_terms(input_text)
     state_terms = content_terms(previous_state_text)
     decisions: list[GateDecision] = []

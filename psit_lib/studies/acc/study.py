@@ -1,20 +1,9 @@
 """The ACC study (notebook 05) as a :class:`~psit_lib.runs.study.Study`: task -> episode -> scores -> metrics.
 
-Parts of the run: ``main`` (one episode per model, domain and scenario) and one part per value
-of each swept simulator assumption (``sweep:<knob>=<value>``, the study's
-:data:`~psit_lib.studies.acc.experiment.SWEEPS` unless ``sweeps`` is given; simulator only).
-
-Scorers, per stored episode (:mod:`psit_lib.studies.acc.scoring` holds the rules):
-
-* ``footprint``: what each agent carried into its context per turn (no model);
-* ``judge``: the study's judge re-run over the stored turns (model-graded, on the episode's own
-  seeds, so its calls are the live judge's and replay from the run's cache);
-* ``judge_<variant>``: each judge-prompt variant of ``judge_variants`` (rubric wording, scale,
-  answer order) scoring the main part's turns from the judge's canonical memory (model-graded);
-* ``ccs_forms``: the ACC's committed states re-serialised (no model).
-
-Metrics build every table the notebook saves from those scores, each declaring which way is
-better for its value columns; ``psit rescore`` recomputes them with the judge's calls replayed.
+Parts: ``main`` and, on the simulator, one ``sweep:<knob>=<value>`` part per swept value. The
+``judge`` scorer and each ``judge_<variant>`` are model-graded, on the episode's own seeds, so
+their calls are the live judge's and replay from the run's cache (``psit rescore``); every table
+the notebook saves is a metric over the stored scores, declaring which way is better.
 """
 
 from __future__ import annotations
@@ -94,10 +83,8 @@ async def judge(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
 
 def variant_scorer(variant: str) -> Scorer:
     """The scorer of one judge-prompt variant: the main part's turns scored again from the judge's
-    canonical memory (its calls replayed from the cache), on the variant's own seeds (episode
-    ``<episode>/judge-<variant>``, as the re-judging pass of older runs drew them, so their cached
-    calls replay too). The value is the mean of the four criteria on 0-10 over scored answers; a
-    variant not in ``judge_variants``, or an episode of another part, gets no value."""
+    canonical memory, on seeds of episode ``<episode>/judge-<variant>`` (as older runs' re-judging
+    pass drew them, so their cached calls replay). Value: mean 0-10 score over scored answers."""
 
     async def score(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
         if ctx.part != MAIN or variant not in ctx.params.judge_variants:
@@ -114,11 +101,7 @@ def variant_scorer(variant: str) -> Scorer:
                      explanation=f"mean 0-10 score over {len(values)} answers under the {variant} judge prompt",
                      metadata={"rows": rows})
 
-    return Scorer(variant_scorer_name(variant), score, version=1, model_graded=True)
-
-
-def variant_scorer_name(variant: str) -> str:
-    return f"judge_{variant}"
+    return Scorer(f"judge_{variant}", score, version=1, model_graded=True)
 
 
 @scorer("ccs_forms", version=1)
@@ -207,7 +190,7 @@ def judge_sensitivity(scored: Scored) -> pd.DataFrame:
     frame = scored.part(MAIN)
     by_variant = []
     for variant in scored.params.judge_variants:
-        column = f"{variant_scorer_name(variant)}.rows"
+        column = f"judge_{variant}.rows"
         rows = [r for cell in (frame[column] if column in frame else []) if isinstance(cell, list) for r in cell]
         by_variant.append((variant, rows))
     return accs.sensitivity_table(by_variant)

@@ -1,29 +1,11 @@
-"""The paper's summary rates of the ACC study: H_u and D_r, turn averages (SPEC §5).
+"""The paper's summary rates of the ACC study (SPEC §5): H_u and D_r, turn averages.
 
-The paper summarises each agent by averaging its per-turn rates:
-
-* ``H_u`` = mean over turns of H_t, where H_t = unsupported / max(1, supported + unsupported)
-  atomic claims of the turn's answer (:func:`~psit_lib.studies.acc.metrics.hallucination_rate`).
-  A turn whose answer makes no claim has H_t = 0 / max(1, 0) = 0 and is averaged in as 0, as
-  the definition gives; it is a scored turn, never "no data".
-* ``D_r`` = mean over turns 2..T of D_t = (violations + omitted required elements) /
-  max(1, active constraints) (:func:`~psit_lib.studies.acc.metrics.drift_rate`). Not clamped: a
-  turn with more failures than rules in force has D_t > 1, as the definition gives.
-
-With several episodes the mean is over every scored (episode, turn), which is the mean over
-turns of the per-turn mean when every episode has the same turns. Turns the judge could not
-score (``judge_error``) and failed episodes have no H_t or D_t and are left out (counted by
-the status table). The ``std`` is the standard deviation across those turns (the spread the
-paper's outcome figure shows).
-
-The workbook's pooled rates (sum of failures over sum of opportunities, Wilson intervals;
-:func:`~psit_lib.studies.acc.metrics.rate_table`) weigh a turn by its claims or rules and drop
-turns with none; they stay beside H_u and D_r as a labelled second view.
-
-Readings (:func:`turn_average_reading`) follow the direction the ``summary_rates`` metric declares
-(lower is better) and
-separate two agents only when the percentile-bootstrap 95% interval of the gap in their turn
-averages (:func:`~psit_lib.analysis.sweeps.mean_gap`) excludes zero; equal averages are ties.
+``H_u`` is the mean over scored turns of H_t (a turn whose answer makes no claim counts as 0, as
+the definition gives); ``D_r`` the mean over turns 2..T of D_t, not clamped (D_t > 1 when more
+rules failed than were in force). Unscored turns are left out (the status table counts them).
+The workbook's pooled rates (:func:`~psit_lib.studies.acc.metrics.rate_table`) weigh a turn by its
+claims or rules and stay beside as a labelled second view. Readings separate two agents only when
+the bootstrap 95% interval of the gap in their turn averages excludes zero; equal averages tie.
 """
 
 from __future__ import annotations
@@ -85,7 +67,7 @@ def summary_wide(summary: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _tested(values: dict[str, np.ndarray], one: str, other: str, seed: int) -> tuple[float, float, float, bool]:
+def tested_gap(values: dict[str, np.ndarray], one: str, other: str, seed: int) -> tuple[float, float, float, bool]:
     """(gap, low, high, separated) of the higher-valued agent minus the lower-valued one (so the
     gap reads positive): separated only when the bootstrap 95% interval of the gap excludes
     zero and has width (a zero-width interval means there was nothing to resample)."""
@@ -113,12 +95,8 @@ def summary_direction() -> str:
 
 def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
                    direction: str | None = None) -> str:
-    """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates).
-
-    Better and worse follow the metric's direction (``direction``, by default what the
-    ``summary_rates`` metric declares: lower is better for hallucination and drift); the best
-    (worst) agent is named only when it is uniquely best (worst) and the bootstrap interval of
-    its gap to the next agent excludes zero; equal averages are ties."""
+    """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates): the
+    best (worst) agent is named only when its bootstrap gap to the next excludes zero."""
     symbol = PAPER_SYMBOL.get(metric, metric)
     direction = direction or summary_direction()
     unit = "scored turns" if metric == "hallucination" else "scored turns from turn 2 on"
@@ -144,7 +122,7 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
         parts.append(f"{', '.join(tied(top))} tie for the {best_pos} {symbol} ({value(top)})")
     else:
         second = order[1]
-        gap, low, high, separated = _tested(have, top, second, seed)
+        gap, low, high, separated = tested_gap(have, top, second, seed)
         runner_up = ", ".join(tied(second))
         if separated:
             parts.append(f"{top} has the {best_pos} {symbol}, {value(top)}, better than {runner_up} "
@@ -157,7 +135,7 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
             parts.append(f"{', '.join(tied(bottom))} tie for the {worst_pos} {symbol} ({value(bottom)})")
         else:
             penult = order[-2]
-            gap, low, high, separated = _tested(have, bottom, penult, seed)
+            gap, low, high, separated = tested_gap(have, bottom, penult, seed)
             next_up = ", ".join(tied(penult))
             if separated:
                 parts.append(f"the worst is {bottom}, {worst_pos} {symbol} {value(bottom)}, separated from "
@@ -183,7 +161,7 @@ def turn_average_headline(df: pd.DataFrame, *, seed: int = 0) -> str:
             continue
         order = sorted(means, key=lambda a: means[a] if direction == "lower" else -means[a])
         best, worst = order[0], order[-1]
-        gap, low, high, separated = _tested(have, best, worst, seed)
+        gap, low, high, separated = tested_gap(have, best, worst, seed)
         best_names, worst_names = (" and ".join(b for b in order if means[b] == means[a]) for a in (best, worst))
         parts.append(f"{symbol} best for {best_names} ({format_number(means[best])}), worst for {worst_names} "
                      f"({format_number(means[worst])}), {'separated' if separated else 'not separated'} "

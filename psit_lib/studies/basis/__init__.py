@@ -1,9 +1,7 @@
 """The BASIS cortex on ARE's CabApp (SPEC §6): the public facade its notebook (06) imports from.
 
-Everything the notebook uses from this study, and what it uses from ``psit_lib.runs``, is
-named here. Names are loaded lazily (PEP 562): importing one module of the study does not
-import the rest, the runner or pandas. A name's module is imported the first time the name is
-used.
+Names load lazily (PEP 562), so importing one module of the study does not import the rest,
+the runner or pandas.
 """
 
 from __future__ import annotations
@@ -20,47 +18,32 @@ if TYPE_CHECKING:
     from psit_lib.studies.basis import results
     from psit_lib.studies.basis.assumptions import simulator_assumptions
     from psit_lib.studies.basis.differences import DIFFERENCES
-    from psit_lib.studies.basis.experiment import BasisParams, make_specs, reference_set_specs, run_basis_trial
+    from psit_lib.studies.basis.experiment import BasisParams
     from psit_lib.studies.basis.figures import plot_figure4
     from psit_lib.studies.basis.inaction import headline_reading
     from psit_lib.studies.basis.passk import PASSK_COLUMN_LABELS
     from psit_lib.studies.basis.prompts import prompt_catalogue
 
-# name -> the module that defines it
-_NAMES: dict[str, str] = {
-    # the study as one object (psit_lib.runs.study.Study)
-    "STUDY": "psit_lib.studies.basis.study",
-    "main_trials": "psit_lib.studies.basis.study",
-    # running a notebook (psit_lib.runs)
-    "Experiment": "psit_lib.runs",
-    "notebook_values": "psit_lib.runs.params",
-    "validate_params": "psit_lib.runs.params",
-    # parameters, plan and trial
-    "BasisParams": "psit_lib.studies.basis.experiment",
-    "make_specs": "psit_lib.studies.basis.experiment",
-    "reference_set_specs": "psit_lib.studies.basis.experiment",
-    "run_basis_trial": "psit_lib.studies.basis.experiment",
-    # pass@k labels and the paper's Figure 4
-    "PASSK_COLUMN_LABELS": "psit_lib.studies.basis.passk",
-    "plot_figure4": "psit_lib.studies.basis.figures",
-    # prompts, departures and simulator assumptions
-    "prompt_catalogue": "psit_lib.studies.basis.prompts",
-    "DIFFERENCES": "psit_lib.studies.basis.differences",
-    "simulator_assumptions": "psit_lib.studies.basis.assumptions",
-    # the headline: its view named, inaction beside the rate
-    "headline_reading": "psit_lib.studies.basis.inaction",
+_FROM: dict[str, tuple[str, ...]] = {  # module -> the names taken from it
+    "psit_lib.studies.basis.study": ("STUDY", "main_trials"),
+    "psit_lib.runs": ("Experiment",),
+    "psit_lib.runs.params": ("notebook_values", "validate_params"),
+    "psit_lib.studies.basis.experiment": ("BasisParams",),
+    "psit_lib.studies.basis.passk": ("PASSK_COLUMN_LABELS",),
+    "psit_lib.studies.basis.figures": ("plot_figure4",),
+    "psit_lib.studies.basis.prompts": ("prompt_catalogue",),
+    "psit_lib.studies.basis.differences": ("DIFFERENCES",),
+    "psit_lib.studies.basis.assumptions": ("simulator_assumptions",),
+    "psit_lib.studies.basis.inaction": ("headline_reading",),
 }
-
-# name -> a module of the study's notebook helpers, used as a namespace (results.success_table, ...)
-_MODULES: dict[str, str] = {
-    "claims": "psit_lib.studies.basis.claims",
-    "results": "psit_lib.studies.basis.results",
-}
+_NAMES = {name: module for module, names in _FROM.items() for name in names}
+# modules of the study's notebook helpers, used as namespaces (results.success_table, ...)
+_MODULES = {name: f"psit_lib.studies.basis.{name}" for name in ("claims", "results")}
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
     "claims",
-    "STUDY", "main_trials", "plot_figure4", "Experiment", "notebook_values", "validate_params", "BasisParams", "make_specs", "reference_set_specs",
-    "run_basis_trial", "PASSK_COLUMN_LABELS", "prompt_catalogue", "DIFFERENCES",
+    "STUDY", "main_trials", "plot_figure4", "Experiment", "notebook_values", "validate_params", "BasisParams",
+    "PASSK_COLUMN_LABELS", "prompt_catalogue", "DIFFERENCES",
     "simulator_assumptions", "results", "headline_reading",
 ]
 

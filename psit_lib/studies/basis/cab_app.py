@@ -1,15 +1,8 @@
 """The CabApp of Meta's Agents Research Environments, wrapped for reproducible trials (SPEC §6).
 
-The environment is the real ``CabApp`` (PyPI package ``meta-agents-research-environments``,
-module ``are.simulation.apps.cab``), wrapped so that a trial is reproducible and a model only
-ever gets strings back:
-
-* :func:`make_cab_app` builds a fresh app for one trial with its own seeded RNG and a frozen
-  clock (the app otherwise reads the wall clock for "now" and seeds itself from Python's
-  per-process randomised string hash);
-* :data:`CAB_TOOLS` are OpenAI tool schemas generated from the app's own tool registry;
-* :func:`call_cab_tool` executes one tool call, returns the result as text (errors too),
-  and records the call, because the app keeps no record of ``list_rides`` calls.
+The real ``CabApp`` (``are.simulation.apps.cab``) with a seeded RNG and a frozen clock per trial,
+tool schemas read from its own registry, and tool calls that return text (errors too) and are
+recorded, because the app keeps no record of ``list_rides`` calls.
 """
 
 from __future__ import annotations
@@ -27,15 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 
 def _import_are_cab() -> types.ModuleType:
-    """Import ``are.simulation.apps.cab`` without running ``are.simulation.apps/__init__``.
-
-    That ``__init__`` imports every ARE app eagerly, which needs document converters
-    (mammoth, pdfminer, python-pptx, ...), fsspec and python-dotenv, and on import reads a
-    ``.env`` file and creates a temporary directory. The CabApp needs none of it. So for the
-    duration of this import a bare package object stands in for ``are.simulation.apps``; it is
-    removed again afterwards, so a later full ``import are.simulation.apps`` works as usual
-    and reuses the already imported ``cab`` module.
-    """
+    """Import ``are.simulation.apps.cab`` without running ``are.simulation.apps/__init__``, which
+    imports every ARE app (document converters, fsspec, dotenv), reads a ``.env`` and makes a
+    temporary directory. A bare package stands in for the duration of the import only, so a later
+    full ``import are.simulation.apps`` works as usual and reuses the ``cab`` module."""
     if "are.simulation.apps" in sys.modules:
         return importlib.import_module("are.simulation.apps.cab")
     import are.simulation
@@ -117,11 +105,8 @@ def _timestamp(ride_time: str) -> float:
 
 
 def make_cab_app(seed: int, now: str = DEFAULT_RIDE_TIME) -> RecordingCabApp:
-    """A fresh CabApp for one trial: RNG seeded with ``seed``, clock frozen at ``now``.
-
-    ARE's own ``set_seed`` derives the seed from ``hash(f"{seed}_{name}")``, which changes
-    from one Python process to the next, so the RNG is set directly instead.
-    """
+    """A fresh CabApp for one trial: RNG seeded with ``seed`` directly (ARE's ``set_seed`` hashes a
+    string, which changes from one process to the next), clock frozen at ``now``."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"The CabApp seed must be an int, got {type(seed).__name__} {seed!r}.")
     app = RecordingCabApp(name="CabApp")
@@ -148,13 +133,9 @@ def _json_type(type_obj: Any, where: str) -> tuple[str, bool]:
 
 
 def build_cab_tools(app: CabApp) -> list[dict[str, Any]]:
-    """OpenAI function-tool schemas for the app's agent tools, read from its own tool registry.
-
-    ARE's ``AppTool.to_open_ai`` is not used: it prefixes names with the app name, writes
-    Python type names (``"str | None"``) instead of JSON schema types, and marks optional
-    arguments as required. Argument names, defaults and descriptions come from the real
-    signatures and docstrings; ``service_type`` gets an enum of the app's service types.
-    """
+    """OpenAI function-tool schemas for the app's agent tools, read from its own tool registry
+    (ARE's ``AppTool.to_open_ai`` prefixes names, writes Python type names and marks optional
+    arguments as required); ``service_type`` gets an enum of the app's service types."""
     by_name = {tool.func_name: tool for tool in app.get_tools()}
     if set(by_name) != set(CAB_TOOL_NAMES):
         raise RuntimeError(
@@ -241,21 +222,16 @@ def _jsonable(value: Any) -> Any:
 
 
 def render_result(value: Any) -> str:
-    """A tool result as the text a model reads: strings as they are, everything else as JSON.
-
-    ARE's own ``Ride.__str__`` is not used because it divides minutes by 60 a second time.
-    """
+    """A tool result as text: strings as they are, everything else as JSON (ARE's own
+    ``Ride.__str__`` divides minutes by 60 a second time)."""
     if isinstance(value, str):
         return value
     return json.dumps(_jsonable(value), default=str)
 
 
 def call_cab_tool(app: RecordingCabApp, name: str, arguments: dict[str, Any]) -> str:
-    """Run one agent tool on the app and return its result as text; never raises.
-
-    Errors (unknown tool, bad arguments, the app refusing) come back as ``"Error: ..."`` so
-    they can go to the model. Every call, failed or not, is appended to ``app.tool_calls``.
-    """
+    """Run one agent tool on the app and return its result as text, errors as ``"Error: ..."``
+    for the model (never raises); every call, failed or not, goes to ``app.tool_calls``."""
     args = dict(arguments) if isinstance(arguments, dict) else arguments
     ok = False
     if name not in CAB_TOOL_NAMES:

@@ -17,6 +17,7 @@ from scipy.stats import norm
 from psit_lib.analysis.claims import INCONCLUSIVE, Claim, ledger, Decision, Tables, all_of
 from psit_lib.analysis.verdicts import DEFAULT_ALPHA, DEFAULT_MARGIN, compare_counts, margin_note, newcombe_interval
 from psit_lib.studies.basis.reference import reference_success
+from psit_lib.studies.basis.results import MEASURED, measured_cells
 
 PAPER = "BASIS"
 TABLE = "success_pooled"
@@ -24,15 +25,12 @@ PAPER_N = 180
 """Runs per (scenario, system) behind the paper's Success column."""
 ALPHA = 0.05
 STALE = "stale_locations"
-MEASURED = "measured"
-MEAN_ROW = "mean over scenarios"
 
 
 def _gaps(table: pd.DataFrame) -> list[tuple[str, str, int, int, int, int]]:
     """(model, scenario, basis successes, basis n, baseline successes, baseline n) per measured cell."""
-    measured = table[(table["source"] == MEASURED) & (table["scenario"] != MEAN_ROW)]
     out = []
-    for (model, scenario), part in measured.groupby(["model", "scenario"], sort=False):
+    for (model, scenario), part in measured_cells(table).groupby(["model", "scenario"], sort=False):
         by = part.set_index("system")
         if {"basis", "baseline"} <= set(by.index) and by.at["basis", "n_scored"] and by.at["baseline", "n_scored"]:
             out.append((str(model), str(scenario), int(by.at["basis", "successes"]), int(by.at["basis", "n_scored"]),
@@ -118,8 +116,7 @@ def success_against_paper(pooled: pd.DataFrame, margin: float = DEFAULT_MARGIN, 
     (a count of 180): difference, Newcombe 95% interval and verdict (``analysis/verdicts``)."""
     reported = reference_success()
     rows = []
-    measured = pooled[(pooled["source"] == MEASURED) & (pooled["scenario"] != MEAN_ROW)]
-    for r in measured.itertuples(index=False):
+    for r in measured_cells(pooled).itertuples(index=False):
         paper = reported.get((str(r.scenario), str(r.system)))
         if paper is None or not r.n_scored:
             continue
@@ -156,9 +153,8 @@ def passk_against_paper(comparison: pd.DataFrame, pooled: pd.DataFrame, margin: 
     its sets) against the paper's (shares of 10 sets): the same verdicts as the Success column. The
     run's sets per k are its pooled runs per cell over 1 + 2 + 5 + 10; at 10 sets the paper's own
     count is too small for a tight margin, which the verdicts say (no run size decides)."""
-    runs = pooled[(pooled["source"] == MEASURED) & (pooled["scenario"] != MEAN_ROW)]
     sets = {(str(r.model), str(r.scenario), str(r.system)): int((r.n_scored + r.n_failed) // RUNS_PER_SET_ROUND)
-            for r in runs.itertuples(index=False) if r.n_scored == r.n_scored}
+            for r in measured_cells(pooled).itertuples(index=False) if r.n_scored == r.n_scored}
     rows = []
     for r in comparison.itertuples(index=False):
         n = sets.get((str(r.model), str(r.scenario), str(r.system)), 0)

@@ -1,14 +1,9 @@
 """The BASIS cortex: who may see which step of a multi-agent run (SPEC §6).
 
-A multi-agent system shares context through a *cortex*: every agent step becomes one
-:class:`Episode`, and a CortexAgent (an LLM with a single ingest tool) writes a short summary
-of it and decides which agents may see it. Visibility is a bit mask: agent ``i`` holds the
-one-hot mask ``1 << i``, and an episode with mask ``B`` is visible to an agent with mask ``A``
-iff ``A & B != 0``. Masks travel between the model and the harness as binary strings, the
-rightmost digit being agent 0 (``"101"`` = agents 0 and 2).
-
-Everything here is pure data and rules, so the mask algebra, the ingest parsing and the
-context block can be tested without a model. The model calls live in the agents layer.
+Every agent step becomes one :class:`Episode`; a CortexAgent summarises it and decides who may
+see it. Visibility is a bit mask: agent ``i`` holds ``1 << i`` and sees an episode of mask ``B``
+iff ``A & B != 0``; masks travel as binary strings, rightmost digit agent 0 (``"101"`` = agents 0
+and 2). Pure data and rules, so they are tested without a model.
 """
 
 from __future__ import annotations
@@ -16,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 #: How many of an agent's previous episodes the CortexAgent sees next to the new step.
 CORTEX_WINDOW = 4
@@ -57,13 +52,9 @@ def _check_mask_value(mask: int, what: str) -> None:
 
 
 def parse_mask(text: str, width: int | None = None) -> int:
-    """Read a binary mask string such as ``"101"`` (rightmost digit = agent 0).
-
-    Surrounding whitespace and a leading ``0b`` are tolerated because models write both;
-    anything else that is not a 0/1 digit is rejected. With ``width`` (the number of
-    registered agents) a mask that sets a bit for a non-existent agent is rejected too.
-    A zero mask is rejected: an episode nobody can see is always a mistake.
-    """
+    """Read a binary mask string such as ``"101"`` (rightmost digit = agent 0). Whitespace and a
+    leading ``0b`` are tolerated because models write both; a zero mask (an episode nobody can
+    see) and, with ``width``, a bit beyond the registered agents are rejected."""
     if not isinstance(text, str):
         raise MaskError(f"A mask must be a binary string such as '101', got {type(text).__name__} {text!r}.")
     digits = text.strip()
@@ -105,11 +96,8 @@ def visible(agent_mask: int, episode_mask: int) -> bool:
 
 
 class AgentRegistry:
-    """Agents in registration order; agent ``i`` owns the one-hot mask ``1 << i``.
-
-    Order matters because it fixes the bit each agent owns, so the registry never removes or
-    reorders agents.
-    """
+    """Agents in registration order; agent ``i`` owns the one-hot mask ``1 << i`` (so the registry
+    never removes or reorders agents)."""
 
     def __init__(self, agent_ids: Iterable[str] = ()) -> None:
         self._order: list[str] = []
@@ -153,11 +141,6 @@ class AgentRegistry:
         """Number of binary digits a mask string needs (one per registered agent)."""
         return len(self._order)
 
-    @property
-    def all_mask(self) -> int:
-        """The mask that every registered agent can see."""
-        return (1 << len(self._order)) - 1
-
     def mask_legend(self) -> str:
         """One line per agent with its mask string, for the CortexAgent's prompt."""
         return "\n".join(
@@ -166,9 +149,6 @@ class AgentRegistry:
 
     def __len__(self) -> int:
         return len(self._order)
-
-    def __contains__(self, agent_id: object) -> bool:
-        return agent_id in self._index
 
     def __repr__(self) -> str:
         return f"AgentRegistry({self._order!r})"
@@ -179,12 +159,8 @@ class AgentRegistry:
 
 @dataclass(frozen=True)
 class Episode:
-    """One agent step as the cortex stores it.
-
-    ``raw_trace`` is the step as it happened (messages, tool calls, results); ``summary`` is
-    what the CortexAgent wrote for other agents (``None`` if it never wrote one);
-    ``metadata`` carries provenance such as the ingest outcome.
-    """
+    """One agent step as the cortex stores it: the raw trace, the CortexAgent's summary for other
+    agents (``None`` if it wrote none) and provenance such as the ingest outcome."""
 
     episode_id: str
     source_agent_id: str
@@ -241,11 +217,8 @@ class EpisodeStore:
 
 
 def format_context_block(episodes: Sequence[Episode]) -> str:
-    """The block put into an agent's system prompt before its step; ``""`` when nothing is visible.
-
-    Each episode is one entry naming its source, so an agent can tell its own past steps from
-    what others did.
-    """
+    """The block put into an agent's system prompt before its step (``""`` when nothing is
+    visible); each entry names its source, so an agent tells its own past steps from others'."""
     if not episodes:
         return ""
     lines = [f"<{CONTEXT_TAG}>"]
@@ -258,28 +231,8 @@ def format_context_block(episodes: Sequence[Episode]) -> str:
 # --------------------------------------------------------------------------- fallback
 
 
-@dataclass(frozen=True)
-class FallbackPolicy:
-    """What the cortex does with a step whose ingest call was missing or malformed.
-
-    ``share_with="source_only"`` fails closed: the step stays visible to the agent that made
-    it (so it keeps its own history) and to nobody else (so a broken ingest never leaks a
-    step to an agent that should not see it). For that step the run then behaves like a
-    system without context sharing. ``"all"`` is the opposite choice (share with everyone).
-    The summary is the start of the raw trace, cut at ``summary_chars`` characters.
-    """
-
-    share_with: Literal["source_only", "all"] = "source_only"
-    summary_chars: int = 400
-
-    def __post_init__(self) -> None:
-        if self.share_with not in ("source_only", "all"):
-            raise ValueError(f"share_with must be 'source_only' or 'all', got {self.share_with!r}.")
-        if self.summary_chars < 1:
-            raise ValueError(f"summary_chars must be at least 1, got {self.summary_chars}.")
-
-
-DEFAULT_FALLBACK = FallbackPolicy()
+FALLBACK_SUMMARY_CHARS = 400
+"""A fallback episode's summary: the start of the raw trace, cut at this many characters."""
 
 
 def truncate_text(text: str, limit: int) -> str:
@@ -295,19 +248,19 @@ def fallback_episode(
     raw_trace: str,
     registry: AgentRegistry,
     reason: str,
-    policy: FallbackPolicy = DEFAULT_FALLBACK,
     metadata: dict[str, Any] | None = None,
 ) -> Episode:
-    """The episode stored when the CortexAgent's ingest failed; ``reason`` is kept in metadata."""
-    mask = registry.mask_of(source_agent_id) if policy.share_with == "source_only" else registry.all_mask
+    """The episode stored when the CortexAgent's ingest failed (``reason`` kept in metadata). It
+    fails closed: visible to its source agent only (which keeps its own history), so a broken ingest
+    never leaks a step, and for that step the run behaves like a system without context sharing."""
     meta = dict(metadata or {})
-    meta.update({"ingest": "fallback", "fallback_reason": reason, "fallback_share_with": policy.share_with})
+    meta.update({"ingest": "fallback", "fallback_reason": reason})
     return Episode(
         episode_id=episode_id,
         source_agent_id=source_agent_id,
-        access_mask=mask,
+        access_mask=registry.mask_of(source_agent_id),
         raw_trace=raw_trace,
-        summary=truncate_text(raw_trace.strip(), policy.summary_chars),
+        summary=truncate_text(raw_trace.strip(), FALLBACK_SUMMARY_CHARS),
         metadata=meta,
     )
 
@@ -346,12 +299,8 @@ INGEST_TOOL: dict[str, Any] = {
 
 
 def parse_ingest_call(arguments_json: str, registry: AgentRegistry) -> tuple[str, int]:
-    """Read the arguments of an ``ingest_episode`` call into ``(summary, mask)``.
-
-    Raises :class:`IngestError` for unreadable JSON or a missing/mistyped/empty field and
-    :class:`MaskError` for a mask that is not a non-zero binary string over the registered
-    agents. Extra keys are ignored: they carry no meaning and harm nothing.
-    """
+    """Read the arguments of an ``ingest_episode`` call into ``(summary, mask)``, or raise
+    :class:`IngestError` / :class:`MaskError`; extra keys are ignored (they harm nothing)."""
     try:
         args = json.loads(arguments_json)
     except (TypeError, json.JSONDecodeError) as exc:
@@ -368,6 +317,4 @@ def parse_ingest_call(arguments_json: str, registry: AgentRegistry) -> tuple[str
         raise IngestError(
             f"The ingest 'access_mask' must be a binary string such as '101', got {type(raw_mask).__name__} {raw_mask!r}."
         )
-    if len(registry) == 0:
-        raise IngestError("No agents are registered, so no access mask can be valid.")
     return summary.strip(), parse_mask(raw_mask, width=registry.width)

@@ -1,14 +1,10 @@
 """The CortexAgent: turns every agent step into one episode of the shared store (SPEC §6).
 
-After each step of any agent, the CortexAgent makes exactly one model call (role
-``cortex_agent``) whose only tool is ``ingest_episode`` (summary + access mask). It sees the
-new step and the previous :data:`~psit_lib.studies.basis.cortex.CORTEX_WINDOW` episodes of the same
-agent. Whatever the model does, the run goes on: a missing call, a malformed mask, unreadable
-arguments or a failed model call are recorded in the episode's metadata and the step is
-stored through :func:`~psit_lib.studies.basis.cortex.fallback_episode` (by default visible to its
-own agent only, so a broken ingest never leaks a step and the run behaves like the baseline
-for that step). Every ingest reply is counted in the episode's diagnostics as a helper read
-(unreadable when it falls back), so a cortex that keeps failing shows in the run's health.
+One model call per step (role ``cortex_agent``), whose only tool is ``ingest_episode``, seeing
+the new step and the agent's previous :data:`~psit_lib.studies.basis.cortex.CORTEX_WINDOW`
+episodes. Whatever the model does, the run goes on: a failed ingest is recorded and the step
+stored as a :func:`~psit_lib.studies.basis.cortex.fallback_episode`, and every ingest reply is
+counted as a helper read, so a cortex that keeps failing shows in the run's health.
 """
 
 from __future__ import annotations
@@ -21,13 +17,11 @@ from psit_lib.llm.diagnostics import READ_HELPER
 from psit_lib.llm.errors import ModelCallError, ModelOutputError
 from psit_lib.studies.basis.cortex import (
     CORTEX_WINDOW,
-    DEFAULT_FALLBACK,
     INGEST_TOOL,
     AgentRegistry,
     CortexInputError,
     Episode,
     EpisodeStore,
-    FallbackPolicy,
     fallback_episode,
     format_context_block,
     parse_ingest_call,
@@ -60,30 +54,21 @@ def _raw_mask_text(arguments_json: str) -> Any:
 
 
 class CortexAgent:
-    """Episode store + registry + the model that writes summaries and masks.
-
-    ``session`` should be a branch of the episode's session reserved for the cortex, so its
-    seeds do not depend on how many calls the other agents made; ``agent`` is the system name
-    its reads are reported under.
-    """
+    """Episode store + registry + the model that writes summaries and masks. ``session`` is a
+    branch reserved for the cortex, so its seeds do not depend on the other agents' calls."""
 
     def __init__(
         self,
         session: Any,
         registry: AgentRegistry,
         *,
-        store: EpisodeStore | None = None,
-        window: int = CORTEX_WINDOW,
-        fallback: FallbackPolicy = DEFAULT_FALLBACK,
         agent: str | None = "basis",
     ) -> None:
         if len(registry) == 0:
             raise ValueError("The CortexAgent needs a registry with at least one agent.")
         self.session = session
         self.registry = registry
-        self.store = store if store is not None else EpisodeStore()
-        self.window = window
-        self.fallback = fallback
+        self.store = EpisodeStore()
         self.agent = agent
 
     def _read(self, reply: str, problem: str | None) -> None:
@@ -108,7 +93,7 @@ class CortexAgent:
         """Store one agent step as an episode; never raises for anything the model does."""
         self.registry.index_of(source_agent_id)  # unknown agents are a harness bug: fail loudly
         episode_id = self.store.next_episode_id()
-        previous = self.store.recent_by(source_agent_id, self.window)
+        previous = self.store.recent_by(source_agent_id, CORTEX_WINDOW)
         meta = dict(metadata or {})
         meta["cortex_window"] = [ep.episode_id for ep in previous]
         messages = [
@@ -117,9 +102,7 @@ class CortexAgent:
         ]
 
         def fall_back(reason: str) -> Episode:
-            episode = fallback_episode(
-                episode_id, source_agent_id, raw_trace, self.registry, reason, self.fallback, meta
-            )
+            episode = fallback_episode(episode_id, source_agent_id, raw_trace, self.registry, reason, meta)
             self.store.append(episode)
             return episode
 

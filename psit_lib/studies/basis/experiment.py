@@ -1,9 +1,8 @@
 """Notebook 06's experiment: parameters, episode specs and one BASIS trial (SPEC §6).
 
-One trial = one scenario's user request served once by one system (``baseline`` or
-``basis``) on a fresh, seeded CabApp, then judged as the reference scenario's ``validate()``
-judges it (the log of calls that reached the app) and by the final-state view. The CabApp seed depends on (run seed, scenario, trial)
-but not on the system, so trial *i* of both systems starts from the same app.
+One trial = one scenario's request served once by one system on a fresh, seeded CabApp. The
+app's seed depends on (run seed, scenario, trial), not on the system or model, so trial *i* of
+every system starts from the same app.
 """
 
 from __future__ import annotations
@@ -20,26 +19,15 @@ from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, Sweeps, distinct
 from psit_lib.runs.runner import EpisodeSpec, study_episode
 from psit_lib.runs.sweeps import scaled_sweep_size
-from psit_lib.studies.basis.records import AppCall, BasisTrial, CortexEpisode, Ride, StepView
+from psit_lib.studies.basis.records import BasisTrial, CortexEpisode, Ride, StepView
 from psit_lib.studies.basis.scenarios import SCENARIOS
-from psit_lib.studies.basis.cab_app import RecordingCabApp, make_cab_app
+from psit_lib.studies.basis.cab_app import make_cab_app
 
-from psit_lib.studies.basis.system import SYSTEMS, BasisLimits, CabMultiAgentSystem, SystemKind, executed_calls_json
-
-
-DEFAULT_MODEL = SIM_MODEL_NAME
-
-
-class UnknownScenarioError(ValueError):
-    """A scenario name that is not one of the BASIS scenarios."""
+from psit_lib.studies.basis.system import SYSTEMS, BasisLimits, CabMultiAgentSystem, SystemKind
 
 
 class BasisParams(ModelRunParams):
-    """Parameters of notebook 06 (the full study uses the defaults: 3 scenarios x 2 systems x 10).
-
-    ``models`` empty means the model of the settings (``PSIT_MODEL``); ``profile`` None means
-    ``PSIT_SIM_PROFILE`` or ``default``. Both go to ``Experiment(models=..., profile=...)``.
-    """
+    """Parameters of notebook 06 (the full study uses the defaults: 3 scenarios x 2 systems x 10)."""
 
     scenarios: tuple[str, ...] = tuple(SCENARIOS)
     systems: tuple[SystemKind, ...] = SYSTEMS
@@ -86,61 +74,39 @@ class BasisParams(ModelRunParams):
         """The k values that n_trials can estimate (pass@k and pass^k need k <= n)."""
         return tuple(k for k in self.ks if k <= self.n_trials)
 
-    @property
-    def limits(self) -> BasisLimits:
-        return BasisLimits(self.orchestrator_max_steps, self.subagent_max_steps)
-
 
 def app_seed(run_seed: int, scenario: str, trial: int) -> int:
     """The CabApp seed of a trial; the system is left out so both systems meet the same app."""
     return derive_seed(run_seed, f"{scenario}/{trial:03d}", "cab_app", 0)
 
 
-def make_specs(params: BasisParams, models: Sequence[str] = (DEFAULT_MODEL,)) -> list[EpisodeSpec]:
-    """One episode per (model, scenario, system, trial), ids ``model/scenario/system/NNN``.
+def _spec(episode_id: str, params: BasisParams, model: str, scenario: str, system: str, trial: int,
+          **design: int) -> EpisodeSpec:
+    return EpisodeSpec(episode_id, {
+        "model": model, "scenario": scenario, "system": system, "trial": trial, **design,
+        "app_seed": app_seed(params.seed, scenario, trial),
+        "orchestrator_max_steps": params.orchestrator_max_steps, "subagent_max_steps": params.subagent_max_steps})
 
-    ``models`` is the experiment's model list (``exp.models``); the CabApp seed does not
-    depend on the model either, so every model and system meets the same apps.
-    """
+
+def make_specs(params: BasisParams, models: Sequence[str] = (SIM_MODEL_NAME,)) -> list[EpisodeSpec]:
+    """One episode per (model, scenario, system, trial), ids ``model/scenario/system/NNN``; the
+    CabApp seed depends on neither model nor system, so every model and system meets the same apps."""
     if not models:
         raise ValueError("make_specs needs at least one model name.")
-    specs = []
-    for model, scenario, system in itertools.product(models, params.scenarios, params.systems):
-        for trial in range(params.n_trials):
-            specs.append(
-                EpisodeSpec(
-                    f"{model}/{scenario}/{system}/{trial:03d}",
-                    {
-                        "model": model,
-                        "scenario": scenario,
-                        "system": system,
-                        "trial": trial,
-                        "app_seed": app_seed(params.seed, scenario, trial),
-                        "orchestrator_max_steps": params.orchestrator_max_steps,
-                        "subagent_max_steps": params.subagent_max_steps,
-                    },
-                )
-            )
-    return specs
+    return [_spec(f"{model}/{scenario}/{system}/{trial:03d}", params, model, scenario, system, trial)
+            for model, scenario, system in itertools.product(models, params.scenarios, params.systems)
+            for trial in range(params.n_trials)]
 
 
-def reference_set_specs(params: BasisParams, models: Sequence[str] = (DEFAULT_MODEL,)) -> list[EpisodeSpec]:
+def reference_set_specs(params: BasisParams, models: Sequence[str] = (SIM_MODEL_NAME,)) -> list[EpisodeSpec]:
     """The reference code's design for pass^k and pass@k: for every k, ``reference_sets``
     independent sets of k fresh trials (their own CabApp seeds), per (model, scenario, system).
     Ids ``model/scenario/system/ref-k{k}/set{j}/run{r}``."""
-    specs = []
-    for model, scenario, system in itertools.product(models, params.scenarios, params.systems):
-        for k in params.effective_ks:
-            for j in range(params.reference_sets):
-                for r in range(k):
-                    trial = 10_000 + 1_000 * k + 100 * j + r  # never a main-design trial's seed
-                    specs.append(EpisodeSpec(f"{model}/{scenario}/{system}/ref-k{k}/set{j}/run{r}", {
-                        "model": model, "scenario": scenario, "system": system, "trial": trial,
-                        "ref_k": k, "ref_set": j, "ref_run": r,
-                        "app_seed": app_seed(params.seed, scenario, trial),
-                        "orchestrator_max_steps": params.orchestrator_max_steps,
-                        "subagent_max_steps": params.subagent_max_steps}))
-    return specs
+    return [_spec(f"{model}/{scenario}/{system}/ref-k{k}/set{j}/run{r}", params, model, scenario, system,
+                  10_000 + 1_000 * k + 100 * j + r,  # never a main-design trial's seed
+                  ref_k=k, ref_set=j, ref_run=r)
+            for model, scenario, system in itertools.product(models, params.scenarios, params.systems)
+            for k in params.effective_ks for j in range(params.reference_sets) for r in range(k)]
 
 
 def sweep_specs(params: BasisParams, sweep_models: dict[Any, str]) -> list[EpisodeSpec]:
@@ -153,32 +119,14 @@ def sweep_specs(params: BasisParams, sweep_models: dict[Any, str]) -> list[Episo
                                                 "ks": (1,)}), list(sweep_models.values()))
 
 
-def rides_json(app: RecordingCabApp) -> list[dict[str, Any]]:
-    """The app's ride history as the pass checks see it."""
-    return [
-        {
-            "service_type": ride.service_type,
-            "start_location": ride.start_location,
-            "end_location": ride.end_location,
-            "status": ride.status,
-        }
-        for ride in app.ride_history
-    ]
-
-
 @study_episode(BasisTrial)
 async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
     """Run one trial and return its record body (both verdicts recorded; the scorers recompute
     them from the stored calls and rides)."""
     params = spec.params
-    name = params.get("scenario")
-    if name not in SCENARIOS:
-        raise UnknownScenarioError(f"Unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)}.")
+    name = params["scenario"]
     scenario = SCENARIOS[name]
-    limits = BasisLimits(
-        int(params.get("orchestrator_max_steps", BasisLimits.orchestrator_max_steps)),
-        int(params.get("subagent_max_steps", BasisLimits.subagent_max_steps)),
-    )
+    limits = BasisLimits(int(params["orchestrator_max_steps"]), int(params["subagent_max_steps"]))
     app = make_cab_app(int(params["app_seed"]))
     system = CabMultiAgentSystem(scenario, app, session, system=params["system"], limits=limits)
     run = await system.run()
@@ -195,8 +143,8 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
         orchestrator_steps=run.orchestrator_steps,
         delegations=list(run.delegations),
         user_messages=list(run.user_messages),
-        tool_calls=[AppCall.model_validate(call) for call in executed_calls_json(run)],
-        rides=[Ride.model_validate(ride) for ride in rides_json(app)],
+        tool_calls=list(run.tool_calls),
+        rides=[Ride.model_validate(ride, from_attributes=True) for ride in app.ride_history],
         agents=list(system.registry.agent_ids),
         episodes=[CortexEpisode.model_validate(ep) for ep in episodes],
         ingest_fallbacks=sum(ep["ingest"] == "fallback" for ep in episodes),

@@ -1,12 +1,9 @@
 """Inaction is a health finding beside BASIS's rates (issue #28, item 2).
 
-The reference check passes a trial by the app's end state, so a ``quote_only_vs_book`` trial
-where nobody asked for a quote (nothing happened, nothing was booked) passes. The paper's rule
-is kept for the rate; beside it, these functions count the successes decided without the tool
-call the task needs (``unacted_successes`` of the success tables) and say, in the headline, when
-a cell's successes all did nothing: such a cell is not a result. The headline also names the
-view it reads, and reads the main trials when the run has no reference-design runs, so it never
-says "no scored rows" above a figure of scored trials.
+The reference check passes a ``quote_only_vs_book`` trial where nothing happened at all. The
+paper's rule is kept for the rate; beside it, the successes decided without the tool call the
+task needs are counted, and a cell whose successes all did nothing is said to be no result. The
+headline names the view it reads (the main trials when there are no reference-design runs).
 """
 
 from __future__ import annotations
@@ -14,24 +11,17 @@ from __future__ import annotations
 import pandas as pd
 
 from psit_lib.analysis.result_sentences import grouped_rate_readings, one_sentence, rate_headline
+from psit_lib.studies.basis.results import measured_cells
 
-MEASURED = "measured"
-MEAN_ROW = "mean over scenarios"
 POOLED_VIEW = "Success pooled over the reference-design runs (the paper's Success column)"
 MAIN_VIEW = "Success over the main trials (reference validate; this run has no reference-design runs)"
-
-
-def _measured_cells(table: pd.DataFrame) -> pd.DataFrame:
-    if table.empty or "source" not in table.columns:
-        return table.iloc[0:0]
-    return table[(table["source"] == MEASURED) & (table["scenario"] != MEAN_ROW)]
 
 
 def inaction_successes(table: pd.DataFrame) -> pd.DataFrame:
     """Per measured cell of a success table (model, scenario, system): its successes, how many
     of them were decided without the tool call the task needs, and whether all were
     (``only_inaction``: the cell's rate rests on trials where nothing happened)."""
-    cells = _measured_cells(table)
+    cells = measured_cells(table)
     if cells.empty or "unacted_successes" not in cells.columns:
         return pd.DataFrame(columns=["model", "scenario", "system", "successes", "unacted_successes", "only_inaction"])
     out = cells[["model", "scenario", "system", "successes", "unacted_successes"]].copy()
@@ -60,7 +50,7 @@ def inaction_sentences(table: pd.DataFrame) -> list[str]:
 
 def has_scored_cells(table: pd.DataFrame) -> bool:
     """Whether a success table has a measured cell with at least one scored trial."""
-    cells = _measured_cells(table)
+    cells = measured_cells(table)
     return bool(not cells.empty and (cells["n_scored"].fillna(0) > 0).any())
 
 
@@ -69,7 +59,7 @@ def headline_reading(pooled: pd.DataFrame, main: pd.DataFrame, *, short: bool = 
     or the main trials when there are none), its rate sentences, then the inaction sentences;
     ``short``: one sentence for the report's index."""
     view, table = (POOLED_VIEW, pooled) if has_scored_cells(pooled) or not has_scored_cells(main) else (MAIN_VIEW, main)
-    cells = _measured_cells(table)
+    cells = measured_cells(table)
     if short:
         rates = rate_headline(cells, ["model", "scenario"], "system", measure="success rate")
         return f"*{view}:*\n" + one_sentence("\n".join(["- " + rates, *inaction_sentences(table)]))

@@ -1,19 +1,10 @@
 """Reliability over repeated trials: pass@k, pass^k and the "first k succeed" variant (SPEC §6).
 
-With ``n`` trials of which ``c`` succeed:
-
-* ``pass@k`` (at least one of k trials succeeds) is estimated without bias by
-  ``1 - C(n-c, k) / C(n, k)``, the share of k-subsets of the trials that contain a success.
-* ``pass^k`` (all k trials succeed, the reliability view) is estimated without bias by
-  ``C(c, k) / C(n, k)``, the share of k-subsets made only of successes.
-
-The reference code instead looked at whether the *first* k trials all succeeded. For
-exchangeable trials that is also unbiased for pass^k, but it uses one k-subset out of C(n, k)
-and so has far more variance; ``C(c, k) / C(n, k)`` is exactly its average over all orderings.
-The table shows both, labelled, so the two can be compared rather than confused.
-
-Arithmetic is exact (``math.comb`` on integers, divided once as a Fraction) so large ``n`` does
-not lose precision.
+With ``c`` successes in ``n`` trials, ``1 - C(n-c, k) / C(n, k)`` and ``C(c, k) / C(n, k)`` are the
+unbiased pass@k and pass^k (the share of k-subsets with a success, or only successes). The
+reference code looked at whether the *first* k trials all succeeded: also unbiased for
+exchangeable trials, but one k-subset out of C(n, k), so far noisier; the table shows both,
+labelled. Arithmetic is exact (integers, divided once as a Fraction).
 """
 
 from __future__ import annotations
@@ -63,11 +54,8 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 
 
 def first_k_all_succeed(outcomes: Sequence[bool], k: int) -> bool | float:
-    """Whether the first ``k`` trials (in recorded order) all succeeded; NaN when fewer than k exist.
-
-    This is the reference code's estimator of pass^k. It depends on trial order, which is why
-    the trials must be passed in the order they were run.
-    """
+    """Whether the first ``k`` trials (in the order run) all succeeded, the reference code's
+    estimator of pass^k; NaN when fewer than k exist."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an int of at least 1, got {k!r}.")
     trials = list(outcomes)
@@ -77,16 +65,11 @@ def first_k_all_succeed(outcomes: Sequence[bool], k: int) -> bool | float:
 
 
 def reference_sets_passk(sets: Sequence[Sequence[bool]], k: int) -> tuple[float, float]:
-    """(pass^k, pass@k) as the BASIS reference code computes them from *independent sets* of
-    fresh runs made for this k: the share of sets whose first k runs all succeed, and the share
-    with at least one success among them. A set with fewer than k runs counts as a failure (it
-    stays in the denominator, as in the reference).
-
-    Each k gets its own sets, so the estimates for different k come from different runs: that is
-    why the study's Table 1 is not monotone in k, and why its pass^1 differs from its success
-    rate. With sets [T,T,F], [T,T,T], [F,T,T] and k = 2 this gives pass^2 = 2/3, where the
-    unbiased C(c,k)/C(n,k) over the same nine runs gives 21/36.
-    """
+    """(pass^k, pass@k) as the BASIS reference code computes them from *independent sets* of fresh
+    runs made for this k: the shares of sets whose first k runs all succeed / have a success (a set
+    with fewer than k runs counts as a failure, as in the reference). Each k gets its own sets,
+    which is why the study's Table 1 is not monotone in k and its pass^1 differs from its success
+    rate; sets [T,T,F], [T,T,T], [F,T,T] give pass^2 = 2/3, the unbiased estimate 21/36."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an int of at least 1, got {k!r}.")
     if not sets:
@@ -102,13 +85,8 @@ def passk_table(
     outcomes_by_group: Mapping[str, Sequence[bool]],
     ks: Sequence[int] = DEFAULT_KS,
 ) -> pd.DataFrame:
-    """pass@k, pass^k and the first-k variant per group and k, side by side.
-
-    One row per (group, k) in the mapping's order and the order of ``ks``. Where ``k`` exceeds
-    a group's number of trials all three estimates are NaN (not estimable) instead of an error,
-    so one table can hold groups of different sizes. ``first_k_all_succeed`` is 1.0/0.0/NaN.
-    Column meanings are in :data:`PASSK_COLUMN_LABELS`, also stored in ``df.attrs["labels"]``.
-    """
+    """pass@k, pass^k and the first-k variant per (group, k), side by side; NaN where ``k`` exceeds
+    a group's trials, so one table holds groups of different sizes (labels in ``df.attrs``)."""
     ks = list(ks)
     for k in ks:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:

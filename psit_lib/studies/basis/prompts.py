@@ -1,16 +1,10 @@
-"""What the agents of the BASIS study read: system prompts, the delegate tool, step traces.
+"""What the agents of the BASIS study read: system prompts, the delegate tools, step traces.
 
-The wording every model sees is in ``prompts.toml`` beside this module, where it can be read
-(and reviewed) in one place; the functions here fill it in. The baseline and the BASIS system
-use the *same* prompts; the only difference is the shared-context section that BASIS inserts
-into a system prompt when the cortex has episodes the agent may see (SPEC §6). The cab
-subagent's house policy (the confounder) is not here: each scenario adds it to the subagent's
-system prompt (``system.subagent_prompt``).
-
-A *step trace* is the plain-text record of one agent step (its input, tool calls, tool
-results, reply). It is what the CortexAgent reads and what an episode keeps as ``raw_trace``.
-Its lines are labelled (``tool call: NAME {json}``) so that people, real models and the
-simulated model can all read it.
+The wording is in ``prompts.toml`` beside this module; the functions here fill it in. Both
+systems use the *same* prompts; BASIS only adds the shared-context section when the cortex has
+episodes the agent may see. A *step trace* is the plain-text record of one agent step, with
+labelled lines (``tool call: NAME {json}``) that people, real models and the simulator can read:
+what the CortexAgent reads and an episode keeps as ``raw_trace``.
 """
 
 from __future__ import annotations
@@ -40,52 +34,22 @@ DELEGATE_TOOL_NAME = "delegate_to_cab_agent"
 NOTIFY_TOOL_NAME = "delegate_to_notifier"
 SEND_MESSAGE_TOOL_NAME = "send_message_to_user"
 
-DELEGATE_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": DELEGATE_TOOL_NAME,
-        "description": PROMPTS.render("basis.delegate_tool"),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "instruction": {
-                    "type": "string",
-                    "description": "What the cab agent should do, in full.",
-                }
-            },
-            "required": ["instruction"],
-            "additionalProperties": False,
-        },
-    },
-}
+def _one_string_tool(name: str, description: str, argument: str, argument_description: str) -> dict[str, Any]:
+    """An OpenAI function tool taking one required string argument."""
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object",
+                       "properties": {argument: {"type": "string", "description": argument_description}},
+                       "required": [argument], "additionalProperties": False}}}
 
-NOTIFY_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": NOTIFY_TOOL_NAME,
-        "description": PROMPTS.render("basis.notify_tool"),
-        "parameters": {
-            "type": "object",
-            "properties": {"instruction": {"type": "string", "description": "What the message must say."}},
-            "required": ["instruction"],
-            "additionalProperties": False,
-        },
-    },
-}
 
-SEND_MESSAGE_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": SEND_MESSAGE_TOOL_NAME,
-        "description": "Send the user one written message.",
-        "parameters": {
-            "type": "object",
-            "properties": {"content": {"type": "string", "description": "The message text."}},
-            "required": ["content"],
-            "additionalProperties": False,
-        },
-    },
-}
+DELEGATE_TOOL = _one_string_tool(DELEGATE_TOOL_NAME, PROMPTS.render("basis.delegate_tool"), "instruction",
+                                 "What the cab agent should do, in full.")
+NOTIFY_TOOL = _one_string_tool(NOTIFY_TOOL_NAME, PROMPTS.render("basis.notify_tool"), "instruction",
+                               "What the message must say.")
+SEND_MESSAGE_TOOL = _one_string_tool(SEND_MESSAGE_TOOL_NAME, "Send the user one written message.", "content",
+                                     "The message text.")
+
 
 def orchestrator_prompt() -> str:
     """The orchestrator's system prompt (before any shared context)."""
@@ -150,12 +114,8 @@ def step_trace(
     calls: Sequence[TracedCall] = (),
     reply: str | None = None,
 ) -> str:
-    """The plain-text record of one agent step.
-
-    ``inputs`` are labelled lines (e.g. ``("instruction", text)``); each call gives a
-    ``tool call: NAME {json}`` line followed by its ``tool result:`` line (left out for a call
-    whose result is not known yet, such as a delegation that is about to run).
-    """
+    """The plain-text record of one agent step: labelled input lines, each call's ``tool call:``
+    line and its ``tool result:`` (left out while unknown, as for a delegation about to run)."""
     lines = [f"agent: {agent_id}", f"kind: {kind}"]
     lines.extend(f"{label}: {_one_line(text)}" for label, text in inputs)
     for call in calls:

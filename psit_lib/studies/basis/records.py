@@ -1,9 +1,7 @@
 """Typed episode results of the BASIS study (notebook 06): one trial of one system on one scenario.
 
-Success is judged from what reached the CabApp, never from what an agent said; the record keeps
-what the orchestrator delegated, every call that reached the app (including those the
-subagent's hidden policy made), the cortex's episodes with their masks, and which episodes
-each agent step saw.
+Success is judged from what reached the CabApp, never from what an agent said, so the record
+keeps every call that reached the app, the rides, the cortex's episodes and what each step saw.
 """
 
 from __future__ import annotations
@@ -72,17 +70,11 @@ class StepView(_Part):
 
 
 class BasisTrial(StudyResult):
-    """One BASIS trial. Version 5: ``success`` is the reference scenarios' ``validate()`` on the
-    log of calls that reached the app, and ``final_state_success`` the workbench's final-state
-    check (in versions 3 and 4 ``success`` was the final-state check; the scorers recompute both
-    from ``tool_calls`` and ``rides`` for every version). Version 4 says whether the trial was decided without the CabApp call its
-    task needs (``decided_without_tool_calls``: a ``quote_only_vs_book`` success then means
-    nothing was done, not that a booking was refused) and which tool the orchestrator's final
-    answer names when that answer is a tool call written as text; version 3 records read with
-    neither (False, None). Version 3: three agents (orchestrator, cab subagent, notifier), each
-    delegation names its agent and the notifier's messages are kept. Version 2 had the
-    confounder as a policy in the subagent's prompt with two agents; version 1 records, from
-    harness-applied confounders, are not comparable. Older versions are refused by name."""
+    """One BASIS trial. Version 5: ``success`` is the reference ``validate()`` (in versions 3 and 4
+    the final-state check; the scorers recompute both from ``tool_calls`` and ``rides`` for every
+    version). Version 4 added ``decided_without_tool_calls`` and ``final_answer_as_tool_call``
+    (version 3 reads with False, None); version 3 has the three agents. Older versions (two agents,
+    or harness-applied confounders) are not comparable and are refused by name."""
 
     schema_version: Literal[3, 4, 5] = 5
     model: str

@@ -1,14 +1,10 @@
 """Tables for notebook 06: trial outcomes, success rates, pass@k / pass^k, episode views.
 
-Every table is built from the per-trial scores (:mod:`psit_lib.studies.basis.scoring`: the
-verdicts recomputed from the calls that reached the CabApp and the rides): ``success`` is the
-reference scenarios' ``validate()`` (the study's rule), ``final_state_success`` the workbench's
-final-state check (a labelled second view). The study's metrics call these functions.
-
-Failed episodes (runner status ``error``) stay in every table as trials that did not
-succeed, and are counted in their own column, so a crash can never raise a success rate.
-The reference study's numbers (SPEC §7) sit beside the measured ones as separate, labelled
-rows; they are never mixed into a measured quantity.
+Every table is built from the per-trial scores of the study's ``success`` and
+``final_state_success`` scorers. Failed episodes (runner status ``error``) stay in every table
+as trials that did not succeed, counted in their own column, so a crash can never raise a
+success rate. The reference study's numbers (SPEC §7) sit beside the measured ones as separate,
+labelled rows, never mixed into a measured quantity.
 """
 
 from __future__ import annotations
@@ -40,6 +36,13 @@ SWEEPS_HIGHER_IS_BETTER = {"a": True, "b": True}
 BasisRecord = EpisodeRecord[BasisTrial]
 
 
+def measured_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """The measured per-scenario rows of a success table (no reference rows, no mean row)."""
+    if table.empty or "source" not in table.columns:
+        return table.iloc[0:0]
+    return table[(table["source"] == MEASURED) & (table["scenario"] != MEAN_ROW)]
+
+
 TRIAL_COLUMNS = [*CELL, "trial", "status", "scored", "success", "final_state_success", "outcome", "delegations",
                  "ingest_fallbacks", "recorded_errors", "decided_without_tool_calls", "error"]
 REFERENCE_COLUMNS = ["ref_k", "ref_set", "ref_run"]
@@ -47,10 +50,9 @@ REFERENCE_COLUMNS = ["ref_k", "ref_set", "ref_run"]
 
 
 def trials_frame_of(scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per planned trial of a selection of the scored view (the study's ``success`` and
-    ``final_state_success`` scores, the trial's spec): design cell, outcome (pass / fail / error),
-    a few counts, and whether the trial was decided without any CabApp call its scenario needs. A
-    failed trial (never scored) is an ``error`` row, kept and counted apart from every rate."""
+    """One row per planned trial of a selection of the scored view: design cell, outcome (pass /
+    fail / error) and a few counts. A failed trial (never scored) is an ``error`` row, kept and
+    counted apart from every rate."""
     rows = []
     for row in scores.to_dict("records"):
         scored = row.get("status") == "ok" and row.get("success") is not None and pd.notna(row.get("success"))
@@ -71,23 +73,6 @@ def trials_frame_of(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns).sort_values([*CELL, "trial"], kind="stable", ignore_index=True)
 
 
-def trials_frame(records: Sequence[BasisRecord]) -> pd.DataFrame:
-    """The trials frame of typed records, each finished trial scored by the study's rules
-    (:mod:`psit_lib.studies.basis.scoring`), as the study's scorers store them."""
-    from psit_lib.studies.basis import scoring
-
-    rows = []
-    for record in records:
-        row: dict[str, Any] = {"episode_id": record.episode_id, "status": record.status, "error": record.error,
-                               **record.spec}
-        if record.result is not None:
-            row.update({"success": scoring.success(record.result),
-                        "final_state_success": scoring.final_state_success(record.result),
-                        **{f"success.{k}": v for k, v in scoring.trial_facts(record.result).items()}})
-        rows.append(row)
-    return trials_frame_of(pd.DataFrame(rows))
-
-
 def trial_counts_text(trials: pd.DataFrame) -> str:
     """One line: how many trials passed, failed and ended in an error."""
     counts = trials["outcome"].value_counts()
@@ -95,32 +80,24 @@ def trial_counts_text(trials: pd.DataFrame) -> str:
             + " (errors are kept, counted as n_failed, and left out of every rate)")
 
 
-def success_table(trials: pd.DataFrame, *, with_reference: bool = True, outcome: str = "success") -> pd.DataFrame:
-    """Success rate with a Wilson 95% interval per model x scenario x system, plus reference rows.
-
-    Measured rows carry ``n_scored``, ``n_failed`` (trials that crashed: kept, never scored),
-    ``successes`` and the interval; reference rows (model "reference study") carry only the
-    published rate. A "mean over scenarios" row per model and system gives the headline
-    reliability; the reference one is the study's reported mean. ``unacted_successes`` counts
-    the successes of trials decided without any CabApp call their scenario needs (a
-    ``quote_only_vs_book`` "pass" where nobody ever asked for a quote). ``outcome`` names the
-    verdict column (``success``: the reference ``validate()``; ``final_state_success``).
-    """
+def success_table(trials: pd.DataFrame, *, outcome: str = "success") -> pd.DataFrame:
+    """Success rate (``outcome``'s verdict) with a Wilson 95% interval per model x scenario x
+    system, a "mean over scenarios" row per model and system (the headline reliability), and the
+    published rates as "reference study" rows. ``n_failed`` counts crashed trials (never scored);
+    ``unacted_successes`` the successes decided without any CabApp call the scenario needs."""
     rates = rate_table(trials, CELL, outcome).merge(_unacted_successes(trials, outcome), on=CELL, how="left")
     rates.insert(3, "source", MEASURED)
     scenarios = list(dict.fromkeys(trials["scenario"]))
     systems = list(dict.fromkeys(trials["system"]))
     models = list(dict.fromkeys(trials["model"]))
     means = rates.groupby(["model", "system"], sort=False)["rate"].mean().reset_index()
-    parts = [rates, means.assign(scenario=MEAN_ROW, source=MEASURED)]
-    if with_reference:
-        reported, mean = reference_success(), reference_mean()
-        ref = [{"model": REFERENCE_MODEL, "scenario": s, "system": y, "source": REFERENCE, "rate": rate}
-               for (s, y), rate in reported.items() if s in scenarios and y in systems]
-        if set(scenarios) == {s for s, _ in reported}:
-            ref += [{"model": REFERENCE_MODEL, "scenario": MEAN_ROW, "system": y, "source": REFERENCE,
-                     "rate": mean[y]} for y in systems if y in mean]
-        parts.append(pd.DataFrame(ref))
+    reported, mean = reference_success(), reference_mean()
+    ref = [{"model": REFERENCE_MODEL, "scenario": s, "system": y, "source": REFERENCE, "rate": rate}
+           for (s, y), rate in reported.items() if s in scenarios and y in systems]
+    if set(scenarios) == {s for s, _ in reported}:
+        ref += [{"model": REFERENCE_MODEL, "scenario": MEAN_ROW, "system": y, "source": REFERENCE,
+                 "rate": mean[y]} for y in systems if y in mean]
+    parts = [rates, means.assign(scenario=MEAN_ROW, source=MEASURED), pd.DataFrame(ref)]
     columns = [*CELL, "source", "n_scored", "n_failed", "successes", "rate", "wilson_low", "wilson_high",
                "unacted_successes"]
     if all(p.empty for p in parts):  # no trial at all: an empty table with the usual columns
@@ -171,12 +148,8 @@ def outcomes_by_group(trials: pd.DataFrame) -> dict[str, list[bool]]:
 
 
 def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
-    """pass@k, pass^k (unbiased) and the first-k variant per model x scenario x system and k.
-
-    ``group`` is ``scenario · system`` (prefixed by the model when several models ran), ready
-    for plots. Cells without a scored trial have no
-    row; with none at all the table is empty (with its columns).
-    """
+    """pass@k, pass^k (unbiased) and the first-k variant per model x scenario x system and k, over
+    scored trials; ``group`` is ``scenario · system`` (prefixed by the model when several ran)."""
     table = passk_table(outcomes_by_group(trials), ks)
     if table.empty:  # no scored trial: an empty table with the usual columns
         for i, col in enumerate(CELL):
@@ -279,12 +252,10 @@ def baseline_twin(records: Sequence[BasisRecord], example: BasisRecord) -> Basis
 
 
 def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenarios: Sequence[str],
-                 systems: Sequence[str], what: str = "success pooled over the reference-design runs",
-                 n_trials: int | None = None) -> str:
-    """Markdown: per scenario (and model), each system's success rate with its number of runs,
-    the unbiased pass^k of the main trials at the largest k in brackets and the reference
-    study's reported rate in parentheses, generated from the tables (``what`` names the rates;
-    ``n_trials`` is not used: each row's own count is printed)."""
+                 systems: Sequence[str]) -> str:
+    """Markdown: per scenario (and model), each system's pooled success rate with its number of
+    runs, the main trials' unbiased pass^k at the largest k in brackets and the reference study's
+    reported rate in parentheses."""
     if passk.empty or passk["k"].isna().all():
         hat, top_k = pd.Series(dtype=float), None
     else:
@@ -292,7 +263,7 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
         hat = passk[passk["k"] == top_k].set_index(["model", "scenario", "system"])["pass_hat_k"]
     bracket = (f"the main trials' unbiased pass^{top_k} in brackets" if top_k is not None
                else "no pass^k: no scored trial")
-    lines = [f"Measured on `{label}` ({what}, with its number of runs n; {bracket}; "
+    lines = [f"Measured on `{label}` (success pooled over the reference-design runs, with its number of runs n; {bracket}; "
              "the reference study's reported rate in parentheses):", ""]
     ref = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
     models = rates.loc[rates.source == MEASURED, "model"].unique()
@@ -322,10 +293,8 @@ def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenar
 # -- the reference code's pass^k design, the study's reported values, sweeps ---------------------
 
 def reference_design_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, scenario, system, k): pass^k and pass@k as the reference code computes them
-    from independent sets of k fresh trials (:func:`~psit_lib.studies.basis.passk.reference_sets_passk`),
-    ``trials`` being the reference design's trials frame (with ``ref_k``, ``ref_set``, ``ref_run``);
-    failed trials count as failures there, as a crashed run does in the reference."""
+    """Per (model, scenario, system, k): pass^k and pass@k as the reference code computes them from
+    the reference design's trials (failed trials count as failures, as a crashed run does there)."""
     from psit_lib.studies.basis.passk import reference_sets_passk
 
     columns = ["model", "scenario", "system", "k", "sets", "reference_pass_hat_k", "reference_pass_at_k"]
@@ -384,8 +353,7 @@ def success_reading(rates: pd.DataFrame) -> str:
     way is better is what the success-rate metrics declare (higher)."""
     from psit_lib.analysis.result_sentences import grouped_rate_readings
 
-    measured = rates[(rates.source == MEASURED) & (rates.scenario != MEAN_ROW)]
-    return grouped_rate_readings(measured, ["model", "scenario"], "system", measure="success rate",
+    return grouped_rate_readings(measured_cells(rates), ["model", "scenario"], "system", measure="success rate",
                                  direction="higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower")
 
 
@@ -418,7 +386,7 @@ def relative_gain_table(pooled: pd.DataFrame) -> pd.DataFrame:
     from psit_lib.studies.basis.reference import PAPER_HEADLINE
     from psit_lib.analysis.sweeps import proportion_gap
 
-    measured = pooled[(pooled.source == MEASURED) & (pooled.scenario != MEAN_ROW)]
+    measured = measured_cells(pooled)
     reported = reference_success()
     reported[(PAPER_HEADLINE.scenario, "baseline")] = PAPER_HEADLINE.baseline
     reported[(PAPER_HEADLINE.scenario, "basis")] = PAPER_HEADLINE.basis
@@ -461,11 +429,9 @@ def _paper_gain(row: Any) -> str:
 
 
 def relative_gain_reading(gains: pd.DataFrame, scenario: str = "stale_locations") -> str:
-    """One sentence per model on ``scenario``'s pooled success: BASIS against the baseline as the
-    paper states its headline (the absolute gain in percentage points: its "54.4% increase" on
-    stale_locations is 0.744 - 0.200), the relative gain beside it, the paper's own numbers by the
-    same rules, and whether the Newcombe interval of the gap separates the two systems (it alone
-    decides "higher" or "lower")."""
+    """One sentence per model on ``scenario``'s pooled success: the absolute gain as the paper
+    states its headline, the relative gain beside it, the paper's own numbers by the same rules,
+    and whether the Newcombe interval of the gap (alone) separates the two systems."""
     part = gains[gains.scenario == scenario]
     if part.empty:
         return f"No pooled reference-design runs of both systems on {scenario}, so no gain to compute."

@@ -1,20 +1,10 @@
 """The three BASIS scenarios (SPEC §6): the user's request, the subagent's policy, the checks.
 
-As in the study, each scenario's confounder is a *policy given to the cab subagent model* in
-its system prompt; the harness never touches the subagent's tool calls: they reach the CabApp
-exactly as the model wrote them. The requests and policies are templates of ``prompts.toml``
-(``basis.request.*``, ``basis.policy.*``), in this project's words with every element of the
-reference scenarios'.
-
-Two verdicts per trial, both pure functions of what a trial record stores (so a stored run is
-re-scored without a model):
-
-* :meth:`Scenario.validate` is the reference scenarios' ``validate()``: it reads only the log
-  of tool calls that reached the app, in order, whatever their result (ARE logs a call that
-  raised as an event too), and compares arguments exactly as the reference does;
-* :meth:`Scenario.final_state` is this workbench's earlier check, on the app's final state
-  (the rides that stand at the end) and successful calls: a labelled second view, stricter
-  where a correct booking was later cancelled and looser where a wrong call failed.
+As in the study, each confounder is a *policy given to the cab subagent model*; the harness never
+touches its tool calls. Two verdicts per trial, both pure functions of the stored record:
+:meth:`Scenario.validate` is the reference scenarios' ``validate()`` (the log of calls that
+reached the app, whatever their result, arguments compared exactly); :meth:`Scenario.final_state`
+is this workbench's check on the rides standing at the end, a labelled second view.
 """
 
 from __future__ import annotations
@@ -120,12 +110,8 @@ def stale_locations_final_state(calls: Sequence[CallLike], rides: Sequence[RideL
 
 @dataclass(frozen=True)
 class Scenario:
-    """One BASIS scenario: the user's request, the cab subagent's policy, the two verdicts.
-
-    ``subagent_policy`` is added to the cab subagent's system prompt (never the orchestrator's:
-    it does not know the policy). ``needs`` names the CabApp tools through which the task gets
-    done: a trial in which none of them reached the app was decided without acting.
-    """
+    """One BASIS scenario: the user's request, the cab subagent's policy (never shown to the
+    orchestrator), the two verdicts, and the CabApp tools through which the task gets done."""
 
     name: str
     user_request: str

@@ -1,14 +1,9 @@
 """The BASIS study (notebook 06) as a :class:`~psit_lib.runs.study.Study`: task -> trial -> scores -> metrics.
 
-Parts of the run: ``main`` (``n_trials`` trials per model, scenario and system, for the unbiased
-estimators), one part per k of the reference code's design (``reference:k=<k>``: ``reference_sets``
-independent sets of k fresh trials per cell), and one part per value of each swept simulator
-assumption (``sweep:<knob>=<value>``; simulator only).
-
-Scorers, per stored trial (:mod:`psit_lib.studies.basis.scoring`): ``success`` (the reference
-scenario's ``validate()`` on the calls that reached the app) and ``final_state_success`` (the
-workbench's final-state check). Every table the notebook saves is a metric over those scores,
-declaring which way is better, so ``psit rescore`` recomputes them without a model.
+Parts: ``main`` (for the unbiased estimators), one ``reference:k=<k>`` part per k of the
+reference code's design (``reference_sets`` independent sets of k fresh trials per cell) and, on
+the simulator, ``sweep:<knob>=<value>``. Both scorers are pure functions of the stored calls and
+rides, so ``psit rescore`` recomputes every table without a model.
 """
 
 from __future__ import annotations
@@ -21,10 +16,10 @@ from psit_lib.runs.records import EpisodeRecord
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, metric, scorer
 from psit_lib.runs.study import MAIN, Part, Study, StudyNotebook, imported
 from psit_lib.studies.basis import experiment as bx
-from psit_lib.studies.basis import scoring
 from psit_lib.studies.basis.records import BasisTrial
 from psit_lib.studies.basis import results as br
 from psit_lib.studies.basis.results import RATES_HIGHER_IS_BETTER, SWEEPS_HIGHER_IS_BETTER
+from psit_lib.studies.basis.scenarios import SCENARIOS
 
 NOTEBOOK = "06_basis_cab_scenarios"
 REFERENCE_PART = "reference:"
@@ -47,15 +42,18 @@ def _trial(record: EpisodeRecord[Any]) -> BasisTrial:
 def success(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
     """The reference ``validate()`` on the calls that reached the app, with what the tables show beside."""
     trial = _trial(record)
-    passed = scoring.success(trial)
-    return Score(value=passed, explanation="the reference scenario's validate() on the calls that reached the app",
-                 metadata=scoring.trial_facts(trial))
+    return Score(value=bool(SCENARIOS[trial.scenario].validate(trial.tool_calls)),
+                 explanation="the reference scenario's validate() on the calls that reached the app",
+                 metadata={"delegations": len(trial.delegations), "ingest_fallbacks": trial.ingest_fallbacks,
+                           "recorded_errors": len(trial.errors),
+                           "decided_without_tool_calls": bool(trial.decided_without_tool_calls)})
 
 
 @scorer("final_state_success", version=1)
 def final_state_success(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
     """The workbench's final-state check (a labelled second view)."""
-    return Score(value=scoring.final_state_success(_trial(record)),
+    trial = _trial(record)
+    return Score(value=bool(SCENARIOS[trial.scenario].final_state(trial.tool_calls, trial.rides)),
                  explanation="the rides standing at the end and the calls made (this workbench's check)")
 
 
@@ -75,20 +73,15 @@ def reference_parts(params: bx.BasisParams, models: list[str]) -> list[Part]:
 
 # -- metrics -----------------------------------------------------------------------------------------
 
-def trials_of(frame: pd.DataFrame) -> pd.DataFrame:
-    """The trials frame (:func:`~psit_lib.studies.basis.results.trials_frame_of`) of a selection of the scored view."""
-    return br.trials_frame_of(frame)
-
-
 def main_trials(scored: Scored) -> pd.DataFrame:
     """The main part's trials (the notebook's counts line reads it)."""
-    return trials_of(scored.part(MAIN))
+    return br.trials_frame_of(scored.part(MAIN))
 
 
 def reference_trials(scored: Scored) -> pd.DataFrame:
     """Every trial of the reference design's parts, in plan order."""
     frames = [scored.part(p) for p in scored.part_names(REFERENCE_PART)]
-    return trials_of(pd.concat(frames, ignore_index=True) if frames else scored.scores.iloc[0:0])
+    return br.trials_frame_of(pd.concat(frames, ignore_index=True) if frames else scored.scores.iloc[0:0])
 
 
 @metric("success_rates", higher_is_better=RATES_HIGHER_IS_BETTER, parts=[MAIN])
@@ -144,7 +137,7 @@ def sweeps(scored: Scored) -> pd.DataFrame:
         by_knob.setdefault(str(meta["knob"]), []).append((meta["value"], part))
     tables = []
     for knob in sorted(by_knob):
-        frames = [trials_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
+        frames = [br.trials_frame_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
         if frames and scored.params.sweep_trials:
             tables.append(br.sweep_gaps(pd.concat(frames, ignore_index=True), knob))
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=GAP_COLUMNS)

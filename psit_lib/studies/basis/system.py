@@ -1,29 +1,16 @@
 """The BASIS multi-agent system on the CabApp, as LangGraph graphs (SPEC §6).
 
-Three agents: an orchestrator (role ``basis_orchestrator``) that talks to the user and can only
-act through its delegation tools, a cab subagent (role ``cab_subagent``) that turns one
-instruction into calls of the real CabApp tools, and a notification agent (role
-``user_notifier``) that sends the user a written confirmation. The cab subagent's system prompt
-carries the scenario's policy (the confounder), as in the study; the harness passes every tool
-call the subagent model writes to the CabApp unchanged, and its reply to the orchestrator never
-mentions the policy or the calls. The study's cab scenarios have the first two agents; the
-notifier is there so that access masks decide who sees a step (it needs the orchestrator's
-word, not the cab agent's tool calls).
-
-Two systems share every prompt, graph node and limit:
-
-* ``baseline``: the orchestrator learns what happened only from the subagent's reply;
-* ``basis``: a :class:`~psit_lib.studies.basis.cortex_agent.CortexAgent` turns every agent step into
-  an episode right after the step (orchestrator steps, each completed delegation, every
-  subagent step), and before every agent step the episodes that agent may see go into its
-  system prompt under ``<relevant_multiagent_context>``.
-
-Whatever difference in success the two systems show comes from that information flow.
-Loops are bounded (``BasisLimits``); a limit hit, a tool call with unreadable arguments, an
-unknown tool or a tool call written as text (never run) is recorded in ``MultiAgentRun.errors``
-and the run goes on or ends cleanly. A trial in which no CabApp call the scenario needs was
-made is marked ``decided_without_tool_calls`` and flagged in the episode's diagnostics: its
-pass check then judges an app nobody acted on.
+Three agents: an orchestrator (role ``basis_orchestrator``) that can only act through its
+delegation tools, a cab subagent (``cab_subagent``) that turns one instruction into calls of the
+real CabApp tools under the scenario's policy (the confounder, as in the study; its calls reach
+the app unchanged and its reply never mentions them), and a notifier (``user_notifier``), there
+so that access masks decide who sees a step. ``baseline`` and ``basis`` share every prompt, node
+and limit; with ``basis`` a :class:`~psit_lib.studies.basis.cortex_agent.CortexAgent` turns every
+agent step into an episode and puts the episodes an agent may see into its system prompt, so a
+difference in success comes from that information flow alone. Loops are bounded
+(``BasisLimits``); a limit hit, unreadable arguments, an unknown tool or a tool call written as
+text is recorded in ``MultiAgentRun.errors`` and the run goes on or ends cleanly. A trial with no
+CabApp call its scenario needs is marked ``decided_without_tool_calls`` and flagged.
 """
 
 from __future__ import annotations
@@ -36,7 +23,7 @@ from langgraph.graph import END, START, StateGraph
 from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL
 from psit_lib.llm.errors import ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
-from psit_lib.studies.basis.cortex import AgentRegistry, DEFAULT_FALLBACK, Episode, FallbackPolicy, format_mask
+from psit_lib.studies.basis.cortex import AgentRegistry, Episode, format_mask
 from psit_lib.studies.basis.cab_app import CAB_TOOLS, RecordingCabApp, call_cab_tool
 from psit_lib.studies.basis.records import AppCall, Delegation
 from psit_lib.studies.basis.scenarios import Scenario
@@ -179,11 +166,8 @@ def _bad_arguments_result(exc: Exception) -> str:
 
 
 class CabMultiAgentSystem:
-    """One trial's orchestrator, cab subagent and notifier, with or without the cortex.
-
-    ``session`` is the episode's :class:`~psit_lib.llm.ModelSession` (or anything with the same
-    ``chat``/``branch`` methods); each agent, and the cortex, gets its own branch.
-    """
+    """One trial's orchestrator, cab subagent and notifier, with or without the cortex; each agent,
+    and the cortex, on its own branch of the episode's session."""
 
     def __init__(
         self,
@@ -193,7 +177,6 @@ class CabMultiAgentSystem:
         *,
         system: SystemKind,
         limits: BasisLimits = BasisLimits(),
-        fallback: FallbackPolicy = DEFAULT_FALLBACK,
     ) -> None:
         if system not in SYSTEMS:
             raise UnknownSystemError(f"Unknown system {system!r}; choose one of {', '.join(SYSTEMS)}.")
@@ -208,7 +191,7 @@ class CabMultiAgentSystem:
             NOTIFIER_ID: Subagent(notifier_prompt(), [SEND_MESSAGE_TOOL], session.branch(NOTIFIER_ID), self._send_message),
         }
         self.cortex = (
-            CortexAgent(session.branch(CORTEX_ROLE), self.registry, fallback=fallback, agent=system)
+            CortexAgent(session.branch(CORTEX_ROLE), self.registry, agent=system)
             if system == "basis" else None
         )
         self.run_record = MultiAgentRun(system=system)
@@ -346,9 +329,11 @@ class CabMultiAgentSystem:
         return {"pending_trace": None}
 
     def _record_call(self, delegation: int, step: int, name: str, arguments: Any, result: str) -> None:
+        """Keep the call for the trial's record (its result cut to 300 characters)."""
         ok = not result.startswith("Error:")
+        kept = result if len(result) <= 300 else result[:299] + "…"
         self.run_record.tool_calls.append(
-            AppCall(delegation=delegation, subagent_step=step, name=name, arguments=arguments, result=result, ok=ok)
+            AppCall(delegation=delegation, subagent_step=step, name=name, arguments=arguments, result=kept, ok=ok)
         )
 
     async def delegate(self, instruction: str, agent: str = SUBAGENT_ID) -> Delegation:
@@ -456,11 +441,7 @@ class CabMultiAgentSystem:
         messages.append({"role": "assistant", "content": result.content or None,
                          "tool_calls": [call.to_message() for call in result.tool_calls]})
         messages.extend(refusals)
-        if not pending and step >= self.limits.orchestrator_max_steps:
-            self.run_record.errors.append(
-                f"{ORCHESTRATOR_ID} reached its step limit ({self.limits.orchestrator_max_steps}) "
-                "without answering the user."
-            )
+        self._note_orchestrator_limit(not pending and step >= self.limits.orchestrator_max_steps)
         trace = step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs, calls=traced,
                            reply=result.content or None)
         return {"messages": messages, "steps": step, "pending": pending, "done": False,
@@ -478,12 +459,13 @@ class CabMultiAgentSystem:
             ORCHESTRATOR_ID, "delegation",
             inputs=[("delegated to", agent), ("instruction", instruction), ("subagent reply", reply)]
         )
-        if not rest and state["steps"] >= self.limits.orchestrator_max_steps:
-            self.run_record.errors.append(
-                f"{ORCHESTRATOR_ID} reached its step limit ({self.limits.orchestrator_max_steps}) "
-                "without answering the user."
-            )
+        self._note_orchestrator_limit(not rest and state["steps"] >= self.limits.orchestrator_max_steps)
         return {"messages": messages, "pending": rest, "pending_trace": trace, "pending_kind": "delegation"}
+
+    def _note_orchestrator_limit(self, reached: bool) -> None:
+        if reached:
+            self.run_record.errors.append(f"{ORCHESTRATOR_ID} reached its step limit "
+                                          f"({self.limits.orchestrator_max_steps}) without answering the user.")
 
     async def _orchestrator_record(self, state: OrchestratorState) -> dict[str, Any]:
         kind = state["pending_kind"] or "orchestrator_step"
@@ -492,9 +474,9 @@ class CabMultiAgentSystem:
         return {"pending_trace": None}
 
     # -- running ------------------------------------------------------------------------------
-    async def run(self, user_request: str | None = None) -> MultiAgentRun:
-        """Serve the scenario's user request (or ``user_request``) once and return the run record."""
-        request = user_request if user_request is not None else self.scenario.user_request
+    async def run(self) -> MultiAgentRun:
+        """Serve the scenario's user request once and return the run record."""
+        request = self.scenario.user_request
         state: OrchestratorState = {
             "request": request,
             "messages": [{"role": "user", "content": request}],
@@ -514,12 +496,3 @@ class CabMultiAgentSystem:
         self._check_cortex()
         return self.run_record
 
-
-def executed_calls_json(run: MultiAgentRun) -> list[dict[str, Any]]:
-    """The run's CabApp calls as plain dicts (results cut to 300 characters for the record)."""
-    out = []
-    for call in run.tool_calls:
-        row = call.model_dump()
-        row["result"] = call.result if len(call.result) <= 300 else call.result[:299] + "…"
-        out.append(row)
-    return out
