@@ -9,7 +9,8 @@ import pytest
 from psit_lib.studies.psit.agents import ChatAgent, parse_agent
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMSettings, ModelSession
-from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
+from fork_rows import fork_rows
+from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, host_role, run_fork_episode
 from psit_lib.runs.records import read_records
 from psit_lib.studies.psit.protocol.records import ForkEpisode
@@ -96,7 +97,7 @@ async def _table(client_settings, tmp_path, name):
     records = await run_episodes(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params),
                                  store=RunStore(tmp_path / name), client=make_client(client_settings),
                                  run_seed=0, progress=False)
-    return fork_frame(read_records(records, ForkEpisode))[["episode_id", "agent", "outcome", "revealed"]]
+    return fork_rows(read_records(records, ForkEpisode))[["episode_id", "agent", "outcome", "revealed"]]
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
 from psit_lib.studies.psit.tasks.hangman_player import ENGLISH_LETTER_FREQUENCY, choose_letter, sample_by_frequency
 from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, HostContradictionError, InvalidGuessError, apply_guess, constraints_from_history, is_compatible, observe_pattern, pattern, reveal_slots, slots_from_text
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
-from psit_lib.studies.psit.tasks.hangman_reader import parse_reveal_text, read_guessed_letters, read_lives, read_opening, read_reply, read_stated_length
+from psit_lib.studies.psit.tasks.hangman_reader import read_guessed_letters, read_lives, read_opening, read_reply, read_stated_length, read_reveal
 from psit_lib.studies.psit.tasks.vocabulary import (
     ALPHABET,
     Vocabulary,
@@ -394,8 +394,8 @@ def test_observe_pattern_requires_an_opening():
     ],
 )
 def test_parse_reveal(reply, word):
-    assert parse_reveal_text(reply) == word
-    assert HangmanTask().parse_reveal(reply) == word
+    assert read_reveal(reply).value == word
+    assert HangmanTask().read_reveal(reply).value == word
 
 
 def test_normalise():

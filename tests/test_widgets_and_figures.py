@@ -9,6 +9,7 @@ input checks, forks that leave the game untouched, and the same outcome rule as 
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pandas as pd
@@ -247,11 +248,11 @@ async def test_play_session_forks_without_touching_the_game(agent):
             await session.guess(bad)
     await session.auto_guess()
     assert len(session.letters_sent) == 2 and session.problem is None
-    before = await session.public_transcript()
+    before = await public_transcript(session)
     private_before = await session.private_state()
 
     fork = await session.fork()
-    assert await session.public_transcript() == before  # the fork never mutates the game
+    assert await public_transcript(session) == before  # the fork never mutates the game
     assert await session.private_state() == private_before
     assert fork.turns_played == 2 and fork.transcript == before
     assert fork.revealed is not None
@@ -267,7 +268,7 @@ async def test_play_session_forks_without_touching_the_game(agent):
         assert fork.private_state and fork.private_state == private_before
 
     after = await session.guess("o" if "o" not in session.letters_sent else "u")
-    transcript = await session.public_transcript()
+    transcript = await public_transcript(session)
     assert len(transcript) == len(before) + 2 and transcript[-1]["content"] == after.reply
     second = await session.fork()
     assert second.fork_number == 2 and second.turns_played == 3
@@ -278,27 +279,38 @@ async def test_play_session_forks_without_touching_the_game(agent):
     assert as_fork_record(record).result.outcome.value == second.outcome  # a stored fork record: one view shows it
 
 
+async def public_transcript(session: PlaySession) -> list[dict[str, str]]:
+    """The game's public conversation so far (forks excluded)."""
+    return list((await session.agent.state(checkpoint_id=session._head)).get("public", []))
+
+
+async def wait_idle(player: HangmanPlayer) -> None:
+    """Wait for every callback the widget scheduled."""
+    while player.tasks:
+        await asyncio.gather(*list(player.tasks))
+
+
 async def test_widget_plays_a_game_and_shows_errors_in_the_widget():
     player = hangman_player(HangmanTask(), ["workflow_overwrite", "vanilla"], sim_client())
     player.new_game.click()
-    await player.wait_idle()
+    await wait_idle(player)
     assert "Pattern" in player.status.value and not player.guess_button.disabled
     assert player.error.value == ""
     player.letter.value = "e"
     player.guess_button.click()
-    await player.wait_idle()
+    await wait_idle(player)
     assert "guessed: e" in player.status.value and player.letter.value == ""
     player.letter.value = "zz"
     player.guess_button.click()
-    await player.wait_idle()
+    await wait_idle(player)
     assert "single letter" in player.error.value
     player.fork_button.click()
-    await player.wait_idle()
+    await wait_idle(player)
     assert "Fork branches" in player.fork_view.value and player.error.value == ""
 
     broken = hangman_player(HangmanTask(), ["vanilla"], lambda: BrokenClient(LLMSettings(cache="off", max_retries=0)))
     broken.new_game.click()
-    await broken.wait_idle()
+    await wait_idle(broken)
     assert "starting a game failed" in broken.error.value and "unreachable" in broken.error.value
     assert not broken.new_game.disabled
 
@@ -324,13 +336,13 @@ def test_theorem_params_defaults_and_clear_errors():
 async def test_a_finished_game_disables_guessing_but_not_forking():
     player = hangman_player(HangmanTask(lives=1), ["vanilla"], sim_client())
     player.new_game.click()
-    await player.wait_idle()
+    await wait_idle(player)
     for letter in "qzxjv":  # rare letters: the single life goes quickly
         if player.session.over:
             break
         player.letter.value = letter
         player.guess_button.click()
-        await player.wait_idle()
+        await wait_idle(player)
     assert player.session.over
     assert player.guess_button.disabled and player.auto_button.disabled
     assert not player.fork_button.disabled and not player.new_game.disabled

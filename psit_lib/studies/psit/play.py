@@ -171,13 +171,6 @@ class PlaySession:
         end = " · game won" if self.state.won else " · game lost" if self.state.lost else ""
         return f"Pattern: {self.state.pattern_text} · lives: {self.state.lives} · guessed: {guessed}{end}"
 
-    async def public_transcript(self) -> list[dict[str, str]]:
-        """The public conversation of the game so far (forks excluded)."""
-        if not self.started:
-            return []
-        values = await self.agent.state(checkpoint_id=self._head)
-        return list(values.get("public", []))
-
     async def private_state(self) -> str:
         """The agent's private state now (empty for a public-only agent)."""
         if not self.started:

@@ -152,11 +152,6 @@ class HangmanPlayer:
             self._set_busy(False)
             self.status.value = self._status_html()
 
-    async def wait_idle(self) -> None:
-        """Wait for every scheduled callback to finish (for tests and scripted use)."""
-        while self.tasks:
-            await asyncio.gather(*list(self.tasks))
-
     def _set_busy(self, busy: bool) -> None:
         started = self.session is not None and self.session.started
         over = self.session is not None and self.session.over

@@ -21,8 +21,7 @@ from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import host_text, run_fork_episode
 # re-exported: the parameters live in protocol.params (light, for the command line)
 from psit_lib.studies.psit.protocol.params import ForkTestParams as ForkTestParams
-from psit_lib.studies.psit.protocol.table1 import (paper_outcome, score_table1, score_table1_workbook_reader,
-                                                    with_workbook_reader)
+from psit_lib.studies.psit.protocol.table1 import with_workbook_reader
 from psit_lib.studies.psit.protocol.reproduction import reproduction_check
 from psit_lib.studies.psit.protocol.reproduction import reproduction_reading as reproduction_reading  # for notebooks
 from psit_lib.runs.health import beside_rates
@@ -91,41 +90,6 @@ def fork_outcome(result: ForkEpisode) -> Outcome:
         return classify_fork(None, "", {}, contradictions)
     public = [m.model_dump() for m in result.transcript]
     return classify_fork(result.reveal.parsed, host_text(public), result.answers, contradictions)
-
-
-def outcome_of(record: ForkRecord) -> str:
-    """An episode's outcome (:func:`fork_outcome`), ``error`` for a failed episode."""
-    return fork_outcome(record.result).value if record.result is not None else Outcome.ERROR.value
-
-
-def fork_frame(records: list[ForkRecord]) -> pd.DataFrame:
-    """One row per episode; failed episodes appear with outcome ``error`` and ``scored`` False:
-    kept and counted (``n_failed``), never dropped and never scored."""
-    rows = []
-    for rec in records:
-        result = rec.result
-        outcome = outcome_of(rec)
-        rows.append({
-            "episode_id": rec.episode_id, "task": rec.spec["task"], "model": rec.spec["model"],
-            "agent": rec.spec["agent"], "outcome": outcome, "scored": result is not None,
-            "self_consistent": outcome == Outcome.SELF_CONSISTENT.value,
-            # the study's own rule (Table 1's metric; protocol/table1.py), from the same record
-            "table1_self_consistent": score_table1(result).self_consistent if result is not None else False,
-            # the study's Figure 2 class of the same score (None for a failed episode: never scored)
-            "table1_outcome": paper_outcome(score_table1(result)) if result is not None else None,
-            # the same rule on the workbook's reading of the reveal (a labelled alternative view)
-            "table1_workbook_reader_self_consistent": (score_table1_workbook_reader(result).self_consistent
-                                                       if result is not None else False),
-            "revealed": result.reveal.parsed if result is not None and result.reveal is not None else None,
-            "model_candidates": sum(c.source == "model" for c in result.candidates) if result is not None else 0,
-            "calls": rec.usage.calls,
-            "hidden_calls": len(result.hidden_calls) + len(result.branch_hidden_calls) if result is not None else 0,
-            "error": rec.error or (result.failure if result is not None else None),
-        })
-    df = pd.DataFrame(rows)
-    if not df.empty:
-        df["outcome"] = pd.Categorical(df["outcome"], [o.value for o in OUTCOME_ORDER])
-    return df
 
 
 def agent_order(df: pd.DataFrame) -> list[str]:

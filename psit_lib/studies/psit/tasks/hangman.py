@@ -103,9 +103,6 @@ class HangmanTask:
 
     # Secrets ---------------------------------------------------------------------------------
 
-    def parse_reveal(self, reply: str) -> str | None:
-        return read_reveal(reply).value
-
     def read_reveal(self, reply: str) -> Reading[str]:
         return read_reveal(reply)
 

@@ -384,11 +384,6 @@ def read_reveal(reply: str) -> Reading[str]:
     return Reading(None, "names no single word")
 
 
-def parse_reveal_text(reply: str) -> str | None:
-    """The word :func:`read_reveal` reads, or None."""
-    return read_reveal(reply).value
-
-
 MAX_SPELLED_LETTERS = MAX_WORD_LETTERS
 """The longest spelled-out reveal read as a word; a longer run of single letters is a reply that
 ran away (seen with a 0.5B model), never a secret."""
