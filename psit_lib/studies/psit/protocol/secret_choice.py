@@ -34,7 +34,6 @@ import math
 import re
 from collections import Counter
 from functools import lru_cache
-from collections.abc import Sequence
 from typing import Any, Mapping
 
 import pandas as pd
@@ -42,13 +41,14 @@ import pandas as pd
 from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, rows_from_records
+from psit_lib.studies.psit.protocol.secret_reader import COLUMNS
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
 from psit_lib.llm.client import ModelSession, SamplingDefaults
 # re-exported: the parameters live in protocol.params (light, for the command line)
 from psit_lib.studies.psit.protocol.params import SecretChoiceParams as SecretChoiceParams
-from psit_lib.runs.records import EpisodeRecord
+from psit_lib.runs.scores import Scored
+from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol.records import ChoiceReveal, Opening, SecretChoiceEpisode
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
@@ -136,9 +136,20 @@ def secret_choice_episode_fn(params: SecretChoiceParams) -> StudyEpisode[SecretC
     return episode
 
 
-def secret_frame(records: list[EpisodeRecord[SecretChoiceEpisode]], notebook: str = NOTEBOOK) -> pd.DataFrame:
-    """The reader's table (one row per episode, failed ones with secret None) from run records."""
-    df = pd.DataFrame(rows_from_records(records, source_notebook=notebook), columns=list(COLUMNS))
+def secret_frame(scored: Scored) -> pd.DataFrame:
+    """The reveals of the quick experiment from the ``secret`` scores (one row per episode, failed
+    ones with secret None and status ``error``): every table's and the figure's frame."""
+    rows = scored.part(MAIN)
+    if rows.empty:
+        df = pd.DataFrame(columns=list(COLUMNS))
+        df.attrs["n_missing"] = 0
+        return df
+    ok = rows["status"] == "ok"
+    status = rows["secret.status"] if "secret.status" in rows else pd.Series(None, index=rows.index, dtype=object)
+    df = pd.DataFrame({"task": rows["task"], "model": rows["model"], "agent": rows["agent"],
+                       "temperature": rows["temperature"].astype(float),
+                       "secret": rows["secret"].where(ok, None), "status": status.where(ok, "error"),
+                       "episode_id": rows["episode_id"], "source_notebook": NOTEBOOK}, columns=list(COLUMNS))
     df.attrs["n_missing"] = int(df["secret"].isna().sum())
     return df
 
@@ -468,11 +479,10 @@ def chi_square_view(chi: pd.DataFrame) -> pd.DataFrame:
     return view.reset_index(drop=True)
 
 
-def run_note(records: Sequence[Any], top: pd.DataFrame) -> str:
-    """One line on what this run holds: the quick experiment's episodes (failed or unreadable
-    ones counted, never dropped) and the fork-test reveals Appendix E counts."""
-    df = secret_frame(list(records))
-    quick = (f"quick experiment: {len(df)} episodes, {df.attrs['n_missing']} without a readable secret "
+def run_note(df: pd.DataFrame, top: pd.DataFrame) -> str:
+    """One line on what this run holds: the quick experiment's episodes (:func:`secret_frame`;
+    failed or unreadable ones counted, never dropped) and the fork-test reveals Appendix E counts."""
+    quick = (f"quick experiment: {len(df)} episodes, {int(df['secret'].isna().sum())} without a readable secret "
              f"({int((df.status == 'error').sum())} errors, {int((df.status == 'unparseable').sum())} unreadable)")
     if top.empty:
         fork = ("Appendix E: no fork-test reveals in this run folder (run 02 and 03 in the same `psit run`, "
