@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.analysis.stats import wilson_interval
-from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, apply_guess
+from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, apply_guess, constraints_from_history
 from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
 from psit_lib.studies.psit.theory import (
     FORK_OUTCOMES,
@@ -27,7 +27,6 @@ from psit_lib.studies.psit.theory import (
     PrivateStateAgent,
     ReimaginingPoca,
     candidate_set_sizes,
-    compatible_from_history,
     compatible_set,
     conditional_entropy_of_secret,
     entropy_table,
@@ -39,18 +38,23 @@ from psit_lib.studies.psit.theory import (
     p_self_consistent_uniform,
     play_truthful_game,
     policy_table,
-    self_consistency_curve,
     self_consistency_points,
     simulate_outcomes,
     simulate_set_sizes,
     synthetic_compatible_set,
-    uniform_outcome_distribution,
     words_of_length,
 )
 
 SMALL_VOCABULARY = 3000
 FIVE_LETTER = tuple(words_of_length(get_vocabulary(SMALL_VOCABULARY), 5))
 FOUR_LETTER_SMALL = tuple(words_of_length(get_vocabulary(SMALL_VOCABULARY), 4)[:120])
+
+
+def uniform_outcome_distribution(n: int, k: int) -> dict[Outcome, float]:
+    """The four outcomes of the uniform re-imagining POCA in closed form (a = 1/n, q = (1-a)^m)."""
+    a, q = 1.0 / n, (1.0 - 1.0 / n) ** (min(k, n) - 1)
+    return {Outcome.SELF_CONSISTENT: a * q, Outcome.OVER_CONFIRMATION: a * (1.0 - q),
+            Outcome.STATE_SUBSTITUTION: (1.0 - a) * (1.0 - q), Outcome.ALL_DENIAL: (1.0 - a) * q}
 
 
 def assert_same_distribution(a: dict, b: dict, tol: float = 1e-9) -> None:
@@ -67,7 +71,7 @@ def assert_same_distribution(a: dict, b: dict, tol: float = 1e-9) -> None:
 def test_compatible_from_history_by_hand():
     dictionary = ["paper", "piper", "caper", "taper", "poker", "cat"]
     history = [("e", "_ _ _ e _"), ("a", "_ a _ e _")]
-    assert compatible_from_history(dictionary, 5, history) == ["paper", "caper", "taper"]
+    assert compatible_set(dictionary, constraints_from_history(5, history)) == ["paper", "caper", "taper"]
 
 
 def test_compatible_set_on_a_list_agrees_with_the_vocabulary_index():
@@ -257,12 +261,6 @@ def test_policy_table_and_figure_builders():
     sc = table[table.outcome == "self_consistent"].set_index("policy")["exact"]
     assert sc["stochastic POCA"] == pytest.approx(p_self_consistent_uniform(12, 5))
     assert sc["deterministic POCA"] == sc["private state"] == 1.0
-
-    curve = self_consistency_curve(range(1, 101), k=5)
-    assert curve.loc[curve["size"] == 5, "p_self_consistent"].item() == pytest.approx(0.08192)
-    assert curve["p_self_consistent"].iloc[1:].is_monotonic_decreasing
-    share_columns = [column for column in curve.columns if column.startswith("p_")]
-    assert curve[share_columns].sum(axis=1).round(12).eq(1.0).all()
 
     points = self_consistency_points([2, 5, 20], k=5, n_episodes=500, seed=0, alpha=0.01)
     for row in points.itertuples():

@@ -12,7 +12,6 @@
 from psit_lib.studies.psit.theory.candidate_sets import (
     EmptyDictionaryError,
     candidate_set_sizes,
-    compatible_from_history,
     compatible_set,
     play_truthful_game,
     simulate_set_sizes,
@@ -28,14 +27,11 @@ from psit_lib.studies.psit.theory.fork_exact import (
     other_candidate_count,
     p_self_consistent_uniform,
     policy_table,
-    self_consistency_curve,
     self_consistency_points,
     simulate_outcomes,
     synthetic_compatible_set,
-    uniform_outcome_distribution,
 )
 from psit_lib.studies.psit.theory.policies import (
-    DEFAULT_POLICIES,
     FirstCompatiblePoca,
     HostPolicy,
     PolicyInputError,
@@ -55,7 +51,6 @@ from psit_lib.studies.psit.theory.secrecy import (
 )
 
 __all__ = [
-    "DEFAULT_POLICIES",
     "FORK_OUTCOMES",
     "EmptyDictionaryError",
     "ExactComputationTooLargeError",
@@ -68,7 +63,6 @@ __all__ = [
     "candidate_set_sizes",
     "closed_form_check",
     "compared_hosts",
-    "compatible_from_history",
     "compatible_set",
     "conditional_entropy_of_secret",
     "entropy_bits",
@@ -84,11 +78,9 @@ __all__ = [
     "p_self_consistent_uniform",
     "play_truthful_game",
     "policy_table",
-    "self_consistency_curve",
     "self_consistency_points",
     "simulate_outcomes",
     "simulate_set_sizes",
     "synthetic_compatible_set",
-    "uniform_outcome_distribution",
     "words_of_length",
 ]

@@ -14,11 +14,11 @@ Everything here is exact and pure; the only randomness is the seeded player (and
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
-from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, Slots, apply_guess, constraints_from_history, is_compatible
+from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, apply_guess, is_compatible
 
 from psit_lib.studies.psit.tasks.hangman_player import choose_letter
 from psit_lib.studies.psit.tasks.vocabulary import DEFAULT_VOCABULARY_SIZE, Vocabulary, get_vocabulary
@@ -54,18 +54,6 @@ def compatible_set(dictionary: Dictionary, state: HangmanState) -> list[str]:
             for word in dictionary.matching(length, state.known, state.absent, present_only_at_known=True)
         ]
     return [word for word in dictionary if is_compatible(state, word)]
-
-
-def compatible_from_history(
-    dictionary: Dictionary,
-    length: int,
-    guesses_and_patterns: Iterable[tuple[str, Slots | str]],
-    max_lives: int = DEFAULT_LIVES,
-) -> list[str]:
-    """C_t for a public history given as (guess, pattern shown) pairs after an all-blank
-    opening of ``length`` letters (patterns as ``"_ a _ e _"`` text or as slots)."""
-    state = constraints_from_history(length, guesses_and_patterns, max_lives)
-    return compatible_set(dictionary, state)
 
 
 def _as_rng(rng: random.Random | int) -> random.Random:

@@ -92,20 +92,6 @@ def p_self_consistent_uniform(n: int, k: int) -> float:
     return (1.0 / n) * (1.0 - 1.0 / n) ** m
 
 
-def uniform_outcome_distribution(n: int, k: int) -> dict[Outcome, float]:
-    """All four outcomes of the uniform re-imagining POCA in closed form (a = 1/n, q = (1-a)^m):
-    self-consistent a q, over-confirmation a (1-q), state substitution (1-a)(1-q), all denial (1-a) q."""
-    m = other_candidate_count(n, k)
-    a = 1.0 / n
-    q = (1.0 - a) ** m
-    return {
-        Outcome.SELF_CONSISTENT: a * q,
-        Outcome.OVER_CONFIRMATION: a * (1.0 - q),
-        Outcome.STATE_SUBSTITUTION: (1.0 - a) * (1.0 - q),
-        Outcome.ALL_DENIAL: (1.0 - a) * q,
-    }
-
-
 # --------------------------------------------------------------------------------------------
 # Inputs
 # --------------------------------------------------------------------------------------------
@@ -457,22 +443,6 @@ def policy_table(
                  counts[outcome], n_episodes, low, high)
             )  # fmt: skip
     return pd.DataFrame(rows, columns=list(POLICY_TABLE_COLUMNS))
-
-
-def self_consistency_curve(sizes: Iterable[int], k: int = 5) -> pd.DataFrame:
-    """Analytic P(self-consistent) of the uniform re-imagining POCA for each |C_t| in ``sizes``.
-
-    Columns ``size``, ``k``, ``p_self_consistent``; all four outcomes are added as
-    ``p_<outcome>`` columns for stacked plots.
-    """
-    rows = []
-    for size in sizes:
-        distribution = uniform_outcome_distribution(int(size), k)
-        rows.append(
-            {"size": int(size), "k": k, "p_self_consistent": distribution[Outcome.SELF_CONSISTENT]}
-            | {f"p_{outcome.value}": distribution[outcome] for outcome in FORK_OUTCOMES[1:]}
-        )
-    return pd.DataFrame(rows)
 
 
 def synthetic_compatible_set(size: int) -> list[str]:

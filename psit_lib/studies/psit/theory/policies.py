@@ -164,10 +164,6 @@ def frequency_weights(
     return {word: (value / top) ** (1.0 / temperature) for word, value in frequencies.items()}
 
 
-DEFAULT_POLICIES: tuple[HostPolicy, ...] = (ReimaginingPoca(), FirstCompatiblePoca(), PrivateStateAgent())
-"""One of each kind with uniform choice and dictionary order: the notebook's default line-up."""
-
-
 def compared_hosts(words: Sequence[str], vocabulary: Vocabulary, temperatures: Sequence[float]) -> list[HostPolicy]:
     """The hosts notebook 01 compares on one compatible set: the uniform re-imagining POCA, a
     frequency-weighted one per temperature, the deterministic first-compatible POCA, and the
