@@ -11,7 +11,7 @@ from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyEr
 from psit_lib.studies.psit.tasks.diagnosis import NAME_ALIASES, DiagnosisTask, DiagnosisState
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.studies.psit.tasks.hangman_reader import find_pattern_runs, read_opening, read_reply
-from psit_lib.studies.psit.tasks.hangman_rules import constraints_from_history
+from hangman_states import constraints_from_history
 
 FREE, CLOSED = DiagnosisTask(), DiagnosisTask(choice="closed")
 ASTHMA = "Bronchospasm / acute asthma exacerbation"

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.analysis.stats import wilson_interval
-from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, apply_guess, constraints_from_history
+from hangman_states import constraints_from_history
+from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, apply_guess
 from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
 from psit_lib.studies.psit.theory import (
     FORK_OUTCOMES,

@@ -189,31 +189,6 @@ def apply_guess(secret: str, state: HangmanState, letter: str) -> HangmanState:
     return observe_pattern(state, letter, reveal_slots(secret, state.guessed + (letter,)))
 
 
-def constraints_from_history(
-    length: int,
-    guesses_and_patterns: Iterable[tuple[str, Slots | str]],
-    max_lives: int = DEFAULT_LIVES,
-) -> HangmanState:
-    """Replay a public history of (guess, pattern shown) pairs from an all-blank start.
-
-    Patterns may be given as slots or as text (``"_ a _ e _"`` or ``"_a_e_"``). Raises
-    :class:`HostContradictionError` when the history is not explainable by any word.
-    """
-    state = HangmanState.started(length, max_lives)
-    for letter, shown in guesses_and_patterns:
-        slots = slots_from_text(shown) if isinstance(shown, str) else tuple(shown)
-        state = observe_pattern(state, letter, slots)
-    return state
-
-
-def slots_from_text(text: str) -> Slots:
-    """Slots from a clean pattern string such as ``"_ a _ e _"`` or ``"_a_e_"``."""
-    compact = re.sub(r"\s+", "", text)
-    if not re.fullmatch(r"[A-Za-z_]+", compact):
-        raise ValueError(f"Pattern {text!r} may contain only letters, underscores and spaces.")
-    return tuple(None if char == "_" else char.lower() for char in compact)
-
-
 def is_compatible(state: HangmanState, word: str) -> bool:
     """Whether ``word`` explains every public reply: same length, revealed letters in place,
     no absent letter, and every revealed letter at exactly its revealed positions."""
