@@ -17,7 +17,7 @@ from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
 from psit_lib.studies.psit.tasks.hangman_player import ENGLISH_LETTER_FREQUENCY, choose_letter, sample_by_frequency
 from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, HostContradictionError, InvalidGuessError, apply_guess, is_compatible, observe_pattern, pattern, reveal_slots
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
-from psit_lib.studies.psit.tasks.hangman_reader import read_guessed_letters, read_lives, read_opening, read_reply, read_stated_length, read_reveal
+from psit_lib.studies.psit.tasks.hangman_reader import read_opening, read_reply, read_stated_length, read_reveal
 from psit_lib.studies.psit.tasks.vocabulary import (
     ALPHABET,
     Vocabulary,
@@ -204,10 +204,9 @@ def test_opening_without_clear_length_raises(reply):
         read_opening(reply)
 
 
-def test_opening_reports_lives_and_cannot_be_read_twice():
+def test_opening_cannot_be_read_twice():
     task = HangmanTask()
     state = task.observe_opening(task.initial_state(), "Word: _ _ _ _ _\nYou have 6 lives.")
-    assert state.reported_lives == 6
     with pytest.raises(InvalidGuessError):
         task.observe_opening(state, "_ _ _ _ _")
 
@@ -245,7 +244,6 @@ def test_reply_parser_reads_sloppy_formats(after_a, reply):
 def test_reply_parser_records_a_miss(after_a):
     state = read_reply(after_a, "z", "Sorry, no Z. Pattern: _ a _ _ _\n5 lives left\nGuessed: a, z")
     assert state.absent == {"z"} and state.lives == 5
-    assert state.reported_lives == 5 and state.reported_guessed == ("a", "z")
 
 
 def test_reply_parser_prefers_the_board_over_an_italic_word():
@@ -290,46 +288,6 @@ def test_absent_letter_reappearing_is_a_contradiction(after_a):
 
 def test_contradiction_is_a_host_reply_error():
     assert issubclass(HostContradictionError, HostReplyError)
-
-
-@pytest.mark.parametrize(
-    ("reply", "lives"),
-    [
-        ("5 lives left", 5),
-        ("Lives: 5", 5),
-        ("lives remaining: 5/6", 5),
-        ("you have 5 guesses left", 5),
-        ("You have 6 lives.", 6),
-        ("Remaining lives: 4", 4),
-        ("**Lives left:** 3", 3),
-        ("five lives left", 5),
-        ("No lives left, game over.", 0),
-        ("Wrong guesses: 2/6", 4),
-        ("You had 6 lives; now 5 lives remaining.", 5),
-        ("Guesses left = 2", 2),
-        ("Nice guess!", None),
-        ("Guessed: a, e", None),
-    ],
-)
-def test_read_lives(reply, lives):
-    assert read_lives(reply) == lives
-
-
-@pytest.mark.parametrize(
-    ("reply", "letters"),
-    [
-        ("Guessed: a, e, t", ("a", "e", "t")),
-        ("Letters tried: [a, e]", ("a", "e")),
-        ("**Guessed letters:** A, E", ("a", "e")),
-        ("Guessed letters: none", ()),
-        ("Guessed: a, e, t | Lives: 5", ("a", "e", "t")),
-        ("Guesses so far: a e and t", ("a", "e", "t")),
-        ("Wrong guesses: 1/6", None),
-        ("You guessed e, correct!", None),
-    ],
-)
-def test_read_guessed_letters(reply, letters):
-    assert read_guessed_letters(reply) == letters
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from psit_lib.studies.psit.tasks.base import HostContradictionError as _ProtocolContradiction
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
@@ -45,8 +45,7 @@ class HangmanState:
     revealed letters; ``absent`` the missed letters; ``guessed`` every guess in order;
     ``unresolved`` the guesses whose reply contradicted earlier ones (guessed, never asked
     again, but telling nothing about the word).
-    ``lives`` follows rule R (one lost per miss); what the host *said* about lives and guesses
-    is kept in ``reported_lives`` / ``reported_guessed`` for audit only (excluded from equality).
+    ``lives`` follows rule R (one lost per miss), whatever the host says about them.
     """
 
     length: int | None
@@ -56,8 +55,6 @@ class HangmanState:
     lives: int
     max_lives: int = DEFAULT_LIVES
     unresolved: frozenset[str] = frozenset()
-    reported_lives: int | None = field(default=None, compare=False)
-    reported_guessed: tuple[str, ...] | None = field(default=None, compare=False)
 
     @classmethod
     def initial(cls, max_lives: int = DEFAULT_LIVES) -> HangmanState:
