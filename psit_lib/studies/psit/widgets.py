@@ -183,9 +183,8 @@ class HangmanPlayer:
     async def _fork(self) -> None:
         if self.session is None:
             raise PlayError("Start a game before forking.")
-        result = await self.session.fork()
-        record = result.as_record(self.session.agent_name, self.session.model, self.session.game_id)
-        self.fork_view.value = f"<h4>Fork {result.fork_number}</h4>" + episode_html(record)
+        record = await self.session.fork()
+        self.fork_view.value = f"<h4>Fork {len(self.session.forks)}</h4>" + episode_html(record)
 
     async def _show_log(self) -> None:
         assert self.session is not None
