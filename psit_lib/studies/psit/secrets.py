@@ -149,12 +149,11 @@ def attainable_range(name: str, n: int, domain_size: int | None = None) -> tuple
 
 @dataclass(frozen=True)
 class Interval:
-    """A bootstrap interval, the method that produced it, and whether clipping moved it."""
+    """A bootstrap interval and the method that produced it."""
 
     low: float
     high: float
     method: str
-    clipped: bool
 
 
 def bootstrap_ci(
@@ -192,7 +191,7 @@ def bootstrap_ci(
     lo_b, hi_b = attainable_range(statistic, len(codes), domain_size)
     estimate = float(VECTOR_STATISTICS[statistic](codes))
     if len(set(codes.tolist())) == 1 or len(codes) < 3:
-        return Interval(estimate, estimate, "none (no variation to resample)", False)
+        return Interval(estimate, estimate, "none (no variation to resample)")
     used = method
     ci = None
     if method == "BCa":
@@ -210,8 +209,7 @@ def bootstrap_ci(
         res = bootstrap((codes,), VECTOR_STATISTICS[statistic], vectorized=True, n_resamples=n_boot,
                         confidence_level=1 - alpha, method="percentile", random_state=rng)
         ci = res.confidence_interval
-    low, high = float(np.clip(ci.low, lo_b, hi_b)), float(np.clip(ci.high, lo_b, hi_b))
-    return Interval(low, high, used, (low, high) != (float(ci.low), float(ci.high)))
+    return Interval(float(np.clip(ci.low, lo_b, hi_b)), float(np.clip(ci.high, lo_b, hi_b)), used)
 
 
 #: Fewest reveals per group for :func:`entropy_gap` to compare two groups' entropies. Below it a

@@ -92,16 +92,16 @@ def fork_outcome(result: ForkEpisode) -> Outcome:
     return classify_fork(result.reveal.parsed, host_text(public), result.answers, contradictions)
 
 
-def agent_order(df: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(df["agent"]))
+def _in_run_order(table: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """``table`` indexed by (model, agent), models sorted, agents in the order ``df`` ran them."""
+    order = list(dict.fromkeys(df["agent"]))
+    return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
 
 
 def outcome_mix(df: pd.DataFrame) -> pd.DataFrame:
     """Counts of each outcome per (model, agent), in the fixed outcome order."""
     table = pd.crosstab([df["model"], df["agent"]], df["outcome"], dropna=False)
-    table = table.reindex(columns=[o.value for o in OUTCOME_ORDER], fill_value=0)
-    order = agent_order(df)
-    return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
+    return _in_run_order(table.reindex(columns=[o.value for o in OUTCOME_ORDER], fill_value=0), df)
 
 
 def state_size_frame(records: list[ForkRecord]) -> pd.DataFrame:
@@ -124,9 +124,7 @@ def cost_table(records: list[ForkRecord]) -> pd.DataFrame:
             for rec, result in ok_results(records)]
     df = pd.DataFrame(rows, columns=["model", "agent", "calls", "hidden_calls", "state_tokens_at_fork",
                                      "helper_replies_unusable"])
-    order = list(dict.fromkeys(df["agent"]))
-    table = df.groupby(["model", "agent"], sort=False).mean().round(1)
-    return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
+    return _in_run_order(df.groupby(["model", "agent"], sort=False).mean().round(1), df)
 
 
 SIGNIFICANCE_BASELINES = ("vanilla", "mem0", "amem", "lightmem", "memoryos")
@@ -142,17 +140,15 @@ def split_methods(agents: list[str]) -> tuple[list[str], list[str]]:
 
 
 def significance(df: pd.DataFrame, agents: list[str], family: str = "method",
-                 success_col: str = "self_consistent") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(every comparison, per-method verdict): one-sided Fisher of each method against each
-    baseline per (task, model), Holm within ``family`` (default: each method's comparisons in
-    its task and model, as the study), and whether a method beats all baselines (``*``), on
-    ``success_col`` (the workbook's classification, or ``table1_self_consistent``: the study's)."""
+                 success_col: str = "self_consistent") -> pd.DataFrame:
+    """Every comparison: one-sided Fisher of each method against each baseline per (task, model),
+    Holm within ``family`` (default: each method's comparisons in its task and model, as the
+    study), on ``success_col`` (the workbook's classification, or ``table1_self_consistent``: the
+    study's); empty when the run has no method or no baseline."""
     methods, baselines = split_methods(agents)
     if not methods or not baselines:
-        empty = pd.DataFrame(columns=["task", "model", "method", "baselines_compared", "better_than_all", "marker"])
-        return pd.DataFrame(), empty
-    sig = significance_table(df, methods, baselines, family=family, success_col=success_col)
-    return sig, better_than_all_baselines(sig)
+        return pd.DataFrame()
+    return significance_table(df, methods, baselines, family=family, success_col=success_col)
 
 
 def stars(sig: pd.DataFrame) -> pd.DataFrame:
@@ -204,8 +200,8 @@ def table1_view(df: pd.DataFrame, table1: pd.DataFrame, strict: pd.DataFrame, ta
                 agents: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(significance on Table 1's rule, the Table 1 layout with the strict view beside, the
     reproduction check per covered cell): what a fork-test notebook shows beside the paper."""
-    sig, stars = significance(df, agents, success_col="table1_self_consistent")
-    return sig, summary_table(table1, stars, tasks, agents, strict=strict), reproduction_check(table1)
+    sig = significance(df, agents, success_col="table1_self_consistent")
+    return sig, summary_table(table1, stars(sig), tasks, agents, strict=strict), reproduction_check(table1)
 
 
 def in_agent_order(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:

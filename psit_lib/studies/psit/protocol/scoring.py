@@ -122,7 +122,7 @@ def table1_self_consistency(scored: Scored) -> pd.DataFrame:
 
 
 def significance(scored: Scored) -> pd.DataFrame:
-    return fx.significance(scored_frame(scored), scored.params.agents)[0]
+    return fx.significance(scored_frame(scored), scored.params.agents)
 
 
 def _table1_view(scored: Scored, tasks: Callable[[Any], list[str]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

@@ -256,12 +256,5 @@ def episode_row(record: Any) -> dict[str, Any]:
             "leak_turns": ", ".join(str(t) for t in leak_turns(result))}
 
 
-def episode_title(record: Any) -> str:
-    """``<episode> · <agent> · <outcome>`` for pickers and folded views."""
-    rec = as_fork_record(record)
-    outcome = rec.result.outcome.value if rec.result is not None else "error"
-    return f"{rec.episode_id} · {rec.spec.get('agent', '?')} · {outcome}"
-
-
-__all__ = ["as_fork_record", "episode_html", "episode_row", "episode_title", "is_fork_result", "leak_turns",
+__all__ = ["as_fork_record", "episode_html", "episode_row", "is_fork_result", "leak_turns",
            "state_diff_html"]
