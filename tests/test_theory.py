@@ -27,7 +27,6 @@ from psit_lib.studies.psit.theory import (
     PolicyInputError,
     PrivateStateAgent,
     ReimaginingPoca,
-    candidate_set_sizes,
     compatible_set,
     conditional_entropy_of_secret,
     entropy_table,
@@ -88,18 +87,13 @@ def test_compatible_set_on_a_list_agrees_with_the_vocabulary_index():
 def test_candidate_sets_shrink_and_keep_the_secret(index, seed, turns):
     vocabulary = get_vocabulary(SMALL_VOCABULARY)
     secret = FIVE_LETTER[index]
-    sizes = candidate_set_sizes(secret, vocabulary, seed, turns)
+    states = play_truthful_game(secret, seed, turns)
+    sizes = [len(compatible_set(vocabulary, state)) for state in states]
     assert sizes[0] == len(FIVE_LETTER)
     assert 1 <= len(sizes) <= turns + 1
     assert all(later <= earlier for earlier, later in zip(sizes, sizes[1:]))
-    for state in play_truthful_game(secret, seed, turns):
-        assert secret in compatible_set(vocabulary, state)
-    assert sizes == candidate_set_sizes(secret, vocabulary, random.Random(seed), turns)
-
-
-def test_candidate_set_sizes_refuses_a_secret_outside_the_dictionary():
-    with pytest.raises(ValueError, match="not in the dictionary"):
-        candidate_set_sizes("zzzzq", FIVE_LETTER, 0, 3)
+    assert all(secret in compatible_set(vocabulary, state) for state in states)
+    assert states == play_truthful_game(secret, random.Random(seed), turns)
 
 
 def test_simulate_set_sizes_is_seeded_and_monotone():

@@ -11,7 +11,6 @@
 
 from psit_lib.studies.psit.theory.candidate_sets import (
     EmptyDictionaryError,
-    candidate_set_sizes,
     compatible_set,
     play_truthful_game,
     simulate_set_sizes,
@@ -60,7 +59,6 @@ __all__ = [
     "PrivateStateAgent",
     "PublicHistory",
     "ReimaginingPoca",
-    "candidate_set_sizes",
     "closed_form_check",
     "compared_hosts",
     "compatible_set",

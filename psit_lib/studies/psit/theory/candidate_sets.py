@@ -91,29 +91,6 @@ def play_truthful_game(
     return states
 
 
-def candidate_set_sizes(
-    secret: str,
-    dictionary: Dictionary,
-    rng: random.Random | int,
-    n_turns: int,
-    exploration: float = 0.2,
-    max_lives: int = DEFAULT_LIVES,
-) -> list[int]:
-    """|C_t| for t = 0 .. (guesses played): the seeded player against a truthful host.
-
-    Entry 0 counts the dictionary words of the secret's length (what the opening reveals);
-    entry t counts those still compatible after the t-th guess. The secret must be in the
-    dictionary, so every size is at least 1, and sizes never increase.
-    """
-    lowered = secret.lower()
-    if lowered != secret or not secret.isalpha() or not secret.isascii():
-        raise ValueError(f"Secret {secret!r} must be a lowercase a-z word.")
-    if secret not in words_of_length(dictionary, len(secret)):
-        raise ValueError(f"Secret {secret!r} is not in the dictionary, so C_t would not contain it.")
-    states = play_truthful_game(secret, rng, n_turns, exploration, max_lives)
-    return [len(compatible_set(dictionary, state)) for state in states]
-
-
 def simulate_set_sizes(
     n_games: int,
     length: int,
