@@ -105,8 +105,8 @@ def test_simulate_set_sizes_is_seeded_and_monotone():
     for _, game in table.groupby("game"):
         assert game["size"].is_monotonic_decreasing
         assert (game["size"] >= 1).all()
-    frequency = simulate_set_sizes(3, 5, seed=0, n_turns=3, vocabulary_size=SMALL_VOCABULARY, secret_choice="frequency")
-    assert frequency["secret"].str.len().eq(5).all()
+    default = simulate_set_sizes(3, 5, seed=0, n_turns=3, vocabulary_size=SMALL_VOCABULARY)
+    assert default["secret"].str.len().eq(5).all()
 
 
 # --------------------------------------------------------------------------------------------

@@ -368,11 +368,6 @@ def secret_summary(
     interval that excludes its own estimate (resampling a few dozen reveals, most of them
     distinct, cannot show the secrets never seen, so the resampled entropy sits below the
     plug-in one) is not given: its bounds are NaN and ``interval`` says why.
-
-    Columns: group columns, ``n``, ``n_missing``, ``distinct``, ``entropy`` (bits),
-    ``entropy_low``, ``entropy_high``, ``normalised_entropy``, ``effective_number``,
-    ``effective_number_low``, ``effective_number_high``, ``top_share``, ``top_share_low``,
-    ``top_share_high``, ``top_secret``, ``top_count``.
     """
     columns = [group_cols] if isinstance(group_cols, str) else list(group_cols)
     missing_cols = [c for c in [*columns, secret_col] if c not in df.columns]

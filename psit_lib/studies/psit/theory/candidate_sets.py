@@ -98,16 +98,13 @@ def simulate_set_sizes(
     n_turns: int = 10,
     dictionary: Dictionary | None = None,
     vocabulary_size: int = DEFAULT_VOCABULARY_SIZE,
-    secret_choice: str = "uniform",
     exploration: float = 0.2,
     max_lives: int = DEFAULT_LIVES,
 ) -> pd.DataFrame:
     """|C_t| per turn over ``n_games`` seeded games, as a long table for a figure.
 
-    Secrets are the dictionary's words of ``length`` letters, drawn uniformly
-    (``secret_choice="uniform"``) or in proportion to word frequency (``"frequency"``, needs a
-    :class:`Vocabulary`); the default dictionary is the wordfreq vocabulary of
-    ``vocabulary_size`` words. Game g uses its own generator derived from ``seed``, so adding
+    Secrets are the dictionary's words of ``length`` letters, drawn uniformly; the default
+    dictionary is the wordfreq vocabulary of ``vocabulary_size`` words. Game g uses its own generator derived from ``seed``, so adding
     games never changes earlier ones.
 
     Columns: ``game``, ``turn`` (0 = after the opening), ``guess`` (letter of that turn, ``""``
@@ -115,23 +112,15 @@ def simulate_set_sizes(
     """
     if n_games < 1:
         raise ValueError(f"n_games must be at least 1, got {n_games}.")
-    if secret_choice not in ("uniform", "frequency"):
-        raise ValueError(f"secret_choice must be 'uniform' or 'frequency', got {secret_choice!r}.")
     words = dictionary if dictionary is not None else get_vocabulary(vocabulary_size)
     pool = words_of_length(words, length)
     if not pool:
         raise EmptyDictionaryError(f"The dictionary has no word of length {length}.")
-    if secret_choice == "frequency":
-        if not isinstance(words, Vocabulary):
-            raise ValueError("secret_choice='frequency' needs a Vocabulary (a plain list has no frequencies).")
-        weights = [words.frequency(word) for word in pool]
-    else:
-        weights = None
     master = random.Random(seed)
     rows = []
     for game in range(n_games):
         game_rng = random.Random(master.getrandbits(64))
-        secret = game_rng.choices(pool, weights=weights)[0] if weights else game_rng.choice(pool)
+        secret = game_rng.choice(pool)
         states = play_truthful_game(secret, game_rng, n_turns, exploration, max_lives)
         for turn, state in enumerate(states):
             rows.append(
