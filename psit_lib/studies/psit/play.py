@@ -21,8 +21,8 @@ from psit_lib.studies.psit.agents.config import KINDS, STRATEGY_NAMES
 from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
-from psit_lib.runs.records import EpisodeRecord, UsageSummary
-from psit_lib.studies.psit.protocol.records import ForkEpisode
+from psit_lib.runs.records import UsageSummary
+from psit_lib.studies.psit.protocol.records import ForkEpisode, ForkRecord
 from psit_lib.studies.psit.protocol.candidates import stored_secret
 from psit_lib.studies.psit.protocol.fork_test import (NEUTRAL_SYSTEM_PROMPT, ForkSettings, fork_from_checkpoint, host_role,
                                                       player_rng)
@@ -33,7 +33,6 @@ from psit_lib.studies.psit.tasks.hangman_player import guess_message
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
 
 
-ForkRecord = EpisodeRecord[ForkEpisode]
 
 
 def workbook_agents() -> list[str]:

@@ -13,9 +13,9 @@ import pandas as pd
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome, classify_fork
 from psit_lib.analysis.stats import better_than_all_baselines, rate_table, significance_table
 from psit_lib.llm.client import ModelSession
-from psit_lib.runs.records import EpisodeRecord, ok_results
+from psit_lib.runs.records import ok_results
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
-from psit_lib.studies.psit.protocol.records import ForkEpisode
+from psit_lib.studies.psit.protocol.records import ForkEpisode, ForkRecord
 from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import host_text, run_fork_episode
@@ -43,7 +43,6 @@ def fork_episode_fn(task: PsitTask, params: ForkTestParams) -> StudyEpisode[Fork
     return episode
 
 
-ForkRecord = EpisodeRecord[ForkEpisode]
 
 
 def sweep_specs(task: PsitTask, params: ForkTestParams, sweep_models: dict[Any, str]) -> list[EpisodeSpec]:

@@ -23,15 +23,13 @@ import pandas as pd
 from psit_lib.analysis.stats import rate_table
 from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 from psit_lib.runs.health import beside_rates
-from psit_lib.runs.records import EpisodeRecord
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, scorer
 from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol import experiment as fx
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
-from psit_lib.studies.psit.protocol.records import ForkEpisode
+from psit_lib.studies.psit.protocol.records import ForkRecord
 from psit_lib.studies.psit.protocol.table1 import paper_outcome, score_table1, score_table1_workbook_reader
 
-ForkRecord = EpisodeRecord[ForkEpisode]
 
 SOURCES = ("revealed", "stored", "dataset", "model")
 

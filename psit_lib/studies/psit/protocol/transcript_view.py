@@ -23,10 +23,9 @@ from typing import Any
 
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
-from psit_lib.studies.psit.protocol.records import CandidateBranch, ForkEpisode
+from psit_lib.studies.psit.protocol.records import CandidateBranch, ForkEpisode, ForkRecord
 from psit_lib.studies.psit.protocol.table1 import score_table1
 
-ForkRecord = EpisodeRecord[ForkEpisode]
 
 _CARD = "border:1px solid #d8dbe2;border-radius:6px;padding:6px 8px;background:#fff;min-width:0"
 _PRE = "white-space:pre-wrap;word-break:break-word;margin:0;font-size:12px;font-family:ui-monospace,monospace"
