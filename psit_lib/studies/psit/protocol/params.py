@@ -1,8 +1,7 @@
 """Parameter models of the fork-test and secret-choice notebooks (02, 03, 04, 07).
 
 Light on purpose: no LangGraph, pandas or episode code, so ``psit run`` can validate every
-parameter value before a kernel starts. The modules that use them (``protocol.experiment``,
-``protocol.ablation``, ``protocol.secret_choice``) re-export them from their old names.
+parameter value before a kernel starts.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The fork test's scorers and metrics: every verdict and every table of notebooks 01-04.
 
-A fork episode's record keeps what happened: the reveal read from its branch, the public
-transcript at the fork, the decision read from each candidate's branch and the pre-fork
-contradictions. The scorers apply the study's rules to those fields (the workbook's
-classification, :func:`~psit_lib.studies.psit.protocol.outcomes.classify_fork`, and Table 1's
+The scorers apply the study's rules to what a fork episode's record kept (the workbook's
+classification, :func:`~psit_lib.studies.psit.protocol.experiment.fork_outcome`, and Table 1's
 rule, :mod:`~psit_lib.studies.psit.protocol.table1`), so the outcome figure and every table rest
-on the same scored label, never on a label stored with the episode. (Records made before the
-scorers still carry a stored ``outcome``; it is read only for an episode that stopped before its
-fork, where no rule has anything to classify.)
+on the same scored label, never on a label stored with the episode.
 
 The metrics build each table from the stored scores (:class:`~psit_lib.runs.scores.Scored`),
 so ``psit rescore`` reproduces every table from a run folder alone.

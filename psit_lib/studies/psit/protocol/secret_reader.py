@@ -1,19 +1,14 @@
-"""Read the secrets agents revealed, from the episode records of any run folder.
+"""Read the secrets agents revealed, from episode records: one row per episode.
 
 The mode-collapse analysis (SPEC §4, last item) looks at *which* secrets were revealed,
-whichever experiment produced them: the fork tests of notebooks 02-04 reveal at the fork,
-the quick secret-choice experiment of notebook 07 reveals right after the opener. All of
-them record episodes with ``spec`` (task, model, agent, maybe temperature), ``status`` and a
-result with ``reveal.parsed``, so one reader serves them all.
+whichever experiment produced them: the fork tests of notebooks 02-04 reveal at the fork
+(:func:`folder_reveals` reads their folders, read only), the quick secret-choice experiment of
+notebook 07 right after the opener (its ``secret`` scorer reads each record). Both record a
+result with ``reveal.parsed``, so one reader serves them.
 
 Nothing is dropped: a failed episode, or one whose reveal could not be read, stays as a row
 with ``secret`` None, so :func:`psit_lib.studies.psit.secrets.secret_summary` counts it in
 ``n_missing`` and the top-k and entropy figures simply leave it out.
-
-The reader only reads, through :class:`psit_lib.runs.folder.RunFolder`: it never creates
-folders or repairs files (a notebook may be writing the same folder), and the run folder's
-rules apply: the newest record per episode id wins, a partial last line from a killed run is
-ignored, records of either stored format read.
 """
 
 from __future__ import annotations
