@@ -38,6 +38,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from psit_lib.analysis.labels import format_number
 from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
@@ -252,18 +253,10 @@ def metrics_table(df: pd.DataFrame, group_cols: list[str], *, n_boot: int = 1000
 
 
 def plain_number(value: Any) -> str:
-    """A number for a compact table: 3 significant digits, never in scientific notation, a dash
-    when missing."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    number = float(value)
-    if number.is_integer() and abs(number) < 1e15:
-        return str(int(number))
-    text = f"{number:.3g}"
-    if "e" in text:  # 3 significant digits without an exponent
-        digits = max(0, 2 - math.floor(math.log10(abs(number))))
-        text = f"{number:.{digits}f}"
-    return text
+    """A number for a compact table as the workbook writes every table's numbers
+    (:func:`~psit_lib.analysis.labels.format_number`: 3 significant digits, never an exponent),
+    a dash when missing."""
+    return str(format_number(None if value is None else float(value)))
 
 
 UNUSABLE_MARK = "†"
