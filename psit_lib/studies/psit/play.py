@@ -17,7 +17,7 @@ import html
 import random
 from dataclasses import dataclass
 
-from psit_lib.studies.psit.agents.config import KINDS, STRATEGY_NAMES
+from psit_lib.studies.psit.protocol.params import WORKBOOK_AGENTS
 from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
@@ -37,13 +37,7 @@ from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
 
 def workbook_agents() -> list[str]:
     """Every agent name the workbook defines (vanilla, private_cot, workflow_*, autonomous_*)."""
-    names = []
-    for kind in KINDS:
-        if kind in ("workflow", "autonomous"):
-            names += [f"{kind}_{strategy}" for strategy in STRATEGY_NAMES]
-        else:
-            names.append(kind)
-    return names
+    return list(WORKBOOK_AGENTS)
 
 
 # --------------------------------------------------------------------------------------------

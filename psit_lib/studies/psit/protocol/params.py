@@ -57,9 +57,10 @@ class ForkTestParams(ModelRunParams):
                             agent_options=(("reasoning_layout", self.private_cot_layout),))
 
 
-GRID_AGENTS = (["vanilla", "private_cot"]
-               + [f"{family}_{strategy}" for family in ("workflow", "autonomous") for strategy in STRATEGY_NAMES]
-               + ["mem0", "amem", "lightmem", "memoryos"])
+WORKBOOK_AGENTS = ("vanilla", "private_cot",
+                   *(f"{family}_{strategy}" for family in ("workflow", "autonomous") for strategy in STRATEGY_NAMES))
+"""Every agent the workbook defines (the retrieval baselines are the memory libraries')."""
+GRID_AGENTS = [*WORKBOOK_AGENTS, "mem0", "amem", "lightmem", "memoryos"]
 
 
 class AblationParams(ForkTestParams):

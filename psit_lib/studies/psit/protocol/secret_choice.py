@@ -271,6 +271,16 @@ def _with_interval(row: pd.Series, name: str) -> str:
     return f"{plain_number(estimate)} [{plain_number(low)}, {plain_number(high)}]"
 
 
+def _cell_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """A page view's leading columns: the task, the model only when the run has several, and T."""
+    view = pd.DataFrame({"task": table["task"]})
+    if "model" in table.columns and table["model"].nunique(dropna=False) > 1:
+        view["model"] = table["model"]
+    if "temperature" in table.columns:
+        view["T"] = [plain_number(t) for t in table["temperature"]]
+    return view
+
+
 def spread_view(summary: pd.DataFrame) -> pd.DataFrame:
     """:func:`metrics_table` for the page: one row per (task, model, temperature), each statistic
     beside its 95% interval in one cell, the model column only when the run has several models.
@@ -279,11 +289,7 @@ def spread_view(summary: pd.DataFrame) -> pd.DataFrame:
     if summary.empty:
         return pd.DataFrame(columns=["task", "T", "n", "distinct", "entropy (bits)", "effective number",
                                      "top share", "top secret (count)"])
-    view = pd.DataFrame({"task": summary["task"]})
-    if "model" in summary.columns and summary["model"].nunique(dropna=False) > 1:
-        view["model"] = summary["model"]
-    if "temperature" in summary.columns:
-        view["T"] = [plain_number(t) for t in summary["temperature"]]
+    view = _cell_columns(summary)
     view["n"] = [f"{int(n)}" + (f" (+{int(m)} unread)" if m else "") for n, m in zip(summary["n"], summary["n_missing"])]
     view["distinct"] = summary["distinct"].astype(int)
     view["entropy (bits)"] = [_with_interval(r, "entropy") for _, r in summary.iterrows()]
@@ -460,11 +466,7 @@ def chi_square_view(chi: pd.DataFrame) -> pd.DataFrame:
         p_text = "p < 0.001" if p < 0.001 else f"p = {plain_number(p)}"
         return f"chi2 = {plain_number(row['chi2'])}, dof {int(row['dof'])}, {p_text}"
 
-    view = pd.DataFrame({"task": chi["task"]})
-    if "model" in chi.columns and chi["model"].nunique(dropna=False) > 1:
-        view["model"] = chi["model"]
-    if "temperature" in chi.columns:
-        view["T"] = [plain_number(t) for t in chi["temperature"]]
+    view = _cell_columns(chi)
     view["reference"] = chi["reference"]
     view["n in prior"] = chi["n_in_prior"].astype(int)
     view["outside prior"] = [plain_number(v) for v in chi["out_of_prior_share"]]

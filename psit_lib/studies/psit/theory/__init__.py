@@ -10,7 +10,6 @@
 """
 
 from psit_lib.studies.psit.theory.candidate_sets import (
-    EmptyDictionaryError,
     compatible_set,
     play_truthful_game,
     simulate_set_sizes,
@@ -23,7 +22,6 @@ from psit_lib.studies.psit.theory.fork_exact import (
     enumerate_outcomes,
     exact_mix_table,
     exact_outcomes,
-    other_candidate_count,
     p_self_consistent_uniform,
     policy_table,
     self_consistency_points,
@@ -32,7 +30,6 @@ from psit_lib.studies.psit.theory.fork_exact import (
 )
 from psit_lib.studies.psit.theory.policies import (
     FirstCompatiblePoca,
-    HostPolicy,
     PolicyInputError,
     PrivateStateAgent,
     ReimaginingPoca,
@@ -40,9 +37,7 @@ from psit_lib.studies.psit.theory.policies import (
     frequency_weights,
 )
 from psit_lib.studies.psit.theory.secrecy import (
-    PublicHistory,
     conditional_entropy_of_secret,
-    entropy_bits,
     entropy_table,
     entropy_views,
     expected_log2_compatible,
@@ -51,19 +46,15 @@ from psit_lib.studies.psit.theory.secrecy import (
 
 __all__ = [
     "FORK_OUTCOMES",
-    "EmptyDictionaryError",
     "ExactComputationTooLargeError",
     "FirstCompatiblePoca",
-    "HostPolicy",
     "PolicyInputError",
     "PrivateStateAgent",
-    "PublicHistory",
     "ReimaginingPoca",
     "closed_form_check",
     "compared_hosts",
     "compatible_set",
     "conditional_entropy_of_secret",
-    "entropy_bits",
     "entropy_table",
     "entropy_views",
     "enumerate_outcomes",
@@ -72,7 +63,6 @@ __all__ = [
     "expected_log2_compatible",
     "frequency_weights",
     "history_distribution",
-    "other_candidate_count",
     "p_self_consistent_uniform",
     "play_truthful_game",
     "policy_table",
