@@ -56,11 +56,10 @@ def agent_groups() -> dict[str, str]:
 
 
 def _scored(table: pd.DataFrame) -> pd.DataFrame:
-    groups = agent_groups()
-    families = dict(zip(reference_table(TABLE1)["method"].astype(str), reference_table(TABLE1)["group"].astype(str)))
+    ref = reference_table(TABLE1)
     table = table[table["n_scored"].fillna(0) > 0].copy()
-    table["group"] = table["agent"].map(groups)
-    table["family"] = table["agent"].map(families)
+    table["group"] = table["agent"].map(agent_groups())
+    table["family"] = table["agent"].map(dict(zip(ref["method"].astype(str), ref["group"].astype(str))))
     return table[table["group"].notna()]
 
 
