@@ -11,7 +11,8 @@ import time
 
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMSettings
-from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
+from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_outcome, plan_fork_episodes
+from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.runs import RunStore, run_episodes
 
 
@@ -30,7 +31,8 @@ async def bench(task, agent: str, n: int, folder: str) -> tuple[float, float, in
     records = await run_episodes(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params),
                                  store=RunStore(folder), client=client, run_seed=0, progress=False)
     elapsed = time.perf_counter() - started
-    return elapsed, float(fork_frame(records)["self_consistent"].mean()), client.stats.calls
+    consistent = [r.result is not None and fork_outcome(r.result) == Outcome.SELF_CONSISTENT for r in records]
+    return elapsed, sum(consistent) / len(consistent), client.stats.calls
 
 
 def main() -> None:

@@ -9,7 +9,9 @@ import pytest
 from psit_lib.studies.psit.agents import ChatAgent, parse_agent
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMSettings, ModelSession
-from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
+from fork_rows import fork_rows
+from hangman_states import state_from_constraints
+from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, host_role, run_fork_episode
 from psit_lib.runs.records import read_records
 from psit_lib.studies.psit.protocol.records import ForkEpisode
@@ -87,7 +89,7 @@ async def test_memory_agent_answers_from_its_stored_secret(task):
     stored = extract_secret(record["private_state_at_fork"])
     if stored:  # a lossy overwrite may have dropped it; then nothing is asserted here
         assert record["reveal"]["parsed"] == stored
-        assert task.is_compatible(task.initial_state().__class__.from_public(**record["constraints"]), stored)
+        assert task.is_compatible(state_from_constraints(record["constraints"]), stored)
 
 
 async def _table(client_settings, tmp_path, name):
@@ -96,7 +98,7 @@ async def _table(client_settings, tmp_path, name):
     records = await run_episodes(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params),
                                  store=RunStore(tmp_path / name), client=make_client(client_settings),
                                  run_seed=0, progress=False)
-    return fork_frame(read_records(records, ForkEpisode))[["episode_id", "agent", "outcome", "revealed"]]
+    return fork_rows(read_records(records, ForkEpisode))[["episode_id", "agent", "outcome", "revealed"]]
 
 
 @pytest.mark.slow

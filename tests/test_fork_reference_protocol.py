@@ -104,9 +104,9 @@ async def test_candidates_are_revealed_then_stored_then_the_most_frequent_compat
     secrets = [c.secret for c in result.candidates]
     sources = [c.source for c in result.candidates]
     assert secrets[:2] == ["planet", "planes"] and sources == ["revealed", "stored", "dataset", "dataset", "dataset"]
-    from psit_lib.studies.psit.tasks.hangman_rules import HangmanState
+    from hangman_states import state_from_constraints
 
-    state = HangmanState.from_public(**result.constraints)
+    state = state_from_constraints(result.constraints)
     vocabulary = [w for w in task.vocabulary.words if is_compatible(state, w)]
     expected = [w for w in _by_frequency(task, vocabulary, 10) if w not in ("planet", "planes")][:3]
     assert secrets[2:] == expected

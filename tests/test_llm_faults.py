@@ -16,7 +16,8 @@ from psit_lib.llm.replicas import ReplicaPool
 from psit_lib.llm.settings import parse_model_endpoints
 from psit_lib.runs import RunStore, run_episodes
 from psit_lib.runs.records import read_records
-from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, fork_frame, plan_fork_episodes
+from fork_rows import fork_rows
+from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
 from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 
@@ -71,7 +72,7 @@ async def _fork_table(url: str, tmp_path, name: str, **kw):
                              store=RunStore(tmp_path / name), client=client, run_seed=0, concurrency=4,
                              progress=False)
     await client.aclose()
-    table = fork_frame(read_records(raw, ForkEpisode))[["episode_id", "agent", "outcome", "revealed"]]
+    table = fork_rows(read_records(raw, ForkEpisode))[["episode_id", "agent", "outcome", "revealed"]]
     return table, client.stats
 
 

@@ -248,7 +248,7 @@ def test_the_study_model_settings_file_holds_the_four_models_as_the_reference_co
 
 def test_the_study_params_file_names_the_four_models_for_the_psit_notebooks():
     from psit_lib.cli.notebooks import load_params, resolve_notebooks
-    from psit_lib.studies.psit.protocol.reproduction import paper_model
+    from psit_lib.studies.psit.reference import study_model
 
     path = REPO / "notebooks" / "params" / "study_models.yaml"
     notebooks = resolve_notebooks(["2", "3", "4", "7"])
@@ -257,7 +257,7 @@ def test_the_study_params_file_names_the_four_models_for_the_psit_notebooks():
         assert tuple(values["models"]) == STUDY_MODELS, name
         assert values.get("temperature", 0.3) == 0.3 and values["max_tokens"] == 2048
     assert all(params[n]["n_episodes"] == 50 for n in params if not n.startswith("07"))
-    assert [paper_model(m) for m in STUDY_MODELS] == ["GPT-OSS 20B", "GPT-OSS 120B", "Qwen3 32B", "Qwen3 235B"]
+    assert [study_model(m) for m in STUDY_MODELS] == ["GPT-OSS 20B", "GPT-OSS 120B", "Qwen3 32B", "Qwen3 235B"]
     assert set(yaml.safe_load(path.read_text())) <= {p.stem for p in notebooks}
     scale = yaml.safe_load((REPO / "notebooks" / "params" / "study_scale.yaml").read_text())
     for name, values in params.items():  # the study's sizes agree with the study-scale file's

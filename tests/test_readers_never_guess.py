@@ -11,7 +11,7 @@ from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyEr
 from psit_lib.studies.psit.tasks.diagnosis import NAME_ALIASES, DiagnosisTask, DiagnosisState
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.studies.psit.tasks.hangman_reader import find_pattern_runs, read_opening, read_reply
-from psit_lib.studies.psit.tasks.hangman_rules import constraints_from_history
+from hangman_states import constraints_from_history
 
 FREE, CLOSED = DiagnosisTask(), DiagnosisTask(choice="closed")
 ASTHMA = "Bronchospasm / acute asthma exacerbation"
@@ -39,12 +39,12 @@ def test_strip_template_debris_cuts_at_the_first_token(text, expected):
 @pytest.mark.parametrize("reply", ["<|im_end|>user", "<|im_end|>user I think it is something else",
                                    "<end_of_turn>\n<start_of_turn>user\nPneumonia"])
 def test_debris_is_never_a_secret(task, reply):
-    assert task.parse_reveal(reply) is None
+    assert task.read_reveal(reply).value is None
 
 
 def test_what_precedes_the_debris_is_read():
-    assert FREE.parse_reveal("Pneumonia<|im_end|>user Whooping cough") == "Pneumonia"
-    assert HangmanTask().parse_reveal("planet<|im_end|>\n<|im_start|>user\nrocket") == "planet"
+    assert FREE.read_reveal("Pneumonia<|im_end|>user Whooping cough").value == "Pneumonia"
+    assert HangmanTask().read_reveal("planet<|im_end|>\n<|im_start|>user\nrocket").value == "planet"
 
 
 def test_a_debris_yes_no_is_unreadable():
@@ -56,31 +56,31 @@ def test_a_debris_yes_no_is_unreadable():
 
 
 def test_a_symptom_is_not_the_condition_whose_name_contains_it():
-    parsed = FREE.parse_reveal("Cough")
+    parsed = FREE.read_reveal("Cough").value
     assert parsed == "Cough" and parsed != "Whooping cough"
     assert not FREE.is_checkable(parsed)                  # off-dataset: kept as written, unchecked
     assert FREE.is_compatible(DiagnosisState((("E_201", False),)), parsed)
-    assert CLOSED.parse_reveal("Cough") is None
+    assert CLOSED.read_reveal("Cough").value is None
 
 
 def test_asthma_is_not_resolved_by_containment():
     assert "asthma" not in NAME_ALIASES                   # the disease is broader than one exacerbation
-    assert FREE.parse_reveal("asthma") == "asthma" and not FREE.is_checkable("asthma")
-    assert CLOSED.parse_reveal("Asthma") is None
+    assert FREE.read_reveal("asthma").value == "asthma" and not FREE.is_checkable("asthma")
+    assert CLOSED.read_reveal("Asthma").value is None
     assert FREE.normalise("asthma") == "asthma"
 
 
 @pytest.mark.parametrize("reply", ["Asthma attack", "acute asthma exacerbation", "Bronchospasm",
                                    "Bronchospasm / acute asthma exacerbation"])
 def test_synonyms_of_the_asthma_condition_are_aliases(reply):
-    assert CLOSED.parse_reveal(reply) == ASTHMA
+    assert CLOSED.read_reveal(reply).value == ASTHMA
 
 
 @pytest.mark.parametrize("reply", ["pneumothorax", "Acute bronchitis", "Viral pneumonia", "angina", "HIV",
                                    "exacerbation", "cough", "Pulmonary"])
 def test_no_name_is_matched_by_containment_either_way(reply):
-    assert CLOSED.parse_reveal(reply) is None
-    assert not FREE.is_dataset_condition(reply)
+    assert CLOSED.read_reveal(reply).value is None
+    assert not FREE.is_checkable(reply)
 
 
 @pytest.mark.parametrize(("reply", "expected"), [
@@ -92,11 +92,11 @@ def test_no_name_is_matched_by_containment_either_way(reply):
     ("NSTEMI", "Possible NSTEMI / STEMI"),
 ])
 def test_a_sentence_naming_one_condition_in_full_is_read(reply, expected):
-    assert CLOSED.parse_reveal(reply) == expected == FREE.parse_reveal(reply)
+    assert CLOSED.read_reveal(reply).value == expected == FREE.read_reveal(reply).value
 
 
 def test_a_reply_naming_several_conditions_names_none():
-    assert FREE.parse_reveal("Pneumonia. Or maybe whooping cough.") is None
+    assert FREE.read_reveal("Pneumonia. Or maybe whooping cough.").value is None
 
 
 def test_every_alias_names_one_dataset_condition_exactly():
@@ -163,11 +163,11 @@ def test_names_of_conditions_outside_the_dataset_are_kept_as_written(name):
 
 
 def test_a_runaway_reply_of_single_letters_is_no_spelled_out_word():
-    from psit_lib.studies.psit.tasks.hangman_reader import MAX_SPELLED_LETTERS, parse_reveal_text
+    from psit_lib.studies.psit.tasks.hangman_reader import MAX_SPELLED_LETTERS, read_reveal
 
-    assert parse_reveal_text("P L A N E T") == "planet"
-    assert parse_reveal_text("a " + "e " * 96) is None            # seen with a 0.5B model at the reveal
+    assert read_reveal("P L A N E T").value == "planet"
+    assert read_reveal("a " + "e " * 96).value is None            # seen with a 0.5B model at the reveal
     longest = "pneumonoultramicroscopic"[:MAX_SPELLED_LETTERS]
-    assert parse_reveal_text(" ".join(longest)) == longest
-    assert parse_reveal_text(" ".join(longest + "s")) is None
-    assert parse_reveal_text(" ".join("x" * 6)) is None           # one letter repeated spells no word
+    assert read_reveal(" ".join(longest)).value == longest
+    assert read_reveal(" ".join(longest + "s")).value is None
+    assert read_reveal(" ".join("x" * 6)).value is None           # one letter repeated spells no word

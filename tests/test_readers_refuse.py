@@ -47,14 +47,13 @@ ALPHABET = "a b c d e f g"
 @pytest.mark.parametrize("task", TASKS.values(), ids=TASKS.keys())
 def test_parse_reveal_refuses_the_fenced_tool_call(task):
     reading = task.read_reveal(FENCED_CALL)
-    assert reading.value is None and task.parse_reveal(FENCED_CALL) is None
+    assert reading.value is None
     assert "tool call (reveal_secret)" in reading.reason
 
 
 def test_parse_reveal_refuses_always():
     reading = HANGMAN.read_reveal(ALWAYS)
     assert reading.value is None and "function word" in reading.reason
-    assert HANGMAN.parse_reveal(ALWAYS) is None
 
 
 def test_parse_reveal_refuses_the_alphabet():
@@ -106,7 +105,7 @@ def test_candidates_yes_yes_yes_propose_nothing():
 
 def test_an_off_dataset_diagnosis_reveal_is_never_compatible():
     state = DiagnosisState((("E_201", False),))
-    assert FREE.parse_reveal("Lyme disease") == "Lyme disease"
+    assert FREE.read_reveal("Lyme disease").value == "Lyme disease"
     assert reveal_compatibility(FREE, state, "Lyme disease") is None            # unchecked, not compatible
     assert reveal_compatibility(FREE, state, "Croup") is not None                # a dataset name is checked
     assert reveal_compatibility(FREE, None, "Croup") is None
@@ -118,7 +117,7 @@ def test_an_off_dataset_diagnosis_reveal_is_never_compatible():
     "Answer: to choose the condition Premature Ejaculation (PE)",
 ])
 def test_a_sentence_about_the_choice_is_not_cut_into_a_name(reply):
-    assert FREE.parse_reveal(reply) is None
+    assert FREE.read_reveal(reply).value is None
 
 
 @pytest.mark.parametrize(("reply", "expected"), [
@@ -228,7 +227,7 @@ def test_no_defect_is_ever_a_secret_a_candidate_or_a_length(reply):
     for task in TASKS.values():
         reading = task.read_reveal(reply)
         assert reading.value is None and reading.reason, (task.name, reply)
-    assert HANGMAN.parse_reveal(reply) is None
+    assert HANGMAN.read_reveal(reply).value is None
     if reply_non_answer(reply) is not None:
         assert read_yes_no(reply).value is None
         _no_board(reply)
@@ -254,9 +253,9 @@ def _corpus() -> list[dict[str, Any]]:
 def _read(reader: str, reply: str) -> Any:
     """What ``reader`` reads from ``reply``: a value, or None when it refuses."""
     if reader == "hangman_reveal":
-        return HANGMAN.parse_reveal(reply)
+        return HANGMAN.read_reveal(reply).value
     if reader == "diagnosis_reveal":
-        return FREE.parse_reveal(reply)
+        return FREE.read_reveal(reply).value
     if reader == "yes_no":
         return parse_yes_no(reply)
     if reader == "hangman_opening":
@@ -265,7 +264,7 @@ def _read(reader: str, reply: str) -> Any:
         except HostReplyError:
             return None
     if reader == "candidates":
-        return [FREE.parse_reveal(p) for p in json.loads(reply)]     # the diagnosis candidate generator
+        return [FREE.read_reveal(p).value for p in json.loads(reply)]     # the diagnosis candidate generator
     raise AssertionError(f"unknown reader {reader!r}")
 
 

@@ -7,8 +7,8 @@ import re
 import pandas as pd
 import pytest
 
-from psit_lib.studies.psit.protocol.reproduction import PAPER_N, paper_model, reproduction_check, reproduction_reading
-from psit_lib.studies.psit.reference import self_consistency_reference
+from psit_lib.studies.psit.protocol.reproduction import PAPER_N, reproduction_check, reproduction_reading
+from psit_lib.studies.psit.reference import self_consistency_reference, study_model
 
 
 @pytest.mark.parametrize("served, study", [
@@ -16,7 +16,7 @@ from psit_lib.studies.psit.reference import self_consistency_reference
     ("gpt-oss-120b", "GPT-OSS 120B"), ("qwen3-235b-a22b-thinking-2507", "Qwen3 235B"),
     ("psit-sim", None), ("qwen2.5-coder-0.5b-instruct", None), ("llama-3-8b", None)])
 def test_served_names_map_to_the_studys_models_and_nothing_else_does(served, study):
-    assert paper_model(served) == study
+    assert study_model(served) == study
 
 
 def _rates(model, agent, successes, n, task="hangman"):
@@ -83,16 +83,16 @@ def test_psit_compare_paper_prints_the_ledger_and_each_cells_verdict_within_120_
 @pytest.mark.parametrize("served", ["Qwen3-235B-A22B-Instruct-2507", "Qwen3-32B-AWQ", "qwen/qwen3-32b-fp8",
                                     "gpt-oss-20b-gguf"])
 def test_a_near_name_is_not_the_papers_model_unless_the_roster_maps_it(served, monkeypatch):
-    from psit_lib.studies.psit.reference import ROSTER_ENV, model_match_notes, near_study_model, study_model
+    from psit_lib.studies.psit.reference import ROSTER_ENV, model_match_notes, near_study_model
 
     monkeypatch.delenv(ROSTER_ENV, raising=False)
-    assert paper_model(served) is None and study_model(served) is None
+    assert study_model(served) is None
     near = near_study_model(served)
     assert near is not None
     assert model_match_notes([served]) == [model_match_notes([served])[0]]
     assert "is not the paper's model" in model_match_notes([served])[0] and near in model_match_notes([served])[0]
     monkeypatch.setenv(ROSTER_ENV, f" {served} = {near} ; other=Qwen3 32B")
-    assert paper_model(served) == near and model_match_notes([served]) == []
+    assert study_model(served) == near and model_match_notes([served]) == []
 
 
 def test_a_roster_naming_a_model_the_study_did_not_run_is_an_error():

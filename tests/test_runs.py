@@ -117,7 +117,7 @@ def test_sigkill_then_resume_gives_exactly_the_planned_episodes(tmp_path):
 
 
 def test_notebook_parameter_models_reject_bad_values_in_one_sentence():
-    from psit_lib.studies.psit.protocol.ablation import AblationParams
+    from psit_lib.studies.psit.protocol.params import AblationParams
 
     with pytest.raises(ParameterError, match=r"^parameter 'agents' is invalid: unknown agent 'vanila'"):
         validate_params(AblationParams, {"agents": ["vanila"]})

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets
+from psit_lib.runs.folder import RunFolder
+from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, folder_reveals, rows_from_records
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, shannon_entropy
 from psit_lib.llm import LLMSettings
 from psit_lib.studies.psit.protocol import secret_choice as sc
@@ -68,48 +69,41 @@ def run_folder(tmp_path):
     return run
 
 
-def test_reader_reads_a_run_folder_keeping_failed_episodes_as_missing(run_folder):
-    df = read_revealed_secrets(run_folder)
-    assert list(df.columns) == list(COLUMNS)
-    assert set(df["source_notebook"]) == {"02_hangman_fork_tests"}  # no reveals in 06: ignored
+def _fork_reveals(run_folder) -> pd.DataFrame:
+    return pd.DataFrame(folder_reveals(RunFolder(run_folder / "02_hangman_fork_tests")), columns=list(COLUMNS))
+
+
+def _quick_reveals(records) -> pd.DataFrame:
+    """The ``secret`` scorer's rows of the quick experiment's records."""
+    rows = rows_from_records(read_records(records, SecretChoiceEpisode), source_notebook=sc.NOTEBOOK)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def test_reader_reads_a_notebook_folder_keeping_failed_episodes_as_missing(run_folder):
+    df = _fork_reveals(run_folder)
     assert len(df) == 4                                             # newest record per id, partial line dropped
     by_id = df.set_index("episode_id")
     assert by_id.loc["hangman/m1/vanilla/0001", "secret"] == "planet"
     assert by_id["status"].to_dict() == {
         "hangman/m1/vanilla/0000": "ok", "hangman/m1/vanilla/0001": "ok",
         "hangman/m1/vanilla/0002": "unparseable", "hangman/m1/vanilla/0003": "error"}
-    assert df.attrs["n_missing"] == 2 and df["secret"].isna().sum() == 2
+    assert df["secret"].isna().sum() == 2
     assert (df["temperature"] == 0.3).all() and (df["model"] == "m1").all()
     assert Counter(df["secret"].dropna()) == Counter(planet=2)
+    assert folder_reveals(RunFolder(run_folder / "06_basis_cab_scenarios")) == []  # no reveals: none read
+    assert folder_reveals(RunFolder(run_folder / "nowhere")) == []
 
 
 def test_reader_reads_records_stored_flat_by_older_runs_alike(run_folder):
     """Records written before the result was nested (format 1, flat) give the same table."""
     records = run_folder / "02_hangman_fork_tests" / "episodes.jsonl"
-    nested = read_revealed_secrets(run_folder)
+    nested = _fork_reveals(run_folder)
     lines = [json.loads(line) for line in records.read_text().splitlines()[:5]]
     assert all(line["format"] == 2 for line in lines)
     _write_jsonl(records, [flat_record(line) for line in lines])
     assert "format" not in records.read_text() and '"result"' not in records.read_text()
-    flat = read_revealed_secrets(run_folder)
+    flat = _fork_reveals(run_folder)
     pd.testing.assert_frame_equal(flat, nested)
-
-
-def test_reader_takes_one_notebook_folder_and_filters(run_folder):
-    one = read_revealed_secrets(run_folder / "02_hangman_fork_tests")
-    assert len(one) == 4
-    with pytest.raises(NoRevealRecordsError, match="run-x"):
-        read_revealed_secrets(run_folder, exclude=["02_hangman_fork_tests"])
-    with pytest.raises(NoRevealRecordsError, match="03_diagnosis"):
-        read_revealed_secrets(run_folder, notebooks=["03_diagnosis_fork_tests"])
-
-
-def test_reader_errors_clearly_on_paths_without_records(tmp_path):
-    with pytest.raises(NoRevealRecordsError, match="does not exist"):
-        read_revealed_secrets(tmp_path / "nowhere")
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(NoRevealRecordsError, match="no episode records with revealed secrets"):
-        read_revealed_secrets(tmp_path / "empty")
 
 
 def test_plan_is_deterministic_unique_and_stable_when_growing():
@@ -155,8 +149,8 @@ async def test_quick_experiment_applies_each_episode_temperature_and_is_read_bac
     sent = Counter((r.role, r.temperature) for r in client.requests)
     assert sent == {("hangman_host", 0.1): 4, ("hangman_host", 1.5): 4,
                     ("diagnosis_host", 0.1): 4, ("diagnosis_host", 1.5): 4}
-    df = read_revealed_secrets(tmp_path / "run")
-    assert len(df) == 8 and df.attrs["n_missing"] == 0
+    df = _quick_reveals(records)
+    assert len(df) == 8 and df["secret"].notna().all()
     assert set(df["temperature"]) == {0.1, 1.5}
     hangman = df[df.task == "hangman"]
     assert all(sc.make_task("hangman").vocabulary.frequency(w) > 0 for w in hangman["secret"])
@@ -166,15 +160,13 @@ async def test_quick_experiment_applies_each_episode_temperature_and_is_read_bac
         if rec["task"] == "hangman":
             assert rec["reveal"]["compatible"] is True
             assert len(rec["reveal"]["parsed"]) == rec["opening"]["constraints"]["length"]
-    frame = sc.secret_frame(read_records(records, SecretChoiceEpisode))
-    assert frame.sort_values("episode_id")["secret"].tolist() == df.sort_values("episode_id")["secret"].tolist()
 
 
 async def test_simulated_hangman_secrets_spread_out_as_temperature_rises(tmp_path):
     """SPEC §8: the simulator draws secrets from prior ** (alpha / T), so entropy rises with T."""
     params = sc.SecretChoiceParams(tasks=["hangman"], temperatures=[0.1, 1.5], n_samples=24, seed=11)
     _, records = await _run_quick(tmp_path, params)
-    df = sc.secret_frame(read_records(records, SecretChoiceEpisode))
+    df = _quick_reveals(records)
     entropy = {t: shannon_entropy(part["secret"].tolist()) for t, part in df.groupby("temperature")}
     assert entropy[1.5] > entropy[0.1] + 0.5
     summary = sc.metrics_table(df, ["task", "model", "temperature"], n_boot=50)

@@ -243,7 +243,7 @@ def test_equal_entropies_are_a_tie_and_never_rise():
 
 
 def test_run_note_counts_failures_and_says_when_there_is_no_appendix_e():
-    note = sc.run_note([], appendix_e.top_secrets(pd.DataFrame()))
+    note = sc.run_note(pd.DataFrame(columns=["secret", "status"]), appendix_e.top_secrets(pd.DataFrame()))
     assert "0 episodes" in note and "no fork-test reveals" in note
 
 

@@ -86,7 +86,8 @@ def public_answers(transcript: list[dict]) -> list[tuple[str, bool | None]]:
     """(evidence code, parsed host answer) for every question in a public transcript."""
     pairs = []
     for asked, answer in zip(transcript[2::2], transcript[3::2]):
-        code = TASK.find_asked_evidence(asked["content"])
+        code = max((c for c, e in TASK.dataset.evidences.items() if e.is_binary and e.question_en in asked["content"]),
+                   key=lambda c: len(TASK.dataset.evidences[c].question_en), default=None)
         assert code is not None and answer["role"] == "assistant"
         pairs.append((code, parse_yes_no(answer["content"])))
     return pairs
@@ -264,7 +265,7 @@ def test_prior_is_not_uniform_and_low_temperature_collapses_onto_its_mode():
 # ----- candidate generator ------------------------------------------------------------------
 
 def test_outside_conditions_are_not_dataset_names():
-    assert not any(TASK.is_dataset_condition(name) for name in OUTSIDE_CONDITIONS)
+    assert not any(TASK.is_checkable(name) for name in OUTSIDE_CONDITIONS)
 
 
 def _pneumonia_like_state(n_answers: int = 4) -> DiagnosisState:
@@ -280,7 +281,7 @@ def test_candidate_generator_proposes_fitting_conditions_then_outside_ones():
     exact = SimProfile(name="exact", description="test", edit_error_rate=0.0)
     proposals = propose_conditions(ctx_for(request, profile=exact), {"task": "diagnosis",
                                    **TASK.public_constraints(state)}, 6)
-    inside = [p for p in proposals if TASK.is_dataset_condition(p)]
+    inside = [p for p in proposals if TASK.is_checkable(p)]
     assert len(proposals) == 6 and len(set(proposals)) == 6
     assert set(inside) == set(compatible[1:])  # every fitting, non-excluded dataset condition, first
     assert proposals[:len(inside)] == inside and set(proposals[len(inside):]) <= set(OUTSIDE_CONDITIONS)
@@ -296,5 +297,5 @@ def test_an_erring_generator_slips_in_one_contradicting_condition():
     erring = SimProfile(name="erring", description="test", edit_error_rate=1.0)
     proposals = propose_conditions(ctx_for([], profile=erring), constraints, 5)
     refuted = [p for p in proposals if not TASK.is_compatible(state, p)]
-    assert len(proposals) == 5 and len(refuted) == 1 and TASK.is_dataset_condition(refuted[0])
+    assert len(proposals) == 5 and len(refuted) == 1 and TASK.is_checkable(refuted[0])
     assert propose_conditions(ctx_for([]), {"task": "diagnosis"}, 5) == []

@@ -27,12 +27,13 @@ from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.basis.experiment import BasisParams, make_specs as basis_specs, run_basis_trial
 from psit_lib.studies.basis.records import BasisTrial
 from basis_trials import trials_frame
+from fork_rows import fork_rows
 from psit_lib.studies.psit.agents.tool_json import parse_tool_calls_json
-from psit_lib.studies.psit.protocol.experiment import (ForkTestParams, fork_episode_fn, fork_frame,
+from psit_lib.studies.psit.protocol.experiment import (ForkTestParams, fork_episode_fn,
                                                         plan_fork_episodes)
 from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
-from psit_lib.studies.psit.tasks.hangman_reader import parse_reveal_text
+from psit_lib.studies.psit.tasks.hangman_reader import read_reveal
 
 pytestmark = pytest.mark.slow  # runs whole notebooks or studies (the fast tier: -m 'not slow')
 
@@ -96,7 +97,7 @@ def test_yes_no_reader_on_each_format(text, expected):
     ("<think>\nIt is 'planet'.\n</think>\n\nplanet", "planet"), ("Sure!\n\nplanet", None),
 ])
 def test_reveal_reader_on_each_format(text, word):
-    assert parse_reveal_text(text) == word
+    assert read_reveal(text).value == word
 
 
 def test_judge_reader_takes_half_points_response_labels_and_fences():
@@ -137,7 +138,7 @@ async def _fork_table(fmt: str, tmp_path) -> pd.DataFrame:
     params = ForkTestParams(agents=["vanilla", "private_cot", "workflow_overwrite", "workflow_patch_replace",
                                     "autonomous_patch_replace"], n_episodes=6)
     raw = await _run(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params), fmt, tmp_path, "fork")
-    return fork_frame(read_records(raw, ForkEpisode))
+    return fork_rows(read_records(raw, ForkEpisode))
 
 
 async def _acc_table(fmt: str, tmp_path) -> pd.DataFrame:

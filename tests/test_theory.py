@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.analysis.stats import wilson_interval
+from hangman_states import constraints_from_history
 from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, apply_guess
 from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
 from psit_lib.studies.psit.theory import (
@@ -26,8 +27,6 @@ from psit_lib.studies.psit.theory import (
     PolicyInputError,
     PrivateStateAgent,
     ReimaginingPoca,
-    candidate_set_sizes,
-    compatible_from_history,
     compatible_set,
     conditional_entropy_of_secret,
     entropy_table,
@@ -39,18 +38,23 @@ from psit_lib.studies.psit.theory import (
     p_self_consistent_uniform,
     play_truthful_game,
     policy_table,
-    self_consistency_curve,
     self_consistency_points,
     simulate_outcomes,
     simulate_set_sizes,
     synthetic_compatible_set,
-    uniform_outcome_distribution,
     words_of_length,
 )
 
 SMALL_VOCABULARY = 3000
 FIVE_LETTER = tuple(words_of_length(get_vocabulary(SMALL_VOCABULARY), 5))
 FOUR_LETTER_SMALL = tuple(words_of_length(get_vocabulary(SMALL_VOCABULARY), 4)[:120])
+
+
+def uniform_outcome_distribution(n: int, k: int) -> dict[Outcome, float]:
+    """The four outcomes of the uniform re-imagining POCA in closed form (a = 1/n, q = (1-a)^m)."""
+    a, q = 1.0 / n, (1.0 - 1.0 / n) ** (min(k, n) - 1)
+    return {Outcome.SELF_CONSISTENT: a * q, Outcome.OVER_CONFIRMATION: a * (1.0 - q),
+            Outcome.STATE_SUBSTITUTION: (1.0 - a) * (1.0 - q), Outcome.ALL_DENIAL: (1.0 - a) * q}
 
 
 def assert_same_distribution(a: dict, b: dict, tol: float = 1e-9) -> None:
@@ -67,7 +71,7 @@ def assert_same_distribution(a: dict, b: dict, tol: float = 1e-9) -> None:
 def test_compatible_from_history_by_hand():
     dictionary = ["paper", "piper", "caper", "taper", "poker", "cat"]
     history = [("e", "_ _ _ e _"), ("a", "_ a _ e _")]
-    assert compatible_from_history(dictionary, 5, history) == ["paper", "caper", "taper"]
+    assert compatible_set(dictionary, constraints_from_history(5, history)) == ["paper", "caper", "taper"]
 
 
 def test_compatible_set_on_a_list_agrees_with_the_vocabulary_index():
@@ -83,18 +87,13 @@ def test_compatible_set_on_a_list_agrees_with_the_vocabulary_index():
 def test_candidate_sets_shrink_and_keep_the_secret(index, seed, turns):
     vocabulary = get_vocabulary(SMALL_VOCABULARY)
     secret = FIVE_LETTER[index]
-    sizes = candidate_set_sizes(secret, vocabulary, seed, turns)
+    states = play_truthful_game(secret, seed, turns)
+    sizes = [len(compatible_set(vocabulary, state)) for state in states]
     assert sizes[0] == len(FIVE_LETTER)
     assert 1 <= len(sizes) <= turns + 1
     assert all(later <= earlier for earlier, later in zip(sizes, sizes[1:]))
-    for state in play_truthful_game(secret, seed, turns):
-        assert secret in compatible_set(vocabulary, state)
-    assert sizes == candidate_set_sizes(secret, vocabulary, random.Random(seed), turns)
-
-
-def test_candidate_set_sizes_refuses_a_secret_outside_the_dictionary():
-    with pytest.raises(ValueError, match="not in the dictionary"):
-        candidate_set_sizes("zzzzq", FIVE_LETTER, 0, 3)
+    assert all(secret in compatible_set(vocabulary, state) for state in states)
+    assert states == play_truthful_game(secret, random.Random(seed), turns)
 
 
 def test_simulate_set_sizes_is_seeded_and_monotone():
@@ -106,8 +105,8 @@ def test_simulate_set_sizes_is_seeded_and_monotone():
     for _, game in table.groupby("game"):
         assert game["size"].is_monotonic_decreasing
         assert (game["size"] >= 1).all()
-    frequency = simulate_set_sizes(3, 5, seed=0, n_turns=3, vocabulary_size=SMALL_VOCABULARY, secret_choice="frequency")
-    assert frequency["secret"].str.len().eq(5).all()
+    default = simulate_set_sizes(3, 5, seed=0, n_turns=3, vocabulary_size=SMALL_VOCABULARY)
+    assert default["secret"].str.len().eq(5).all()
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,9 +131,6 @@ def test_uniform_closed_form_matches_brute_force(n, k):
     assert sum(closed.values()) == pytest.approx(1.0)
     assert_same_distribution(closed, enumerate_outcomes(ReimaginingPoca(), words, k))
     assert_same_distribution(closed, exact_outcomes(ReimaginingPoca(), words, k))
-    # With a uniform belief, how the other candidates are drawn does not matter.
-    weights = {word: float(i + 1) for i, word in enumerate(words)}
-    assert_same_distribution(closed, exact_outcomes(ReimaginingPoca(), words, k, candidate_weights=weights))
 
 
 positive_weights = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, allow_infinity=False)
@@ -145,21 +141,19 @@ positive_weights = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, al
     data=st.data(),
     n=st.integers(1, 5),
     k=st.integers(1, 5),
-    weighted_draw=st.booleans(),
 )
-def test_weighted_exact_matches_brute_force(data, n, k, weighted_draw):
+def test_weighted_exact_matches_brute_force(data, n, k):
     words = synthetic_compatible_set(n)
     belief = {word: data.draw(st.one_of(st.just(0.0), positive_weights)) for word in words}
     if sum(belief.values()) == 0:
         belief[words[0]] = 1.0
-    draw = {word: data.draw(positive_weights) for word in words} if weighted_draw else None
     policy = ReimaginingPoca(weights=belief)
-    exact = exact_outcomes(policy, words, k, candidate_weights=draw)
+    exact = exact_outcomes(policy, words, k)
     assert sum(exact.values()) == pytest.approx(1.0)
-    assert_same_distribution(exact, enumerate_outcomes(policy, words, k, candidate_weights=draw))
+    assert_same_distribution(exact, enumerate_outcomes(policy, words, k))
     # The general form sum_r p_r^2 E[prod_{c != r} (1 - p_c)] for the self-consistent share.
     p = policy.belief(words)
-    if not weighted_draw and min(k, n) == 2:
+    if min(k, n) == 2:
         expected = sum(p[r] ** 2 * sum(1 - p[c] for c in words if c != r) / (n - 1) for r in words)
         assert exact[Outcome.SELF_CONSISTENT] == pytest.approx(expected)
 
@@ -168,9 +162,8 @@ def test_weighted_exact_matches_brute_force(data, n, k, weighted_draw):
 @given(n=st.integers(1, 6), k=st.integers(1, 5), seed=st.integers(0, 1000))
 def test_committed_hosts_are_always_self_consistent(n, k, seed):
     words = synthetic_compatible_set(n)
-    order = list(reversed(words))
     weights = {word: random.Random(seed).random() + 0.01 for word in words}
-    for policy in (FirstCompatiblePoca(), FirstCompatiblePoca(order=order), PrivateStateAgent(), PrivateStateAgent(weights)):
+    for policy in (FirstCompatiblePoca(), PrivateStateAgent(), PrivateStateAgent(weights)):
         for distribution in (exact_outcomes(policy, words, k), enumerate_outcomes(policy, words, k)):
             assert distribution[Outcome.SELF_CONSISTENT] == pytest.approx(1.0)
         counts = simulate_outcomes(policy, words, k, 50, seed)
@@ -190,13 +183,9 @@ def test_large_sets_are_exact_and_stable():
     assert skewed[Outcome.SELF_CONSISTENT] > p_self_consistent_uniform(3000, 5)
 
 
-def test_weighted_draw_enumeration_has_a_size_limit():
-    words = synthetic_compatible_set(40)
-    weights = {word: 1.0 for word in words}
+def test_brute_force_enumeration_has_a_size_limit():
     with pytest.raises(ExactComputationTooLargeError):
-        exact_outcomes(ReimaginingPoca(), words, 5, candidate_weights=weights, max_enumerated=10_000)
-    with pytest.raises(ExactComputationTooLargeError):
-        enumerate_outcomes(ReimaginingPoca(), words, 5)
+        enumerate_outcomes(ReimaginingPoca(), synthetic_compatible_set(40), 5)
 
 
 def test_bad_inputs_fail_with_clear_errors():
@@ -208,10 +197,6 @@ def test_bad_inputs_fail_with_clear_errors():
         exact_outcomes(ReimaginingPoca(), ["cat"], 0)
     with pytest.raises(PolicyInputError, match="no weight"):
         exact_outcomes(ReimaginingPoca(weights={"cat": 1.0}), ["cat", "dog"], 2)
-    with pytest.raises(PolicyInputError, match="candidate weight"):
-        exact_outcomes(ReimaginingPoca(), ["cat", "dog"], 2, candidate_weights={"cat": 1.0, "dog": 0.0})
-    with pytest.raises(PolicyInputError, match="fixed order"):
-        FirstCompatiblePoca(order=["cat"]).choose(["dog", "cat"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,24 +205,23 @@ def test_bad_inputs_fail_with_clear_errors():
 
 
 @pytest.mark.parametrize(
-    ("policy", "n", "k", "weighted_draw"),
+    ("policy", "n", "k"),
     [
-        (ReimaginingPoca(), 2, 5, False),
-        (ReimaginingPoca(), 5, 5, False),
-        (ReimaginingPoca(), 20, 5, True),
-        (ReimaginingPoca(weights={f"word{i}": 1.0 / (i + 1) for i in range(8)}), 8, 5, True),
-        (ReimaginingPoca(weights={f"word{i}": 2.0**-i for i in range(30)}), 30, 5, False),
+        (ReimaginingPoca(), 2, 5),
+        (ReimaginingPoca(), 5, 5),
+        (ReimaginingPoca(), 20, 5),
+        (ReimaginingPoca(weights={f"word{i}": 1.0 / (i + 1) for i in range(8)}), 8, 5),
+        (ReimaginingPoca(weights={f"word{i}": 2.0**-i for i in range(30)}), 30, 5),
     ],
 )
-def test_simulation_falls_inside_wilson_99(policy, n, k, weighted_draw):
+def test_simulation_falls_inside_wilson_99(policy, n, k):
     words = synthetic_compatible_set(n)
-    draw = {word: 1.0 + (i % 3) for i, word in enumerate(words)} if weighted_draw else None
-    exact = exact_outcomes(policy, words, k, candidate_weights=draw)
+    exact = exact_outcomes(policy, words, k)
     episodes = 3000
     seed = 2024 + n  # fixed: the check is deterministic (at 99% per outcome, unseen seeds fail ~4% of the time)
-    counts = simulate_outcomes(policy, words, k, episodes, seed=seed, candidate_weights=draw)
+    counts = simulate_outcomes(policy, words, k, episodes, seed=seed)
     assert sum(counts.values()) == episodes
-    assert counts == simulate_outcomes(policy, words, k, episodes, seed=seed, candidate_weights=draw)
+    assert counts == simulate_outcomes(policy, words, k, episodes, seed=seed)
     for outcome in FORK_OUTCOMES:
         low, high = wilson_interval(counts[outcome], episodes, alpha=0.01)
         assert low <= exact[outcome] <= high, (outcome, counts[outcome], exact[outcome])
@@ -257,12 +241,6 @@ def test_policy_table_and_figure_builders():
     sc = table[table.outcome == "self_consistent"].set_index("policy")["exact"]
     assert sc["stochastic POCA"] == pytest.approx(p_self_consistent_uniform(12, 5))
     assert sc["deterministic POCA"] == sc["private state"] == 1.0
-
-    curve = self_consistency_curve(range(1, 101), k=5)
-    assert curve.loc[curve["size"] == 5, "p_self_consistent"].item() == pytest.approx(0.08192)
-    assert curve["p_self_consistent"].iloc[1:].is_monotonic_decreasing
-    share_columns = [column for column in curve.columns if column.startswith("p_")]
-    assert curve[share_columns].sum(axis=1).round(12).eq(1.0).all()
 
     points = self_consistency_points([2, 5, 20], k=5, n_episodes=500, seed=0, alpha=0.01)
     for row in points.itertuples():

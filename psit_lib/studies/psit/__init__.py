@@ -83,7 +83,7 @@ _NAMES: dict[str, str] = {
     "workbook_agents": "psit_lib.studies.psit.play",
 }
 
-# name -> a module of the study's notebook helpers, used as a namespace (fork_tests.fork_frame, ...)
+# name -> a module of the study's notebook helpers, used as a namespace (fork_tests.cost_table, ...)
 _MODULES: dict[str, str] = {
     "claims": "psit_lib.studies.psit.claims",
     "fork_tests": "psit_lib.studies.psit.protocol.experiment",

@@ -21,8 +21,8 @@ from psit_lib.analysis.claims import INCONCLUSIVE, Claim, ledger, Decision, Tabl
 from psit_lib.analysis.reference import reference_table
 from psit_lib.analysis.stats import wilson_interval
 from psit_lib.analysis.verdicts import DEFAULT_MARGIN, margin_note
-from psit_lib.studies.psit.protocol.reproduction import PAPER_N, paper_model
-from psit_lib.studies.psit.reference import TABLE1
+from psit_lib.studies.psit.protocol.reproduction import PAPER_N
+from psit_lib.studies.psit.reference import TABLE1, study_model
 
 PAPER = "PSIT"
 TABLE = "table1_self_consistency"
@@ -39,7 +39,7 @@ Qwen3-235B-A22B: 235B total, 22B active)."""
 def model_size(name: str) -> float | None:
     """Billions of parameters of a run's model: the paper's figure for the paper's four models, else
     the size the served name states (``gemma-3-270m`` -> 0.27, ``llama-3-8b`` -> 8), else None."""
-    study = paper_model(name)
+    study = study_model(name)
     if study is not None:
         return MODEL_SIZES_B[study]
     found = re.search(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)([bm])(?![a-z])", name.rsplit("/", 1)[-1].lower())
@@ -56,11 +56,10 @@ def agent_groups() -> dict[str, str]:
 
 
 def _scored(table: pd.DataFrame) -> pd.DataFrame:
-    groups = agent_groups()
-    families = dict(zip(reference_table(TABLE1)["method"].astype(str), reference_table(TABLE1)["group"].astype(str)))
+    ref = reference_table(TABLE1)
     table = table[table["n_scored"].fillna(0) > 0].copy()
-    table["group"] = table["agent"].map(groups)
-    table["family"] = table["agent"].map(families)
+    table["group"] = table["agent"].map(agent_groups())
+    table["family"] = table["agent"].map(dict(zip(ref["method"].astype(str), ref["group"].astype(str))))
     return table[table["group"].notna()]
 
 
@@ -207,7 +206,7 @@ def _paper_rows_for(table: pd.DataFrame) -> pd.DataFrame:
     model stands for, or on all four when none does."""
     paper = paper_table1()
     paper = paper[paper["task"].isin(set(table["task"])) & paper["agent"].isin(set(table["agent"]))]
-    matched = {m for m in (paper_model(str(x)) for x in table["model"]) if m is not None}
+    matched = {m for m in (study_model(str(x)) for x in table["model"]) if m is not None}
     return paper[paper["model"].isin(matched)] if matched else paper
 
 

@@ -6,7 +6,7 @@ player) guesses letters against any agent of the workbook on the configured back
 branch and k yes/no branches). Forking never mutates the game: each move continues from the
 game's own last checkpoint, so a person can fork, read the answers, keep playing and fork
 again. It is async and UI-free so tests drive it directly. A fork's record
-(:meth:`ForkResult.as_record`) is a fork-test episode record, shown by the study's one fork view
+is a fork-test episode record, shown by the study's one fork view
 (:func:`psit_lib.studies.psit.protocol.transcript_view.episode_html`).
 """
 
@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import html
 import random
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from psit_lib.studies.psit.agents.config import KINDS, STRATEGY_NAMES
+from psit_lib.studies.psit.protocol.params import WORKBOOK_AGENTS
 from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
+from psit_lib.runs.records import UsageSummary
+from psit_lib.studies.psit.protocol.records import ForkEpisode, ForkRecord
 from psit_lib.studies.psit.protocol.candidates import stored_secret
 from psit_lib.studies.psit.protocol.fork_test import (NEUTRAL_SYSTEM_PROMPT, ForkSettings, fork_from_checkpoint, host_role,
                                                       player_rng)
@@ -32,15 +33,11 @@ from psit_lib.studies.psit.tasks.hangman_player import guess_message
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
 
 
+
+
 def workbook_agents() -> list[str]:
     """Every agent name the workbook defines (vanilla, private_cot, workflow_*, autonomous_*)."""
-    names = []
-    for kind in KINDS:
-        if kind in ("workflow", "autonomous"):
-            names += [f"{kind}_{strategy}" for strategy in STRATEGY_NAMES]
-        else:
-            names.append(kind)
-    return names
+    return list(WORKBOOK_AGENTS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -66,46 +63,6 @@ class TurnResult:
     pattern: str | None
     lives: int | None
     problem: str | None = None
-
-
-@dataclass(frozen=True)
-class ForkResult:
-    """The fork test run from the game's current checkpoint.
-
-    ``candidates`` are dicts ``{secret, source, question, answer, parsed}`` (revealed secret
-    first); ``outcome`` an :class:`~psit_lib.studies.psit.protocol.outcomes.Outcome` value.
-    """
-
-    fork_number: int
-    turns_played: int
-    reveal_question: str
-    reveal_answer: str
-    revealed: str | None
-    revealed_compatible: bool
-    candidates: list[dict[str, Any]]
-    outcome: str
-    private_state: str
-    transcript: list[dict[str, str]]
-    constraints: dict[str, Any]
-    note: str | None = None
-    candidate_search: dict[str, Any] = field(default_factory=dict)
-
-    def as_record(self, agent: str, model: str, game_id: str) -> dict[str, Any]:
-        """A stored fork-test episode record (:class:`~psit_lib.studies.psit.protocol.records.ForkEpisode`
-        nested in its envelope), so the study's one fork view shows a live fork too."""
-        result = {
-            "task": "hangman", "agent": agent, "model": model, "outcome": self.outcome, "failure": self.note,
-            "transcript": self.transcript, "turns_played": self.turns_played, "constraints": self.constraints,
-            "private_state_at_fork": self.private_state, "state_size_per_turn": [], "memory_edits": [],
-            "hidden_calls": [], "branch_hidden_calls": [],
-            "reveal": {"question": self.reveal_question, "answer": self.reveal_answer,
-                       "parsed": self.revealed, "compatible": self.revealed_compatible},
-            "candidates": self.candidates, "candidate_search": self.candidate_search or None,
-        }  # fmt: skip
-        return {"episode_id": f"{game_id}/fork-{self.fork_number}", "status": "ok", "error": None,
-                "spec": {"agent": agent, "model": model}, "wall_seconds": 0.0, "calls": [],
-                "usage": {"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "calls_by_role": {}},
-                "result": result}
 
 
 class PlaySession:
@@ -142,7 +99,7 @@ class PlaySession:
         self.state: HangmanState = task.initial_state()
         self.turns: list[TurnResult] = []
         self.letters_sent: list[str] = []
-        self.forks: list[ForkResult] = []
+        self.forks: list[ForkRecord] = []
         self.problem: str | None = None
         self._head: str | None = None
         self._lock = asyncio.Lock()
@@ -170,13 +127,6 @@ class PlaySession:
             return f"Guessed: {guessed} · public record no longer read ({self.problem})"
         end = " · game won" if self.state.won else " · game lost" if self.state.lost else ""
         return f"Pattern: {self.state.pattern_text} · lives: {self.state.lives} · guessed: {guessed}{end}"
-
-    async def public_transcript(self) -> list[dict[str, str]]:
-        """The public conversation of the game so far (forks excluded)."""
-        if not self.started:
-            return []
-        values = await self.agent.state(checkpoint_id=self._head)
-        return list(values.get("public", []))
 
     async def private_state(self) -> str:
         """The agent's private state now (empty for a public-only agent)."""
@@ -260,8 +210,9 @@ class PlaySession:
         return TurnResult(letter, message, reply, self.state.pattern_text, self.state.lives)
 
     # -- the fork -------------------------------------------------------------------------
-    async def fork(self) -> ForkResult:
-        """Run the reveal branch and the yes/no branches from the current checkpoint.
+    async def fork(self) -> ForkRecord:
+        """Run the reveal branch and the yes/no branches from the current checkpoint; returns the
+        fork as a fork-test episode record (``<game>/fork-<n>``), shown by the study's one fork view.
 
         Same steps as :func:`psit_lib.studies.psit.protocol.fork_test.run_fork_episode`: reveal, candidates
         compatible with the public record (the revealed word first), one concurrent yes/no
@@ -279,18 +230,22 @@ class PlaySession:
             forked = await fork_from_checkpoint(self.task, self.agent, self.state, fork_id, branch,
                                                 ForkSettings(n_candidates=self.n_candidates), None,
                                                 stored=stored_secret(self.agent.private_state(at_fork)))
-            reveal = forked["reveal"]
             outcome, note = forked["outcome"], forked.get("failure")
-            if self.problem and reveal["parsed"] is not None:
+            if self.problem and forked["reveal"]["parsed"] is not None:
                 outcome, note = Outcome.UNPARSEABLE.value, f"host reply unreadable at {self.problem}"
-            result = ForkResult(
-                fork_number=number, turns_played=len(self.letters_sent), reveal_question=reveal["question"],
-                reveal_answer=reveal["answer"], revealed=reveal["parsed"], revealed_compatible=reveal["compatible"],
-                private_state=self.agent.private_state(at_fork), transcript=list(at_fork.get("public", [])),
-                constraints=self.task.public_constraints(self.state), candidates=forked["candidates"],
-                outcome=outcome, note=note, candidate_search=forked["candidate_search"])
-            self.forks.append(result)
-            return result
+            result = ForkEpisode(
+                task=self.task.name, agent=self.agent_name, model=self.model, outcome=outcome, failure=note,
+                transcript=at_fork.get("public", []), turns_played=len(self.letters_sent),
+                constraints=self.task.public_constraints(self.state),
+                private_state_at_fork=self.agent.private_state(at_fork), state_size_per_turn=[], memory_edits=[],
+                hidden_calls=[], reveal=forked["reveal"], candidates=forked["candidates"],
+                candidate_search=forked["candidate_search"], branch_hidden_calls=[])
+            record = ForkRecord(episode_id=f"{self.game_id}/fork-{number}", status="ok", error=None,
+                                spec={"agent": self.agent_name, "model": self.model}, wall_seconds=0.0, calls=[],
+                                usage=UsageSummary(calls=0, cache_hits=0, prompt_tokens=0, completion_tokens=0,
+                                                   calls_by_role={}), result=result)
+            self.forks.append(record)
+            return record
 
 
 # --------------------------------------------------------------------------------------------

@@ -149,12 +149,11 @@ def attainable_range(name: str, n: int, domain_size: int | None = None) -> tuple
 
 @dataclass(frozen=True)
 class Interval:
-    """A bootstrap interval, the method that produced it, and whether clipping moved it."""
+    """A bootstrap interval and the method that produced it."""
 
     low: float
     high: float
     method: str
-    clipped: bool
 
 
 def bootstrap_ci(
@@ -192,7 +191,7 @@ def bootstrap_ci(
     lo_b, hi_b = attainable_range(statistic, len(codes), domain_size)
     estimate = float(VECTOR_STATISTICS[statistic](codes))
     if len(set(codes.tolist())) == 1 or len(codes) < 3:
-        return Interval(estimate, estimate, "none (no variation to resample)", False)
+        return Interval(estimate, estimate, "none (no variation to resample)")
     used = method
     ci = None
     if method == "BCa":
@@ -210,8 +209,7 @@ def bootstrap_ci(
         res = bootstrap((codes,), VECTOR_STATISTICS[statistic], vectorized=True, n_resamples=n_boot,
                         confidence_level=1 - alpha, method="percentile", random_state=rng)
         ci = res.confidence_interval
-    low, high = float(np.clip(ci.low, lo_b, hi_b)), float(np.clip(ci.high, lo_b, hi_b))
-    return Interval(low, high, used, (low, high) != (float(ci.low), float(ci.high)))
+    return Interval(float(np.clip(ci.low, lo_b, hi_b)), float(np.clip(ci.high, lo_b, hi_b)), used)
 
 
 #: Fewest reveals per group for :func:`entropy_gap` to compare two groups' entropies. Below it a
@@ -370,11 +368,6 @@ def secret_summary(
     interval that excludes its own estimate (resampling a few dozen reveals, most of them
     distinct, cannot show the secrets never seen, so the resampled entropy sits below the
     plug-in one) is not given: its bounds are NaN and ``interval`` says why.
-
-    Columns: group columns, ``n``, ``n_missing``, ``distinct``, ``entropy`` (bits),
-    ``entropy_low``, ``entropy_high``, ``normalised_entropy``, ``effective_number``,
-    ``effective_number_low``, ``effective_number_high``, ``top_share``, ``top_share_low``,
-    ``top_share_high``, ``top_secret``, ``top_count``.
     """
     columns = [group_cols] if isinstance(group_cols, str) else list(group_cols)
     missing_cols = [c for c in [*columns, secret_col] if c not in df.columns]

@@ -57,14 +57,6 @@ def _fork_notebook(task_of: Callable[[ForkTestParams], PsitTask], tables: tuple[
         key_tables=KEY_TABLES)
 
 
-def _ablation_specs(params: AblationParams, models: list[str]) -> list[EpisodeSpec]:
-    return ablation.plan_ablation(params, models)[0]
-
-
-def _ablation_episode(params: AblationParams) -> Any:
-    return ablation.ablation_episode_fn({t: make_task(t, params.condition_choice) for t in params.tasks}, params)
-
-
 def _sweep_task(params: AblationParams) -> PsitTask:
     """The ablation sweeps on its first task."""
     return make_task(params.tasks[0], params.condition_choice)
@@ -115,7 +107,7 @@ STUDY = Study(
         "03_diagnosis_ddxplus": _fork_notebook(lambda p: make_task("diagnosis", p.condition_choice),
                                                (*FORK_TABLES, "candidate_sources")),
         "04_memory_strategy_ablations": StudyNotebook(
-            params_model=AblationParams, plan=_ablation_specs, episode=_ablation_episode,
+            params_model=AblationParams, plan=ablation.plan_ablation, episode=ablation.ablation_episode_fn,
             scorers=FORK_SCORERS,
             metrics=fork_metrics(lambda params: list(params.tasks),
                                  ("self_consistency", "table1_self_consistency", "significance",

@@ -36,24 +36,6 @@ def _ipywidgets():
     return ipywidgets
 
 
-class WithStaticFallback:
-    """A widget whose display also carries an HTML fallback for renderers without a kernel.
-
-    Jupyter front ends show the widget; nbconvert's HTML export, which has no widget state,
-    shows the ``text/html`` part instead.
-    """
-
-    def __init__(self, widget: Any, fallback_html: str) -> None:
-        self.widget = widget
-        self.fallback_html = fallback_html
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data = {**data, "text/html": self.fallback_html}
-        return (data, bundle[1]) if isinstance(bundle, tuple) else data
-
-
 PLAYER_STATIC_HTML = ("<p><i>Interactive widget: open this notebook in JupyterLab to play Hangman against "
                       "any agent and fork it. A static report cannot run it.</i></p>")
 
@@ -119,8 +101,11 @@ class HangmanPlayer:
         ])  # fmt: skip
         self._set_busy(False)
 
-    def _repr_mimebundle_(self, **kwargs: Any):
-        return WithStaticFallback(self.widget, PLAYER_STATIC_HTML)._repr_mimebundle_(**kwargs)
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        """The widget, with an HTML part for renderers without widget state (nbconvert's export)."""
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        data = {**(bundle[0] if isinstance(bundle, tuple) else bundle), "text/html": PLAYER_STATIC_HTML}
+        return (data, bundle[1]) if isinstance(bundle, tuple) else data
 
     # -- scheduling -----------------------------------------------------------------------
     def _schedule(self, coro: Coroutine[Any, Any, None], action: str) -> asyncio.Task | None:
@@ -151,11 +136,6 @@ class HangmanPlayer:
         finally:
             self._set_busy(False)
             self.status.value = self._status_html()
-
-    async def wait_idle(self) -> None:
-        """Wait for every scheduled callback to finish (for tests and scripted use)."""
-        while self.tasks:
-            await asyncio.gather(*list(self.tasks))
 
     def _set_busy(self, busy: bool) -> None:
         started = self.session is not None and self.session.started
@@ -203,9 +183,8 @@ class HangmanPlayer:
     async def _fork(self) -> None:
         if self.session is None:
             raise PlayError("Start a game before forking.")
-        result = await self.session.fork()
-        record = result.as_record(self.session.agent_name, self.session.model, self.session.game_id)
-        self.fork_view.value = f"<h4>Fork {result.fork_number}</h4>" + episode_html(record)
+        record = await self.session.fork()
+        self.fork_view.value = f"<h4>Fork {len(self.session.forks)}</h4>" + episode_html(record)
 
     async def _show_log(self) -> None:
         assert self.session is not None
@@ -236,4 +215,4 @@ def hangman_player(task: HangmanTask, agent_names: Sequence[str], experiment_or_
     return HangmanPlayer(task, agent_names, experiment_or_client_factory, n_candidates=n_candidates, widgets=w)
 
 
-__all__ = ["HangmanPlayer", "WithStaticFallback", "hangman_player"]
+__all__ = ["HangmanPlayer", "hangman_player"]

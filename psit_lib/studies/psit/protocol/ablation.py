@@ -15,22 +15,19 @@ from psit_lib.llm.client import ModelSession
 from psit_lib.runs.records import EpisodeRecord, ok_results
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.protocol.records import ForkEpisode
-from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.tasks.registry import make_task
 
 from psit_lib.studies.psit.protocol.experiment import fork_episode_fn, plan_fork_episodes
-# re-exported: the parameters live in protocol.params (light, for the command line)
-from psit_lib.studies.psit.protocol.params import GRID_AGENTS as GRID_AGENTS, AblationParams as AblationParams
+from psit_lib.studies.psit.protocol.params import AblationParams
 
 
-def plan_ablation(params: AblationParams, models: list[str]) -> tuple[list[EpisodeSpec], dict[str, PsitTask]]:
-    tasks = {name: make_task(name, params.condition_choice) for name in params.tasks}
-    specs = [spec for task in tasks.values() for spec in plan_fork_episodes(task, params, models)]
-    return specs, tasks
+def plan_ablation(params: AblationParams, models: list[str]) -> list[EpisodeSpec]:
+    return [spec for name in params.tasks
+            for spec in plan_fork_episodes(make_task(name, params.condition_choice), params, models)]
 
 
-def ablation_episode_fn(tasks: dict[str, PsitTask], params: AblationParams) -> StudyEpisode[ForkEpisode]:
-    per_task = {name: fork_episode_fn(task, params) for name, task in tasks.items()}
+def ablation_episode_fn(params: AblationParams) -> StudyEpisode[ForkEpisode]:
+    per_task = {name: fork_episode_fn(make_task(name, params.condition_choice), params) for name in params.tasks}
 
     @study_episode(ForkEpisode)
     async def episode(spec: EpisodeSpec, session: ModelSession) -> ForkEpisode:

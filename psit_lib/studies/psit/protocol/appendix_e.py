@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from psit_lib.runs.folder import RunFolder
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, NoRevealRecordsError, read_revealed_secrets
+from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, folder_reveals
 
 #: The fork-test notebooks whose main runs Appendix E counts, in order of precedence for an agent
 #: that two of them ran (Hangman, diagnosis, then the memory-strategy grid over both).
@@ -50,10 +50,10 @@ def main_fork_reveals(folders: Mapping[str, str | Path], notebooks: Sequence[str
     main: dict[str, tuple[set[str], float | None]] = {}
     for name, path in folders.items():
         folder = RunFolder(path)
-        try:
-            frames.append(read_revealed_secrets(folder.dir, notebooks=[name]))
-        except NoRevealRecordsError:
+        rows = folder_reveals(folder)
+        if not rows:
             continue
+        frames.append(pd.DataFrame(rows, columns=list(COLUMNS)))
         params = folder.params()
         main[str(folder.metadata().notebook or name)] = main[name] = (set(params.run_models), params.temperature)
     if not frames:

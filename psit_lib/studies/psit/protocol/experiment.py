@@ -13,17 +13,16 @@ import pandas as pd
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome, classify_fork
 from psit_lib.analysis.stats import better_than_all_baselines, rate_table, significance_table
 from psit_lib.llm.client import ModelSession
-from psit_lib.runs.records import EpisodeRecord, ok_results
+from psit_lib.runs.records import ok_results
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.runs.sweeps import scaled_sweep_size
-from psit_lib.studies.psit.protocol.records import ForkEpisode
+from psit_lib.studies.psit.protocol.records import ForkEpisode, ForkRecord
 from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import host_text, run_fork_episode
 # re-exported: the parameters live in protocol.params (light, for the command line)
 from psit_lib.studies.psit.protocol.params import ForkTestParams as ForkTestParams
-from psit_lib.studies.psit.protocol.table1 import (paper_outcome, score_table1, score_table1_workbook_reader,
-                                                    with_workbook_reader)
+from psit_lib.studies.psit.protocol.table1 import with_workbook_reader
 from psit_lib.studies.psit.protocol.reproduction import reproduction_check
 from psit_lib.studies.psit.protocol.reproduction import reproduction_reading as reproduction_reading  # for notebooks
 from psit_lib.runs.health import beside_rates
@@ -45,7 +44,6 @@ def fork_episode_fn(task: PsitTask, params: ForkTestParams) -> StudyEpisode[Fork
     return episode
 
 
-ForkRecord = EpisodeRecord[ForkEpisode]
 
 
 def sweep_specs(task: PsitTask, params: ForkTestParams, sweep_models: dict[Any, str]) -> list[EpisodeSpec]:
@@ -96,51 +94,16 @@ def fork_outcome(result: ForkEpisode) -> Outcome:
     return classify_fork(result.reveal.parsed, host_text(public), result.answers, contradictions)
 
 
-def outcome_of(record: ForkRecord) -> str:
-    """An episode's outcome (:func:`fork_outcome`), ``error`` for a failed episode."""
-    return fork_outcome(record.result).value if record.result is not None else Outcome.ERROR.value
-
-
-def fork_frame(records: list[ForkRecord]) -> pd.DataFrame:
-    """One row per episode; failed episodes appear with outcome ``error`` and ``scored`` False:
-    kept and counted (``n_failed``), never dropped and never scored."""
-    rows = []
-    for rec in records:
-        result = rec.result
-        outcome = outcome_of(rec)
-        rows.append({
-            "episode_id": rec.episode_id, "task": rec.spec["task"], "model": rec.spec["model"],
-            "agent": rec.spec["agent"], "outcome": outcome, "scored": result is not None,
-            "self_consistent": outcome == Outcome.SELF_CONSISTENT.value,
-            # the study's own rule (Table 1's metric; protocol/table1.py), from the same record
-            "table1_self_consistent": score_table1(result).self_consistent if result is not None else False,
-            # the study's Figure 2 class of the same score (None for a failed episode: never scored)
-            "table1_outcome": paper_outcome(score_table1(result)) if result is not None else None,
-            # the same rule on the workbook's reading of the reveal (a labelled alternative view)
-            "table1_workbook_reader_self_consistent": (score_table1_workbook_reader(result).self_consistent
-                                                       if result is not None else False),
-            "revealed": result.reveal.parsed if result is not None and result.reveal is not None else None,
-            "model_candidates": sum(c.source == "model" for c in result.candidates) if result is not None else 0,
-            "calls": rec.usage.calls,
-            "hidden_calls": len(result.hidden_calls) + len(result.branch_hidden_calls) if result is not None else 0,
-            "error": rec.error or (result.failure if result is not None else None),
-        })
-    df = pd.DataFrame(rows)
-    if not df.empty:
-        df["outcome"] = pd.Categorical(df["outcome"], [o.value for o in OUTCOME_ORDER])
-    return df
-
-
-def agent_order(df: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(df["agent"]))
+def _in_run_order(table: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """``table`` indexed by (model, agent), models sorted, agents in the order ``df`` ran them."""
+    order = list(dict.fromkeys(df["agent"]))
+    return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
 
 
 def outcome_mix(df: pd.DataFrame) -> pd.DataFrame:
     """Counts of each outcome per (model, agent), in the fixed outcome order."""
     table = pd.crosstab([df["model"], df["agent"]], df["outcome"], dropna=False)
-    table = table.reindex(columns=[o.value for o in OUTCOME_ORDER], fill_value=0)
-    order = agent_order(df)
-    return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
+    return _in_run_order(table.reindex(columns=[o.value for o in OUTCOME_ORDER], fill_value=0), df)
 
 
 def state_size_frame(records: list[ForkRecord]) -> pd.DataFrame:
@@ -163,9 +126,7 @@ def cost_table(records: list[ForkRecord]) -> pd.DataFrame:
             for rec, result in ok_results(records)]
     df = pd.DataFrame(rows, columns=["model", "agent", "calls", "hidden_calls", "state_tokens_at_fork",
                                      "helper_replies_unusable"])
-    order = list(dict.fromkeys(df["agent"]))
-    table = df.groupby(["model", "agent"], sort=False).mean().round(1)
-    return table.reindex(sorted(table.index, key=lambda ix: (ix[0], order.index(ix[1]))))
+    return _in_run_order(df.groupby(["model", "agent"], sort=False).mean().round(1), df)
 
 
 SIGNIFICANCE_BASELINES = ("vanilla", "mem0", "amem", "lightmem", "memoryos")
@@ -181,17 +142,15 @@ def split_methods(agents: list[str]) -> tuple[list[str], list[str]]:
 
 
 def significance(df: pd.DataFrame, agents: list[str], family: str = "method",
-                 success_col: str = "self_consistent") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(every comparison, per-method verdict): one-sided Fisher of each method against each
-    baseline per (task, model), Holm within ``family`` (default: each method's comparisons in
-    its task and model, as the study), and whether a method beats all baselines (``*``), on
-    ``success_col`` (the workbook's classification, or ``table1_self_consistent``: the study's)."""
+                 success_col: str = "self_consistent") -> pd.DataFrame:
+    """Every comparison: one-sided Fisher of each method against each baseline per (task, model),
+    Holm within ``family`` (default: each method's comparisons in its task and model, as the
+    study), on ``success_col`` (the workbook's classification, or ``table1_self_consistent``: the
+    study's); empty when the run has no method or no baseline."""
     methods, baselines = split_methods(agents)
     if not methods or not baselines:
-        empty = pd.DataFrame(columns=["task", "model", "method", "baselines_compared", "better_than_all", "marker"])
-        return pd.DataFrame(), empty
-    sig = significance_table(df, methods, baselines, family=family, success_col=success_col)
-    return sig, better_than_all_baselines(sig)
+        return pd.DataFrame()
+    return significance_table(df, methods, baselines, family=family, success_col=success_col)
 
 
 def stars(sig: pd.DataFrame) -> pd.DataFrame:
@@ -243,8 +202,8 @@ def table1_view(df: pd.DataFrame, table1: pd.DataFrame, strict: pd.DataFrame, ta
                 agents: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(significance on Table 1's rule, the Table 1 layout with the strict view beside, the
     reproduction check per covered cell): what a fork-test notebook shows beside the paper."""
-    sig, stars = significance(df, agents, success_col="table1_self_consistent")
-    return sig, summary_table(table1, stars, tasks, agents, strict=strict), reproduction_check(table1)
+    sig = significance(df, agents, success_col="table1_self_consistent")
+    return sig, summary_table(table1, stars(sig), tasks, agents, strict=strict), reproduction_check(table1)
 
 
 def in_agent_order(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:

@@ -45,7 +45,8 @@ NEUTRAL_SYSTEM_PROMPT = PROMPTS.render("host.neutral_system")
 
 @dataclass(frozen=True)
 class ForkSettings:
-    """How an episode is played. Defaults follow the study's reference code.
+    """How an episode is played. Defaults follow the study's reference code; the values are
+    checked once, by the notebooks' parameters (:class:`~psit_lib.studies.psit.protocol.params.ForkTestParams`).
 
     ``t_fork``: turns before the fork, the opener counted as turn 1. ``candidate_order``:
     ``"reference"`` (deterministic: most frequent compatible words, conditions by name) or
@@ -59,14 +60,6 @@ class ForkSettings:
     candidate_order: str = "reference"
     system_prompt: str = "neutral"
     agent_options: tuple[tuple[str, Any], ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.t_fork < 1 or self.n_candidates < 1:
-            raise ValueError("t_fork and n_candidates must be at least 1")
-        if self.candidate_order not in ("reference", "sampled"):
-            raise ValueError(f"candidate_order must be 'reference' or 'sampled', not {self.candidate_order!r}")
-        if self.system_prompt not in ("neutral", "task"):
-            raise ValueError(f"system_prompt must be 'neutral' or 'task', not {self.system_prompt!r}")
 
 
 def host_role(task: PsitTask) -> str:

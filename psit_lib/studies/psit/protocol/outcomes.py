@@ -111,8 +111,7 @@ def classify_fork(
     Order: LEAKAGE of a readable reveal first (a secret shown in public makes the test
     meaningless); then PUBLIC_CONTRADICTION when the host contradicted itself in public before
     the fork (it failed before any question was asked, the failure a public-only model shows);
-    then an unreadable reveal is UNPARSEABLE (nothing to check answers against); then LEAKAGE (it wins over everything, including unparseable yes/no answers,
-    because a secret already shown in public makes the fork test meaningless); then any
+    then an unreadable reveal is UNPARSEABLE (nothing to check answers against); then any
     unparseable answer makes the episode UNPARSEABLE (a partial answer set cannot be judged);
     then the four answer patterns. :attr:`Outcome.ERROR` is never returned here: it is for the
     protocol to record when a model call fails before there is anything to classify.

@@ -1,8 +1,7 @@
 """Parameter models of the fork-test and secret-choice notebooks (02, 03, 04, 07).
 
 Light on purpose: no LangGraph, pandas or episode code, so ``psit run`` can validate every
-parameter value before a kernel starts. The modules that use them (``protocol.experiment``,
-``protocol.ablation``, ``protocol.secret_choice``) re-export them from their old names.
+parameter value before a kernel starts.
 """
 
 from __future__ import annotations
@@ -59,9 +58,10 @@ class ForkTestParams(ModelRunParams):
                             agent_options=(("reasoning_layout", self.private_cot_layout),))
 
 
-GRID_AGENTS = (["vanilla", "private_cot"]
-               + [f"{family}_{strategy}" for family in ("workflow", "autonomous") for strategy in STRATEGY_NAMES]
-               + ["mem0", "amem", "lightmem", "memoryos"])
+WORKBOOK_AGENTS = ("vanilla", "private_cot",
+                   *(f"{family}_{strategy}" for family in ("workflow", "autonomous") for strategy in STRATEGY_NAMES))
+"""Every agent the workbook defines (the retrieval baselines are the memory libraries')."""
+GRID_AGENTS = [*WORKBOOK_AGENTS, "mem0", "amem", "lightmem", "memoryos"]
 
 
 class AblationParams(ForkTestParams):

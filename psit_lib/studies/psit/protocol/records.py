@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from psit_lib.runs.records import StudyResult
+from psit_lib.runs.records import EpisodeRecord, StudyResult
 from psit_lib.studies.psit.protocol.outcomes import Outcome
 
 
@@ -140,6 +140,9 @@ class ForkEpisode(StudyResult):
     def answers(self) -> dict[str, bool | None]:
         """Candidate -> decision read from its branch."""
         return {c.secret: c.parsed for c in self.candidates}
+
+
+ForkRecord = EpisodeRecord[ForkEpisode]
 
 
 class Opening(_Part):

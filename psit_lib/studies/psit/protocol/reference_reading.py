@@ -96,12 +96,9 @@ def candidate_index(revealed: str | None, candidates: Sequence[str]) -> int | No
     for i, candidate in enumerate(candidates):
         if _norm(candidate) == target:
             return i
-    best, best_ratio = None, 0.0
-    for i, candidate in enumerate(candidates):
-        ratio = SequenceMatcher(None, target, _norm(candidate)).ratio()
-        if ratio > best_ratio:
-            best, best_ratio = i, ratio
-    return best if best_ratio >= SIMILARITY_THRESHOLD else None
+    ratios = [similarity(target, candidate) for candidate in candidates]
+    best = max(range(len(ratios)), key=ratios.__getitem__, default=None)  # the first most similar
+    return best if best is not None and ratios[best] >= SIMILARITY_THRESHOLD else None
 
 
 def substring_leak(stored: str | None, host_replies: Sequence[str]) -> bool:

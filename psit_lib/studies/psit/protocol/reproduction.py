@@ -28,20 +28,13 @@ COLUMNS = ["task", "model", "agent", "paper_model", "run_successes", "run_n", "r
            "paper_n", "difference", "diff_low", "diff_high", "margin", "verdict", "episodes_to_decide"]
 
 
-def paper_model(run_model: str, models: Sequence[str] | None = None) -> str | None:
-    """The study's model a served model name is, by exact name or the user's roster
-    (:func:`~psit_lib.studies.psit.reference.study_model`); a near name is not it."""
-    found = study_model(run_model)
-    return found if found is not None and (models is None or found in models) else None
-
-
 def reproduction_check(table1: pd.DataFrame, margin: float = DEFAULT_MARGIN,
                        alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
     """One row per Table 1 cell the run covers (``table1``: :func:`~.experiment.table1_rates`);
     ``episodes_to_decide`` is set on inconclusive rows (empty where no run size decides)."""
     rows = []
     for row in table1.itertuples(index=False):
-        paper = paper_model(str(row.model))
+        paper = study_model(str(row.model))
         if paper is None or not row.n_scored:
             continue
         ref = self_consistency_reference(str(row.task), [str(row.agent)])

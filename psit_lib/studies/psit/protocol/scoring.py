@@ -1,13 +1,9 @@
 """The fork test's scorers and metrics: every verdict and every table of notebooks 01-04.
 
-A fork episode's record keeps what happened: the reveal read from its branch, the public
-transcript at the fork, the decision read from each candidate's branch and the pre-fork
-contradictions. The scorers apply the study's rules to those fields (the workbook's
-classification, :func:`~psit_lib.studies.psit.protocol.outcomes.classify_fork`, and Table 1's
+The scorers apply the study's rules to what a fork episode's record kept (the workbook's
+classification, :func:`~psit_lib.studies.psit.protocol.experiment.fork_outcome`, and Table 1's
 rule, :mod:`~psit_lib.studies.psit.protocol.table1`), so the outcome figure and every table rest
-on the same scored label, never on a label stored with the episode. (Records made before the
-scorers still carry a stored ``outcome``; it is read only for an episode that stopped before its
-fork, where no rule has anything to classify.)
+on the same scored label, never on a label stored with the episode.
 
 The metrics build each table from the stored scores (:class:`~psit_lib.runs.scores.Scored`),
 so ``psit rescore`` reproduces every table from a run folder alone.
@@ -23,15 +19,13 @@ import pandas as pd
 from psit_lib.analysis.stats import rate_table
 from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 from psit_lib.runs.health import beside_rates
-from psit_lib.runs.records import EpisodeRecord
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, scorer
 from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol import experiment as fx
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
-from psit_lib.studies.psit.protocol.records import ForkEpisode
+from psit_lib.studies.psit.protocol.records import ForkRecord
 from psit_lib.studies.psit.protocol.table1 import paper_outcome, score_table1, score_table1_workbook_reader
 
-ForkRecord = EpisodeRecord[ForkEpisode]
 
 SOURCES = ("revealed", "stored", "dataset", "model")
 
@@ -122,7 +116,7 @@ def table1_self_consistency(scored: Scored) -> pd.DataFrame:
 
 
 def significance(scored: Scored) -> pd.DataFrame:
-    return fx.significance(scored_frame(scored), scored.params.agents)[0]
+    return fx.significance(scored_frame(scored), scored.params.agents)
 
 
 def _table1_view(scored: Scored, tasks: Callable[[Any], list[str]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

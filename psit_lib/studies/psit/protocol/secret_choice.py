@@ -34,21 +34,22 @@ import math
 import re
 from collections import Counter
 from functools import lru_cache
-from collections.abc import Sequence
 from typing import Any, Mapping
 
 import pandas as pd
 
+from psit_lib.analysis.labels import format_number
 from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, rows_from_records
+from psit_lib.studies.psit.protocol.secret_reader import COLUMNS
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
 from psit_lib.llm.client import ModelSession, SamplingDefaults
 # re-exported: the parameters live in protocol.params (light, for the command line)
 from psit_lib.studies.psit.protocol.params import SecretChoiceParams as SecretChoiceParams
-from psit_lib.runs.records import EpisodeRecord
+from psit_lib.runs.scores import Scored
+from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol.records import ChoiceReveal, Opening, SecretChoiceEpisode
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
@@ -136,9 +137,20 @@ def secret_choice_episode_fn(params: SecretChoiceParams) -> StudyEpisode[SecretC
     return episode
 
 
-def secret_frame(records: list[EpisodeRecord[SecretChoiceEpisode]], notebook: str = NOTEBOOK) -> pd.DataFrame:
-    """The reader's table (one row per episode, failed ones with secret None) from run records."""
-    df = pd.DataFrame(rows_from_records(records, source_notebook=notebook), columns=list(COLUMNS))
+def secret_frame(scored: Scored) -> pd.DataFrame:
+    """The reveals of the quick experiment from the ``secret`` scores (one row per episode, failed
+    ones with secret None and status ``error``): every table's and the figure's frame."""
+    rows = scored.part(MAIN)
+    if rows.empty:
+        df = pd.DataFrame(columns=list(COLUMNS))
+        df.attrs["n_missing"] = 0
+        return df
+    ok = rows["status"] == "ok"
+    status = rows["secret.status"] if "secret.status" in rows else pd.Series(None, index=rows.index, dtype=object)
+    df = pd.DataFrame({"task": rows["task"], "model": rows["model"], "agent": rows["agent"],
+                       "temperature": rows["temperature"].astype(float),
+                       "secret": rows["secret"].where(ok, None), "status": status.where(ok, "error"),
+                       "episode_id": rows["episode_id"], "source_notebook": NOTEBOOK}, columns=list(COLUMNS))
     df.attrs["n_missing"] = int(df["secret"].isna().sum())
     return df
 
@@ -241,18 +253,10 @@ def metrics_table(df: pd.DataFrame, group_cols: list[str], *, n_boot: int = 1000
 
 
 def plain_number(value: Any) -> str:
-    """A number for a compact table: 3 significant digits, never in scientific notation, a dash
-    when missing."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    number = float(value)
-    if number.is_integer() and abs(number) < 1e15:
-        return str(int(number))
-    text = f"{number:.3g}"
-    if "e" in text:  # 3 significant digits without an exponent
-        digits = max(0, 2 - math.floor(math.log10(abs(number))))
-        text = f"{number:.{digits}f}"
-    return text
+    """A number for a compact table as the workbook writes every table's numbers
+    (:func:`~psit_lib.analysis.labels.format_number`: 3 significant digits, never an exponent),
+    a dash when missing."""
+    return str(format_number(None if value is None else float(value)))
 
 
 UNUSABLE_MARK = "†"
@@ -267,6 +271,16 @@ def _with_interval(row: pd.Series, name: str) -> str:
     return f"{plain_number(estimate)} [{plain_number(low)}, {plain_number(high)}]"
 
 
+def _cell_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """A page view's leading columns: the task, the model only when the run has several, and T."""
+    view = pd.DataFrame({"task": table["task"]})
+    if "model" in table.columns and table["model"].nunique(dropna=False) > 1:
+        view["model"] = table["model"]
+    if "temperature" in table.columns:
+        view["T"] = [plain_number(t) for t in table["temperature"]]
+    return view
+
+
 def spread_view(summary: pd.DataFrame) -> pd.DataFrame:
     """:func:`metrics_table` for the page: one row per (task, model, temperature), each statistic
     beside its 95% interval in one cell, the model column only when the run has several models.
@@ -275,11 +289,7 @@ def spread_view(summary: pd.DataFrame) -> pd.DataFrame:
     if summary.empty:
         return pd.DataFrame(columns=["task", "T", "n", "distinct", "entropy (bits)", "effective number",
                                      "top share", "top secret (count)"])
-    view = pd.DataFrame({"task": summary["task"]})
-    if "model" in summary.columns and summary["model"].nunique(dropna=False) > 1:
-        view["model"] = summary["model"]
-    if "temperature" in summary.columns:
-        view["T"] = [plain_number(t) for t in summary["temperature"]]
+    view = _cell_columns(summary)
     view["n"] = [f"{int(n)}" + (f" (+{int(m)} unread)" if m else "") for n, m in zip(summary["n"], summary["n_missing"])]
     view["distinct"] = summary["distinct"].astype(int)
     view["entropy (bits)"] = [_with_interval(r, "entropy") for _, r in summary.iterrows()]
@@ -456,11 +466,7 @@ def chi_square_view(chi: pd.DataFrame) -> pd.DataFrame:
         p_text = "p < 0.001" if p < 0.001 else f"p = {plain_number(p)}"
         return f"chi2 = {plain_number(row['chi2'])}, dof {int(row['dof'])}, {p_text}"
 
-    view = pd.DataFrame({"task": chi["task"]})
-    if "model" in chi.columns and chi["model"].nunique(dropna=False) > 1:
-        view["model"] = chi["model"]
-    if "temperature" in chi.columns:
-        view["T"] = [plain_number(t) for t in chi["temperature"]]
+    view = _cell_columns(chi)
     view["reference"] = chi["reference"]
     view["n in prior"] = chi["n_in_prior"].astype(int)
     view["outside prior"] = [plain_number(v) for v in chi["out_of_prior_share"]]
@@ -468,11 +474,10 @@ def chi_square_view(chi: pd.DataFrame) -> pd.DataFrame:
     return view.reset_index(drop=True)
 
 
-def run_note(records: Sequence[Any], top: pd.DataFrame) -> str:
-    """One line on what this run holds: the quick experiment's episodes (failed or unreadable
-    ones counted, never dropped) and the fork-test reveals Appendix E counts."""
-    df = secret_frame(list(records))
-    quick = (f"quick experiment: {len(df)} episodes, {df.attrs['n_missing']} without a readable secret "
+def run_note(df: pd.DataFrame, top: pd.DataFrame) -> str:
+    """One line on what this run holds: the quick experiment's episodes (:func:`secret_frame`;
+    failed or unreadable ones counted, never dropped) and the fork-test reveals Appendix E counts."""
+    quick = (f"quick experiment: {len(df)} episodes, {int(df['secret'].isna().sum())} without a readable secret "
              f"({int((df.status == 'error').sum())} errors, {int((df.status == 'unparseable').sum())} unreadable)")
     if top.empty:
         fork = ("Appendix E: no fork-test reveals in this run folder (run 02 and 03 in the same `psit run`, "

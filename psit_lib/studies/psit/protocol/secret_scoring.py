@@ -12,10 +12,9 @@ from __future__ import annotations
 import pandas as pd
 
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, scorer
-from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol import appendix_e
 from psit_lib.studies.psit.protocol import secret_choice as sc
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, rows_from_records
+from psit_lib.studies.psit.protocol.secret_reader import rows_from_records
 
 GROUPS = ["task", "model", "temperature"]
 
@@ -27,35 +26,17 @@ def secret_scorer(record, ctx: ScoreContext) -> Score:
     return Score(value=row["secret"], explanation=f"reveal {row['status']}", metadata={"status": row["status"]})
 
 
-def secret_frame(scored: Scored) -> pd.DataFrame:
-    """The reader's table of the quick experiment (one row per episode, failed ones with secret
-    None and status ``error``) from the stored scores."""
-    rows = scored.part(MAIN)
-    if rows.empty:
-        df = pd.DataFrame(columns=list(COLUMNS))
-        df.attrs["n_missing"] = 0
-        return df
-    ok = rows["status"] == "ok"
-    status = rows["secret.status"] if "secret.status" in rows else pd.Series(None, index=rows.index, dtype=object)
-    df = pd.DataFrame({"task": rows["task"], "model": rows["model"], "agent": rows["agent"],
-                       "temperature": rows["temperature"].astype(float),
-                       "secret": rows["secret"].where(ok, None), "status": status.where(ok, "error"),
-                       "episode_id": rows["episode_id"], "source_notebook": sc.NOTEBOOK}, columns=list(COLUMNS))
-    df.attrs["n_missing"] = int(df["secret"].isna().sum())
-    return df
-
-
 def fork_reveals(scored: Scored) -> pd.DataFrame:
     """The main fork-test reveals of the run-mates 02 and 03 (Appendix E's source)."""
     return appendix_e.main_fork_reveals(scored.run_mates)
 
 
 def secret_spread(scored: Scored) -> pd.DataFrame:
-    return sc.metrics_table(secret_frame(scored), GROUPS, n_boot=scored.params.n_boot, seed=scored.params.seed)
+    return sc.metrics_table(sc.secret_frame(scored), GROUPS, n_boot=scored.params.n_boot, seed=scored.params.seed)
 
 
 def chi_square(scored: Scored) -> pd.DataFrame:
-    return sc.chi_square_table(secret_frame(scored), GROUPS)
+    return sc.chi_square_table(sc.secret_frame(scored), GROUPS)
 
 
 def appendix_e_top10(scored: Scored) -> pd.DataFrame:
@@ -63,7 +44,7 @@ def appendix_e_top10(scored: Scored) -> pd.DataFrame:
 
 
 def attractors(scored: Scored) -> pd.DataFrame:
-    return sc.attractor_table(secret_frame(scored), fork_reveals(scored))
+    return sc.attractor_table(sc.secret_frame(scored), fork_reveals(scored))
 
 
 SCORERS: tuple[Scorer, ...] = (secret_scorer,)

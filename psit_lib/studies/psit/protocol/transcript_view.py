@@ -23,10 +23,9 @@ from typing import Any
 
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
-from psit_lib.studies.psit.protocol.records import CandidateBranch, ForkEpisode
+from psit_lib.studies.psit.protocol.records import CandidateBranch, ForkEpisode, ForkRecord
 from psit_lib.studies.psit.protocol.table1 import score_table1
 
-ForkRecord = EpisodeRecord[ForkEpisode]
 
 _CARD = "border:1px solid #d8dbe2;border-radius:6px;padding:6px 8px;background:#fff;min-width:0"
 _PRE = "white-space:pre-wrap;word-break:break-word;margin:0;font-size:12px;font-family:ui-monospace,monospace"
@@ -256,12 +255,5 @@ def episode_row(record: Any) -> dict[str, Any]:
             "leak_turns": ", ".join(str(t) for t in leak_turns(result))}
 
 
-def episode_title(record: Any) -> str:
-    """``<episode> · <agent> · <outcome>`` for pickers and folded views."""
-    rec = as_fork_record(record)
-    outcome = rec.result.outcome.value if rec.result is not None else "error"
-    return f"{rec.episode_id} · {rec.spec.get('agent', '?')} · {outcome}"
-
-
-__all__ = ["as_fork_record", "episode_html", "episode_row", "episode_title", "is_fork_result", "leak_turns",
+__all__ = ["as_fork_record", "episode_html", "episode_row", "is_fork_result", "leak_turns",
            "state_diff_html"]

@@ -85,9 +85,6 @@ class PsitTask(Protocol):
     def reveal_prompt(self) -> str:
         """Fork branch: ask the host to reveal the secret, answering with the secret only."""
 
-    def parse_reveal(self, reply: str) -> str | None:
-        """Normalised secret from a reveal reply, or None when unreadable."""
-
     def read_reveal(self, reply: str) -> Reading[str]:
         """The secret a reveal reply names, or None with the reason it names none."""
 

@@ -277,11 +277,6 @@ class DiagnosisTask:
             raise ValueError(f"{evidence_code!r} is not a binary DDXPlus evidence code.")
         return evidence.question_en
 
-    def find_asked_evidence(self, message: str) -> str | None:
-        """The binary evidence whose question appears verbatim in ``message`` (longest match), if any."""
-        found = [code for code in self._binary_codes if self.question_for(code) in message]
-        return max(found, key=lambda code: len(self.question_for(code)), default=None)
-
     # ----- game flow -----------------------------------------------------------------------
 
     def initial_state(self) -> DiagnosisState:
@@ -371,10 +366,6 @@ class DiagnosisTask:
             return bool(_name_key(secret))
         return is_consistent(self.dataset.condition(canonical), state.answers)
 
-    def is_dataset_condition(self, secret: str) -> bool:
-        """Whether ``secret`` names one of the DDXPlus conditions (after normalisation)."""
-        return self._resolve(secret) is not None
-
     def compatible_secrets(self, state: DiagnosisState, limit: int, rng: random.Random | None = None) -> list[str]:
         """Up to ``limit`` distinct compatible condition names: by name (the reference code's
         deterministic order), or in a seeded random order with ``rng``."""
@@ -385,10 +376,6 @@ class DiagnosisTask:
             return sorted(names, key=str.casefold)[:limit]
         rng.shuffle(names)
         return names[:limit]
-
-    def parse_reveal(self, reply: str) -> str | None:
-        """The condition :meth:`read_reveal` reads, or None."""
-        return self.read_reveal(reply).value
 
     def read_reveal(self, reply: str) -> Reading[str]:
         """The condition a reveal reply names: its DDXPlus name when a sentence of it states a

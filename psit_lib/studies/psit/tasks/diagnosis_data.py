@@ -27,8 +27,8 @@ EVIDENCES_FILE = "release_evidences.json"
 BINARY = "B"
 """DDXPlus ``data_type`` of yes/no evidences (the others are "C" categorical, "M" multi-choice)."""
 
-_CONDITION_FIELDS = ("cond-name-eng", "icd10-id", "symptoms", "antecedents", "severity")
-_EVIDENCE_FIELDS = ("question_en", "data_type", "is_antecedent")
+_CONDITION_FIELDS = ("cond-name-eng", "symptoms", "antecedents", "severity")
+_EVIDENCE_FIELDS = ("question_en", "data_type")
 
 
 class DatasetError(ValueError):
@@ -42,12 +42,6 @@ class Evidence:
     code: str
     question_en: str
     data_type: str
-    is_antecedent: bool
-    question_fr: str = ""
-    default_value: str | int | float | None = None
-    possible_values: tuple[str | int | float, ...] = ()
-    value_meaning_en: tuple[tuple[str, str], ...] = ()
-    """(value code, English meaning) pairs for categorical/multi-choice evidences."""
 
     @property
     def is_binary(self) -> bool:
@@ -61,7 +55,6 @@ class Condition:
 
     name: str
     """English name (``cond-name-eng``), the canonical secret."""
-    icd10: str
     severity: int
     symptoms: tuple[str, ...]
     antecedents: tuple[str, ...]
@@ -79,7 +72,6 @@ class DDXPlus:
 
     conditions: tuple[Condition, ...]
     evidences: Mapping[str, Evidence]
-    source_dir: Path
 
     def condition(self, name: str) -> Condition:
         """The condition with this exact English name (KeyError naming it otherwise)."""
@@ -117,7 +109,7 @@ def _load_cached(directory: Path) -> DDXPlus:
     conditions_path = directory / CONDITIONS_FILE
     evidences = _parse_evidences(_read_json_object(evidences_path), evidences_path)
     conditions = _parse_conditions(_read_json_object(conditions_path), conditions_path, evidences)
-    return DDXPlus(conditions=conditions, evidences=MappingProxyType(evidences), source_dir=directory)
+    return DDXPlus(conditions=conditions, evidences=MappingProxyType(evidences))
 
 
 def _read_json_object(path: Path) -> dict[str, Any]:
@@ -158,24 +150,7 @@ def _parse_evidences(raw: dict[str, Any], path: Path) -> dict[str, Evidence]:
             raise DatasetError(
                 f"DDXPlus file {path}: evidence {code!r} has data_type {entry['data_type']!r}, expected B, C or M."
             )
-        if not isinstance(entry["is_antecedent"], bool):
-            raise DatasetError(f"DDXPlus file {path}: evidence {code!r} has a non-boolean 'is_antecedent'.")
-        meanings = entry.get("value_meaning") or {}
-        if not isinstance(meanings, dict):
-            raise DatasetError(f"DDXPlus file {path}: evidence {code!r} has a 'value_meaning' that is not an object.")
-        evidences[code] = Evidence(
-            code=code,
-            question_en=question.strip(),
-            data_type=entry["data_type"],
-            is_antecedent=entry["is_antecedent"],
-            question_fr=str(entry.get("question_fr", "")),
-            default_value=entry.get("default_value"),
-            possible_values=tuple(entry.get("possible-values") or ()),
-            value_meaning_en=tuple(
-                (str(value), str(meaning.get("en", "")) if isinstance(meaning, dict) else str(meaning))
-                for value, meaning in meanings.items()
-            ),
-        )
+        evidences[code] = Evidence(code=code, question_en=question.strip(), data_type=entry["data_type"])
     return evidences
 
 
@@ -210,7 +185,6 @@ def _parse_conditions(raw: dict[str, Any], path: Path, evidences: Mapping[str, E
         conditions.append(
             Condition(
                 name=name,
-                icd10=str(entry["icd10-id"]),
                 severity=severity,
                 symptoms=_parse_code_set(entry, key, "symptoms", path, evidences),
                 antecedents=_parse_code_set(entry, key, "antecedents", path, evidences),

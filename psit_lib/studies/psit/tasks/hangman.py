@@ -103,9 +103,6 @@ class HangmanTask:
 
     # Secrets ---------------------------------------------------------------------------------
 
-    def parse_reveal(self, reply: str) -> str | None:
-        return read_reveal(reply).value
-
     def read_reveal(self, reply: str) -> Reading[str]:
         return read_reveal(reply)
 
@@ -138,8 +135,8 @@ class HangmanTask:
         return sample_by_frequency(words, frequencies, rng, limit)
 
     def public_constraints(self, state: HangmanState) -> dict[str, Any]:
-        """``{"length", "known": {position: letter}, "absent", "guessed", "lives", "max_lives"}``;
-        ``HangmanState.from_public(**constraints)`` rebuilds the state."""
+        """``{"length", "known": {position: letter}, "absent", "guessed", "lives", "max_lives",
+        "unresolved"}``: everything the public record shows."""
         return {
             "length": state.length,
             "known": state.known,

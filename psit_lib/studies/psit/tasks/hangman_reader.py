@@ -1,4 +1,4 @@
-"""Reading a Hangman host's replies: the pattern, lives and guessed letters, and a revealed word.
+"""Reading a Hangman host's replies: the pattern (or the stated length), and a revealed word.
 
 Tolerant of the many ways a model writes a pattern, strict about contradictions (length
 change, a revealed letter disappearing), because a host that contradicts itself is data, not
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from psit_lib.llm.non_answers import MAX_WORD_LETTERS, Reading, reply_non_answer, word_non_answer
 from psit_lib.studies.psit.tasks.base import HostReplyError, readable_text
@@ -26,31 +26,6 @@ _NUMBER_WORDS = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
     "thirteen": 13, "fourteen": 14, "fifteen": 15,
 }  # fmt: skip
-_NUMBER = r"(\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")"
-_LIFE_WORD = r"(?:lives|life|guesses|guess|tries|try|attempts|attempt|chances|chance)"
-
-_LIVES_PATTERNS = [
-    # "5 lives left", "you have 5 guesses remaining", "5/6 lives left"
-    re.compile(rf"\b{_NUMBER}\s*(?:/\s*\d{{1,2}}\s*)?(?:more\s+)?{_LIFE_WORD}\s+(?:left|remaining)\b", re.I),
-    # "Lives: 5", "lives remaining: 5/6", "Lives left = 5"
-    re.compile(rf"\blives?(?:\s+(?:left|remaining))?\s*[:=]\s*\**\s*{_NUMBER}\b", re.I),
-    # "Guesses left: 5", "Remaining lives: 5", "remaining tries 4"
-    re.compile(rf"\b{_LIFE_WORD}\s+(?:left|remaining)\s*[:=]\s*\**\s*{_NUMBER}\b", re.I),
-    re.compile(rf"\b(?:left|remaining)\s+{_LIFE_WORD}\s*[:=]?\s*\**\s*{_NUMBER}\b", re.I),
-    # "You have 6 lives", "you still have five chances"
-    re.compile(rf"\byou\s+(?:still\s+|now\s+)?have\s+(?:only\s+)?{_NUMBER}\s+(?:more\s+)?{_LIFE_WORD}\b", re.I),
-]
-_MISSES_PATTERN = re.compile(
-    r"\b(?:wrong|incorrect|missed|bad)\s+guesses\s*[:=]\s*\**\s*(\d{1,2})\s*/\s*(\d{1,2})\b|"
-    r"\b(?:misses|mistakes|strikes)\s*[:=]\s*\**\s*(\d{1,2})\s*/\s*(\d{1,2})\b",
-    re.I,
-)
-_GUESSED_LABEL = re.compile(
-    r"(?<!wrong )(?<!incorrect )(?<!missed )"
-    r"\b(?:guessed(?:\s+letters)?|letters\s+(?:guessed|tried|used)(?:\s+so\s+far)?|"
-    r"tried(?:\s+letters)?|used(?:\s+letters)?|guesses(?:\s+so\s+far)?)\s*\**\s*[:=]\s*([^\n]*)",
-    re.I,
-)
 _LENGTH_NUMBER = r"(\d{1,2}|" + "|".join(word for word, value in _NUMBER_WORDS.items() if value > 0) + r")"
 _STATED_LENGTH = re.compile(
     rf"\b{_LENGTH_NUMBER}[\s-]*letter\s+(?:word|secret)\b|\b{_LENGTH_NUMBER}\s+letters\s+long\b|"
@@ -67,35 +42,6 @@ _COUNT_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 def _to_number(text: str) -> int:
     return int(text) if text.isdigit() else _NUMBER_WORDS[text.lower()]
-
-
-def read_lives(reply: str) -> int | None:
-    """Lives remaining as stated in ``reply`` (the last statement wins), or None."""
-    found: list[tuple[int, int]] = []
-    for regex in _LIVES_PATTERNS:
-        for match in regex.finditer(reply):
-            found.append((match.start(), _to_number(match.group(1))))
-    for match in _MISSES_PATTERN.finditer(reply):
-        missed, total = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
-        found.append((match.start(), max(int(total) - int(missed), 0)))
-    return max(found)[1] if found else None
-
-
-def read_guessed_letters(reply: str) -> tuple[str, ...] | None:
-    """Guessed letters as listed in ``reply`` (e.g. ``Guessed: a, e, t``), or None if unlisted."""
-    matches = list(_GUESSED_LABEL.finditer(reply))
-    if not matches:
-        return None
-    letters: list[str] = []
-    for token in re.findall(r"[A-Za-z]+", matches[-1].group(1)):
-        lowered = token.lower()
-        if lowered in {"none", "and", "nothing", "yet"}:
-            continue
-        if len(token) != 1:
-            break
-        if lowered not in letters:
-            letters.append(lowered)
-    return tuple(letters)
 
 
 def read_stated_length(reply: str) -> int | None:
@@ -256,8 +202,7 @@ def read_opening(reply: str, max_lives: int = DEFAULT_LIVES) -> HangmanState:
         length = stated
     else:
         raise HostReplyError(f"The opening reply shows no pattern and states no word length: {reply[:200]!r}.")
-    state = HangmanState.started(length, max_lives)
-    return replace(state, reported_lives=read_lives(text), reported_guessed=read_guessed_letters(text))
+    return HangmanState.started(length, max_lives)
 
 
 def _completion_in_reply(state: HangmanState, letter: str, reply: str) -> Slots | None:
@@ -297,7 +242,7 @@ def read_reply(state: HangmanState, letter: str, reply: str) -> HangmanState:
         raise AssertionError("unreachable: a pattern of another length was accepted")
     else:
         raise HostReplyError(f"No pattern found in the host's reply to {letter!r}: {reply[:200]!r}.")
-    return replace(new_state, reported_lives=read_lives(text), reported_guessed=read_guessed_letters(text))
+    return new_state
 
 
 # --------------------------------------------------------------------------------------------
@@ -382,11 +327,6 @@ def read_reveal(reply: str) -> Reading[str]:
             return Reading(None, f"a runaway of {len(word)} spelled letters, not a word")
         return _word(word)
     return Reading(None, "names no single word")
-
-
-def parse_reveal_text(reply: str) -> str | None:
-    """The word :func:`read_reveal` reads, or None."""
-    return read_reveal(reply).value
 
 
 MAX_SPELLED_LETTERS = MAX_WORD_LETTERS

@@ -13,8 +13,8 @@ Positions are 0-based everywhere.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from psit_lib.studies.psit.tasks.base import HostContradictionError as _ProtocolContradiction
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
@@ -45,8 +45,7 @@ class HangmanState:
     revealed letters; ``absent`` the missed letters; ``guessed`` every guess in order;
     ``unresolved`` the guesses whose reply contradicted earlier ones (guessed, never asked
     again, but telling nothing about the word).
-    ``lives`` follows rule R (one lost per miss); what the host *said* about lives and guesses
-    is kept in ``reported_lives`` / ``reported_guessed`` for audit only (excluded from equality).
+    ``lives`` follows rule R (one lost per miss), whatever the host says about them.
     """
 
     length: int | None
@@ -56,8 +55,6 @@ class HangmanState:
     lives: int
     max_lives: int = DEFAULT_LIVES
     unresolved: frozenset[str] = frozenset()
-    reported_lives: int | None = field(default=None, compare=False)
-    reported_guessed: tuple[str, ...] | None = field(default=None, compare=False)
 
     @classmethod
     def initial(cls, max_lives: int = DEFAULT_LIVES) -> HangmanState:
@@ -72,63 +69,6 @@ class HangmanState:
         if length < 1:
             raise ValueError(f"A word needs at least one letter, got length {length}.")
         return replace(cls.initial(max_lives), length=length, slots=(None,) * length)
-
-    @classmethod
-    def from_public(
-        cls,
-        length: int | None,
-        known: Mapping[int | str, str],
-        absent: Iterable[str],
-        guessed: Sequence[str] | None = None,
-        lives: int | None = None,
-        max_lives: int = DEFAULT_LIVES,
-        unresolved: Iterable[str] = (),
-    ) -> HangmanState:
-        """Build a state from public constraints (e.g. :meth:`HangmanTask.public_constraints`).
-
-        ``known`` maps 0-based positions (ints, or digit strings after a JSON round trip) to
-        letters. ``guessed`` defaults to the known and absent letters in alphabetical order.
-        ``lives`` follows rule R (``max_lives`` minus the absent letters); a different value is
-        rejected. ``length=None`` (before the opening) admits no constraints at all.
-        """
-        if length is None:
-            if known or list(absent) or guessed:
-                raise ValueError("Constraints without a word length cannot come from a real game.")
-            return cls.initial(max_lives)
-        state = cls.started(length, max_lives)
-        slots: list[str | None] = list(state.slots)
-        for raw_position, letter in known.items():
-            position = int(raw_position)
-            _require_letter(letter)
-            if not 0 <= position < length:
-                raise ValueError(f"Known position {position} is outside a word of length {length}.")
-            slots[position] = letter
-        absent_set = frozenset(absent)
-        for letter in absent_set:
-            _require_letter(letter)
-        revealed = {letter for letter in slots if letter is not None}
-        if revealed & absent_set:
-            raise ValueError(f"Letters {sorted(revealed & absent_set)} cannot be both revealed and absent.")
-        if guessed is None:
-            guessed_tuple = tuple(sorted(revealed | absent_set))
-        else:
-            guessed_tuple = tuple(guessed)
-            if len(set(guessed_tuple)) != len(guessed_tuple):
-                raise ValueError(f"Guessed letters {list(guessed_tuple)} contain a repeat.")
-            missing = (revealed | absent_set) - set(guessed_tuple)
-            if missing:
-                raise ValueError(f"Letters {sorted(missing)} are revealed or absent but not in guessed.")
-            unexplained = set(guessed_tuple) - revealed - absent_set - set(unresolved)
-            if unexplained:
-                raise ValueError(f"Guessed letters {sorted(unexplained)} are neither revealed nor absent.")
-        rule_lives = max_lives - len(absent_set)
-        if rule_lives < 0:
-            raise ValueError(f"{len(absent_set)} absent letters exceed the {max_lives} lives of the game.")
-        if lives is not None and lives != rule_lives:
-            raise ValueError(f"Lives {lives} disagree with {len(absent_set)} misses out of {max_lives} lives.")
-        lives = rule_lives
-        return replace(state, slots=tuple(slots), absent=absent_set, guessed=guessed_tuple, lives=lives,
-                       unresolved=frozenset(unresolved))
 
     @property
     def known(self) -> dict[int, str]:
@@ -244,31 +184,6 @@ def apply_guess(secret: str, state: HangmanState, letter: str) -> HangmanState:
     if state.length is None:
         state = HangmanState.started(len(secret), state.max_lives)
     return observe_pattern(state, letter, reveal_slots(secret, state.guessed + (letter,)))
-
-
-def constraints_from_history(
-    length: int,
-    guesses_and_patterns: Iterable[tuple[str, Slots | str]],
-    max_lives: int = DEFAULT_LIVES,
-) -> HangmanState:
-    """Replay a public history of (guess, pattern shown) pairs from an all-blank start.
-
-    Patterns may be given as slots or as text (``"_ a _ e _"`` or ``"_a_e_"``). Raises
-    :class:`HostContradictionError` when the history is not explainable by any word.
-    """
-    state = HangmanState.started(length, max_lives)
-    for letter, shown in guesses_and_patterns:
-        slots = slots_from_text(shown) if isinstance(shown, str) else tuple(shown)
-        state = observe_pattern(state, letter, slots)
-    return state
-
-
-def slots_from_text(text: str) -> Slots:
-    """Slots from a clean pattern string such as ``"_ a _ e _"`` or ``"_a_e_"``."""
-    compact = re.sub(r"\s+", "", text)
-    if not re.fullmatch(r"[A-Za-z_]+", compact):
-        raise ValueError(f"Pattern {text!r} may contain only letters, underscores and spaces.")
-    return tuple(None if char == "_" else char.lower() for char in compact)
 
 
 def is_compatible(state: HangmanState, word: str) -> bool:

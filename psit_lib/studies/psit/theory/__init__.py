@@ -10,9 +10,6 @@
 """
 
 from psit_lib.studies.psit.theory.candidate_sets import (
-    EmptyDictionaryError,
-    candidate_set_sizes,
-    compatible_from_history,
     compatible_set,
     play_truthful_game,
     simulate_set_sizes,
@@ -25,19 +22,14 @@ from psit_lib.studies.psit.theory.fork_exact import (
     enumerate_outcomes,
     exact_mix_table,
     exact_outcomes,
-    other_candidate_count,
     p_self_consistent_uniform,
     policy_table,
-    self_consistency_curve,
     self_consistency_points,
     simulate_outcomes,
     synthetic_compatible_set,
-    uniform_outcome_distribution,
 )
 from psit_lib.studies.psit.theory.policies import (
-    DEFAULT_POLICIES,
     FirstCompatiblePoca,
-    HostPolicy,
     PolicyInputError,
     PrivateStateAgent,
     ReimaginingPoca,
@@ -45,9 +37,7 @@ from psit_lib.studies.psit.theory.policies import (
     frequency_weights,
 )
 from psit_lib.studies.psit.theory.secrecy import (
-    PublicHistory,
     conditional_entropy_of_secret,
-    entropy_bits,
     entropy_table,
     entropy_views,
     expected_log2_compatible,
@@ -55,23 +45,16 @@ from psit_lib.studies.psit.theory.secrecy import (
 )
 
 __all__ = [
-    "DEFAULT_POLICIES",
     "FORK_OUTCOMES",
-    "EmptyDictionaryError",
     "ExactComputationTooLargeError",
     "FirstCompatiblePoca",
-    "HostPolicy",
     "PolicyInputError",
     "PrivateStateAgent",
-    "PublicHistory",
     "ReimaginingPoca",
-    "candidate_set_sizes",
     "closed_form_check",
     "compared_hosts",
-    "compatible_from_history",
     "compatible_set",
     "conditional_entropy_of_secret",
-    "entropy_bits",
     "entropy_table",
     "entropy_views",
     "enumerate_outcomes",
@@ -80,15 +63,12 @@ __all__ = [
     "expected_log2_compatible",
     "frequency_weights",
     "history_distribution",
-    "other_candidate_count",
     "p_self_consistent_uniform",
     "play_truthful_game",
     "policy_table",
-    "self_consistency_curve",
     "self_consistency_points",
     "simulate_outcomes",
     "simulate_set_sizes",
     "synthetic_compatible_set",
-    "uniform_outcome_distribution",
     "words_of_length",
 ]

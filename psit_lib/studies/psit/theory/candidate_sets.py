@@ -14,11 +14,11 @@ Everything here is exact and pure; the only randomness is the seeded player (and
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
-from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, Slots, apply_guess, constraints_from_history, is_compatible
+from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, apply_guess, is_compatible
 
 from psit_lib.studies.psit.tasks.hangman_player import choose_letter
 from psit_lib.studies.psit.tasks.vocabulary import DEFAULT_VOCABULARY_SIZE, Vocabulary, get_vocabulary
@@ -56,18 +56,6 @@ def compatible_set(dictionary: Dictionary, state: HangmanState) -> list[str]:
     return [word for word in dictionary if is_compatible(state, word)]
 
 
-def compatible_from_history(
-    dictionary: Dictionary,
-    length: int,
-    guesses_and_patterns: Iterable[tuple[str, Slots | str]],
-    max_lives: int = DEFAULT_LIVES,
-) -> list[str]:
-    """C_t for a public history given as (guess, pattern shown) pairs after an all-blank
-    opening of ``length`` letters (patterns as ``"_ a _ e _"`` text or as slots)."""
-    state = constraints_from_history(length, guesses_and_patterns, max_lives)
-    return compatible_set(dictionary, state)
-
-
 def _as_rng(rng: random.Random | int) -> random.Random:
     if isinstance(rng, random.Random):
         return rng
@@ -103,29 +91,6 @@ def play_truthful_game(
     return states
 
 
-def candidate_set_sizes(
-    secret: str,
-    dictionary: Dictionary,
-    rng: random.Random | int,
-    n_turns: int,
-    exploration: float = 0.2,
-    max_lives: int = DEFAULT_LIVES,
-) -> list[int]:
-    """|C_t| for t = 0 .. (guesses played): the seeded player against a truthful host.
-
-    Entry 0 counts the dictionary words of the secret's length (what the opening reveals);
-    entry t counts those still compatible after the t-th guess. The secret must be in the
-    dictionary, so every size is at least 1, and sizes never increase.
-    """
-    lowered = secret.lower()
-    if lowered != secret or not secret.isalpha() or not secret.isascii():
-        raise ValueError(f"Secret {secret!r} must be a lowercase a-z word.")
-    if secret not in words_of_length(dictionary, len(secret)):
-        raise ValueError(f"Secret {secret!r} is not in the dictionary, so C_t would not contain it.")
-    states = play_truthful_game(secret, rng, n_turns, exploration, max_lives)
-    return [len(compatible_set(dictionary, state)) for state in states]
-
-
 def simulate_set_sizes(
     n_games: int,
     length: int,
@@ -133,16 +98,13 @@ def simulate_set_sizes(
     n_turns: int = 10,
     dictionary: Dictionary | None = None,
     vocabulary_size: int = DEFAULT_VOCABULARY_SIZE,
-    secret_choice: str = "uniform",
     exploration: float = 0.2,
     max_lives: int = DEFAULT_LIVES,
 ) -> pd.DataFrame:
     """|C_t| per turn over ``n_games`` seeded games, as a long table for a figure.
 
-    Secrets are the dictionary's words of ``length`` letters, drawn uniformly
-    (``secret_choice="uniform"``) or in proportion to word frequency (``"frequency"``, needs a
-    :class:`Vocabulary`); the default dictionary is the wordfreq vocabulary of
-    ``vocabulary_size`` words. Game g uses its own generator derived from ``seed``, so adding
+    Secrets are the dictionary's words of ``length`` letters, drawn uniformly; the default
+    dictionary is the wordfreq vocabulary of ``vocabulary_size`` words. Game g uses its own generator derived from ``seed``, so adding
     games never changes earlier ones.
 
     Columns: ``game``, ``turn`` (0 = after the opening), ``guess`` (letter of that turn, ``""``
@@ -150,23 +112,15 @@ def simulate_set_sizes(
     """
     if n_games < 1:
         raise ValueError(f"n_games must be at least 1, got {n_games}.")
-    if secret_choice not in ("uniform", "frequency"):
-        raise ValueError(f"secret_choice must be 'uniform' or 'frequency', got {secret_choice!r}.")
     words = dictionary if dictionary is not None else get_vocabulary(vocabulary_size)
     pool = words_of_length(words, length)
     if not pool:
         raise EmptyDictionaryError(f"The dictionary has no word of length {length}.")
-    if secret_choice == "frequency":
-        if not isinstance(words, Vocabulary):
-            raise ValueError("secret_choice='frequency' needs a Vocabulary (a plain list has no frequencies).")
-        weights = [words.frequency(word) for word in pool]
-    else:
-        weights = None
     master = random.Random(seed)
     rows = []
     for game in range(n_games):
         game_rng = random.Random(master.getrandbits(64))
-        secret = game_rng.choices(pool, weights=weights)[0] if weights else game_rng.choice(pool)
+        secret = game_rng.choice(pool)
         states = play_truthful_game(secret, game_rng, n_turns, exploration, max_lives)
         for turn, state in enumerate(states):
             rows.append(

@@ -8,10 +8,9 @@ The fork protocol, made explicit so that probabilities are well defined:
 2. **Reveal branch**: the host reveals r. A public-only host draws r ~ p afresh; a host with
    private state reveals its one committed word (also distributed as p for an observer).
 3. **Candidates**: r plus m = min(k, n) - 1 distinct other words of C. The others are drawn
-   without replacement from C minus r, either uniformly (``candidate_weights=None``) or by
-   successive sampling proportional to ``candidate_weights`` (the protocol's frequency-weighted
-   draw: its Efraimidis-Spirakis sample restricted to C minus r is exactly that). When n < k the
-   list is short, as in the protocol when no further compatible word exists.
+   uniformly without replacement from C minus r (the protocol's reference order takes the most
+   frequent instead: for a uniform belief the order does not matter). When n < k the list is
+   short, as in the protocol when no further compatible word exists.
 4. **Yes/no branches**: each candidate c gets its own branch. A public-only host draws a word
    w ~ p afresh in each branch (independently of the reveal branch and of the other branches)
    and answers yes iff w = c. A host with private state answers yes iff c is its word.
@@ -30,7 +29,7 @@ with r ~ p, E[p_r] = sum_r p_r^2, and E[. | r] over the candidate draw. For unif
 every Q equals (1 - 1/n)^m whatever the draw, which gives the closed form
 P(self-consistent) = (1/n) (1 - 1/n)^(min(k, n) - 1) of :func:`p_self_consistent_uniform`.
 For general p and a uniform draw, E[Q | r] is an elementary symmetric mean computed by a
-stable dynamic programme (any n); for a weighted draw it is enumerated (small n). A host with
+stable dynamic programme (any n). A host with
 private state is self-consistent with probability 1. :func:`enumerate_outcomes` recomputes
 everything by brute force over every draw and every answer pattern, as an independent check.
 """
@@ -40,8 +39,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -57,9 +55,6 @@ FORK_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.ALL_DENIAL,
 )
 """The four answer patterns an idealised host can produce (it never leaks and never garbles)."""
-
-DEFAULT_MAX_ENUMERATED = 2_000_000
-
 
 class ExactComputationTooLargeError(ValueError):
     """An enumeration would visit more cases than allowed; use a smaller set or the simulation."""
@@ -92,20 +87,6 @@ def p_self_consistent_uniform(n: int, k: int) -> float:
     return (1.0 / n) * (1.0 - 1.0 / n) ** m
 
 
-def uniform_outcome_distribution(n: int, k: int) -> dict[Outcome, float]:
-    """All four outcomes of the uniform re-imagining POCA in closed form (a = 1/n, q = (1-a)^m):
-    self-consistent a q, over-confirmation a (1-q), state substitution (1-a)(1-q), all denial (1-a) q."""
-    m = other_candidate_count(n, k)
-    a = 1.0 / n
-    q = (1.0 - a) ** m
-    return {
-        Outcome.SELF_CONSISTENT: a * q,
-        Outcome.OVER_CONFIRMATION: a * (1.0 - q),
-        Outcome.STATE_SUBSTITUTION: (1.0 - a) * (1.0 - q),
-        Outcome.ALL_DENIAL: (1.0 - a) * q,
-    }
-
-
 # --------------------------------------------------------------------------------------------
 # Inputs
 # --------------------------------------------------------------------------------------------
@@ -129,22 +110,6 @@ def _belief_vector(policy: HostPolicy, words: list[str]) -> np.ndarray:
     if np.any(p < 0) or not math.isclose(float(p.sum()), 1.0, abs_tol=1e-9):
         raise PolicyInputError(f"Policy {policy.name!r} returned a belief that is not a distribution.")
     return p
-
-
-def _candidate_weight_vector(words: list[str], candidate_weights: Mapping[str, float] | None) -> np.ndarray | None:
-    if candidate_weights is None:
-        return None
-    values = []
-    for word in words:
-        if word not in candidate_weights:
-            raise PolicyInputError(f"Word {word!r} has no candidate weight.")
-        value = float(candidate_weights[word])
-        if not (math.isfinite(value) and value > 0):
-            raise PolicyInputError(
-                f"Word {word!r} has candidate weight {value!r}; candidate weights must be positive and finite."
-            )
-        values.append(value)
-    return np.array(values)
 
 
 def _check_k(k: int) -> None:
@@ -216,62 +181,21 @@ def _mean_product_uniform_draw(x: np.ndarray, m: int) -> np.ndarray:
     return np.where(valid, share * left * right, 0.0).sum(axis=1)
 
 
-def _mean_product_weighted_draw(x: np.ndarray, q: np.ndarray, m: int, max_enumerated: int) -> np.ndarray:
-    """E[prod of x over m others | r] for each r, the others drawn by successive sampling ∝ q.
-
-    Memoised over the set of words already drawn (bit mask), so the cost is the number of
-    such sets times n rather than the number of ordered draws.
-    """
-    n = len(x)
-    if m == 0:
-        return np.ones(n)
-    states = sum(math.comb(n, size) for size in range(1, m + 1))
-    if states * n > max_enumerated:
-        raise ExactComputationTooLargeError(
-            f"A weighted candidate draw of {m} from {n} words needs about {states * n:,} steps "
-            f"(limit {max_enumerated:,}); use a uniform draw or simulate_outcomes."
-        )
-    weights = [float(value) for value in q]
-    values = [float(value) for value in x]
-
-    @lru_cache(maxsize=None)
-    def expected(removed: int, depth: int) -> float:
-        if depth == 0:
-            return 1.0
-        available = [i for i in range(n) if not removed >> i & 1]
-        total = sum(weights[i] for i in available)
-        return sum(weights[i] / total * values[i] * expected(removed | 1 << i, depth - 1) for i in available)
-
-    return np.array([expected(1 << r, m) for r in range(n)])
-
-
 def exact_outcomes(
     policy: HostPolicy,
     compatible: Sequence[str],
     k: int,
-    candidate_weights: Mapping[str, float] | None = None,
-    max_enumerated: int = DEFAULT_MAX_ENUMERATED,
 ) -> dict[Outcome, float]:
-    """Exact fork-test outcome distribution of ``policy`` at a compatible set, with k candidates.
-
-    See the module docstring for the protocol and the formulas. ``candidate_weights`` None
-    draws the other candidates uniformly (exact for any n); a mapping draws them by
-    frequency-weighted successive sampling (exact by memoised enumeration, small n only;
-    :class:`ExactComputationTooLargeError` beyond ``max_enumerated`` steps).
-    """
+    """Exact fork-test outcome distribution of ``policy`` at a compatible set, with k candidates
+    (the other candidates drawn uniformly; exact for any n). See the module docstring."""
     _check_k(k)
     words = _check_compatible(compatible)
     p = _belief_vector(policy, words)
-    q = _candidate_weight_vector(words, candidate_weights)
     if policy.keeps_private_state:
         # Every branch answers for the one committed word, which is also the revealed word.
         return _all_consistent()
     m = other_candidate_count(len(words), k)
-    x = 1.0 - p
-    if q is None:
-        expected_q = _mean_product_uniform_draw(x, m)
-    else:
-        expected_q = _mean_product_weighted_draw(x, q, m, max_enumerated)
+    expected_q = _mean_product_uniform_draw(1.0 - p, m)
     e_pr_q = float(np.sum(p * p * expected_q))
     e_q = float(np.sum(p * expected_q))
     e_pr = float(np.sum(p * p))
@@ -286,17 +210,14 @@ def exact_outcomes(
     return {outcome: min(1.0, max(0.0, value)) for outcome, value in raw.items()}
 
 
-def _ordered_draws(others: list[int], q: np.ndarray | None, m: int) -> Iterable[tuple[tuple[int, ...], float]]:
-    """Every ordered draw of m of ``others`` with its successive-sampling probability."""
+def _ordered_draws(others: list[int], m: int) -> Iterable[tuple[tuple[int, ...], float]]:
+    """Every ordered draw of m of ``others`` with its probability (uniform, without replacement)."""
     for sequence in itertools.permutations(others, m):
         probability = 1.0
-        remaining = list(others)
-        for index in sequence:
-            if q is None:
-                probability /= len(remaining)
-            else:
-                probability *= q[index] / sum(q[i] for i in remaining)
-            remaining.remove(index)
+        remaining = len(others)
+        for _ in sequence:
+            probability /= remaining
+            remaining -= 1
         yield sequence, probability
 
 
@@ -304,7 +225,6 @@ def enumerate_outcomes(
     policy: HostPolicy,
     compatible: Sequence[str],
     k: int,
-    candidate_weights: Mapping[str, float] | None = None,
     max_enumerated: int = 200_000,
 ) -> dict[Outcome, float]:
     """The same distribution as :func:`exact_outcomes`, by brute force (a check, small n only).
@@ -315,7 +235,6 @@ def enumerate_outcomes(
     _check_k(k)
     words = _check_compatible(compatible)
     p = _belief_vector(policy, words)
-    q = _candidate_weight_vector(words, candidate_weights)
     n = len(words)
     m = other_candidate_count(n, k)
     cases = n * math.perm(n - 1, m) * (1 if policy.keeps_private_state else 2 ** (m + 1))
@@ -328,7 +247,7 @@ def enumerate_outcomes(
         if p[r] == 0.0:
             continue
         others = [i for i in range(n) if i != r]
-        for draw, p_draw in _ordered_draws(others, q, m):
+        for draw, p_draw in _ordered_draws(others, m):
             candidates = (r, *draw)
             if policy.keeps_private_state:
                 answers = {words[c]: c == r for c in candidates}
@@ -351,15 +270,13 @@ def enumerate_outcomes(
 
 
 class _Sampler:
-    """Seeded draws from the belief and the candidate distribution over one compatible set."""
+    """Seeded draws from the belief and of the other candidates over one compatible set."""
 
-    def __init__(self, words: list[str], p: np.ndarray, q: np.ndarray | None, rng: random.Random):
+    def __init__(self, words: list[str], p: np.ndarray, rng: random.Random):
         self.words = words
         self.rng = rng
         self.indices = range(len(words))
         self.belief_cumulative = list(itertools.accumulate(float(v) for v in p))
-        self.q = None if q is None else [float(v) for v in q]
-        self.q_cumulative = None if self.q is None else list(itertools.accumulate(self.q))
 
     def word_in_mind(self) -> int:
         return self.rng.choices(self.indices, cum_weights=self.belief_cumulative)[0]
@@ -367,27 +284,8 @@ class _Sampler:
     def others(self, revealed: int, m: int) -> list[int]:
         if m == 0:
             return []
-        if self.q is None:
-            drawn = self.rng.sample(self.indices, m + 1)
-            return [i for i in drawn if i != revealed][:m]
-        chosen: list[int] = []
-        taken = {revealed}
-        misses = 0
-        while len(chosen) < m:
-            if misses < 50:
-                # Rejection keeps successive sampling exact and is fast unless a few words hold
-                # almost all the weight; then fall back to a direct draw over what is left.
-                index = self.rng.choices(self.indices, cum_weights=self.q_cumulative)[0]
-                if index in taken:
-                    misses += 1
-                    continue
-            else:
-                left = [i for i in self.indices if i not in taken]
-                index = self.rng.choices(left, weights=[self.q[i] for i in left])[0]
-            chosen.append(index)
-            taken.add(index)
-            misses = 0
-        return chosen
+        drawn = self.rng.sample(self.indices, m + 1)
+        return [i for i in drawn if i != revealed][:m]
 
 
 def simulate_outcomes(
@@ -396,7 +294,6 @@ def simulate_outcomes(
     k: int,
     n: int,
     seed: int,
-    candidate_weights: Mapping[str, float] | None = None,
 ) -> dict[Outcome, int]:
     """Counts of each outcome over ``n`` simulated fork episodes (seeded; same protocol as
     :func:`exact_outcomes`, every branch played out and classified by :func:`classify_fork`)."""
@@ -404,9 +301,7 @@ def simulate_outcomes(
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n (episodes) must be a non-negative integer, got {n!r}.")
     words = _check_compatible(compatible)
-    p = _belief_vector(policy, words)
-    q = _candidate_weight_vector(words, candidate_weights)
-    sampler = _Sampler(words, p, q, random.Random(seed))
+    sampler = _Sampler(words, _belief_vector(policy, words), random.Random(seed))
     m = other_candidate_count(len(words), k)
     counts = {outcome: 0 for outcome in FORK_OUTCOMES}
     for _ in range(n):
@@ -436,7 +331,6 @@ def policy_table(
     k: int = 5,
     n_episodes: int = 2000,
     seed: int = 0,
-    candidate_weights: Mapping[str, float] | None = None,
     alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Exact and simulated outcome rates side by side, one row per (policy, outcome).
@@ -447,8 +341,8 @@ def policy_table(
     """
     rows = []
     for offset, policy in enumerate(policies):
-        exact = exact_outcomes(policy, compatible, k, candidate_weights)
-        counts = simulate_outcomes(policy, compatible, k, n_episodes, seed + offset, candidate_weights)
+        exact = exact_outcomes(policy, compatible, k)
+        counts = simulate_outcomes(policy, compatible, k, n_episodes, seed + offset)
         for outcome in FORK_OUTCOMES:
             low, high = wilson_interval(counts[outcome], n_episodes, alpha)
             rows.append(
@@ -457,22 +351,6 @@ def policy_table(
                  counts[outcome], n_episodes, low, high)
             )  # fmt: skip
     return pd.DataFrame(rows, columns=list(POLICY_TABLE_COLUMNS))
-
-
-def self_consistency_curve(sizes: Iterable[int], k: int = 5) -> pd.DataFrame:
-    """Analytic P(self-consistent) of the uniform re-imagining POCA for each |C_t| in ``sizes``.
-
-    Columns ``size``, ``k``, ``p_self_consistent``; all four outcomes are added as
-    ``p_<outcome>`` columns for stacked plots.
-    """
-    rows = []
-    for size in sizes:
-        distribution = uniform_outcome_distribution(int(size), k)
-        rows.append(
-            {"size": int(size), "k": k, "p_self_consistent": distribution[Outcome.SELF_CONSISTENT]}
-            | {f"p_{outcome.value}": distribution[outcome] for outcome in FORK_OUTCOMES[1:]}
-        )
-    return pd.DataFrame(rows)
 
 
 def synthetic_compatible_set(size: int) -> list[str]:

@@ -24,7 +24,6 @@ one draw (True) or each draws on its own (False).
 from __future__ import annotations
 
 import math
-import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,12 +75,6 @@ class HostPolicy(ABC):
         """Distribution over ``compatible`` (C_t) of the word the host answers for, given only
         the public history. Probabilities sum to 1; zero-probability words may be omitted."""
 
-    def sample(self, compatible: Sequence[str], rng: random.Random) -> str:
-        """One draw from :meth:`belief` (used by the simulations)."""
-        distribution = self.belief(compatible)
-        words = list(distribution)
-        return rng.choices(words, weights=[distribution[word] for word in words])[0]
-
 
 @dataclass(frozen=True, eq=False)
 class ReimaginingPoca(HostPolicy):
@@ -101,35 +94,15 @@ class ReimaginingPoca(HostPolicy):
 
 @dataclass(frozen=True, eq=False)
 class FirstCompatiblePoca(HostPolicy):
-    """Deterministic POCA: always answers for the first compatible word in a fixed ``order``.
+    """Deterministic POCA: always answers for the first compatible word in the order the
+    compatible set is given (dictionary order, i.e. frequency rank for the wordfreq vocabulary)."""
 
-    ``order`` is a sequence of words (earlier = preferred); None means the order in which the
-    compatible set is given (dictionary order, i.e. frequency rank for the wordfreq
-    vocabulary). A compatible word missing from ``order`` is an error rather than a guess.
-    """
-
-    order: Sequence[str] | None = None
     name: str = "deterministic POCA"
     keeps_private_state: bool = field(default=False, init=False)
-    _rank: dict[str, int] | None = field(default=None, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        rank = None if self.order is None else {word: index for index, word in enumerate(self.order)}
-        object.__setattr__(self, "_rank", rank)
-
-    def choose(self, compatible: Sequence[str]) -> str:
-        """The word this policy answers for: a pure function of the compatible set."""
-        _check_compatible(compatible)
-        rank = self._rank
-        if rank is None:
-            return compatible[0]
-        missing = [word for word in compatible if word not in rank]
-        if missing:
-            raise PolicyInputError(f"Word {missing[0]!r} is not in the policy's fixed order.")
-        return min(compatible, key=rank.__getitem__)
 
     def belief(self, compatible: Sequence[str]) -> dict[str, float]:
-        return {self.choose(compatible): 1.0}
+        _check_compatible(compatible)
+        return {compatible[0]: 1.0}
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,10 +135,6 @@ def frequency_weights(
         raise ValueError("None of the words has a positive frequency.")
     # Scale by the largest frequency first so that small T does not underflow to all zeros.
     return {word: (value / top) ** (1.0 / temperature) for word, value in frequencies.items()}
-
-
-DEFAULT_POLICIES: tuple[HostPolicy, ...] = (ReimaginingPoca(), FirstCompatiblePoca(), PrivateStateAgent())
-"""One of each kind with uniform choice and dictionary order: the notebook's default line-up."""
 
 
 def compared_hosts(words: Sequence[str], vocabulary: Vocabulary, temperatures: Sequence[float]) -> list[HostPolicy]:
