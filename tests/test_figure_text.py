@@ -146,7 +146,8 @@ def _secrets(models):
 
 def _theory():
     from psit_lib.studies.psit.figures import plot_dataset_view
-    from psit_lib.studies.psit.theory import DEFAULT_POLICIES, policy_table, self_consistency_points, simulate_set_sizes
+    from psit_lib.studies.psit.theory import (FirstCompatiblePoca, PrivateStateAgent, ReimaginingPoca, policy_table,
+                                              self_consistency_points, simulate_set_sizes)
     from psit_lib.studies.psit.theory.figures import plot_consistency_vs_size, plot_fork_diagram, plot_policy_outcomes
     from psit_lib.studies.psit.theory.figures import plot_set_sizes
     from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
@@ -162,7 +163,7 @@ def _theory():
                                                t_fork=4),
         "01 consistency": lambda: plot_consistency_vs_size(self_consistency_points([2, 5, 20, 100], k=5, n_episodes=50,
                                                                                    seed=0), k=5),
-        "01 policies": lambda: plot_policy_outcomes(policy_table(list(DEFAULT_POLICIES), words_of_length(vocabulary, 5)[:30], k=5,
+        "01 policies": lambda: plot_policy_outcomes(policy_table([ReimaginingPoca(), FirstCompatiblePoca(), PrivateStateAgent()], words_of_length(vocabulary, 5)[:30], k=5,
                                                                  n_episodes=50, seed=0)),
         "03 dataset view": lambda: plot_dataset_view(counts, shrink, questions_before_fork=3),
     }
