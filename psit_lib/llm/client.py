@@ -398,17 +398,6 @@ def sim_profile_for(model: str, settings: LLMSettings) -> str:
     return settings.sim_profile
 
 
-def _error_message(response: httpx2.Response) -> str:
-    """The server's own error message (OpenAI's ``{"error": {"message": ...}}``), else its body."""
-    try:
-        data = response.json()
-    except ValueError:
-        return _body_text(response) or response.reason_phrase
-    error = data.get("error") if isinstance(data, dict) else None
-    message = error.get("message") if isinstance(error, dict) else error
-    return str(message or data)
-
-
 def _body_text(response: httpx2.Response | None) -> str:
     try:
         return response.text if response is not None else ""
