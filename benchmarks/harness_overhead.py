@@ -19,6 +19,10 @@ Printed per notebook and in total (not a test: the figures depend on the machine
 - **harness CPU per call**: this process's CPU time over the model calls (goal < 1 ms); it
   covers everything around a call: agent graphs, prompts, readers, memory tools, records, seeds,
   cache keys, the HTTP client.
+- **in flight**: the most requests the endpoint held at once (at most ``concurrency``: the
+  client's own limit); **server ms/call**: the endpoint's CPU per call (the simulator; it shares
+  the machine with the harness); **load**: the 1-minute load average when the notebook ended
+  (the machine may be shared: a high load slows the harness and the endpoint alike).
 - **peak RSS** of this process.
 """
 
@@ -30,6 +34,7 @@ import heapq
 import json
 import math
 import multiprocessing
+import os
 import resource
 import tempfile
 import time
@@ -55,7 +60,8 @@ FIXED = {"05": {"n_turns": 4}}
 
 
 # -- the endpoint: the simulator behind a fixed latency, in its own process -----------------------
-async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: Any) -> None:
+async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: Any,
+                            flight: list[int], peak: Any, cpu: Any) -> None:
     from psit_lib.sim.engine import handle_http
 
     try:
@@ -66,52 +72,60 @@ async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.Stream
             headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
             length = int(next((v for k, v in headers.items() if k.lower() == "content-length"), "0"))
             raw = await reader.readexactly(length) if length else b""
-            await asyncio.sleep(latency.value)
+            flight[0] += 1
+            peak.value = max(peak.value, flight[0])
+            try:
+                await asyncio.sleep(latency.value)
+            finally:
+                flight[0] -= 1
             status, payload = handle_http(method, path, headers, raw)
             body = json.dumps(payload).encode()
             writer.write(f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
                          f"content-length: {len(body)}\r\n\r\n".encode() + body)
             await writer.drain()
+            cpu.value = time.process_time()
     except (asyncio.IncompleteReadError, asyncio.CancelledError, ConnectionResetError, BrokenPipeError):
         pass  # the client left, or the server is stopping
     finally:
         writer.close()
 
 
-def _serve(latency: Any, port_out: Any, cpu_out: Any) -> None:
+def _serve(latency: Any, peak: Any, cpu: Any, port_out: Any) -> None:
     import signal
 
+    flight = [0]
+
     async def main() -> None:
-        server = await asyncio.start_server(lambda r, w: _serve_connection(r, w, latency), "127.0.0.1", 0,
+        server = await asyncio.start_server(lambda r, w: _serve_connection(r, w, latency, flight, peak, cpu),
+                                            "127.0.0.1", 0,
                                             backlog=4096)
         port_out.put(server.sockets[0].getsockname()[1])
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         async with server:
             await stop.wait()
-        cpu_out.put(time.process_time())
 
     asyncio.run(main())
 
 
 class Endpoint:
-    """The loopback endpoint's process: ``url`` while it runs, its CPU seconds once stopped;
-    ``latency`` (seconds, shared with the process) may change between runs."""
+    """The loopback endpoint's process at ``url``. Shared with it: ``latency`` (seconds; may change
+    between runs), ``peak`` (the most requests it held at once; reset it between runs) and
+    ``cpu`` (its CPU seconds at its latest reply)."""
 
     def __init__(self, latency: float) -> None:
         self.latency: Any = multiprocessing.Value("d", latency)
+        self.peak: Any = multiprocessing.Value("i", 0)
+        self.cpu: Any = multiprocessing.Value("d", 0.0)
         self._ports: Any = multiprocessing.Queue()
-        self._cpu: Any = multiprocessing.Queue()
-        self._proc = multiprocessing.Process(target=_serve, args=(self.latency, self._ports, self._cpu), daemon=True)
+        self._proc = multiprocessing.Process(target=_serve, args=(self.latency, self.peak, self.cpu, self._ports),
+                                             daemon=True)
         self._proc.start()
         self.url = f"http://127.0.0.1:{self._ports.get(timeout=60)}/v1"
 
-    def stop(self) -> float:
+    def stop(self) -> None:
         self._proc.terminate()
-        try:
-            return float(self._cpu.get(timeout=30))
-        finally:
-            self._proc.join()
+        self._proc.join()
 
 
 # -- what the run did, and what a free harness would have needed ----------------------------------
@@ -175,9 +189,10 @@ def notebook_plan(short: str, concurrency: int):
     return study.plan(name, params, ["psit-sim"]), part.episode(params)
 
 
-def run_notebook(short: str, url: str, concurrency: int, latency: float, seed: int) -> dict[str, float]:
+def run_notebook(short: str, endpoint: Endpoint, concurrency: int, seed: int) -> dict[str, float]:
     specs, episode = notebook_plan(short, concurrency)
-    client = make_client(LLMSettings(backend="openai", base_urls=(url,), model="psit-sim", api_key="none",
+    endpoint.peak.value, server_cpu = 0, endpoint.cpu.value
+    client = make_client(LLMSettings(backend="openai", base_urls=(endpoint.url,), model="psit-sim", api_key="none",
                                      cache="off", concurrency=concurrency, max_retries=0, timeout=120.0))
     with tempfile.TemporaryDirectory() as folder, CallLog() as log:
         cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -188,7 +203,16 @@ def run_notebook(short: str, url: str, concurrency: int, latency: float, seed: i
     paths = [critical_path(log.calls.get(s.episode_id, [])) for s in specs]
     calls = sum(len(c) for c in log.calls.values())
     return {"episodes": len(specs), "failed": failed, "calls": calls, "wall": wall, "cpu": cpu,
-            "bound": ideal_wall(paths, latency, concurrency)}
+            "bound": ideal_wall(paths, endpoint.latency.value, concurrency), "peak": endpoint.peak.value,
+            "server_cpu": endpoint.cpu.value - server_cpu, "load": os.getloadavg()[0]}
+
+
+def _line(concurrency: Any, name: str, row: dict[str, float]) -> str:
+    calls = max(1, row["calls"])
+    return (f"{concurrency:>11} {name:>8} {row['episodes']:>8.0f} {row['failed']:>6.0f} {row['calls']:>6.0f} "
+            f"{row['bound']:>8.1f} {row['wall']:>7.1f} {row['bound'] / row['wall']:>14.3f} "
+            f"{row['cpu'] / calls * 1e3:>11.2f} {row['peak']:>9.0f} {row['server_cpu'] / calls * 1e3:>14.2f} "
+            f"{row['load']:>5.1f}")
 
 
 def main() -> None:
@@ -198,32 +222,27 @@ def main() -> None:
     parser.add_argument("--notebooks", nargs="+", default=list(NOTEBOOKS), choices=list(NOTEBOOKS))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    endpoint = Endpoint(args.latency)
-    header = (f"{'concurrency':>11} {'notebook':>8} {'episodes':>8} {'failed':>6} {'calls':>6} {'bound s':>8} "
-              f"{'wall s':>7} {'achieved/bound':>14} {'CPU ms/call':>11}")
-    print(f"latency {args.latency:g} s per call; goal: achieved/bound >= 0.95 at 256, harness CPU < 1 ms per call")
-    print(header)
+    endpoint = Endpoint(0.0)
+    print(f"latency {args.latency:g} s per call; goal: achieved/bound >= 0.95 at 256, harness CPU < 1 ms per call; "
+          f"{os.cpu_count()} CPUs")
+    print(f"{'concurrency':>11} {'notebook':>8} {'episodes':>8} {'failed':>6} {'calls':>6} {'bound s':>8} "
+          f"{'wall s':>7} {'achieved/bound':>14} {'CPU ms/call':>11} {'in flight':>9} {'server ms/call':>14} "
+          f"{'load':>5}")
     try:
-        endpoint.latency.value = 0.0
         for short in args.notebooks:  # warm-up: imports, word lists, indexes load once per process
-            run_notebook(short, endpoint.url, 4, 0.0, seed=99)
+            run_notebook(short, endpoint, 4, seed=99)
         endpoint.latency.value = args.latency
         for concurrency in args.concurrency:
-            total = defaultdict(float)
+            total: dict[str, float] = defaultdict(float)
             for short in args.notebooks:
-                row = run_notebook(short, endpoint.url, concurrency, args.latency, seed=args.seed)
+                row = run_notebook(short, endpoint, concurrency, seed=args.seed)
                 for k, v in row.items():
-                    total[k] += v
-                print(f"{concurrency:>11} {short:>8} {row['episodes']:>8.0f} {row['failed']:>6.0f} {row['calls']:>6.0f} "
-                      f"{row['bound']:>8.1f} {row['wall']:>7.1f} {row['bound'] / row['wall']:>14.3f} "
-                      f"{row['cpu'] / max(1, row['calls']) * 1e3:>11.2f}", flush=True)
-            print(f"{concurrency:>11} {'all':>8} {total['episodes']:>8.0f} {total['failed']:>6.0f} {total['calls']:>6.0f} "
-                  f"{total['bound']:>8.1f} {total['wall']:>7.1f} {total['bound'] / total['wall']:>14.3f} "
-                  f"{total['cpu'] / max(1, total['calls']) * 1e3:>11.2f}", flush=True)
+                    total[k] = max(total[k], v) if k in ("peak", "load") else total[k] + v
+                print(_line(concurrency, short, row), flush=True)
+            print(_line(concurrency, "all", total), flush=True)
     finally:
-        server_cpu = endpoint.stop()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS {peak:.0f} MB; the endpoint process used {server_cpu:.1f} s CPU (not counted above)")
+        endpoint.stop()
+    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The fork test on the real LangGraph agents and the in-process simulator: branch isolation,
+"""The fork test on the real PSIT agents and the in-process simulator: branch isolation,
 private state never public, end-to-end episodes, and in-process == loopback HTTP."""
 
 from __future__ import annotations
@@ -58,6 +58,22 @@ async def test_branches_start_from_the_identical_state_and_never_see_each_other(
     first_a, first_b = client.requests[0], requests_b[0]
     assert first_a.messages[0] == first_b.messages[0]
     assert await agent.state(checkpoint_id=fork_id) == before
+
+
+async def test_a_read_state_is_a_copy_and_the_thread_follows_its_latest_turn(task):
+    session = ModelSession(RecordingClient(LLMSettings(cache="off")), run_seed=1, episode_id="copy")
+    agent = await _played_agent(task, "workflow_overwrite", session)
+    fork_id = await agent.checkpoint_id()
+    read = await agent.state(checkpoint_id=fork_id)
+    read["public"].append({"role": "user", "content": "tampered"})
+    read["memory"] = "tampered"
+    assert await agent.state(checkpoint_id=fork_id) != read
+    after = await agent.send("Is your word 'zzzqa'? Answer only yes or no.", session.branch("a"), checkpoint_id=fork_id)
+    assert await agent.checkpoint_id() != fork_id
+    assert (await agent.state())["public"] == after["public"]
+    assert len(after["turn_log"]) == len((await agent.state(checkpoint_id=fork_id))["turn_log"]) + 1
+    with pytest.raises(KeyError):
+        await agent.state(checkpoint_id="no-such-checkpoint")
 
 
 @pytest.mark.parametrize("agent_name", AGENTS)

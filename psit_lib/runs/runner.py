@@ -163,7 +163,8 @@ async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, 
                       "wall_seconds": round(time.perf_counter() - started, 4),
                       # what could not be read, however the episode ended (psit_lib.runs.health)
                       "diagnostics": session.diagnostics.as_dict(), "result": body}
-            store.append(record)
+            # fsync waits on the disk: in a thread, so the other episodes' calls go on meanwhile
+            await asyncio.to_thread(store.append, record)
             counts.update(status, all_cached=usage["calls"] > 0 and usage["cache_hits"] == usage["calls"])
             bar.update(1)
 

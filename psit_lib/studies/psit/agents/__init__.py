@@ -1,4 +1,4 @@
-"""PSIT agents as LangGraph graphs: vanilla, private CoT, workflow and autonomous memory.
+"""PSIT agents with forkable checkpoints: vanilla, private CoT, workflow and autonomous memory.
 
 Names load lazily (PEP 562), so the light modules of this package (``config``, ``names``) can be
 imported for parameter checks without LangGraph.

@@ -1,9 +1,10 @@
-"""The four PSIT agents as LangGraph graphs with a checkpointer.
+"""The four PSIT agents' turns as plain async steps, with checkpoints kept by ``ChatAgent``.
 
-One turn is one graph run on a thread; the checkpointer keeps the state between turns, and
-a fork is a run started from an earlier checkpoint (``ChatAgent.send(..., checkpoint_id=)``),
+One turn runs the agent's steps on a state; the state at the end of every turn is a checkpoint,
+and a fork is a turn started from an earlier checkpoint (``ChatAgent.send(..., checkpoint_id=)``),
 so every fork branch starts from the identical state: public history, kept reasoning and
-working memory alike.
+working memory alike. (These were LangGraph graphs; the graph machinery cost more CPU per model
+call than the rest of the harness, see benchmarks/harness_overhead.py.)
 
     vanilla      respond -> finish                    (reasoning dropped every turn)
     private_cot  respond -> finish                    (reasoning kept in private context)
@@ -21,15 +22,9 @@ never run; the turn's log lists it under ``tool_calls_as_text``, with no edit.
 
 from __future__ import annotations
 
-import functools
-
 from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any, TypedDict
-
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.runtime import Runtime
 
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import FLAG_NO_REASONING, FLAG_PRIVATE_IN_PUBLIC
@@ -59,6 +54,7 @@ class AgentState(TypedDict, total=False):
     tool_rounds: int
     edits: list[dict[str, Any]]         # this turn's memory edits
     text_tool_calls: list[str]          # autonomous: tools this turn's replies named in text (not run)
+    pending_tool_calls: list[tuple[str, str, str]]  # autonomous: this reply's calls, not yet applied
 
 
 @dataclass
@@ -107,8 +103,7 @@ def _apply(memory: str, name: str, arguments: dict[str, Any]) -> tuple[str, dict
     return result.new_memory, {"name": name, "ok": True, "meta": result.meta}
 
 
-async def respond(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-    ctx = runtime.context
+async def respond(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     history = state.get("public", [])
     if ctx.config.kind == "private_cot" and ctx.config.reasoning_layout == "interleaved":
         history = interleaved_reasoning(history, state.get("kept_reasoning", []))
@@ -156,10 +151,6 @@ def _check_private_block(ctx: AgentContext, result: ChatResult) -> None:
                          agent=ctx.config.name)
 
 
-class _AutonomousState(AgentState, total=False):
-    pending_tool_calls: list[tuple[str, str, str]]
-
-
 def tool_result_text(edit: dict[str, Any]) -> str:
     """What the model reads back from a memory tool: ok, or the error; and any warning the tool
     raised (a skipped hunk, a patch that was already applied), so it can correct itself."""
@@ -172,7 +163,7 @@ def tool_result_text(edit: dict[str, Any]) -> str:
     return text + ("; warnings: " + "; ".join(map(str, warnings)) if warnings else "")
 
 
-async def apply_tools(state: _AutonomousState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+async def apply_tools(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     memory = state.get("memory") or initial_memory()
     exchange = list(state.get("tool_exchange", []))
     edits = list(state.get("edits", []))
@@ -192,11 +183,10 @@ async def apply_tools(state: _AutonomousState, runtime: Runtime[AgentContext]) -
 UPDATER_ROLE = "memory_updater"
 
 
-async def update_memory(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+async def update_memory(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     """The updater's edits for this turn, applied all together or not at all. A try whose JSON
     cannot be read, names a tool the strategy lacks, or has an edit the tools reject leaves the
     memory as it was; the next try shows the updater that error (up to ``updater_attempts``)."""
-    ctx = runtime.context
     memory = state.get("memory") or initial_memory()
     dialogue = [*state.get("public", []), {"role": "user", "content": state["pending_user"]},
                 {"role": "assistant", "content": state.get("reply", "")}]
@@ -240,8 +230,7 @@ async def update_memory(state: AgentState, runtime: Runtime[AgentContext]) -> di
     return {"memory": memory, "edits": edits}
 
 
-async def finish(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-    ctx = runtime.context
+async def finish(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     public = [*state.get("public", []), {"role": "user", "content": state["pending_user"]},
               {"role": "assistant", "content": state.get("reply", "")}]
     kept = list(state.get("kept_reasoning", []))
@@ -260,32 +249,16 @@ async def finish(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
             "pending_tool_calls": [], "text_tool_calls": []}
 
 
-def _after_respond(state: _AutonomousState) -> str:
-    return "apply_tools" if state.get("pending_tool_calls") else "finish"
-
-
-def build_graph(config: AgentConfig):
-    """The compiled graph for ``config`` with its own in-memory checkpointer (one per episode).
-    The graph's shape depends only on the agent's kind, so it is compiled once per kind and
-    copied with a fresh checkpointer (compiling costs ~7 ms, a copy ~0.03 ms)."""
-    return _compiled(config.kind).copy(update={"checkpointer": InMemorySaver()})
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled(kind: str):
-    graph = StateGraph(_AutonomousState, context_schema=AgentContext)
-    graph.add_node("respond", respond)
-    graph.add_node("finish", finish)
-    graph.add_edge(START, "respond")
-    if kind == "workflow":
-        graph.add_node("update_memory", update_memory)
-        graph.add_edge("respond", "update_memory")
-        graph.add_edge("update_memory", "finish")
-    elif kind == "autonomous":
-        graph.add_node("apply_tools", apply_tools)
-        graph.add_conditional_edges("respond", _after_respond, ["apply_tools", "finish"])
-        graph.add_edge("apply_tools", "respond")
-    else:
-        graph.add_edge("respond", "finish")
-    graph.add_edge("finish", END)
-    return graph.compile()
+async def run_turn(state: AgentState, ctx: AgentContext) -> AgentState:
+    """One turn from ``state`` (a checkpoint plus ``pending_user``): the agent's steps in order,
+    each step's update replacing the keys it names; the checkpoint itself is never changed."""
+    state = {**state}
+    while True:
+        state.update(await respond(state, ctx))  # type: ignore[typeddict-item]
+        if not state.get("pending_tool_calls"):
+            break
+        state.update(await apply_tools(state, ctx))  # type: ignore[typeddict-item]
+    if ctx.config.kind == "workflow":
+        state.update(await update_memory(state, ctx))  # type: ignore[typeddict-item]
+    state.update(await finish(state, ctx))  # type: ignore[typeddict-item]
+    return state
