@@ -165,8 +165,8 @@ def test_attractor_ranks_agree_with_the_appendix_e_lists():
 
 # -- the compact views ---------------------------------------------------------------------------
 
-def test_plain_number_never_uses_an_exponent():
-    assert sc.plain_number(5.56e-05) == "0.0000556"
+def test_plain_number_writes_numbers_as_every_table_does():
+    assert sc.plain_number(5.56e-05) == "5.56e-05" and sc.plain_number(0.000556) == "0.000556"
     assert sc.plain_number(0.148148) == "0.148" and sc.plain_number(4.0) == "4"
     assert sc.plain_number(123456.7) == "123457" and sc.plain_number(float("nan")) == "—"
 

@@ -254,7 +254,7 @@ def metrics_table(df: pd.DataFrame, group_cols: list[str], *, n_boot: int = 1000
 
 def plain_number(value: Any) -> str:
     """A number for a compact table as the workbook writes every table's numbers
-    (:func:`~psit_lib.analysis.labels.format_number`: 3 significant digits, never an exponent),
+    (:func:`~psit_lib.analysis.labels.format_number`: 3 significant digits, an exponent only below 1e-4),
     a dash when missing."""
     return str(format_number(None if value is None else float(value)))
 
