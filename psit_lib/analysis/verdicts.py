@@ -44,7 +44,6 @@ MAX_EPISODES = 100_000
 """Largest run size :func:`episodes_to_decide` looks at."""
 
 CONSISTENT, DIFFERS, INCONCLUSIVE = "consistent", "differs", "inconclusive"
-VERDICTS = (CONSISTENT, DIFFERS, INCONCLUSIVE)
 
 
 def _check(k: float, n: float, what: str) -> None:

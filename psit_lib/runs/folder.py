@@ -294,9 +294,6 @@ class RunFolder:
         return read_records(chosen, result_type, source=self.records_source)
 
     # -- scores --------------------------------------------------------------------------------
-    def has_scores(self) -> bool:
-        return (self.dir / _SCORES).is_file()
-
     def score_lines(self) -> dict[tuple[str, str], dict[str, Any]]:
         """The latest stored score per (episode id, scorer), in first-stored order; empty for a
         run made before scores were stored. A partial last line (a killed writer) is skipped."""
@@ -412,10 +409,6 @@ class RunStore(RunFolder):
         """Replace the scores file with ``lines`` (a rescore writes every score afresh)."""
         _atomic_write(self.dir / _SCORES, "".join(json.dumps(line, sort_keys=True, default=str) + "\n"
                                                   for line in lines))
-
-    def delete_records(self) -> None:
-        """Forget every episode record (the next run redoes every episode)."""
-        (self.dir / _RECORDS).unlink(missing_ok=True)
 
     def _repair_tail(self) -> None:
         """Cut a partial last line left by a killed writer, so the next append starts clean."""
