@@ -33,11 +33,11 @@ from psit_lib.runs.identity import bind as bind_identity
 from psit_lib.runs.identity import current_identity
 from psit_lib.runs.metadata import (base_metadata, git_commit, now_iso, prompt_fingerprints,
                                      simulator_assumptions_table, simulator_configuration)
-from psit_lib.runs.paths import adhoc_root, figures_dir, params_hash, repo_root, results_root
+from psit_lib.runs.paths import adhoc_root, params_hash
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
 from psit_lib.runs.sweeps import sweep_model_names
 
-__all__ = ["Experiment", "RunSummary", "figures_dir", "params_hash", "repo_root", "results_root"]
+__all__ = ["Experiment", "RunSummary"]
 
 
 class RunSummary(dict[str, Any]):
