@@ -1,19 +1,4 @@
-"""The ``psit`` command line.
-
-    psit run [NOTEBOOK ...] [-f params.yaml] [-p name=value ...] [--run-id ID] [-j N] [--fresh]
-             [--dry-run] [--no-report]
-    psit list
-    psit report [--run-id ID]
-    psit compare RUN_A RUN_B
-    psit compare RUN --paper
-    psit compare RUN [RUN ...] --html [--out PAGE]
-    psit runs [--html]
-    psit rescore RUN [NOTEBOOK ...] [--scorer NAME]
-    psit lab [--refresh]
-    psit export RUN [NOTEBOOK ...] [--inspect] [--markdown] [--latex]
-    psit prompts from-reference PATH [-o FILE]
-    psit sim serve [--port N] [--profile NAME]
-    psit --version
+"""The ``psit`` command line (``psit --help`` lists the commands, :data:`EPILOG` the examples).
 
 Notebooks are chosen by name, stem or number (``2`` or ``02``). ``psit run`` checks the
 settings before any kernel starts, runs ``-j`` notebooks at a time (default: the machine's
