@@ -170,6 +170,20 @@ def _read_json(path: Path) -> Any:
         return None
 
 
+def _json_lines(path: Path, *keys: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file that hold ``keys``, in order; a partial line (a killed
+    writer) is skipped."""
+    out = []
+    for line in path.read_bytes().split(b"\n") if path.exists() else []:
+        try:
+            data = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict) and all(k in data for k in keys):
+            out.append(data)
+    return out
+
+
 def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text)
@@ -247,22 +261,8 @@ class RunFolder:
 
     # -- episode records -------------------------------------------------------------------------
     def _lines(self) -> list[dict[str, Any]]:
-        """Every whole record in the file, in order; a partial line from a killed run is skipped
-        (never finished, so it will be redone)."""
-        path = self.dir / _RECORDS
-        if not path.exists():
-            return []
-        out = []
-        for line in path.read_bytes().split(b"\n"):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict) and "episode_id" in record:
-                out.append(record)
-        return out
+        """Every whole record in the file, in order (a partial line was never finished: redone)."""
+        return _json_lines(self.dir / _RECORDS, "episode_id")
 
     def records(self) -> dict[str, dict[str, Any]]:
         """The latest stored record per episode id (first-recorded order), each with the study
@@ -296,19 +296,9 @@ class RunFolder:
     # -- scores --------------------------------------------------------------------------------
     def score_lines(self) -> dict[tuple[str, str], dict[str, Any]]:
         """The latest stored score per (episode id, scorer), in first-stored order; empty for a
-        run made before scores were stored. A partial last line (a killed writer) is skipped."""
-        path = self.dir / _SCORES
-        latest: dict[tuple[str, str], dict[str, Any]] = {}
-        if not path.exists():
-            return latest
-        for line in path.read_bytes().split(b"\n"):
-            try:
-                data = json.loads(line) if line.strip() else None
-            except json.JSONDecodeError:
-                continue
-            if isinstance(data, dict) and "episode_id" in data and "scorer" in data:
-                latest[(str(data["episode_id"]), str(data["scorer"]))] = data
-        return latest
+        run made before scores were stored."""
+        return {(str(d["episode_id"]), str(d["scorer"])): d
+                for d in _json_lines(self.dir / _SCORES, "episode_id", "scorer")}
 
     def finished_ids(self) -> set[str]:
         return {eid for eid, rec in self.records().items() if rec.get("status") == "ok"}

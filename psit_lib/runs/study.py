@@ -1,9 +1,7 @@
 """A study as one object: what it runs, how each episode is scored, which tables the scores make.
 
-A :class:`Study` gathers what a study otherwise spreads over its modules: its name and result
-type, the notebooks it backs (each a :class:`StudyNotebook`: the notebook's parameter model,
-its plan, its episode function, its sweeps, its scorers and metrics), its prompt catalogue, its
-departures from the reproduced study and the simulator assumptions acting on it.
+A :class:`Study` gathers what a study would otherwise spread over its modules, so the command
+line, the report and ``psit rescore`` reach every study the same way.
 
 The chain is inspect_ai's: plan -> episode (generation only: the record keeps what happened)
 -> scores per episode (:class:`~psit_lib.runs.scores.Scorer`, stored beside the episodes) ->
