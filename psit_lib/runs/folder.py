@@ -1,25 +1,13 @@
 """The run folder of one notebook, and the one module that knows its files.
 
-``<run dir>/<notebook>/`` holds:
-
-* ``episodes.jsonl``: one JSON line per episode record (:mod:`psit_lib.runs.records` defines the
-  record and its stored formats), appended with a single ``write`` + ``fsync`` under a lock, so a
-  run killed at any moment leaves at worst one partial last line. Readers skip it; the writer
-  cuts it before appending again. The latest record per episode id wins: an episode is
-  *finished* once its latest record has ``status == "ok"``; failed episodes keep their error
-  record and are retried on resume, so the folder always holds each planned episode once.
-* ``params.json``: the parameters the folder was made with (:class:`RunParams`); a resume with
-  other parameters is refused (:class:`ParameterMismatchError`).
-* ``identity.json``: the rest of what shaped the episodes (the endpoint's report on each served
-  model, prompt and model-settings hashes, the code's commit; :mod:`psit_lib.runs.identity`),
-  bound like the parameters.
-* ``metadata.json``: what produced the results (:class:`RunMetadata`): backend, model, profile,
-  seed, versions, prompts, executions and their call counts, run health, the headline.
-* ``scores.jsonl``: one JSON line per (episode, scorer) (:class:`~psit_lib.runs.scores.ScoreLine`:
-  episode id, part, scorer, version, value, explanation, metadata); the latest line per
-  (episode, scorer) wins. Older runs have none: scoring them computes the scores.
-* ``progress.json``: the episode counts of the execution under way, which ``psit run`` follows.
-* ``tables/`` and ``figures/``: the notebook's saved result tables and figures.
+``<run dir>/<notebook>/`` holds the files the README lists ("Every run folder"). Episode records
+are appended with a single ``write`` + ``fsync`` under a lock, so a run killed at any moment
+leaves at worst one partial last line: readers skip it, the writer cuts it before appending
+again. The latest record per episode id wins (and the latest score per episode and scorer): an
+episode is *finished* once its latest record has ``status == "ok"``; failed episodes keep their
+error record and are retried on resume, so the folder holds each planned episode once.
+``params.json`` and ``identity.json`` bind the folder: a resume made another way is refused
+(:class:`ParameterMismatchError`, :mod:`psit_lib.runs.identity`).
 
 :class:`RunFolder` reads a folder and never creates or repairs anything (a notebook may be
 writing it): readers of finished runs (``psit run``'s summary, ``psit compare``, the report, the
