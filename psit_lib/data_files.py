@@ -2,17 +2,9 @@
 
 The data (``ddxplus/``: the DDXPlus release files; ``reference/``: the source studies'
 reported tables) live in the repository's top-level ``data/`` folder. They are not package
-data: a non-editable install (``pip install .``, a wheel) carries ``psit_lib`` without them.
-So the folder is found, in this order:
-
-1. ``$PSIT_DATA_DIR`` when it is set (a folder holding ``ddxplus/`` and ``reference/``);
-2. ``data/`` of the checkout this ``psit_lib`` was imported from (an editable install or the
-   source tree on ``sys.path``), recognised by its ``pyproject.toml``;
-3. ``data/`` in the current directory (an installed ``psit_lib`` run from a checkout).
-
-When none of them exists, :func:`data_dir` raises :class:`DataFilesNotFoundError` with one
-sentence saying what to do. A subfolder or file that is missing inside a found data folder is
-left to the reader, which names the file it could not read.
+data: a non-editable install (``pip install .``, a wheel) carries ``psit_lib`` without them,
+so :func:`data_root` looks in three places and otherwise says in one sentence what to do. A file
+missing inside a found data folder is left to the reader, which names the file it could not read.
 
 The simulated model (``psit_lib.sim``) imports nothing from the workbench, so it keeps its own
 copy of this rule (``sim.knowledge.ddxplus.data_dir``). This module imports nothing from
@@ -33,10 +25,8 @@ class DataFilesNotFoundError(FileNotFoundError):
 
 
 def data_root() -> Path:
-    """The data folder: ``$PSIT_DATA_DIR``, else the checkout's ``data/``, else ``./data``.
-
-    Raises :class:`DataFilesNotFoundError` when the chosen folder does not exist.
-    """
+    """The data folder: ``$PSIT_DATA_DIR``, else ``data/`` of the checkout this ``psit_lib`` was
+    imported from (recognised by its ``pyproject.toml``), else ``./data``."""
     configured = os.environ.get(DATA_DIR_ENV)
     if configured:
         root = Path(configured)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from psit_lib import data_files
-from psit_lib.analysis.reference import reference_dir
+from psit_lib.analysis.reference import reference_table
 from psit_lib.data_files import DataFilesNotFoundError, data_dir, data_root
 from psit_lib.studies.psit.tasks.diagnosis_data import default_data_dir
 
@@ -18,14 +18,15 @@ def test_the_checkout_data_folder_by_default(monkeypatch):
     monkeypatch.delenv("PSIT_DATA_DIR", raising=False)
     assert data_root() == REPO_DATA
     assert default_data_dir() == REPO_DATA / "ddxplus"
-    assert reference_dir() == REPO_DATA / "reference"
+    assert len(reference_table("psit_table1_self_consistency"))
 
 
 def test_the_environment_variable_wins(tmp_path, monkeypatch):
     monkeypatch.setenv("PSIT_DATA_DIR", str(tmp_path))
     assert data_dir("ddxplus") == tmp_path / "ddxplus"
     assert default_data_dir() == tmp_path / "ddxplus"
-    assert reference_dir() == tmp_path / "reference"
+    with pytest.raises(FileNotFoundError, match=str(tmp_path / "reference" / "x.csv")):
+        reference_table("x")
 
 
 def test_a_wrong_environment_variable_is_one_sentence(tmp_path, monkeypatch):

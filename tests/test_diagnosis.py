@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.llm.reply_readers import parse_yes_no
+from psit_lib.llm.reply_readers import read_yes_no
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes
 from psit_lib.studies.psit.tasks.diagnosis_data import DatasetError, default_data_dir, load_ddxplus
@@ -436,13 +436,13 @@ def test_normalise_maps_dataset_names_and_cleans_others():
     ],
 )
 def test_parse_yes_no_table(reply, expected):
-    assert parse_yes_no(reply) is expected
+    assert read_yes_no(reply).value is expected
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200))
 def test_parse_yes_no_is_total(text):
-    assert parse_yes_no(text) in (True, False, None)
+    assert read_yes_no(text).value in (True, False, None)
 
 
 @pytest.mark.parametrize("reply", [
@@ -453,7 +453,7 @@ def test_parse_yes_no_is_total(text):
     "Well, maybe. No.",
 ])
 def test_refusals_deflections_and_late_answers_are_unreadable_not_yes(reply):
-    assert parse_yes_no(reply) is None
+    assert read_yes_no(reply).value is None
 
 
 def test_reasoning_written_inline_is_split_from_the_public_reply():

@@ -28,4 +28,4 @@ def test_example_study_runs_and_rescore_reproduces_its_table(tmp_path, monkeypat
     monkeypatch.setattr("psit_lib.runs.backend.make_client", refuse)
     for rescored in (example.rescore(exp.store.dir), example.rescore(exp.store.dir, ["consistent"])):
         assert rescored.tables["consistency"].equals(table)
-    assert example.differences() and example.notebook(notebook).key_tables == ("consistency",)
+    assert example.differences() and example.notebook(notebook).table_names == ["consistency"]

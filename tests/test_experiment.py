@@ -20,7 +20,7 @@ async def _execute(tmp_path, cache="rw", fresh=False):
     exp = Experiment("02_test", PARAMS.model_dump(), seed=0, settings=LLMSettings(cache=cache),
                      run_dir=tmp_path / "run")
     if fresh:
-        exp.store.delete_records()
+        (exp.store.dir / "episodes.jsonl").unlink(missing_ok=True)
     task = HangmanTask()
     records = await exp.run(plan_fork_episodes(task, PARAMS, exp.models), fork_episode_fn(task, PARAMS),
                             progress=False)

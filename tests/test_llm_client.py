@@ -85,7 +85,7 @@ async def test_cache_hits_keep_the_calls_usage_but_spend_nothing(fault_server, t
     assert len(fault_server.requests) == 1
     assert second.cached and not first.cached
     assert second.content == first.content
-    assert second.usage == first.usage and first.usage.total_tokens > 0  # records stay identical
+    assert second.usage == first.usage and first.usage.completion_tokens > 0  # records stay identical
     assert client.stats.calls == 1 and client.stats.cache_hits == 1
     assert client.stats.prompt_tokens == first.usage.prompt_tokens  # spent once
 

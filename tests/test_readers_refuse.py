@@ -23,7 +23,7 @@ from psit_lib.llm import ChatResult, LLMSettings
 from psit_lib.llm.client import ModelSession
 from psit_lib.runs.backend import make_client
 from psit_lib.llm.non_answers import FUNCTION_WORDS, reply_non_answer, word_non_answer
-from psit_lib.llm.reply_readers import parse_yes_no, read_yes_no
+from psit_lib.llm.reply_readers import read_yes_no
 from psit_lib.studies.psit.protocol.candidates import pick_candidates
 from psit_lib.studies.psit.protocol.secret_choice import reveal_compatibility, run_secret_choice_episode
 from psit_lib.studies.psit.tasks.base import HostReplyError
@@ -125,7 +125,7 @@ def test_a_sentence_about_the_choice_is_not_cut_into_a_name(reply):
     ("(1) yes (2) no", None), ("1. Yes\n2. maybe", None),
 ])
 def test_numbered_yes_no_lists_read_where_one_answer_is_unambiguous(reply, expected):
-    assert parse_yes_no(reply) is expected
+    assert read_yes_no(reply).value is expected
 
 
 def test_a_yes_no_that_is_a_tool_call_is_unreadable_with_its_reason():
@@ -257,7 +257,7 @@ def _read(reader: str, reply: str) -> Any:
     if reader == "diagnosis_reveal":
         return FREE.read_reveal(reply).value
     if reader == "yes_no":
-        return parse_yes_no(reply)
+        return read_yes_no(reply).value
     if reader == "hangman_opening":
         try:
             return read_opening(reply).length

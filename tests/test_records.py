@@ -123,7 +123,7 @@ def test_a_result_field_named_status_survives_the_run_folder(tmp_path):
     flat = RunFolder(tmp_path).flat_records()
     assert flat["e1"]["status"] == "ok" and flat["e1"]["score"] == 0.25   # the envelope wins a clash
     assert flat["e2"]["error"] == "RuntimeError: boom" and "score" not in flat["e2"]
-    assert flat_record(typed[0]) == flat["e1"] == typed[0].flat()
+    assert flat_record(typed[0]) == flat["e1"] == flat_record(typed[0].stored())
 
 
 def test_the_old_flat_format_reads_as_the_new_one(tmp_path):

@@ -188,10 +188,10 @@ def test_resume_keeps_stored_scores_and_rescore_reproduces_tables_without_a_clie
 def test_an_old_folder_without_scores_is_scored_in_full(tmp_path, monkeypatch):
     exp, run = _run(tmp_path, ToyParams(n=3))
     (exp.store.dir / "scores.jsonl").unlink()
-    assert not exp.store.has_scores()
+    assert not (exp.store.dir / "scores.jsonl").exists()
     _forbid_models(monkeypatch)
     rescored = _study().rescore(exp.store.dir)
-    assert exp.store.has_scores() and len(exp.store.score_lines()) == 2 * (3 + 4)
+    assert len(exp.store.score_lines()) == 2 * (3 + 4)
     for name, table in run.tables.items():
         pd.testing.assert_frame_equal(table, rescored.tables[name])
 

@@ -25,7 +25,7 @@ from psit_lib.runs.backend import make_client
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.settings import LLMSettings
 from psit_lib.studies.psit.memory import extract_secret, initial_memory
-from psit_lib.llm.reply_readers import parse_yes_no
+from psit_lib.llm.reply_readers import read_yes_no
 from psit_lib.studies.psit.protocol.candidates import candidate_request, parse_string_array
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
 from psit_lib.sim import SimProfile, complete, get_profile
@@ -89,7 +89,7 @@ def public_answers(transcript: list[dict]) -> list[tuple[str, bool | None]]:
         code = max((c for c, e in TASK.dataset.evidences.items() if e.is_binary and e.question_en in asked["content"]),
                    key=lambda c: len(TASK.dataset.evidences[c].question_en), default=None)
         assert code is not None and answer["role"] == "assistant"
-        pairs.append((code, parse_yes_no(answer["content"])))
+        pairs.append((code, read_yes_no(answer["content"]).value))
     return pairs
 
 
@@ -179,8 +179,8 @@ def test_removing_the_private_block_turns_held_into_reimagined(private):
         held = host(game_messages(held_system, [], question(probe)), seed=seed)
         bare = host(game_messages(bare_system, [], question(probe)), seed=seed)
         assert "already chose" in held["reasoning_content"] and "no record" in bare["reasoning_content"]
-        held_answers.append(parse_yes_no(held["content"]))
-        bare_answers.append(parse_yes_no(bare["content"]))
+        held_answers.append(read_yes_no(held["content"]).value)
+        bare_answers.append(read_yes_no(bare["content"]).value)
         held_reveals.append(host(game_messages(held_system, [], TASK.reveal_prompt()), seed=seed)["content"])
         bare_reveals.append(host(game_messages(bare_system, [], TASK.reveal_prompt()), seed=seed)["content"])
     assert set(held_answers) == {truth} and set(held_reveals) == {secret}
@@ -205,18 +205,18 @@ def test_reimagined_reveal_fits_the_hosts_own_public_answers():
 def test_a_held_condition_answers_by_rule_r(name, code, seed):
     system = TASK.host_system_prompt() + "\n\n" + memory_block(initial_memory(name), autonomous=False)
     reply = host(game_messages(system, [], question(code)), seed=seed)
-    assert parse_yes_no(reply["content"]) == answers_yes(TASK.dataset.condition(name), code)
+    assert read_yes_no(reply["content"]).value == answers_yes(TASK.dataset.condition(name), code)
 
 
 @given(code=st.sampled_from(BINARY), yes=st.booleans(), variant=st.integers(0, 20))
 def test_every_phrasing_parses_back(code, yes, variant):
     text = TASK.question_for(code)
-    assert parse_yes_no(short_answer(text, yes, variant)) is yes
+    assert read_yes_no(short_answer(text, yes, variant)).value is yes
     assert answer_variants(text) in (2, 3)
 
 
 def test_malformed_reply_carries_no_decision():
-    assert parse_yes_no(GAME.malformed_reply(ctx_for([]))) is None
+    assert read_yes_no(GAME.malformed_reply(ctx_for([]))).value is None
 
 
 @given(name=st.sampled_from(NAMES), code=st.sampled_from(BINARY))

@@ -14,7 +14,7 @@ import pytest
 
 from psit_lib.analysis.sweeps import proportion_gap
 from psit_lib.llm import LLMSettings
-from psit_lib.llm.reply_readers import parse_yes_no, read_json_object, read_json_value, split_reasoning
+from psit_lib.llm.reply_readers import read_json_object, read_json_value, read_yes_no, split_reasoning
 from psit_lib.studies.psit.memory.patch import patch_memory
 from psit_lib.runs import RunStore, make_client, run_episodes
 from psit_lib.runs.records import read_records
@@ -89,7 +89,7 @@ def test_the_format_layer_never_moves_the_roles_random_draws():
     ("<think>\nMy secret is 'cold'.\n</think>\n\nNo.", False),
 ])
 def test_yes_no_reader_on_each_format(text, expected):
-    assert parse_yes_no(text) is expected
+    assert read_yes_no(text).value is expected
 
 
 @pytest.mark.parametrize("text, word", [

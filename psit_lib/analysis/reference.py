@@ -8,20 +8,12 @@ They are never used as results, defaults or calibration targets.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
-
 import pandas as pd
 
 from psit_lib.data_files import data_dir
 
 REFERENCE_SOURCE = "reference study (reported)"
 """The ``source`` of every reference row in a table."""
-
-
-def reference_dir() -> Path:
-    """``reference/`` of the data folder (:func:`psit_lib.data_files.data_dir`: ``$PSIT_DATA_DIR``,
-    else the repository's ``data/``)."""
-    return data_dir("reference")
 
 
 @lru_cache(maxsize=8)
@@ -31,7 +23,7 @@ def _read(path: str) -> pd.DataFrame:
 
 def reference_table(name: str) -> pd.DataFrame:
     """The reference table ``data/reference/<name>.csv`` (a copy; FileNotFoundError naming it)."""
-    path = reference_dir() / f"{name}.csv"
+    path = data_dir("reference", f"{name}.csv")
     if not path.exists():
         raise FileNotFoundError(f"reference table {path} is missing (see data/reference/README.md)")
     return _read(str(path)).copy()

@@ -1,28 +1,9 @@
 """Is a run's rate the paper's? A verdict with power: consistent within ±m, differs, or inconclusive (SPEC §9).
 
-A paper reports a rate from a count (Table 1 of the private-state study: 50 episodes per cell). A
-run's rate beside it is judged on the *difference* run − paper:
-
-- **consistent within ±m** when the difference is shown to lie inside ±m: two one-sided tests
-  (TOST) at level alpha each, i.e. the (1 − 2·alpha) Newcombe interval of the difference lies
-  strictly inside (−m, m). "Consistent" is a positive finding that needs power; a small run never
-  earns it.
-- **differs** when the (1 − alpha) Newcombe interval of the difference excludes zero (and the
-  equivalence test did not succeed: a real difference smaller than the margin is still consistent
-  within ±m, the margin says which differences matter).
-- **inconclusive** otherwise, with the number of run episodes at which the same run rate would
-  decide it (None when no run size can: the paper's own count is too small for the margin).
-
-Each cell is its own family: no multiplicity correction, because a correction that controls
-false "differs" (Holm over a notebook's cells) makes "consistent" easier, and because a cell's
-verdict must depend on that cell's counts alone, so that two notebooks covering one cell agree.
-At alpha = 0.05, about one in twenty truly equal cells reads "differs" by chance; equivalence
-carries its own 5% error per cell.
-
-The margin: at the paper's n = 50 a rate near 0.5 carries about ±0.115 at 90% on its own, so a
-margin of 0.10 can never be reached at mid rates whatever the run's size. The default, 0.15,
-is reachable: a cell whose run rate equals the paper's 0.5 needs about 80 run episodes (fewer
-near 0 or 1). :func:`episodes_for_margin` sizes a run for any margin.
+The rule, why each cell is its own family and why the default margin is 0.15 are SPEC §9
+(docs/protocol.md). "Consistent" is a positive finding (TOST: the (1 − 2·alpha) Newcombe interval
+of run − paper lies inside (−m, m)) that a small run never earns; "inconclusive" comes with the
+run size that would decide it.
 
 Intervals: Newcombe's hybrid score interval (his method 10) from Wilson score intervals, which
 behaves at rates near 0 and 1 and at unequal sizes. Counts may be fractional in sizing
@@ -44,7 +25,6 @@ MAX_EPISODES = 100_000
 """Largest run size :func:`episodes_to_decide` looks at."""
 
 CONSISTENT, DIFFERS, INCONCLUSIVE = "consistent", "differs", "inconclusive"
-VERDICTS = (CONSISTENT, DIFFERS, INCONCLUSIVE)
 
 
 def _check(k: float, n: float, what: str) -> None:

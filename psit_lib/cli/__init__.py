@@ -1,19 +1,4 @@
-"""The ``psit`` command line.
-
-    psit run [NOTEBOOK ...] [-f params.yaml] [-p name=value ...] [--run-id ID] [-j N] [--fresh]
-             [--dry-run] [--no-report]
-    psit list
-    psit report [--run-id ID]
-    psit compare RUN_A RUN_B
-    psit compare RUN --paper
-    psit compare RUN [RUN ...] --html [--out PAGE]
-    psit runs [--html]
-    psit rescore RUN [NOTEBOOK ...] [--scorer NAME]
-    psit lab [--refresh]
-    psit export RUN [NOTEBOOK ...] [--inspect] [--markdown] [--latex]
-    psit prompts from-reference PATH [-o FILE]
-    psit sim serve [--port N] [--profile NAME]
-    psit --version
+"""The ``psit`` command line (``psit --help`` lists the commands, :data:`EPILOG` the examples).
 
 Notebooks are chosen by name, stem or number (``2`` or ``02``). ``psit run`` checks the
 settings before any kernel starts, runs ``-j`` notebooks at a time (default: the machine's
@@ -25,10 +10,19 @@ an episode failed; re-using a run id resumes it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Callable
+from typing import Any
 from importlib import metadata
 
 from psit_lib.cli.errors import CliError
+
+
+def _lazy(reference: str, call: Callable[[Any, argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A command whose module (``"module:name"``) is imported only when it runs, so ``psit --help`` stays quick."""
+    module, _, name = reference.partition(":")
+    return lambda args: call(getattr(importlib.import_module(module), name), args)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -72,24 +66,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_rescore(args: argparse.Namespace) -> int:
-    from psit_lib.cli.rescore import rescore
-
-    return rescore(args.run, args.notebooks, args.scorer)
-
-
-def cmd_prompts_from_reference(args: argparse.Namespace) -> int:
-    from psit_lib.cli.reference_prompts import cmd_from_reference
-
-    return cmd_from_reference(args.path, args.output)
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    from psit_lib.cli.run import cmd_run as run
-
-    return run(args)
-
-
 def cmd_runs(args: argparse.Namespace) -> int:
     from psit_lib.report.runs_index import runs_html, runs_index, runs_text
     from psit_lib.runs.paths import results_root
@@ -102,18 +78,6 @@ def cmd_runs(args: argparse.Namespace) -> int:
         page.write_text(runs_html(entries, root), encoding="utf-8")
         print(f"runs page: {page}")
     return 0
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from psit_lib.cli.export import cmd_export as export
-
-    return export(args.run, args.notebooks, inspect=args.inspect, markdown=args.markdown, latex=args.latex)
-
-
-def cmd_lab(args: argparse.Namespace) -> int:
-    from psit_lib.cli.lab import cmd_lab as lab
-
-    return lab(args.refresh, args.lab_args)
 
 
 def cmd_sim_serve(args: argparse.Namespace) -> int:
@@ -220,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", dest="progress", action="store_false", help="no episode progress lines")
     run.add_argument("--no-report", dest="report", action="store_false",
                      help="do not render the HTML report at the end (psit report renders it later)")
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=_lazy("psit_lib.cli.run:cmd_run", lambda cmd, a: cmd(a)))
     listing = sub.add_parser("list", help="the notebooks and their parameters (defaults, study-scale values)")
     listing.set_defaults(func=cmd_list)
     report = sub.add_parser("report", help="render a run's executed notebooks to HTML with an index")
@@ -252,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     rescore.add_argument("--scorer", action="append", metavar="NAME",
                          help="recompute this scorer's scores even where stored (repeatable; model-graded "
                               "scorers replay the run's cache)")
-    rescore.set_defaults(func=cmd_rescore)
+    rescore.set_defaults(func=_lazy("psit_lib.cli.rescore:rescore", lambda cmd, a: cmd(a.run, a.notebooks, a.scorer)))
     export = sub.add_parser("export", help="a run as Inspect AI eval logs, or its tables as Markdown or LaTeX")
     export.add_argument("run", help="run id (under results/) or folder")
     export.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all of the run)")
@@ -260,11 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="one Inspect eval log per notebook and model, one sample per episode (inspect view opens them)")
     export.add_argument("--markdown", action="store_true", help="every saved table as Markdown, one file per notebook")
     export.add_argument("--latex", action="store_true", help="every saved table as a LaTeX booktabs table")
-    export.set_defaults(func=cmd_export)
+    export.set_defaults(func=_lazy("psit_lib.cli.export:cmd_export", lambda cmd, a: cmd(
+        a.run, a.notebooks, inspect=a.inspect, markdown=a.markdown, latex=a.latex)))
     lab = sub.add_parser("lab", help="JupyterLab on working copies of the notebooks (outputs never reach the repository)")
     lab.add_argument("--refresh", action="store_true", help="replace every working copy with the repository's notebook")
     lab.add_argument("lab_args", nargs=argparse.REMAINDER, help="JupyterLab's own options after --, e.g. -- --port 8889")
-    lab.set_defaults(func=cmd_lab)
+    lab.set_defaults(func=_lazy("psit_lib.cli.lab:cmd_lab", lambda cmd, a: cmd(a.refresh, a.lab_args)))
     prompts = sub.add_parser("prompts", help="prompt files")
     prompts_sub = prompts.add_subparsers(dest="prompts_command", required=True)
     from_ref = prompts_sub.add_parser(
@@ -275,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     from_ref.add_argument("path", help="the checkout's root folder (holding src/hangman/prompts/)")
     from_ref.add_argument("-o", "--output", default="reference_prompts.toml",
                           help="the prompts file to write (default: reference_prompts.toml)")
-    from_ref.set_defaults(func=cmd_prompts_from_reference)
+    from_ref.set_defaults(func=_lazy("psit_lib.cli.reference_prompts:cmd_from_reference",
+                                     lambda cmd, a: cmd(a.path, a.output)))
     sim = sub.add_parser("sim", help="the simulated model")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True)
     serve = sim_sub.add_parser("serve", help="serve the simulator on a loopback port")

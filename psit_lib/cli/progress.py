@@ -12,15 +12,12 @@ line follows those files, whichever process executes the notebooks (``-j``), and
 The lines are made by pure functions (:func:`progress_line`, :func:`final_line`,
 :func:`format_duration`); :class:`ProgressBoard` only decides when to write them.
 
-On a terminal the running notebooks' lines form a block redrawn in place: each redraw moves
-the cursor back to the block's first line and erases to the end of the screen before writing,
-and every line is cut to the terminal's width (a wrapped line would break the count), so
-nothing of an earlier, longer line stays behind. Lines that stay (a notebook starting, its final
-line) are written above the block. Anywhere else (a log file, a pipe, CI) each line is a line
-of its own, with no control characters: per notebook, one when its counts first appear or its
-phase changes, then at most one every ``log_interval`` seconds (10 s by default) and only when
-the counts changed, plus one when a phase finishes, so a log of a long run shows it is alive
-without filling up. Kernels never write here (``psit_lib.cli.kernel``: their log goes to a file).
+On a terminal the running notebooks' lines form a block redrawn in place, each cut to the
+terminal's width (a wrapped line would break the redraw); lines that stay are written above it.
+Anywhere else (a log, a pipe, CI) each line is its own, without control characters, and comes
+only when a notebook's counts or phase change, at most every ``log_interval`` seconds, so a log
+of a long run shows it is alive without filling up. Kernels never write here (their log goes to
+a file, ``psit_lib.cli.kernel``).
 """
 
 from __future__ import annotations

@@ -3,11 +3,9 @@
 The workbench ships its prompts in its own words (``studies/psit/prompts.toml``). A researcher who
 wants the study's exact wording points this command at their own checkout of the reference
 repository (chandar-lab/Hangman); it reads the prompt modules there (``src/hangman/prompts/*.py``)
-as text, without importing or running them, and writes a TOML of the same shape as the
-workbench's, whose templates replace ours by name when named in ``PSIT_PROMPTS_FILE``. The run
-metadata then records each replaced template and its fingerprint (``prompt_overrides``,
-``prompt_fingerprints``). The workbench itself carries no copied text: the file is built on the
-researcher's machine from the files they hold.
+as text, without importing or running them, and writes a TOML whose templates replace ours by
+name when named in ``PSIT_PROMPTS_FILE``. The workbench itself carries no copied text: the file
+is built on the researcher's machine from the files they hold.
 
 Each entry of :data:`SOURCES` names the reference module and constant(s), how the reference used
 them and which of our templates they become. The reference fills its prompts with Python's

@@ -87,7 +87,7 @@ def rescore_folder(folder: RunFolder, scorers: list[str] | None = None) -> tuple
     if study is None or not study.notebook(name).table_names:
         return True, f"{name}: no scorer (skipped)"
     nb = study.notebook(name)
-    graded = any(s.model_graded for s in nb.scorer_list if scorers is None or s.name in scorers)
+    graded = any(s.model_graded for s in nb.scorers if scorers is None or s.name in scorers)
     tables = study.rescore(folder.dir, scorers, session_for=replay_sessions(folder) if graded else None).tables
     saved = set(folder.table_names())
     reproduced, differing = [], []

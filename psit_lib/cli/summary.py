@@ -46,8 +46,8 @@ class NotebookSummary:
         last = run.metadata().last_execution
         finished_now = since is None or (last is not None and _stamp(last.ended) >= since - 1.0)  # stamps are to the second
         failed = sum(r.get("status") != "ok" for r in records.values())
-        threshold = _threshold(run)
-        verdict = folder_health(run, threshold)
+        threshold = run.params().suspect_threshold  # as the notebook recorded it
+        verdict = folder_health(run, DEFAULT_SUSPECT_THRESHOLD if threshold is None else threshold)
         if status == "ok" and failed:
             status = "episodes failed"
         elif status == "ok" and verdict.suspect:
@@ -69,12 +69,6 @@ def _stamp(text: Any) -> float:
         return datetime.fromisoformat(str(text)).timestamp()
     except ValueError:
         return 0.0
-
-
-def _threshold(run: RunFolder) -> float:
-    """The notebook's ``suspect_threshold`` parameter as recorded in its folder."""
-    threshold = run.params().suspect_threshold
-    return DEFAULT_SUSPECT_THRESHOLD if threshold is None else threshold
 
 
 def table(summaries: list[NotebookSummary]) -> str:

@@ -3,22 +3,12 @@
 Models differ in what a request must carry: a reasoning model wants a larger ``max_tokens`` (the
 private-state study gave Qwen3 235B 4,096 where the others had 2,048), a reasoning effort, or a
 provider's own field (OpenRouter's ``reasoning: {include: true}``, which the study's reference
-code sent to keep the reasoning). ``PSIT_MODEL_SETTINGS`` names a YAML or JSON file (or holds
-inline JSON) mapping each served model name to its settings::
+code sent to keep the reasoning).
 
-    qwen/qwen3-235b-a22b-thinking-2507:
-      max_tokens: 4096
-      reasoning_effort: high        # sent as the top-level ``reasoning_effort`` field
-      extra_body:                   # any further top-level fields, sent as written
-        reasoning: {include: true}
-
-``max_tokens`` replaces the run's default for that model (the notebook's ``max_tokens``
-parameter); a call that sets its own ``max_tokens`` keeps it. Temperature is not a per-model
-setting: it is the notebook's ``temperature`` parameter (notebook 07 sweeps it per episode).
-The optional fields (``reasoning_effort`` and every ``extra_body`` key) are sent only where the
-server accepts them: a server that refuses one with HTTP 400 (or 422) naming it gets the call
-again without it, and the client leaves it out of every later call, with a one-line warning and
-a count in the run metadata (``dropped_parameters``), never silently (``LLMClient``).
+``PSIT_MODEL_SETTINGS`` names a YAML or JSON file (or holds inline JSON) mapping each served model
+name to its settings (README "Per-model request settings"). The optional fields are sent only
+where the server accepts them: one refused with HTTP 400/422 is dropped for that model, with a
+warning and a count in the run metadata (``dropped_parameters``), never silently.
 """
 
 from __future__ import annotations

@@ -19,16 +19,9 @@ was asked for (``lookups``), so a test can check that each template used at run 
 catalogued. :meth:`PromptBook.catalogue` lists every template of the file, rendered with fixed
 example values, for the run metadata's fingerprints (``runs.metadata.prompt_fingerprints``).
 
-A user's wording: ``PSIT_PROMPTS_FILE`` names a TOML file of the same shape whose templates
-replace the workbench's of the same name (e.g. the study's exact wording of Appendix F). It is
-checked before any model call (``LLMSettings.from_env``, which ``psit run`` calls before any
-notebook starts, and again when a study's book is loaded): a name that no study's prompts file
-has, or a template whose slots are not exactly those of the template it replaces (the code fills
-those slots, no others), is an error in one sentence. A replaced template keeps its place in
-the catalogue, so the run metadata's fingerprints change with it, and the catalogue's
-``overridden`` says which templates came from which file at which version (recorded in the run
-metadata as ``prompt_overrides``). The simulated model reads the workbench's own wording; other
-wording is for real models.
+A user's wording (``PSIT_PROMPTS_FILE``, README "The study's exact wording") replaces templates
+by name; it is checked before any model call, and a replaced template keeps its place in the
+catalogue, so the run's fingerprints change with it and ``overridden`` records where it came from.
 """
 
 from __future__ import annotations

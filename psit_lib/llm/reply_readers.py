@@ -7,7 +7,7 @@ that interpret result tables are :mod:`psit_lib.analysis.result_sentences`.)
   ``<thinking>``, ``<reasoning>``, an opening tag never closed, or a lone closing tag when the
   server's template swallowed the opening one) from the public reply. The model client applies
   it to every reply, so reasoning never reaches a public transcript.
-* :func:`parse_yes_no` reads a yes/no decision only when it *leads* the reply: "**Answer:** no",
+* :func:`read_yes_no` reads a yes/no decision only when it *leads* the reply: "**Answer:** no",
   "Yes – I do have that", "Nope", "Answer (yes/no): no". A refusal or a deflection ("I have to
   keep my word a secret!", "I've already chosen a word, and I can't tell you.") and a hedge
   that only later turns into an answer ("Sure, let's see... no, that's not my word.") are
@@ -146,12 +146,6 @@ def read_yes_no(text: str | None) -> Reading[bool]:
             return Reading(None, "a numbered list that answers both yes and no")
         return readings[0]
     return _decision(cleaned)
-
-
-def parse_yes_no(text: str) -> bool | None:
-    """True for yes, False for no, None when the reply makes no yes/no decision (see
-    :func:`read_yes_no`, which also says why)."""
-    return read_yes_no(text).value
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)

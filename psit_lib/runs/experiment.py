@@ -33,11 +33,11 @@ from psit_lib.runs.identity import bind as bind_identity
 from psit_lib.runs.identity import current_identity
 from psit_lib.runs.metadata import (base_metadata, git_commit, now_iso, prompt_fingerprints,
                                      simulator_assumptions_table, simulator_configuration)
-from psit_lib.runs.paths import adhoc_root, figures_dir, params_hash, repo_root, results_root
+from psit_lib.runs.paths import adhoc_root, params_hash
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
 from psit_lib.runs.sweeps import sweep_model_names
 
-__all__ = ["Experiment", "RunSummary", "figures_dir", "params_hash", "repo_root", "results_root"]
+__all__ = ["Experiment", "RunSummary"]
 
 
 class RunSummary(dict[str, Any]):
@@ -126,14 +126,9 @@ class Experiment:
     async def run(self, specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *,
                   concurrency: int | None = None, desc: str | None = None,
                   progress: bool | None = None) -> list[Any]:
-        """Run (or resume) the planned episodes; one record per spec, in plan order.
-
-        When the episode function declares the study result it returns (a ``result_type``
-        attribute, as :func:`~psit_lib.runs.runner.study_episode` sets), the records come back typed
-        (:class:`~psit_lib.runs.records.EpisodeRecord`), every field checked; otherwise as dicts
-        in the flat view (:func:`~psit_lib.runs.records.flat_record`). ``progress`` shows a bar in the notebook; by default only when the notebook
-        is used interactively (under ``psit run`` the terminal shows progress instead).
-        """
+        """Run (or resume) the planned episodes; one record per spec, in plan order: typed when the
+        episode function declares its ``result_type``, else flat dicts. ``progress`` defaults to a
+        bar only outside ``psit run`` (whose terminal shows progress instead)."""
         if progress is None:
             progress = not os.environ.get("PSIT_RUN_DIR")
         counts = await execute_episodes(specs, episode_fn, store=self.store, client=self.client_for,
@@ -251,16 +246,12 @@ class Experiment:
         self.store.write_metadata(self.metadata)
         return text
 
-    def _health_verdict(self) -> HealthVerdict:
-        threshold = float(self.params.get("suspect_threshold", DEFAULT_SUSPECT_THRESHOLD))
-        return folder_health(self.store, threshold)
-
     def health(self) -> HealthVerdict:
         """The notebook's run health over every episode recorded so far (all runs of the
         notebook, sweeps included): ``suspect`` when some agent's share of unreadable replies or
         flagged episodes passes the ``suspect_threshold`` parameter. Recorded in the metadata,
         where ``psit run`` and the report read it."""
-        verdict = self._health_verdict()
+        verdict = folder_health(self.store, float(self.params.get("suspect_threshold", DEFAULT_SUSPECT_THRESHOLD)))
         self.metadata.health = HealthRecord.model_validate(verdict.as_dict())
         self.store.write_metadata(self.metadata)
         return verdict

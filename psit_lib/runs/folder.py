@@ -1,25 +1,13 @@
 """The run folder of one notebook, and the one module that knows its files.
 
-``<run dir>/<notebook>/`` holds:
-
-* ``episodes.jsonl``: one JSON line per episode record (:mod:`psit_lib.runs.records` defines the
-  record and its stored formats), appended with a single ``write`` + ``fsync`` under a lock, so a
-  run killed at any moment leaves at worst one partial last line. Readers skip it; the writer
-  cuts it before appending again. The latest record per episode id wins: an episode is
-  *finished* once its latest record has ``status == "ok"``; failed episodes keep their error
-  record and are retried on resume, so the folder always holds each planned episode once.
-* ``params.json``: the parameters the folder was made with (:class:`RunParams`); a resume with
-  other parameters is refused (:class:`ParameterMismatchError`).
-* ``identity.json``: the rest of what shaped the episodes (the endpoint's report on each served
-  model, prompt and model-settings hashes, the code's commit; :mod:`psit_lib.runs.identity`),
-  bound like the parameters.
-* ``metadata.json``: what produced the results (:class:`RunMetadata`): backend, model, profile,
-  seed, versions, prompts, executions and their call counts, run health, the headline.
-* ``scores.jsonl``: one JSON line per (episode, scorer) (:class:`~psit_lib.runs.scores.ScoreLine`:
-  episode id, part, scorer, version, value, explanation, metadata); the latest line per
-  (episode, scorer) wins. Older runs have none: scoring them computes the scores.
-* ``progress.json``: the episode counts of the execution under way, which ``psit run`` follows.
-* ``tables/`` and ``figures/``: the notebook's saved result tables and figures.
+``<run dir>/<notebook>/`` holds the files the README lists ("Every run folder"). Episode records
+are appended with a single ``write`` + ``fsync`` under a lock, so a run killed at any moment
+leaves at worst one partial last line: readers skip it, the writer cuts it before appending
+again. The latest record per episode id wins (and the latest score per episode and scorer): an
+episode is *finished* once its latest record has ``status == "ok"``; failed episodes keep their
+error record and are retried on resume, so the folder holds each planned episode once.
+``params.json`` and ``identity.json`` bind the folder: a resume made another way is refused
+(:class:`ParameterMismatchError`, :mod:`psit_lib.runs.identity`).
 
 :class:`RunFolder` reads a folder and never creates or repairs anything (a notebook may be
 writing it): readers of finished runs (``psit run``'s summary, ``psit compare``, the report, the
@@ -170,6 +158,20 @@ def _read_json(path: Path) -> Any:
         return None
 
 
+def _json_lines(path: Path, *keys: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file that hold ``keys``, in order; a partial line (a killed
+    writer) is skipped."""
+    out = []
+    for line in path.read_bytes().split(b"\n") if path.exists() else []:
+        try:
+            data = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict) and all(k in data for k in keys):
+            out.append(data)
+    return out
+
+
 def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text)
@@ -247,22 +249,8 @@ class RunFolder:
 
     # -- episode records -------------------------------------------------------------------------
     def _lines(self) -> list[dict[str, Any]]:
-        """Every whole record in the file, in order; a partial line from a killed run is skipped
-        (never finished, so it will be redone)."""
-        path = self.dir / _RECORDS
-        if not path.exists():
-            return []
-        out = []
-        for line in path.read_bytes().split(b"\n"):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict) and "episode_id" in record:
-                out.append(record)
-        return out
+        """Every whole record in the file, in order (a partial line was never finished: redone)."""
+        return _json_lines(self.dir / _RECORDS, "episode_id")
 
     def records(self) -> dict[str, dict[str, Any]]:
         """The latest stored record per episode id (first-recorded order), each with the study
@@ -294,24 +282,11 @@ class RunFolder:
         return read_records(chosen, result_type, source=self.records_source)
 
     # -- scores --------------------------------------------------------------------------------
-    def has_scores(self) -> bool:
-        return (self.dir / _SCORES).is_file()
-
     def score_lines(self) -> dict[tuple[str, str], dict[str, Any]]:
         """The latest stored score per (episode id, scorer), in first-stored order; empty for a
-        run made before scores were stored. A partial last line (a killed writer) is skipped."""
-        path = self.dir / _SCORES
-        latest: dict[tuple[str, str], dict[str, Any]] = {}
-        if not path.exists():
-            return latest
-        for line in path.read_bytes().split(b"\n"):
-            try:
-                data = json.loads(line) if line.strip() else None
-            except json.JSONDecodeError:
-                continue
-            if isinstance(data, dict) and "episode_id" in data and "scorer" in data:
-                latest[(str(data["episode_id"]), str(data["scorer"]))] = data
-        return latest
+        run made before scores were stored."""
+        return {(str(d["episode_id"]), str(d["scorer"])): d
+                for d in _json_lines(self.dir / _SCORES, "episode_id", "scorer")}
 
     def finished_ids(self) -> set[str]:
         return {eid for eid, rec in self.records().items() if rec.get("status") == "ok"}
@@ -412,10 +387,6 @@ class RunStore(RunFolder):
         """Replace the scores file with ``lines`` (a rescore writes every score afresh)."""
         _atomic_write(self.dir / _SCORES, "".join(json.dumps(line, sort_keys=True, default=str) + "\n"
                                                   for line in lines))
-
-    def delete_records(self) -> None:
-        """Forget every episode record (the next run redoes every episode)."""
-        (self.dir / _RECORDS).unlink(missing_ok=True)
 
     def _repair_tail(self) -> None:
         """Cut a partial last line left by a killed writer, so the next append starts clean."""

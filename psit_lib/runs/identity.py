@@ -1,24 +1,12 @@
 """A run folder's identity: what shaped its episodes besides the notebook's parameters.
 
-The parameters, backend, model names and profile are bound in ``params.json``
-(:meth:`~psit_lib.runs.folder.RunStore.bind_params`). The rest of what decides a model's replies
-is bound here, in ``identity.json``, when a folder is first made:
-
-* ``endpoint``: what ``GET /v1/models`` reports about each served model name (through the
-  ``openai`` client's ``models.list()``; the simulator serves it too), so another model behind
-  the same name shows (vLLM's ``root``, llama.cpp's ``meta``);
-* ``prompts``: a fingerprint of every prompt template the notebook's study renders;
-* ``prompts_file``: the SHA-256 of ``PSIT_PROMPTS_FILE``'s content (``none`` without one);
-* ``model_settings``: the SHA-256 of the ``PSIT_MODEL_SETTINGS`` read (``none`` without them).
-
-Resuming a folder with any of them changed would mix episodes of two set-ups under one record,
-so it is refused with one sentence (:class:`IdentityMismatchError`). Two more facts are recorded
-but never refuse: ``code`` (the git commit: a resume across a code change is warned about, and
-each execution in the metadata names its own commit) and the scorers' versions (rescoring with
-a new version is what ``psit rescore`` is for; the metadata records them, ``scorer_versions``,
-and :func:`fingerprint` covers them). A field
-either side does not know (an older folder, or the command line, which cannot fingerprint a
-study's templates without loading it) is not compared.
+``identity.json`` binds, when a folder is first made, the endpoint's ``GET /v1/models`` report on
+each served model name, a fingerprint of the study's prompt templates, and the hashes of
+``PSIT_PROMPTS_FILE`` and ``PSIT_MODEL_SETTINGS`` (README "Resuming a run"). Resuming with any of
+them changed would mix episodes of two set-ups under one record, so it is refused with one
+sentence (:class:`IdentityMismatchError`); the code's commit and the scorers' versions are
+recorded but never refuse. A field either side does not know (an older folder, or the command
+line, which cannot fingerprint a study's templates without loading it) is not compared.
 
 The rules here are pure functions of the two identities; reading the endpoint is
 :func:`endpoint_report`.

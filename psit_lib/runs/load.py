@@ -1,23 +1,8 @@
 """Open a finished run outside the notebooks: its episodes, scores and tables as pandas frames.
 
-``load_run("latest")``, ``load_run("study1")`` (a run id under ``PSIT_RESULTS_DIR``) or
-``load_run("path/to/run")`` (a run folder, or one notebook's folder) gives a :class:`Run`:
-
-* ``run.episodes``: one row per episode (its latest record) of every notebook: ``notebook``,
-  ``part``, ``episode_id``, ``status``, ``error``, the episode spec's parameters (``model``,
-  ``agent``, ``task``, ...), ``usage.<count>`` (calls, cache hits, tokens) and ``wall_seconds``;
-* ``run.scores``: one row per scored episode per notebook, in the shape of inspect_ai's
-  ``samples_df``: ``notebook``, ``episode_id``, ``part``, the spec's parameters, then per scorer
-  a column ``<scorer>`` (its value) and ``<scorer>.<key>`` columns (its metadata), read from each
-  notebook folder's stored scores (empty for a run made before scores were stored: ``psit
-  rescore`` computes them);
-* ``run.tables``: notebook -> table name -> the saved result table;
-* ``run.params``, ``run.metadata``, ``run.identity``: per notebook, as the folder records them;
-  ``run.fingerprint``: per notebook, a short hash of its parameters, identity and scorer versions
-  (:func:`psit_lib.runs.identity.fingerprint`).
-
-Everything is read through :class:`~psit_lib.runs.folder.RunFolder`, never written; frames are
-built on first use.
+:func:`load_run` gives a :class:`Run` (its frames are described in the README, "Open a run
+outside the notebooks"), read through :class:`~psit_lib.runs.folder.RunFolder`, never written;
+frames are built on first use.
 """
 
 from __future__ import annotations

@@ -72,21 +72,13 @@ def check_profile(profile: str | None) -> str | None:
     return profile
 
 
-def check_sweep_knob(knob: str) -> str:
-    """``knob`` unchanged, or ValueError unless the simulator's profiles have a knob of that name."""
-    from psit_lib.sim.profiles import get_profile
+def check_sweep_values(knob: str, values: Sequence[Any]) -> None:
+    """ValueError (one sentence) unless ``knob`` is a simulator knob and takes every value."""
+    from psit_lib.sim.profiles import UnknownProfileError, get_profile, with_override
 
     knobs = [k["knob"] for k in get_profile("default").knobs()]
     if knob not in knobs:
         raise ValueError(f"{knob!r} is not a simulator knob; choose from {', '.join(knobs)}")
-    return knob
-
-
-def check_sweep_values(knob: str, values: Sequence[Any]) -> None:
-    """ValueError (one sentence) unless every value of a sweep is one the simulator knob takes."""
-    from psit_lib.sim.profiles import UnknownProfileError, with_override
-
-    check_sweep_knob(knob)
     for value in values:
         try:
             with_override("default", knob, value)

@@ -6,17 +6,9 @@ study's *result*: a pydantic model each study defines with a ``schema_version``.
 folder's records (:mod:`psit_lib.runs.folder` owns the files) each record is one JSON object per
 line, so it stays readable with ``jq``; in memory it is typed.
 
-Stored formats
---------------
-* Format 2 (written now): ``{"format": 2, "episode_id": ..., "status": ..., ..., "result": {...}}``:
-  the envelope's fields at the top, the study result nested under ``result`` (``null`` for a
-  failed episode). A result field may have any name, ``status`` included.
-* Format 1 (older runs; no ``format`` key): one flat object, every key that is not an envelope
-  field belonging to the result. :func:`nested_record` reads it as format 2.
-
-Some readers want one flat dict per record (``record["outcome"]`` next to ``record["status"]``);
-:func:`flat_record` gives that view. On a name clash the envelope's field wins there; the typed
-record keeps both.
+Records are written in format 2 (the study result nested under ``result``, so a result field may
+have any name, ``status`` included); older runs' flat format 1 is read as format 2
+(:func:`nested_record`). :func:`flat_record` gives the flat view some readers index by name.
 
 Reading is strict. A record missing a field, with a field of the wrong type, or written by a
 newer schema fails with :class:`RecordError` naming the file and the episode, never as a silent
@@ -129,10 +121,6 @@ class EpisodeRecord(BaseModel, Generic[R]):
         envelope = self.model_dump(mode="json", exclude={"result"})
         result = self.result.model_dump(mode="json") if self.result is not None else None
         return {FORMAT_KEY: RECORD_FORMAT, **envelope, RESULT_KEY: result}
-
-    def flat(self) -> dict[str, Any]:
-        """The flat view of the record (see :func:`flat_record`)."""
-        return flat_record(self.stored())
 
 
 def nested_record(data: dict[str, Any]) -> dict[str, Any]:

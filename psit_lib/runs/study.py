@@ -1,9 +1,7 @@
 """A study as one object: what it runs, how each episode is scored, which tables the scores make.
 
-A :class:`Study` gathers what a study otherwise spreads over its modules: its name and result
-type, the notebooks it backs (each a :class:`StudyNotebook`: the notebook's parameter model,
-its plan, its episode function, its sweeps, its scorers and metrics), its prompt catalogue, its
-departures from the reproduced study and the simulator assumptions acting on it.
+A :class:`Study` gathers what a study would otherwise spread over its modules, so the command
+line, the report and ``psit rescore`` reach every study the same way.
 
 The chain is inspect_ai's: plan -> episode (generation only: the record keeps what happened)
 -> scores per episode (:class:`~psit_lib.runs.scores.Scorer`, stored beside the episodes) ->
@@ -80,15 +78,9 @@ class StudyNotebook:
     """Notebooks of the same run whose folders this one is handed (07 reads 02 and 03)."""
     reads_from: Callable[[Any], str | Path | None] | None = None
     """parameters -> a run folder to read the run-mates from instead of this run's (07's ``read_from``)."""
-    key_tables: tuple[str, ...] = ()
-    """The tables the report and ``psit compare`` show first."""
     unplanned: str = ""
     """Model calls the notebook makes that no plan lists (they depend on earlier results), said
     beside an estimate."""
-
-    @property
-    def scorer_list(self) -> list[Scorer]:
-        return list(self.scorers)
 
     @property
     def table_names(self) -> list[str]:
@@ -165,7 +157,7 @@ class Study:
 
     def scorer(self, notebook: str, name: str) -> Scorer:
         """One of the notebook's scorers by name; KeyError naming the others."""
-        return _by_name(self.notebook(notebook).scorer_list, name, f"notebook {notebook!r}", "scorer")
+        return _by_name(self.notebook(notebook).scorers, name, f"notebook {notebook!r}", "scorer")
 
     def metric(self, notebook: str, table: str) -> Metric:
         """The metric that builds one of the notebook's tables; KeyError naming the others."""
@@ -222,7 +214,7 @@ class Study:
         run = await self._score(exp.notebook, params, list(exp.models), records, exp.store,
                                 backend=exp.settings.backend, profile=exp.settings.profile_label,
                                 parts=part_meta, run_mates=mates, session_for=exp.scoring_session)
-        exp.record_scorers({s.name: s.version for s in nb.scorer_list})
+        exp.record_scorers({s.name: s.version for s in nb.scorers})
         for name, table in run.tables.items():
             exp.save_table(table, name)
         return run
@@ -251,7 +243,7 @@ class Study:
         store the new lines (appended; ``rewrite``: the file written afresh), and compute every
         metric from the scores as stored."""
         nb = self.notebook(notebook)
-        scorers = nb.scorer_list
+        scorers = nb.scorers
         stored_raw = store.score_lines() if store is not None else {}
         stored = {k: ScoreLine.model_validate(v) for k, v in stored_raw.items() if k[1] not in rescore}
         pairs = [(part, rec) for part, recs in records.items() for rec in recs]
@@ -316,7 +308,7 @@ class Study:
         run = await self._score(notebook, params, models, records, store, backend=backend, profile=profile,
                                 parts=part_meta, run_mates=mates, session_for=session_for,
                                 rescore=list(scorers) if scorers is not None else [], rewrite=True)
-        versions = {s.name: s.version for s in nb.scorer_list}
+        versions = {s.name: s.version for s in nb.scorers}
         changed = {k: v for k, v in versions.items() if before.scorer_versions.get(k) != v}
         if changed or scorers:
             from psit_lib.runs.metadata import now_iso

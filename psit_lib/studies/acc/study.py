@@ -229,7 +229,6 @@ STUDY = Study(
         params_model=accx.AccParams, plan=accx.make_specs, episode=lambda params: accx.run_acc_episode,
         scorers=SCORERS, metrics=METRICS,
         sweeps=lambda params: params.sweeps, sweep_plan=accs.sweep_specs,
-        unplanned="the judge variants' scoring calls",
-        key_tables=("summary_rates", "hallucination_drift", "footprint_by_domain"))},
+        unplanned="the judge variants' scoring calls")},
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
 

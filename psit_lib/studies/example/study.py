@@ -114,7 +114,6 @@ DIFFERENCES = [Difference(
 STUDY = Study(
     name="example", result_type=ProbeResult,
     notebooks={NOTEBOOK: StudyNotebook(params_model=ProbeParams, plan=plan, episode=lambda params: run_probe,
-                                       scorers=(consistent,), metrics=(consistency,),
-                                       key_tables=("consistency",))},
+                                       scorers=(consistent,), metrics=(consistency,))},
     prompt_catalogue=prompt_catalogue, differences=lambda: DIFFERENCES,
     simulator_assumptions=lambda: {NOTEBOOK: ((HOST_ROLE,), ("unheld_secret", "prior_exponent"))})

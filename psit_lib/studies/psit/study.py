@@ -41,7 +41,6 @@ def _fork_sweeps(params: ForkTestParams) -> dict[str, list[Any]]:
 
 FORK_TABLES = ("self_consistency", "table1_self_consistency", "significance", "significance_table1", "summary",
                "reproduction", "outcome_mix")
-KEY_TABLES = ("table1_self_consistency", "self_consistency", "summary")
 
 
 def _fork_notebook(task_of: Callable[[ForkTestParams], PsitTask], tables: tuple[str, ...]) -> StudyNotebook:
@@ -53,8 +52,7 @@ def _fork_notebook(task_of: Callable[[ForkTestParams], PsitTask], tables: tuple[
         scorers=FORK_SCORERS,
         metrics=fork_metrics(lambda params: [task_of(params).name], (*tables, "sweep")),
         sweeps=_fork_sweeps,
-        sweep_plan=lambda params, models: fx.sweep_specs(task_of(params), params, models),
-        key_tables=KEY_TABLES)
+        sweep_plan=lambda params, models: fx.sweep_specs(task_of(params), params, models))
 
 
 def _sweep_task(params: AblationParams) -> PsitTask:
@@ -84,15 +82,14 @@ def _live_specs(params: TheoremParams, models: list[str]) -> Sequence[EpisodeSpe
 THEOREM_NOTEBOOK = StudyNotebook(
     params_model=TheoremParams, plan=_live_specs,
     episode=lambda params: fx.fork_episode_fn(make_task(LIVE_TASK), live_fork_params(params)),
-    scorers=FORK_SCORERS, metrics=fork_metrics(lambda params: [LIVE_TASK], ("live_outcome_mix",)),
-    key_tables=("live_outcome_mix",))
+    scorers=FORK_SCORERS, metrics=fork_metrics(lambda params: [LIVE_TASK], ("live_outcome_mix",)))
 """Notebook 01: sections 1-5 are exact computation (no records); section 6 runs the fork test."""
 
 
 SECRET_CHOICE_NOTEBOOK = StudyNotebook(
     params_model=SecretChoiceParams, plan=sc.plan_secret_choice, episode=sc.secret_choice_episode_fn,
     scorers=secret_scoring.SCORERS, metrics=secret_scoring.METRICS, reads=FORK_NOTEBOOKS,
-    reads_from=lambda params: params.read_from, key_tables=("appendix_e_top10", "attractors", "secret_spread"))
+    reads_from=lambda params: params.read_from)
 """Notebook 07: the secret-choice experiment, and Appendix E from the fork tests of 02 and 03
 (its run-mates: the folders of the same run, or of the run ``read_from`` names)."""
 
@@ -113,8 +110,7 @@ STUDY = Study(
                                  ("self_consistency", "table1_self_consistency", "significance",
                                   "significance_table1", "summary", "reproduction", "sweep")),
             sweeps=_fork_sweeps,
-            sweep_plan=lambda params, models: fx.sweep_specs(_sweep_task(params), params, models),
-            key_tables=KEY_TABLES),
+            sweep_plan=lambda params, models: fx.sweep_specs(_sweep_task(params), params, models)),
         "07_secret_distribution_mode_collapse": SECRET_CHOICE_NOTEBOOK,
     },
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
