@@ -181,6 +181,17 @@ DIFFERENCES: tuple[Difference, ...] = (
                "and reported (notebook 07 shows their share).",
         notebooks=("03", "04", "07")),
     Difference(
+        point="Agent machinery",
+        study="Each agent a LangGraph graph with a checkpointer; a fork is a graph run from a checkpoint.",
+        here="The four PSIT agents' turns are plain async steps; ChatAgent keeps a copy of the state after "
+             "every turn as its checkpoint and forks from it without changing it (the retrieval baselines "
+             "are still LangGraph graphs).",
+        why="The graph machinery cost more CPU per model call than the rest of the harness "
+            "(benchmarks/harness_overhead.py: 02 went from 4.8 to 2.6 ms per call).",
+        effect="None: the same steps in the same order; tables, scores and records byte-identical to the "
+               "LangGraph version on the simulator (checked on 02 and 04).",
+        notebooks=FORK),
+    Difference(
         point="Autonomous agent's tool loop",
         study="LangGraph's default recursion limit (25 graph steps), an error when it is exceeded.",
         here="At most 12 tool rounds (25 steps, two per round); the reply after the last round is taken.",

@@ -1,6 +1,7 @@
 """The forkable handle every agent graph of the workbook shares.
 
-An agent is a compiled LangGraph graph with its own checkpointer. One turn is one graph run on
+A retrieval baseline is a compiled LangGraph graph with its own checkpointer (the four PSIT
+agents keep their own checkpoints, see ``chat_agent.ChatAgent``). One turn is one graph run on
 a thread; a fork is a run started from an earlier checkpoint, so every branch starts from the
 identical state and never changes the checkpoint it forked from. Subclasses say only which
 context their graph nodes receive and what counts as their private state.

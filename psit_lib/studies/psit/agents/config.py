@@ -28,8 +28,8 @@ ReasoningLayout = Literal["interleaved", "system_block"]
 @dataclass(frozen=True)
 class AgentConfig:
     """One agent's design. The defaults follow the study's reference code: the autonomous
-    agent may call tools for as many rounds as LangGraph's default recursion limit allows (25
-    graph steps, two per round); the workflow updater sees the whole dialogue and gets up to
+    agent may call tools for as many rounds as the reference's LangGraph recursion limit allowed
+    (25 graph steps, two per round); the workflow updater sees the whole dialogue and gets up to
     five tries, each failed try's error shown to it in the next; private CoT puts each earlier
     turn's reasoning, in ``<thinking>`` tags, before the reply it produced."""
 
