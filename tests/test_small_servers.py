@@ -210,3 +210,25 @@ def test_the_endpoint_limit_is_read_from_the_environment():
     assert LLMSettings.from_env({**env, "PSIT_ENDPOINT_CONCURRENCY": "2"}).endpoint_concurrency == 2
     with pytest.raises(ConfigurationError, match="PSIT_ENDPOINT_CONCURRENCY='0' is not valid"):
         LLMSettings.from_env({**env, "PSIT_ENDPOINT_CONCURRENCY": "0"})
+
+
+async def test_a_waiting_call_of_an_earlier_episode_gets_the_free_slot_first():
+    """Calls wait by the order their episodes started, so a small server finishes episodes one
+    after another instead of advancing every episode in flight in step."""
+    from psit_lib.llm.replicas import EPISODE_RANK
+
+    pool = ReplicaPool(["a"], slots=1)
+    assert await pool.slot() == "a"
+    order: list[int] = []
+
+    async def wait(rank: int) -> None:
+        EPISODE_RANK.set(rank)
+        url = await pool.slot()
+        order.append(rank)
+        pool.release(url, answered=True)
+
+    waiting = [asyncio.create_task(wait(rank)) for rank in (3, 1, 2, 1)]
+    await asyncio.sleep(0.01)
+    pool.release("a", answered=True)
+    await asyncio.gather(*waiting)
+    assert order == [1, 1, 2, 3] and pool.in_flight("a") == 0
