@@ -3,7 +3,7 @@
 A llama.cpp server started with ``-np 2`` runs two requests at once and queues the rest; a
 client that sends more waits in that queue, and the wait counts against its timeout, so calls
 that never started time out together. With ``PSIT_ENDPOINT_CONCURRENCY`` the client keeps the
-extra calls itself, untimed, in arrival order. A timeout never marks a lone replica down
+extra calls itself, untimed, earlier episodes first. A timeout never marks a lone replica down
 (there is nowhere to fail over to); with several, one that times out repeatedly is passed over.
 """
 

@@ -5,7 +5,7 @@ A call goes to the replica with the fewest calls in flight among those not cooli
 
 **Slots.** A replica may be given a number of slots (``PSIT_ENDPOINT_CONCURRENCY``, or what the
 server reports before a run: :mod:`psit_lib.llm.server_limits`): the calls it runs at once. A call that finds every replica's slots taken waits here, in the client, in
-arrival order, until one frees; only then is it sent, and only then does its timeout start.
+order of its episode's start (then of arrival), until one frees; only then is it sent, and only then does its timeout start.
 Without slots, calls beyond what a server runs at once wait in the *server's* queue instead,
 and that waiting counts against their timeout: a small server with a long queue times out calls
 that never started (the reason this exists). The pool itself never asks a server anything: the
