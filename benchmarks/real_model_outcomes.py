@@ -31,10 +31,11 @@ from test_real_model import (NOTEBOOKS, PARAMS, _free_port, _unavailable, _wait_
 
 from psit_lib.runs.load import load_run  # noqa: E402
 
-VIEWS = {"02": ("table1.outcome", "agent"), "03": ("table1.outcome", "agent"), "04": ("table1.outcome", "agent"),
-         "06": ("success", "system"), "07": ("secret.status", "agent")}
-"""Per notebook, the score column its headline reads (fork tests: Table 1's rule, its Figure 2
-class; BASIS: the reference's validate(); 07: whether the reveal was read) and the group column."""
+FORK = (("table1.outcome", "outcome"), "agent")
+VIEWS = {"02": FORK, "03": FORK, "04": FORK, "06": (("success",), "system"), "07": (("secret.status",), "agent")}
+"""Per notebook, the score columns it shows (fork tests: Table 1's rule, its Figure 2 class, the
+headline's view, then the workbook's classification, the view an older run's ``outcome_mix`` table
+holds; BASIS: the reference's validate(); 07: whether the reveal was read) and the group column."""
 
 
 def run_model(name: str, model: Path, code: Path, params: Path, work: Path) -> tuple[int, Path, str]:
@@ -67,23 +68,24 @@ def run_model(name: str, model: Path, code: Path, params: Path, work: Path) -> t
     return done.returncode, work / "results" / "real", "\n".join([line, *said])
 
 
-def outcome_table(run, notebook: str):
-    """The episodes' outcome counts per group under the notebook's headline view (failed episodes
-    as ``error``); None where the run stored no scores for it."""
+def outcome_tables(run, notebook: str) -> list:
+    """The episodes' outcome counts per group under each view the notebook shows (failed episodes
+    as ``error``); empty where the run stored no scores for it."""
     import pandas as pd
 
     key = notebook[:2]
     scores = run.scores[run.scores["notebook"] == notebook] if not run.scores.empty else pd.DataFrame()
     episodes = run.episodes[run.episodes["notebook"] == notebook]
     if key == "05":
-        return _judge_table(scores)
-    column, group = VIEWS[key]
-    if scores.empty or column not in scores:
-        return None
-    outcome = scores.set_index("episode_id")[column].astype(str)
-    rows = episodes.assign(outcome=[outcome.get(e, "error") if s == "ok" else "error"
-                                    for e, s in zip(episodes["episode_id"], episodes["status"])])
-    return pd.crosstab(rows[group], rows["outcome"]).rename_axis(columns=column)
+        return [t for t in [_judge_table(scores)] if t is not None]
+    columns, group = VIEWS[key]
+    tables = []
+    for column in (c for c in columns if not scores.empty and c in scores):
+        outcome = scores.set_index("episode_id")[column].astype(str)
+        rows = episodes.assign(outcome=[outcome.get(e, "error") if s == "ok" else "error"
+                                        for e, s in zip(episodes["episode_id"], episodes["status"])])
+        tables.append(pd.crosstab(rows[group], rows["outcome"]).rename_axis(columns=column))
+    return tables
 
 
 def _judge_table(scores):
@@ -116,12 +118,12 @@ def report(name: str, code: int, run_dir: Path, said: str) -> None:
             print(f"  flag: {reason}")
         if notebook not in run.folders:
             continue
-        table = outcome_table(run, notebook)
-        if table is None:  # a run made before scores were stored: its saved tables
+        tables = outcome_tables(run, notebook)
+        for table in tables:
+            print(table.to_string())
+        if not tables:  # a run made before scores were stored: its saved tables
             for stem, saved in run.tables.get(notebook, {}).items():
                 print(f"  [saved table {stem}]\n{saved.to_string(max_rows=20, max_colwidth=40)}")
-        else:
-            print(table.to_string())
     print(f"\nexit code {code}")
 
 
