@@ -63,8 +63,9 @@ async def test_a_hosts_reveal_and_yes_no_answers_are_capped_and_its_turns_are_no
     await ask(client, "hangman_host")  # an ordinary turn of the game
     await ask(client, "memory_updater", "reveal")  # the agent's own bookkeeping at the fork
     await ask(client, "candidate_generator", "candidates")
+    await ask(client, "amem_evolution")  # a memory baseline's own JSON (ran to 2048 repeated keys)
     assert [b["max_tokens"] for b in server.bodies] == [ANSWER_CAP, ANSWER_CAP, 2048, 2048,
-                                                        ROLE_CAPS["candidate_generator"]]
+                                                        ROLE_CAPS["candidate_generator"], ANSWER_CAP]
     assert all(b["stop"] == list(STOP_SEQUENCES) for b in server.bodies)
 
 

@@ -3,7 +3,7 @@
 A llama.cpp server started with ``-np 2`` runs two requests at once and queues the rest; a
 client that sends more waits in that queue, and the wait counts against its timeout, so calls
 that never started time out together. With ``PSIT_ENDPOINT_CONCURRENCY`` the client keeps the
-extra calls itself, untimed, in arrival order. A timeout never marks a lone replica down
+extra calls itself, untimed, earlier episodes first. A timeout never marks a lone replica down
 (there is nowhere to fail over to); with several, one that times out repeatedly is passed over.
 """
 
@@ -210,3 +210,25 @@ def test_the_endpoint_limit_is_read_from_the_environment():
     assert LLMSettings.from_env({**env, "PSIT_ENDPOINT_CONCURRENCY": "2"}).endpoint_concurrency == 2
     with pytest.raises(ConfigurationError, match="PSIT_ENDPOINT_CONCURRENCY='0' is not valid"):
         LLMSettings.from_env({**env, "PSIT_ENDPOINT_CONCURRENCY": "0"})
+
+
+async def test_a_waiting_call_of_an_earlier_episode_gets_the_free_slot_first():
+    """Calls wait by the order their episodes started, so a small server finishes episodes one
+    after another instead of advancing every episode in flight in step."""
+    from psit_lib.llm.replicas import EPISODE_RANK
+
+    pool = ReplicaPool(["a"], slots=1)
+    assert await pool.slot() == "a"
+    order: list[int] = []
+
+    async def wait(rank: int) -> None:
+        EPISODE_RANK.set(rank)
+        url = await pool.slot()
+        order.append(rank)
+        pool.release(url, answered=True)
+
+    waiting = [asyncio.create_task(wait(rank)) for rank in (3, 1, 2, 1)]
+    await asyncio.sleep(0.01)
+    pool.release("a", answered=True)
+    await asyncio.gather(*waiting)
+    assert order == [1, 1, 2, 3] and pool.in_flight("a") == 0

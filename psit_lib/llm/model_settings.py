@@ -123,8 +123,10 @@ ANSWER_BRANCH = re.compile(r"(?:^|/)(?:reveal|confirm-\d+)$")
 ANSWER_CAP = 512
 """Tokens for such an answer: room for a sentence and some visible reasoning, never a runaway's 2048."""
 
-ROLE_CAPS: dict[str, int] = {"candidate_generator": 256}
-"""Roles whose whole reply is short by design (a JSON array of a few names)."""
+ROLE_CAPS: dict[str, int] = {"candidate_generator": 256, "amem_note_analysis": ANSWER_CAP,
+                             "amem_evolution": ANSWER_CAP, "lightmem_extraction": ANSWER_CAP}
+"""Roles whose whole reply is short by design: the candidate list, and the memory baselines' own JSON
+(at most 283 tokens in a real 02 run, where 7 of its 8 replies of 2048 were these roles' repeated keys)."""
 
 STOP_SEQUENCES = ("<|im_end|>", "<|im_start|>", "<end_of_turn>", "<start_of_turn>")
 """Chat-template turn markers: a model that writes one as text has run on into the next turn
@@ -135,7 +137,7 @@ Four, the most OpenAI's API accepts; a server that refuses ``stop`` gets calls w
 def role_cap(role: str, path: str) -> int | None:
     """The most tokens a call by ``role`` on session ``path`` needs (None: the run's default).
 
-    A host's answer at the fork, and the candidate generator's list, are a few words: on a real
+    A host's answer at the fork, the candidate list and a memory baseline's JSON are short: on a real
     server a reply that runs on to 2048 tokens holds a slot for minutes and says nothing more.
     The simulator never runs away and is not capped (its draws depend on the request)."""
     if role in ROLE_CAPS:

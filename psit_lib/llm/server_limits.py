@@ -43,9 +43,10 @@ CALIBRATION_TOKENS = 32
 
 CALIBRATION_TIMEOUT = 60.0
 
-TIMEOUT_SAFETY = 2.0
-"""A timeout covers this many times the measured time of a full reply: decoding slows when
-every slot is busy and prompts are long."""
+TIMEOUT_SAFETY = 4.0
+"""A timeout covers this many times the measured time of a full reply: on a shared 2-core machine a
+2-slot llama-server measured at 11.1 tokens/s fell to 4.6 when the load rose to 10, and at twice
+a reply it cancelled a 2048-token reply 1,600 tokens in (its retry, same seed, runs away again)."""
 
 MIN_TIMEOUT = 120.0
 """Never below the default timeout: a measured speed only ever lengthens it."""

@@ -25,10 +25,10 @@ Environment variables
                         ``--max-num-seqs``): the other calls wait in the client, where waiting is not
                         counted in the timeout, instead of in the server's queue, where it is.
 ``PSIT_TIMEOUT``        seconds per HTTP attempt, from when it is sent (default 120; unset, ``psit run``
-                        sets it to two full replies at a llama.cpp server's measured speed); time spent
+                        sets it to four full replies at a llama.cpp server's measured speed); time spent
                         waiting for a replica's free slot in the client is not part of it. A server
                         that reports slower decoding in its replies (llama.cpp's ``timings``) lengthens
-                        an attempt's timeout to two replies of its ``max_tokens`` at that speed.
+                        an attempt's timeout to four replies of its ``max_tokens`` at that speed.
 ``PSIT_MAX_RETRIES``    retries after the first try on 429/5xx/timeouts (default 5).
 ``PSIT_CACHE``          ``rw`` (default), ``off`` or ``replay`` (replay-only: a miss is an error).
 ``PSIT_MODEL_SETTINGS`` per-model request settings (max tokens, reasoning effort, extra body fields):

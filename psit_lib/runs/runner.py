@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
 from psit_lib.llm.errors import FatalRunError
+from psit_lib.llm.replicas import EPISODE_RANK
 
 from psit_lib.runs.folder import RunStore
 
@@ -139,9 +140,11 @@ async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, 
     bar = tqdm(total=len(specs), initial=len(specs) - len(todo), desc=desc, disable=not progress,
                unit="ep", mininterval=0.5)
     gate = asyncio.Semaphore(max(1, concurrency))
+    ranks = iter(range(1, len(todo) + 1))
 
     async def one(spec: EpisodeSpec) -> None:
         async with gate:
+            EPISODE_RANK.set(next(ranks))  # its calls wait behind those of episodes started before it
             session = ModelSession(pick(spec), run_seed=run_seed, episode_id=spec.episode_id,
                                    sampling=sampling)
             started = time.perf_counter()

@@ -257,14 +257,17 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         point="Generated tokens at the fork on a real server",
         study="At most 2048 generated tokens per call (SPEC §1), the fork's answers included.",
-        here="On a real endpoint a host's answer at the fork (the reveal, each yes/no) gets at most 512 tokens "
-             "and the candidate generator's list 256, and every call stops at the chat templates' turn markers "
+        here="On a real endpoint a host's answer at the fork (the reveal, each yes/no) gets at most 512 tokens, "
+             "the candidate generator's list 256 and the memory baselines' own JSON calls (A-MEM's note analysis and "
+             "evolution, LightMem's extraction) 512, and every call stops at the chat templates' turn markers "
              "(psit_lib/llm/model_settings.py); a model's own max_tokens (PSIT_MODEL_SETTINGS) replaces the "
              "cap. Ordinary turns keep 2048; the simulator's requests are unchanged.",
         why="A one-word answer that runs away holds a small server's slot for minutes at 2048 tokens and says "
-            "nothing more; with two slots it stalled whole runs.",
+            "nothing more; with two slots it stalled whole runs (in one real 02 run, 7 of the 8 replies of 2048 "
+            "tokens were A-MEM's JSON repeating one key).",
         effect="None on the simulator. On a real model, an answer longer than 512 tokens is cut (finish_reason "
-               "length) and read as written; a reasoning model that thinks at length before answering needs "
+               "length) and read as written (a baseline's JSON cut there was unreadable to it at 2048 too); a "
+               "reasoning model that thinks at length before answering needs "
                "its own max_tokens in PSIT_MODEL_SETTINGS.",
         notebooks=FORK + ("07",)),
     Difference(
