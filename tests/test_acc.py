@@ -185,6 +185,12 @@ async def test_unparseable_judge_replies_are_recorded_not_guessed():
     assert "no JSON object" in verdict.memory_error and judge.memory == CanonicalMemory()
     with pytest.raises(JudgeOutputError, match="labels"):
         parse_evaluations(json.dumps({"evaluations": []}), ["A"])
+    # qwen2.5-coder-0.5b at max_tokens 96 (the real-model test): the reply stops inside the list
+    cut = '{"evaluations": [{"label": "A", "relevance": 0, "coherence": 0}, {"label": "B", "relevance": 0'
+    with pytest.raises(JudgeOutputError, match="breaks off inside its 'evaluations' list"):
+        parse_evaluations(cut, ["A", "B"])
+    with pytest.raises(JudgeOutputError, match="has no 'evaluations' list"):
+        parse_evaluations(json.dumps({"scores": []}), ["A"])
 
 
 def test_task_markers_match_the_simulated_judge():

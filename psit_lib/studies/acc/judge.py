@@ -131,7 +131,10 @@ def parse_evaluations(text: str, labels: Sequence[str]) -> dict[str, Evaluation]
     data = _json(text, "scoring")
     items = data.get("evaluations")
     if not isinstance(items, list):
-        raise JudgeOutputError("the judge's scoring reply has no 'evaluations' list")
+        # a reply cut at its token cap still holds whole inner entries, which the JSON reader finds
+        cut = '"evaluations"' in text and "evaluations" not in data
+        raise JudgeOutputError("the judge's scoring reply breaks off inside its 'evaluations' list (cut at its "
+                               "max_tokens?)" if cut else "the judge's scoring reply has no 'evaluations' list")
     out: dict[str, Evaluation] = {}
     for item in items:
         try:
