@@ -227,7 +227,7 @@ def test_a_rate_headline_is_one_sentence_naming_best_worst_and_whether_the_gap_s
     lower = rate_headline(rates[rates["task"] == "hangman"], ["task"], "agent", direction="lower")
     assert "vanilla, mem0 and 1 more tied lowest (0.1), private_cot highest (1)" in lower
     assert rate_headline(_rates({("hangman", "a"): (1, 2), ("hangman", "b"): (1, 2)}), ["task"], "agent") \
-        == "hangman: a, b all at rate 0.5."  # a tie ranks nothing
+        == "hangman: a, b tie at rate 0.5."  # a tie ranks nothing
 
 
 def test_a_generated_list_becomes_one_sentence():

@@ -268,7 +268,8 @@ def rate_headline(rates: pd.DataFrame, group_cols: Sequence[str], name_cols: str
         table = part.dropna(subset=[rate_col]).sort_values(rate_col, ascending=direction == "lower", kind="stable")
         values = table[rate_col].astype(float)
         if values.nunique() < 2:
-            said = (f"{_names(table, cols)} all at {measure} {format_number(float(values.iloc[0]))}" if len(table)
+            verb = " tie at" if len(table) > 1 else " at"
+            said = (f"{_names(table, cols)}{verb} {measure} {format_number(float(values.iloc[0]))}" if len(table)
                     else f"no {measure} scored")
             parts.append(f"{where}: {said}" if where else said)
             continue
