@@ -1,5 +1,5 @@
-"""Runaways are bounded on a real server: a host's answer at the fork and the candidate list
-are capped by role (a one-word reveal never gets 2048 tokens), every call carries the chat
+"""Runaways are bounded on a real server: every host reply (turns and answers at the fork) and the
+candidate list are capped by role (a one-word reveal never gets 2048 tokens), every call carries the chat
 template's turn markers as stop sequences, a model's own ``max_tokens`` and a call's own stand,
 and the simulator's requests are unchanged (its draws depend on them)."""
 
@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 from loopback import HandlerServer, QuietHandler, send_json
 from psit_lib.llm import LLMClient, LLMSettings, ModelSession
-from psit_lib.llm.model_settings import ANSWER_CAP, ROLE_CAPS, STOP_SEQUENCES, ModelRequestSettings, role_cap
+from psit_lib.llm.model_settings import REPLY_CAP, ROLE_CAPS, STOP_SEQUENCES, ModelRequestSettings, role_cap
 from psit_lib.sim.engine import handle_http
 
 MESSAGES = [{"role": "user", "content": "What was your word?"}]
@@ -56,7 +56,7 @@ async def ask(client: LLMClient, role: str, branch: str | None = None, **kw) -> 
     await (session.branch(branch) if branch else session).chat(MESSAGES, role=role, **kw)
 
 
-async def test_a_hosts_reveal_and_yes_no_answers_are_capped_and_its_turns_are_not(server):
+async def test_every_host_reply_is_capped_and_the_agents_own_bookkeeping_is_not(server):
     client = client_for(server.url)
     await ask(client, "hangman_host", "reveal")
     await ask(client, "diagnosis_host", "confirm-3")
@@ -64,8 +64,8 @@ async def test_a_hosts_reveal_and_yes_no_answers_are_capped_and_its_turns_are_no
     await ask(client, "memory_updater", "reveal")  # the agent's own bookkeeping at the fork
     await ask(client, "candidate_generator", "candidates")
     await ask(client, "amem_evolution")  # a memory baseline's own JSON (ran to 2048 repeated keys)
-    assert [b["max_tokens"] for b in server.bodies] == [ANSWER_CAP, ANSWER_CAP, 2048, 2048,
-                                                        ROLE_CAPS["candidate_generator"], ANSWER_CAP]
+    assert [b["max_tokens"] for b in server.bodies] == [REPLY_CAP, REPLY_CAP, REPLY_CAP, 2048,
+                                                        ROLE_CAPS["candidate_generator"], REPLY_CAP]
     assert all(b["stop"] == list(STOP_SEQUENCES) for b in server.bodies)
 
 
@@ -80,10 +80,9 @@ async def test_the_simulator_served_over_http_gets_its_requests_unchanged(server
     assert server.bodies[0]["max_tokens"] == 2048 and "stop" not in server.bodies[0]
 
 
-@given(st.sampled_from(["hangman_host", "diagnosis_host", "acc_agent", "memory_updater", "orchestrator"]),
-       st.lists(st.sampled_from(["main", "reveal", "confirm-0", "confirm-12", "candidates", "t3"]), min_size=1,
-                max_size=4))
-def test_only_a_hosts_answer_at_the_fork_is_capped(role, parts):
-    path = "/".join(parts)
-    capped = role.endswith("_host") and parts[-1] in ("reveal", "confirm-0", "confirm-12")
-    assert role_cap(role, path) == (ANSWER_CAP if capped else None)
+@given(st.sampled_from(["hangman_host", "diagnosis_host", "acc_agent", "memory_updater", "orchestrator",
+                        "candidate_generator", "amem_evolution"]))
+def test_hosts_and_short_roles_are_capped_and_no_other_role_is(role):
+    expected = ROLE_CAPS.get(role, REPLY_CAP if role.endswith("_host") else None)
+    assert role_cap(role) == expected
+    assert role_cap(role) is None or role_cap(role) <= REPLY_CAP

@@ -452,14 +452,14 @@ class ModelSession:
         seed = derive_seed(self.run_seed, self.episode_id, self.path, index)
         # the model's own settings (PSIT_MODEL_SETTINGS): its max_tokens replaces the run's
         # default (a call's own max_tokens stands), its optional fields ride along
-        # On a real server, a short answer's role is capped (model_settings.role_cap) and the
-        # template's turn markers stop a reply that runs on into the next turn.
+        # On a real server, a host's reply and the short roles are capped (model_settings.role_cap)
+        # and the template's turn markers stop a reply that runs on into the next turn.
         settings = self.client.settings
         own = settings.request_settings()
         default_max = own.max_tokens if own is not None and own.max_tokens else self.sampling.max_tokens
         extra = dict(own.optional_fields()) if own is not None else {}
         if not settings.simulated:
-            cap = role_cap(role, self.path) if own is None or not own.max_tokens else None
+            cap = role_cap(role) if own is None or not own.max_tokens else None
             default_max = min(default_max, cap) if cap else default_max
             extra.setdefault("stop", list(STOP_SEQUENCES))
         request = ChatRequest(

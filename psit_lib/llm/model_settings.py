@@ -117,14 +117,13 @@ def rejected_field(status: int, error_text: str, candidates: Mapping[str, Any] |
 
 
 # -- runaway bounds on real servers ---------------------------------------------------------------
-ANSWER_BRANCH = re.compile(r"(?:^|/)(?:reveal|confirm-\d+)$")
-"""Session paths of a host's answer to one short question at the fork (the secret, a yes/no)."""
+REPLY_CAP = 512
+"""Tokens for a host's reply (a turn of the game, the reveal, a yes/no): the test models' well-formed
+turns are under 30 tokens; in a 2-slot qwen2.5-coder-0.5b 02 run 9 of 25 host turns ran to 2048,
+and four of them in one history overflowed the slot's 8,192-token context."""
 
-ANSWER_CAP = 512
-"""Tokens for such an answer: room for a sentence and some visible reasoning, never a runaway's 2048."""
-
-ROLE_CAPS: dict[str, int] = {"candidate_generator": 256, "amem_note_analysis": ANSWER_CAP,
-                             "amem_evolution": ANSWER_CAP, "lightmem_extraction": ANSWER_CAP}
+ROLE_CAPS: dict[str, int] = {"candidate_generator": 256, "amem_note_analysis": REPLY_CAP,
+                             "amem_evolution": REPLY_CAP, "lightmem_extraction": REPLY_CAP}
 """Roles whose whole reply is short by design: the candidate list, and the memory baselines' own JSON
 (at most 283 tokens in a real 02 run, where 7 of its 8 replies of 2048 were these roles' repeated keys)."""
 
@@ -134,14 +133,10 @@ STOP_SEQUENCES = ("<|im_end|>", "<|im_start|>", "<end_of_turn>", "<start_of_turn
 Four, the most OpenAI's API accepts; a server that refuses ``stop`` gets calls without it."""
 
 
-def role_cap(role: str, path: str) -> int | None:
-    """The most tokens a call by ``role`` on session ``path`` needs (None: the run's default).
+def role_cap(role: str) -> int | None:
+    """The most tokens a call by ``role`` needs on a real server (None: the run's default).
 
-    A host's answer at the fork, the candidate list and a memory baseline's JSON are short: on a real
-    server a reply that runs on to 2048 tokens holds a slot for minutes and says nothing more.
     The simulator never runs away and is not capped (its draws depend on the request)."""
     if role in ROLE_CAPS:
         return ROLE_CAPS[role]
-    if role.endswith("_host") and ANSWER_BRANCH.search(path):
-        return ANSWER_CAP
-    return None
+    return REPLY_CAP if role.endswith("_host") else None

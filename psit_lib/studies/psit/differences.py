@@ -255,17 +255,19 @@ DIFFERENCES: tuple[Difference, ...] = (
                "list rests on fewer reveals than the study's, so its top counts are smaller and ties commoner.",
         notebooks=("07",)),
     Difference(
-        point="Generated tokens at the fork on a real server",
-        study="At most 2048 generated tokens per call (SPEC §1), the fork's answers included.",
-        here="On a real endpoint a host's answer at the fork (the reveal, each yes/no) gets at most 512 tokens, "
+        point="Generated tokens of a host's reply on a real server",
+        study="At most 2048 generated tokens per call (SPEC §1), the host's turns and the fork's answers included.",
+        here="On a real endpoint every reply of a host (a turn of the game, the reveal, each yes/no) gets at most 512 tokens, "
              "the candidate generator's list 256 and the memory baselines' own JSON calls (A-MEM's note analysis and "
              "evolution, LightMem's extraction) 512, and every call stops at the chat templates' turn markers "
              "(psit_lib/llm/model_settings.py); a model's own max_tokens (PSIT_MODEL_SETTINGS) replaces the "
-             "cap. Ordinary turns keep 2048; the simulator's requests are unchanged.",
-        why="A one-word answer that runs away holds a small server's slot for minutes at 2048 tokens and says "
-            "nothing more; with two slots it stalled whole runs (in one real 02 run, 7 of the 8 replies of 2048 "
-            "tokens were A-MEM's JSON repeating one key).",
-        effect="None on the simulator. On a real model, an answer longer than 512 tokens is cut (finish_reason "
+             "cap. The agent's own memory updates keep 2048; the simulator's requests are unchanged.",
+        why="A reply that runs away holds a small server's slot for minutes at 2048 tokens and says nothing "
+            "more; with two slots it stalled whole runs (in one real 02 run, 7 of the 8 replies of 2048 tokens "
+            "were A-MEM's JSON repeating one key; in another, 9 of 25 host turns ran to 2048 repeating the board, "
+            "and four of them in one history overflowed the slot's 8,192-token context, failing the episode). "
+            "The test models' well-formed host turns are under 30 tokens.",
+        effect="None on the simulator. On a real model, a host reply longer than 512 tokens is cut (finish_reason "
                "length) and read as written (a baseline's JSON cut there was unreadable to it at 2048 too); a "
                "reasoning model that thinks at length before answering needs "
                "its own max_tokens in PSIT_MODEL_SETTINGS.",
