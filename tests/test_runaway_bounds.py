@@ -54,6 +54,7 @@ def client_for(url: str, model: str = "qwen-test", own: dict | None = None) -> L
 async def ask(client: LLMClient, role: str, branch: str | None = None, **kw) -> None:
     session = ModelSession(client, run_seed=1, episode_id="e")
     await (session.branch(branch) if branch else session).chat(MESSAGES, role=role, **kw)
+    await client.close_connections()
 
 
 async def test_every_host_reply_is_capped_and_the_agents_own_bookkeeping_is_not(server):

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import aiohttp
 import httpx2
 import openai
 import tenacity
@@ -124,6 +125,23 @@ class EndpointFault(Exception):
         return f"{self.reason} {self.body}"
 
 
+def connection_fault(exc: BaseException, timeout: float) -> EndpointFault:
+    """The fault of a call that got no HTTP reply, read from the root of the exception chain: the
+    aiohttp transport reports a refused connection or a dropped one as a connect timeout."""
+    cause = exc
+    while cause.__cause__ is not None:
+        cause = cause.__cause__
+    if isinstance(cause, (ConnectionRefusedError, aiohttp.ClientConnectorError, httpx2.ConnectError)):
+        return EndpointFault("connection_refused", f"connection error ({_short(str(cause))})", replica_down=True)
+    if isinstance(cause, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError)) and not isinstance(
+            cause, (aiohttp.ServerTimeoutError, TimeoutError)):
+        return EndpointFault("connection_error", f"connection error ({_short(str(cause))})")
+    if isinstance(exc, openai.APITimeoutError) or isinstance(cause, (TimeoutError, httpx2.TimeoutException)):
+        # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
+        return EndpointFault("timeout", f"timeout after {timeout:g}s")
+    return EndpointFault("connection_error", f"connection error ({_short(str(cause))})")
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -192,6 +210,7 @@ class LLMClient:
         """Decoding speeds (tokens/s) the server reported in its latest replies."""
         self._dropped: dict[str, str] = {}
         """Optional request fields the server refused (field -> its reason): never sent again."""
+        self._in_flight = 0
 
     # -- endpoints -----------------------------------------------------------------------
     def _pool(self) -> ReplicaPool:
@@ -216,7 +235,9 @@ class LLMClient:
                     "psit_lib.runs.make_client(), which connects it to the in-process simulator")
             if self._ssl is None:
                 self._ssl = httpx2.create_ssl_context()
-            http = httpx2.AsyncClient(
+            # openai's aiohttp client: about half the CPU per call of httpx's own pool at 256 in
+            # flight (benchmarks/harness_overhead.py); a given transport (the simulator's) stands.
+            http = openai.DefaultAioHttpClient(
                 transport=transport, verify=self._ssl,
                 limits=httpx2.Limits(max_connections=pool, max_keepalive_connections=pool),
                 timeout=self.settings.timeout)
@@ -236,8 +257,12 @@ class LLMClient:
                 return hit
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
-        async with self._semaphore:
-            result = await self._call_with_retries(request)
+        self._in_flight += 1
+        try:
+            async with self._semaphore:
+                result = await self._call_with_retries(request)
+        finally:
+            self._in_flight -= 1
         self.stats.calls += 1
         self.stats.by_role[request.role] = self.stats.by_role.get(request.role, 0) + 1
         self.stats.prompt_tokens += result.usage.prompt_tokens
@@ -264,14 +289,8 @@ class LLMClient:
                                 retryable=exc.status_code in RETRYABLE_STATUS,
                                 wait=retry_after_seconds(exc.response), status=exc.status_code,
                                 body=_body_text(exc.response)) from None
-        except openai.APITimeoutError:
-            # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
-            raise EndpointFault("timeout", f"timeout after {timeout:g}s") from None
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            refused = isinstance(cause, (httpx2.ConnectError, ConnectionRefusedError))
-            raise EndpointFault("connection_refused" if refused else "connection_error",
-                                f"connection error ({_short(str(cause))})", replica_down=refused) from None
+        except openai.APIConnectionError as exc:  # APITimeoutError included
+            raise connection_fault(exc, timeout) from None
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
             raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(exc))})") from None
         self._observe_speed(data)
@@ -383,10 +402,18 @@ class LLMClient:
                 return min(fault.wait, self.settings.backoff_max)
         return self._backoff(state)
 
-    async def aclose(self) -> None:
-        for client in self._clients.values():
+    async def close_connections(self) -> None:
+        """Close the HTTP pools when no call is in flight (the next call opens new ones): an
+        aiohttp pool belongs to the event loop that opened it, and one left open is reported as
+        unclosed when it is collected."""
+        if self._in_flight:
+            return
+        clients, self._clients = self._clients, {}
+        for client in clients.values():
             await client.close()
-        self._clients.clear()
+
+    async def aclose(self) -> None:
+        await self.close_connections()
         if self.cache is not None:
             self.cache.close()
 

@@ -141,12 +141,14 @@ async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, 
                unit="ep", mininterval=0.5)
     gate = asyncio.Semaphore(max(1, concurrency))
     ranks = iter(range(1, len(todo) + 1))
+    used: dict[int, LLMClient] = {}
 
     async def one(spec: EpisodeSpec) -> None:
         async with gate:
             EPISODE_RANK.set(next(ranks))  # its calls wait behind those of episodes started before it
-            session = ModelSession(pick(spec), run_seed=run_seed, episode_id=spec.episode_id,
-                                   sampling=sampling)
+            chosen = pick(spec)
+            used[id(chosen)] = chosen
+            session = ModelSession(chosen, run_seed=run_seed, episode_id=spec.episode_id, sampling=sampling)
             started = time.perf_counter()
             body: dict[str, Any] | None
             try:
@@ -181,4 +183,6 @@ async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, 
         bar.close()
         counts.finished, counts.ended = True, time.time()
         counts.write(force=True)
+        for used_client in used.values():
+            await used_client.close_connections()
     return counts

@@ -209,22 +209,28 @@ async def score_records(records: Iterable[tuple[str, EpisodeRecord[Any]]], score
     without one)."""
     lines: list[ScoreLine] = []
     stored = stored or {}
-    for part, record in records:
-        if not record.ok:
-            continue
-        for sc in scorers:
-            old = stored.get((record.episode_id, sc.name))
-            if old is not None and old.version == sc.version and old.part == part:
-                lines.append(old)
+    clients: dict[int, Any] = {}
+    try:
+        for part, record in records:
+            if not record.ok:
                 continue
-            session = None
-            if sc.model_graded:
-                if session_for is None:
-                    raise ValueError(f"scorer {sc.name!r} calls a model; scoring needs a session (the run's cache)")
-                session = session_for(record, sc)
-            score = await sc.score(record, ScoreContext(params, list(models), part, session))
-            lines.append(ScoreLine(episode_id=record.episode_id, part=part, scorer=sc.name, version=sc.version,
-                                   value=score.value, explanation=score.explanation, metadata=score.metadata))
+            for sc in scorers:
+                old = stored.get((record.episode_id, sc.name))
+                if old is not None and old.version == sc.version and old.part == part:
+                    lines.append(old)
+                    continue
+                session = None
+                if sc.model_graded:
+                    if session_for is None:
+                        raise ValueError(f"scorer {sc.name!r} calls a model; scoring needs a session (the run's cache)")
+                    session = session_for(record, sc)
+                    clients[id(session.client)] = session.client
+                score = await sc.score(record, ScoreContext(params, list(models), part, session))
+                lines.append(ScoreLine(episode_id=record.episode_id, part=part, scorer=sc.name, version=sc.version,
+                                       value=score.value, explanation=score.explanation, metadata=score.metadata))
+    finally:  # a judge's HTTP pools close with the scoring (they belong to this event loop)
+        for client in clients.values():
+            await client.close_connections()
     return lines
 
 
