@@ -187,7 +187,7 @@ async def test_unparseable_judge_replies_are_recorded_not_guessed():
         parse_evaluations(json.dumps({"evaluations": []}), ["A"])
     # qwen2.5-coder-0.5b at max_tokens 96 (the real-model test): the reply stops inside the list
     cut = '{"evaluations": [{"label": "A", "relevance": 0, "coherence": 0}, {"label": "B", "relevance": 0'
-    with pytest.raises(JudgeOutputError, match="breaks off inside its 'evaluations' list"):
+    with pytest.raises(JudgeOutputError, match="scoring reply breaks off inside its JSON"):
         parse_evaluations(cut, ["A", "B"])
     with pytest.raises(JudgeOutputError, match="has no 'evaluations' list"):
         parse_evaluations(json.dumps({"scores": []}), ["A"])

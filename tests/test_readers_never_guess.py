@@ -4,9 +4,12 @@ pattern (and says why not otherwise)."""
 
 from __future__ import annotations
 
-import pytest
+import json
 
-from psit_lib.llm.reply_readers import strip_template_debris
+import pytest
+from hypothesis import given, strategies as st
+
+from psit_lib.llm.reply_readers import json_breaks_off, read_json_object, strip_template_debris
 from psit_lib.studies.psit.tasks.base import HostContradictionError, HostReplyError
 from psit_lib.studies.psit.tasks.diagnosis import NAME_ALIASES, DiagnosisTask, DiagnosisState
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
@@ -171,3 +174,27 @@ def test_a_runaway_reply_of_single_letters_is_no_spelled_out_word():
     assert read_reveal(" ".join(longest)).value == longest
     assert read_reveal(" ".join(longest + "s")).value is None
     assert read_reveal(" ".join("x" * 6)).value is None           # one letter repeated spells no word
+
+
+_JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                         max_size=3), max_leaves=8)
+
+
+@given(st.dictionaries(st.text(max_size=6), _JSON_VALUES, min_size=1, max_size=4), st.data())
+def test_a_json_reply_cut_anywhere_yields_no_object_and_says_it_breaks_off(obj, data):
+    """A reply stopped at its max_tokens inside its JSON is cut: no inner object is its answer."""
+    text = json.dumps(obj)
+    cut = data.draw(st.integers(min_value=1, max_value=len(text) - 1))
+    prose = data.draw(st.sampled_from(["", "Here are the scores: ", "```json\n"]))
+    assert read_json_object(prose + text[:cut]) is None
+    assert json_breaks_off(prose + text[:cut])
+    assert read_json_object(prose + text + " Done.") == obj and not json_breaks_off(prose + text)
+
+
+def test_the_judges_cut_evaluations_list_is_no_evaluation():
+    """qwen2.5-coder-0.5b at max_tokens 96: the list stops inside its second entry; the first
+    entry is whole, but it is a fragment of the cut reply, not the reply's object."""
+    cut = '{"evaluations": [{"label": "A", "relevance": 0, "coherence": 0}, {"label": "B", "relevance": 0'
+    assert read_json_object(cut) is None and json_breaks_off(cut)
+    assert not json_breaks_off("Use {braces} freely; no JSON here")

@@ -174,10 +174,42 @@ def read_json_value(text: str | None,
         try:
             value, _ = decoder.raw_decode(public, start)
         except ValueError:
+            if _never_closes(public, start):
+                return None  # cut at its max_tokens: every later opener is a fragment inside it
             continue
         if isinstance(value, kinds):
             return value
     return None
+
+
+_JSON_OPENING = re.compile(r'\{\s*(?:"|\}|\Z)|\[\s*(?:[\[{"\]\d-]|true|false|null|\Z)')
+
+
+def _never_closes(text: str, start: int) -> bool:
+    """Whether a JSON value opens at ``start`` and the reply ends before it closes (strings respected)."""
+    if not _JSON_OPENING.match(text, start):
+        return False
+    depth, in_string, escaped = 0, False, False
+    for ch in text[start:]:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return False
+    return True
+
+
+def json_breaks_off(text: str | None) -> bool:
+    """Whether the reply's JSON is cut: its first JSON value opens and never closes (a reply stopped
+    at its ``max_tokens``), so no object inside it may be read as the reply's."""
+    public = split_reasoning(text)[0]
+    first = _JSON_OPENING.search(public)
+    return first is not None and _never_closes(public, first.start())
 
 
 def read_json_object(text: str | None) -> dict | None:

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from psit_lib.llm.reply_readers import read_json_object
+from psit_lib.llm.reply_readers import json_breaks_off, read_json_object
 
 from psit_lib.llm.diagnostics import report_helper_read
 from psit_lib.studies.acc.agents import AgentTurn
@@ -112,7 +112,8 @@ def _json(text: str, what: str) -> dict[str, Any]:
     """The JSON object of the judge's reply (plain, fenced, or inside prose)."""
     value = read_json_object(text)
     if value is None:
-        raise JudgeOutputError(f"the judge's {what} reply holds no JSON object")
+        raise JudgeOutputError(f"the judge's {what} reply breaks off inside its JSON (cut at its max_tokens?)"
+                               if json_breaks_off(text) else f"the judge's {what} reply holds no JSON object")
     return value
 
 
@@ -131,10 +132,7 @@ def parse_evaluations(text: str, labels: Sequence[str]) -> dict[str, Evaluation]
     data = _json(text, "scoring")
     items = data.get("evaluations")
     if not isinstance(items, list):
-        # a reply cut at its token cap still holds whole inner entries, which the JSON reader finds
-        cut = '"evaluations"' in text and "evaluations" not in data
-        raise JudgeOutputError("the judge's scoring reply breaks off inside its 'evaluations' list (cut at its "
-                               "max_tokens?)" if cut else "the judge's scoring reply has no 'evaluations' list")
+        raise JudgeOutputError("the judge's scoring reply has no 'evaluations' list")
     out: dict[str, Evaluation] = {}
     for item in items:
         try:
