@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_real_model import (NOTEBOOKS, PARAMS, _free_port, _unavailable, _wait_healthy,  # noqa: E402
-                             configured_models, llama_server_command, machine_shape, server_log_counts)
+from test_real_model import (PARAMS, _unavailable, configured_models,  # noqa: E402
+                             serve_and_run, server_log_counts)
 
 from psit_lib.runs.load import load_run  # noqa: E402
 
@@ -40,26 +38,7 @@ holds; BASIS: the reference's validate(); 07: whether the reveal was read) and t
 
 def run_model(name: str, model: Path, code: Path, params: Path, work: Path) -> tuple[int, Path, str]:
     """``psit run`` of the notebooks against one model's server; (exit code, run folder, summary line)."""
-    port, log = _free_port(), work / "llama-server.log"
-    threads, slots = machine_shape()
-    server = subprocess.Popen(llama_server_command(model, name, port, threads, slots),
-                              stdout=log.open("w"), stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        _wait_healthy(url, server, log)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PSIT_")}
-        env.update(PSIT_BACKEND="openai", PSIT_BASE_URLS=url + "/v1", PSIT_MODEL=name, PYTHONPATH=str(code),
-                   PSIT_RESULTS_DIR=str(work / "results"), PSIT_FIGURES_DIR=str(work / "figures"), MPLBACKEND="Agg")
-        started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "psit_lib.cli", "run", *NOTEBOOKS, "-f", str(params),
-                               "--run-id", "real"], capture_output=True, text=True, env=env, cwd=code, timeout=3600)
-        seconds = time.monotonic() - started
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+    done, seconds, (threads, slots), log = serve_and_run(model, name, code, params, work)
     (work / "psit.err").write_text(done.stderr)
     counts = server_log_counts(log.read_text(errors="replace"))
     line = (f"llama-server -t {threads} -np {slots}; psit run exit {done.returncode} in {seconds:.0f}s; server log: "

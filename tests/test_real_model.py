@@ -103,6 +103,34 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float = 
     raise AssertionError(f"llama-server did not become healthy in {seconds:.0f}s: {log.read_text()[-2000:]}")
 
 
+def serve_and_run(model: Path, name: str, code: Path, params: Path, work: Path
+                  ) -> tuple[subprocess.CompletedProcess, float, tuple[int, int], Path]:
+    """``psit run`` of the test's notebooks (code from ``code``) against a llama-server of
+    ``model`` shaped for this machine, stopped afterwards: (the run, its seconds, (threads, slots),
+    the server's log)."""
+    port, log = _free_port(), work / "llama-server.log"
+    threads, slots = machine_shape()
+    server = subprocess.Popen(llama_server_command(model, name, port, threads, slots),
+                              stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        _wait_healthy(url, server, log)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PSIT_")}
+        env.update(PSIT_BACKEND="openai", PSIT_BASE_URLS=url + "/v1", PSIT_MODEL=name, PYTHONPATH=str(code),
+                   PSIT_RESULTS_DIR=str(work / "results"), PSIT_FIGURES_DIR=str(work / "figures"), MPLBACKEND="Agg")
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "psit_lib.cli", "run", *NOTEBOOKS, "-f", str(params),
+                               "--run-id", "real"], capture_output=True, text=True, env=env, cwd=code, timeout=3600)
+        seconds = time.monotonic() - started
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    return done, seconds, (threads, slots), log
+
+
 @pytest.fixture(scope="module", params=sorted(configured_models()) or ["none"])
 def real_run(request, tmp_path_factory):
     """One ``psit run`` of the tiny series against one real model; the run's outcome."""
@@ -113,27 +141,7 @@ def real_run(request, tmp_path_factory):
         pytest.skip(reason)
     name = request.param
     work = tmp_path_factory.mktemp(f"real-{name}")
-    port, log = _free_port(), work / "llama-server.log"
-    threads, slots = machine_shape()
-    server = subprocess.Popen(llama_server_command(configured_models()[name], name, port, threads, slots),
-                              stdout=log.open("w"), stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        _wait_healthy(url, server, log)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PSIT_")}
-        env.update(PSIT_BACKEND="openai", PSIT_BASE_URLS=url + "/v1", PSIT_MODEL=name,
-                   PSIT_RESULTS_DIR=str(work / "results"), PSIT_FIGURES_DIR=str(work / "figures"), MPLBACKEND="Agg")
-        started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "psit_lib.cli", "run", *NOTEBOOKS, "-f", str(PARAMS),
-                               "--run-id", "real"], capture_output=True, text=True, env=env, cwd=ROOT,
-                              timeout=3600)
-        seconds = time.monotonic() - started
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+    done, seconds, (threads, slots), log = serve_and_run(configured_models()[name], name, ROOT, PARAMS, work)
     run_dir = work / "results" / "real"
     print(f"\n[{name}] llama-server -t {threads} -np {slots}; psit run exit {done.returncode} in {seconds:.0f}s\n"
           f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
