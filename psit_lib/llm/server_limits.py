@@ -1,28 +1,13 @@
 """What an endpoint serves, asked before a real run, and the concurrency and timeout that follow.
 
-A small server runs few calls at once; calls beyond that wait in *its* queue, where waiting
-counts against the client's timeout. Against a 2-slot llama.cpp server the old defaults (32
-calls in flight, 120 s) cancelled calls that never started. So before a real run the endpoint
-is asked what it reports:
-
-- llama.cpp's ``GET /props``: ``total_slots`` (its ``-np``) and
-  ``default_generation_settings.n_ctx`` (the context of one slot);
-- vLLM's ``GET /v1/models``: ``max_model_len`` of each model (vLLM does not report its
-  ``--max-num-seqs``, so its slots stay unknown);
-- Ollama's ``GET /api/ps``: ``context_length`` of each loaded model (its parallelism,
-  ``OLLAMA_NUM_PARALLEL``, is not reported).
-
-and, where the server reports its slots, one short completion per slot, all at once, measures
-its decoding speed with every slot busy (llama.cpp's ``timings.predicted_per_second``, else
-completion tokens over wall time): a CPU server decodes each of several sequences several times
-slower than one alone, and a timeout set from the speed of one alone cancelled a reply the run
-needed. The
-sizing rule (:func:`plan_sizing`, pure) then gives each replica as many calls in flight as it
-has slots (the rest wait in the client, untimed: :mod:`psit_lib.llm.replicas`), and a timeout
-long enough for a full reply at the measured speed (and during the run the client lengthens an
-attempt's timeout when the server reports slower decoding: ``LLMClient.timeout_for``). A setting
-the user made always stands; where
-the server reports nothing, the run says in one line what it uses and which variable changes it.
+A small server queues calls beyond its slots, and queued time counts against the client's
+timeout. So before a real run the endpoint is asked what it reports (llama.cpp's ``/props``:
+slots and context per slot; vLLM's ``/v1/models``: ``max_model_len``; Ollama's ``/api/ps``:
+``context_length``), and where it reports slots, one short completion per slot, all at once,
+measures decoding speed with every slot busy (a CPU server decodes each sequence several times
+slower than one alone). :func:`plan_sizing` (pure) then gives each replica as many calls in
+flight as it has slots and a timeout long enough for full replies at that speed. A setting the
+user made always stands; where the server reports nothing, the run says so in one line.
 """
 
 from __future__ import annotations
