@@ -53,11 +53,16 @@ def format_rng(request_digest: str, output_format: str) -> random.Random:
     return random.Random(int.from_bytes(seed, "big"))
 
 
-def _json_value(text: str) -> Any:
+def json_or_none(text: Any) -> Any:
+    """``text`` read as JSON, or None when it is not JSON."""
     try:
-        value = json.loads(text)
+        return json.loads(text)
     except (ValueError, TypeError):
         return None
+
+
+def _json_value(text: str) -> Any:
+    value = json_or_none(text)
     return value if isinstance(value, (dict, list)) else None
 
 
