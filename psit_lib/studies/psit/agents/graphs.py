@@ -3,8 +3,7 @@
 One turn runs the agent's steps on a state; the state at the end of every turn is a checkpoint,
 and a fork is a turn started from an earlier checkpoint (``ChatAgent.send(..., checkpoint_id=)``),
 so every fork branch starts from the identical state: public history, kept reasoning and
-working memory alike. (These were LangGraph graphs; the graph machinery cost more CPU per model
-call than the rest of the harness, see benchmarks/harness_overhead.py.)
+working memory alike.
 
     vanilla      respond -> finish                    (reasoning dropped every turn)
     private_cot  respond -> finish                    (reasoning kept in private context)
