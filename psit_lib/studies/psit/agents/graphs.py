@@ -12,11 +12,6 @@ working memory alike.
 
 Private CoT keeps one reasoning text per turn (empty when the model gave none), aligned with
 its public replies, so the interleaved layout can put each one before the reply it produced.
-
-What the record would not show goes to the episode's diagnostics: a reply without reasoning for
-an agent whose design needs it, an updater reply that cannot be read (and a turn whose every
-updater try failed). A memory tool call the model wrote as text is flagged by the session and
-never run; the turn's log lists it under ``tool_calls_as_text``, with no edit.
 """
 
 from __future__ import annotations
