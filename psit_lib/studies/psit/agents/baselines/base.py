@@ -83,10 +83,6 @@ class MemoryBackend(Protocol):
     async def memorize(self, store: dict[str, Any], turn: TurnInput, reply: str) -> Memorized: ...
 
 
-class BaselineLibraryError(RuntimeError):
-    """A memory library failed in a way that would otherwise silently corrupt its memory."""
-
-
 def memory_block(block: str, library: str) -> str:
     """The retrieved block with the study's guidance for that library (``baseline.<library>_memories``),
     as appended to the system prompt; "(none)" when nothing was retrieved, as in the reference."""

@@ -28,6 +28,10 @@ from psit_lib.llm.diagnostics import report_helper_read
 LIBRARY_ROLE = "memory_library"
 
 
+class BaselineLibraryError(RuntimeError):
+    """A memory library failed in a way that would otherwise silently corrupt its memory."""
+
+
 @dataclass(frozen=True)
 class HiddenCall:
     """One model call a memory library made that the user never sees."""
@@ -65,9 +69,12 @@ class CallLedger:
         with self._lock:
             return list(self._calls)
 
-    def failures(self) -> list[HiddenCall]:
-        """Calls that failed at the endpoint (an unreadable reply is not one: see ``read_error``)."""
-        return [c for c in self.calls if not c.ok]
+    def raise_if_failed(self, consequence: str) -> None:
+        """Raise if a call failed at the endpoint (an unreadable reply is not one: see ``read_error``);
+        ``consequence`` says what the library would have done with the failure."""
+        failed = [c for c in self.calls if not c.ok]
+        if failed:
+            raise BaselineLibraryError(f"{failed[0].kind} model call failed ({failed[0].error}); {consequence}")
 
 
 # What each library's own prompts ask for, recognised from their system prompt or request

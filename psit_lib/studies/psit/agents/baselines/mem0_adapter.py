@@ -22,8 +22,8 @@ import uuid
 from typing import Any
 
 from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
-from psit_lib.studies.psit.agents.baselines.base import BaselineLibraryError, BaselineSettings, Memorized, Recall, TurnInput, turn_time
-from psit_lib.studies.psit.agents.baselines.calls import CallLedger, LibraryClient, LibraryLink
+from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
+from psit_lib.studies.psit.agents.baselines.calls import BaselineLibraryError, CallLedger, LibraryClient, LibraryLink
 from psit_lib.studies.psit.agents.baselines.embedder import EMBEDDING_DIMS, model_path, shared_encoder
 
 try:
@@ -149,11 +149,8 @@ def _release(workspace: _Workspace) -> None:
 
 
 def _check(ledger: CallLedger) -> None:
-    """Raise if any model call of the operation failed (Mem0 swallows a failed update call)."""
-    failed = ledger.failures()
-    if failed:
-        raise BaselineLibraryError(f"mem0's {failed[0].kind} model call failed ({failed[0].error}); "
-                                   "Mem0 would have continued with its memory silently unchanged")
+    """Mem0 swallows a failed update call: raise instead."""
+    ledger.raise_if_failed("Mem0 would have continued with its memory silently unchanged")
 
 
 class Mem0Backend:

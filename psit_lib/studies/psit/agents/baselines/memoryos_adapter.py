@@ -25,7 +25,7 @@ import tempfile
 from typing import Any
 
 from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
-from psit_lib.studies.psit.agents.baselines.base import CLOCK_START, BaselineLibraryError, BaselineSettings, Memorized, Recall, TurnInput, turn_time
+from psit_lib.studies.psit.agents.baselines.base import CLOCK_START, BaselineSettings, Memorized, Recall, TurnInput, turn_time
 from psit_lib.studies.psit.agents.baselines.calls import LibraryClient, LibraryLink
 from psit_lib.studies.psit.agents.baselines.embedder import shared_encoder
 
@@ -170,11 +170,7 @@ class _Workspace:
         return {"files": files, "last_evicted_page": last}
 
     def check(self) -> None:
-        failed = self.ledger.failures()
-        if failed:
-            raise BaselineLibraryError(
-                f"MemoryOS's {failed[0].kind} model call failed ({failed[0].error}); the library would "
-                "have stored its error message as memory")
+        self.ledger.raise_if_failed("MemoryOS would have stored its error message as memory")
 
     def close(self) -> None:
         self.mos.client.executor.shutdown(wait=False)
