@@ -17,7 +17,7 @@ from psit_lib.llm.client import ModelSession
 class CheckpointedAgent:
     def __init__(self) -> None:
         self._checkpoints: dict[str, dict[str, Any]] = {}
-        self._heads: dict[str, str] = {}
+        self._head: str | None = None  # the latest turn's checkpoint, where the next turn continues
 
     async def _turn(self, state: dict[str, Any], session: ModelSession) -> dict[str, Any]:
         """The state after one turn from ``state`` (a checkpoint plus ``pending_user``)."""
@@ -26,26 +26,27 @@ class CheckpointedAgent:
     def private_state(self, values: dict[str, Any]) -> str:
         raise NotImplementedError
 
-    def _saved(self, thread: str, checkpoint_id: str | None) -> dict[str, Any]:
-        key = checkpoint_id or self._heads.get(thread)
+    def _saved(self, checkpoint_id: str | None) -> dict[str, Any]:
+        key = checkpoint_id or self._head
         if key is None:
             return {}
         if key not in self._checkpoints:
             raise KeyError(f"no checkpoint {key!r} in this agent")
         return self._checkpoints[key]
 
-    async def send(self, text: str, session: ModelSession, *, thread: str = "main",
-                   checkpoint_id: str | None = None) -> dict[str, Any]:
+    async def send(self, text: str, session: ModelSession, *, checkpoint_id: str | None = None) -> dict[str, Any]:
         """Run one turn and return the agent's state after it (``state["reply"]`` is the answer);
         with ``checkpoint_id`` the turn forks from that checkpoint, which it never changes."""
-        state = await self._turn({**self._saved(thread, checkpoint_id), "pending_user": text}, session)
-        key = str(len(self._checkpoints) + 1)
-        self._checkpoints[key], self._heads[thread] = state, key
+        state = await self._turn({**self._saved(checkpoint_id), "pending_user": text}, session)
+        self._head = str(len(self._checkpoints) + 1)
+        self._checkpoints[self._head] = state
         return dict(state)
 
-    async def checkpoint_id(self, thread: str = "main") -> str:
-        return self._heads[thread]
+    async def checkpoint_id(self) -> str:
+        if self._head is None:
+            raise KeyError("no turn has run yet, so there is no checkpoint")
+        return self._head
 
-    async def state(self, thread: str = "main", checkpoint_id: str | None = None) -> dict[str, Any]:
-        """A copy of the state at ``checkpoint_id`` (default: the thread's latest)."""
-        return copy.deepcopy(dict(self._saved(thread, checkpoint_id)))
+    async def state(self, checkpoint_id: str | None = None) -> dict[str, Any]:
+        """A copy of the state at ``checkpoint_id`` (default: the latest turn's)."""
+        return copy.deepcopy(dict(self._saved(checkpoint_id)))

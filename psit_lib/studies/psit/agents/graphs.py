@@ -184,8 +184,6 @@ async def update_memory(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     memory = state.get("memory") or initial_memory()
     dialogue = [*state.get("public", []), {"role": "user", "content": state["pending_user"]},
                 {"role": "assistant", "content": state.get("reply", "")}]
-    if ctx.config.dialogue_window is not None:
-        dialogue = dialogue[-ctx.config.dialogue_window:]
     tools = tool_schemas(ctx.config.memory_strategy)
     allowed = {t["function"]["name"] for t in tools}
     edits: list[dict[str, Any]] = []

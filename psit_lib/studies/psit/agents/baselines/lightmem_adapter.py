@@ -92,11 +92,9 @@ class LightMemBackend:
 
     name = "lightmem"
 
-    def __init__(self, settings: BaselineSettings = LIGHTMEM_SETTINGS,
-                 segment_threshold: float = SEGMENT_THRESHOLD, force_extract: bool = True) -> None:
+    def __init__(self, settings: BaselineSettings = LIGHTMEM_SETTINGS, force_extract: bool = True) -> None:
         require_embedder()
         self.settings = settings
-        self.segment_threshold = segment_threshold
         self.force_extract = force_extract
 
     def empty_store(self) -> dict[str, Any]:
@@ -116,7 +114,7 @@ class LightMemBackend:
         if self.force_extract or len(buffer) >= self.settings.window:
             groups = _exchanges(buffer)
             vectors = [await asyncio.to_thread(embed, "\n".join(m["content"] for m in g)) for g in groups]
-            for run in topic_segments(vectors, self.segment_threshold):
+            for run in topic_segments(vectors):
                 segment = [m for i in run for m in groups[i]]
                 entries.extend(await self._extract(segment, turn, calls))
             buffer = []
