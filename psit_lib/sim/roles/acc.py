@@ -102,27 +102,19 @@ def read_segments(ctx: SimContext, segments: list[str]) -> Reading:
     for text, distance in zip(segments, distances):
         p = notice_probability(distance, ctx.profile.attention_tokens)
         noticed: Callable[[], bool] = (lambda: True) if p >= 1.0 else partial(ctx.chance, p)
-        for m in RULE_INCLUDE.finditer(text):
-            if noticed():
-                reading.include[m.group(1)] = m.group(2)
-                reading.rule_texts[m.group(1)] = m.group(0)
-        for m in RULE_NEVER.finditer(text):
-            if noticed():
-                reading.never[m.group(1)] = m.group(2)
-                reading.rule_texts[m.group(1)] = m.group(0)
+        for pattern, into in ((RULE_INCLUDE, reading.include), (RULE_NEVER, reading.never)):
+            for m in pattern.finditer(text):
+                if noticed():
+                    into[m.group(1)] = m.group(2)
+                    reading.rule_texts[m.group(1)] = m.group(0)
         for m in RULE_GUARD.finditer(text):
             if noticed():
                 reading.guard.add(m.group(1))
                 reading.rule_texts[m.group(1)] = m.group(0)
-        for m in WITHDRAWN.finditer(text):
-            if noticed():
-                reading.withdrawn.add(m.group(1))
-        for m in VERIFIED.finditer(text):
-            if noticed():
-                reading.facts[m.group(1)] = m.group(2)
-        for m in CLAIM.finditer(text):
-            if m.group(2) != "unknown" and noticed():
-                reading.claims[m.group(1)] = m.group(2)
+        reading.withdrawn.update(m.group(1) for m in WITHDRAWN.finditer(text) if noticed())
+        reading.facts.update((m.group(1), m.group(2)) for m in VERIFIED.finditer(text) if noticed())
+        reading.claims.update((m.group(1), m.group(2)) for m in CLAIM.finditer(text)
+                              if m.group(2) != "unknown" and noticed())
         for m in TAGS.finditer(text):
             if noticed():
                 reading.tags.extend(t for t in m.group(1).split() if t not in reading.tags)
