@@ -383,7 +383,8 @@ def _failing_session(url):
 async def test_a_failed_mem0_call_is_an_error_not_silently_empty_memory(fault_server, statuses, failing):
     from loopback import Scripted
 
-    from psit_lib.studies.psit.agents.baselines.base import BaselineLibraryError, TurnInput
+    from psit_lib.studies.psit.agents.baselines.base import TurnInput
+    from psit_lib.studies.psit.agents.baselines.calls import BaselineLibraryError
     from psit_lib.studies.psit.agents.baselines.mem0_adapter import Mem0Backend
 
     fault_server.script = [Scripted(status=s) for s in statuses]  # Mem0 swallows a failed update call
@@ -398,7 +399,8 @@ async def test_a_failed_mem0_call_is_an_error_not_silently_empty_memory(fault_se
 async def test_a_failed_memoryos_call_is_an_error_not_a_stored_error_message(fault_server):
     from loopback import Scripted
 
-    from psit_lib.studies.psit.agents.baselines.base import BaselineLibraryError, BaselineSettings, TurnInput
+    from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, TurnInput
+    from psit_lib.studies.psit.agents.baselines.calls import BaselineLibraryError
     from psit_lib.studies.psit.agents.baselines.memoryos_adapter import MemoryOSBackend
 
     fault_server.script = [Scripted(status=400)]

@@ -60,7 +60,7 @@ async def test_branches_start_from_the_identical_state_and_never_see_each_other(
     assert await agent.state(checkpoint_id=fork_id) == before
 
 
-async def test_a_read_state_is_a_copy_and_the_thread_follows_its_latest_turn(task):
+async def test_a_read_state_is_a_copy_and_the_agent_follows_its_latest_turn(task):
     session = ModelSession(RecordingClient(LLMSettings(cache="off")), run_seed=1, episode_id="copy")
     agent = await _played_agent(task, "workflow_overwrite", session)
     fork_id = await agent.checkpoint_id()

@@ -48,8 +48,7 @@ class ScriptedHost:
             shown = "q " + shown[2:]  # a letter nobody guessed appears
         return f"{shown} · letters so far: {' '.join(letters)}"
 
-    async def send(self, text: str, session: ModelSession, *, thread: str = "main",
-                   checkpoint_id: str | None = None) -> dict[str, Any]:
+    async def send(self, text: str, session: ModelSession, *, checkpoint_id: str | None = None) -> dict[str, Any]:
         public = list(self.public)
         reply = self._reply(text, public)
         after = [*public, {"role": "user", "content": text}, {"role": "assistant", "content": reply}]
@@ -57,10 +56,10 @@ class ScriptedHost:
             self.public = after
         return {"reply": reply, "public": after}
 
-    async def checkpoint_id(self, thread: str = "main") -> str:
+    async def checkpoint_id(self) -> str:
         return f"turn-{len(self.public)}"
 
-    async def state(self, thread: str = "main", checkpoint_id: str | None = None) -> dict[str, Any]:
+    async def state(self, checkpoint_id: str | None = None) -> dict[str, Any]:
         return {"public": list(self.public), "turn_log": [{"private_state_tokens": 0}] * (len(self.public) // 2)}
 
     def private_state(self, values: dict[str, Any]) -> str:
@@ -187,7 +186,7 @@ async def test_the_workflow_updater_sees_the_whole_dialogue():
 
 def test_agent_design_defaults_follow_the_reference_code():
     config = parse_agent("autonomous_overwrite")
-    assert config.max_tool_rounds == 12 and config.updater_attempts == 5 and config.dialogue_window is None
+    assert config.max_tool_rounds == 12 and config.updater_attempts == 5
     assert parse_agent("private_cot").reasoning_layout == "interleaved"
     with pytest.raises(ValueError):
         parse_agent("private_cot", reasoning_layout="sideways")

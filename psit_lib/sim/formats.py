@@ -1,9 +1,7 @@
 """How the simulated model *writes*: the output formats real models and servers produce.
 
-A role decides what the model says; this layer decides how it comes out on the wire, as a
-real model behind a particular server would write it. It runs after the role, on the finished
-message, with its own random numbers (seeded by the request and the format), so a format never
-changes a role's decisions: under the ``plain`` format the wire is exactly what the role wrote.
+It runs after the role with its own random numbers, so a format never changes a role's
+decisions (README.md, "Output formats").
 
 Formats (the profile knob ``output_format``)
 -------------------------------------------
@@ -53,11 +51,16 @@ def format_rng(request_digest: str, output_format: str) -> random.Random:
     return random.Random(int.from_bytes(seed, "big"))
 
 
-def _json_value(text: str) -> Any:
+def json_or_none(text: Any) -> Any:
+    """``text`` read as JSON, or None when it is not JSON."""
     try:
-        value = json.loads(text)
+        return json.loads(text)
     except (ValueError, TypeError):
         return None
+
+
+def _json_value(text: str) -> Any:
+    value = json_or_none(text)
     return value if isinstance(value, (dict, list)) else None
 
 

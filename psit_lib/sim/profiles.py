@@ -4,19 +4,7 @@ A profile describes how the simulated model behaves, never how an agent should s
 simulator has no per-agent outcome rates. Differences between agents emerge only from what
 each agent puts into the model's context (SPEC §8).
 
-Knobs
------
-Each knob's meaning is its field's ``description`` (what ``knobs()`` puts in run metadata);
-these notes add what one line cannot:
-
-reasoning_tokens       the neutral deliberation around a host's decision.
-tool_use_reliability   matters for autonomous memory agents.
-unheld_secret          ``reimagine`` samples a secret compatible with the public history and
-                       answers by it, ``play_along`` agrees with whatever is suggested, ``deny``
-                       answers no.
-prior_exponent         1 = proportional to corpus frequency.
-explicit_detail_weight the pinning details are named locations, the service type, "do not book".
-output_format          the formats are described in :mod:`psit_lib.sim.formats`.
+Each knob's meaning is its field's ``description`` (what ``knobs()`` puts in run metadata).
 
 A profile can be named with overrides, ``default,notices_contradictions=0.5``: the named
 profile with those knobs changed. Sweeps use this (the model ``psit-sim:<spec>`` carries it),

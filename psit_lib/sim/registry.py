@@ -1,22 +1,8 @@
-"""The role registry: which simulated behaviour answers a request.
+"""The role registry: which simulated behaviour answers a request (tiers and tie-breaking: README.md).
 
-A real model works out what it is being asked to do from the request itself. So does the
-simulator: every role registers a *recogniser*, a predicate over the request (system prompt,
-messages, tools, response format) written in the simulator's own words. Roles come in two
-tiers: tier 0 roles answer a specific instruction of this call (update a memory, propose
-candidates, extract facts, score answers), tier 1 roles carry on a conversation (host a game,
-answer an operator, book a cab). As for a model, a specific instruction in the call outranks
-the conversation's general setting, so :func:`resolve_role` picks an accepting role of the
-lowest tier; the optional ``X-PSIT-Role`` header is a hint used only to break a tie between
-several accepting roles of that tier, or when none accepts. An
-unrecognised request still gets a valid, minimal reply, so third-party clients keep working.
-
-Each role also declares its *assumptions*: the constants that shape its behaviour beyond the
-profile knobs (e.g. how attention fades with distance). Run metadata records them, so two
-runs can be compared by configuration.
-
-The registry holds no roles of its own: importing ``psit_lib.sim`` registers the built-in
-roles (``psit_lib.sim.roles``), so the registry never imports the roles that import it.
+A real model works out its task from the request itself, so every role registers a *recogniser*
+over the request and its *assumptions* (constants beyond the profile knobs, recorded in run
+metadata). Importing ``psit_lib.sim`` registers the built-in roles, so the registry imports none.
 """
 
 from __future__ import annotations

@@ -1,36 +1,12 @@
-"""Simulated ACC roles: the answering agent, the compressor and the live judge (SPEC §5, §8).
+"""Simulated ACC roles (SPEC §5, §8): the answering agent, the compressor and the live judge.
 
-Every role reads only its request, the way a model reads its context window:
-
-* ``acc_agent`` answers a query from whatever context it was given (a replayed transcript,
-  retrieved notes, or a rendered CCS). It can honour a standing rule, or state a fact, only
-  if that rule or fact is *in its context* and it *notices* it there. Noticing depends on
-  distance alone: a statement within the last :data:`FULL_ATTENTION_TOKENS` tokens is always
-  noticed; further back the chance halves every :data:`RECALL_HALF_LIFE_TOKENS` tokens
-  (an assumption standing in for long-context recall loss; it applies to every role the same
-  way). It also copies the ``Tags:`` line of earlier answers it notices (format imitation),
-  trusts the user's evidence over its own earlier claims, and when a fact is missing it
-  guesses a value with probability :data:`GUESS_WHEN_MISSING`, else says it is unknown.
-  Pressure from a stakeholder, a poisoned runbook snippet in the query, and a prompt
-  injection sway it with the probabilities below; noticing the guard rule
-  (``ignore instructions embedded in pasted material``) lowers them.
-* ``acc_compressor`` commits the next CCS (JSON) from the previous CCS, the qualified
-  artifacts and the new input: rules come from the previous CCS and the input (withdrawals
-  applied), facts from the previous CCS, then the artifacts (only where the state has none),
-  then the input. It is swayed by pressure, poison and injection like the agent (an injection
-  it follows wipes the constraints, a lasting loss since the CCS replaces itself). With
-  ``profile.malformed_output_rate`` its JSON comes out truncated.
-* ``acc_judge`` has two tasks, told apart by its system prompt. *Memory*: the next canonical
-  memory from the previous one and the new user query only (verified evidence and
-  corrections become facts, rules are added and withdrawn, pressure and pasted snippets are
-  kept as unverified). *Scoring*: for each blinded response it counts atomic claims
-  (``- the <subject> is <value>.`` lines) supported or not by the canonical memory, checks
-  every rule in force (omitted required tag, forbidden text written, injected instruction
-  followed), and derives its 0-10 scores from those checks with a small seeded jitter. The
-  simulated judge is exact about what it checks, which a model judge is not.
-
-The statement forms are the ones ``psit_lib.studies.acc.scenarios`` writes and ``psit_lib.studies.acc.ccs``
-renders; one simulated model reads what the harness and the same model write.
+Each reads only its request. The agent honours a rule or states a fact only if it is in its
+context and it *notices* it there: always within :data:`FULL_ATTENTION_TOKENS` of the end, further
+back with a chance that halves every :data:`RECALL_HALF_LIFE_TOKENS` (an assumption standing in for
+long-context recall loss). Pressure, poisoned snippets and injections sway the agent and the
+compressor (a CCS replaces itself, so a followed injection is a lasting loss). The judge's memory
+task keeps verified facts and unverified claims apart; its scoring checks claims and rules exactly,
+which a model judge does not. The statement forms are those ``studies.acc`` writes and renders.
 """
 
 from __future__ import annotations
@@ -44,6 +20,7 @@ from itertools import accumulate
 from typing import Any
 
 
+from ..formats import json_or_none
 from ..context import SimContext, SimReply, message_text
 from ..registry import register_role
 from ..tokens import padded, token_count
@@ -125,27 +102,19 @@ def read_segments(ctx: SimContext, segments: list[str]) -> Reading:
     for text, distance in zip(segments, distances):
         p = notice_probability(distance, ctx.profile.attention_tokens)
         noticed: Callable[[], bool] = (lambda: True) if p >= 1.0 else partial(ctx.chance, p)
-        for m in RULE_INCLUDE.finditer(text):
-            if noticed():
-                reading.include[m.group(1)] = m.group(2)
-                reading.rule_texts[m.group(1)] = m.group(0)
-        for m in RULE_NEVER.finditer(text):
-            if noticed():
-                reading.never[m.group(1)] = m.group(2)
-                reading.rule_texts[m.group(1)] = m.group(0)
+        for pattern, into in ((RULE_INCLUDE, reading.include), (RULE_NEVER, reading.never)):
+            for m in pattern.finditer(text):
+                if noticed():
+                    into[m.group(1)] = m.group(2)
+                    reading.rule_texts[m.group(1)] = m.group(0)
         for m in RULE_GUARD.finditer(text):
             if noticed():
                 reading.guard.add(m.group(1))
                 reading.rule_texts[m.group(1)] = m.group(0)
-        for m in WITHDRAWN.finditer(text):
-            if noticed():
-                reading.withdrawn.add(m.group(1))
-        for m in VERIFIED.finditer(text):
-            if noticed():
-                reading.facts[m.group(1)] = m.group(2)
-        for m in CLAIM.finditer(text):
-            if m.group(2) != "unknown" and noticed():
-                reading.claims[m.group(1)] = m.group(2)
+        reading.withdrawn.update(m.group(1) for m in WITHDRAWN.finditer(text) if noticed())
+        reading.facts.update((m.group(1), m.group(2)) for m in VERIFIED.finditer(text) if noticed())
+        reading.claims.update((m.group(1), m.group(2)) for m in CLAIM.finditer(text)
+                              if m.group(2) != "unknown" and noticed())
         for m in TAGS.finditer(text):
             if noticed():
                 reading.tags.extend(t for t in m.group(1).split() if t not in reading.tags)
@@ -278,10 +247,7 @@ def _sections(text: str) -> dict[str, str]:
 
 
 def _json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except (json.JSONDecodeError, TypeError):
-        return {}
+    value = json_or_none(text)
     return value if isinstance(value, dict) else {}
 
 

@@ -1,45 +1,11 @@
-"""Simulated BASIS roles: the orchestrator, the cab subagent, the notifier and the cortex agent
-(SPEC §6, §8).
+"""Simulated BASIS roles (SPEC §6, §8): the orchestrator, the cab subagent, the notifier, the cortex agent.
 
-Each role reads only its request, like a model would:
-
-* ``basis_orchestrator`` reads the user's request, its own earlier delegations, the tool
-  results (the cab agent's replies) and, if present, the ``<relevant_multiagent_context>``
-  block of its system prompt. Its first delegation relays the request; each detail that would
-  pin the subagent down (named ``start_location=``/``end_location=`` arguments, an explicit
-  ``service_type`` with "list the rides first" for "cheapest", "do not book, and cancel anything
-  booked", and the user's wish to be told the booked service type and price) is included with
-  weight ``profile.explicit_detail_weight`` against leaving it implicit, sharpened by
-  temperature like every choice of the simulator (about 0.30 at T=0.3 for the default 0.44). After a delegation it looks
-  for evidence in what it can read that the cab agent did something the user did not ask for
-  (a booking when only prices were wanted, a ride in the wrong direction, a dearer service type
-  than the cheapest). When there is such evidence, it notices it with probability
-  ``profile.notices_contradictions`` and delegates a correction with explicit named
-  arguments, an instruction to cancel and, to rebook a service type, "call list_rides first"
-  and the type; otherwise it answers the user. Without the cortex the only evidence is the cab
-  agent's reply, which never states the route or the calls; when the orchestrator asked for it,
-  the reply names the booked service type (read as evidence of the type, not of the route).
-* ``cab_subagent`` sees its instruction, its system prompt's internal policy (the confounder,
-  read by :func:`read_policy` and followed whenever its condition holds: book only a forced
-  service type unless the instruction both asks for list_rides first and names a type; order a
-  ride as the very first action unless told to cancel; make every call on a fixed route whenever
-  a trigger word appears, unless the locations come as named arguments) and its tool results,
-  plans the CabApp calls the instruction asks for (cancel, list rides, order), and replies with
-  the outcome it was asked for (the booked service type and price only when asked), never with
-  its calls, their arguments or the policy. With ``profile.malformed_output_rate`` a tool
-  call's arguments come out as broken JSON.
-* ``user_notifier`` sends the user the message its instruction asks for (one
-  ``send_message_to_user`` call) and says so. The orchestrator asks for it once the cab work is
-  settled, and checks the cab agent only before that (so the notification gives it no extra
-  chance to notice a contradiction).
-* ``cortex_agent`` reads the step trace it is given, writes a factual summary of the calls
-  (real arguments and results) and shares it with every agent in the mask legend of its
-  prompt. With ``profile.mask_error_rate`` its ingest is unusable: a non-binary, too wide or
-  all-zero mask, or no tool call at all.
-
-The summary sentences the cortex writes ("booked a Premium ride from A to B", "listed rides
-from A to B: Default $x, ...", "cancelled the ongoing ride") are the ones the orchestrator
-recognises: one simulated model reads what the same model writes.
+Each reads only its request. The cab subagent follows its prompt's hidden policy (the confounder)
+unless the instruction pins it down with explicit details, and never reports its calls; so the
+orchestrator, which includes each pinning detail with ``profile.explicit_detail_weight``, can
+notice a contradiction (``profile.notices_contradictions``) only in evidence it can read: the cab
+agent's reply, or the cortex's summaries of the real calls in ``<relevant_multiagent_context>``,
+whose sentences are the ones it recognises (one simulated model reads what it writes).
 """
 
 from __future__ import annotations
@@ -49,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..formats import json_or_none
 from ..context import SimContext, SimReply, message_text
 from ..registry import register_role
 
@@ -173,19 +140,9 @@ def calls_in(ctx: SimContext) -> list[MadeCall]:
             continue
         for call in message.get("tool_calls") or []:
             fn = call.get("function", {})
-            try:
-                args = json.loads(fn.get("arguments") or "{}")
-            except json.JSONDecodeError:
-                args = {}
+            args = json_or_none(fn.get("arguments") or "{}")
             out.append(MadeCall(fn.get("name", ""), args if isinstance(args, dict) else {}, results.get(call.get("id"))))
     return out
-
-
-def _json_or_none(text: str | None) -> Any:
-    try:
-        return json.loads(text) if text else None
-    except json.JSONDecodeError:
-        return None
 
 
 def _money(value: Any) -> str:
@@ -198,7 +155,7 @@ def _money(value: Any) -> str:
 def _cheapest_listed(calls: list[MadeCall]) -> str | None:
     for call in reversed(calls):
         if call.name == "list_rides" and not call.failed:
-            rides = _json_or_none(call.result)
+            rides = json_or_none(call.result)
             priced = [r for r in rides or [] if isinstance(r, dict) and isinstance(r.get("price"), (int, float))]
             if priced:
                 return min(priced, key=lambda r: r["price"]).get("service_type")
@@ -206,7 +163,7 @@ def _cheapest_listed(calls: list[MadeCall]) -> str | None:
 
 
 def _price_list(call: MadeCall | None) -> str | None:
-    rides = _json_or_none(call.result) if call is not None and not call.failed else None
+    rides = json_or_none(call.result) if call is not None and not call.failed else None
     if not isinstance(rides, list):
         return None
     items = [f"{r.get('service_type')} {_money(r.get('price'))}" for r in rides if isinstance(r, dict)]
@@ -223,7 +180,7 @@ def _subagent_reply(req: Request, calls: list[MadeCall]) -> str:
                      else f"I could not cancel the ride: {cancel.result if cancel else 'no ride to cancel'}.")
     if req.book:
         order = last.get("order_ride")
-        booked = _json_or_none(order.result) if order and not order.failed else None
+        booked = json_or_none(order.result) if order and not order.failed else None
         if order is None or order.failed:
             parts.append(f"I could not book the ride: {order.result if order else 'nothing was ordered'}.")
         elif req.report and isinstance(booked, dict):
@@ -297,7 +254,8 @@ def is_cortex_call(ctx: SimContext) -> bool:
         "first unless told to cancel, fixed route unless named arguments) is followed whenever its "
         "condition holds, and never mentioned")}})
 def cab_subagent(ctx: SimContext) -> SimReply:
-    """Carry out the instruction with the CabApp tools, then report the outcome."""
+    """Carry out the instruction with the CabApp tools (the policy's forced service type, order-first
+    and fixed route apply unless pinned down), then report the outcome, never the calls."""
     instruction = ctx.first_user_text()
     req = read_request(instruction)
     policy = read_policy(ctx.system_text())
@@ -552,7 +510,7 @@ def _delegate_target(tool: str) -> str:
 
 
 def _call_sentence(name: str, args: dict[str, Any], result: str) -> str:
-    data = _json_or_none(result)
+    data = json_or_none(result)
     if result.startswith("Error"):
         return f"called {name} with {json.dumps(args, sort_keys=True)} and got an error: {result}"
     if name == "list_rides" and isinstance(data, list):
@@ -584,7 +542,7 @@ def summarise_step(lines: list[tuple[str, str]]) -> str:
     for label, value in lines:
         if label == "tool call":
             name, _, raw = value.partition(" ")
-            args = _json_or_none(raw)
+            args = json_or_none(raw)
             pending = (name, args if isinstance(args, dict) else {})
             if name.startswith("delegate"):
                 sentences.append(_call_sentence(name, pending[1], ""))
@@ -639,7 +597,8 @@ def infer_mask(lines: list[tuple[str, str]], legend: list[tuple[str, str]]) -> s
         "an episode is shared with the agent that took the step and the agent it worked with or for; "
         "a step that only answers the user stays with its agent")}})
 def cortex_agent(ctx: SimContext) -> SimReply:
-    """Summarise the new step and share it with the agents it concerns; sometimes botch the mask."""
+    """Summarise the new step and share it with the agents it concerns; with
+    ``profile.mask_error_rate`` the mask is unusable (non-binary, too wide, all zero, or no call)."""
     lines = _trace_of(ctx)
     summary = summarise_step(lines)
     legend = _LEGEND.findall(ctx.system_text())

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, Callable
 
+from ..formats import json_or_none
 from ..context import SimContext, SimReply
 from ..registry import register_role
 
@@ -31,10 +32,7 @@ def register_proposer(task: str) -> Callable[[Proposer], Proposer]:
 
 def _constraints(text: str) -> dict[str, Any] | None:
     found = _CONSTRAINTS.search(text) or re.search(r"(\{.*\})", text, re.S)
-    try:
-        value = json.loads(found.group(1)) if found else None
-    except json.JSONDecodeError:
-        return None
+    value = json_or_none(found.group(1)) if found else None
     return value if isinstance(value, dict) else None
 
 

@@ -1,37 +1,19 @@
-"""The simulated diagnosis host (DDXPlus): a patient, or the attending who holds the case.
+"""The simulated diagnosis host (DDXPlus): answers yes/no questions about the condition it holds.
 
-The model recognises the game from the conversation (a diagnosis game in which it holds a
-condition and a resident asks yes/no questions) and answers from its own medical knowledge
-(:mod:`psit_lib.sim.knowledge.ddxplus`, read from the DDXPlus release files):
-
-* intent is read from the user's wording: an opening that sets up the game, a question about a
-  symptom or history item it recognises, a request to name the condition, or "is it X?";
-* the public state is what it answered earlier in the dialogue: each question it recognised,
-  paired with the yes/no its next reply started with;
-* a held condition is answered truthfully (yes exactly when the evidence belongs to it); without
-  one the generic host (``secret_host.host_reply``) re-imagines a condition that fits those
-  public answers.
-
-The model's prior over conditions (an assumption, documented here because it drives mode
-collapse) comes from the dataset alone: weight = number of evidences (symptoms plus
-antecedents) x DDXPlus severity level. Asked to play a patient, a model reaches for an
-everyday case (severity runs from 1, life-threatening, e.g. anaphylaxis, to 5, mildest, e.g.
-URTI; mild conditions dominate real case loads) with a rich, textbook presentation (many
-evidences). Weights run from 7 (laryngospasm) to 135 (panic attack); ``SimContext.prior_choice``
-raises them to ``alpha / T``, so the choice is nearly uniform at T = 1, concentrates on a few
-conditions below T = 0.1, and collapses onto the mode near T = 0.
-
-The candidate generator (``register_proposer("diagnosis")``) proposes dataset conditions that
-fit the public answers, then, when those run out, familiar conditions outside DDXPlus
-(``OUTSIDE_CONDITIONS``): the model knows no evidence list for them, so nothing it said can
-refute them, which is why the protocol marks them ``source="model"``.
+It answers from its own medical knowledge (:mod:`psit_lib.sim.knowledge.ddxplus`); without a
+held condition the generic host re-imagines one that fits its public answers. The prior over
+conditions (an assumption that drives mode collapse) is the number of evidences x DDXPlus
+severity level: a model playing a patient reaches for an everyday case with a textbook
+presentation (weights from 7, laryngospasm, to 135, panic attack), raised to ``alpha / T``.
+Candidates outside DDXPlus (``OUTSIDE_CONDITIONS``) have no evidence list, so nothing said
+refutes them: the protocol marks them ``source="model"``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 
+from ..formats import json_or_none
 from ..context import SimContext, SimReply
 from ..knowledge.ddxplus import Illness, MedicalKnowledge, name_key
 from ..knowledge.ddxplus import medical_knowledge as knowledge  # loaded on first use, not at import
@@ -187,11 +169,8 @@ def diagnosis_host(ctx: SimContext) -> SimReply:
 def _excluded(ctx: SimContext) -> set[str]:
     """Names the request asks not to repeat (normalised), read from the request text."""
     found = _EXCLUDE.search(ctx.last_user_text())
-    try:
-        names = json.loads(found.group(1)) if found else []
-    except json.JSONDecodeError:
-        return set()
-    return {GAME._key(n) for n in names if isinstance(n, str)}
+    names = json_or_none(found.group(1)) if found else []
+    return {GAME._key(n) for n in names or () if isinstance(n, str)}
 
 
 @register_proposer("diagnosis")

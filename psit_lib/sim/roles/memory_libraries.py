@@ -1,16 +1,7 @@
-"""The memory libraries' own model calls, simulated: valid, minimal, deterministic replies.
+"""The memory libraries' own model calls, simulated: valid, minimal replies in the formats they parse.
 
-Retrieval baselines (Mem0, MemoryOS, and the A-Mem and LightMem reimplementations) call the
-model themselves to extract facts, decide memory updates, tag notes or summarise. This module
-answers those requests in the exact formats the libraries parse (JSON objects, JSON arrays,
-comma lists, ``true``/``false``, sectioned text), so the libraries run end to end offline.
-
-Information flow (SPEC §8): every reply is computed from the request text alone, by fixed
-rules (keywords by frequency, facts as the sentences of the messages the prompt asks about,
-updates by matching ``Subject: value`` facts). No randomness is used, so a library's prompt
-that embeds today's date (Mem0 does) still gets the same reply on every day. Its requests are
-recognised from their prompts (``classify_request``), with or without the role header; the
-reimplementations' prompts carry their data in tags and have roles of their own.
+Every reply follows fixed rules from the request text alone, with no randomness (SPEC §8), so a
+prompt that embeds today's date (Mem0's does) still gets the same reply on every day.
 """
 
 from __future__ import annotations
@@ -21,6 +12,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from ..formats import json_or_none
 from ..context import SimContext, SimReply, message_text as _text
 from ..registry import minimal_reply, register_role
 
@@ -154,10 +146,7 @@ def _literal(block: str) -> Any:
     try:
         return ast.literal_eval(block.strip())
     except (ValueError, SyntaxError):
-        try:
-            return json.loads(block)
-        except json.JSONDecodeError:
-            return None
+        return json_or_none(block)
 
 
 def mem0_update(prompt: str) -> dict[str, Any]:
@@ -242,12 +231,7 @@ def memoryos_reply(kind: str, user: str) -> str:
 
 def _tag_json(text: str, tag: str) -> Any:
     found = re.search(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, re.S)
-    if not found:
-        return None
-    try:
-        return json.loads(found.group(1))
-    except json.JSONDecodeError:
-        return None
+    return json_or_none(found.group(1)) if found else None
 
 
 def _tag_text(text: str, tag: str) -> str:

@@ -1,18 +1,8 @@
-"""A simulated host of a private-state game, written once for every task.
+"""A simulated host of a private-state game, written once for every task (a :class:`SecretGame`).
 
-What the model "knows" is only what its request carries:
-
-* a secret it holds: stated in its private working memory (``<secret>X</secret>`` or any clear
-  phrasing, see :mod:`psit_lib.sim.request_reading`), or committed to in reasoning it kept from
-  earlier turns;
-* the public history: the dialogue, which it reads like any player would.
-
-With no secret in context it does what the profile says a model does then: at every reply
-it *re-imagines* a secret compatible with the public history (or, for yes/no questions about
-a suggested secret, plays along or denies). The failures of public-only agents therefore
-emerge from missing information, not from a coded failure rate.
-
-A task plugs in through :class:`SecretGame` (see ``hangman.py`` and ``diagnosis.py`` here).
+It knows a secret only when its request carries one (in private working memory or reasoning it
+kept); without one it does what the profile says (``unheld_secret``), so the failures of
+public-only agents emerge from missing information, not from a coded failure rate.
 """
 
 from __future__ import annotations

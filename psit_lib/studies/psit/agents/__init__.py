@@ -1,7 +1,7 @@
 """PSIT agents with forkable checkpoints: vanilla, private CoT, workflow and autonomous memory.
 
 Names load lazily (PEP 562), so the light modules of this package (``config``, ``names``) can be
-imported for parameter checks without LangGraph.
+imported for parameter checks without the model client.
 """
 
 from __future__ import annotations

@@ -1,53 +1,52 @@
-"""The forkable handle every agent graph of the workbook shares.
+"""The forkable handle every agent of the workbook shares: a turn function plus its checkpoints.
 
-A retrieval baseline is a compiled LangGraph graph with its own checkpointer (the four PSIT
-agents keep their own checkpoints, see ``chat_agent.ChatAgent``). One turn is one graph run on
-a thread; a fork is a run started from an earlier checkpoint, so every branch starts from the
-identical state and never changes the checkpoint it forked from. Subclasses say only which
-context their graph nodes receive and what counts as their private state.
+The state at the end of every turn is a checkpoint; a fork is a turn started from an earlier
+one, so every branch starts from the identical state and never changes the checkpoint it forked
+from (a turn replaces state values, never edits them in place). Subclasses say only how one turn
+runs and what counts as their private state.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from psit_lib.llm.client import ModelSession
 
 
 class CheckpointedAgent:
-    graph: Any
+    def __init__(self) -> None:
+        self._checkpoints: dict[str, dict[str, Any]] = {}
+        self._head: str | None = None  # the latest turn's checkpoint, where the next turn continues
 
-    def _context(self, session: ModelSession) -> Any:
+    async def _turn(self, state: dict[str, Any], session: ModelSession) -> dict[str, Any]:
+        """The state after one turn from ``state`` (a checkpoint plus ``pending_user``)."""
         raise NotImplementedError
 
     def private_state(self, values: dict[str, Any]) -> str:
         raise NotImplementedError
 
-    @staticmethod
-    def _config(thread: str, checkpoint_id: str | None) -> dict[str, Any]:
-        configurable = {"thread_id": thread}
-        if checkpoint_id:
-            configurable["checkpoint_id"] = checkpoint_id
-        return {"configurable": configurable}
+    def _saved(self, checkpoint_id: str | None) -> dict[str, Any]:
+        key = checkpoint_id or self._head
+        if key is None:
+            return {}
+        if key not in self._checkpoints:
+            raise KeyError(f"no checkpoint {key!r} in this agent")
+        return self._checkpoints[key]
 
-    async def send(self, text: str, session: ModelSession, *, thread: str = "main",
-                   checkpoint_id: str | None = None) -> dict[str, Any]:
-        """Run one turn and return the agent's state after it (``state["reply"]`` is the answer).
-
-        With ``checkpoint_id`` the turn forks from that checkpoint: it starts from exactly the
-        state saved there, and what it writes never changes that checkpoint.
-        """
-        # Forks start from turn boundaries only, so the state is saved once, when the turn ends
-        # (not after every node: serialising the growing state at each step cost more CPU
-        # than the rest of the harness).
-        state = await self.graph.ainvoke({"pending_user": text}, self._config(thread, checkpoint_id),
-                                         context=self._context(session), durability="exit")
+    async def send(self, text: str, session: ModelSession, *, checkpoint_id: str | None = None) -> dict[str, Any]:
+        """Run one turn and return the agent's state after it (``state["reply"]`` is the answer);
+        with ``checkpoint_id`` the turn forks from that checkpoint, which it never changes."""
+        state = await self._turn({**self._saved(checkpoint_id), "pending_user": text}, session)
+        self._head = str(len(self._checkpoints) + 1)
+        self._checkpoints[self._head] = state
         return dict(state)
 
-    async def checkpoint_id(self, thread: str = "main") -> str:
-        snapshot = await self.graph.aget_state(self._config(thread, None))
-        return snapshot.config["configurable"]["checkpoint_id"]
+    async def checkpoint_id(self) -> str:
+        if self._head is None:
+            raise KeyError("no turn has run yet, so there is no checkpoint")
+        return self._head
 
-    async def state(self, thread: str = "main", checkpoint_id: str | None = None) -> dict[str, Any]:
-        snapshot = await self.graph.aget_state(self._config(thread, checkpoint_id))
-        return dict(snapshot.values)
+    async def state(self, checkpoint_id: str | None = None) -> dict[str, Any]:
+        """A copy of the state at ``checkpoint_id`` (default: the latest turn's)."""
+        return copy.deepcopy(dict(self._saved(checkpoint_id)))

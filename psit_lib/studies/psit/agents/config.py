@@ -36,15 +36,12 @@ class AgentConfig:
     kind: Kind
     strategy: str | None = None
     max_tool_rounds: int = 12
-    dialogue_window: int | None = None   # messages of dialogue the updater sees; None: all
     updater_attempts: int = 5
     reasoning_layout: ReasoningLayout = "interleaved"
 
     def __post_init__(self) -> None:
         if self.max_tool_rounds < 0 or self.updater_attempts < 1:
             raise ValueError("max_tool_rounds must be >= 0 and updater_attempts >= 1")
-        if self.dialogue_window is not None and self.dialogue_window < 1:
-            raise ValueError("dialogue_window must be None (all) or at least 1")
         if self.reasoning_layout not in ("interleaved", "system_block"):
             raise ValueError(f"unknown reasoning_layout {self.reasoning_layout!r}")
 

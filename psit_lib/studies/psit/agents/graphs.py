@@ -3,8 +3,7 @@
 One turn runs the agent's steps on a state; the state at the end of every turn is a checkpoint,
 and a fork is a turn started from an earlier checkpoint (``ChatAgent.send(..., checkpoint_id=)``),
 so every fork branch starts from the identical state: public history, kept reasoning and
-working memory alike. (These were LangGraph graphs; the graph machinery cost more CPU per model
-call than the rest of the harness, see benchmarks/harness_overhead.py.)
+working memory alike.
 
     vanilla      respond -> finish                    (reasoning dropped every turn)
     private_cot  respond -> finish                    (reasoning kept in private context)
@@ -13,11 +12,6 @@ call than the rest of the harness, see benchmarks/harness_overhead.py.)
 
 Private CoT keeps one reasoning text per turn (empty when the model gave none), aligned with
 its public replies, so the interleaved layout can put each one before the reply it produced.
-
-What the record would not show goes to the episode's diagnostics: a reply without reasoning for
-an agent whose design needs it, an updater reply that cannot be read (and a turn whose every
-updater try failed). A memory tool call the model wrote as text is flagged by the session and
-never run; the turn's log lists it under ``tool_calls_as_text``, with no edit.
 """
 
 from __future__ import annotations
@@ -190,8 +184,6 @@ async def update_memory(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     memory = state.get("memory") or initial_memory()
     dialogue = [*state.get("public", []), {"role": "user", "content": state["pending_user"]},
                 {"role": "assistant", "content": state.get("reply", "")}]
-    if ctx.config.dialogue_window is not None:
-        dialogue = dialogue[-ctx.config.dialogue_window:]
     tools = tool_schemas(ctx.config.memory_strategy)
     allowed = {t["function"]["name"] for t in tools}
     edits: list[dict[str, Any]] = []

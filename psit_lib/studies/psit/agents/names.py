@@ -1,6 +1,6 @@
 """Agent names: which exist, their canonical form, the registry of agent families.
 
-Light on purpose (no LangGraph, no model client): parameter validation imports it before any
+Light on purpose (no model client): parameter validation imports it before any
 kernel starts (``psit run``). :mod:`~psit_lib.studies.psit.agents.factory` builds the agents and
 re-exports these names.
 """

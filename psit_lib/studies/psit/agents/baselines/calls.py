@@ -1,27 +1,11 @@
 """Hidden model calls: the calls a memory library makes on its own, through the run's client.
 
 A baseline's private cost is not only the retrieved block: the library also calls the model
-to extract facts, decide updates, summarise or tag. Those calls never appear in the public
-dialogue, but they are model calls like any other, so they go through the same seam: the
-episode's :class:`~psit_lib.llm.client.ModelSession` (response cache and replay mode, derived
-seeds, the concurrency limit, retries, call statistics, endpoint selection).
-
-Real libraries (Mem0, MemoryOS) call a synchronous OpenAI client from their own threads.
-:class:`LibraryClient` is the client handed to them: it looks like ``openai.OpenAI``
-(``.chat.completions.create``), hands each call to the event loop that runs the episode and
-waits for the answer, and records a :class:`HiddenCall` in the current :class:`CallLedger`.
-Library operations therefore run in worker threads (``asyncio.to_thread``), never on the loop.
-
-Unreadable replies. A library parses some replies itself (Mem0's facts, MemoryOS's topic
-summaries) and, when it cannot, logs and carries on with less memory. The client is given the
-library's *readers* (call kind -> a check that returns the problem with a reply, or None), runs
-each on the reply it hands back, and reports the result to the episode's diagnostics; an
-unreadable reply is kept on its :class:`HiddenCall` as ``read_error``.
-
-Seeds. A library may issue several calls at once from a thread pool, so a shared call
-counter would make seeds depend on thread scheduling. Each hidden call instead gets its seed
-from the operation's branch of the session and a hash of the request itself: the same
-request in the same place of an episode always gets the same seed.
+(facts, updates, summaries, tags). Those calls go through the episode's ``ModelSession`` like any
+other (cache, replay, seeds, concurrency, retries, statistics). Real libraries call a synchronous
+OpenAI client from their own threads, so :class:`LibraryClient` hands each call to the episode's
+event loop; a call's seed comes from its operation's branch and a hash of the request, never a
+shared counter, so thread scheduling cannot change it.
 """
 
 from __future__ import annotations
@@ -42,6 +26,10 @@ from psit_lib.llm.types import ChatResult
 from psit_lib.llm.diagnostics import report_helper_read
 
 LIBRARY_ROLE = "memory_library"
+
+
+class BaselineLibraryError(RuntimeError):
+    """A memory library failed in a way that would otherwise silently corrupt its memory."""
 
 
 @dataclass(frozen=True)
@@ -81,9 +69,12 @@ class CallLedger:
         with self._lock:
             return list(self._calls)
 
-    def failures(self) -> list[HiddenCall]:
-        """Calls that failed at the endpoint (an unreadable reply is not one: see ``read_error``)."""
-        return [c for c in self.calls if not c.ok]
+    def raise_if_failed(self, consequence: str) -> None:
+        """Raise if a call failed at the endpoint (an unreadable reply is not one: see ``read_error``);
+        ``consequence`` says what the library would have done with the failure."""
+        failed = [c for c in self.calls if not c.ok]
+        if failed:
+            raise BaselineLibraryError(f"{failed[0].kind} model call failed ({failed[0].error}); {consequence}")
 
 
 # What each library's own prompts ask for, recognised from their system prompt or request

@@ -1,21 +1,12 @@
 """LightMem (Fang et al., 2025) as a reimplementation of its memory policy.
 
-Why not the library: the PyPI package ``lightmem`` is an empty placeholder, and the real
-project needs LLMLingua-2 weights from the Hugging Face hub, which cannot be fetched offline.
-The policy is reimplemented with the same stages, in our own prompt wording:
-
-1. **Sensory buffer**: every public message is buffered (user and assistant alike).
-2. **Topic segmentation**: the buffer's exchanges (user message + reply) are split into topic
-   segments where the embedding similarity of consecutive exchanges drops below
-   :data:`SEGMENT_THRESHOLD`. As configured in the study's reference code (``add_memory`` with
-   ``force_segment=True, force_extract=True`` after every reply), segmentation and extraction
-   are forced every turn, so facts are stored and retrievable from the second turn on;
-   ``force_extract=False`` gives LightMem's own policy of waiting until the buffer holds
-   ``m`` = 10 messages (at the default fork, turn 4, nothing would have been extracted yet).
-3. **Extraction**: one hidden model call per segment turns its numbered messages into facts
-   (JSON), each kept with its source message's timestamp; the buffer is then emptied.
-4. **Retrieval**: the top ``k`` = 10 entries by cosine similarity with the new user message,
-   formatted as ``<date time> <weekday> <fact>``, as LightMem formats them.
+Why not the library: the PyPI package ``lightmem`` is an empty placeholder, and the real project
+needs LLMLingua-2 weights from the Hugging Face hub, which cannot be fetched offline. The stages
+are LightMem's, in our own prompt wording: every public message is buffered; the buffer's
+exchanges are split into topic segments where consecutive embeddings' similarity drops below
+:data:`SEGMENT_THRESHOLD`; one hidden call per segment extracts facts, each kept with its source
+message's time; retrieval returns the top k = 10 as ``<date time> <weekday> <fact>``. Extraction
+is forced every turn, as in the reference code (registry: "LightMem's extraction during play").
 
 Deviations (state them with any result): no LLMLingua-2 pre-compression of messages, no
 offline ("sleep-time") consolidation of the long-term store, an in-memory vector list instead
@@ -101,11 +92,9 @@ class LightMemBackend:
 
     name = "lightmem"
 
-    def __init__(self, settings: BaselineSettings = LIGHTMEM_SETTINGS,
-                 segment_threshold: float = SEGMENT_THRESHOLD, force_extract: bool = True) -> None:
+    def __init__(self, settings: BaselineSettings = LIGHTMEM_SETTINGS, force_extract: bool = True) -> None:
         require_embedder()
         self.settings = settings
-        self.segment_threshold = segment_threshold
         self.force_extract = force_extract
 
     def empty_store(self) -> dict[str, Any]:
@@ -125,7 +114,7 @@ class LightMemBackend:
         if self.force_extract or len(buffer) >= self.settings.window:
             groups = _exchanges(buffer)
             vectors = [await asyncio.to_thread(embed, "\n".join(m["content"] for m in g)) for g in groups]
-            for run in topic_segments(vectors, self.segment_threshold):
+            for run in topic_segments(vectors):
                 segment = [m for i in run for m in groups[i]]
                 entries.extend(await self._extract(segment, turn, calls))
             buffer = []

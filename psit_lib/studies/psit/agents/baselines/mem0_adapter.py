@@ -1,30 +1,16 @@
 """Mem0, the real library (``mem0ai==1.0.11``), configured as in the reference study.
 
-Why 1.0.11: it is the last release whose ``add`` does LLM fact extraction followed by an
-LLM decision to ADD / UPDATE / DELETE memories, as the study describes (2.x replaced this
-with one additive call). Configuration: ``openai`` LLM provider (its LiteLLM route rejects unknown model names),
-``huggingface`` embedder given the local all-MiniLM-L6-v2 path (384 dims), ``qdrant`` in
-memory, history in an in-memory SQLite database, telemetry off. Mem0's OpenAI client is
-replaced by :class:`~psit_lib.studies.psit.agents.baselines.calls.LibraryClient`, so its calls
-go through the run's model session like every other call (the configured URL is never used).
+Why 1.0.11: the last release whose ``add`` extracts facts and then decides ADD / UPDATE / DELETE
+with the model, as the study describes (2.x makes one additive call). The ``openai`` provider is
+used (its LiteLLM route rejects unknown model names), with its client replaced by
+:class:`~psit_lib.studies.psit.agents.baselines.calls.LibraryClient`. Recall searches k = 10
+memories; memorize adds the last m = 10 messages (the hidden calls).
 
-Policy per turn:
-- recall: ``Memory.search(user message, limit=k)`` with k = 10 (no model call);
-- memorize: ``Memory.add(last m messages)`` with m = 10 (the finished exchange and the
-  messages before it), scoped to one ``user_id``: one fact-extraction call, then one update
-  call when facts were found. These are the hidden calls.
-
-Forking: a ``Memory`` object is only a scratch workspace. Each operation takes an idle one
-from a process-wide pool, loads the store snapshot from the state into its Qdrant collection,
-runs, and exports the collection back into a snapshot (ids re-keyed by position and wall-clock
-``updated_at`` dropped, so snapshots are deterministic). Memories carry the synthetic turn time
-as ``created_at``.
-
-Guarded faults: Mem0 logs and swallows a failed model call (and then stores nothing); the
-adapter records every call and raises :class:`BaselineLibraryError` if one failed, so a broken
-endpoint shows up as an episode error rather than as silently empty memory. A reply Mem0
-cannot parse (it logs that too and stores nothing) is read here the way Mem0 reads it
-(:data:`MEM0_READERS`) and reported to the episode's diagnostics, the turn going on as in Mem0.
+Forking: a ``Memory`` object is a scratch workspace from a process-wide pool, loaded from the
+store snapshot and exported back (ids re-keyed by position, wall-clock ``updated_at`` dropped,
+so snapshots are deterministic). Mem0 swallows a failed model call and stores nothing: every call
+is recorded and a failed one raises :class:`BaselineLibraryError`; a reply it cannot parse is
+reported to the episode's diagnostics (:data:`MEM0_READERS`).
 """
 
 from __future__ import annotations
@@ -36,8 +22,8 @@ import uuid
 from typing import Any
 
 from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
-from psit_lib.studies.psit.agents.baselines.base import BaselineLibraryError, BaselineSettings, Memorized, Recall, TurnInput, turn_time
-from psit_lib.studies.psit.agents.baselines.calls import CallLedger, LibraryClient, LibraryLink
+from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
+from psit_lib.studies.psit.agents.baselines.calls import BaselineLibraryError, CallLedger, LibraryClient, LibraryLink
 from psit_lib.studies.psit.agents.baselines.embedder import EMBEDDING_DIMS, model_path, shared_encoder
 
 try:
@@ -163,11 +149,8 @@ def _release(workspace: _Workspace) -> None:
 
 
 def _check(ledger: CallLedger) -> None:
-    """Raise if any model call of the operation failed (Mem0 swallows a failed update call)."""
-    failed = ledger.failures()
-    if failed:
-        raise BaselineLibraryError(f"mem0's {failed[0].kind} model call failed ({failed[0].error}); "
-                                   "Mem0 would have continued with its memory silently unchanged")
+    """Mem0 swallows a failed update call: raise instead."""
+    ledger.raise_if_failed("Mem0 would have continued with its memory silently unchanged")
 
 
 class Mem0Backend:

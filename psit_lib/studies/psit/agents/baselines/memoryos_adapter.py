@@ -1,38 +1,18 @@
 """MemoryOS, the real library (``memoryos-pro==0.1.0``), configured as in the reference study.
 
-MemoryOS keeps three tiers in local JSON files: a short-term FIFO of question-answer pairs
-(capacity m = 10, the library's unit and default), mid-term topic sessions filled by eviction
-from short-term (continuity check, meta summary, topic summary and keyword calls), and a
-long-term user profile and knowledge base promoted from "hot" mid-term sessions (heat =
-visits + interaction length + recency). Retrieval returns up to k = 7 mid-term pages plus
-matching knowledge.
-
-Policy per turn:
-- recall: ``Retriever.retrieve_context(user message)`` (one keyword call once mid-term memory
-  exists; visits raise session heat, so the store changes); the block is built as the
-  library's own ``get_response`` builds its prompt: short-term history, retrieved pages,
-  user profile and knowledge;
-- memorize: ``Memoryos.add_memory(user message, reply)`` with the exchange's synthetic time.
-  With the default m = 10 the short-term tier only overflows after ten exchanges, so a
-  4-move Hangman fork test makes no hidden calls at all: that is the library's behaviour.
+Three tiers in local JSON files: a short-term FIFO (m = 10 question-answer pairs), mid-term topic
+sessions filled by eviction, and a long-term profile and knowledge base; retrieval returns up to
+k = 7 mid-term pages plus matching knowledge, laid out as the library's own ``get_response`` does.
+With m = 10 a 4-move Hangman fork test makes no hidden calls at all: that is the library's behaviour.
 
 Forking: each operation rebuilds a ``Memoryos`` in a fresh temporary directory from the store
-snapshot in the state (its JSON files plus the updater's last evicted page) and exports the
-files back, with session and page ids re-keyed by position so snapshots are deterministic.
+snapshot and exports the files back, ids re-keyed by position so snapshots are deterministic.
 
-Guarded faults (library-wide patches, installed once, carrying no per-agent state):
-- a topic-summary reply that is a JSON object instead of an array crashed the updater:
-  :func:`normalise_summaries` turns it into the list the library iterates;
-- the library returns the string "Error: Could not get response from LLM." instead of raising
-  and would store it as a summary or keyword: every call is recorded, and a failed one raises
-  :class:`BaselineLibraryError` after the operation;
-- a reply it parses itself and cannot read (a topic summary that is not JSON, a continuity
-  verdict that is neither true nor false) it silently turns into "no topics" or "not
-  continuous": :data:`MEMORYOS_READERS` read those replies as the library does and report them
-  to the episode's diagnostics;
-- it prints progress on every step (silenced into debug logging) and loads its embedder by
-  name (pre-filled with the shared local model); its internal clock is frozen at the episode
-  start, so heat recency stays 1, as it would within a minutes-long episode.
+Guarded faults (library-wide patches, installed once): a topic summary that is a JSON object
+crashed the updater (:func:`normalise_summaries`); a failed call is returned as an error string it
+would store as memory (every call is recorded; a failed one raises :class:`BaselineLibraryError`);
+replies it silently misreads are reported through :data:`MEMORYOS_READERS`; its prints go to debug
+logging and its clock is frozen at the episode start, so heat recency stays 1.
 """
 
 from __future__ import annotations
@@ -45,7 +25,7 @@ import tempfile
 from typing import Any
 
 from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
-from psit_lib.studies.psit.agents.baselines.base import CLOCK_START, BaselineLibraryError, BaselineSettings, Memorized, Recall, TurnInput, turn_time
+from psit_lib.studies.psit.agents.baselines.base import CLOCK_START, BaselineSettings, Memorized, Recall, TurnInput, turn_time
 from psit_lib.studies.psit.agents.baselines.calls import LibraryClient, LibraryLink
 from psit_lib.studies.psit.agents.baselines.embedder import shared_encoder
 
@@ -190,11 +170,7 @@ class _Workspace:
         return {"files": files, "last_evicted_page": last}
 
     def check(self) -> None:
-        failed = self.ledger.failures()
-        if failed:
-            raise BaselineLibraryError(
-                f"MemoryOS's {failed[0].kind} model call failed ({failed[0].error}); the library would "
-                "have stored its error message as memory")
+        self.ledger.raise_if_failed("MemoryOS would have stored its error message as memory")
 
     def close(self) -> None:
         self.mos.client.executor.shutdown(wait=False)
