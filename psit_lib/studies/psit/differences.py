@@ -183,13 +183,15 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         point="Agent machinery",
         study="Each agent a LangGraph graph with a checkpointer; a fork is a graph run from a checkpoint.",
-        here="The four PSIT agents' turns are plain async steps; ChatAgent keeps a copy of the state after "
-             "every turn as its checkpoint and forks from it without changing it (the retrieval baselines "
-             "are still LangGraph graphs).",
+        here="Every agent, the retrieval baselines included, runs its turn as plain async steps; "
+             "CheckpointedAgent keeps a copy of the state after every turn as its checkpoint and forks from it "
+             "without changing it (a baseline's memory store is deep-copied at the start of each turn, so fork "
+             "branches never see each other's library writes).",
         why="The graph machinery cost more CPU per model call than the rest of the harness "
-            "(benchmarks/harness_overhead.py: 02 went from 4.8 to 2.6 ms per call).",
+            "(benchmarks/harness_overhead.py: 02 went from 4.8 to 2.6 ms per call; 04, dominated by the "
+            "embedder and the memory libraries, stayed at about 10 ms).",
         effect="None: the same steps in the same order; tables, scores and records byte-identical to the "
-               "LangGraph version on the simulator (checked on 02 and 04).",
+               "LangGraph version on the simulator (checked on 01-07).",
         notebooks=FORK),
     Difference(
         point="Autonomous agent's tool loop",
