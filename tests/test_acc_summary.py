@@ -74,9 +74,6 @@ def test_h_u_and_d_r_are_turn_averages_not_pooled_sums():
     # the pooled view beside: 2 unsupported of 11 claims; drift clamped to 3 failures of 5 checks
     assert summary.loc["hallucination", "pooled_rate"] == pytest.approx(2 / 11)
     assert summary.loc["drift", "pooled_rate"] == pytest.approx(3 / 5)
-    key = accm.key_table(df)
-    assert key.loc["acc", "H_u"] == pytest.approx(0.367) and key.loc["acc", "D_r"] == pytest.approx(1.5)
-    assert key.loc["acc", "hallucination_pooled"] == pytest.approx(0.182)
     wide = accsum.summary_wide(accsum.summary_table(df))
     assert list(wide.columns)[:4] == ["H_u (turn mean)", "H_u std", "D_r (turn mean)", "D_r std"]
 

@@ -135,32 +135,6 @@ def per_turn_table(df: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
               .reset_index())
 
 
-def key_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The compact deterministic summary the notebook checks: one row per agent, the paper's
-    turn averages H_u and D_r (:mod:`psit_lib.studies.acc.summary`) before the pooled rates."""
-    ok = df[df["status"] == "ok"]
-    rates = rate_table(df).pivot(index="agent", columns="metric", values="rate")
-    rows = []
-    answered = df[df["agent"].notna()]
-    last_turn = answered["turn"].max() if len(answered) else None
-    for agent in agents_of(df):
-        sub = ok[ok["agent"] == agent]
-        mine = answered[answered["agent"] == agent]
-        rows.append({
-            "agent": agent,
-            "scored_turns": len(sub),
-            **{c: round(float(sub[c].mean()), 2) if len(sub) else float("nan") for c in CRITERIA},
-            "H_u": round(float(sub["hallucination"].mean()), 3) if len(sub) else float("nan"),
-            "D_r": round(float(later["drift"].mean()), 3) if len(later := sub[sub["turn"] >= 2]) else float("nan"),
-            "hallucination_pooled": round(float(rates.loc[agent, "hallucination"]), 3),
-            "drift_pooled": round(float(rates.loc[agent, "drift"]), 3),
-            "footprint_last_turn": int(mine.loc[mine["turn"] == last_turn, "footprint_tokens"].mean()) if len(mine) else 0,
-            "ccs_failures": int((df.loc[df["agent"] == agent, "ccs_valid"] == False).sum()),  # noqa: E712
-        })
-    return pd.DataFrame(rows, columns=["agent", "scored_turns", *CRITERIA, "H_u", "D_r", "hallucination_pooled",
-                                       "drift_pooled", "footprint_last_turn", "ccs_failures"]).set_index("agent")
-
-
 def footprint_table(df: pd.DataFrame) -> pd.DataFrame:
     """Mean memory footprint per (domain, agent) over every answered turn, and at the last turn
     (the study's Figure 5b)."""
