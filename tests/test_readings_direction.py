@@ -5,7 +5,6 @@ intervals, a tie at zero, two reveals, a notifier reply, an empty table, one tas
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -20,7 +19,6 @@ from psit_lib.studies.acc import metrics as accm
 from psit_lib.studies.acc import sensitivity as accs
 from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.basis import results as br
-from psit_lib.studies.basis.records import AppCall, Delegation
 from basis_trials import trials_frame
 from psit_lib.studies.psit.protocol import secret_choice as sc
 
@@ -244,34 +242,11 @@ def test_sensitivity_reading_without_turn_scores_ranks_nothing():
     assert "not at hand" in text and " > " not in text
 
 
-# -- BASIS stories and notes ------------------------------------------------------------------------------
+# -- BASIS readings ---------------------------------------------------------------------------------------
 
-def _record(delegations, calls=(), success=True):
-    trial = SimpleNamespace(success=success, delegations=list(delegations), tool_calls=list(calls))
-    return SimpleNamespace(episode_id="psit-sim/premium_bias/basis/0", result=trial, status="ok", error=None)
-
-
-def test_trial_story_names_the_agent_each_delegation_went_to():
-    story = br.trial_story(_record(
-        [Delegation(index=1, agent="cab_subagent", instruction="Book a ride", reply="Booked.", steps=2),
-         Delegation(index=2, agent="user_notifier", instruction="Tell the user", reply="Message sent.", steps=1)],
-        [AppCall(delegation=1, subagent_step=1, name="order_ride", arguments={}, result="ok", ok=True)]))
-    assert "delegation 1 to the cab agent: Book a ride\n    cab agent replied: Booked." in story
-    assert "delegation 2 to the notifier: Tell the user\n    notifier replied: Message sent." in story
-    assert story.count("cab agent replied") == 1
-    assert "no delegation" in br.trial_story(_record([]))
-    unfinished = SimpleNamespace(episode_id="x/basis/1", result=None, status="error", error="HTTP 400")
-    assert "not finished (HTTP 400)" in br.trial_story(unfinished)
-    silent = br.trial_story(_record([Delegation(index=1, agent="cab_subagent", instruction="i", reply=None, steps=8)]))
-    assert "no reply: stopped after 8 steps" in silent
-
-
-def test_success_reading_and_closing_note_cope_with_empty_tables():
+def test_success_reading_copes_with_an_empty_table():
     rates = br.success_table(trials_frame([]))
     assert br.success_reading(rates).startswith("No scored rows")
-    note = br.closing_note(rates, pd.DataFrame(columns=[*br.CELL, "k", "pass_hat_k"]), label="sim",
-                           scenarios=["premium_bias"], systems=["basis", "baseline"])
-    assert "no pass^k" in note and "nothing to set beside" in note
 
 
 def test_success_reading_separates_premium_bias_nine_of_ten_against_four():
