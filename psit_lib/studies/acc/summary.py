@@ -54,19 +54,6 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
-def summary_wide(summary: pd.DataFrame) -> pd.DataFrame:
-    """One row per agent: H_u and D_r (the paper's, the headline), each with its std across turns
-    (the pooled rates, the workbook's second view, are their own table)."""
-    if summary.empty:
-        return pd.DataFrame()
-    table = summary.set_index(["agent", "metric"])
-    out = pd.DataFrame(index=pd.Index(list(dict.fromkeys(summary["agent"])), name="agent"))
-    for metric, symbol in PAPER_SYMBOL.items():
-        out[f"{symbol} (turn mean)"] = [table.loc[(a, metric), "mean"] for a in out.index]
-        out[f"{symbol} std"] = [table.loc[(a, metric), "std"] for a in out.index]
-    return out
-
-
 def tested_gap(values: dict[str, np.ndarray], one: str, other: str, seed: int) -> tuple[float, float, float, bool]:
     """(gap, low, high, separated) of the higher-valued agent minus the lower-valued one (so the
     gap reads positive): separated only when the bootstrap 95% interval of the gap excludes
