@@ -1,4 +1,4 @@
-"""The BASIS multi-agent system on the CabApp, as LangGraph graphs (SPEC §6).
+"""The BASIS multi-agent system on the CabApp (SPEC §6).
 
 Three agents: an orchestrator (role ``basis_orchestrator``) that can only act through its
 delegation tools, a cab subagent (``cab_subagent``) that turns one instruction into calls of the
@@ -16,9 +16,7 @@ CabApp call its scenario needs is marked ``decided_without_tool_calls`` and flag
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, TypedDict
-
-from langgraph.graph import END, START, StateGraph
+from typing import Any, Callable, Literal
 
 from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL
 from psit_lib.llm.errors import ModelOutputError
@@ -123,28 +121,6 @@ class MultiAgentRun:
         ]
 
 
-class SubagentState(TypedDict):
-    agent: str
-    delegation: int
-    instruction: str
-    messages: list[dict[str, Any]]
-    steps: int
-    reply: str | None
-    done: bool
-    pending_trace: str | None
-
-
-class OrchestratorState(TypedDict):
-    request: str
-    messages: list[dict[str, Any]]
-    steps: int
-    pending: list[tuple[str, str, str]]  # (tool call id, agent, instruction)
-    final: str | None
-    done: bool
-    pending_trace: str | None
-    pending_kind: str | None
-
-
 @dataclass(frozen=True)
 class Subagent:
     """A subagent of the orchestrator: what it reads, the tools it is offered, its model session,
@@ -195,8 +171,6 @@ class CabMultiAgentSystem:
             if system == "basis" else None
         )
         self.run_record = MultiAgentRun(system=system)
-        self.subagent_graph = self._build_subagent_graph()
-        self.orchestrator_graph = self._build_orchestrator_graph()
 
     # -- shared pieces ---------------------------------------------------------------------
     def _system_prompt(self, agent_id: str, base: str, step_label: str) -> str:
@@ -244,24 +218,12 @@ class CabMultiAgentSystem:
         self._flag(FLAG_HELPER_FAILED, CORTEX_ROLE, str(episodes[-1].metadata.get("fallback_reason") or ""),
                    f"all {len(episodes)} cortex ingests fell back: no step was shared")
 
-    async def _ingest(self, agent_id: str, trace: str | None, kind: str, step_label: str) -> None:
-        if self.cortex is None or trace is None:
+    async def _ingest(self, agent_id: str, trace: str, kind: str, step_label: str) -> None:
+        if self.cortex is None:
             return
         await self.cortex.ingest(agent_id, trace, {"kind": kind, "step": step_label})
 
     # -- the cab subagent --------------------------------------------------------------------
-    def _build_subagent_graph(self):
-        graph = StateGraph(SubagentState)
-        graph.add_node("act", self._subagent_act)
-        graph.add_edge(START, "act")
-        if self.cortex is not None:
-            graph.add_node("record", self._subagent_record)
-            graph.add_edge("act", "record")
-            graph.add_conditional_edges("record", lambda s: END if s["done"] else "act")
-        else:
-            graph.add_conditional_edges("act", lambda s: END if s["done"] else "act")
-        return graph.compile()
-
     def _call_cab(self, delegation: int, step: int, name: str, arguments: Any) -> str:
         """The cab agent's tool call, on the CabApp (recorded with the delegation and step)."""
         outcome = call_cab_tool(self.app, name, arguments)
@@ -275,8 +237,9 @@ class CabMultiAgentSystem:
         self.run_record.user_messages.append(arguments["content"])
         return "Message sent to the user."
 
-    async def _subagent_act(self, state: SubagentState) -> dict[str, Any]:
-        """One subagent step: a model call, then every tool call it asked for (under the policy)."""
+    async def _subagent_act(self, state: dict[str, Any]) -> dict[str, Any]:
+        """One subagent step: a model call, then every tool call it asked for (under the policy),
+        stored by the cortex when there is one."""
         agent = state["agent"]
         step = state["steps"] + 1
         delegation = state["delegation"]
@@ -292,8 +255,9 @@ class CabMultiAgentSystem:
         if not result.tool_calls:
             self._note_text_tool_call(agent, label, result.content, subagent.tools)
             messages.append({"role": "assistant", "content": result.content})
-            trace = step_trace(agent, "subagent_step", inputs=inputs, reply=result.content)
-            return {"messages": messages, "steps": step, "reply": result.content, "done": True, "pending_trace": trace}
+            await self._ingest(agent, step_trace(agent, "subagent_step", inputs=inputs, reply=result.content),
+                               "subagent_step", label)
+            return {"messages": messages, "steps": step, "reply": result.content, "done": True}
 
         known = {t["function"]["name"] for t in subagent.tools}
         wire_calls, tool_messages, traced = [], [], []
@@ -314,19 +278,15 @@ class CabMultiAgentSystem:
             traced.append(TracedCall(call.name, arguments, outcome))
         messages.append({"role": "assistant", "content": result.content or None, "tool_calls": wire_calls})
         messages.extend(tool_messages)
-        trace = step_trace(agent, "subagent_step", inputs=inputs, calls=traced, reply=result.content or None)
         done = step >= self.limits.subagent_max_steps
         if done:
             self.run_record.errors.append(
                 f"{agent} reached its step limit ({self.limits.subagent_max_steps}) in delegation "
                 f"{delegation} without replying."
             )
-        return {"messages": messages, "steps": step, "done": done, "pending_trace": trace}
-
-    async def _subagent_record(self, state: SubagentState) -> dict[str, Any]:
-        label = f"d{state['delegation']} step {state['steps']}"
-        await self._ingest(state["agent"], state["pending_trace"], "subagent_step", label)
-        return {"pending_trace": None}
+        await self._ingest(agent, step_trace(agent, "subagent_step", inputs=inputs, calls=traced,
+                                             reply=result.content or None), "subagent_step", label)
+        return {"messages": messages, "steps": step, "done": done}
 
     def _record_call(self, delegation: int, step: int, name: str, arguments: Any, result: str) -> None:
         """Keep the call for the trial's record (its result cut to 300 characters)."""
@@ -339,67 +299,17 @@ class CabMultiAgentSystem:
     async def delegate(self, instruction: str, agent: str = SUBAGENT_ID) -> Delegation:
         """Run a subagent on one instruction (a fresh conversation) and return its reply."""
         index = len(self.run_record.delegations) + 1
-        state: SubagentState = {
-            "agent": agent,
-            "delegation": index,
-            "instruction": instruction,
-            "messages": [{"role": "user", "content": instruction}],
-            "steps": 0,
-            "reply": None,
-            "done": False,
-            "pending_trace": None,
-        }
-        final = await self.subagent_graph.ainvoke(
-            state, config={"recursion_limit": 4 * self.limits.subagent_max_steps + 10}
-        )
-        record = Delegation(index=index, agent=agent, instruction=instruction, reply=final["reply"], steps=final["steps"])
+        state: dict[str, Any] = {"agent": agent, "delegation": index, "instruction": instruction,
+                                 "messages": [{"role": "user", "content": instruction}], "steps": 0, "reply": None,
+                                 "done": False}
+        while not state["done"]:
+            state.update(await self._subagent_act(state))
+        record = Delegation(index=index, agent=agent, instruction=instruction, reply=state["reply"], steps=state["steps"])
         self.run_record.delegations.append(record)
         return record
 
     # -- the orchestrator --------------------------------------------------------------------
-    def _build_orchestrator_graph(self):
-        graph = StateGraph(OrchestratorState)
-        graph.add_node("decide", self._orchestrator_decide)
-        graph.add_node("delegate", self._orchestrator_delegate)
-        graph.add_edge(START, "decide")
-
-        def after_decide(state: OrchestratorState) -> str:
-            if self.cortex is not None:
-                return "record"
-            return self._route_after_step(state)
-
-        def after_delegate(state: OrchestratorState) -> str:
-            if self.cortex is not None:
-                return "record"
-            return self._route_after_delegation(state)
-
-        targets = ["delegate", "decide", END]
-        if self.cortex is not None:
-            graph.add_node("record", self._orchestrator_record)
-            graph.add_conditional_edges("record", self._route_after_record, targets)
-            targets = ["record", *targets]
-        graph.add_conditional_edges("decide", after_decide, targets)
-        graph.add_conditional_edges("delegate", after_delegate, targets)
-        return graph.compile()
-
-    def _route_after_step(self, state: OrchestratorState) -> str:
-        if state["done"]:
-            return END
-        return "delegate" if state["pending"] else self._route_after_delegation(state)
-
-    def _route_after_delegation(self, state: OrchestratorState) -> str:
-        if state["pending"]:
-            return "delegate"
-        if state["steps"] >= self.limits.orchestrator_max_steps:
-            return END
-        return "decide"
-
-    def _route_after_record(self, state: OrchestratorState) -> str:
-        if state["pending_kind"] == "orchestrator_step":
-            return self._route_after_step(state)
-        return self._route_after_delegation(state)
-
-    async def _orchestrator_decide(self, state: OrchestratorState) -> dict[str, Any]:
+    async def _orchestrator_decide(self, state: dict[str, Any]) -> dict[str, Any]:
         """One orchestrator step: a model call that either delegates or answers the user."""
         step = state["steps"] + 1
         label = f"step {step}"
@@ -415,9 +325,9 @@ class CabMultiAgentSystem:
             self.run_record.final_answer_as_tool_call = self._note_text_tool_call(
                 ORCHESTRATOR_ID, label, result.content, [DELEGATE_TOOL, NOTIFY_TOOL])
             messages.append({"role": "assistant", "content": result.content})
-            trace = step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs, reply=result.content)
-            return {"messages": messages, "steps": step, "final": result.content, "done": True,
-                    "pending": [], "pending_trace": trace, "pending_kind": "orchestrator_step"}
+            await self._ingest(ORCHESTRATOR_ID, step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs,
+                                                           reply=result.content), "orchestrator_step", label)
+            return {"messages": messages, "steps": step, "final": result.content, "done": True, "pending": []}
 
         pending, traced, refusals = [], [], []
         for call in result.tool_calls:
@@ -442,12 +352,12 @@ class CabMultiAgentSystem:
                          "tool_calls": [call.to_message() for call in result.tool_calls]})
         messages.extend(refusals)
         self._note_orchestrator_limit(not pending and step >= self.limits.orchestrator_max_steps)
-        trace = step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs, calls=traced,
-                           reply=result.content or None)
-        return {"messages": messages, "steps": step, "pending": pending, "done": False,
-                "pending_trace": trace, "pending_kind": "orchestrator_step"}
+        await self._ingest(ORCHESTRATOR_ID, step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs,
+                                                       calls=traced, reply=result.content or None),
+                           "orchestrator_step", label)
+        return {"messages": messages, "steps": step, "pending": pending, "done": False}
 
-    async def _orchestrator_delegate(self, state: OrchestratorState) -> dict[str, Any]:
+    async def _orchestrator_delegate(self, state: dict[str, Any]) -> dict[str, Any]:
         """Run the first pending delegation; its completion is a step of its own for the cortex."""
         (call_id, agent, instruction), rest = state["pending"][0], state["pending"][1:]
         record = await self.delegate(instruction, agent)
@@ -460,36 +370,29 @@ class CabMultiAgentSystem:
             inputs=[("delegated to", agent), ("instruction", instruction), ("subagent reply", reply)]
         )
         self._note_orchestrator_limit(not rest and state["steps"] >= self.limits.orchestrator_max_steps)
-        return {"messages": messages, "pending": rest, "pending_trace": trace, "pending_kind": "delegation"}
+        await self._ingest(ORCHESTRATOR_ID, trace, "delegation", f"delegation {len(self.run_record.delegations)}")
+        return {"messages": messages, "pending": rest}
 
     def _note_orchestrator_limit(self, reached: bool) -> None:
         if reached:
             self.run_record.errors.append(f"{ORCHESTRATOR_ID} reached its step limit "
                                           f"({self.limits.orchestrator_max_steps}) without answering the user.")
 
-    async def _orchestrator_record(self, state: OrchestratorState) -> dict[str, Any]:
-        kind = state["pending_kind"] or "orchestrator_step"
-        label = f"step {state['steps']}" if kind == "orchestrator_step" else f"delegation {len(self.run_record.delegations)}"
-        await self._ingest(ORCHESTRATOR_ID, state["pending_trace"], kind, label)
-        return {"pending_trace": None}
-
     # -- running ------------------------------------------------------------------------------
     async def run(self) -> MultiAgentRun:
         """Serve the scenario's user request once and return the run record."""
         request = self.scenario.user_request
-        state: OrchestratorState = {
-            "request": request,
-            "messages": [{"role": "user", "content": request}],
-            "steps": 0,
-            "pending": [],
-            "final": None,
-            "done": False,
-            "pending_trace": None,
-            "pending_kind": None,
-        }
-        limit = 6 * self.limits.orchestrator_max_steps * (self.limits.orchestrator_max_steps + 2) + 20
-        final = await self.orchestrator_graph.ainvoke(state, config={"recursion_limit": limit})
-        self.run_record.final_answer = final["final"]
+        state: dict[str, Any] = {"request": request, "messages": [{"role": "user", "content": request}], "steps": 0,
+                                 "pending": [], "final": None, "done": False}
+        state.update(await self._orchestrator_decide(state))
+        while not state["done"]:  # delegations first, then the next step while the step limit allows
+            if state["pending"]:
+                state.update(await self._orchestrator_delegate(state))
+            elif state["steps"] >= self.limits.orchestrator_max_steps:
+                break
+            else:
+                state.update(await self._orchestrator_decide(state))
+        self.run_record.final_answer = state["final"]
         if self.cortex is not None:
             self.run_record.episodes = list(self.cortex.store)
         self._check_acted()
