@@ -193,17 +193,6 @@ def passk_comparison(passk: pd.DataFrame, reference_design: pd.DataFrame) -> pd.
     return table.merge(study, on=["scenario", "system", "k"], how="left")
 
 
-def sweep_gaps(trials: pd.DataFrame, knob: str) -> pd.DataFrame:
-    """BASIS - baseline success gap over all scenarios at each swept value (Newcombe 95%);
-    ``trials``: the swept parts' trials frames, each row with its part's ``value``."""
-    from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
-
-    if trials.empty:
-        return pd.DataFrame(columns=GAP_COLUMNS)
-    return gap_table(trials[trials["scored"]], knob=knob, value_col="value", system_col="system", a="basis",
-                     b="baseline", outcome_col="success")
-
-
 def sweeps_reading(gaps: pd.DataFrame) -> str:
     """One generated sentence per swept assumption, as a Markdown list; which way is better is
     what the ``sweeps`` metric declares for success (higher)."""

@@ -60,16 +60,10 @@ class UnknownSystemError(ValueError):
 
 @dataclass(frozen=True)
 class BasisLimits:
-    """Upper bounds on model calls, so a confused model cannot loop forever."""
+    """Upper bounds on model calls, so a confused model cannot loop forever (``BasisParams`` checks them)."""
 
     orchestrator_max_steps: int = 5
     subagent_max_steps: int = 6
-
-    def __post_init__(self) -> None:
-        for name in ("orchestrator_max_steps", "subagent_max_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}.")
 
 
 @dataclass
