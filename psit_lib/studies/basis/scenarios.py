@@ -21,7 +21,7 @@ TARGET_SERVICE = "Default"
 
 
 class CallLike(Protocol):
-    """A call that reached the CabApp (``AppCall`` of a record, ``CabToolCall`` of a live app)."""
+    """A call that reached the CabApp (an ``AppCall`` of a trial's record)."""
 
     @property
     def name(self) -> str: ...

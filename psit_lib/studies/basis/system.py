@@ -22,7 +22,7 @@ from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL
 from psit_lib.llm.errors import ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
 from psit_lib.studies.basis.cortex import AgentRegistry, Episode, format_mask
-from psit_lib.studies.basis.cab_app import CAB_TOOLS, RecordingCabApp, call_cab_tool
+from psit_lib.studies.basis.cab_app import CAB_TOOLS, CabApp, call_cab_tool
 from psit_lib.studies.basis.records import AppCall, Delegation
 from psit_lib.studies.basis.scenarios import Scenario
 
@@ -142,7 +142,7 @@ class CabMultiAgentSystem:
     def __init__(
         self,
         scenario: Scenario,
-        app: RecordingCabApp,
+        app: CabApp,
         session: Any,
         *,
         system: SystemKind,
@@ -194,7 +194,7 @@ class CabMultiAgentSystem:
         """Mark and flag a trial decided without any CabApp call its scenario needs: the pass
         check then reads an app no agent acted on (a ``quote_only_vs_book`` pass with no call
         at all is the model doing nothing, e.g. delegating in text, not refusing to book)."""
-        if self.scenario.acted(self.app.tool_calls):
+        if self.scenario.acted(self.run_record.tool_calls):
             return
         self.run_record.decided_without_tool_calls = True
         delegated = any(d.agent == SUBAGENT_ID for d in self.run_record.delegations)
@@ -219,9 +219,12 @@ class CabMultiAgentSystem:
 
     # -- the cab subagent --------------------------------------------------------------------
     def _call_cab(self, delegation: int, step: int, name: str, arguments: Any) -> str:
-        """The cab agent's tool call, on the CabApp (recorded with the delegation and step)."""
+        """The cab agent's tool call, on the CabApp, recorded with the delegation and step (the result
+        cut to 300 characters)."""
         outcome = call_cab_tool(self.app, name, arguments)
-        self._record_call(delegation, step, name, arguments, outcome)
+        kept = outcome if len(outcome) <= 300 else outcome[:299] + "…"
+        self.run_record.tool_calls.append(AppCall(delegation=delegation, subagent_step=step, name=name,
+                                                  arguments=arguments, result=kept, ok=not outcome.startswith("Error:")))
         return outcome
 
     def _send_message(self, delegation: int, step: int, name: str, arguments: Any) -> str:
@@ -281,14 +284,6 @@ class CabMultiAgentSystem:
         await self._ingest(agent, step_trace(agent, "subagent_step", inputs=inputs, calls=traced,
                                              reply=result.content or None), "subagent_step", label)
         return {"messages": messages, "steps": step, "done": done}
-
-    def _record_call(self, delegation: int, step: int, name: str, arguments: Any, result: str) -> None:
-        """Keep the call for the trial's record (its result cut to 300 characters)."""
-        ok = not result.startswith("Error:")
-        kept = result if len(result) <= 300 else result[:299] + "…"
-        self.run_record.tool_calls.append(
-            AppCall(delegation=delegation, subagent_step=step, name=name, arguments=arguments, result=kept, ok=ok)
-        )
 
     async def delegate(self, instruction: str, agent: str = SUBAGENT_ID) -> Delegation:
         """Run a subagent on one instruction (a fresh conversation) and return its reply."""
