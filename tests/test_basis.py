@@ -79,7 +79,7 @@ async def test_baseline_orchestrator_never_receives_cortex_context(scenario):
         orchestrator = [r for r in sent if r["role"] == ORCHESTRATOR_ID]
         assert len(orchestrator) >= 2  # it did get the subagent's reply back
         assert all(CONTEXT_TAG not in everything_sent(r) for r in sent)
-        assert run.episodes == [] and all(not v.episode_ids for v in run.views)
+        assert run.episodes == [] and all(not v.visible_episodes for v in run.views)
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
@@ -174,8 +174,8 @@ async def test_malformed_ingest_is_recorded_and_falls_back_to_the_source_only(ar
     assert all(ep.summary for ep in run.episodes)  # the documented fallback summary
     # failing closed: the orchestrator never sees a subagent step
     for view in run.views:
-        if view.agent_id == ORCHESTRATOR_ID:
-            seen = {ep.source_agent_id for ep in run.episodes if ep.episode_id in view.episode_ids}
+        if view.agent == ORCHESTRATOR_ID:
+            seen = {ep.source_agent_id for ep in run.episodes if ep.episode_id in view.visible_episodes}
             assert seen <= {ORCHESTRATOR_ID}
     if arguments is not None and "access_mask" in arguments and arguments.endswith("}"):
         assert run.episodes[0].metadata["mask_text"] == json.loads(arguments)["access_mask"]
@@ -575,12 +575,12 @@ async def test_with_three_agents_the_masks_decide_who_sees_a_step(exact_cortex):
     cab agent's tool calls; the orchestrator sees every step (it supervises both)."""
     _, run, _, sent = await run_system("stale_locations", "basis")
     by_id = {ep.episode_id: ep for ep in run.episodes}
-    notifier_views = [v for v in run.views if v.agent_id == NOTIFIER_ID]
-    assert notifier_views and all(by_id[e].source_agent_id != SUBAGENT_ID for v in notifier_views for e in v.episode_ids)
+    notifier_views = [v for v in run.views if v.agent == NOTIFIER_ID]
+    assert notifier_views and all(by_id[e].source_agent_id != SUBAGENT_ID for v in notifier_views for e in v.visible_episodes)
     notifier_requests = [system_text(r) for r in sent if r["role"] == NOTIFIER_ID]
     assert all("booked a" not in text and "listed rides" not in text for text in notifier_requests)
-    last = [v for v in run.views if v.agent_id == ORCHESTRATOR_ID][-1]
-    assert {by_id[e].source_agent_id for e in last.episode_ids} == {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID}
+    last = [v for v in run.views if v.agent == ORCHESTRATOR_ID][-1]
+    assert {by_id[e].source_agent_id for e in last.visible_episodes} == {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID}
 
 
 async def test_masks_differ_between_steps_in_a_basis_trial():

@@ -19,7 +19,7 @@ from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, Sweeps, distinct
 from psit_lib.runs.runner import EpisodeSpec, study_episode
 from psit_lib.runs.sweeps import scaled_sweep_size
-from psit_lib.studies.basis.records import BasisTrial, CortexEpisode, Ride, StepView
+from psit_lib.studies.basis.records import BasisTrial, CortexEpisode, Ride
 from psit_lib.studies.basis.scenarios import SCENARIOS
 from psit_lib.studies.basis.cab_app import make_cab_app
 
@@ -148,7 +148,7 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
         agents=list(system.registry.agent_ids),
         episodes=[CortexEpisode.model_validate(ep) for ep in episodes],
         ingest_fallbacks=sum(ep["ingest"] == "fallback" for ep in episodes),
-        views=[StepView.model_validate(view) for view in run.views_json()],
+        views=list(run.views),
         errors=list(run.errors),
         decided_without_tool_calls=run.decided_without_tool_calls,
         final_answer_as_tool_call=run.final_answer_as_tool_call,

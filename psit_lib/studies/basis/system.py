@@ -23,7 +23,7 @@ from psit_lib.llm.errors import ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
 from psit_lib.studies.basis.cortex import AgentRegistry, Episode, format_mask
 from psit_lib.studies.basis.cab_app import CAB_TOOLS, CabApp, call_cab_tool
-from psit_lib.studies.basis.records import AppCall, Delegation
+from psit_lib.studies.basis.records import AppCall, Delegation, StepView
 from psit_lib.studies.basis.scenarios import Scenario
 
 from psit_lib.studies.basis.cortex_agent import ContextView, CortexAgent
@@ -76,7 +76,7 @@ class MultiAgentRun:
     delegations: list[Delegation] = field(default_factory=list)
     user_messages: list[str] = field(default_factory=list)
     tool_calls: list[AppCall] = field(default_factory=list)
-    views: list[ContextView] = field(default_factory=list)
+    views: list[StepView] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     decided_without_tool_calls: bool = False
@@ -100,18 +100,6 @@ class MultiAgentRun:
                 "raw_trace": ep.raw_trace,
             }
             for ep in self.episodes
-        ]
-
-    def views_json(self) -> list[dict[str, Any]]:
-        """Before which step each agent saw which episodes (and how long its context block was)."""
-        return [
-            {
-                "agent": v.agent_id,
-                "step": v.step_label,
-                "visible_episodes": list(v.episode_ids),
-                "context_chars": len(v.block),
-            }
-            for v in self.views
         ]
 
 
@@ -169,11 +157,10 @@ class CabMultiAgentSystem:
     # -- shared pieces ---------------------------------------------------------------------
     def _system_prompt(self, agent_id: str, base: str, step_label: str) -> str:
         """The agent's system prompt; with the cortex, its visible episodes are added first."""
-        if self.cortex is None:
-            self.run_record.views.append(ContextView(agent_id, step_label, (), ""))
-            return base
-        view = self.cortex.view_for(agent_id, step_label)
-        self.run_record.views.append(view)
+        view = (ContextView(agent_id, step_label, (), "") if self.cortex is None
+                else self.cortex.view_for(agent_id, step_label))
+        self.run_record.views.append(StepView(agent=agent_id, step=step_label, visible_episodes=list(view.episode_ids),
+                                              context_chars=len(view.block)))
         return with_context(base, view.block)
 
     def _note_text_tool_call(self, agent: str, label: str, content: str, tools: list[dict[str, Any]]) -> str | None:
