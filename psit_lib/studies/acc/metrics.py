@@ -4,7 +4,7 @@ A turns frame (:func:`frame_of_turns`) has one row per (episode, turn, agent): w
 carried and the judge's verdict, from the study's ``footprint`` and ``judge`` scores. Failed
 episodes and failed judgements stay in it with their own status; means and rates are over scored
 rows. Intervals treat turns as independent, which they are not within an episode, so they are
-optimistic; ``cluster="episode"`` in :func:`score_table` resamples whole episodes instead.
+optimistic (the notebook says so).
 """
 
 from __future__ import annotations
@@ -70,34 +70,26 @@ def status_table(df: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values("status").reset_index(drop=True)
 
 
-def _bootstrap_mean(values: np.ndarray, groups: np.ndarray, n_boot: int,
-                    rng: np.random.Generator) -> tuple[float, float]:
-    """Percentile interval of the mean, resampling whole groups (a group per value = plain bootstrap)."""
+def _bootstrap_mean(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile interval of the mean over resampled values."""
     if len(values) == 0:
         return (float("nan"), float("nan"))
-    keys, inverse = np.unique(groups, return_inverse=True)
-    sums = np.bincount(inverse, weights=values, minlength=len(keys))
-    counts = np.bincount(inverse, minlength=len(keys))
-    picks = rng.integers(0, len(keys), size=(n_boot, len(keys)))
-    means = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+    picks = rng.integers(0, len(values), size=(n_boot, len(values)))
+    means = values[picks].sum(axis=1) / len(values)
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 
-def score_table(df: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
-                cluster: str = "turn") -> pd.DataFrame:
+def score_table(df: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Mean 0-10 judge score per (agent, criterion) with a percentile-bootstrap 95% interval over
-    scored turns, or over whole episodes (``cluster="episode"``: honest when turns are correlated)."""
-    if cluster not in ("turn", "episode"):
-        raise ValueError(f"cluster must be 'turn' or 'episode', got {cluster!r}")
+    scored turns."""
     ok = df[df["status"] == "ok"]
     rng = np.random.default_rng(seed)
     rows = []
     for agent in agents_of(df):
         sub = ok[ok["agent"] == agent]
-        groups = (sub["episode_id"].to_numpy() if cluster == "episode" else np.arange(len(sub)))
         for criterion in CRITERIA:
             values = sub[criterion].to_numpy(dtype=float)
-            low, high = _bootstrap_mean(values, groups, n_boot, rng)
+            low, high = _bootstrap_mean(values, n_boot, rng)
             rows.append({"agent": agent, "criterion": criterion, "n": len(values),
                          "mean": float(values.mean()) if len(values) else float("nan"),
                          "std": float(values.std(ddof=0)) if len(values) else float("nan"),
