@@ -303,11 +303,9 @@ def relative_gain_reading(gains: pd.DataFrame, scenario: str = "stale_locations"
                   f"headline ({PAPER_HEADLINE_TEXT}), and {relative}")
         if pd.isna(row.gap_low):
             verdict = "too few runs to test the gap"
-        elif row.gap_low > 0:
-            verdict = f"basis is higher: the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], excludes zero"
-        elif row.gap_high < 0:
-            verdict = (f"basis is lower: the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], "
-                       "excludes zero")
+        elif row.gap_low > 0 or row.gap_high < 0:
+            verdict = (f"basis is {'higher' if row.gap_low > 0 else 'lower'}: the Newcombe 95% interval of the gap, "
+                       f"[{row.gap_low:.2f}, {row.gap_high:.2f}], excludes zero")
         else:
             verdict = (f"the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], includes zero, "
                        "so this run does not separate the systems")

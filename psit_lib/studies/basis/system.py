@@ -221,27 +221,22 @@ class CabMultiAgentSystem:
         self.run_record.user_messages.append(arguments["content"])
         return "Message sent to the user."
 
-    async def _subagent_act(self, state: dict[str, Any]) -> dict[str, Any]:
+    async def _subagent_step(self, agent: str, delegation: int, step: int, messages: list[dict[str, Any]],
+                             instruction: str) -> str | None:
         """One subagent step: a model call, then every tool call it asked for (under the policy),
-        stored by the cortex when there is one."""
-        agent = state["agent"]
-        step = state["steps"] + 1
-        delegation = state["delegation"]
+        stored by the cortex when there is one. Returns the reply, or None while the agent acts."""
         label = f"d{delegation} step {step}"
-        instruction = state["instruction"]
         subagent = self.subagents[agent]
         system = self._system_prompt(agent, subagent.prompt, label)
         result = await subagent.session.chat(
-            [{"role": "system", "content": system}, *state["messages"]], role=agent, tools=subagent.tools
+            [{"role": "system", "content": system}, *messages], role=agent, tools=subagent.tools
         )
-        messages = list(state["messages"])
         inputs = [("instruction", instruction)]
         if not result.tool_calls:
             self._note_text_tool_call(agent, label, result.content, subagent.tools)
-            messages.append({"role": "assistant", "content": result.content})
             await self._ingest(agent, step_trace(agent, "subagent_step", inputs=inputs, reply=result.content),
                                "subagent_step", label)
-            return {"messages": messages, "steps": step, "reply": result.content, "done": True}
+            return result.content
 
         known = {t["function"]["name"] for t in subagent.tools}
         wire_calls, tool_messages, traced = [], [], []
@@ -262,48 +257,47 @@ class CabMultiAgentSystem:
             traced.append(TracedCall(call.name, arguments, outcome))
         messages.append({"role": "assistant", "content": result.content or None, "tool_calls": wire_calls})
         messages.extend(tool_messages)
-        done = step >= self.limits.subagent_max_steps
-        if done:
+        if step >= self.limits.subagent_max_steps:
             self.run_record.errors.append(
                 f"{agent} reached its step limit ({self.limits.subagent_max_steps}) in delegation "
                 f"{delegation} without replying."
             )
         await self._ingest(agent, step_trace(agent, "subagent_step", inputs=inputs, calls=traced,
                                              reply=result.content or None), "subagent_step", label)
-        return {"messages": messages, "steps": step, "done": done}
+        return None
 
     async def delegate(self, instruction: str, agent: str = SUBAGENT_ID) -> Delegation:
         """Run a subagent on one instruction (a fresh conversation) and return its reply."""
         index = len(self.run_record.delegations) + 1
-        state: dict[str, Any] = {"agent": agent, "delegation": index, "instruction": instruction,
-                                 "messages": [{"role": "user", "content": instruction}], "steps": 0, "reply": None,
-                                 "done": False}
-        while not state["done"]:
-            state.update(await self._subagent_act(state))
-        record = Delegation(index=index, agent=agent, instruction=instruction, reply=state["reply"], steps=state["steps"])
+        messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
+        reply, step = None, 0
+        while step < self.limits.subagent_max_steps:
+            step += 1
+            reply = await self._subagent_step(agent, index, step, messages, instruction)
+            if reply is not None:
+                break
+        record = Delegation(index=index, agent=agent, instruction=instruction, reply=reply, steps=step)
         self.run_record.delegations.append(record)
         return record
 
     # -- the orchestrator --------------------------------------------------------------------
-    async def _orchestrator_decide(self, state: dict[str, Any]) -> dict[str, Any]:
-        """One orchestrator step: a model call that either delegates or answers the user."""
-        step = state["steps"] + 1
+    async def _orchestrator_step(self, step: int, messages: list[dict[str, Any]]) -> str | None:
+        """One orchestrator step: a model call that answers the user (returned) or delegates (each
+        delegation run, its completion a step of its own for the cortex; returns None)."""
         label = f"step {step}"
         system = self._system_prompt(ORCHESTRATOR_ID, orchestrator_prompt(), label)
         result = await self.orchestrator_session.chat(
-            [{"role": "system", "content": system}, *state["messages"]], role=ORCHESTRATOR_ID,
+            [{"role": "system", "content": system}, *messages], role=ORCHESTRATOR_ID,
             tools=[DELEGATE_TOOL, NOTIFY_TOOL]
         )
         self.run_record.orchestrator_steps = step
-        messages = list(state["messages"])
-        inputs = [("user request", state["request"])]
+        inputs = [("user request", self.scenario.user_request)]
         if not result.tool_calls:
             self.run_record.final_answer_as_tool_call = self._note_text_tool_call(
                 ORCHESTRATOR_ID, label, result.content, [DELEGATE_TOOL, NOTIFY_TOOL])
-            messages.append({"role": "assistant", "content": result.content})
             await self._ingest(ORCHESTRATOR_ID, step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs,
                                                            reply=result.content), "orchestrator_step", label)
-            return {"messages": messages, "steps": step, "final": result.content, "done": True, "pending": []}
+            return result.content
 
         pending, traced, refusals = [], [], []
         for call in result.tool_calls:
@@ -327,51 +321,41 @@ class CabMultiAgentSystem:
         messages.append({"role": "assistant", "content": result.content or None,
                          "tool_calls": [call.to_message() for call in result.tool_calls]})
         messages.extend(refusals)
-        self._note_orchestrator_limit(not pending and step >= self.limits.orchestrator_max_steps)
+        last_step = step >= self.limits.orchestrator_max_steps
+        if last_step and not pending:
+            self._note_orchestrator_limit()
         await self._ingest(ORCHESTRATOR_ID, step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs,
                                                        calls=traced, reply=result.content or None),
                            "orchestrator_step", label)
-        return {"messages": messages, "steps": step, "pending": pending, "done": False}
+        for i, (call_id, agent, instruction) in enumerate(pending):
+            record = await self.delegate(instruction, agent)
+            reply = record.reply if record.reply is not None else (
+                f"Error: {agent} stopped at its step limit without replying."
+            )
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": reply})
+            trace = step_trace(
+                ORCHESTRATOR_ID, "delegation",
+                inputs=[("delegated to", agent), ("instruction", instruction), ("subagent reply", reply)]
+            )
+            if last_step and i == len(pending) - 1:
+                self._note_orchestrator_limit()
+            await self._ingest(ORCHESTRATOR_ID, trace, "delegation", f"delegation {len(self.run_record.delegations)}")
+        return None
 
-    async def _orchestrator_delegate(self, state: dict[str, Any]) -> dict[str, Any]:
-        """Run the first pending delegation; its completion is a step of its own for the cortex."""
-        (call_id, agent, instruction), rest = state["pending"][0], state["pending"][1:]
-        record = await self.delegate(instruction, agent)
-        reply = record.reply if record.reply is not None else (
-            f"Error: {agent} stopped at its step limit without replying."
-        )
-        messages = [*state["messages"], {"role": "tool", "tool_call_id": call_id, "content": reply}]
-        trace = step_trace(
-            ORCHESTRATOR_ID, "delegation",
-            inputs=[("delegated to", agent), ("instruction", instruction), ("subagent reply", reply)]
-        )
-        self._note_orchestrator_limit(not rest and state["steps"] >= self.limits.orchestrator_max_steps)
-        await self._ingest(ORCHESTRATOR_ID, trace, "delegation", f"delegation {len(self.run_record.delegations)}")
-        return {"messages": messages, "pending": rest}
-
-    def _note_orchestrator_limit(self, reached: bool) -> None:
-        if reached:
-            self.run_record.errors.append(f"{ORCHESTRATOR_ID} reached its step limit "
-                                          f"({self.limits.orchestrator_max_steps}) without answering the user.")
+    def _note_orchestrator_limit(self) -> None:
+        self.run_record.errors.append(f"{ORCHESTRATOR_ID} reached its step limit "
+                                      f"({self.limits.orchestrator_max_steps}) without answering the user.")
 
     # -- running ------------------------------------------------------------------------------
     async def run(self) -> MultiAgentRun:
         """Serve the scenario's user request once and return the run record."""
-        request = self.scenario.user_request
-        state: dict[str, Any] = {"request": request, "messages": [{"role": "user", "content": request}], "steps": 0,
-                                 "pending": [], "final": None, "done": False}
-        state.update(await self._orchestrator_decide(state))
-        while not state["done"]:  # delegations first, then the next step while the step limit allows
-            if state["pending"]:
-                state.update(await self._orchestrator_delegate(state))
-            elif state["steps"] >= self.limits.orchestrator_max_steps:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": self.scenario.user_request}]
+        for step in range(1, self.limits.orchestrator_max_steps + 1):
+            self.run_record.final_answer = await self._orchestrator_step(step, messages)
+            if self.run_record.final_answer is not None:
                 break
-            else:
-                state.update(await self._orchestrator_decide(state))
-        self.run_record.final_answer = state["final"]
         if self.cortex is not None:
             self.run_record.episodes = list(self.cortex.store)
         self._check_acted()
         self._check_cortex()
         return self.run_record
-
