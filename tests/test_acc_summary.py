@@ -151,12 +151,6 @@ def test_turn_average_reading_with_no_turn_from_2_or_nothing_scored():
     assert accsum.turn_average_reading(failed) == "No turn was scored, so there is no H_u or D_r to read."
 
 
-def test_pooled_reading_on_claimless_turns_says_no_claims_not_no_scored_episodes():
-    rates = accm.rate_table(_rates({a: [(0, 0)] * 4 for a in ("transcript", "retrieval_k5", "acc")}))
-    text = accm.rates_reading(rates)
-    assert "had any claims to score" in text and "No scored episodes" not in text and ">" not in text
-
-
 # -- the outcome figure: mean ± std across turns --------------------------------------------------
 
 def test_outcome_figure_is_mean_plus_minus_std_across_turns():

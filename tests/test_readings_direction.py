@@ -15,7 +15,6 @@ from psit_lib.analysis.result_sentences import gap_separates, grouped_rate_readi
 from psit_lib.studies.psit.secrets import entropy_gap, secret_summary
 from psit_lib.analysis.stats import fisher_one_sided, rate_table, wilson_interval
 from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table, gap_verdicts, proportion_gap, sweep_reading
-from psit_lib.studies.acc import metrics as accm
 from psit_lib.studies.acc import sensitivity as accs
 from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.basis import results as br
@@ -183,18 +182,6 @@ def test_study_sweep_readings_pass_the_metric_direction():
 
 
 # -- ACC readings ---------------------------------------------------------------------------------------
-
-def test_acc_rates_reading_is_direction_aware_and_says_when_there_were_no_claims():
-    rates = pd.concat([_acc_rates("hallucination", {a: (0, 0) for a in ("acc", "retrieval_k3", "transcript")}),
-                       _acc_rates("drift", {"transcript": (12, 30), "retrieval_k3": (10, 30), "acc": (0, 30)})],
-                      ignore_index=True)
-    text = accm.rates_reading(rates)
-    hallucination, drift = text.splitlines()
-    assert "had any claims to score" in hallucination and "No scored episodes" not in hallucination
-    assert drift.startswith("- **drift**: acc has the lowest drift rate, 0") and "better than" in drift
-    assert "ahead" not in text
-    assert accm.rates_reading(pd.DataFrame()).startswith("No scored turns")
-
 
 def _sensitivity(scores: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
     rejudged = [(variant, [{"turn": t, "agent": agent, "error": None, **dict.fromkeys(CRITERIA, s)}

@@ -9,7 +9,7 @@ optimistic (the notebook says so).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -160,19 +160,3 @@ def ccs_form_table(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 RATES_HIGHER_IS_BETTER = {"rate": False, "wilson_low": False, "wilson_high": False}
 """Which way is better for the pooled rates (the ``hallucination_drift`` metric declares these)."""
-
-#: What one opportunity of each pooled rate is, for sentences ("no claims to check").
-RATE_UNITS = {"hallucination": "claims", "drift": "constraint checks"}
-
-
-def rates_reading(rates: pd.DataFrame) -> str:
-    """Generated sentences on the pooled hallucination and drift rates, one per metric, in the
-    direction the ``hallucination_drift`` metric declares (lower is better)."""
-    from psit_lib.analysis.result_sentences import rate_reading
-
-    if rates.empty:
-        return "No scored turns, so there is nothing to read."
-    better: Literal["higher", "lower"] = "higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower"
-    return "\n".join(f"- **{metric}**: " + rate_reading(part, "agent", measure=f"{metric} rate",
-                                                         unit=RATE_UNITS.get(str(metric)), direction=better)
-                     for metric, part in rates.groupby("metric", sort=False))
