@@ -104,32 +104,23 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
     value = lambda a: format_number(means[a])  # noqa: E731
     tied = lambda a: [b for b in order if means[b] == means[a]]  # noqa: E731
     top, bottom = order[0], order[-1]
-    parts = []
-    if len(tied(top)) > 1:
-        parts.append(f"{', '.join(tied(top))} tie for the {best_pos} {symbol} ({value(top)})")
-    else:
-        second = order[1]
-        gap, low, high, separated = tested_gap(have, top, second, seed)
-        runner_up = ", ".join(tied(second))
+
+    def end(agent: str, near: str, pos: str, best: bool) -> str:
+        """The best (or worst) agent against the next one in, separated or not."""
+        gap, low, high, separated = tested_gap(have, agent, near, seed)
+        others, interval = ", ".join(tied(near)), _interval(gap, low, high, separated)
+        if separated and best:
+            return f"{agent} has the {pos} {symbol}, {value(agent)}, better than {others} ({value(near)}); {interval}"
         if separated:
-            parts.append(f"{top} has the {best_pos} {symbol}, {value(top)}, better than {runner_up} "
-                         f"({value(second)}); {_interval(gap, low, high, True)}")
-        else:
-            parts.append(f"the {best_pos} {symbol}, {top}'s {value(top)}, cannot be told apart from "
-                         f"{runner_up} ({value(second)}): {_interval(gap, low, high, False)}")
+            return f"the worst is {agent}, {pos} {symbol} {value(agent)}, separated from {others} ({value(near)}; {interval})"
+        lead = f"the {pos} {symbol}, {agent}'s {value(agent)}, cannot be told apart from {others} ({value(near)}"
+        return f"{lead}): {interval}" if best else f"{lead}; {interval})"
+
+    parts = [f"{', '.join(tied(top))} tie for the {best_pos} {symbol} ({value(top)})" if len(tied(top)) > 1
+             else end(top, order[1], best_pos, True)]
     if len(order) > 2 and tied(bottom) != tied(top):
-        if len(tied(bottom)) > 1:
-            parts.append(f"{', '.join(tied(bottom))} tie for the {worst_pos} {symbol} ({value(bottom)})")
-        else:
-            penult = order[-2]
-            gap, low, high, separated = tested_gap(have, bottom, penult, seed)
-            next_up = ", ".join(tied(penult))
-            if separated:
-                parts.append(f"the worst is {bottom}, {worst_pos} {symbol} {value(bottom)}, separated from "
-                             f"{next_up} ({value(penult)}; {_interval(gap, low, high, True)})")
-            else:
-                parts.append(f"the {worst_pos} {symbol}, {bottom}'s {value(bottom)}, cannot be told apart from "
-                             f"{next_up} ({value(penult)}; {_interval(gap, low, high, False)})")
+        parts.append(f"{', '.join(tied(bottom))} tie for the {worst_pos} {symbol} ({value(bottom)})"
+                     if len(tied(bottom)) > 1 else end(bottom, order[-2], worst_pos, False))
     text = "; ".join(parts)
     if text.startswith("the "):
         text = "The" + text[3:]
