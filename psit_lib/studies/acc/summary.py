@@ -75,9 +75,8 @@ SUMMARY_HIGHER_IS_BETTER = {"mean": False, "pooled_rate": False}
 these): H_u, D_r and the pooled rates are failure rates, so lower is better."""
 
 
-def summary_direction() -> str:
-    """Which way is better for H_u and D_r, as the ``summary_rates`` metric declares it."""
-    return "higher" if SUMMARY_HIGHER_IS_BETTER["mean"] else "lower"
+SUMMARY_DIRECTION = "higher" if SUMMARY_HIGHER_IS_BETTER["mean"] else "lower"
+"""Which way is better for H_u and D_r, as the ``summary_rates`` metric declares it."""
 
 
 def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
@@ -85,7 +84,7 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
     """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates): the
     best (worst) agent is named only when its bootstrap gap to the next excludes zero."""
     symbol = PAPER_SYMBOL.get(metric, metric)
-    direction = direction or summary_direction()
+    direction = direction or SUMMARY_DIRECTION
     unit = "scored turns" if metric == "hallucination" else "scored turns from turn 2 on"
     empty = [a for a, v in values.items() if len(v) == 0]
     have = {a: v for a, v in values.items() if len(v)}
@@ -130,7 +129,7 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
 def turn_average_headline(df: pd.DataFrame, *, seed: int = 0) -> str:
     """One sentence for the report's index: per metric, the best and worst agents' turn averages
     and whether the bootstrap interval of their gap excludes zero."""
-    direction, parts = summary_direction(), []
+    direction, parts = SUMMARY_DIRECTION, []
     for metric, symbol in PAPER_SYMBOL.items():
         have = {a: v for a, v in turn_values(df, metric).items() if len(v)} if len(df) else {}
         means = {a: float(v.mean()) for a, v in have.items()}
@@ -151,6 +150,6 @@ def turn_average_reading(df: pd.DataFrame, *, seed: int = 0) -> str:
     """Generated sentences on H_u and D_r (one per metric, a Markdown list)."""
     if df.empty or not (df["status"] == "ok").any():
         return "No turn was scored, so there is no H_u or D_r to read."
-    direction = summary_direction()
+    direction = SUMMARY_DIRECTION
     return "\n".join(f"- **{PAPER_SYMBOL[m]} ({m}, mean over turns; {direction} is better)**: "
                      + metric_reading(turn_values(df, m), m, seed=seed, direction=direction) for m in PAPER_SYMBOL)
