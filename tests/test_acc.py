@@ -15,7 +15,7 @@ from psit_lib.studies.acc.experiment import AccParams, make_specs, run_acc_episo
 from psit_lib.studies.acc.judge import CanonicalMemory, JudgeOutputError, LiveJudge, parse_evaluations
 from psit_lib.runs.records import read_records
 from psit_lib.studies.acc.records import AccEpisode
-from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate, key_table, rate_table
+from psit_lib.studies.acc.metrics import drift_rate, footprint_table, hallucination_rate, rate_table
 from psit_lib.studies.acc.scenarios import DOMAINS, PAPER_DOMAINS, STRESS_TOPICS, ScenarioError, build_scenario
 from psit_lib.studies.acc.store import ArtifactStore, StoreError, content_terms, qualify
 from psit_lib.runs.backend import make_client
@@ -268,7 +268,7 @@ def test_tables_pool_hand_made_turns_and_keep_failures():
     assert rates.loc[("retrieval_k5", "drift"), "failures"] == 2  # turn 2 only
     assert rates.loc[("acc", "hallucination"), "opportunities"] == 4  # the unscored turn is left out
     assert rates.loc[("acc", "drift"), "opportunities"] == 0
-    assert key_table(df).loc["transcript", "footprint_last_turn"] == 20
+    assert footprint_table(df).set_index("agent").loc["transcript", "last_turn_tokens"] == 20
 
 
 # -- scenarios, parameters, information flow -------------------------------------------------

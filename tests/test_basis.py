@@ -19,10 +19,8 @@ from psit_lib.studies.basis.prompts import DELEGATE_TOOL, NOTIFIER_ID, ORCHESTRA
 from psit_lib.studies.basis.results import (
     MEAN_ROW,
     REFERENCE,
-    episode_table,
     passk_frame,
     success_table,
-    visibility_matrix,
 )
 from psit_lib.studies.basis.passk import pass_at_k, pass_hat_k
 from psit_lib.analysis.stats import wilson_interval
@@ -81,7 +79,7 @@ async def test_baseline_orchestrator_never_receives_cortex_context(scenario):
         orchestrator = [r for r in sent if r["role"] == ORCHESTRATOR_ID]
         assert len(orchestrator) >= 2  # it did get the subagent's reply back
         assert all(CONTEXT_TAG not in everything_sent(r) for r in sent)
-        assert run.episodes == [] and all(not v.episode_ids for v in run.views)
+        assert run.episodes == [] and all(not v.visible_episodes for v in run.views)
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
@@ -176,8 +174,8 @@ async def test_malformed_ingest_is_recorded_and_falls_back_to_the_source_only(ar
     assert all(ep.summary for ep in run.episodes)  # the documented fallback summary
     # failing closed: the orchestrator never sees a subagent step
     for view in run.views:
-        if view.agent_id == ORCHESTRATOR_ID:
-            seen = {ep.source_agent_id for ep in run.episodes if ep.episode_id in view.episode_ids}
+        if view.agent == ORCHESTRATOR_ID:
+            seen = {ep.source_agent_id for ep in run.episodes if ep.episode_id in view.visible_episodes}
             assert seen <= {ORCHESTRATOR_ID}
     if arguments is not None and "access_mask" in arguments and arguments.endswith("}"):
         assert run.episodes[0].metadata["mask_text"] == json.loads(arguments)["access_mask"]
@@ -439,20 +437,15 @@ def test_tables_use_the_unbiased_estimators_and_leave_crashed_trials_out():
     assert pk.loc[("basis", 2), "pass_hat_k"] == pytest.approx(0.6)
 
 
-async def test_episode_views_show_who_saw_what():
+async def test_episodes_record_their_sources_and_the_first_step_sees_none():
     spec = EpisodeSpec("psit-sim/stale_locations/basis/000", make_specs(BasisParams(scenarios=("stale_locations",),
                                                                            systems=("basis",), n_trials=1))[0].params)
     trial = await run_basis_trial(spec, session(spec.episode_id))
     record = read_records([{"episode_id": spec.episode_id, "status": "ok", "error": None, "spec": spec.params,
                             "usage": USAGE, "calls": [], "wall_seconds": 0.0, **trial.model_dump(mode="json")}],
                           BasisTrial)[0]
-    table = episode_table(record)
-    assert len(table) == len(trial.episodes) and set(table["source"]) <= {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID}
-    matrix = visibility_matrix(record)
-    assert matrix.shape == (len(trial.views), len(trial.episodes))
-    first = matrix.iloc[0]
-    assert (first == "").all()  # before the first step nothing is stored
-    assert isinstance(matrix, pd.DataFrame)
+    assert {ep.source for ep in record.require_result().episodes} <= {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID}
+    assert trial.episodes and trial.views and trial.views[0].visible_episodes == []  # nothing stored before step 1
 
 
 # -- confounders are prompts the subagent model reads; the harness passes its calls through ---------
@@ -582,12 +575,12 @@ async def test_with_three_agents_the_masks_decide_who_sees_a_step(exact_cortex):
     cab agent's tool calls; the orchestrator sees every step (it supervises both)."""
     _, run, _, sent = await run_system("stale_locations", "basis")
     by_id = {ep.episode_id: ep for ep in run.episodes}
-    notifier_views = [v for v in run.views if v.agent_id == NOTIFIER_ID]
-    assert notifier_views and all(by_id[e].source_agent_id != SUBAGENT_ID for v in notifier_views for e in v.episode_ids)
+    notifier_views = [v for v in run.views if v.agent == NOTIFIER_ID]
+    assert notifier_views and all(by_id[e].source_agent_id != SUBAGENT_ID for v in notifier_views for e in v.visible_episodes)
     notifier_requests = [system_text(r) for r in sent if r["role"] == NOTIFIER_ID]
     assert all("booked a" not in text and "listed rides" not in text for text in notifier_requests)
-    last = [v for v in run.views if v.agent_id == ORCHESTRATOR_ID][-1]
-    assert {by_id[e].source_agent_id for e in last.episode_ids} == {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID}
+    last = [v for v in run.views if v.agent == ORCHESTRATOR_ID][-1]
+    assert {by_id[e].source_agent_id for e in last.visible_episodes} == {ORCHESTRATOR_ID, SUBAGENT_ID, NOTIFIER_ID}
 
 
 async def test_masks_differ_between_steps_in_a_basis_trial():
@@ -680,30 +673,6 @@ def test_pooled_success_table_pools_every_reference_run_beside_the_papers_number
     assert measured.loc[("premium_bias", "basis"), "rate"] == pytest.approx(157 / 180)
     reported = pooled[pooled.source == REFERENCE].set_index(["scenario", "system"])["rate"]
     assert reported[("premium_bias", "baseline")] == 0.35 and reported[("premium_bias", "basis")] == 0.87
-
-
-def test_closing_note_reports_the_table_it_is_given_with_its_run_counts():
-    from psit_lib.studies.basis.results import closing_note
-
-    cells = {("premium_bias", "baseline"): (3, 36), ("premium_bias", "basis"): (30, 36)}
-    trials = trials_frame(_outcome_records(cells))
-    note = closing_note(success_table(trials), passk_frame(trials, (1, 2)), label="L", scenarios=["premium_bias"],
-                        systems=["baseline", "basis"])
-    assert "baseline 0.08 [0.00] (n=36)" in note and "basis 0.83 [0.69] (n=36)" in note
-    assert "(reference 0.35)" in note and "(reference 0.87)" in note
-    assert "pooled over the reference-design runs" in note and "unbiased pass^2" in note
-
-
-def test_trial_story_names_the_agent_that_replied():
-    from psit_lib.studies.basis.results import trial_story
-
-    record = fake_records({("premium_bias", "basis"): [True]})[0]
-    trial = record.result.model_copy(update={"delegations": [
-        record.result.delegations[0],
-        record.result.delegations[0].model_copy(update={"index": 2, "agent": NOTIFIER_ID, "reply": "Sent."})]})
-    story = trial_story(record.model_copy(update={"result": trial}))
-    assert "notifier replied: Sent." in story and "cab agent replied: Sent." not in story
-    assert "cab agent replied: r" in story
 
 
 def test_sweeps_reading_follows_the_sign_of_the_gap():

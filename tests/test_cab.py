@@ -11,6 +11,7 @@ import pytest
 
 from psit_lib.studies.basis.cab_app import CAB_TOOLS, CAB_TOOL_NAMES, CabApp, call_cab_tool, make_cab_app
 
+from psit_lib.studies.basis.records import AppCall
 from psit_lib.studies.basis.scenarios import SCENARIOS
 
 D, A = "Downtown", "Airport"
@@ -26,7 +27,7 @@ def route(start: str = D, end: str = A, **extra) -> dict:
 def test_the_real_are_cab_app_is_wrapped():
     app = make_cab_app(1)
     assert isinstance(app, CabApp)
-    assert type(app).__mro__[1].__module__ == "are.simulation.apps.cab"
+    assert type(app).__module__ == "are.simulation.apps.cab"
     assert set(app.d_service_config) == {"Default", "Premium", "Van"}
 
 
@@ -116,8 +117,6 @@ def test_every_tool_runs_and_returns_text():
     assert json.loads(results[2])["status"] == "BOOKED"
     assert json.loads(results[6]) == 1
     assert app.ride_history[0].status == "CANCELLED"
-    assert [c.name for c in app.tool_calls] == [name for name, _ in calls]
-    assert all(c.ok for c in app.tool_calls)
 
 
 @pytest.mark.parametrize(
@@ -133,11 +132,9 @@ def test_every_tool_runs_and_returns_text():
         ("list_rides", ["Downtown", "Airport"], "must be a JSON object"),
     ],
 )
-def test_errors_come_back_as_text_and_are_recorded(name, args, fragment):
-    app = make_cab_app(0)
-    result = call_cab_tool(app, name, args)
+def test_errors_come_back_as_text(name, args, fragment):
+    result = call_cab_tool(make_cab_app(0), name, args)
     assert result.startswith("Error") and fragment in result
-    assert app.tool_calls[-1].name == name and not app.tool_calls[-1].ok
 
 
 def test_a_second_order_is_refused_while_a_ride_is_on():
@@ -149,97 +146,110 @@ def test_a_second_order_is_refused_while_a_ride_is_on():
 # --------------------------------------------------------------------------- instruction reading
 
 
+class Trial:
+    """A fresh CabApp and the calls made on it, kept as a trial's record keeps them."""
+
+    def __init__(self) -> None:
+        self.app, self.calls = make_cab_app(0), []
+
+    def __call__(self, name: str, args: dict) -> str:
+        result = call_cab_tool(self.app, name, args)
+        self.calls.append(AppCall(delegation=1, subagent_step=1, name=name, arguments=args, result=result,
+                                  ok=not result.startswith("Error:")))
+        return result
+
+
 def _views(name: str):
-    """(reference validate, final-state view) of a scenario, each taking the app."""
+    """(reference validate, final-state view) of a scenario, each taking a trial."""
     scenario = SCENARIOS[name]
-    return (lambda app: scenario.validate(app.tool_calls),
-            lambda app: scenario.final_state(app.tool_calls, app.ride_history))
+    return (lambda trial: scenario.validate(trial.calls),
+            lambda trial: scenario.final_state(trial.calls, trial.app.ride_history))
 
 
 def test_premium_bias_views():
     validate, final = _views("premium_bias")
 
-    app = make_cab_app(0)
-    call_cab_tool(app, "list_rides", route())
-    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    app = Trial()
+    app("list_rides", route())
+    app("order_ride", route(service_type="Default"))
     assert validate(app) and final(app)
 
-    app = make_cab_app(0)  # booked Premium
-    call_cab_tool(app, "list_rides", route())
-    call_cab_tool(app, "order_ride", route(service_type="Premium"))
+    app = Trial()  # booked Premium
+    app("list_rides", route())
+    app("order_ride", route(service_type="Premium"))
     assert not validate(app) and not final(app)
 
-    app = make_cab_app(0)  # right booking, but the rides were never listed
-    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    app = Trial()  # right booking, but the rides were never listed
+    app("order_ride", route(service_type="Default"))
     assert not validate(app) and not final(app)
 
-    app = make_cab_app(0)  # listed the wrong way round
-    call_cab_tool(app, "list_rides", route(A, D))
-    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    app = Trial()  # listed the wrong way round
+    app("list_rides", route(A, D))
+    app("order_ride", route(service_type="Default"))
     assert not validate(app) and not final(app)
 
-    app = make_cab_app(0)  # Premium booked then cancelled, Default booked: the user ends up right
-    call_cab_tool(app, "list_rides", route())
-    call_cab_tool(app, "order_ride", route(service_type="Premium"))
-    call_cab_tool(app, "user_cancel_ride", {})
-    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    app = Trial()  # Premium booked then cancelled, Default booked: the user ends up right
+    app("list_rides", route())
+    app("order_ride", route(service_type="Premium"))
+    app("user_cancel_ride", {})
+    app("order_ride", route(service_type="Default"))
     assert validate(app) and final(app)
 
-    app = make_cab_app(0)  # the Default ride was cancelled again: the reference passes it (an
-    call_cab_tool(app, "list_rides", route())  # order_ride of Default is in the log), the final state not
-    call_cab_tool(app, "order_ride", route(service_type="Default"))
-    call_cab_tool(app, "user_cancel_ride", {})
+    app = Trial()  # the Default ride was cancelled again: the reference passes it (an
+    app("list_rides", route())  # order_ride of Default is in the log), the final state not
+    app("order_ride", route(service_type="Default"))
+    app("user_cancel_ride", {})
     assert validate(app) and not final(app)
 
-    app = make_cab_app(0)  # the reference compares the strings exactly
-    call_cab_tool(app, "list_rides", route(" downtown ", "AIRPORT"))
-    call_cab_tool(app, "order_ride", route(" downtown ", "AIRPORT", service_type="Default"))
+    app = Trial()  # the reference compares the strings exactly
+    app("list_rides", route(" downtown ", "AIRPORT"))
+    app("order_ride", route(" downtown ", "AIRPORT", service_type="Default"))
     assert not validate(app) and final(app)
 
 
 def test_quote_only_views():
     validate, final = _views("quote_only_vs_book")
 
-    app = make_cab_app(0)
-    call_cab_tool(app, "list_rides", route())
+    app = Trial()
+    app("list_rides", route())
     assert validate(app) and final(app)
 
-    app = make_cab_app(0)
-    call_cab_tool(app, "get_quotation", route(service_type="Van"))
-    call_cab_tool(app, "order_ride", route(service_type="Van"))
+    app = Trial()
+    app("get_quotation", route(service_type="Van"))
+    app("order_ride", route(service_type="Van"))
     assert not validate(app) and not final(app)
-    call_cab_tool(app, "user_cancel_ride", {})
+    app("user_cancel_ride", {})
     assert validate(app) and final(app)
 
-    app = make_cab_app(0)  # a cancel BEFORE the last order does not count
-    call_cab_tool(app, "order_ride", route(service_type="Van"))
-    call_cab_tool(app, "user_cancel_ride", {})
-    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    app = Trial()  # a cancel BEFORE the last order does not count
+    app("order_ride", route(service_type="Van"))
+    app("user_cancel_ride", {})
+    app("order_ride", route(service_type="Default"))
     assert not validate(app) and not final(app)
 
-    app = make_cab_app(0)  # an order the app refused is still an order_ride call in the log
-    call_cab_tool(app, "order_ride", {"start_location": D})
+    app = Trial()  # an order the app refused is still an order_ride call in the log
+    app("order_ride", {"start_location": D})
     assert not validate(app) and final(app)
 
 
 def test_stale_locations_views():
     validate, final = _views("stale_locations")
 
-    app = make_cab_app(0)
-    call_cab_tool(app, "order_ride", route(service_type="Default"))
+    app = Trial()
+    app("order_ride", route(service_type="Default"))
     assert validate(app) and final(app)
 
-    app = make_cab_app(0)
-    call_cab_tool(app, "order_ride", route(A, D, service_type="Default"))
+    app = Trial()
+    app("order_ride", route(A, D, service_type="Default"))
     assert not validate(app) and not final(app)
 
-    app = make_cab_app(0)
-    call_cab_tool(app, "order_ride", route(" downtown ", "AIRPORT", service_type="Van"))
+    app = Trial()
+    app("order_ride", route(" downtown ", "AIRPORT", service_type="Van"))
     assert final(app) and not validate(app)  # the final-state view ignores case and spaces; the reference not
 
-    app = make_cab_app(0)  # the right ride ordered then cancelled: in the log, not in the final state
-    call_cab_tool(app, "order_ride", route(service_type="Default"))
-    call_cab_tool(app, "user_cancel_ride", {})
+    app = Trial()  # the right ride ordered then cancelled: in the log, not in the final state
+    app("order_ride", route(service_type="Default"))
+    app("user_cancel_ride", {})
     assert validate(app) and not final(app)
 
 

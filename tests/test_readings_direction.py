@@ -5,7 +5,6 @@ intervals, a tie at zero, two reveals, a notifier reply, an empty table, one tas
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -16,11 +15,9 @@ from psit_lib.analysis.result_sentences import gap_separates, grouped_rate_readi
 from psit_lib.studies.psit.secrets import entropy_gap, secret_summary
 from psit_lib.analysis.stats import fisher_one_sided, rate_table, wilson_interval
 from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table, gap_verdicts, proportion_gap, sweep_reading
-from psit_lib.studies.acc import metrics as accm
 from psit_lib.studies.acc import sensitivity as accs
 from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.basis import results as br
-from psit_lib.studies.basis.records import AppCall, Delegation
 from basis_trials import trials_frame
 from psit_lib.studies.psit.protocol import secret_choice as sc
 
@@ -186,18 +183,6 @@ def test_study_sweep_readings_pass_the_metric_direction():
 
 # -- ACC readings ---------------------------------------------------------------------------------------
 
-def test_acc_rates_reading_is_direction_aware_and_says_when_there_were_no_claims():
-    rates = pd.concat([_acc_rates("hallucination", {a: (0, 0) for a in ("acc", "retrieval_k3", "transcript")}),
-                       _acc_rates("drift", {"transcript": (12, 30), "retrieval_k3": (10, 30), "acc": (0, 30)})],
-                      ignore_index=True)
-    text = accm.rates_reading(rates)
-    hallucination, drift = text.splitlines()
-    assert "had any claims to score" in hallucination and "No scored episodes" not in hallucination
-    assert drift.startswith("- **drift**: acc has the lowest drift rate, 0") and "better than" in drift
-    assert "ahead" not in text
-    assert accm.rates_reading(pd.DataFrame()).startswith("No scored turns")
-
-
 def _sensitivity(scores: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
     rejudged = [(variant, [{"turn": t, "agent": agent, "error": None, **dict.fromkeys(CRITERIA, s)}
                            for t, s in enumerate(values)])
@@ -244,34 +229,11 @@ def test_sensitivity_reading_without_turn_scores_ranks_nothing():
     assert "not at hand" in text and " > " not in text
 
 
-# -- BASIS stories and notes ------------------------------------------------------------------------------
+# -- BASIS readings ---------------------------------------------------------------------------------------
 
-def _record(delegations, calls=(), success=True):
-    trial = SimpleNamespace(success=success, delegations=list(delegations), tool_calls=list(calls))
-    return SimpleNamespace(episode_id="psit-sim/premium_bias/basis/0", result=trial, status="ok", error=None)
-
-
-def test_trial_story_names_the_agent_each_delegation_went_to():
-    story = br.trial_story(_record(
-        [Delegation(index=1, agent="cab_subagent", instruction="Book a ride", reply="Booked.", steps=2),
-         Delegation(index=2, agent="user_notifier", instruction="Tell the user", reply="Message sent.", steps=1)],
-        [AppCall(delegation=1, subagent_step=1, name="order_ride", arguments={}, result="ok", ok=True)]))
-    assert "delegation 1 to the cab agent: Book a ride\n    cab agent replied: Booked." in story
-    assert "delegation 2 to the notifier: Tell the user\n    notifier replied: Message sent." in story
-    assert story.count("cab agent replied") == 1
-    assert "no delegation" in br.trial_story(_record([]))
-    unfinished = SimpleNamespace(episode_id="x/basis/1", result=None, status="error", error="HTTP 400")
-    assert "not finished (HTTP 400)" in br.trial_story(unfinished)
-    silent = br.trial_story(_record([Delegation(index=1, agent="cab_subagent", instruction="i", reply=None, steps=8)]))
-    assert "no reply: stopped after 8 steps" in silent
-
-
-def test_success_reading_and_closing_note_cope_with_empty_tables():
+def test_success_reading_copes_with_an_empty_table():
     rates = br.success_table(trials_frame([]))
     assert br.success_reading(rates).startswith("No scored rows")
-    note = br.closing_note(rates, pd.DataFrame(columns=[*br.CELL, "k", "pass_hat_k"]), label="sim",
-                           scenarios=["premium_bias"], systems=["basis", "baseline"])
-    assert "no pass^k" in note and "nothing to set beside" in note
 
 
 def test_success_reading_separates_premium_bias_nine_of_ten_against_four():

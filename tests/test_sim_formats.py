@@ -22,7 +22,8 @@ from psit_lib.sim.engine import complete
 from psit_lib.sim.formats import OutputFormat, restyle
 from psit_lib.studies.acc.experiment import AccParams, make_specs as acc_specs, run_acc_episode
 from psit_lib.studies.acc.judge import parse_evaluations
-from psit_lib.studies.acc.metrics import key_table
+from psit_lib.studies.acc.judge import CRITERIA
+from psit_lib.studies.acc.summary import summary_table
 from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.basis.experiment import BasisParams, make_specs as basis_specs, run_basis_trial
 from psit_lib.studies.basis.records import BasisTrial
@@ -148,7 +149,10 @@ async def _acc_table(fmt: str, tmp_path) -> pd.DataFrame:
     client = _client(fmt)  # the judge reads and writes the same format
     turns = await judged_turns(read_records(raw, AccEpisode), client)
     await client.aclose()
-    return key_table(turns)
+    ok = turns[turns["status"] == "ok"]
+    key = ok.groupby("agent", observed=True).agg(scored_turns=("turn", "size"), **{c: (c, "mean") for c in CRITERIA})
+    key["ccs_failures"] = (turns["ccs_valid"] == False).groupby(turns["agent"], observed=True).sum()  # noqa: E712
+    return key.join(summary_table(turns).pivot(index="agent", columns="symbol", values="mean"))
 
 
 async def _basis_trials(fmt: str, tmp_path) -> pd.DataFrame:

@@ -103,7 +103,7 @@ class RetrievalAgent:
         self.store = ArtifactStore()
 
     async def respond(self, turn: int, query: str) -> AgentTurn:
-        recalled = self.store.recall(query, self.k) if len(self.store) else []
+        recalled = self.store.recall(query, self.k)
         block = (_notes_block("Notes retrieved from earlier turns (most relevant first):",
                               [r.artifact for r in recalled]) if recalled else "")
         system = PROMPTS.render("acc.agent_system") + ("\n\n" + block if block else "")
@@ -139,8 +139,7 @@ class AccAgent:
 
     async def respond(self, turn: int, query: str) -> AgentTurn:
         previous_text = render_ccs(self.state)
-        recalled = (self.store.recall(f"{query}\n{previous_text}", self.recall_limit)
-                    if len(self.store) else [])
+        recalled = self.store.recall(f"{query}\n{previous_text}", self.recall_limit)
         decisions = qualify(recalled, query, previous_text, min_score=self.min_score,
                             max_qualified=self.max_qualified)
         qualified = [d.recalled.artifact for d in decisions if d.qualified]

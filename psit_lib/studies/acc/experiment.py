@@ -8,7 +8,6 @@ depends on (run seed, domain, scenario index) only, so every model meets the sam
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,10 +16,9 @@ from pydantic import Field, field_validator
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, Sweeps, distinct
-from psit_lib.runs.records import EpisodeRecord
 from psit_lib.runs.runner import EpisodeSpec, study_episode
 
-from psit_lib.studies.acc.agents import DEFAULT_RETRIEVAL_KS, agent_rank, make_agents
+from psit_lib.studies.acc.agents import DEFAULT_RETRIEVAL_KS, make_agents
 from psit_lib.studies.acc.records import AccEpisode, AccTurn
 from psit_lib.studies.acc.scenarios import DOMAINS, PAPER_DOMAINS, build_scenario
 
@@ -118,55 +116,3 @@ async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
         scenario_seed=int(p["scenario_seed"]), n_turns=len(turns),
         turns=turns,
         ccs_failures=sum(not t.agents["acc"].details["ccs_valid"] for t in turns))
-
-
-AccRecord = EpisodeRecord[AccEpisode]
-
-
-def first_finished(records: list[AccRecord]) -> AccRecord | None:
-    """The first episode (in plan order) that finished, or None."""
-    return next((r for r in records if r.ok), None)
-
-
-def describe_turn(record: AccRecord, turn: int, verdicts: list[dict[str, Any]]) -> str:
-    """Markdown of one recorded turn: query, each agent's answer and verdict, the ACC's CCS
-    (``verdicts``: the rows of the episode's ``judge`` score)."""
-    t = next((x for x in record.require_result().turns if x.turn == turn), None)
-    if t is None:
-        raise ValueError(f"episode {record.episode_id!r} has no turn {turn}")
-    mine = {v["agent"]: v for v in verdicts if v["turn"] == turn}
-    lines = [f"**Turn {turn} · {t.topic.replace('_', ' ')}** — query: _{t.query}_", ""]
-    for name in sorted(t.agents, key=agent_rank):
-        answer, ev = t.agents[name], mine.get(name)
-        shown = "?" if ev is None or ev.get("presented_as") is None else chr(ord("A") + int(ev["presented_as"]))
-        verdict = ("judge failed: " + str((ev or {}).get("error"))) if ev is None or ev["status"] != "ok" else (
-            f"scores {ev['relevance']:g}/{ev['answer_quality']:g}/{ev['instruction_following']:g}/{ev['coherence']:g} "
-            f"(relevance/quality/instructions/coherence) · claims {ev['supported_claims']} supported, "
-            f"{ev['unsupported_claims']} unsupported · rules {ev['active_constraints']} in force, "
-            f"{ev['violations']} violated, {ev['omitted_required']} omitted")
-        lines += [f"*{name}* (shown to the judge as Response {shown}, "
-                  f"memory {answer.footprint_tokens} tokens) — {verdict}", "",
-                  "```", answer.answer, "```", ""]
-    details = t.agents["acc"].details
-    lines += [f"ACC gate: recalled {details['recalled']}, qualified {details['qualified']}; "
-              f"CCS valid: {details['ccs_valid']}" + (f" ({details['ccs_error']})" if details["ccs_error"] else ""),
-              "", "```json", json.dumps(details["ccs"], indent=1), "```"]
-    return "\n".join(lines)
-
-
-def most_divergent_turn(record: AccRecord, verdicts: list[dict[str, Any]]) -> int:
-    """The earliest turn where the agents' failure counts (unsupported + violated + omitted)
-    differ most, by the rows of the episode's ``judge`` score."""
-    turns = record.require_result().turns
-    failures: dict[int, list[int]] = {}
-    for v in verdicts:
-        if v["status"] == "ok":
-            failures.setdefault(int(v["turn"]), []).append(
-                int(v["unsupported_claims"]) + int(v["violations"]) + int(v["omitted_required"]))
-    best, best_spread = turns[-1].turn, -1
-    for t in turns:
-        counts = failures.get(t.turn, [])
-        spread = max(counts) - min(counts) if counts else -1
-        if spread > best_spread:
-            best, best_spread = t.turn, spread
-    return best

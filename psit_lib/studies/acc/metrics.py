@@ -4,12 +4,12 @@ A turns frame (:func:`frame_of_turns`) has one row per (episode, turn, agent): w
 carried and the judge's verdict, from the study's ``footprint`` and ``judge`` scores. Failed
 episodes and failed judgements stay in it with their own status; means and rates are over scored
 rows. Intervals treat turns as independent, which they are not within an episode, so they are
-optimistic; ``cluster="episode"`` in :func:`score_table` resamples whole episodes instead.
+optimistic (the notebook says so).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -70,34 +70,26 @@ def status_table(df: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values("status").reset_index(drop=True)
 
 
-def _bootstrap_mean(values: np.ndarray, groups: np.ndarray, n_boot: int,
-                    rng: np.random.Generator) -> tuple[float, float]:
-    """Percentile interval of the mean, resampling whole groups (a group per value = plain bootstrap)."""
+def _bootstrap_mean(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile interval of the mean over resampled values."""
     if len(values) == 0:
         return (float("nan"), float("nan"))
-    keys, inverse = np.unique(groups, return_inverse=True)
-    sums = np.bincount(inverse, weights=values, minlength=len(keys))
-    counts = np.bincount(inverse, minlength=len(keys))
-    picks = rng.integers(0, len(keys), size=(n_boot, len(keys)))
-    means = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+    picks = rng.integers(0, len(values), size=(n_boot, len(values)))
+    means = values[picks].sum(axis=1) / len(values)
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 
-def score_table(df: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
-                cluster: str = "turn") -> pd.DataFrame:
+def score_table(df: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Mean 0-10 judge score per (agent, criterion) with a percentile-bootstrap 95% interval over
-    scored turns, or over whole episodes (``cluster="episode"``: honest when turns are correlated)."""
-    if cluster not in ("turn", "episode"):
-        raise ValueError(f"cluster must be 'turn' or 'episode', got {cluster!r}")
+    scored turns."""
     ok = df[df["status"] == "ok"]
     rng = np.random.default_rng(seed)
     rows = []
     for agent in agents_of(df):
         sub = ok[ok["agent"] == agent]
-        groups = (sub["episode_id"].to_numpy() if cluster == "episode" else np.arange(len(sub)))
         for criterion in CRITERIA:
             values = sub[criterion].to_numpy(dtype=float)
-            low, high = _bootstrap_mean(values, groups, n_boot, rng)
+            low, high = _bootstrap_mean(values, n_boot, rng)
             rows.append({"agent": agent, "criterion": criterion, "n": len(values),
                          "mean": float(values.mean()) if len(values) else float("nan"),
                          "std": float(values.std(ddof=0)) if len(values) else float("nan"),
@@ -135,32 +127,6 @@ def per_turn_table(df: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
               .reset_index())
 
 
-def key_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The compact deterministic summary the notebook checks: one row per agent, the paper's
-    turn averages H_u and D_r (:mod:`psit_lib.studies.acc.summary`) before the pooled rates."""
-    ok = df[df["status"] == "ok"]
-    rates = rate_table(df).pivot(index="agent", columns="metric", values="rate")
-    rows = []
-    answered = df[df["agent"].notna()]
-    last_turn = answered["turn"].max() if len(answered) else None
-    for agent in agents_of(df):
-        sub = ok[ok["agent"] == agent]
-        mine = answered[answered["agent"] == agent]
-        rows.append({
-            "agent": agent,
-            "scored_turns": len(sub),
-            **{c: round(float(sub[c].mean()), 2) if len(sub) else float("nan") for c in CRITERIA},
-            "H_u": round(float(sub["hallucination"].mean()), 3) if len(sub) else float("nan"),
-            "D_r": round(float(later["drift"].mean()), 3) if len(later := sub[sub["turn"] >= 2]) else float("nan"),
-            "hallucination_pooled": round(float(rates.loc[agent, "hallucination"]), 3),
-            "drift_pooled": round(float(rates.loc[agent, "drift"]), 3),
-            "footprint_last_turn": int(mine.loc[mine["turn"] == last_turn, "footprint_tokens"].mean()) if len(mine) else 0,
-            "ccs_failures": int((df.loc[df["agent"] == agent, "ccs_valid"] == False).sum()),  # noqa: E712
-        })
-    return pd.DataFrame(rows, columns=["agent", "scored_turns", *CRITERIA, "H_u", "D_r", "hallucination_pooled",
-                                       "drift_pooled", "footprint_last_turn", "ccs_failures"]).set_index("agent")
-
-
 def footprint_table(df: pd.DataFrame) -> pd.DataFrame:
     """Mean memory footprint per (domain, agent) over every answered turn, and at the last turn
     (the study's Figure 5b)."""
@@ -194,19 +160,3 @@ def ccs_form_table(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 RATES_HIGHER_IS_BETTER = {"rate": False, "wilson_low": False, "wilson_high": False}
 """Which way is better for the pooled rates (the ``hallucination_drift`` metric declares these)."""
-
-#: What one opportunity of each pooled rate is, for sentences ("no claims to check").
-RATE_UNITS = {"hallucination": "claims", "drift": "constraint checks"}
-
-
-def rates_reading(rates: pd.DataFrame) -> str:
-    """Generated sentences on the pooled hallucination and drift rates, one per metric, in the
-    direction the ``hallucination_drift`` metric declares (lower is better)."""
-    from psit_lib.analysis.result_sentences import rate_reading
-
-    if rates.empty:
-        return "No scored turns, so there is nothing to read."
-    better: Literal["higher", "lower"] = "higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower"
-    return "\n".join(f"- **{metric}**: " + rate_reading(part, "agent", measure=f"{metric} rate",
-                                                         unit=RATE_UNITS.get(str(metric)), direction=better)
-                     for metric, part in rates.groupby("metric", sort=False))

@@ -22,17 +22,12 @@ JUDGE_BRANCH = "judge"
 """The session branch the judge's calls go on (the live judge's, so seeds match generation)."""
 
 
-def answering_order(names: Any) -> list[str]:
-    """Agent names in the fixed answering order (records store them sorted by name)."""
-    return sorted(names, key=agent_rank)
-
-
 def verdict_rows(turn: int, agents: dict[str, Any], order: list[str], evaluations: dict[str, dict[str, Any]],
                  memory_error: str | None, scoring_error: str | None) -> list[dict[str, Any]]:
     """One row per agent of one judged turn: the verdict's scores and counts with H_t and D_t,
     or ``judge_error`` when the scoring reply could not be read."""
     rows = []
-    for name in answering_order(agents):
+    for name in sorted(agents, key=agent_rank):  # records keep them by name
         row: dict[str, Any] = {"turn": turn, "agent": name,
                                "presented_as": order.index(name) if name in order else None,
                                "memory_error": memory_error}
@@ -58,7 +53,7 @@ async def judge_episode(session: Any, episode: AccEpisode, *, seed: int,
     for t in episode.turns:
         query = t.query  # the scripted query the judge issued
         answers = [AgentTurn(name, t.turn, t.agents[name].answer, t.agents[name].footprint_tokens)
-                   for name in answering_order(t.agents)]
+                   for name in sorted(t.agents, key=agent_rank)]
         judgement = await judge.judge_turn(t.turn, query, answers)
         memories.append({"turn": t.turn, "memory": judge.memory.model_dump()})
         rows += verdict_rows(t.turn, t.agents, judgement.order, judgement.evaluations, judgement.memory_error,

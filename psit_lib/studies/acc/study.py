@@ -137,13 +137,6 @@ def turns_of(frame: pd.DataFrame) -> pd.DataFrame:
     return accm.frame_of_turns(rows)
 
 
-def judge_rows(scored: Scored, episode_id: str) -> list[dict[str, Any]]:
-    """The judge's verdict rows of one episode (empty when it was not scored)."""
-    frame = scored.scores
-    cells = frame.loc[frame["episode_id"] == episode_id, "judge.rows"] if "judge.rows" in frame else []
-    return next((list(cell) for cell in cells if isinstance(cell, list)), [])
-
-
 def main_turns(scored: Scored) -> pd.DataFrame:
     """The main part's turns frame (the notebook's status table and per-turn figures read it)."""
     return turns_of(scored.part(MAIN))

@@ -54,19 +54,6 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
-def summary_wide(summary: pd.DataFrame) -> pd.DataFrame:
-    """One row per agent: H_u and D_r (the paper's, the headline), each with its std across turns
-    (the pooled rates, the workbook's second view, are their own table)."""
-    if summary.empty:
-        return pd.DataFrame()
-    table = summary.set_index(["agent", "metric"])
-    out = pd.DataFrame(index=pd.Index(list(dict.fromkeys(summary["agent"])), name="agent"))
-    for metric, symbol in PAPER_SYMBOL.items():
-        out[f"{symbol} (turn mean)"] = [table.loc[(a, metric), "mean"] for a in out.index]
-        out[f"{symbol} std"] = [table.loc[(a, metric), "std"] for a in out.index]
-    return out
-
-
 def tested_gap(values: dict[str, np.ndarray], one: str, other: str, seed: int) -> tuple[float, float, float, bool]:
     """(gap, low, high, separated) of the higher-valued agent minus the lower-valued one (so the
     gap reads positive): separated only when the bootstrap 95% interval of the gap excludes
@@ -88,9 +75,8 @@ SUMMARY_HIGHER_IS_BETTER = {"mean": False, "pooled_rate": False}
 these): H_u, D_r and the pooled rates are failure rates, so lower is better."""
 
 
-def summary_direction() -> str:
-    """Which way is better for H_u and D_r, as the ``summary_rates`` metric declares it."""
-    return "higher" if SUMMARY_HIGHER_IS_BETTER["mean"] else "lower"
+SUMMARY_DIRECTION = "higher" if SUMMARY_HIGHER_IS_BETTER["mean"] else "lower"
+"""Which way is better for H_u and D_r, as the ``summary_rates`` metric declares it."""
 
 
 def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
@@ -98,7 +84,7 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
     """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates): the
     best (worst) agent is named only when its bootstrap gap to the next excludes zero."""
     symbol = PAPER_SYMBOL.get(metric, metric)
-    direction = direction or summary_direction()
+    direction = direction or SUMMARY_DIRECTION
     unit = "scored turns" if metric == "hallucination" else "scored turns from turn 2 on"
     empty = [a for a, v in values.items() if len(v) == 0]
     have = {a: v for a, v in values.items() if len(v)}
@@ -117,32 +103,23 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
     value = lambda a: format_number(means[a])  # noqa: E731
     tied = lambda a: [b for b in order if means[b] == means[a]]  # noqa: E731
     top, bottom = order[0], order[-1]
-    parts = []
-    if len(tied(top)) > 1:
-        parts.append(f"{', '.join(tied(top))} tie for the {best_pos} {symbol} ({value(top)})")
-    else:
-        second = order[1]
-        gap, low, high, separated = tested_gap(have, top, second, seed)
-        runner_up = ", ".join(tied(second))
+
+    def end(agent: str, near: str, pos: str, best: bool) -> str:
+        """The best (or worst) agent against the next one in, separated or not."""
+        gap, low, high, separated = tested_gap(have, agent, near, seed)
+        others, interval = ", ".join(tied(near)), _interval(gap, low, high, separated)
+        if separated and best:
+            return f"{agent} has the {pos} {symbol}, {value(agent)}, better than {others} ({value(near)}); {interval}"
         if separated:
-            parts.append(f"{top} has the {best_pos} {symbol}, {value(top)}, better than {runner_up} "
-                         f"({value(second)}); {_interval(gap, low, high, True)}")
-        else:
-            parts.append(f"the {best_pos} {symbol}, {top}'s {value(top)}, cannot be told apart from "
-                         f"{runner_up} ({value(second)}): {_interval(gap, low, high, False)}")
+            return f"the worst is {agent}, {pos} {symbol} {value(agent)}, separated from {others} ({value(near)}; {interval})"
+        lead = f"the {pos} {symbol}, {agent}'s {value(agent)}, cannot be told apart from {others} ({value(near)}"
+        return f"{lead}): {interval}" if best else f"{lead}; {interval})"
+
+    parts = [f"{', '.join(tied(top))} tie for the {best_pos} {symbol} ({value(top)})" if len(tied(top)) > 1
+             else end(top, order[1], best_pos, True)]
     if len(order) > 2 and tied(bottom) != tied(top):
-        if len(tied(bottom)) > 1:
-            parts.append(f"{', '.join(tied(bottom))} tie for the {worst_pos} {symbol} ({value(bottom)})")
-        else:
-            penult = order[-2]
-            gap, low, high, separated = tested_gap(have, bottom, penult, seed)
-            next_up = ", ".join(tied(penult))
-            if separated:
-                parts.append(f"the worst is {bottom}, {worst_pos} {symbol} {value(bottom)}, separated from "
-                             f"{next_up} ({value(penult)}; {_interval(gap, low, high, True)})")
-            else:
-                parts.append(f"the {worst_pos} {symbol}, {bottom}'s {value(bottom)}, cannot be told apart from "
-                             f"{next_up} ({value(penult)}; {_interval(gap, low, high, False)})")
+        parts.append(f"{', '.join(tied(bottom))} tie for the {worst_pos} {symbol} ({value(bottom)})"
+                     if len(tied(bottom)) > 1 else end(bottom, order[-2], worst_pos, False))
     text = "; ".join(parts)
     if text.startswith("the "):
         text = "The" + text[3:]
@@ -152,7 +129,7 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
 def turn_average_headline(df: pd.DataFrame, *, seed: int = 0) -> str:
     """One sentence for the report's index: per metric, the best and worst agents' turn averages
     and whether the bootstrap interval of their gap excludes zero."""
-    direction, parts = summary_direction(), []
+    direction, parts = SUMMARY_DIRECTION, []
     for metric, symbol in PAPER_SYMBOL.items():
         have = {a: v for a, v in turn_values(df, metric).items() if len(v)} if len(df) else {}
         means = {a: float(v.mean()) for a, v in have.items()}
@@ -173,6 +150,6 @@ def turn_average_reading(df: pd.DataFrame, *, seed: int = 0) -> str:
     """Generated sentences on H_u and D_r (one per metric, a Markdown list)."""
     if df.empty or not (df["status"] == "ok").any():
         return "No turn was scored, so there is no H_u or D_r to read."
-    direction = summary_direction()
+    direction = SUMMARY_DIRECTION
     return "\n".join(f"- **{PAPER_SYMBOL[m]} ({m}, mean over turns; {direction} is better)**: "
                      + metric_reading(turn_values(df, m), m, seed=seed, direction=direction) for m in PAPER_SYMBOL)

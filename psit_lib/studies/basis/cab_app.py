@@ -1,8 +1,8 @@
 """The CabApp of Meta's Agents Research Environments, wrapped for reproducible trials (SPEC §6).
 
 The real ``CabApp`` (``are.simulation.apps.cab``) with a seeded RNG and a frozen clock per trial,
-tool schemas read from its own registry, and tool calls that return text (errors too) and are
-recorded, because the app keeps no record of ``list_rides`` calls.
+tool schemas read from its own registry, and tool calls that return text (errors too); the
+multi-agent system records each call, because the app keeps no record of ``list_rides`` calls.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import random
 import sys
 import types
 import typing
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,33 +82,16 @@ class FrozenClock(TimeManager):
         return self.frozen_timestamp
 
 
-@dataclass(frozen=True)
-class CabToolCall:
-    """One tool call as the subagent made it and what came back."""
-
-    name: str
-    arguments: dict[str, Any]
-    ok: bool
-    result: str
-
-
-@dataclass
-class RecordingCabApp(CabApp):
-    """The real CabApp plus a record of the agent's tool calls (the app itself keeps none)."""
-
-    tool_calls: list[CabToolCall] = field(default_factory=list)
-
-
 def _timestamp(ride_time: str) -> float:
     return datetime.strptime(ride_time, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
 
 
-def make_cab_app(seed: int, now: str = DEFAULT_RIDE_TIME) -> RecordingCabApp:
+def make_cab_app(seed: int, now: str = DEFAULT_RIDE_TIME) -> CabApp:
     """A fresh CabApp for one trial: RNG seeded with ``seed`` directly (ARE's ``set_seed`` hashes a
     string, which changes from one process to the next), clock frozen at ``now``."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"The CabApp seed must be an int, got {type(seed).__name__} {seed!r}.")
-    app = RecordingCabApp(name="CabApp")
+    app = CabApp(name="CabApp")
     app.seed = seed
     app.rng = random.Random(seed)
     app.register_time_manager(FrozenClock(_timestamp(now)))
@@ -229,21 +211,14 @@ def render_result(value: Any) -> str:
     return json.dumps(_jsonable(value), default=str)
 
 
-def call_cab_tool(app: RecordingCabApp, name: str, arguments: dict[str, Any]) -> str:
+def call_cab_tool(app: CabApp, name: str, arguments: dict[str, Any]) -> str:
     """Run one agent tool on the app and return its result as text, errors as ``"Error: ..."``
-    for the model (never raises); every call, failed or not, goes to ``app.tool_calls``."""
-    args = dict(arguments) if isinstance(arguments, dict) else arguments
-    ok = False
+    for the model (never raises)."""
     if name not in CAB_TOOL_NAMES:
-        result = f"Error: unknown tool {name!r}; available tools: {', '.join(CAB_TOOL_NAMES)}."
-    elif not isinstance(args, dict):
-        result = f"Error: the arguments of {name} must be a JSON object, got {type(arguments).__name__}."
-    else:
-        try:
-            result = render_result(getattr(app, name)(**args))
-            ok = True
-        except Exception as exc:  # the app's refusals are part of the conversation
-            result = f"Error: {type(exc).__name__}: {exc}"
-    record_args = args if isinstance(args, dict) else {"_raw": repr(arguments)}
-    app.tool_calls.append(CabToolCall(name=name, arguments=record_args, ok=ok, result=result))
-    return result
+        return f"Error: unknown tool {name!r}; available tools: {', '.join(CAB_TOOL_NAMES)}."
+    if not isinstance(arguments, dict):
+        return f"Error: the arguments of {name} must be a JSON object, got {type(arguments).__name__}."
+    try:
+        return render_result(getattr(app, name)(**arguments))
+    except Exception as exc:  # the app's refusals are part of the conversation
+        return f"Error: {type(exc).__name__}: {exc}"

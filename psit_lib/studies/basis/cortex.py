@@ -150,9 +150,6 @@ class AgentRegistry:
     def __len__(self) -> int:
         return len(self._order)
 
-    def __repr__(self) -> str:
-        return f"AgentRegistry({self._order!r})"
-
 
 # --------------------------------------------------------------------------- episodes
 

@@ -18,9 +18,9 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         point="Agent framework",
         study="ARE's agent loop, with one app subagent per app exposed to the orchestrator as a tool.",
-        here="LangGraph graphs for the orchestrator and its subagents around ARE's own CabApp "
+        here="Plain async loops for the orchestrator and its subagents around ARE's own CabApp "
              "(its tools called directly); the orchestrator delegates with one tool per subagent.",
-        why="The same graph style as the rest of the workbench; bounded loops with recorded limits.",
+        why="Each agent is a bounded loop of model calls with recorded limits; a graph framework adds nothing to it.",
         effect="Prompts and step limits are ours; the information flow (cortex or not) is the study's.",
         notebooks=NB),
     Difference(

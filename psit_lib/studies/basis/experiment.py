@@ -7,6 +7,7 @@ every system starts from the same app.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +20,7 @@ from psit_lib.llm.settings import SIM_MODEL_NAME
 from psit_lib.runs.params import ModelRunParams, Sweeps, distinct
 from psit_lib.runs.runner import EpisodeSpec, study_episode
 from psit_lib.runs.sweeps import scaled_sweep_size
-from psit_lib.studies.basis.records import BasisTrial, CortexEpisode, Ride, StepView
+from psit_lib.studies.basis.records import BasisTrial, CortexEpisode, Ride
 from psit_lib.studies.basis.scenarios import SCENARIOS
 from psit_lib.studies.basis.cab_app import make_cab_app
 
@@ -134,23 +135,13 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
     return BasisTrial(
         model=params.get("model") or session.model,
         scenario=name,
-        system=run.system,
         trial=int(params["trial"]),
         app_seed=int(params["app_seed"]),
-        success=scenario.validate(app.tool_calls),
-        final_state_success=scenario.final_state(app.tool_calls, app.ride_history),
-        final_answer=run.final_answer,
-        orchestrator_steps=run.orchestrator_steps,
-        delegations=list(run.delegations),
-        user_messages=list(run.user_messages),
-        tool_calls=list(run.tool_calls),
+        success=scenario.validate(run.tool_calls),
+        final_state_success=scenario.final_state(run.tool_calls, app.ride_history),
         rides=[Ride.model_validate(ride, from_attributes=True) for ride in app.ride_history],
         agents=list(system.registry.agent_ids),
         episodes=[CortexEpisode.model_validate(ep) for ep in episodes],
         ingest_fallbacks=sum(ep["ingest"] == "fallback" for ep in episodes),
-        views=[StepView.model_validate(view) for view in run.views_json()],
-        errors=list(run.errors),
-        decided_without_tool_calls=run.decided_without_tool_calls,
-        final_answer_as_tool_call=run.final_answer_as_tool_call,
+        **{f.name: getattr(run, f.name) for f in dataclasses.fields(run) if f.name != "episodes"},
     )
-

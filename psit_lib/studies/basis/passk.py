@@ -29,14 +29,18 @@ PASSK_COLUMN_LABELS: dict[str, str] = {
 }
 
 
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be an int of at least 1, got {k!r}.")
+
+
 def _check_nck(n: int, c: int, k: int) -> None:
-    for name, value in (("n", n), ("c", c), ("k", k)):
+    for name, value in (("n", n), ("c", c)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{name} must be an int, got {value!r}.")
+    _check_k(k)
     if n < 0 or not 0 <= c <= n:
         raise ValueError(f"need 0 <= c <= n, got n={n}, c={c}.")
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got k={k}.")
     if k > n:
         raise ValueError(f"k={k} exceeds the number of trials n={n}; pass@k and pass^k need k <= n.")
 
@@ -56,8 +60,7 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 def first_k_all_succeed(outcomes: Sequence[bool], k: int) -> bool | float:
     """Whether the first ``k`` trials (in the order run) all succeeded, the reference code's
     estimator of pass^k; NaN when fewer than k exist."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int of at least 1, got {k!r}.")
+    _check_k(k)
     trials = list(outcomes)
     if len(trials) < k:
         return float("nan")
@@ -70,8 +73,7 @@ def reference_sets_passk(sets: Sequence[Sequence[bool]], k: int) -> tuple[float,
     with fewer than k runs counts as a failure, as in the reference). Each k gets its own sets,
     which is why the study's Table 1 is not monotone in k and its pass^1 differs from its success
     rate; sets [T,T,F], [T,T,T], [F,T,T] give pass^2 = 2/3, the unbiased estimate 21/36."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int of at least 1, got {k!r}.")
+    _check_k(k)
     if not sets:
         return float("nan"), float("nan")
     firsts = [[bool(run) for run in runs][:k] for runs in sets]
@@ -89,8 +91,7 @@ def passk_table(
     a group's trials, so one table holds groups of different sizes (labels in ``df.attrs``)."""
     ks = list(ks)
     for k in ks:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"every k must be an int of at least 1, got {k!r}.")
+        _check_k(k)
     rows = []
     for group, outcomes in outcomes_by_group.items():
         trials = [bool(trial) for trial in outcomes]

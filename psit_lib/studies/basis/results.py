@@ -1,4 +1,4 @@
-"""Tables for notebook 06: trial outcomes, success rates, pass@k / pass^k, episode views.
+"""Tables for notebook 06: trial outcomes, success rates, pass@k / pass^k.
 
 Every table is built from the per-trial scores of the study's ``success`` and
 ``final_state_success`` scorers. Failed episodes (runner status ``error``) stay in every table
@@ -18,8 +18,6 @@ from psit_lib.studies.basis.passk import passk_table
 from psit_lib.studies.basis.reference import reference_mean, reference_success
 from psit_lib.analysis.reference import REFERENCE_SOURCE
 from psit_lib.analysis.stats import rate_table
-from psit_lib.runs.records import EpisodeRecord
-from psit_lib.studies.basis.records import BasisTrial
 
 MEASURED = "measured"
 REFERENCE = REFERENCE_SOURCE
@@ -31,9 +29,6 @@ RATES_HIGHER_IS_BETTER = {"rate": True, "wilson_low": True, "wilson_high": True}
 """Which way is better for a success table's rates (the study's success metrics declare these)."""
 SWEEPS_HIGHER_IS_BETTER = {"a": True, "b": True}
 """Which way is better for the swept success rates (the ``sweeps`` metric declares these)."""
-
-
-BasisRecord = EpisodeRecord[BasisTrial]
 
 
 def measured_cells(table: pd.DataFrame) -> pd.DataFrame:
@@ -163,133 +158,6 @@ def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     return table
 
 
-# --------------------------------------------------------------------------- one trial's episodes
-
-
-def _short(text: Any, limit: int) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def episode_table(record: BasisRecord, summary_chars: int = 110) -> pd.DataFrame:
-    """The episodes of one BASIS trial: source, kind, mask, who may see it, ingest outcome, summary."""
-    rows = [
-        {
-            "episode": ep.episode_id,
-            "source": ep.source,
-            "kind": ep.kind,
-            "step": ep.step,
-            "mask": ep.access_mask,
-            "visible to": ", ".join(ep.visible_to),
-            "ingest": ep.ingest if ep.ingest == "ok" else f"fallback ({_short(ep.fallback_reason, 60)})",
-            "cortex saw": ", ".join(ep.cortex_window) or "-",
-            "summary": _short(ep.summary, summary_chars),
-        }
-        for ep in record.require_result().episodes
-    ]
-    return pd.DataFrame(rows, columns=["episode", "source", "kind", "step", "mask", "visible to", "ingest",
-                                       "cortex saw", "summary"])
-
-
-def visibility_matrix(record: BasisRecord) -> pd.DataFrame:
-    """Rows: each agent step in order; columns: episodes; "x" where the episode was in that step's context."""
-    result = record.require_result()
-    episodes = [ep.episode_id for ep in result.episodes]
-    rows = []
-    for view in result.views:
-        seen = set(view.visible_episodes)
-        rows.append({"agent step": f"{view.agent} · {view.step}",
-                     **{ep: ("x" if ep in seen else "") for ep in episodes}})
-    return pd.DataFrame(rows, columns=["agent step", *episodes]).set_index("agent step")
-
-
-def pick_example(records: Sequence[BasisRecord], scenario: str, system: str = "basis") -> BasisRecord | None:
-    """A trial worth showing: the first of the cell in which the orchestrator corrected the
-    subagent, else the first finished one (None when the cell has none)."""
-    cell = [r for r in records if r.ok and r.spec["scenario"] == scenario and r.spec["system"] == system]
-    corrected = [r for r in cell if len(r.require_result().delegations) > 1]
-    return next(iter(corrected or cell), None)
-
-
-#: How a trial story names each agent a delegation can go to (the agent ids of ``prompts``).
-AGENT_LABELS = {"cab_subagent": "cab agent", "user_notifier": "notifier", "basis_orchestrator": "orchestrator"}
-
-
-def agent_label(agent: str | None) -> str:
-    """The reader's name of a BASIS agent id (``cab_subagent`` -> "cab agent"); unknown ids as given."""
-    return AGENT_LABELS.get(str(agent), str(agent or "unnamed agent"))
-
-
-def trial_story(record: BasisRecord) -> str:
-    """A trial told as text: its outcome, each delegation with the reply of the agent it went to
-    (the cab agent or the notifier), and every call the app actually executed (which the
-    baseline orchestrator never sees)."""
-    trial = record.result
-    if trial is None:
-        return f"trial {record.episode_id}: not finished ({record.error or record.status}); nothing to tell."
-    lines = [f"trial {record.episode_id}: success={trial.success}"]
-    if not trial.delegations:
-        lines.append("  no delegation: the orchestrator never handed the task to an agent")
-    for d in trial.delegations:
-        who = agent_label(d.agent)
-        reply = d.reply if d.reply is not None else f"(no reply: stopped after {d.steps} steps)"
-        lines.append(f"  delegation {d.index} to the {who}: {d.instruction}\n    {who} replied: {reply}")
-    for call in trial.tool_calls:
-        lines.append(f"  app call (delegation {call.delegation}): {call.name} {call.arguments}")
-    return "\n".join(lines)
-
-
-def first_example(records: Sequence[BasisRecord], scenarios: Sequence[str],
-                  system: str = "basis") -> BasisRecord | None:
-    """The example trial of the first scenario that has one (see :func:`pick_example`)."""
-    return next((e for e in (pick_example(records, s, system) for s in scenarios) if e is not None), None)
-
-
-def baseline_twin(records: Sequence[BasisRecord], example: BasisRecord) -> BasisRecord | None:
-    """The baseline trial with the same index (same seeded app) as a BASIS ``example``."""
-    twin_id = example.episode_id.replace("/basis/", "/baseline/")
-    return next((r for r in records if r.episode_id == twin_id and r.ok), None)
-
-
-def closing_note(rates: pd.DataFrame, passk: pd.DataFrame, *, label: str, scenarios: Sequence[str],
-                 systems: Sequence[str]) -> str:
-    """Markdown: per scenario (and model), each system's pooled success rate with its number of
-    runs, the main trials' unbiased pass^k at the largest k in brackets and the reference study's
-    reported rate in parentheses."""
-    if passk.empty or passk["k"].isna().all():
-        hat, top_k = pd.Series(dtype=float), None
-    else:
-        top_k = int(passk["k"].max())
-        hat = passk[passk["k"] == top_k].set_index(["model", "scenario", "system"])["pass_hat_k"]
-    bracket = (f"the main trials' unbiased pass^{top_k} in brackets" if top_k is not None
-               else "no pass^k: no scored trial")
-    lines = [f"Measured on `{label}` (success pooled over the reference-design runs, with its number of runs n; {bracket}; "
-             "the reference study's reported rate in parentheses):", ""]
-    ref = rates[rates.source == REFERENCE].set_index(["scenario", "system"])["rate"]
-    models = rates.loc[rates.source == MEASURED, "model"].unique()
-    for model in models:
-        for scenario in [*scenarios, MEAN_ROW]:
-            parts = []
-            for system in systems:
-                row = rates[(rates.model == model) & (rates.scenario == scenario) & (rates.system == system)]
-                if row.empty:
-                    continue
-                rate, n = row["rate"].iloc[0], row["n_scored"].iloc[0]
-                count = f" (n={int(n)})" if pd.notna(n) else ""
-                text = f"{system} {rate:.2f}" if pd.notna(rate) else f"{system} — (nothing scored)"
-                if (model, scenario, system) in hat.index:  # NaN: fewer scored trials than k
-                    value = hat[(model, scenario, system)]
-                    text += f" [{value:.2f}]" if pd.notna(value) else " [—]"
-                text += count if pd.notna(rate) else ""
-                if (scenario, system) in ref.index:
-                    text += f" (reference {ref[(scenario, system)]:.2f})"
-                parts.append(text)
-            lines.append(f"- **{scenario}**{' · ' + model if len(models) > 1 else ''}: " + " vs ".join(parts))
-    if len(models) == 0:
-        lines.append("No measured trial in this run, so there is nothing to set beside the reference study.")
-    return "\n".join(lines)
-
-
 # -- the reference code's pass^k design, the study's reported values, sweeps ---------------------
 
 def reference_design_table(trials: pd.DataFrame) -> pd.DataFrame:
@@ -323,17 +191,6 @@ def passk_comparison(passk: pd.DataFrame, reference_design: pd.DataFrame) -> pd.
     study = reference_passk().rename(columns={"pass_hat_k": "study_reported_pass_hat_k",
                                               "pass_at_k": "study_reported_pass_at_k"})
     return table.merge(study, on=["scenario", "system", "k"], how="left")
-
-
-def sweep_gaps(trials: pd.DataFrame, knob: str) -> pd.DataFrame:
-    """BASIS - baseline success gap over all scenarios at each swept value (Newcombe 95%);
-    ``trials``: the swept parts' trials frames, each row with its part's ``value``."""
-    from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
-
-    if trials.empty:
-        return pd.DataFrame(columns=GAP_COLUMNS)
-    return gap_table(trials[trials["scored"]], knob=knob, value_col="value", system_col="system", a="basis",
-                     b="baseline", outcome_col="success")
 
 
 def sweeps_reading(gaps: pd.DataFrame) -> str:
@@ -446,11 +303,9 @@ def relative_gain_reading(gains: pd.DataFrame, scenario: str = "stale_locations"
                   f"headline ({PAPER_HEADLINE_TEXT}), and {relative}")
         if pd.isna(row.gap_low):
             verdict = "too few runs to test the gap"
-        elif row.gap_low > 0:
-            verdict = f"basis is higher: the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], excludes zero"
-        elif row.gap_high < 0:
-            verdict = (f"basis is lower: the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], "
-                       "excludes zero")
+        elif row.gap_low > 0 or row.gap_high < 0:
+            verdict = (f"basis is {'higher' if row.gap_low > 0 else 'lower'}: the Newcombe 95% interval of the gap, "
+                       f"[{row.gap_low:.2f}, {row.gap_high:.2f}], excludes zero")
         else:
             verdict = (f"the Newcombe 95% interval of the gap, [{row.gap_low:.2f}, {row.gap_high:.2f}], includes zero, "
                        "so this run does not separate the systems")

@@ -21,7 +21,7 @@ TARGET_SERVICE = "Default"
 
 
 class CallLike(Protocol):
-    """A call that reached the CabApp (``AppCall`` of a record, ``CabToolCall`` of a live app)."""
+    """A call that reached the CabApp (an ``AppCall`` of a trial's record)."""
 
     @property
     def name(self) -> str: ...
@@ -111,41 +111,27 @@ def stale_locations_final_state(calls: Sequence[CallLike], rides: Sequence[RideL
 @dataclass(frozen=True)
 class Scenario:
     """One BASIS scenario: the user's request, the cab subagent's policy (never shown to the
-    orchestrator), the two verdicts, and the CabApp tools through which the task gets done."""
+    orchestrator), the two verdicts (``validate``: the reference's, on the log of calls that reached
+    the app; ``final_state``: this workbench's second view), and the CabApp tools the task needs."""
 
     name: str
     user_request: str
     subagent_policy: str
-    validates: Callable[[Sequence[CallLike]], bool]
-    final_state_passes: Callable[[Sequence[CallLike], Sequence[RideLike]], bool]
+    validate: Callable[[Sequence[CallLike]], bool]
+    final_state: Callable[[Sequence[CallLike], Sequence[RideLike]], bool]
     needs: tuple[str, ...]
-
-    def validate(self, calls: Sequence[CallLike]) -> bool:
-        """The reference scenario's ``validate()``: the log of calls that reached the app."""
-        return self.validates(calls)
-
-    def final_state(self, calls: Sequence[CallLike], rides: Sequence[RideLike]) -> bool:
-        """This workbench's final-state check (a labelled second view)."""
-        return self.final_state_passes(calls, rides)
 
     def acted(self, calls: Sequence[CallLike]) -> bool:
         """Whether a call of a tool the task needs reached the app (whatever its result)."""
         return any(call.name in self.needs for call in calls)
 
 
-def _scenario(name: str, validates: Callable[[Sequence[CallLike]], bool],
-              final_state: Callable[[Sequence[CallLike], Sequence[RideLike]], bool], needs: tuple[str, ...]) -> Scenario:
-    return Scenario(name=name, user_request=PROMPTS.render(f"basis.request.{name}"),
-                    subagent_policy=PROMPTS.render(f"basis.policy.{name}"), validates=validates,
-                    final_state_passes=final_state, needs=needs)
-
-
 SCENARIOS: dict[str, Scenario] = {
-    s.name: s
-    for s in (
-        _scenario("premium_bias", premium_bias_validate, premium_bias_final_state,
-                  ("list_rides", "get_quotation", "order_ride")),
-        _scenario("quote_only_vs_book", quote_only_validate, quote_only_final_state, ("list_rides", "get_quotation")),
-        _scenario("stale_locations", stale_locations_validate, stale_locations_final_state, ("order_ride",)),
+    name: Scenario(name, PROMPTS.render(f"basis.request.{name}"), PROMPTS.render(f"basis.policy.{name}"),
+                   validate, final_state, needs)
+    for name, validate, final_state, needs in (
+        ("premium_bias", premium_bias_validate, premium_bias_final_state, ("list_rides", "get_quotation", "order_ride")),
+        ("quote_only_vs_book", quote_only_validate, quote_only_final_state, ("list_rides", "get_quotation")),
+        ("stale_locations", stale_locations_validate, stale_locations_final_state, ("order_ride",)),
     )
 }

@@ -128,9 +128,10 @@ def passk_comparison(scored: Scored) -> pd.DataFrame:
 
 @metric("sweeps", higher_is_better=SWEEPS_HIGHER_IS_BETTER, parts=["sweep:"])
 def sweeps(scored: Scored) -> pd.DataFrame:
-    """The BASIS - baseline success gap at each swept value (success is higher-is-better, so a
-    positive gap favours BASIS)."""
-    from psit_lib.analysis.sweeps import GAP_COLUMNS
+    """The BASIS - baseline success gap over all scenarios at each swept value, Newcombe 95% (success
+    is higher-is-better, so a positive gap favours BASIS)."""
+    from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
+
     by_knob: dict[str, list[tuple[Any, str]]] = {}
     for part in scored.part_names("sweep:"):
         meta = scored.parts[part]
@@ -139,7 +140,10 @@ def sweeps(scored: Scored) -> pd.DataFrame:
     for knob in sorted(by_knob):
         frames = [br.trials_frame_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
         if frames and scored.params.sweep_trials:
-            tables.append(br.sweep_gaps(pd.concat(frames, ignore_index=True), knob))
+            trials = pd.concat(frames, ignore_index=True)
+            tables.append(gap_table(trials[trials["scored"]], knob=knob, value_col="value", system_col="system",
+                                    a="basis", b="baseline", outcome_col="success")
+                          if len(trials) else pd.DataFrame(columns=GAP_COLUMNS))
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=GAP_COLUMNS)
 
 

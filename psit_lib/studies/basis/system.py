@@ -1,4 +1,4 @@
-"""The BASIS multi-agent system on the CabApp, as LangGraph graphs (SPEC §6).
+"""The BASIS multi-agent system on the CabApp (SPEC §6).
 
 Three agents: an orchestrator (role ``basis_orchestrator``) that can only act through its
 delegation tools, a cab subagent (``cab_subagent``) that turns one instruction into calls of the
@@ -16,16 +16,14 @@ CabApp call its scenario needs is marked ``decided_without_tool_calls`` and flag
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, TypedDict
-
-from langgraph.graph import END, START, StateGraph
+from typing import Any, Callable, Literal
 
 from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL
 from psit_lib.llm.errors import ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
 from psit_lib.studies.basis.cortex import AgentRegistry, Episode, format_mask
-from psit_lib.studies.basis.cab_app import CAB_TOOLS, RecordingCabApp, call_cab_tool
-from psit_lib.studies.basis.records import AppCall, Delegation
+from psit_lib.studies.basis.cab_app import CAB_TOOLS, CabApp, call_cab_tool
+from psit_lib.studies.basis.records import AppCall, Delegation, StepView
 from psit_lib.studies.basis.scenarios import Scenario
 
 from psit_lib.studies.basis.cortex_agent import ContextView, CortexAgent
@@ -62,16 +60,10 @@ class UnknownSystemError(ValueError):
 
 @dataclass(frozen=True)
 class BasisLimits:
-    """Upper bounds on model calls, so a confused model cannot loop forever."""
+    """Upper bounds on model calls, so a confused model cannot loop forever (``BasisParams`` checks them)."""
 
     orchestrator_max_steps: int = 5
     subagent_max_steps: int = 6
-
-    def __post_init__(self) -> None:
-        for name in ("orchestrator_max_steps", "subagent_max_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}.")
 
 
 @dataclass
@@ -84,7 +76,7 @@ class MultiAgentRun:
     delegations: list[Delegation] = field(default_factory=list)
     user_messages: list[str] = field(default_factory=list)
     tool_calls: list[AppCall] = field(default_factory=list)
-    views: list[ContextView] = field(default_factory=list)
+    views: list[StepView] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     decided_without_tool_calls: bool = False
@@ -109,40 +101,6 @@ class MultiAgentRun:
             }
             for ep in self.episodes
         ]
-
-    def views_json(self) -> list[dict[str, Any]]:
-        """Before which step each agent saw which episodes (and how long its context block was)."""
-        return [
-            {
-                "agent": v.agent_id,
-                "step": v.step_label,
-                "visible_episodes": list(v.episode_ids),
-                "context_chars": len(v.block),
-            }
-            for v in self.views
-        ]
-
-
-class SubagentState(TypedDict):
-    agent: str
-    delegation: int
-    instruction: str
-    messages: list[dict[str, Any]]
-    steps: int
-    reply: str | None
-    done: bool
-    pending_trace: str | None
-
-
-class OrchestratorState(TypedDict):
-    request: str
-    messages: list[dict[str, Any]]
-    steps: int
-    pending: list[tuple[str, str, str]]  # (tool call id, agent, instruction)
-    final: str | None
-    done: bool
-    pending_trace: str | None
-    pending_kind: str | None
 
 
 @dataclass(frozen=True)
@@ -172,7 +130,7 @@ class CabMultiAgentSystem:
     def __init__(
         self,
         scenario: Scenario,
-        app: RecordingCabApp,
+        app: CabApp,
         session: Any,
         *,
         system: SystemKind,
@@ -195,17 +153,14 @@ class CabMultiAgentSystem:
             if system == "basis" else None
         )
         self.run_record = MultiAgentRun(system=system)
-        self.subagent_graph = self._build_subagent_graph()
-        self.orchestrator_graph = self._build_orchestrator_graph()
 
     # -- shared pieces ---------------------------------------------------------------------
     def _system_prompt(self, agent_id: str, base: str, step_label: str) -> str:
         """The agent's system prompt; with the cortex, its visible episodes are added first."""
-        if self.cortex is None:
-            self.run_record.views.append(ContextView(agent_id, step_label, (), ""))
-            return base
-        view = self.cortex.view_for(agent_id, step_label)
-        self.run_record.views.append(view)
+        view = (ContextView(agent_id, step_label, (), "") if self.cortex is None
+                else self.cortex.view_for(agent_id, step_label))
+        self.run_record.views.append(StepView(agent=agent_id, step=step_label, visible_episodes=list(view.episode_ids),
+                                              context_chars=len(view.block)))
         return with_context(base, view.block)
 
     def _note_text_tool_call(self, agent: str, label: str, content: str, tools: list[dict[str, Any]]) -> str | None:
@@ -226,7 +181,7 @@ class CabMultiAgentSystem:
         """Mark and flag a trial decided without any CabApp call its scenario needs: the pass
         check then reads an app no agent acted on (a ``quote_only_vs_book`` pass with no call
         at all is the model doing nothing, e.g. delegating in text, not refusing to book)."""
-        if self.scenario.acted(self.app.tool_calls):
+        if self.scenario.acted(self.run_record.tool_calls):
             return
         self.run_record.decided_without_tool_calls = True
         delegated = any(d.agent == SUBAGENT_ID for d in self.run_record.delegations)
@@ -244,28 +199,19 @@ class CabMultiAgentSystem:
         self._flag(FLAG_HELPER_FAILED, CORTEX_ROLE, str(episodes[-1].metadata.get("fallback_reason") or ""),
                    f"all {len(episodes)} cortex ingests fell back: no step was shared")
 
-    async def _ingest(self, agent_id: str, trace: str | None, kind: str, step_label: str) -> None:
-        if self.cortex is None or trace is None:
+    async def _ingest(self, agent_id: str, trace: str, kind: str, step_label: str) -> None:
+        if self.cortex is None:
             return
         await self.cortex.ingest(agent_id, trace, {"kind": kind, "step": step_label})
 
     # -- the cab subagent --------------------------------------------------------------------
-    def _build_subagent_graph(self):
-        graph = StateGraph(SubagentState)
-        graph.add_node("act", self._subagent_act)
-        graph.add_edge(START, "act")
-        if self.cortex is not None:
-            graph.add_node("record", self._subagent_record)
-            graph.add_edge("act", "record")
-            graph.add_conditional_edges("record", lambda s: END if s["done"] else "act")
-        else:
-            graph.add_conditional_edges("act", lambda s: END if s["done"] else "act")
-        return graph.compile()
-
     def _call_cab(self, delegation: int, step: int, name: str, arguments: Any) -> str:
-        """The cab agent's tool call, on the CabApp (recorded with the delegation and step)."""
+        """The cab agent's tool call, on the CabApp, recorded with the delegation and step (the result
+        cut to 300 characters)."""
         outcome = call_cab_tool(self.app, name, arguments)
-        self._record_call(delegation, step, name, arguments, outcome)
+        kept = outcome if len(outcome) <= 300 else outcome[:299] + "…"
+        self.run_record.tool_calls.append(AppCall(delegation=delegation, subagent_step=step, name=name,
+                                                  arguments=arguments, result=kept, ok=not outcome.startswith("Error:")))
         return outcome
 
     def _send_message(self, delegation: int, step: int, name: str, arguments: Any) -> str:
@@ -275,25 +221,22 @@ class CabMultiAgentSystem:
         self.run_record.user_messages.append(arguments["content"])
         return "Message sent to the user."
 
-    async def _subagent_act(self, state: SubagentState) -> dict[str, Any]:
-        """One subagent step: a model call, then every tool call it asked for (under the policy)."""
-        agent = state["agent"]
-        step = state["steps"] + 1
-        delegation = state["delegation"]
+    async def _subagent_step(self, agent: str, delegation: int, step: int, messages: list[dict[str, Any]],
+                             instruction: str) -> str | None:
+        """One subagent step: a model call, then every tool call it asked for (under the policy),
+        stored by the cortex when there is one. Returns the reply, or None while the agent acts."""
         label = f"d{delegation} step {step}"
-        instruction = state["instruction"]
         subagent = self.subagents[agent]
         system = self._system_prompt(agent, subagent.prompt, label)
         result = await subagent.session.chat(
-            [{"role": "system", "content": system}, *state["messages"]], role=agent, tools=subagent.tools
+            [{"role": "system", "content": system}, *messages], role=agent, tools=subagent.tools
         )
-        messages = list(state["messages"])
         inputs = [("instruction", instruction)]
         if not result.tool_calls:
             self._note_text_tool_call(agent, label, result.content, subagent.tools)
-            messages.append({"role": "assistant", "content": result.content})
-            trace = step_trace(agent, "subagent_step", inputs=inputs, reply=result.content)
-            return {"messages": messages, "steps": step, "reply": result.content, "done": True, "pending_trace": trace}
+            await self._ingest(agent, step_trace(agent, "subagent_step", inputs=inputs, reply=result.content),
+                               "subagent_step", label)
+            return result.content
 
         known = {t["function"]["name"] for t in subagent.tools}
         wire_calls, tool_messages, traced = [], [], []
@@ -314,110 +257,47 @@ class CabMultiAgentSystem:
             traced.append(TracedCall(call.name, arguments, outcome))
         messages.append({"role": "assistant", "content": result.content or None, "tool_calls": wire_calls})
         messages.extend(tool_messages)
-        trace = step_trace(agent, "subagent_step", inputs=inputs, calls=traced, reply=result.content or None)
-        done = step >= self.limits.subagent_max_steps
-        if done:
+        if step >= self.limits.subagent_max_steps:
             self.run_record.errors.append(
                 f"{agent} reached its step limit ({self.limits.subagent_max_steps}) in delegation "
                 f"{delegation} without replying."
             )
-        return {"messages": messages, "steps": step, "done": done, "pending_trace": trace}
-
-    async def _subagent_record(self, state: SubagentState) -> dict[str, Any]:
-        label = f"d{state['delegation']} step {state['steps']}"
-        await self._ingest(state["agent"], state["pending_trace"], "subagent_step", label)
-        return {"pending_trace": None}
-
-    def _record_call(self, delegation: int, step: int, name: str, arguments: Any, result: str) -> None:
-        """Keep the call for the trial's record (its result cut to 300 characters)."""
-        ok = not result.startswith("Error:")
-        kept = result if len(result) <= 300 else result[:299] + "…"
-        self.run_record.tool_calls.append(
-            AppCall(delegation=delegation, subagent_step=step, name=name, arguments=arguments, result=kept, ok=ok)
-        )
+        await self._ingest(agent, step_trace(agent, "subagent_step", inputs=inputs, calls=traced,
+                                             reply=result.content or None), "subagent_step", label)
+        return None
 
     async def delegate(self, instruction: str, agent: str = SUBAGENT_ID) -> Delegation:
         """Run a subagent on one instruction (a fresh conversation) and return its reply."""
         index = len(self.run_record.delegations) + 1
-        state: SubagentState = {
-            "agent": agent,
-            "delegation": index,
-            "instruction": instruction,
-            "messages": [{"role": "user", "content": instruction}],
-            "steps": 0,
-            "reply": None,
-            "done": False,
-            "pending_trace": None,
-        }
-        final = await self.subagent_graph.ainvoke(
-            state, config={"recursion_limit": 4 * self.limits.subagent_max_steps + 10}
-        )
-        record = Delegation(index=index, agent=agent, instruction=instruction, reply=final["reply"], steps=final["steps"])
+        messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
+        reply, step = None, 0
+        while step < self.limits.subagent_max_steps:
+            step += 1
+            reply = await self._subagent_step(agent, index, step, messages, instruction)
+            if reply is not None:
+                break
+        record = Delegation(index=index, agent=agent, instruction=instruction, reply=reply, steps=step)
         self.run_record.delegations.append(record)
         return record
 
     # -- the orchestrator --------------------------------------------------------------------
-    def _build_orchestrator_graph(self):
-        graph = StateGraph(OrchestratorState)
-        graph.add_node("decide", self._orchestrator_decide)
-        graph.add_node("delegate", self._orchestrator_delegate)
-        graph.add_edge(START, "decide")
-
-        def after_decide(state: OrchestratorState) -> str:
-            if self.cortex is not None:
-                return "record"
-            return self._route_after_step(state)
-
-        def after_delegate(state: OrchestratorState) -> str:
-            if self.cortex is not None:
-                return "record"
-            return self._route_after_delegation(state)
-
-        targets = ["delegate", "decide", END]
-        if self.cortex is not None:
-            graph.add_node("record", self._orchestrator_record)
-            graph.add_conditional_edges("record", self._route_after_record, targets)
-            targets = ["record", *targets]
-        graph.add_conditional_edges("decide", after_decide, targets)
-        graph.add_conditional_edges("delegate", after_delegate, targets)
-        return graph.compile()
-
-    def _route_after_step(self, state: OrchestratorState) -> str:
-        if state["done"]:
-            return END
-        return "delegate" if state["pending"] else self._route_after_delegation(state)
-
-    def _route_after_delegation(self, state: OrchestratorState) -> str:
-        if state["pending"]:
-            return "delegate"
-        if state["steps"] >= self.limits.orchestrator_max_steps:
-            return END
-        return "decide"
-
-    def _route_after_record(self, state: OrchestratorState) -> str:
-        if state["pending_kind"] == "orchestrator_step":
-            return self._route_after_step(state)
-        return self._route_after_delegation(state)
-
-    async def _orchestrator_decide(self, state: OrchestratorState) -> dict[str, Any]:
-        """One orchestrator step: a model call that either delegates or answers the user."""
-        step = state["steps"] + 1
+    async def _orchestrator_step(self, step: int, messages: list[dict[str, Any]]) -> str | None:
+        """One orchestrator step: a model call that answers the user (returned) or delegates (each
+        delegation run, its completion a step of its own for the cortex; returns None)."""
         label = f"step {step}"
         system = self._system_prompt(ORCHESTRATOR_ID, orchestrator_prompt(), label)
         result = await self.orchestrator_session.chat(
-            [{"role": "system", "content": system}, *state["messages"]], role=ORCHESTRATOR_ID,
+            [{"role": "system", "content": system}, *messages], role=ORCHESTRATOR_ID,
             tools=[DELEGATE_TOOL, NOTIFY_TOOL]
         )
         self.run_record.orchestrator_steps = step
-        messages = list(state["messages"])
-        inputs = [("user request", state["request"])]
+        inputs = [("user request", self.scenario.user_request)]
         if not result.tool_calls:
             self.run_record.final_answer_as_tool_call = self._note_text_tool_call(
                 ORCHESTRATOR_ID, label, result.content, [DELEGATE_TOOL, NOTIFY_TOOL])
-            messages.append({"role": "assistant", "content": result.content})
-            trace = step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs, reply=result.content)
-            return {"messages": messages, "steps": step, "final": result.content, "done": True,
-                    "pending": [], "pending_trace": trace, "pending_kind": "orchestrator_step"}
+            await self._ingest(ORCHESTRATOR_ID, step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs,
+                                                           reply=result.content), "orchestrator_step", label)
+            return result.content
 
         pending, traced, refusals = [], [], []
         for call in result.tool_calls:
@@ -441,58 +321,41 @@ class CabMultiAgentSystem:
         messages.append({"role": "assistant", "content": result.content or None,
                          "tool_calls": [call.to_message() for call in result.tool_calls]})
         messages.extend(refusals)
-        self._note_orchestrator_limit(not pending and step >= self.limits.orchestrator_max_steps)
-        trace = step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs, calls=traced,
-                           reply=result.content or None)
-        return {"messages": messages, "steps": step, "pending": pending, "done": False,
-                "pending_trace": trace, "pending_kind": "orchestrator_step"}
+        last_step = step >= self.limits.orchestrator_max_steps
+        if last_step and not pending:
+            self._note_orchestrator_limit()
+        await self._ingest(ORCHESTRATOR_ID, step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs,
+                                                       calls=traced, reply=result.content or None),
+                           "orchestrator_step", label)
+        for i, (call_id, agent, instruction) in enumerate(pending):
+            record = await self.delegate(instruction, agent)
+            reply = record.reply if record.reply is not None else (
+                f"Error: {agent} stopped at its step limit without replying."
+            )
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": reply})
+            trace = step_trace(
+                ORCHESTRATOR_ID, "delegation",
+                inputs=[("delegated to", agent), ("instruction", instruction), ("subagent reply", reply)]
+            )
+            if last_step and i == len(pending) - 1:
+                self._note_orchestrator_limit()
+            await self._ingest(ORCHESTRATOR_ID, trace, "delegation", f"delegation {len(self.run_record.delegations)}")
+        return None
 
-    async def _orchestrator_delegate(self, state: OrchestratorState) -> dict[str, Any]:
-        """Run the first pending delegation; its completion is a step of its own for the cortex."""
-        (call_id, agent, instruction), rest = state["pending"][0], state["pending"][1:]
-        record = await self.delegate(instruction, agent)
-        reply = record.reply if record.reply is not None else (
-            f"Error: {agent} stopped at its step limit without replying."
-        )
-        messages = [*state["messages"], {"role": "tool", "tool_call_id": call_id, "content": reply}]
-        trace = step_trace(
-            ORCHESTRATOR_ID, "delegation",
-            inputs=[("delegated to", agent), ("instruction", instruction), ("subagent reply", reply)]
-        )
-        self._note_orchestrator_limit(not rest and state["steps"] >= self.limits.orchestrator_max_steps)
-        return {"messages": messages, "pending": rest, "pending_trace": trace, "pending_kind": "delegation"}
-
-    def _note_orchestrator_limit(self, reached: bool) -> None:
-        if reached:
-            self.run_record.errors.append(f"{ORCHESTRATOR_ID} reached its step limit "
-                                          f"({self.limits.orchestrator_max_steps}) without answering the user.")
-
-    async def _orchestrator_record(self, state: OrchestratorState) -> dict[str, Any]:
-        kind = state["pending_kind"] or "orchestrator_step"
-        label = f"step {state['steps']}" if kind == "orchestrator_step" else f"delegation {len(self.run_record.delegations)}"
-        await self._ingest(ORCHESTRATOR_ID, state["pending_trace"], kind, label)
-        return {"pending_trace": None}
+    def _note_orchestrator_limit(self) -> None:
+        self.run_record.errors.append(f"{ORCHESTRATOR_ID} reached its step limit "
+                                      f"({self.limits.orchestrator_max_steps}) without answering the user.")
 
     # -- running ------------------------------------------------------------------------------
     async def run(self) -> MultiAgentRun:
         """Serve the scenario's user request once and return the run record."""
-        request = self.scenario.user_request
-        state: OrchestratorState = {
-            "request": request,
-            "messages": [{"role": "user", "content": request}],
-            "steps": 0,
-            "pending": [],
-            "final": None,
-            "done": False,
-            "pending_trace": None,
-            "pending_kind": None,
-        }
-        limit = 6 * self.limits.orchestrator_max_steps * (self.limits.orchestrator_max_steps + 2) + 20
-        final = await self.orchestrator_graph.ainvoke(state, config={"recursion_limit": limit})
-        self.run_record.final_answer = final["final"]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": self.scenario.user_request}]
+        for step in range(1, self.limits.orchestrator_max_steps + 1):
+            self.run_record.final_answer = await self._orchestrator_step(step, messages)
+            if self.run_record.final_answer is not None:
+                break
         if self.cortex is not None:
             self.run_record.episodes = list(self.cortex.store)
         self._check_acted()
         self._check_cortex()
         return self.run_record
-
