@@ -263,8 +263,12 @@ def main(argv: list[str] | None = None) -> int:
         print("psit: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # one clear line, not a traceback wall
+        from psit_lib.runs.load import RunNotFoundError
         from psit_lib.runs.runner import describe_error
 
+        if isinstance(exc, RunNotFoundError):
+            print(f"psit: {exc}", file=sys.stderr)
+            return 2
         print(f"psit: {describe_error(exc)}", file=sys.stderr)
         return 1
 

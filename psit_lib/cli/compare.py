@@ -16,15 +16,9 @@ import pandas as pd
 
 from psit_lib.cli.errors import CliError
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
+from psit_lib.runs.load import resolve_run
 from psit_lib.runs.paths import results_root
 from psit_lib.report.compare_page import configuration
-
-def run_folder(name: str) -> Path:
-    path = Path(name)
-    folder = path if path.is_dir() else results_root() / name
-    if not folder.is_dir():
-        raise CliError(f"no run folder {name!r} (looked in {results_root()})")
-    return folder
 
 
 def config_differences(a: Path, b: Path) -> list[tuple[str, Any, Any]]:
@@ -106,7 +100,7 @@ def _row_differences(ta: pd.DataFrame, tb: pd.DataFrame, name: str, most: int = 
 
 
 def compare(run_a: str, run_b: str) -> str:
-    a, b = run_folder(run_a), run_folder(run_b)
+    a, b = resolve_run(run_a), resolve_run(run_b)
     in_a, in_b = notebooks_with_metadata(a), notebooks_with_metadata(b)
     if not in_a | in_b:
         raise CliError(f"{a.name} and {b.name} hold no notebook results")
@@ -156,7 +150,7 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
     from psit_lib.studies.psit.protocol.reproduction import reproduction_check, reproduction_reading
 
     margin = DEFAULT_MARGIN if margin is None else margin
-    folder = run_folder(run)
+    folder = resolve_run(run)
     if not notebooks_with_metadata(folder):
         raise CliError(f"{folder.name} holds no notebook results; run one first")
     per_notebook = run_tables(folder, claim_tables() | {"passk_comparison"})
@@ -188,7 +182,7 @@ def compare_page(names: list[str], out: str | None = None) -> Path:
     page (:mod:`psit_lib.report.compare_page`), written to ``out`` or ``results/compare-A-B....html``."""
     from psit_lib.report.compare_page import compare_html
 
-    folders = [run_folder(name) for name in names]
+    folders = [resolve_run(name) for name in names]
     path = Path(out) if out else results_root() / ("compare-" + "-".join(f.name for f in folders) + ".html")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(compare_html(folders), encoding="utf-8")

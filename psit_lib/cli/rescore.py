@@ -22,7 +22,7 @@ from psit_lib.cli.errors import CliError
 from psit_lib.cli.notebooks import names_notebook
 from psit_lib.cli.run import check_run_id
 from psit_lib.runs.folder import RunFolder, notebook_folders
-from psit_lib.runs.paths import results_root
+from psit_lib.runs.load import resolve_run
 
 
 def _chosen(folders: list[RunFolder], names: list[str]) -> list[RunFolder]:
@@ -109,9 +109,7 @@ def rescore_folder(folder: RunFolder, scorers: list[str] | None = None) -> tuple
 
 def rescore(run_id: str, notebooks: list[str], scorers: list[str] | None = None) -> int:
     """Print one line per notebook; 0 when every compared table was reproduced, 1 otherwise."""
-    run_dir = results_root() / check_run_id(run_id)
-    if not run_dir.is_dir():
-        raise CliError(f"no run {run_id!r} in {results_root()}")
+    run_dir = resolve_run(check_run_id(run_id))
     folders = _chosen(notebook_folders(run_dir), notebooks)
     if not folders:
         raise CliError(f"run {run_id!r} holds no notebook with episode records")
