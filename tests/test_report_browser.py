@@ -263,7 +263,7 @@ def test_no_figure_on_any_page_draws_text_over_text(report):
     ``data-psit-figure``) overlap nowhere, on every page at 1400 and 800 px."""
     from playwright.sync_api import sync_playwright
 
-    from psit_lib.analysis.labels import overlapping_text
+    from figure_overlap import overlapping_text
 
     assert CHROMIUM is not None, "PSIT_REQUIRE_BROWSER is set but Chromium is not installed"
     checked = 0
