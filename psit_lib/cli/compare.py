@@ -18,12 +18,7 @@ from psit_lib.cli.errors import CliError
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
 from psit_lib.runs.load import resolve_run
 from psit_lib.runs.paths import results_root
-from psit_lib.report.compare_page import configuration
-
-
-def config_differences(a: Path, b: Path) -> list[tuple[str, Any, Any]]:
-    ca, cb = configuration(a), configuration(b)
-    return [(k, ca.get(k, "—"), cb.get(k, "—")) for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
+from psit_lib.report.compare_page import config_differences
 
 
 WIDTH = 120
@@ -110,9 +105,9 @@ def compare(run_a: str, run_b: str) -> str:
             lines.append(f"\n== {nb}: only in {'A' if nb in in_a else 'B'}")
             continue
         lines.append(f"\n== {nb}")
-        diffs = config_differences(a / nb, b / nb)
-        lines.append("  configuration: identical" if not diffs else "  configuration differences (A | B):")
-        lines += [_cut(f"    {k}: {va!r} | {vb!r}") for k, va, vb in diffs]
+        diffs = config_differences([a / nb, b / nb])
+        lines.append("  configuration: identical" if diffs.empty else "  configuration differences (A | B):")
+        lines += [_cut(f"    {k}: {va} | {vb}") for k, va, vb in diffs.itertuples(index=False)]
         tables = sorted(set(RunFolder(a / nb).table_names()) & set(RunFolder(b / nb).table_names()))
         if not tables:
             lines.append("  (no saved result tables in common)")
