@@ -185,29 +185,12 @@ def explorer_html(folder: RunFolder | str | Path, *, table_id: str = "psit-episo
             + templates + f"<script>{_VIEWER_JS % {'id': table_id}}</script></div>")
 
 
-class EpisodeExplorer:
-    """What a notebook displays: the explorer over its run folder (``_repr_html_``)."""
+def episode_explorer(source: Any) -> Any:
+    """The explorer (an IPython ``HTML``) over an Experiment's run folder, a :class:`RunFolder` or a folder path."""
+    from IPython.display import HTML
 
-    def __init__(self, folder: RunFolder) -> None:
-        self.folder = folder
-
-    @property
-    def table(self) -> pd.DataFrame:
-        return episodes_table(self.folder)
-
-    def _repr_html_(self) -> str:
-        return explorer_html(self.folder)
+    folder = source if isinstance(source, RunFolder) else getattr(source, "store", None)
+    return HTML(explorer_html(folder if isinstance(folder, RunFolder) else RunFolder(source)))
 
 
-def episode_explorer(source: Any) -> EpisodeExplorer:
-    """The explorer over an :class:`~psit_lib.runs.experiment.Experiment`'s run folder, a
-    :class:`RunFolder` or a folder path."""
-    if isinstance(source, RunFolder):
-        return EpisodeExplorer(source)
-    store = getattr(source, "store", None)
-    if isinstance(store, RunFolder):
-        return EpisodeExplorer(store)
-    return EpisodeExplorer(RunFolder(source))
-
-
-__all__ = ["EpisodeExplorer", "episode_explorer", "episodes_table", "explorer_html", "transcript_html"]
+__all__ = ["episode_explorer", "episodes_table", "explorer_html", "transcript_html"]
