@@ -27,6 +27,7 @@ from typing import Any, Literal, Sequence
 import pandas as pd
 
 from psit_lib.analysis.labels import format_number
+from psit_lib.analysis.stats import as_columns
 from psit_lib.analysis.sweeps import proportion_gap
 
 Direction = Literal["higher", "lower"]
@@ -136,7 +137,7 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
     ``unit`` names one trial in sentences ("claims", "constraint checks"; default from the
     count columns).
     """
-    cols = [name_cols] if isinstance(name_cols, str) else list(name_cols)
+    cols = as_columns(name_cols)
     count_col, n_col, default_unit = _count_columns(rates, count_col, n_col)
     unit = unit or default_unit
     if rates.empty:
@@ -254,7 +255,7 @@ def rate_headline(rates: pd.DataFrame, group_cols: Sequence[str], name_cols: str
     """One sentence for the report's index over a rate table: per group, the best and the worst
     rows and whether the Newcombe interval of their gap excludes zero (the page has the full
     :func:`grouped_rate_readings`)."""
-    cols = [name_cols] if isinstance(name_cols, str) else list(name_cols)
+    cols = as_columns(name_cols)
     count_col, n_col, _ = _count_columns(rates, count_col, n_col)
     test = _Tester(count_col, n_col, rate_col)
     best_pos, worst_pos = ("lowest", "highest") if direction == "lower" else ("highest", "lowest")
