@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from psit_lib.cli.errors import CliError
+from psit_lib.cli.progress import fit
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
 from psit_lib.runs.load import resolve_run
 from psit_lib.runs.paths import results_root
@@ -23,10 +24,6 @@ from psit_lib.report.compare_page import config_differences
 
 WIDTH = 120
 RATE_COLUMNS = ("successes", "n_scored")
-
-
-def _cut(line: str) -> str:
-    return line if len(line) <= WIDTH else line[:WIDTH - 1] + "…"
 
 
 def _fmt(value: Any) -> str:
@@ -50,18 +47,18 @@ def rate_comparison(ta: pd.DataFrame, tb: pd.DataFrame, name: str) -> list[str]:
         label = " · ".join(str(v) for v in key)[:48]
         ra, rb = rows_a.get(key), rows_b.get(key)
         if ra is None or rb is None:
-            lines.append(_cut(f"    {label:48} only in {'B' if ra is None else 'A'}"))
+            lines.append(fit(f"    {label:48} only in {'B' if ra is None else 'A'}", WIDTH))
             continue
         ka, na, kb, nb = (int(ra["successes"]), int(ra["n_scored"]), int(rb["successes"]), int(rb["n_scored"]))
         if not na or not nb:
-            lines.append(_cut(f"    {label:48} A {ka}/{na}  B {kb}/{nb}  (nothing scored in one run)"))
+            lines.append(fit(f"    {label:48} A {ka}/{na}  B {kb}/{nb}  (nothing scored in one run)", WIDTH))
             continue
         p = float(fisher_exact([[ka, na - ka], [kb, nb - kb]])[1])
         delta = kb / nb - ka / na
-        lines.append(_cut(f"    {label:48} A {ka:>4}/{na:<4} {ka / na:5.2f}  B {kb:>4}/{nb:<4} {kb / nb:5.2f}  "
-                          f"Δ {delta:+.2f}  p {p:.2g}{' *' if p < 0.05 else ''}"))
+        lines.append(fit(f"    {label:48} A {ka:>4}/{na:<4} {ka / na:5.2f}  B {kb:>4}/{nb:<4} {kb / nb:5.2f}  "
+                         f"Δ {delta:+.2f}  p {p:.2g}{' *' if p < 0.05 else ''}", WIDTH))
     for key in [k for k in rows_a if k not in rows_b]:
-        lines.append(_cut(f"    {' · '.join(str(v) for v in key)[:48]:48} only in A"))
+        lines.append(fit(f"    {' · '.join(str(v) for v in key)[:48]:48} only in A", WIDTH))
     return lines
 
 
@@ -89,9 +86,9 @@ def _row_differences(ta: pd.DataFrame, tb: pd.DataFrame, name: str, most: int = 
         if shown == most:
             lines.append("    …")
             break
-        lines += [_cut(f"    A {row_a}"), _cut(f"    B {row_b}")]
+        lines += [fit(f"    A {row_a}", WIDTH), fit(f"    B {row_b}", WIDTH)]
         shown += 1
-    return [_cut(line) for line in lines]
+    return [fit(line, WIDTH) for line in lines]
 
 
 def compare(run_a: str, run_b: str) -> str:
@@ -107,7 +104,7 @@ def compare(run_a: str, run_b: str) -> str:
         lines.append(f"\n== {nb}")
         diffs = config_differences([a / nb, b / nb])
         lines.append("  configuration: identical" if diffs.empty else "  configuration differences (A | B):")
-        lines += [_cut(f"    {k}: {va} | {vb}") for k, va, vb in diffs.itertuples(index=False)]
+        lines += [fit(f"    {k}: {va} | {vb}", WIDTH) for k, va, vb in diffs.itertuples(index=False)]
         tables = sorted(set(RunFolder(a / nb).table_names()) & set(RunFolder(b / nb).table_names()))
         if not tables:
             lines.append("  (no saved result tables in common)")
@@ -126,8 +123,8 @@ def _verdict_rows(check: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
     lines = [f"  {' · '.join(keys):44} {'run':>9} {'paper':>5} {'run−paper [95%]':>21}  verdict"]
     for r in check.itertuples(index=False):
         label = " · ".join(str(getattr(r, k)) for k in keys)[:44]
-        lines.append(_cut(f"  {label:44} {r.run_successes:>4}/{r.run_n:<4} {r.paper_rate:>5.2f} "
-                          f"{r.difference:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]  {_verdict_short(r)}"))
+        lines.append(fit(f"  {label:44} {r.run_successes:>4}/{r.run_n:<4} {r.paper_rate:>5.2f} "
+                         f"{r.difference:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]  {_verdict_short(r)}", WIDTH))
     return lines
 
 
@@ -169,7 +166,7 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
                 sets = passk_against_paper(tables["passk_comparison"], tables["success_pooled"], margin)
                 lines.append(f"\n-- {nb}: BASIS Table 1 pass^k and pass@k (paper: 10 sets per k; run: its sets)")
                 lines += _verdict_rows(sets, ("scenario", "system", "measure", "k")) if len(sets) else ["  no sets"]
-    return "\n".join(_cut(line) for line in lines)
+    return "\n".join(fit(line, WIDTH) for line in lines)
 
 
 def compare_page(names: list[str], out: str | None = None) -> Path:
