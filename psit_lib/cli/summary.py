@@ -20,7 +20,6 @@ from psit_lib.runs.folder import RUN_FILE, RunFolder
 from psit_lib.runs.folder import read_run_file as read_run_file  # tests/test_real_model.py reads it here
 
 
-
 @dataclass
 class NotebookSummary:
     notebook: str
