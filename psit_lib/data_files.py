@@ -24,6 +24,12 @@ class DataFilesNotFoundError(FileNotFoundError):
     """No data folder was found (a non-editable install without ``$PSIT_DATA_DIR``, or a wrong one)."""
 
 
+def checkout_root() -> Path | None:
+    """The checkout this ``psit_lib`` was imported from (it has ``pyproject.toml``), or None for an installed package."""
+    root = Path(__file__).resolve().parents[1]
+    return root if (root / "pyproject.toml").is_file() else None
+
+
 def data_root() -> Path:
     """The data folder: ``$PSIT_DATA_DIR``, else ``data/`` of the checkout this ``psit_lib`` was
     imported from (recognised by its ``pyproject.toml``), else ``./data``."""
@@ -35,15 +41,15 @@ def data_root() -> Path:
                 f"{DATA_DIR_ENV} is set to {root}, which is not a folder; point it at a copy of the "
                 "repository's data/ folder (with ddxplus/ and reference/) or unset it.")
         return root
-    checkout = Path(__file__).resolve().parents[1]
-    if (checkout / "pyproject.toml").exists() and (checkout / "data").is_dir():
+    checkout = checkout_root()
+    if checkout is not None and (checkout / "data").is_dir():
         return checkout / "data"
     here = Path.cwd() / "data"
     if here.is_dir():
         return here
     raise DataFilesNotFoundError(
-        f"The workbench's data/ folder was not found (psit_lib is imported from {checkout}, which is not "
-        f"a checkout with data/, and there is no ./data): set {DATA_DIR_ENV} to a copy of the repository's "
+        f"The workbench's data/ folder was not found (psit_lib is imported from {Path(__file__).parent}, "
+        f"not from a checkout with data/, and there is no ./data): set {DATA_DIR_ENV} to a copy of the repository's "
         "data/ folder, or install the workbench in editable mode from its checkout (pip install -e .).")
 
 

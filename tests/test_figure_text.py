@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
-from psit_lib.analysis.labels import figure_panels, label_figure, overlapping_text, text_boxes
+from figure_overlap import overlapping_text
+from psit_lib.analysis.labels import figure_panels, label_figure, text_boxes
 from psit_lib.analysis.plots import AGENT_COLOURS
 from psit_lib.analysis.stats import wilson_interval
 

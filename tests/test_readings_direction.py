@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psit_lib.analysis.directions import METRIC_DIRECTION, direction_of
 from psit_lib.analysis.result_sentences import gap_separates, grouped_rate_readings, rate_reading
 from psit_lib.studies.psit.secrets import entropy_gap, secret_summary
 from psit_lib.analysis.stats import fisher_one_sided, rate_table, wilson_interval
@@ -39,16 +38,7 @@ def _acc_rates(metric: str, counts: dict[str, tuple[int, int]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# -- the direction registry ------------------------------------------------------------------------
-
-def test_every_measure_the_notebooks_read_declares_a_direction():
-    assert direction_of("rate") == "higher" and direction_of("success rate") == "higher"
-    assert direction_of("success") == "higher"
-    assert direction_of("hallucination rate") == "lower" and direction_of("drift") == "lower"
-    assert direction_of("Drift Rate") == "lower"
-    assert direction_of("entropy") is None and direction_of("top_share") is None
-    assert direction_of("something new") is None
-    assert set(METRIC_DIRECTION.values()) <= {"higher", "lower", None}
+def test_gap_separates_only_a_gap_clear_of_zero():
     assert gap_separates(0.08, 0.75) and not gap_separates(-0.1, 0.3) and gap_separates(float("nan"), 1) is None
 
 
@@ -56,11 +46,11 @@ def test_every_measure_the_notebooks_read_declares_a_direction():
 
 def test_lower_is_better_rate_calls_the_higher_system_worse():
     text = rate_reading(_acc_rates("hallucination", {"transcript": (15, 20), "acc": (1, 20)}), "agent",
-                        measure="hallucination rate")
+                        measure="hallucination rate", direction="lower")
     assert text.startswith("acc has the lowest hallucination rate, 0.05") and "better than transcript" in text
     assert "ahead" not in text and "transcript has" not in text and "better than acc" not in text
     three = rate_reading(_acc_rates("drift", {"retrieval_k3": (30, 40), "acc": (0, 40), "transcript": (14, 40)}),
-                         "agent", measure="drift rate")
+                         "agent", measure="drift rate", direction="lower")
     assert three.startswith("acc has the lowest drift rate") and "the worst is retrieval_k3, highest drift rate" in three
     assert "ahead" not in three
 
@@ -82,7 +72,7 @@ def test_a_gap_clear_of_zero_is_separated_even_when_wilson_intervals_overlap():
 
 def test_a_four_way_tie_at_zero_is_a_tie_with_no_ranking_and_no_lowest():
     counts = {a: (0, 26) for a in ("acc", "retrieval_k3", "retrieval_k5", "transcript")}
-    for text in (rate_reading(_acc_rates("hallucination", counts), "agent", measure="hallucination rate"),
+    for text in (rate_reading(_acc_rates("hallucination", counts), "agent", measure="hallucination rate", direction="lower"),
                  rate_reading(_rates({a: (0, 10) for a in counts}), "agent")):
         assert "tie at" in text and "nothing to rank" in text
         assert "lowest is" not in text and "worst is" not in text and "highest" not in text
@@ -103,9 +93,9 @@ def test_rate_readings_of_empty_and_one_sided_tables_say_so():
     empty = rate_table(pd.DataFrame({"agent": [], "ok": []}), "agent", "ok")
     assert rate_reading(empty, "agent").startswith("No scored episodes")
     no_claims = _acc_rates("hallucination", {a: (0, 0) for a in ("acc", "retrieval_k3", "retrieval_k5", "transcript")})
-    text = rate_reading(no_claims, "agent", measure="hallucination rate", unit="claims")
+    text = rate_reading(no_claims, "agent", measure="hallucination rate", unit="claims", direction="lower")
     assert "had any claims to score" in text and "No scored episodes" not in text
-    one = rate_reading(_acc_rates("drift", {"acc": (1, 9), "transcript": (0, 0)}), "agent", measure="drift rate",
+    one = rate_reading(_acc_rates("drift", {"acc": (1, 9), "transcript": (0, 0)}), "agent", measure="drift rate", direction="lower",
                        unit="constraint checks")
     assert one.startswith("Only acc was scored") and "transcript had no constraint checks" in one
     assert grouped_rate_readings(empty, ["task"], "agent").startswith("No scored rows")
@@ -133,11 +123,11 @@ def _gaps(rows, metric=None) -> pd.DataFrame:
 
 def test_sweep_reading_on_a_lower_is_better_metric_calls_the_lower_system_better():
     rows = [("attention_tokens", v, "acc", "transcript", 3, 3, 0.05, 0.4, -0.35, -0.5, -0.2) for v in (500, 2000)]
-    text = sweep_reading(_gaps(rows), measure="drift")
+    text = sweep_reading(_gaps(rows), measure="drift", direction="lower")
     assert "acc stays better than transcript at every swept value (lower drift is better)" in text
     assert "ahead" not in text and "(transcript better)" not in text and "(acc better)" in text
     worse = [("attention_tokens", 500, "acc", "transcript", 3, 3, 0.5, 0.1, 0.4, 0.2, 0.6)]
-    text = sweep_reading(_gaps(worse), measure="hallucination")
+    text = sweep_reading(_gaps(worse), measure="hallucination", direction="lower")
     assert "transcript stays better than acc" in text and "(transcript better)" in text and "ahead" not in text
 
 
@@ -145,7 +135,7 @@ def test_sweep_reading_higher_is_better_and_neutral_measures():
     rows = [("notices", 0.9, "basis", "baseline", 10, 10, 1.0, 0.2, 0.8, 0.4, 0.95)]
     assert "basis stays ahead at every swept value (higher success is better)" in sweep_reading(_gaps(rows),
                                                                                                 measure="success")
-    neutral = sweep_reading(_gaps(rows), measure="entropy")
+    neutral = sweep_reading(_gaps(rows), measure="entropy", direction=None)
     assert "stays higher than baseline" in neutral and "better" not in neutral and "ahead" not in neutral
 
 
@@ -156,7 +146,7 @@ def test_sweep_reading_never_separates_on_zero_width_intervals_or_no_episodes():
                       outcome_col="drift", kind="mean")
     assert table.loc[0, "ci_low"] == table.loc[0, "ci_high"]          # one episode each: zero width
     assert gap_verdicts(table).tolist() == ["too small", "too small"]
-    text = sweep_reading(table, measure="drift")
+    text = sweep_reading(table, measure="drift", direction="lower")
     assert "too few episodes to test" in text and "better" not in text and "cannot tell acc from transcript" in text
     empty_n = _gaps([("k", 1, "a", "b", 0, 0, float("nan"), float("nan"), float("nan"), float("nan"), float("nan"))])
     assert gap_verdicts(empty_n).tolist() == ["too small"]

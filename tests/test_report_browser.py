@@ -24,7 +24,7 @@ import shutil
 import pytest
 
 from psit_lib.cli import main
-from psit_lib.report.screenshots import PAGE_WIDTH_JS
+from report_screenshots import PAGE_WIDTH_JS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None and not os.environ.get("PSIT_REQUIRE_BROWSER"),
@@ -246,7 +246,7 @@ def test_the_report_renders_offline_in_a_browser(report):
 def test_screenshots_are_small_pngs_of_each_page_at_1400_px(report, tmp_path):
     from PIL import Image
 
-    from psit_lib.report.screenshots import HEIGHT, WIDTH, shoot
+    from report_screenshots import HEIGHT, WIDTH, shoot
 
     shots = shoot(report, tmp_path)
     assert [image.stem for image, _ in shots][:4] == ["index", "01_theorem_illustration", "02_hangman_fork_tests",
@@ -263,7 +263,7 @@ def test_no_figure_on_any_page_draws_text_over_text(report):
     ``data-psit-figure``) overlap nowhere, on every page at 1400 and 800 px."""
     from playwright.sync_api import sync_playwright
 
-    from psit_lib.analysis.labels import overlapping_text
+    from figure_overlap import overlapping_text
 
     assert CHROMIUM is not None, "PSIT_REQUIRE_BROWSER is set but Chromium is not installed"
     checked = 0

@@ -50,7 +50,7 @@ def _folder(tmp_path, records: list[dict]) -> RunFolder:
 
 def test_every_episode_is_a_row_with_its_views_flags_and_scores(tmp_path):
     folder = _folder(tmp_path, [_record("e1", "vanilla", leak=True, outcome="leakage"), _record("e2", "workflow")])
-    (tmp_path / "scores.jsonl").write_text(json.dumps({"episode_id": "e1", "scores": {"sct": {"value": 0}}}) + "\n"
+    (tmp_path / "scores.jsonl").write_text(json.dumps({"episode_id": "e1", "scorer": "sct", "value": 0}) + "\n"
                                            + json.dumps({"episode_id": "e2", "scorer": "sct", "value": 1}) + "\n")
     table = episodes_table(folder)
     assert list(table["episode"]) == ["e1", "e2"] and list(table["agent"]) == ["vanilla", "workflow"]

@@ -24,6 +24,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.ticker import MaxNLocator
 
 from psit_lib.analysis.labels import label_figure
+from psit_lib.analysis.stats import as_columns, require_columns
 
 _FOOTER_INCHES = 0.22
 GROUP_SEPARATOR = " · "
@@ -134,18 +135,6 @@ def has_values(df: pd.DataFrame, columns: Sequence[str]) -> bool:
     """Whether ``df`` has a row with a (finite or infinite, not NaN) value in one of ``columns``."""
     present = [c for c in columns if c in df.columns]
     return bool(len(df)) and bool(present) and bool(df[present].apply(pd.to_numeric, errors="coerce").notna().to_numpy().any())
-
-
-def require_columns(df: pd.DataFrame, columns: Sequence[str | None], where: str) -> None:
-    missing = [c for c in columns if c is not None and c not in df.columns]
-    if missing:
-        raise ValueError(f"{where}: the table has no column(s) {missing!r}; it has {list(df.columns)!r}.")
-
-
-def as_columns(cols: str | Sequence[str] | None) -> list[str]:
-    if cols is None:
-        return []
-    return [cols] if isinstance(cols, str) else list(cols)
 
 
 def joined_labels(df: pd.DataFrame, cols: Sequence[str]) -> pd.Series:

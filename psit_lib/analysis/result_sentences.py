@@ -7,10 +7,8 @@ same frame the table shows.
 
 Three rules keep a reading from saying more than its table:
 
-* **Direction.** Every measure declares whether higher or lower is better
-  (:data:`METRIC_DIRECTION`); "better" and "worse" follow it, so a higher hallucination or
-  drift rate is *worse*. Measures with no better or worse (entropy, top share) are described
-  as higher or lower only.
+* **Direction.** "Better" and "worse" follow the direction the table's metric declares
+  (``higher_is_better``, passed as ``direction``); with ``direction=None`` rows are only higher or lower.
 * **Separation is a test of the gap.** Two rows are "separated" only when the 95% interval of
   their *difference* excludes zero: Newcombe's hybrid-score interval for two proportions
   (:func:`psit_lib.analysis.sweeps.proportion_gap`), the percentile bootstrap of the gap for
@@ -28,9 +26,11 @@ from typing import Any, Literal, Sequence
 
 import pandas as pd
 
-from psit_lib.analysis.directions import Direction, direction_of
 from psit_lib.analysis.labels import format_number
+from psit_lib.analysis.stats import as_columns
 from psit_lib.analysis.sweeps import proportion_gap
+
+Direction = Literal["higher", "lower"]
 
 #: The count and trial columns a rate table may carry, in the order they are looked for, and
 #: what one trial is called in a sentence.
@@ -125,7 +125,7 @@ def _gap_text(gap: float, low: float, high: float, separated: bool | None) -> st
 def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure: str = "rate",
                  rate_col: str = "rate", low_col: str = "wilson_low", high_col: str = "wilson_high",
                  count_col: str | None = None, n_col: str | None = None, unit: str | None = None,
-                 direction: Direction | None | Literal["registry"] = "registry") -> str:
+                 direction: Direction | None = "higher") -> str:
     """Markdown: the best and worst rows of one group's rate table, with their 95% intervals,
     and whether the test of each gap separates them.
 
@@ -133,12 +133,11 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
     with no rate (nothing scored) are left out and named. The gap between two rows is tested
     with Newcombe's interval from the count columns (``successes``/``n_scored`` or
     ``failures``/``opportunities``, or ``count_col``/``n_col``); without counts nothing is
-    separated. ``direction`` defaults to the measure's entry in :data:`METRIC_DIRECTION`;
+    separated. ``direction`` is the table's metric's (a rate: higher);
     ``unit`` names one trial in sentences ("claims", "constraint checks"; default from the
     count columns).
     """
-    cols = [name_cols] if isinstance(name_cols, str) else list(name_cols)
-    direction = direction_of(measure) if direction == "registry" else direction
+    cols = as_columns(name_cols)
     count_col, n_col, default_unit = _count_columns(rates, count_col, n_col)
     unit = unit or default_unit
     if rates.empty:
@@ -252,12 +251,11 @@ def _few(rows: pd.DataFrame, cols: Sequence[str]) -> str:
 
 def rate_headline(rates: pd.DataFrame, group_cols: Sequence[str], name_cols: str | Sequence[str], *,
                   measure: str = "rate", rate_col: str = "rate", count_col: str | None = None,
-                  n_col: str | None = None, direction: Direction | None | Literal["registry"] = "registry") -> str:
+                  n_col: str | None = None, direction: Direction | None = "higher") -> str:
     """One sentence for the report's index over a rate table: per group, the best and the worst
     rows and whether the Newcombe interval of their gap excludes zero (the page has the full
     :func:`grouped_rate_readings`)."""
-    cols = [name_cols] if isinstance(name_cols, str) else list(name_cols)
-    direction = direction_of(measure) if direction == "registry" else direction
+    cols = as_columns(name_cols)
     count_col, n_col, _ = _count_columns(rates, count_col, n_col)
     test = _Tester(count_col, n_col, rate_col)
     best_pos, worst_pos = ("lowest", "highest") if direction == "lower" else ("highest", "lowest")

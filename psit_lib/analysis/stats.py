@@ -98,12 +98,14 @@ def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[list[bool], lis
     return ([bool(r) for r in reject], [float(p) for p in adjusted])
 
 
-def _as_columns(group_cols: str | Sequence[str]) -> list[str]:
-    return [group_cols] if isinstance(group_cols, str) else list(group_cols)
+def as_columns(cols: str | Sequence[str] | None) -> list[str]:
+    if cols is None:
+        return []
+    return [cols] if isinstance(cols, str) else list(cols)
 
 
-def _require_columns(df: pd.DataFrame, columns: Sequence[str], where: str) -> None:
-    missing = [c for c in columns if c not in df.columns]
+def require_columns(df: pd.DataFrame, columns: Sequence[str | None], where: str) -> None:
+    missing = [c for c in columns if c is not None and c not in df.columns]
     if missing:
         raise ValueError(f"{where}: the table has no column(s) {missing!r}; it has {list(df.columns)!r}.")
 
@@ -146,8 +148,8 @@ def rate_table(
     nothing about the model, and counting it as a failure would bias every rate down. Without a
     ``scored_col`` column every row is scored; a scored row must carry a True/False success.
     """
-    columns = _as_columns(group_cols)
-    _require_columns(df, [*columns, success_col], "rate_table")
+    columns = as_columns(group_cols)
+    require_columns(df, [*columns, success_col], "rate_table")
     _check_alpha(alpha)
     scored = df[scored_col].astype(bool) if scored_col in df.columns else pd.Series(True, index=df.index)
     flags = pd.Series(False, index=df.index)
@@ -196,8 +198,8 @@ def significance_table(
     overlap = sorted(set(methods) & set(baselines))
     if overlap:
         raise ValueError(f"significance_table: {overlap!r} listed both as method and as baseline.")
-    columns = _as_columns(group_cols)
-    _require_columns(df, [*columns, method_col, success_col], "significance_table")
+    columns = as_columns(group_cols)
+    require_columns(df, [*columns, method_col, success_col], "significance_table")
     _check_alpha(alpha)
     if scored_col in df.columns:
         df = df[df[scored_col].astype(bool)]
@@ -249,7 +251,7 @@ def better_than_all_baselines(significance: pd.DataFrame, group_cols: str | Sequ
                               ) -> pd.DataFrame:
     """Per (group, method): compared with how many baselines, significantly better than all of
     them (a method missing a comparison is not), and the studies' ``*`` marker."""
-    columns = _as_columns(group_cols)
+    columns = as_columns(group_cols)
     rows = []
     for key, part in significance.groupby([*columns, "method"], sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)

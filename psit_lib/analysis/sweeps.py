@@ -17,7 +17,6 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from psit_lib.analysis.directions import direction_of
 from psit_lib.analysis.labels import format_number
 
 GAP_COLUMNS = ["knob", "value", "system_a", "system_b", "n_a", "n_b", "a", "b", "gap", "ci_low", "ci_high"]
@@ -132,20 +131,17 @@ def _partly_separated(table: pd.DataFrame, verdicts: pd.Series, knob: str, a: st
             f"separates {a} and {b}, not which is ahead.")
 
 
-def sweep_reading(table: pd.DataFrame, *, measure: str = "rate", direction: str | None = "registry") -> str:
+def sweep_reading(table: pd.DataFrame, *, measure: str = "rate", direction: str | None = "higher") -> str:
     """A generated sentence on whether the comparison survives the swept assumption.
 
     Every number and verdict comes from ``table`` (as made by :func:`gap_table`); nothing is
     hand-written about results, so the reading cannot contradict the table. Which system is
-    better follows ``direction``, the one the table's metric declares (``Study.direction``; by
-    default the measure's entry in :data:`psit_lib.analysis.directions.METRIC_DIRECTION`, for
-    readings not handed one yet): for hallucination or drift the *lower* value is better.
+    better follows ``direction``, the one the table's metric declares (``Study.direction``): for
+    hallucination or drift the *lower* value is better.
     A value where a system has no episode, or only a zero-width interval, is "too few to test".
     """
-
     if table.empty:
         return "No swept episodes in this run (the sweep runs on the simulator only)."
-    direction = direction_of(measure) if direction == "registry" else direction
     knob, a, b = table["knob"].iat[0], table["system_a"].iat[0], table["system_b"].iat[0]
     verdicts = gap_verdicts(table)
     words = {"a ahead": _higher_word(direction, a, b), "b ahead": _higher_word(direction, b, a),

@@ -1,11 +1,4 @@
-"""The ``psit`` command line (``psit --help`` lists the commands, :data:`EPILOG` the examples).
-
-Notebooks are chosen by name, stem or number (``2`` or ``02``). ``psit run`` checks the
-settings before any kernel starts, runs ``-j`` notebooks at a time (default: the machine's
-cores), shows each running notebook's progress with its phase, ends with a per-notebook summary,
-each notebook's headline and the rendered report's path, and exits non-zero when a notebook or
-an episode failed; re-using a run id resumes it.
-"""
+"""The ``psit`` command line (``psit --help`` lists the commands, :data:`EPILOG` the examples)."""
 
 from __future__ import annotations
 
@@ -107,17 +100,12 @@ examples:
   psit run 02 --run-id study                 resume (finished episodes are never redone)
   psit run -j 1 --no-report                  one notebook at a time, no HTML report at the end
   psit run --dry-run                         plan and estimate without calling the endpoint
-  psit list                                  notebooks and their parameters
-  psit report                                HTML report of the latest complete run
   psit compare run-a run-b                   configuration and result tables of two runs
   psit compare run-a run-b --html            the runs side by side on a page (dot plots, differences)
-  psit runs                                  every run under results/ (date, commit, models, status)
   psit compare run-a --paper                 the claims ledger and every paper number against the run's
   psit run 02 --dry-run --margin 0.15        episodes per cell a run needs to decide Table 1 at a margin
   psit rescore run-a 02                      score 02's stored episodes again and reproduce its tables
   psit export run-a --inspect --markdown     Inspect eval logs and Markdown tables of a run
-  psit lab                                   JupyterLab on working copies of the notebooks
-  psit sim serve --port 8765                 the simulated model on a loopback port
   psit prompts from-reference ~/src/Hangman  the study's own wording, from your checkout of its code
 
 environment (models are configured here, never by notebook parameters):
@@ -263,8 +251,12 @@ def main(argv: list[str] | None = None) -> int:
         print("psit: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # one clear line, not a traceback wall
+        from psit_lib.runs.load import RunNotFoundError
         from psit_lib.runs.runner import describe_error
 
+        if isinstance(exc, RunNotFoundError):
+            print(f"psit: {exc}", file=sys.stderr)
+            return 2
         print(f"psit: {describe_error(exc)}", file=sys.stderr)
         return 1
 

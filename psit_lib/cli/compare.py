@@ -15,29 +15,15 @@ from typing import Any
 import pandas as pd
 
 from psit_lib.cli.errors import CliError
+from psit_lib.cli.progress import fit
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
+from psit_lib.runs.load import resolve_run
 from psit_lib.runs.paths import results_root
-from psit_lib.report.compare_page import configuration
-
-def run_folder(name: str) -> Path:
-    path = Path(name)
-    folder = path if path.is_dir() else results_root() / name
-    if not folder.is_dir():
-        raise CliError(f"no run folder {name!r} (looked in {results_root()})")
-    return folder
-
-
-def config_differences(a: Path, b: Path) -> list[tuple[str, Any, Any]]:
-    ca, cb = configuration(a), configuration(b)
-    return [(k, ca.get(k, "—"), cb.get(k, "—")) for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
+from psit_lib.report.compare_page import config_differences
 
 
 WIDTH = 120
 RATE_COLUMNS = ("successes", "n_scored")
-
-
-def _cut(line: str) -> str:
-    return line if len(line) <= WIDTH else line[:WIDTH - 1] + "…"
 
 
 def _fmt(value: Any) -> str:
@@ -61,18 +47,18 @@ def rate_comparison(ta: pd.DataFrame, tb: pd.DataFrame, name: str) -> list[str]:
         label = " · ".join(str(v) for v in key)[:48]
         ra, rb = rows_a.get(key), rows_b.get(key)
         if ra is None or rb is None:
-            lines.append(_cut(f"    {label:48} only in {'B' if ra is None else 'A'}"))
+            lines.append(fit(f"    {label:48} only in {'B' if ra is None else 'A'}", WIDTH))
             continue
         ka, na, kb, nb = (int(ra["successes"]), int(ra["n_scored"]), int(rb["successes"]), int(rb["n_scored"]))
         if not na or not nb:
-            lines.append(_cut(f"    {label:48} A {ka}/{na}  B {kb}/{nb}  (nothing scored in one run)"))
+            lines.append(fit(f"    {label:48} A {ka}/{na}  B {kb}/{nb}  (nothing scored in one run)", WIDTH))
             continue
         p = float(fisher_exact([[ka, na - ka], [kb, nb - kb]])[1])
         delta = kb / nb - ka / na
-        lines.append(_cut(f"    {label:48} A {ka:>4}/{na:<4} {ka / na:5.2f}  B {kb:>4}/{nb:<4} {kb / nb:5.2f}  "
-                          f"Δ {delta:+.2f}  p {p:.2g}{' *' if p < 0.05 else ''}"))
+        lines.append(fit(f"    {label:48} A {ka:>4}/{na:<4} {ka / na:5.2f}  B {kb:>4}/{nb:<4} {kb / nb:5.2f}  "
+                         f"Δ {delta:+.2f}  p {p:.2g}{' *' if p < 0.05 else ''}", WIDTH))
     for key in [k for k in rows_a if k not in rows_b]:
-        lines.append(_cut(f"    {' · '.join(str(v) for v in key)[:48]:48} only in A"))
+        lines.append(fit(f"    {' · '.join(str(v) for v in key)[:48]:48} only in A", WIDTH))
     return lines
 
 
@@ -100,13 +86,13 @@ def _row_differences(ta: pd.DataFrame, tb: pd.DataFrame, name: str, most: int = 
         if shown == most:
             lines.append("    …")
             break
-        lines += [_cut(f"    A {row_a}"), _cut(f"    B {row_b}")]
+        lines += [fit(f"    A {row_a}", WIDTH), fit(f"    B {row_b}", WIDTH)]
         shown += 1
-    return [_cut(line) for line in lines]
+    return [fit(line, WIDTH) for line in lines]
 
 
 def compare(run_a: str, run_b: str) -> str:
-    a, b = run_folder(run_a), run_folder(run_b)
+    a, b = resolve_run(run_a), resolve_run(run_b)
     in_a, in_b = notebooks_with_metadata(a), notebooks_with_metadata(b)
     if not in_a | in_b:
         raise CliError(f"{a.name} and {b.name} hold no notebook results")
@@ -116,9 +102,9 @@ def compare(run_a: str, run_b: str) -> str:
             lines.append(f"\n== {nb}: only in {'A' if nb in in_a else 'B'}")
             continue
         lines.append(f"\n== {nb}")
-        diffs = config_differences(a / nb, b / nb)
-        lines.append("  configuration: identical" if not diffs else "  configuration differences (A | B):")
-        lines += [_cut(f"    {k}: {va!r} | {vb!r}") for k, va, vb in diffs]
+        diffs = config_differences([a / nb, b / nb])
+        lines.append("  configuration: identical" if diffs.empty else "  configuration differences (A | B):")
+        lines += [fit(f"    {k}: {va} | {vb}", WIDTH) for k, va, vb in diffs.itertuples(index=False)]
         tables = sorted(set(RunFolder(a / nb).table_names()) & set(RunFolder(b / nb).table_names()))
         if not tables:
             lines.append("  (no saved result tables in common)")
@@ -137,8 +123,8 @@ def _verdict_rows(check: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
     lines = [f"  {' · '.join(keys):44} {'run':>9} {'paper':>5} {'run−paper [95%]':>21}  verdict"]
     for r in check.itertuples(index=False):
         label = " · ".join(str(getattr(r, k)) for k in keys)[:44]
-        lines.append(_cut(f"  {label:44} {r.run_successes:>4}/{r.run_n:<4} {r.paper_rate:>5.2f} "
-                          f"{r.difference:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]  {_verdict_short(r)}"))
+        lines.append(fit(f"  {label:44} {r.run_successes:>4}/{r.run_n:<4} {r.paper_rate:>5.2f} "
+                         f"{r.difference:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]  {_verdict_short(r)}", WIDTH))
     return lines
 
 
@@ -156,7 +142,7 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
     from psit_lib.studies.psit.protocol.reproduction import reproduction_check, reproduction_reading
 
     margin = DEFAULT_MARGIN if margin is None else margin
-    folder = run_folder(run)
+    folder = resolve_run(run)
     if not notebooks_with_metadata(folder):
         raise CliError(f"{folder.name} holds no notebook results; run one first")
     per_notebook = run_tables(folder, claim_tables() | {"passk_comparison"})
@@ -180,7 +166,7 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
                 sets = passk_against_paper(tables["passk_comparison"], tables["success_pooled"], margin)
                 lines.append(f"\n-- {nb}: BASIS Table 1 pass^k and pass@k (paper: 10 sets per k; run: its sets)")
                 lines += _verdict_rows(sets, ("scenario", "system", "measure", "k")) if len(sets) else ["  no sets"]
-    return "\n".join(_cut(line) for line in lines)
+    return "\n".join(fit(line, WIDTH) for line in lines)
 
 
 def compare_page(names: list[str], out: str | None = None) -> Path:
@@ -188,7 +174,7 @@ def compare_page(names: list[str], out: str | None = None) -> Path:
     page (:mod:`psit_lib.report.compare_page`), written to ``out`` or ``results/compare-A-B....html``."""
     from psit_lib.report.compare_page import compare_html
 
-    folders = [run_folder(name) for name in names]
+    folders = [resolve_run(name) for name in names]
     path = Path(out) if out else results_root() / ("compare-" + "-".join(f.name for f in folders) + ".html")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(compare_html(folders), encoding="utf-8")

@@ -27,11 +27,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from psit_lib.cli.progress import ProgressBoard, final_line
 from psit_lib.cli.summary import NotebookSummary
@@ -50,20 +50,6 @@ def default_jobs(simulated: bool = True) -> int:
     return max(1, os.cpu_count() or 1) if simulated else 1
 
 
-@contextmanager
-def _environment(**values: str) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> NotebookSummary:
     """Execute one notebook into ``run_dir`` and summarise it; a notebook's error is its
     summary's, never raised. A KeyboardInterrupt (Ctrl-C, or SIGTERM under
@@ -78,7 +64,7 @@ def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> Noteb
     folder = run_dir / notebook.stem
     started, since = time.perf_counter(), time.time()
     status, error = "ok", None
-    with _environment(PSIT_RUN_DIR=str(run_dir), **{KERNEL_LOG: str(folder / KERNEL_LOG_NAME)}):
+    with mock.patch.dict(os.environ, {"PSIT_RUN_DIR": str(run_dir), KERNEL_LOG: str(folder / KERNEL_LOG_NAME)}):
         try:
             papermill.execute_notebook(str(notebook), str(out_dir / notebook.name), parameters=params,
                                        cwd=str(notebook.parent), progress_bar=False, kernel_name="python3",

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from psit_lib.cli.compare import run_folder
+from psit_lib.runs.load import resolve_run
 from psit_lib.cli.errors import CliError
 from psit_lib.report.explorer import BASE_COLUMNS, TAIL_COLUMNS, episodes_table
 from psit_lib.runs.folder import RunFolder, notebook_folders
@@ -171,7 +171,7 @@ def export_tables(run: Path, names: list[str], kind: str) -> list[Path]:
 def cmd_export(run_name: str, names: list[str], *, inspect: bool, markdown: bool, latex: bool) -> int:
     if not (inspect or markdown or latex):
         raise CliError("psit export needs --inspect, --markdown or --latex")
-    run = run_folder(run_name)
+    run = resolve_run(run_name)
     written = []
     if inspect:
         written += export_inspect(run, names)

@@ -14,13 +14,14 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import yaml
 
 from psit_lib.cli.errors import CliError
 from psit_lib.runs.paths import repo_root
 
+T = TypeVar("T")
 _STUDY_VALUE = re.compile(r"\bstudy:\s*([^;,)]+)", re.I)
 
 
@@ -42,17 +43,21 @@ def names_notebook(name: str, notebook: str) -> bool:
 
 def resolve_notebooks(names: list[str]) -> list[Path]:
     """Notebooks by full name, stem, number (``2`` or ``02``) or name prefix; all when empty."""
-    notebooks = available()
+    return chosen(names, available(), lambda p: p.stem)
+
+
+def chosen(names: list[str], items: list[T], stem: Callable[[T], str], where: str = "") -> list[T]:
+    """The one item each name names (:func:`names_notebook`), all when none is named; CliError otherwise."""
     if not names:
-        return notebooks
-    chosen = []
+        return items
+    out = []
     for name in names:
-        matches = [p for p in notebooks if names_notebook(name, p.stem)]
+        matches = [item for item in items if names_notebook(name, stem(item))]
         if len(matches) != 1:
-            raise CliError(f"no single notebook matches {name!r}; choose from "
-                           f"{', '.join(p.stem for p in notebooks)} (or their numbers)")
-        chosen.append(matches[0])
-    return chosen
+            raise CliError(f"no single notebook{where} matches {name!r}; choose from "
+                           f"{', '.join(map(stem, items)) or 'none with records'} (or their numbers)")
+        out.append(matches[0])
+    return out
 
 
 @dataclass(frozen=True)

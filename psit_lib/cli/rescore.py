@@ -19,23 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from psit_lib.cli.errors import CliError
-from psit_lib.cli.notebooks import names_notebook
+from psit_lib.cli.notebooks import chosen
 from psit_lib.cli.run import check_run_id
 from psit_lib.runs.folder import RunFolder, notebook_folders
-from psit_lib.runs.paths import results_root
-
-
-def _chosen(folders: list[RunFolder], names: list[str]) -> list[RunFolder]:
-    if not names:
-        return folders
-    chosen = []
-    for name in names:
-        matches = [f for f in folders if names_notebook(name, f.dir.name)]
-        if len(matches) != 1:
-            raise CliError(f"no single notebook of the run matches {name!r}; it holds "
-                           f"{', '.join(f.dir.name for f in folders) or 'no notebook with records'}")
-        chosen.append(matches[0])
-    return chosen
+from psit_lib.runs.load import resolve_run
 
 
 def compare_table(rescored: Path, saved: Path) -> str | None:
@@ -109,10 +96,8 @@ def rescore_folder(folder: RunFolder, scorers: list[str] | None = None) -> tuple
 
 def rescore(run_id: str, notebooks: list[str], scorers: list[str] | None = None) -> int:
     """Print one line per notebook; 0 when every compared table was reproduced, 1 otherwise."""
-    run_dir = results_root() / check_run_id(run_id)
-    if not run_dir.is_dir():
-        raise CliError(f"no run {run_id!r} in {results_root()}")
-    folders = _chosen(notebook_folders(run_dir), notebooks)
+    run_dir = resolve_run(check_run_id(run_id))
+    folders = chosen(notebooks, notebook_folders(run_dir), lambda f: f.dir.name, " of the run")
     if not folders:
         raise CliError(f"run {run_id!r} holds no notebook with episode records")
     ok = True

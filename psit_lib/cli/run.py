@@ -32,7 +32,8 @@ from psit_lib.cli.notebooks import available, load_params, resolve_notebooks
 from psit_lib.cli.preflight import check_settings
 from psit_lib.cli.resume import check_resumed_folders, mismatch_in
 from psit_lib.cli.signals import terminate_as_interrupt
-from psit_lib.cli.summary import headline_block, read_run_file, table, write_run_file
+from psit_lib.cli.summary import headline_block, table, write_run_file
+from psit_lib.runs.folder import read_run_file
 from psit_lib.runs.outputs import publish_figures
 from psit_lib.runs.paths import figures_dir, results_root
 

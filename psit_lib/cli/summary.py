@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, folder_health
-from psit_lib.runs.folder import RunFolder
-
-RUN_FILE = "run.json"
+from psit_lib.runs.folder import RUN_FILE, RunFolder
+from psit_lib.runs.folder import read_run_file as read_run_file  # tests/test_real_model.py reads it here
 
 
 @dataclass
@@ -117,10 +116,3 @@ def headline_block(run_dir: Path, summaries: list[NotebookSummary], width: int =
 def write_run_file(run_dir: Path, summaries: list[NotebookSummary], **extra: Any) -> None:
     data = {**extra, "notebooks": [asdict(s) for s in summaries]}
     (run_dir / RUN_FILE).write_text(json.dumps(data, indent=1))
-
-
-def read_run_file(run_dir: Path) -> dict[str, Any]:
-    try:
-        return json.loads((run_dir / RUN_FILE).read_text())
-    except (OSError, ValueError):
-        return {}

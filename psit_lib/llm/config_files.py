@@ -11,11 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
-def checkout_root() -> Path | None:
-    """The checkout this ``psit_lib`` was imported from, or None for an installed package."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / "pyproject.toml").is_file() else None
+from psit_lib.data_files import checkout_root
 
 
 def resolve_config_path(value: str) -> Path:

@@ -3,39 +3,8 @@
 Credentials live only here, as a ``SecretStr``: they are not part of ``public_dict()`` (what
 run metadata records), of cache keys, or of any error message.
 
-Environment variables
----------------------
-``PSIT_BACKEND``        ``sim`` (default, the embedded simulated model) or ``openai`` (any
-                        OpenAI-compatible endpoint: vLLM, SGLang, llama.cpp, Ollama, OpenAI).
-``PSIT_BASE_URLS``      comma-separated endpoint URLs (``OPENAI_BASE_URL`` is used if unset): replicas
-                        of the served model(s); calls go to the least-busy healthy one.
-``PSIT_MODEL_ENDPOINTS`` per-model replicas when models live on different servers:
-                        ``model-a=http://h1:8000/v1,http://h2:8000/v1;model-b=http://h3:8000/v1``
-                        (a model not named there uses ``PSIT_BASE_URLS``).
-``PSIT_API_KEY``        key for the endpoint (``OPENAI_API_KEY`` is used if unset).
-``PSIT_MODEL``          model name (default ``psit-sim`` on the simulator; required with ``PSIT_BACKEND=openai``
-                        unless ``PSIT_MODEL_ENDPOINTS`` names the models, whose first it then is).
-``PSIT_SIM_PROFILE``    simulator behaviour profile (default ``default``).
-``PSIT_CONCURRENCY``    maximum calls in flight (default 32).
-``PSIT_ENDPOINT_CONCURRENCY`` maximum calls in flight at each replica: a number for every replica,
-                        or ``url=n,url=n`` per replica. Unset, ``psit run`` asks each server
-                        (:mod:`psit_lib.llm.server_limits`: llama.cpp reports its slots) and uses what
-                        it reports; else no limit beyond ``PSIT_CONCURRENCY``. Set it to what one server
-                        runs at once (llama.cpp's ``-np``, Ollama's ``OLLAMA_NUM_PARALLEL``, vLLM's
-                        ``--max-num-seqs``): the other calls wait in the client, where waiting is not
-                        counted in the timeout, instead of in the server's queue, where it is.
-``PSIT_TIMEOUT``        seconds per HTTP attempt, from when it is sent (default 120; unset, ``psit run``
-                        sets it to four full replies at a llama.cpp server's measured speed); time spent
-                        waiting for a replica's free slot in the client is not part of it. A server
-                        that reports slower decoding in its replies (llama.cpp's ``timings``) lengthens
-                        an attempt's timeout to four replies of its ``max_tokens`` at that speed.
-``PSIT_MAX_RETRIES``    retries after the first try on 429/5xx/timeouts (default 5).
-``PSIT_CACHE``          ``rw`` (default), ``off`` or ``replay`` (replay-only: a miss is an error).
-``PSIT_MODEL_SETTINGS`` per-model request settings (max tokens, reasoning effort, extra body fields):
-                        a YAML/JSON file or inline JSON, ``model name -> settings``
-                        (:mod:`psit_lib.llm.model_settings`).
-``PSIT_PROMPTS_FILE``   a TOML file of prompt templates replacing the workbench's of the same name
-                        (:mod:`psit_lib.llm.prompts`); checked here, before any model call.
+The variables (``PSIT_*``, with ``OPENAI_BASE_URL``/``OPENAI_API_KEY`` as fallbacks) are listed in the
+README and by ``psit --help``; :data:`FIELD_ENV` maps each setting to its variable.
 """
 
 from __future__ import annotations

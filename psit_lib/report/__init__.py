@@ -14,7 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .index import code_commit, index_html, index_row
+from psit_lib.runs.metadata import git_commit
+from psit_lib.runs.paths import repo_root
+
+from .index import index_html, index_row
 from .page import render_page
 from .page_head import PageContext, protocol_html
 
@@ -38,8 +41,8 @@ def render_report(run_dir: Path, run: dict[str, Any] | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     run = run or {}
     statuses = {s["notebook"]: s for s in run.get("notebooks", [])}
-    repo = Path(__file__).resolve().parents[2]
-    commit = code_commit(repo)
+    repo = repo_root()
+    commit = git_commit(repo)
     protocol = None
     if (repo / "docs" / "protocol.md").exists():
         protocol = "protocol.html"

@@ -22,33 +22,15 @@ import pandas as pd
 from psit_lib.runs.folder import RunFolder
 from psit_lib.studies.psit.protocol.transcript_view import episode_html, episode_row, is_fork_result
 
-SCORES_FILE = "scores.jsonl"
-"""Per-episode scores beside the records, when the run has them (one JSON object a line with
-``episode_id`` and either ``scores`` (name -> value) or ``scorer``/``name`` and ``value``)."""
-
 BASE_COLUMNS = ["episode", "model", "agent", "task", "status"]
 TAIL_COLUMNS = ["calls", "tokens", "flags", "error"]
 
 
 def _scores(folder: RunFolder) -> dict[str, dict[str, Any]]:
-    """episode id -> score name -> value, from ``scores.jsonl`` when present (latest line wins)."""
-    path = folder.dir / SCORES_FILE
+    """episode id -> scorer -> its latest stored value."""
     found: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return found
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(row, dict) or "episode_id" not in row:
-            continue
-        mine = found.setdefault(str(row["episode_id"]), {})
-        if isinstance(row.get("scores"), dict):
-            for name, value in row["scores"].items():
-                mine[str(name)] = value.get("value") if isinstance(value, dict) else value
-        elif "value" in row:
-            mine[str(row.get("scorer") or row.get("name") or "score")] = row["value"]
+    for (eid, scorer), line in folder.score_lines().items():
+        found.setdefault(eid, {})[scorer] = line.get("value")
     return found
 
 
@@ -203,29 +185,12 @@ def explorer_html(folder: RunFolder | str | Path, *, table_id: str = "psit-episo
             + templates + f"<script>{_VIEWER_JS % {'id': table_id}}</script></div>")
 
 
-class EpisodeExplorer:
-    """What a notebook displays: the explorer over its run folder (``_repr_html_``)."""
+def episode_explorer(source: Any) -> Any:
+    """The explorer (an IPython ``HTML``) over an Experiment's run folder, a :class:`RunFolder` or a folder path."""
+    from IPython.display import HTML
 
-    def __init__(self, folder: RunFolder) -> None:
-        self.folder = folder
-
-    @property
-    def table(self) -> pd.DataFrame:
-        return episodes_table(self.folder)
-
-    def _repr_html_(self) -> str:
-        return explorer_html(self.folder)
+    folder = source if isinstance(source, RunFolder) else getattr(source, "store", None)
+    return HTML(explorer_html(folder if isinstance(folder, RunFolder) else RunFolder(source)))
 
 
-def episode_explorer(source: Any) -> EpisodeExplorer:
-    """The explorer over an :class:`~psit_lib.runs.experiment.Experiment`'s run folder, a
-    :class:`RunFolder` or a folder path."""
-    if isinstance(source, RunFolder):
-        return EpisodeExplorer(source)
-    store = getattr(source, "store", None)
-    if isinstance(store, RunFolder):
-        return EpisodeExplorer(store)
-    return EpisodeExplorer(RunFolder(source))
-
-
-__all__ = ["EpisodeExplorer", "episode_explorer", "episodes_table", "explorer_html", "transcript_html"]
+__all__ = ["episode_explorer", "episodes_table", "explorer_html", "transcript_html"]

@@ -11,7 +11,6 @@ rendered, the code's commit, the backend, model and profile, and whether the run
 from __future__ import annotations
 
 import html
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -84,15 +83,6 @@ def figure_view(nb: Any, uri: str | None) -> str:
             titles = list(dict.fromkeys(str(p.get("title")) for p in meta.get("panels") or [] if p.get("title")))
             return "; ".join(titles) if titles else "untitled figure"
     return "untitled figure"
-
-
-def code_commit(repo: Path) -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.stdout.strip() or "unknown"
 
 
 def index_row(run_dir: Path, nb: Any, stem: str, status: dict[str, Any]) -> IndexRow:

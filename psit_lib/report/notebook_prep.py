@@ -76,43 +76,6 @@ def is_progress(output: Any) -> bool:
     return plain_only and bool(_PROGRESS.search(_text(output)))
 
 
-def raw_mapping(output: Any) -> dict[str, Any] | None:
-    """The dict an ``execute_result`` shows only as its Python repr, or as the run summary's table
-    (``exp.finish()``), or None."""
-    import ast
-
-    data = output.get("data") or {}
-    summary = set(data) == {"text/plain", "text/html"} and "psit-run-summary" in str(data["text/html"])
-    if output.get("output_type") != "execute_result" or not (set(data) == {"text/plain"} or summary):
-        return None
-    text = str(data["text/plain"]).strip()
-    if not text.startswith("{"):
-        return None
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _cell_value(value: Any) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {v}" for k, v in value.items()) or "—"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(str(v) for v in value) or "—"
-    return "—" if value is None else str(value)
-
-
-def mapping_html(mapping: dict[str, Any], summary: str = "Execution statistics") -> str:
-    """A dict as a small two-column table, folded under ``summary``."""
-    import html
-
-    rows = "".join(f"<tr><th>{html.escape(str(k).replace('_', ' '))}</th><td>{html.escape(_cell_value(v))}</td></tr>"
-                   for k, v in mapping.items())
-    return (f"<details class='psit-stats'><summary>{html.escape(summary)}</summary>"
-            f"<table class='psit-kv'>{rows}</table></details>")
-
-
 def figure_html(png: str, meta: dict[str, Any] | None) -> str:
     """An ``<img>`` for a PNG output carrying its figure metadata (provenance, panels and their
     axis labels) as ``data-`` attributes, so the browser test can check every panel is labelled."""
@@ -173,7 +136,7 @@ def _shown_check(cell: Any) -> None:
 def tidy_outputs(nb: Any) -> Any:
     """The notebook (changed in place) with its plumbing out of the page: output checks for the
     test suite (unless nothing else shows their section's result), progress bars and stderr
-    dropped; a raw dict result shown as a folded table; figures as images that carry their metadata."""
+    dropped; the run summary folded; figures as images that carry their metadata."""
     for section in _sections(nb.cells):
         code = [c for c in section if c.cell_type == "code"]
         checks = [c for c in code if c.source.lstrip().startswith(CHECK_MARK)]
@@ -192,10 +155,10 @@ def _tidy(cells: list[Any]) -> None:
         for output in cell.get("outputs", []):
             if is_progress(output):
                 continue
-            mapping = raw_mapping(output)
             data = output.get("data") or {}
-            if mapping is not None:
-                output["data"] = {"text/html": mapping_html(mapping)}
+            if "psit-run-summary" in str(data.get("text/html", "")):  # exp.finish()'s table, folded
+                output["data"] = {"text/html": "<details class='psit-stats'><summary>Execution statistics</summary>"
+                                               f"{data['text/html']}</details>"}
             elif "image/png" in data and "text/html" not in data:
                 meta = ((output.get("metadata") or {}).get("image/png") or {}).get(FIGURE_KEY)
                 data["text/html"] = figure_html(str(data["image/png"]), meta)

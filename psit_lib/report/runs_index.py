@@ -10,12 +10,11 @@ metadata through :class:`~psit_lib.runs.folder.RunFolder`).
 from __future__ import annotations
 
 import html
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
+from psit_lib.runs.folder import RunFolder, notebooks_with_metadata, read_run_file
 
 HEADLINE_CHARS = 160
 
@@ -41,12 +40,7 @@ def _first_sentence(text: str) -> str:
 
 def run_entry(path: Path) -> RunEntry:
     """What the index shows of one run folder."""
-    recorded = {}
-    if (path / "run.json").is_file():
-        try:
-            recorded = json.loads((path / "run.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            recorded = {}
+    recorded = read_run_file(path)
     folders = [RunFolder(path / name) for name in sorted(notebooks_with_metadata(path))]
     metas = [f.metadata() for f in folders]
     starts = sorted(m.started for m in metas if m.started)

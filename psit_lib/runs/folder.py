@@ -37,6 +37,7 @@ _PROGRESS = "progress.json"
 _SCORES = "scores.jsonl"
 _TABLES = "tables"
 _FIGURES = "figures"
+RUN_FILE = "run.json"
 
 
 class ParameterMismatchError(ValueError):
@@ -310,6 +311,12 @@ def notebook_folders(path: str | Path) -> list[RunFolder]:
 def notebooks_with_metadata(run_dir: str | Path) -> set[str]:
     """Names of the notebook folders of a run folder that hold run metadata."""
     return {p.name for p in Path(run_dir).iterdir() if RunFolder(p).has_metadata()}
+
+
+def read_run_file(run_dir: str | Path) -> dict[str, Any]:
+    """The run's ``run.json`` (what ``psit run`` recorded of each notebook); empty when absent or unreadable."""
+    data = _read_json(Path(run_dir) / RUN_FILE)
+    return data if isinstance(data, dict) else {}
 
 
 # -- writing -------------------------------------------------------------------------------------

@@ -15,10 +15,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from psit_lib.data_files import checkout_root
+
 
 def repo_root() -> Path:
-    here = Path(__file__).resolve().parents[2]
-    return here if (here / "pyproject.toml").exists() else Path.cwd()
+    return checkout_root() or Path.cwd()
 
 
 def results_root() -> Path:

@@ -1,10 +1,10 @@
 """Screenshots of a rendered report, as a reader sees it at 1400 px (headless Chromium).
 
-``python -m psit_lib.report.screenshots <report folder> <output folder>`` writes one PNG per
+``python tests/report_screenshots.py <report folder> <output folder>`` writes one PNG per
 page (index first): the top :data:`HEIGHT` pixels at :data:`WIDTH` px, reduced to a 256-colour
 palette so the images stay small enough to keep in the repository (``docs/screenshots/``).
 Each page's width is printed, so a page that scrolls sideways is seen at once.
-``python -m psit_lib.report.screenshots page <page.html> <image.png>`` shoots one page (the compare
+``python tests/report_screenshots.py page <page.html> <image.png>`` shoots one page (the compare
 page, the list of runs); ``... explorer <page.html> <image.png>`` the episode explorer of a page with
 its first episode opened (a fourth argument: a search that chooses the episode).
 """
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args[2]} · page width {width} px{'' if width <= WIDTH else ' (scrolls sideways)'}")
         return 0
     if len(args) != 2:
-        print("usage: python -m psit_lib.report.screenshots <report folder> <output folder>", file=sys.stderr)
+        print("usage: python tests/report_screenshots.py <report folder> <output folder>", file=sys.stderr)
         return 2
     for image, page_width in shoot(Path(args[0]), Path(args[1])):
         print(f"{image} · page width {page_width} px{'' if page_width <= WIDTH else ' (scrolls sideways)'}")
