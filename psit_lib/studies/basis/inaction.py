@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from psit_lib.analysis.result_sentences import grouped_rate_readings, one_sentence, rate_headline
+from psit_lib.analysis.result_sentences import Direction, grouped_rate_readings, one_sentence, rate_headline
 from psit_lib.studies.basis.results import RATES_HIGHER_IS_BETTER, measured_cells
 
 POOLED_VIEW = "Success pooled over the reference-design runs (the paper's Success column)"
@@ -60,7 +60,7 @@ def headline_reading(pooled: pd.DataFrame, main: pd.DataFrame, *, short: bool = 
     ``short``: one sentence for the report's index."""
     view, table = (POOLED_VIEW, pooled) if has_scored_cells(pooled) or not has_scored_cells(main) else (MAIN_VIEW, main)
     cells = measured_cells(table)
-    better = "higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower"  # what the success-rate metrics declare
+    better: Direction = "higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower"  # the success-rate metrics' declaration
     if short:
         rates = rate_headline(cells, ["model", "scenario"], "system", measure="success rate", direction=better)
         return f"*{view}:*\n" + one_sentence("\n".join(["- " + rates, *inaction_sentences(table)]))
