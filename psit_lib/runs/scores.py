@@ -224,7 +224,9 @@ async def score_records(records: Iterable[tuple[str, EpisodeRecord[Any]]], score
                     if session_for is None:
                         raise ValueError(f"scorer {sc.name!r} calls a model; scoring needs a session (the run's cache)")
                     session = session_for(record, sc)
-                    clients[id(session.client)] = session.client
+                    client = getattr(session, "client", None)  # a ModelSession's (a plug-in may hand another)
+                    if hasattr(client, "close_connections"):
+                        clients[id(client)] = client
                 score = await sc.score(record, ScoreContext(params, list(models), part, session))
                 lines.append(ScoreLine(episode_id=record.episode_id, part=part, scorer=sc.name, version=sc.version,
                                        value=score.value, explanation=score.explanation, metadata=score.metadata))
