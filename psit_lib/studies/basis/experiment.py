@@ -23,6 +23,7 @@ from psit_lib.runs.sweeps import scaled_sweep_size
 from psit_lib.studies.basis.records import BasisTrial, CortexEpisode, Ride
 from psit_lib.studies.basis.scenarios import SCENARIOS
 from psit_lib.studies.basis.cab_app import make_cab_app
+from psit_lib.studies.basis.cortex import format_mask
 
 from psit_lib.studies.basis.system import SYSTEMS, BasisLimits, CabMultiAgentSystem, SystemKind
 
@@ -131,7 +132,13 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
     app = make_cab_app(int(params["app_seed"]))
     system = CabMultiAgentSystem(scenario, app, session, system=params["system"], limits=limits)
     run = await system.run()
-    episodes = run.episodes_json(system.registry)
+    registry = system.registry
+    episodes = [CortexEpisode(  # masks as strings, with the agents that may see each episode
+        episode_id=ep.episode_id, source=ep.source_agent_id, access_mask=format_mask(ep.access_mask, registry.width),
+        visible_to=registry.agents_in(ep.access_mask), summary=ep.summary, raw_trace=ep.raw_trace,
+        cortex_window=ep.metadata.get("cortex_window", []),
+        **{key: ep.metadata.get(key) for key in ("kind", "step", "ingest", "mask_text", "fallback_reason")})
+        for ep in run.episodes]
     return BasisTrial(
         model=params.get("model") or session.model,
         scenario=name,
@@ -140,8 +147,8 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
         success=scenario.validate(run.tool_calls),
         final_state_success=scenario.final_state(run.tool_calls, app.ride_history),
         rides=[Ride.model_validate(ride, from_attributes=True) for ride in app.ride_history],
-        agents=list(system.registry.agent_ids),
-        episodes=[CortexEpisode.model_validate(ep) for ep in episodes],
-        ingest_fallbacks=sum(ep["ingest"] == "fallback" for ep in episodes),
+        agents=list(registry.agent_ids),
+        episodes=episodes,
+        ingest_fallbacks=sum(ep.ingest == "fallback" for ep in episodes),
         **{f.name: getattr(run, f.name) for f in dataclasses.fields(run) if f.name != "episodes"},
     )

@@ -21,7 +21,7 @@ from typing import Any, Callable, Literal
 from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL
 from psit_lib.llm.errors import ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
-from psit_lib.studies.basis.cortex import AgentRegistry, Episode, format_mask
+from psit_lib.studies.basis.cortex import AgentRegistry, Episode
 from psit_lib.studies.basis.cab_app import CAB_TOOLS, CabApp, call_cab_tool
 from psit_lib.studies.basis.records import AppCall, Delegation, StepView
 from psit_lib.studies.basis.scenarios import Scenario
@@ -81,26 +81,6 @@ class MultiAgentRun:
     errors: list[str] = field(default_factory=list)
     decided_without_tool_calls: bool = False
     final_answer_as_tool_call: str | None = None
-
-    def episodes_json(self, registry: AgentRegistry) -> list[dict[str, Any]]:
-        """Episodes with their masks as strings and the agents that may see them."""
-        return [
-            {
-                "episode_id": ep.episode_id,
-                "source": ep.source_agent_id,
-                "kind": ep.metadata.get("kind"),
-                "step": ep.metadata.get("step"),
-                "access_mask": format_mask(ep.access_mask, registry.width),
-                "visible_to": registry.agents_in(ep.access_mask),
-                "summary": ep.summary,
-                "ingest": ep.metadata.get("ingest"),
-                "mask_text": ep.metadata.get("mask_text"),
-                "fallback_reason": ep.metadata.get("fallback_reason"),
-                "cortex_window": ep.metadata.get("cortex_window", []),
-                "raw_trace": ep.raw_trace,
-            }
-            for ep in self.episodes
-        ]
 
 
 @dataclass(frozen=True)
