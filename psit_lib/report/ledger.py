@@ -27,13 +27,6 @@ def all_claims() -> list[Claim]:
     return [*psit_claims(), *acc_claims(), *basis_claims()]
 
 
-def notebook_tables(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
-    """The tables of ``names`` one notebook folder saved, by name (without ``.csv``)."""
-    run = RunFolder(folder)
-    saved = set(run.table_names())
-    return {name: pd.read_csv(run.tables_dir / f"{name}.csv") for name in names if f"{name}.csv" in saved}
-
-
 def claim_tables() -> set[str]:
     """Every table a claim reads."""
     return {name for claim in all_claims() for name in claim.tables}
@@ -42,7 +35,9 @@ def claim_tables() -> set[str]:
 def run_tables(run_dir: Path, names: Iterable[str] | None = None) -> dict[str, dict[str, pd.DataFrame]]:
     """Each notebook's saved tables of ``names`` (default: those the claims read), notebooks in name order."""
     wanted = sorted(claim_tables() if names is None else set(names))
-    return {nb: notebook_tables(run_dir / nb, wanted) for nb in sorted(notebooks_with_metadata(run_dir))}
+    folders = [RunFolder(run_dir / nb) for nb in sorted(notebooks_with_metadata(run_dir))]
+    return {f.dir.name: {name: pd.read_csv(f.tables_dir / f"{name}.csv") for name in wanted
+                         if (f.tables_dir / f"{name}.csv").is_file()} for f in folders}
 
 
 def run_ledger(run_dir: Path) -> pd.DataFrame:
