@@ -15,7 +15,7 @@ import sys
 import pandas as pd
 import pytest
 
-from psit_lib.analysis.labels import figure_provenance, provenance_label
+from psit_lib.analysis.labels import figure_provenance
 from psit_lib.studies.psit.protocol.outcomes import classify_fork
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings
@@ -35,13 +35,12 @@ from psit_lib.studies.psit.theory import (
     simulate_set_sizes,
 )
 from psit_lib.studies.psit.theory.figure_data import NoExampleError, THEORY_LABEL, compatible_set_samples, fork_example, size_quantiles, theory_label, weighted_consistency_exact, weighted_consistency_points
-from psit_lib.studies.psit.theory.figures import fork_diagram_from_record, plot_consistency_vs_size, plot_fork_diagram, plot_policy_outcomes, plot_set_sizes
+from psit_lib.studies.psit.theory.figures import plot_consistency_vs_size, plot_fork_diagram, plot_policy_outcomes, plot_set_sizes
 from psit_lib.studies.psit.theory.params import TheoremParams
 from psit_lib.studies.psit.widgets import HangmanPlayer, hangman_player
 from psit_lib.studies.psit.play import PlayError, PlaySession, workbook_agents
 
 SMALL_VOCABULARY = 3000
-LIVE_LABEL = provenance_label("sim", "psit-sim", "default")
 
 
 @pytest.fixture(scope="module")
@@ -78,21 +77,6 @@ class BrokenClient(LLMClient):
 
 def sim_client() -> LLMClient:
     return make_client(LLMSettings(cache="off"))
-
-
-def _record(episode_id="hangman/psit-sim/vanilla/0000", agent="vanilla", outcome="all_denial", private=""):
-    return {
-        "episode_id": episode_id, "status": "ok", "error": None, "spec": {"agent": agent, "model": "psit-sim"},
-        "outcome": outcome, "turns_played": 2,
-        "transcript": [{"role": "user", "content": "Let's play"}, {"role": "assistant", "content": "_ _ _"},
-                       {"role": "user", "content": "My next guess is the letter 'e'."},
-                       {"role": "assistant", "content": "No e. <b>_ _ _</b>"}],
-        "private_state_at_fork": private, "constraints": {"guessed": ["e", "a"]},
-        "reveal": {"question": "Reveal?", "answer": "cat", "parsed": "cat", "compatible": True},
-        "candidates": [{"secret": "cat", "source": "revealed", "question": "Is it 'cat'?", "answer": "No <script>x</script>",
-                        "parsed": False},
-                       {"secret": "cot", "source": "dataset", "question": "Is it 'cot'?", "answer": "maybe", "parsed": None}],
-    }  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,19 +153,14 @@ def test_policy_outcome_figure_has_exact_and_monte_carlo_bars(samples):
     assert [t.get_text() for t in ax.get_xticklabels()] == ["exact", "MC"] * 3
 
 
-def test_fork_diagram_schematic_and_from_a_live_record():
+def test_fork_diagram_schematic():
     fig = plot_fork_diagram(t_fork=4, k=5)
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert sum(t.startswith("is it") for t in texts) == 5
     assert sum(t.startswith("reveal") for t in texts) == 1
     assert figure_provenance(fig) == THEORY_LABEL
-    live = fork_diagram_from_record(_record(), LIVE_LABEL)
-    texts = [t.get_text() for t in live.axes[0].texts]
-    assert "is it 'cat'?  →  no" in texts and "is it 'cot'?  →  unreadable" in texts
-    assert any("guess 'e'" in t for t in texts)
-    assert figure_provenance(live) == LIVE_LABEL
-    with pytest.raises(ValueError, match="branches"):
-        plot_fork_diagram(t_fork=2, k=1, branches=[("a", "yes"), ("b", "no")])
+    with pytest.raises(ValueError, match="k >= 1"):
+        plot_fork_diagram(t_fork=2, k=0)
 
 
 # --------------------------------------------------------------------------------------------
