@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from psit_lib.runs.folder import RunFolder
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, folder_reveals, rows_from_records
+from psit_lib.studies.psit.protocol.appendix_e import COLUMNS, folder_reveals, rows_from_records
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, shannon_entropy
 from psit_lib.llm import LLMSettings
 from psit_lib.studies.psit.protocol import secret_choice as sc

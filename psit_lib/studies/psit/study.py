@@ -5,7 +5,7 @@ fork test: their episodes are scored by the fork scorers and their tables are me
 scores (``protocol/scoring.py``); each notebook's sweep is one of the study's named sweeps
 (``protocol/sweeps.py``), one part per swept value. 07 runs the secret-choice experiment (records
 of another type) and reads the fork tests of its run-mates 02 and 03, whose folders it is handed
-(``protocol/secret_scoring.py``).
+(``protocol/secret_choice.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from psit_lib.runs.study import Study, StudyNotebook, imported
 from psit_lib.studies.psit.protocol import ablation
 from psit_lib.studies.psit.protocol import experiment as fx
 from psit_lib.studies.psit.protocol import secret_choice as sc
-from psit_lib.studies.psit.protocol import secret_scoring
 from psit_lib.studies.psit.protocol.appendix_e import FORK_NOTEBOOKS
 from psit_lib.studies.psit.protocol.params import AblationParams, ForkTestParams, SecretChoiceParams
 from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpisode
@@ -88,7 +87,7 @@ THEOREM_NOTEBOOK = StudyNotebook(
 
 SECRET_CHOICE_NOTEBOOK = StudyNotebook(
     params_model=SecretChoiceParams, plan=sc.plan_secret_choice, episode=sc.secret_choice_episode_fn,
-    scorers=secret_scoring.SCORERS, metrics=secret_scoring.METRICS, reads=FORK_NOTEBOOKS,
+    scorers=sc.SCORERS, metrics=sc.METRICS, reads=FORK_NOTEBOOKS,
     reads_from=lambda params: params.read_from)
 """Notebook 07: the secret-choice experiment, and Appendix E from the fork tests of 02 and 03
 (its run-mates: the folders of the same run, or of the run ``read_from`` names)."""
