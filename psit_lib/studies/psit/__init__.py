@@ -20,8 +20,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.assumptions import simulator_assumptions
     from psit_lib.studies.psit.catalogue import prompt_catalogue
     from psit_lib.studies.psit.differences import DIFFERENCES
-    from psit_lib.studies.psit.figures import (plot_dataset_view, plot_entropy_vs_temperature, plot_failure_modes,
-                                               plot_outcome_bars)
+    from psit_lib.studies.psit.figures import plot_dataset_view, plot_entropy_vs_temperature, plot_failure_modes
     from psit_lib.studies.psit.play import workbook_agents
     from psit_lib.studies.psit.protocol import ablation, appendix_e, secret_choice
     from psit_lib.studies.psit.protocol import experiment as fork_tests
@@ -64,7 +63,6 @@ _NAMES: dict[str, str] = {
     "evidence_counts": "psit_lib.studies.psit.tasks.diagnosis_stats",
     "shrinkage_curve": "psit_lib.studies.psit.tasks.diagnosis_stats",
     # figures
-    "plot_outcome_bars": "psit_lib.studies.psit.figures",
     "plot_failure_modes": "psit_lib.studies.psit.figures",
     "plot_dataset_view": "psit_lib.studies.psit.figures",
     "plot_entropy_vs_temperature": "psit_lib.studies.psit.figures",
@@ -99,7 +97,7 @@ __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the 
     "claims",
     "STUDY", "Experiment", "beside_rates", "notebook_values", "validate_params", "TheoremParams", "ForkTestParams",
     "AblationParams", "SecretChoiceParams", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions",
-    "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_outcome_bars", "plot_failure_modes",
+    "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_failure_modes",
     "plot_dataset_view", "plot_entropy_vs_temperature", "closed_form_check", "compared_hosts", "entropy_table", "entropy_views",
     "exact_mix_table", "policy_table", "self_consistency_points", "simulate_set_sizes", "words_of_length",
     "hangman_player", "workbook_agents", "fork_tests", "ablation",
