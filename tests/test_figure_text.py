@@ -145,8 +145,9 @@ def _secrets(models):
 
 def _theory():
     from psit_lib.studies.psit.figures import plot_dataset_view
-    from psit_lib.studies.psit.theory import (FirstCompatiblePoca, PrivateStateAgent, ReimaginingPoca, policy_table,
-                                              self_consistency_points, simulate_set_sizes)
+    from psit_lib.studies.psit.theory.candidate_sets import simulate_set_sizes
+    from psit_lib.studies.psit.theory.fork_exact import policy_table, self_consistency_points
+    from psit_lib.studies.psit.theory.policies import FirstCompatiblePoca, PrivateStateAgent, ReimaginingPoca
     from psit_lib.studies.psit.theory.figures import plot_consistency_vs_size, plot_fork_diagram, plot_policy_outcomes
     from psit_lib.studies.psit.theory.figures import plot_set_sizes
     from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary

@@ -24,19 +24,12 @@ from psit_lib.runs.params import ParameterError, validate_params
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.studies.psit.tasks.hangman_rules import is_compatible
 from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
-from psit_lib.studies.psit.theory import (
-    FirstCompatiblePoca,
-    PrivateStateAgent,
-    ReimaginingPoca,
-    compatible_set,
-    p_self_consistent_uniform,
-    policy_table,
-    self_consistency_points,
-    simulate_set_sizes,
-)
+from psit_lib.studies.psit.theory.candidate_sets import compatible_set, simulate_set_sizes
+from psit_lib.studies.psit.theory.fork_exact import p_self_consistent_uniform, policy_table, self_consistency_points
+from psit_lib.studies.psit.theory.policies import FirstCompatiblePoca, PrivateStateAgent, ReimaginingPoca
 from psit_lib.studies.psit.theory.figure_data import NoExampleError, THEORY_LABEL, compatible_set_samples, fork_example, size_quantiles, theory_label, weighted_consistency_exact, weighted_consistency_points
 from psit_lib.studies.psit.theory.figures import plot_consistency_vs_size, plot_fork_diagram, plot_policy_outcomes, plot_set_sizes
-from psit_lib.studies.psit.theory.params import TheoremParams
+from psit_lib.studies.psit.theorem_params import TheoremParams
 from psit_lib.studies.psit.widgets import HangmanPlayer, hangman_player
 from psit_lib.studies.psit.play import PlayError, PlaySession, workbook_agents
 

@@ -30,9 +30,11 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.tasks.diagnosis_stats import evidence_counts, shrinkage_curve
     from psit_lib.studies.psit.tasks.hangman import HangmanTask
     from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
-    from psit_lib.studies.psit.theory import (closed_form_check, compared_hosts, entropy_table, entropy_views,
-                                              exact_mix_table, policy_table, self_consistency_points,
-                                              simulate_set_sizes, words_of_length)
+    from psit_lib.studies.psit.theory.candidate_sets import simulate_set_sizes, words_of_length
+    from psit_lib.studies.psit.theory.fork_exact import (closed_form_check, exact_mix_table, policy_table,
+                                                         self_consistency_points)
+    from psit_lib.studies.psit.theory.policies import compared_hosts
+    from psit_lib.studies.psit.theory.secrecy import entropy_table, entropy_views
     from psit_lib.studies.psit.theory import figure_data as theory_data
     from psit_lib.studies.psit.theory import figures as theory_figures
     from psit_lib.studies.psit.theorem_params import TheoremParams
@@ -67,15 +69,15 @@ _NAMES: dict[str, str] = {
     "plot_dataset_view": "psit_lib.studies.psit.figures",
     "plot_entropy_vs_temperature": "psit_lib.studies.psit.figures",
     # the theorem without a model (notebook 01)
-    "closed_form_check": "psit_lib.studies.psit.theory",
-    "compared_hosts": "psit_lib.studies.psit.theory",
-    "entropy_table": "psit_lib.studies.psit.theory",
-    "entropy_views": "psit_lib.studies.psit.theory",
-    "exact_mix_table": "psit_lib.studies.psit.theory",
-    "policy_table": "psit_lib.studies.psit.theory",
-    "self_consistency_points": "psit_lib.studies.psit.theory",
-    "simulate_set_sizes": "psit_lib.studies.psit.theory",
-    "words_of_length": "psit_lib.studies.psit.theory",
+    "closed_form_check": "psit_lib.studies.psit.theory.fork_exact",
+    "compared_hosts": "psit_lib.studies.psit.theory.policies",
+    "entropy_table": "psit_lib.studies.psit.theory.secrecy",
+    "entropy_views": "psit_lib.studies.psit.theory.secrecy",
+    "exact_mix_table": "psit_lib.studies.psit.theory.fork_exact",
+    "policy_table": "psit_lib.studies.psit.theory.fork_exact",
+    "self_consistency_points": "psit_lib.studies.psit.theory.fork_exact",
+    "simulate_set_sizes": "psit_lib.studies.psit.theory.candidate_sets",
+    "words_of_length": "psit_lib.studies.psit.theory.candidate_sets",
     # interactive views
     "hangman_player": "psit_lib.studies.psit.widgets",
     "workbook_agents": "psit_lib.studies.psit.play",
