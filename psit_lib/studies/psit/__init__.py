@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.differences import DIFFERENCES
     from psit_lib.studies.psit.figures import plot_dataset_view, plot_entropy_vs_temperature, plot_failure_modes
     from psit_lib.studies.psit.play import workbook_agents
-    from psit_lib.studies.psit.protocol import ablation, appendix_e, secret_choice
+    from psit_lib.studies.psit.protocol import appendix_e, secret_choice
     from psit_lib.studies.psit.protocol import experiment as fork_tests
     from psit_lib.studies.psit.protocol import scoring as fork_scores
     from psit_lib.studies.psit.protocol.params import AblationParams, ForkTestParams, SecretChoiceParams
@@ -88,7 +88,6 @@ _MODULES: dict[str, str] = {
     "claims": "psit_lib.studies.psit.claims",
     "fork_tests": "psit_lib.studies.psit.protocol.experiment",
     "fork_scores": "psit_lib.studies.psit.protocol.scoring",
-    "ablation": "psit_lib.studies.psit.protocol.ablation",
     "secret_choice": "psit_lib.studies.psit.protocol.secret_choice",
     "appendix_e": "psit_lib.studies.psit.protocol.appendix_e",
     "theory_data": "psit_lib.studies.psit.theory.figure_data",
@@ -102,7 +101,7 @@ __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the 
     "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_failure_modes",
     "plot_dataset_view", "plot_entropy_vs_temperature", "closed_form_check", "compared_hosts", "entropy_table", "entropy_views",
     "exact_mix_table", "policy_table", "self_consistency_points", "simulate_set_sizes", "words_of_length",
-    "hangman_player", "workbook_agents", "fork_tests", "ablation",
+    "hangman_player", "workbook_agents", "fork_tests",
     "secret_choice", "appendix_e", "fork_scores",
     "theory_data", "theory_figures",
 ]

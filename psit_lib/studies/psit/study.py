@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.llm.client import ModelSession
+from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.runs.study import Study, StudyNotebook, imported
-from psit_lib.studies.psit.protocol import ablation
 from psit_lib.studies.psit.protocol import experiment as fx
 from psit_lib.studies.psit.protocol import secret_choice as sc
 from psit_lib.studies.psit.protocol.appendix_e import FORK_NOTEBOOKS
@@ -52,6 +52,22 @@ def _fork_notebook(task_of: Callable[[ForkTestParams], PsitTask], tables: tuple[
         metrics=fork_metrics(lambda params: [task_of(params).name], (*tables, "sweep")),
         sweeps=_fork_sweeps,
         sweep_plan=lambda params, models: fx.sweep_specs(task_of(params), params, models))
+
+
+def _plan_ablation(params: AblationParams, models: list[str]) -> list[EpisodeSpec]:
+    """Notebook 04: the fork test of every agent of the grid on every task."""
+    return [spec for name in params.tasks
+            for spec in fx.plan_fork_episodes(make_task(name, params.condition_choice), params, models)]
+
+
+def _ablation_episode(params: AblationParams) -> StudyEpisode[ForkEpisode]:
+    per_task = {name: fx.fork_episode_fn(make_task(name, params.condition_choice), params) for name in params.tasks}
+
+    @study_episode(ForkEpisode)
+    async def episode(spec: EpisodeSpec, session: ModelSession) -> ForkEpisode:
+        return await per_task[spec.params["task"]](spec, session)
+
+    return episode
 
 
 def _sweep_task(params: AblationParams) -> PsitTask:
@@ -103,7 +119,7 @@ STUDY = Study(
         "03_diagnosis_ddxplus": _fork_notebook(lambda p: make_task("diagnosis", p.condition_choice),
                                                (*FORK_TABLES, "candidate_sources")),
         "04_memory_strategy_ablations": StudyNotebook(
-            params_model=AblationParams, plan=ablation.plan_ablation, episode=ablation.ablation_episode_fn,
+            params_model=AblationParams, plan=_plan_ablation, episode=_ablation_episode,
             scorers=FORK_SCORERS,
             metrics=fork_metrics(lambda params: list(params.tasks),
                                  ("self_consistency", "table1_self_consistency", "significance",
