@@ -285,7 +285,7 @@ def chi_square_table(df: pd.DataFrame, group_cols: list[str], *, min_expected: f
 def metrics_table(df: pd.DataFrame, group_cols: list[str], *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Entropy, normalised entropy, effective number, top share (bootstrap 95% CIs) per group."""
     sizes = {task: domain_size(task) for task in df["task"].dropna().unique()}
-    return secret_summary(df, group_cols, "secret", domain_size=sizes, domain_key="task",
+    return secret_summary(df, group_cols, "secret", domain_size=sizes,
                           n_boot=n_boot, seed=seed)
 
 
