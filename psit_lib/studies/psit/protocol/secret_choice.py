@@ -222,11 +222,6 @@ def domain_of(task: str) -> tuple[str, ...]:
     raise UnknownTaskError(f"unknown task {task!r}; choose from {', '.join(TASK_NAMES)}")
 
 
-def domain_size(task: str) -> int:
-    """Size of the task's secret domain for normalised entropy (dictionary words / 49 conditions)."""
-    return len(domain_of(task))
-
-
 def reference_priors(task: str) -> dict[str, dict[str, float]]:
     """Reference distributions per task, by label, for the chi-square comparison."""
     uniform = dict.fromkeys(domain_of(task), 1.0)
@@ -284,7 +279,7 @@ def chi_square_table(df: pd.DataFrame, group_cols: list[str], *, min_expected: f
 
 def metrics_table(df: pd.DataFrame, group_cols: list[str], *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Entropy, normalised entropy, effective number, top share (bootstrap 95% CIs) per group."""
-    sizes = {task: domain_size(task) for task in df["task"].dropna().unique()}
+    sizes = {task: len(domain_of(task)) for task in df["task"].dropna().unique()}
     return secret_summary(df, group_cols, "secret", domain_size=sizes,
                           n_boot=n_boot, seed=seed)
 
