@@ -47,12 +47,7 @@ def compatible_set(dictionary: Dictionary, state: HangmanState) -> list[str]:
     dictionary is a :class:`Vocabulary`. Before the opening (no length yet) every word fits.
     """
     if isinstance(dictionary, Vocabulary):
-        lengths = dictionary.lengths if state.length is None else (state.length,)
-        return [
-            word
-            for length in lengths
-            for word in dictionary.matching(length, state.known, state.absent, present_only_at_known=True)
-        ]
+        return dictionary.compatible(state.length, state.known, state.absent)
     return [word for word in dictionary if is_compatible(state, word)]
 
 
