@@ -59,6 +59,17 @@ def _as_rng(rng: random.Random | int) -> random.Random:
     return random.Random(rng)
 
 
+def replay(secret: str, guesses: Sequence[str], max_lives: int = DEFAULT_LIVES) -> list[HangmanState]:
+    """The public states a truthful host holding ``secret`` shows to fixed ``guesses``: the opening's,
+    then one per guess until the game ends."""
+    states = [HangmanState.started(len(secret), max_lives)]
+    for letter in guesses:
+        if states[-1].finished:
+            break
+        states.append(apply_guess(secret, states[-1], letter))
+    return states
+
+
 def play_truthful_game(
     secret: str,
     rng: random.Random | int,
