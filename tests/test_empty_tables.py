@@ -32,8 +32,6 @@ from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.acc.records import AccEpisode
 from psit_lib.studies.basis import results as br
 from psit_lib.studies.basis.records import BasisTrial
-from psit_lib.studies.psit.protocol.records import ForkEpisode
-from psit_lib.studies.psit.theory.figures import fork_diagram_from_record
 
 LABEL = provenance_label("openai", "tiny-model", None)
 USAGE = {"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "calls_by_role": {}}
@@ -186,14 +184,6 @@ def secrets_frame(secrets: list) -> pd.DataFrame:
 def test_entropy_figure_without_a_readable_secret_says_no_scored_data():
     assert says_no_data(plot_entropy_vs_temperature(secrets_frame([None, None]), label=LABEL, hue="task", n_boot=50))
     assert says_no_data(plot_entropy_vs_temperature(secrets_frame([]), label=LABEL, hue="task", n_boot=50))
-
-
-def test_fork_diagram_of_a_failed_episode_says_it_has_no_data():
-    record = EpisodeRecord[ForkEpisode](episode_id="hangman/tiny-model/vanilla/0000", status="error",
-                                        error="ModelCallError: refused", usage=USAGE, calls=[], wall_seconds=0.0,
-                                        spec={"task": "hangman", "model": "tiny-model", "agent": "vanilla", "index": 0})
-    fig = fork_diagram_from_record(record, LABEL, k=2)
-    assert says_no_data(fig) and "failed" in fig.axes[0].get_title()
 
 
 def test_one_sided_trials_basis_failed_baseline_scored():

@@ -59,7 +59,7 @@ def _sizes(agents, turns=4, n=4, y="tokens") -> pd.DataFrame:
 def _psit(models):
     from psit_lib.analysis.plots import plot_forest, plot_rate_by_size, plot_rate_intervals, plot_state_size
     from psit_lib.studies.psit import claims
-    from psit_lib.studies.psit.figures import plot_failure_modes, plot_outcome_bars
+    from psit_lib.studies.psit.figures import plot_failure_modes
 
     agents8 = ["vanilla", "private_cot", "workflow_overwrite", "autonomous_overwrite", "mem0", "amem", "lightmem",
                "memoryos"]
@@ -67,9 +67,8 @@ def _psit(models):
     table1 = _table1(models, agents8)
     table04 = _table1(models, AGENTS, ("hangman", "diagnosis"))
     return {
-        "01 live outcomes": lambda: plot_outcome_bars(_episodes(models, ["vanilla", "workflow_overwrite"]),
-                                                      ["model", "agent"] if many else "agent", "outcome", LABEL,
-                                                      title="Live fork-test outcomes (the workbook's strict view)"),
+        "01 live outcomes": lambda: plot_failure_modes(_episodes(models, ["vanilla", "workflow_overwrite"]), "agent",
+                                                       LABEL, facet="model" if many else None),
         "02 forest": lambda: plot_forest(claims.method_gaps(table1), LABEL),
         "02 rate by size": lambda: plot_rate_by_size(claims.rates_by_size(table1), LABEL),
         "02 self-consistency": lambda: plot_rate_intervals(
@@ -147,8 +146,9 @@ def _secrets(models):
 
 def _theory():
     from psit_lib.studies.psit.figures import plot_dataset_view
-    from psit_lib.studies.psit.theory import (FirstCompatiblePoca, PrivateStateAgent, ReimaginingPoca, policy_table,
-                                              self_consistency_points, simulate_set_sizes)
+    from psit_lib.studies.psit.theory.candidate_sets import simulate_set_sizes
+    from psit_lib.studies.psit.theory.fork_exact import policy_table, self_consistency_points
+    from psit_lib.studies.psit.theory.policies import FirstCompatiblePoca, PrivateStateAgent, ReimaginingPoca
     from psit_lib.studies.psit.theory.figures import plot_consistency_vs_size, plot_fork_diagram, plot_policy_outcomes
     from psit_lib.studies.psit.theory.figures import plot_set_sizes
     from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary

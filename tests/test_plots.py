@@ -24,10 +24,10 @@ from psit_lib.analysis.labels import (
     label_table,
     provenance_label,
 )
-from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
+from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.analysis.plots import AGENT_COLOURS, agent_colours, agent_palette, plot_rate_intervals, plot_state_size
 from psit_lib.analysis.stats import rate_table
-from psit_lib.studies.psit.figures import plot_entropy_vs_temperature, plot_outcome_bars
+from psit_lib.studies.psit.figures import plot_entropy_vs_temperature
 
 LABEL = provenance_label("sim", "psit-sim", "default")
 
@@ -92,26 +92,6 @@ def test_label_table_captions_a_styler_and_keeps_the_data():
     assert "simulated" in styled.to_html()
 
 
-def test_outcome_bars(episodes):
-    fig = plot_outcome_bars(episodes, ["task", "agent"], "outcome", LABEL)
-    assert isinstance(fig, Figure) and footer_of(fig) == LABEL
-    ax = fig.axes[0]
-    colours = {matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches}
-    assert OUTCOME_COLOURS[Outcome.SELF_CONSISTENT].lower() in colours
-    # each bar stacks to 1
-    tops = {}
-    for patch in ax.patches:
-        x = round(patch.get_x(), 6)
-        tops[x] = max(tops.get(x, 0.0), patch.get_y() + patch.get_height())
-    assert all(top == pytest.approx(1.0) for top in tops.values()) and len(tops) == 4
-
-
-def test_outcome_bars_refuse_unknown_outcomes(episodes):
-    bad = episodes.assign(outcome="confused")
-    with pytest.raises(ValueError, match="not an Outcome"):
-        plot_outcome_bars(bad, "agent", "outcome", LABEL)
-
-
 def test_rate_intervals(episodes):
     rates = rate_table(episodes, ["task", "agent"], "self_consistent")
     fig = plot_rate_intervals(rates, "agent", LABEL, hue="task")
@@ -131,18 +111,16 @@ def test_entropy_vs_temperature(episodes):
     fig = plot_entropy_vs_temperature(episodes, label=LABEL, hue="task", n_boot=100)
     assert footer_of(fig) == LABEL
     assert "entropy" in fig.axes[0].get_ylabel()
-    with pytest.raises(ValueError, match="domain_size"):
-        plot_entropy_vs_temperature(episodes, label=LABEL, metric="normalised_entropy")
 
 
 def test_builders_do_not_register_pyplot_figures(episodes):
     before = plt.get_fignums()
-    plot_outcome_bars(episodes, "agent", "outcome", LABEL)
+    plot_rate_intervals(rate_table(episodes, ["task", "agent"], "self_consistent"), "agent", LABEL)
     assert plt.get_fignums() == before
 
 
 def test_figures_save_with_the_footer(episodes, tmp_path):
-    fig = plot_outcome_bars(episodes, "agent", "outcome", LABEL)
+    fig = plot_rate_intervals(rate_table(episodes, ["task", "agent"], "self_consistent"), "agent", LABEL)
     path = tmp_path / "bars.png"
     fig.savefig(path, dpi=50, bbox_inches="tight")
     assert path.stat().st_size > 0

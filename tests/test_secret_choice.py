@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from psit_lib.runs.folder import RunFolder
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, folder_reveals, rows_from_records
+from psit_lib.studies.psit.protocol.appendix_e import COLUMNS, folder_reveals, rows_from_records
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, shannon_entropy
 from psit_lib.llm import LLMSettings
 from psit_lib.studies.psit.protocol import secret_choice as sc
@@ -178,7 +178,7 @@ def test_min_n_for_test_and_chi_square_table_say_when_a_test_is_possible():
     assert sc.min_n_for_test(dict.fromkeys("abcd", 1.0)) == 20
     assert sc.min_n_for_test({"a": 3.0, "b": 1.0}) == 20          # the pooled rest needs 5 too
     conditions = sc.domain_of("diagnosis")
-    assert len(conditions) == 49 and sc.domain_size("diagnosis") == 49
+    assert len(conditions) == 49 and len(sc.domain_of("diagnosis")) == 49
     small = pd.DataFrame({"task": "diagnosis", "model": "m", "secret": list(conditions[:10])})
     row = sc.chi_square_table(small, ["task", "model"]).iloc[0]
     assert pd.isna(row["chi2"]) and "needs n_in_prior >= 245" in row["note"]

@@ -20,30 +20,10 @@ from psit_lib.analysis.stats import wilson_interval
 from hangman_states import constraints_from_history
 from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, apply_guess
 from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
-from psit_lib.studies.psit.theory import (
-    FORK_OUTCOMES,
-    ExactComputationTooLargeError,
-    FirstCompatiblePoca,
-    PolicyInputError,
-    PrivateStateAgent,
-    ReimaginingPoca,
-    compatible_set,
-    conditional_entropy_of_secret,
-    entropy_table,
-    enumerate_outcomes,
-    exact_outcomes,
-    expected_log2_compatible,
-    frequency_weights,
-    history_distribution,
-    p_self_consistent_uniform,
-    play_truthful_game,
-    policy_table,
-    self_consistency_points,
-    simulate_outcomes,
-    simulate_set_sizes,
-    synthetic_compatible_set,
-    words_of_length,
-)
+from psit_lib.studies.psit.theory.candidate_sets import compatible_set, play_truthful_game, simulate_set_sizes, words_of_length
+from psit_lib.studies.psit.theory.fork_exact import FORK_OUTCOMES, ExactComputationTooLargeError, enumerate_outcomes, exact_outcomes, p_self_consistent_uniform, policy_table, self_consistency_points, simulate_outcomes, synthetic_compatible_set
+from psit_lib.studies.psit.theory.policies import FirstCompatiblePoca, PolicyInputError, PrivateStateAgent, ReimaginingPoca, frequency_weights
+from psit_lib.studies.psit.theory.secrecy import conditional_entropy_of_secret, entropy_table, expected_log2_compatible, history_distribution
 
 SMALL_VOCABULARY = 3000
 FIVE_LETTER = tuple(words_of_length(get_vocabulary(SMALL_VOCABULARY), 5))

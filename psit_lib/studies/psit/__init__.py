@@ -20,10 +20,8 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.assumptions import simulator_assumptions
     from psit_lib.studies.psit.catalogue import prompt_catalogue
     from psit_lib.studies.psit.differences import DIFFERENCES
-    from psit_lib.studies.psit.figures import (plot_dataset_view, plot_entropy_vs_temperature, plot_failure_modes,
-                                               plot_outcome_bars)
-    from psit_lib.studies.psit.play import workbook_agents
-    from psit_lib.studies.psit.protocol import ablation, appendix_e, secret_choice
+    from psit_lib.studies.psit.figures import plot_dataset_view, plot_entropy_vs_temperature, plot_failure_modes
+    from psit_lib.studies.psit.protocol import appendix_e, secret_choice
     from psit_lib.studies.psit.protocol import experiment as fork_tests
     from psit_lib.studies.psit.protocol import scoring as fork_scores
     from psit_lib.studies.psit.protocol.params import AblationParams, ForkTestParams, SecretChoiceParams
@@ -31,13 +29,14 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.tasks.diagnosis_stats import evidence_counts, shrinkage_curve
     from psit_lib.studies.psit.tasks.hangman import HangmanTask
     from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
-    from psit_lib.studies.psit.theory import (closed_form_check, compared_hosts, entropy_table, entropy_views,
-                                              exact_mix_table, policy_table, self_consistency_points,
-                                              simulate_set_sizes, words_of_length)
+    from psit_lib.studies.psit.theory.candidate_sets import simulate_set_sizes, words_of_length
+    from psit_lib.studies.psit.theory.fork_exact import (closed_form_check, exact_mix_table, policy_table,
+                                                         self_consistency_points)
+    from psit_lib.studies.psit.theory.policies import compared_hosts
+    from psit_lib.studies.psit.theory.secrecy import entropy_table, entropy_views
     from psit_lib.studies.psit.theory import figure_data as theory_data
     from psit_lib.studies.psit.theory import figures as theory_figures
     from psit_lib.studies.psit.theorem_params import TheoremParams
-    from psit_lib.studies.psit.widgets import hangman_player
 
 # name -> the module that defines it
 _NAMES: dict[str, str] = {
@@ -64,23 +63,19 @@ _NAMES: dict[str, str] = {
     "evidence_counts": "psit_lib.studies.psit.tasks.diagnosis_stats",
     "shrinkage_curve": "psit_lib.studies.psit.tasks.diagnosis_stats",
     # figures
-    "plot_outcome_bars": "psit_lib.studies.psit.figures",
     "plot_failure_modes": "psit_lib.studies.psit.figures",
     "plot_dataset_view": "psit_lib.studies.psit.figures",
     "plot_entropy_vs_temperature": "psit_lib.studies.psit.figures",
     # the theorem without a model (notebook 01)
-    "closed_form_check": "psit_lib.studies.psit.theory",
-    "compared_hosts": "psit_lib.studies.psit.theory",
-    "entropy_table": "psit_lib.studies.psit.theory",
-    "entropy_views": "psit_lib.studies.psit.theory",
-    "exact_mix_table": "psit_lib.studies.psit.theory",
-    "policy_table": "psit_lib.studies.psit.theory",
-    "self_consistency_points": "psit_lib.studies.psit.theory",
-    "simulate_set_sizes": "psit_lib.studies.psit.theory",
-    "words_of_length": "psit_lib.studies.psit.theory",
-    # interactive views
-    "hangman_player": "psit_lib.studies.psit.widgets",
-    "workbook_agents": "psit_lib.studies.psit.play",
+    "closed_form_check": "psit_lib.studies.psit.theory.fork_exact",
+    "compared_hosts": "psit_lib.studies.psit.theory.policies",
+    "entropy_table": "psit_lib.studies.psit.theory.secrecy",
+    "entropy_views": "psit_lib.studies.psit.theory.secrecy",
+    "exact_mix_table": "psit_lib.studies.psit.theory.fork_exact",
+    "policy_table": "psit_lib.studies.psit.theory.fork_exact",
+    "self_consistency_points": "psit_lib.studies.psit.theory.fork_exact",
+    "simulate_set_sizes": "psit_lib.studies.psit.theory.candidate_sets",
+    "words_of_length": "psit_lib.studies.psit.theory.candidate_sets",
 }
 
 # name -> a module of the study's notebook helpers, used as a namespace (fork_tests.cost_table, ...)
@@ -88,7 +83,6 @@ _MODULES: dict[str, str] = {
     "claims": "psit_lib.studies.psit.claims",
     "fork_tests": "psit_lib.studies.psit.protocol.experiment",
     "fork_scores": "psit_lib.studies.psit.protocol.scoring",
-    "ablation": "psit_lib.studies.psit.protocol.ablation",
     "secret_choice": "psit_lib.studies.psit.protocol.secret_choice",
     "appendix_e": "psit_lib.studies.psit.protocol.appendix_e",
     "theory_data": "psit_lib.studies.psit.theory.figure_data",
@@ -99,10 +93,10 @@ __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the 
     "claims",
     "STUDY", "Experiment", "beside_rates", "notebook_values", "validate_params", "TheoremParams", "ForkTestParams",
     "AblationParams", "SecretChoiceParams", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions",
-    "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_outcome_bars", "plot_failure_modes",
+    "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_failure_modes",
     "plot_dataset_view", "plot_entropy_vs_temperature", "closed_form_check", "compared_hosts", "entropy_table", "entropy_views",
     "exact_mix_table", "policy_table", "self_consistency_points", "simulate_set_sizes", "words_of_length",
-    "hangman_player", "workbook_agents", "fork_tests", "ablation",
+    "fork_tests",
     "secret_choice", "appendix_e", "fork_scores",
     "theory_data", "theory_figures",
 ]

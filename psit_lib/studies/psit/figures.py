@@ -1,4 +1,4 @@
-"""Figures of the private-state study that only it draws: the fork-test outcome mix and the
+"""Figures of the private-state study that only it draws: the fork-test failure modes and the
 spread of revealed secrets (notebook 07).
 
 Generic builders (rates with intervals, state size per turn) live in
@@ -30,33 +30,6 @@ _JUDGED_OUTCOMES = (
     Outcome.ALL_DENIAL,
     Outcome.LEAKAGE,
 )
-
-def plot_outcome_bars(df: pd.DataFrame, group_col: str | Sequence[str], outcome_col: str, label: str, *,
-                      title: str = "Fork-test outcomes") -> Figure:
-    """Stacked bars of outcome shares per group (``group_col``: one column or several joined into
-    one bar label) in :data:`OUTCOME_ORDER`, with fixed colours and each bar's episode count.
-    Unknown outcome values raise ValueError."""
-    group_cols = as_columns(group_col)
-    require_columns(df, [*group_cols, outcome_col], "plot_outcome_bars")
-    try:
-        outcomes = df[outcome_col].map(lambda v: Outcome(v))
-    except ValueError as exc:
-        raise ValueError(f"plot_outcome_bars: column {outcome_col!r} holds a value that is not an Outcome ({exc}).") from None
-    groups = joined_labels(df, group_cols)
-    levels = ordered_levels(groups, None)
-    shown = [o for o in OUTCOME_ORDER if o in _JUDGED_OUTCOMES or o in set(outcomes)]
-    fig = new_figure(min(11.0, max(5.0, 0.55 * len(levels) + 3.0)), 3.6)
-    ax = fig.add_subplot()
-    counts = pd.crosstab(groups, outcomes).reindex(index=levels, columns=shown, fill_value=0)
-    totals = counts.sum(axis=1)
-    note = _stacked(ax, counts.div(totals.where(totals > 0, 1), axis=0), [OUTCOME_COLOURS[o] for o in shown],
-                    [OUTCOME_LABELS[o] for o in shown], totals)
-    ax.set_ylabel("share of episodes")
-    ax.set_title(f"{title} · {note}" if note else title, fontsize=10)
-    rotate = needs_rotation(levels)
-    ax.set_xticks(np.arange(len(levels)), levels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
-    legend_outside(fig, ax, title="outcome")
-    return label_figure(fig, label)
 
 
 def _stacked(ax: Axes, shares: pd.DataFrame, colours: Sequence[str], labels: Sequence[str],
@@ -147,71 +120,48 @@ def plot_dataset_view(counts: pd.DataFrame, shrink: pd.DataFrame, questions_befo
     return label_figure(fig, "dataset statistics (no model): splitting player vs a truthful host")
 
 
-_ENTROPY_METRICS = {
-    "entropy": "entropy of revealed secrets (bits)",
-    "effective_number": "effective number of secrets",
-    "top_share": "share of the most frequent secret",
-    "normalised_entropy": "normalised entropy",
-}
+ENTROPY_AXIS = "entropy of revealed secrets (bits)"
 
 
 def plot_entropy_vs_temperature(
     df: pd.DataFrame,
     *,
     label: str,
-    temperature_col: str = "temperature",
-    secret_col: str = "secret",
     hue: str | Sequence[str] | None = "model",
-    metric: str = "entropy",
-    domain_size: int | None = None,
     n_boot: int = 1000,
     seed: int = 0,
     title: str = "Secret spread vs sampling temperature",
 ) -> Figure:
-    """A spread metric of the revealed secrets against temperature, one line per ``hue`` level.
-
-    Mode collapse shows as entropy (or effective number) falling as temperature drops. Error
-    bars are centred bootstrap 95% intervals from :func:`secret_summary` (none for normalised
-    entropy); for entropy a dashed line marks log2 n, the most n samples can show. Without a
-    readable secret the figure says "no scored data".
-    """
-    if metric not in _ENTROPY_METRICS:
-        raise ValueError(f"metric must be one of {sorted(_ENTROPY_METRICS)}, got {metric!r}.")
-    if metric == "normalised_entropy" and domain_size is None:
-        raise ValueError("metric='normalised_entropy' needs domain_size.")
+    """Entropy of the revealed secrets against temperature, one line per ``hue`` level: mode
+    collapse shows as entropy falling as temperature drops. Error bars are bootstrap 95% intervals
+    from :func:`secret_summary`; a dashed line marks log2 n, the most n samples can show."""
     hue_cols = as_columns(hue)
-    require_columns(df, [*hue_cols, temperature_col, secret_col], "plot_entropy_vs_temperature")
+    require_columns(df, [*hue_cols, "temperature", "secret"], "plot_entropy_vs_temperature")
     data = df.assign(_line=joined_labels(df, hue_cols))
-    summary = secret_summary(
-        data, ["_line", temperature_col], secret_col, domain_size=domain_size, n_boot=n_boot, seed=seed
-    )
+    summary = secret_summary(data, ["_line", "temperature"], "secret", n_boot=n_boot, seed=seed)
     if not (summary["n"] > 0).any():  # no readable secret anywhere: nothing to draw
         fig = no_data_figure(label, title, width=6.0, height=4.5)
-        fig.axes[0].set_xlabel(temperature_col)
-        fig.axes[0].set_ylabel(_ENTROPY_METRICS[metric])
+        fig.axes[0].set_xlabel("temperature")
+        fig.axes[0].set_ylabel(ENTROPY_AXIS)
         return fig
     lines = ordered_levels(data["_line"], None)
     palette = agent_colours(lines)
     fig = new_figure(6.0, 4.5)
     ax = fig.add_subplot()
     for colour, line in zip(palette, lines):
-        rows = summary[(summary["_line"] == line) & (summary["n"] > 0)].sort_values(temperature_col)
-        values = rows[metric].to_numpy(dtype=float)
-        if f"{metric}_low" in rows.columns:
-            yerr = np.vstack([values - rows[f"{metric}_low"].to_numpy(dtype=float), rows[f"{metric}_high"].to_numpy(dtype=float) - values])
-            yerr = np.clip(yerr, 0, None)
-        else:
-            yerr = None
-        ax.errorbar(rows[temperature_col], values, yerr=yerr, marker="o", capsize=3, color=colour,
+        rows = summary[(summary["_line"] == line) & (summary["n"] > 0)].sort_values("temperature")
+        values = rows["entropy"].to_numpy(dtype=float)
+        yerr = np.clip(np.vstack([values - rows["entropy_low"].to_numpy(dtype=float),
+                                  rows["entropy_high"].to_numpy(dtype=float) - values]), 0, None)
+        ax.errorbar(rows["temperature"], values, yerr=yerr, marker="o", capsize=3, color=colour,
                     label=line if hue_cols else None)
-    if metric == "entropy":
-        ceilings = summary.loc[summary["n"] > 0, "entropy_ceiling"].unique()
-        if len(ceilings) == 1:  # one sample size: show how high n samples could possibly go
-            ax.axhline(ceilings[0], ls="--", lw=1, color="grey")
-            ax.annotate(f"log2 n = {ceilings[0]:.2f} (ceiling at this sample size)", (0.01, ceilings[0]),
-                        xycoords=("axes fraction", "data"), va="bottom", fontsize=7, color="grey")
-    ax.set_xlabel(temperature_col)
-    ax.set_ylabel(_ENTROPY_METRICS[metric])
+    ceilings = summary.loc[summary["n"] > 0, "entropy_ceiling"].unique()
+    if len(ceilings) == 1:  # one sample size: show how high n samples could possibly go
+        ax.axhline(ceilings[0], ls="--", lw=1, color="grey")
+        ax.annotate(f"log2 n = {ceilings[0]:.2f} (ceiling at this sample size)", (0.01, ceilings[0]),
+                    xycoords=("axes fraction", "data"), va="bottom", fontsize=7, color="grey")
+    ax.set_xlabel("temperature")
+    ax.set_ylabel(ENTROPY_AXIS)
     ax.set_title(title)
     if hue_cols:
         ax.legend()

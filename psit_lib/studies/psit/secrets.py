@@ -332,37 +332,24 @@ def chi_square_vs_prior(
     )
 
 
-def _domain_size_for(
-    key: dict[str, Hashable], domain_size: int | Mapping[Hashable, int] | None, domain_key: str
-) -> int | None:
-    if domain_size is None or isinstance(domain_size, int):
-        return domain_size
-    if domain_key not in key:
-        raise ValueError(f"domain sizes are keyed by {domain_key!r}, which is not a group column.")
-    return domain_size.get(key[domain_key])
-
-
 def secret_summary(
     df: pd.DataFrame,
     group_cols: str | Sequence[str],
     secret_col: str,
     *,
-    domain_size: int | Mapping[Hashable, int] | None = None,
-    domain_key: str = "task",
+    domain_size: Mapping[Hashable, int] | None = None,
     n_boot: int = 1000,
     seed: int = 0,
-    alpha: float = 0.05,
-    method: str = "BCa",
 ) -> pd.DataFrame:
     """Spread of the revealed secrets per group, with bootstrap intervals.
 
     Rows with no revealed secret (unparseable reveals) are counted in ``n_missing`` and left
-    out of the distribution. ``domain_size`` is one int for all groups, or a mapping keyed by
-    the value of the ``domain_key`` group column (e.g. ``{"hangman": 30_000, "diagnosis": 49}``);
-    without it ``normalised_entropy`` is NaN. Each group is bootstrapped with the same
+    out of the distribution. ``domain_size`` maps the ``task`` group column's value to the size of
+    its secret domain (e.g. ``{"hangman": 30_000, "diagnosis": 49}``); without it
+    ``normalised_entropy`` is NaN. Each group is bootstrapped with the same
     ``seed``, so adding a group does not change the others' intervals.
 
-    Intervals are BCa bootstrap intervals by default (``method``; see :func:`bootstrap_ci`),
+    Intervals are BCa bootstrap 95% intervals (:func:`bootstrap_ci`),
     clipped to what each statistic can attain with n samples; ``interval`` names the method
     actually used; ``entropy_ceiling`` is log2 min(n, K), the most n samples can show. An
     interval that excludes its own estimate (resampling a few dozen reveals, most of them
@@ -378,7 +365,6 @@ def secret_summary(
         "effective_number": effective_number,
         "top_share": top_share,
     }
-    level = f"{100 * (1 - alpha):g}%"
     rows = []
     counts: list[dict] = []
     grouped = df.groupby(columns, sort=True, dropna=False) if columns else [((), df)]
@@ -390,17 +376,16 @@ def secret_summary(
                        "counts": {str(s): int(c) for s, c in _ranked(Counter(secrets))}})
         row: dict = {**key_map, "n": len(secrets), "n_missing": len(sub) - len(secrets)}
         row["distinct"] = len(set(secrets))
-        size = _domain_size_for(key_map, domain_size, domain_key)
+        size = domain_size.get(key_map.get("task")) if domain_size else None
         row["entropy_ceiling"] = attainable_range("entropy", len(secrets), size)[1] if secrets else float("nan")
         methods = set()
         if secrets:
             for name, statistic in statistics.items():
                 row[name] = statistic(secrets)
-                interval = bootstrap_ci(secrets, name, n_boot=n_boot, seed=seed, alpha=alpha, method=method,
-                                        domain_size=size)
+                interval = bootstrap_ci(secrets, name, n_boot=n_boot, seed=seed, domain_size=size)
                 row[f"{name}_low"], row[f"{name}_high"] = interval.low, interval.high
                 methods.add(interval.method)
-            row["interval"] = f"{' / '.join(sorted(methods))} {level}, clipped to the attainable range"
+            row["interval"] = f"{' / '.join(sorted(methods))} 95%, clipped to the attainable range"
             outside = [name for name in statistics if not row[f"{name}_low"] <= row[name] <= row[f"{name}_high"]]
             if outside:  # resampling n reveals cannot show unseen secrets: the interval is unusable,
                 # so none is given (an interval beside an estimate it excludes reads as a result)

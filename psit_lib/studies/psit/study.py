@@ -5,7 +5,7 @@ fork test: their episodes are scored by the fork scorers and their tables are me
 scores (``protocol/scoring.py``); each notebook's sweep is one of the study's named sweeps
 (``protocol/sweeps.py``), one part per swept value. 07 runs the secret-choice experiment (records
 of another type) and reads the fork tests of its run-mates 02 and 03, whose folders it is handed
-(``protocol/secret_scoring.py``).
+(``protocol/secret_choice.py``).
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from psit_lib.runs.runner import EpisodeSpec
+from psit_lib.llm.client import ModelSession
+from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.runs.study import Study, StudyNotebook, imported
-from psit_lib.studies.psit.protocol import ablation
 from psit_lib.studies.psit.protocol import experiment as fx
 from psit_lib.studies.psit.protocol import secret_choice as sc
-from psit_lib.studies.psit.protocol import secret_scoring
 from psit_lib.studies.psit.protocol.appendix_e import FORK_NOTEBOOKS
 from psit_lib.studies.psit.protocol.params import AblationParams, ForkTestParams, SecretChoiceParams
 from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpisode
@@ -55,6 +54,22 @@ def _fork_notebook(task_of: Callable[[ForkTestParams], PsitTask], tables: tuple[
         sweep_plan=lambda params, models: fx.sweep_specs(task_of(params), params, models))
 
 
+def _plan_ablation(params: AblationParams, models: list[str]) -> list[EpisodeSpec]:
+    """Notebook 04: the fork test of every agent of the grid on every task."""
+    return [spec for name in params.tasks
+            for spec in fx.plan_fork_episodes(make_task(name, params.condition_choice), params, models)]
+
+
+def _ablation_episode(params: AblationParams) -> StudyEpisode[ForkEpisode]:
+    per_task = {name: fx.fork_episode_fn(make_task(name, params.condition_choice), params) for name in params.tasks}
+
+    @study_episode(ForkEpisode)
+    async def episode(spec: EpisodeSpec, session: ModelSession) -> ForkEpisode:
+        return await per_task[spec.params["task"]](spec, session)
+
+    return episode
+
+
 def _sweep_task(params: AblationParams) -> PsitTask:
     """The ablation sweeps on its first task."""
     return make_task(params.tasks[0], params.condition_choice)
@@ -88,7 +103,7 @@ THEOREM_NOTEBOOK = StudyNotebook(
 
 SECRET_CHOICE_NOTEBOOK = StudyNotebook(
     params_model=SecretChoiceParams, plan=sc.plan_secret_choice, episode=sc.secret_choice_episode_fn,
-    scorers=secret_scoring.SCORERS, metrics=secret_scoring.METRICS, reads=FORK_NOTEBOOKS,
+    scorers=sc.SCORERS, metrics=sc.METRICS, reads=FORK_NOTEBOOKS,
     reads_from=lambda params: params.read_from)
 """Notebook 07: the secret-choice experiment, and Appendix E from the fork tests of 02 and 03
 (its run-mates: the folders of the same run, or of the run ``read_from`` names)."""
@@ -104,7 +119,7 @@ STUDY = Study(
         "03_diagnosis_ddxplus": _fork_notebook(lambda p: make_task("diagnosis", p.condition_choice),
                                                (*FORK_TABLES, "candidate_sources")),
         "04_memory_strategy_ablations": StudyNotebook(
-            params_model=AblationParams, plan=ablation.plan_ablation, episode=ablation.ablation_episode_fn,
+            params_model=AblationParams, plan=_plan_ablation, episode=_ablation_episode,
             scorers=FORK_SCORERS,
             metrics=fork_metrics(lambda params: list(params.tasks),
                                  ("self_consistency", "table1_self_consistency", "significance",

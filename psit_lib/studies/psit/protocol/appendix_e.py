@@ -13,7 +13,8 @@ workbook's extension). Ties are ties: secrets revealed equally often share a ran
 that the ten-secret cut would split is shown whole, as one row naming how many secrets it holds.
 
 Everything here reads stored records only (no model call), so ``psit rescore`` reproduces it; the
-fork tests' folders are handed in (notebook 07's run-mates), never looked up.
+fork tests' folders are handed in (notebook 07's run-mates), never looked up. A failed or unreadable
+reveal stays a row with ``secret`` None, counted in ``n_missing``, never dropped.
 """
 
 from __future__ import annotations
@@ -21,15 +22,91 @@ from __future__ import annotations
 import math
 import textwrap
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from psit_lib.runs.folder import RunFolder
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS, folder_reveals
+from psit_lib.runs.records import EpisodeRecord, flat_record, read_records
+from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpisode
+
+#: Columns of the reveals table (one row per episode).
+COLUMNS = ("task", "model", "agent", "temperature", "secret", "status", "episode_id", "source_notebook")
+
+
+def has_reveal_records(records: Iterable[dict[str, Any]]) -> bool:
+    """Whether any stored record's result carries a ``reveal`` block (i.e. the experiment asks
+    for the secret)."""
+    return any(isinstance(flat_record(r).get("reveal"), dict) for r in records)
+
+
+def _number(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+    return number if math.isfinite(number) else float("nan")
+
+
+RevealRecord = EpisodeRecord[ForkEpisode] | EpisodeRecord[SecretChoiceEpisode]
+
+
+def _revealed(record: RevealRecord) -> str | None:
+    """The secret read from the episode's reveal (None when it failed or had no readable reveal)."""
+    reveal = record.result.reveal if record.result is not None else None
+    return reveal.parsed if reveal is not None else None
+
+
+def status_of(record: RevealRecord) -> str:
+    """``ok`` (a secret was revealed and read), ``unparseable`` (no readable reveal) or ``error``."""
+    if record.result is None:
+        return "error"
+    parsed = _revealed(record)
+    return "ok" if isinstance(parsed, str) and parsed.strip() else "unparseable"
+
+
+def rows_from_records(records: Iterable[RevealRecord], *, source_notebook: str,
+                      default_temperature: float = float("nan"),
+                      default_model: str | None = None) -> list[dict[str, Any]]:
+    """One row per episode: the spec's cell, the revealed secret (None if missing), its status.
+
+    The temperature comes from the episode's spec when the experiment varied it, else from
+    ``default_temperature`` (the notebook's one temperature), else NaN.
+    """
+    rows = []
+    for rec in records:
+        status = status_of(rec)
+        temperature = _number(rec.spec.get("temperature"))
+        rows.append({
+            "task": rec.spec["task"],
+            "model": rec.spec.get("model", default_model),
+            "agent": rec.spec["agent"],
+            "temperature": default_temperature if math.isnan(temperature) else temperature,
+            "secret": _revealed(rec) if status == "ok" else None,
+            "status": status,
+            "episode_id": rec.episode_id,
+            "source_notebook": source_notebook,
+        })
+    return rows
+
+
+def folder_reveals(folder: RunFolder) -> list[dict[str, Any]]:
+    """The rows of one fork-test notebook folder; none when it holds no record asking for the
+    secret. The temperature is the run's own, the model the spec's (else the run's one model)."""
+    raw = list(folder.records().values()) if folder.has_records() else []
+    if not has_reveal_records(raw):
+        return []
+    params, metadata = folder.params(), folder.metadata()
+    models = params.run_models
+    return rows_from_records(read_records(raw, ForkEpisode, source=folder.records_source),
+                             source_notebook=str(metadata.notebook or folder.dir.name),
+                             default_temperature=_number(params.temperature),
+                             default_model=models[0] if len(models) == 1 else metadata.model)
+
 
 #: The fork-test notebooks whose main runs Appendix E counts, in order of precedence for an agent
 #: that two of them ran (Hangman, diagnosis, then the memory-strategy grid over both).

@@ -129,6 +129,16 @@ def cost_table(records: list[ForkRecord]) -> pd.DataFrame:
     return _in_run_order(df.groupby(["model", "agent"], sort=False).mean().round(1), df)
 
 
+def edit_success_table(records: list[ForkRecord]) -> pd.DataFrame | str:
+    """Per (agent, tool): memory edits attempted and the share the tool accepted."""
+    edits = pd.DataFrame([{"agent": rec.spec["agent"], "ok": edit.ok, "tool": edit.name}
+                          for rec, result in ok_results(records)
+                          for turn in result.memory_edits for edit in turn])
+    if edits.empty:
+        return "no memory edits"
+    return edits.groupby(["agent", "tool"])["ok"].agg(["count", "mean"]).rename(columns={"mean": "success share"})
+
+
 SIGNIFICANCE_BASELINES = ("vanilla", "mem0", "amem", "lightmem", "memoryos")
 """The agents compared as baselines in the significance tests (:func:`split_methods`): public-only
 chat and the retrieval baselines over the public dialogue (``agents.baselines.RETRIEVAL_BASELINES``).

@@ -115,10 +115,6 @@ def table1_self_consistency(scored: Scored) -> pd.DataFrame:
     return fx.table1_rates(df, scored.params.agents, records)
 
 
-def significance(scored: Scored) -> pd.DataFrame:
-    return fx.significance(scored_frame(scored), scored.params.agents)
-
-
 def _table1_view(scored: Scored, tasks: Callable[[Any], list[str]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     df = scored_frame(scored)
     return fx.table1_view(df, table1_self_consistency(scored), self_consistency(scored), tasks(scored.params),
@@ -126,7 +122,6 @@ def _table1_view(scored: Scored, tasks: Callable[[Any], list[str]]) -> tuple[pd.
 
 
 def outcome_mix(scored: Scored) -> pd.DataFrame:
-    """Outcome counts per (model, agent) in the fixed outcome order."""
     df = scored_frame(scored)
     return fx.outcome_mix(df) if len(df) else pd.DataFrame()
 
@@ -174,7 +169,8 @@ def fork_metrics(tasks: Callable[[Any], list[str]], names: Sequence[str]) -> tup
     every = {
         "self_consistency": Metric("self_consistency", self_consistency, _RATE),
         "table1_self_consistency": Metric("table1_self_consistency", table1_self_consistency, _RATE),
-        "significance": Metric("significance", significance, {"rate_method": True, "rate_baseline": False}),
+        "significance": Metric("significance", lambda s: fx.significance(scored_frame(s), s.params.agents),
+                               {"rate_method": True, "rate_baseline": False}),
         "significance_table1": Metric("significance_table1", lambda s: _table1_view(s, tasks)[0],
                                       {"rate_method": True, "rate_baseline": False}),
         "summary": Metric("summary", lambda s: _table1_view(s, tasks)[1]),

@@ -14,10 +14,6 @@ Hangman: a word of the announced length). That is still the model's own prior ov
 which is the object of the analysis; an agent with private state (``agent="private_cot"``)
 reveals the secret it committed to at the opener instead.
 
-Each episode's temperature is part of its spec and is applied through the episode's own
-``ModelSession`` sampling defaults, so every call of the episode (opener and reveal) runs at
-that temperature and the response cache keys it correctly.
-
 On the simulated model (SPEC §8) the secret is drawn from ``prior ** (alpha / T)``, so the
 entropy of the revealed secrets rises with temperature *by construction*; on a real endpoint
 the same code measures the model.
@@ -25,7 +21,8 @@ the same code measures the model.
 References for the chi-square goodness-of-fit test: Hangman against wordfreq frequencies over
 the task's vocabulary (``psit_lib.studies.psit.tasks.vocabulary``, independent of the simulator) and
 against uniform; diagnosis against uniform over the 49 DDXPlus conditions (there is no
-corpus frequency of "conditions a patient picks", so uniform is the reference).
+corpus frequency of "conditions a patient picks", so uniform is the reference). The ``secret``
+scorer reads each reveal; every table of 07 is a metric over those scores (:data:`METRICS`).
 """
 
 from __future__ import annotations
@@ -42,13 +39,13 @@ from psit_lib.analysis.labels import format_number
 from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
-from psit_lib.studies.psit.protocol.secret_reader import COLUMNS
+from psit_lib.studies.psit.protocol.appendix_e import COLUMNS, main_fork_reveals, rows_from_records, top_secrets
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
 from psit_lib.llm.client import ModelSession, SamplingDefaults
 # re-exported: the parameters live in protocol.params (light, for the command line)
 from psit_lib.studies.psit.protocol.params import SecretChoiceParams as SecretChoiceParams
-from psit_lib.runs.scores import Scored
+from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, scorer
 from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol.records import ChoiceReveal, Opening, SecretChoiceEpisode
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
@@ -59,9 +56,6 @@ from psit_lib.studies.psit.tasks.registry import TASK_NAMES, UnknownTaskError, m
 from psit_lib.studies.psit.protocol.fork_test import count_fork_answer, host_role, observe_host_reply
 
 NOTEBOOK = "07_secret_distribution_mode_collapse"
-
-
-# -- parameters ---------------------------------------------------------------------------
 
 
 # -- plan and episodes --------------------------------------------------------------------
@@ -155,6 +149,49 @@ def secret_frame(scored: Scored) -> pd.DataFrame:
     return df
 
 
+# -- scorer and metrics (every table of 07) ----------------------------------------------
+
+GROUPS = ["task", "model", "temperature"]
+
+
+@scorer("secret", version=1)
+def secret_scorer(record, ctx: ScoreContext) -> Score:
+    """The secret read from the episode's reveal (None when unreadable; ``status`` says which)."""
+    row = rows_from_records([record], source_notebook=NOTEBOOK)[0]
+    return Score(value=row["secret"], explanation=f"reveal {row['status']}", metadata={"status": row["status"]})
+
+
+def fork_reveals(scored: Scored) -> pd.DataFrame:
+    """The main fork-test reveals of the run-mates 02 and 03 (Appendix E's source)."""
+    return main_fork_reveals(scored.run_mates)
+
+
+def secret_spread(scored: Scored) -> pd.DataFrame:
+    return metrics_table(secret_frame(scored), GROUPS, n_boot=scored.params.n_boot, seed=scored.params.seed)
+
+
+def chi_square(scored: Scored) -> pd.DataFrame:
+    return chi_square_table(secret_frame(scored), GROUPS)
+
+
+def appendix_e_top10(scored: Scored) -> pd.DataFrame:
+    return top_secrets(fork_reveals(scored))
+
+
+def attractors(scored: Scored) -> pd.DataFrame:
+    return attractor_table(secret_frame(scored), fork_reveals(scored))
+
+
+SCORERS: tuple[Scorer, ...] = (secret_scorer,)
+METRICS: tuple[Metric, ...] = (
+    Metric("secret_spread", secret_spread),  # a spread has no better or worse (mode collapse is described)
+    Metric("chi_square", chi_square),
+    Metric("appendix_e_top10", appendix_e_top10),
+    Metric("attractors", attractors),
+)
+"""Notebook 07's tables, by the names they are saved under."""
+
+
 def sweep_banner(banner: str, temperatures: list[float]) -> str:
     """The experiment banner with its single default temperature replaced by the sweep."""
     sweep = ", ".join(f"{t:g}" for t in temperatures)
@@ -183,11 +220,6 @@ def domain_of(task: str) -> tuple[str, ...]:
 
         return tuple(DiagnosisTask().dataset.condition_names)
     raise UnknownTaskError(f"unknown task {task!r}; choose from {', '.join(TASK_NAMES)}")
-
-
-def domain_size(task: str) -> int:
-    """Size of the task's secret domain for normalised entropy (dictionary words / 49 conditions)."""
-    return len(domain_of(task))
 
 
 def reference_priors(task: str) -> dict[str, dict[str, float]]:
@@ -247,8 +279,8 @@ def chi_square_table(df: pd.DataFrame, group_cols: list[str], *, min_expected: f
 
 def metrics_table(df: pd.DataFrame, group_cols: list[str], *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Entropy, normalised entropy, effective number, top share (bootstrap 95% CIs) per group."""
-    sizes = {task: domain_size(task) for task in df["task"].dropna().unique()}
-    return secret_summary(df, group_cols, "secret", domain_size=sizes, domain_key="task",
+    sizes = {task: len(domain_of(task)) for task in df["task"].dropna().unique()}
+    return secret_summary(df, group_cols, "secret", domain_size=sizes,
                           n_boot=n_boot, seed=seed)
 
 

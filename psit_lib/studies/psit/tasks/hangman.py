@@ -122,12 +122,7 @@ class HangmanTask:
         if limit < 0:
             raise ValueError(f"limit must be non-negative, got {limit}.")
         vocabulary = self.vocabulary
-        lengths = vocabulary.lengths if state.length is None else (state.length,)
-        words = [
-            word
-            for length in lengths
-            for word in vocabulary.matching(length, state.known, state.absent, present_only_at_known=True)
-        ]
+        words = vocabulary.compatible(state.length, state.known, state.absent)
         frequencies = [vocabulary.frequency(word) for word in words]
         if rng is None:
             ranked = sorted(zip(words, frequencies), key=lambda pair: -pair[1])  # stable: ties keep rank order

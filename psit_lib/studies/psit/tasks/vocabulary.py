@@ -158,6 +158,13 @@ class Vocabulary:
         return bucket.words[mask].tolist()
 
 
+    def compatible(self, length: int | None, known: Mapping[int, str], absent: Iterable[str]) -> list[str]:
+        """Words a public Hangman record allows (:meth:`matching` with Hangman semantics; every
+        length before the opening says one), by length, most frequent first within each."""
+        lengths = self.lengths if length is None else (length,)
+        return [word for n in lengths for word in self.matching(n, known, absent)]
+
+
 def _ranked_vocabulary_words(n_words: int) -> list[str]:
     """The ``n_words`` most frequent wordfreq English words that have vocabulary shape."""
     request = max(2 * n_words, 1_000)

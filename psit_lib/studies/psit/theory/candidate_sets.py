@@ -47,12 +47,7 @@ def compatible_set(dictionary: Dictionary, state: HangmanState) -> list[str]:
     dictionary is a :class:`Vocabulary`. Before the opening (no length yet) every word fits.
     """
     if isinstance(dictionary, Vocabulary):
-        lengths = dictionary.lengths if state.length is None else (state.length,)
-        return [
-            word
-            for length in lengths
-            for word in dictionary.matching(length, state.known, state.absent, present_only_at_known=True)
-        ]
+        return dictionary.compatible(state.length, state.known, state.absent)
     return [word for word in dictionary if is_compatible(state, word)]
 
 
@@ -62,6 +57,17 @@ def _as_rng(rng: random.Random | int) -> random.Random:
     if isinstance(rng, bool) or not isinstance(rng, int):
         raise TypeError(f"Expected a random.Random or an integer seed, got {type(rng).__name__}.")
     return random.Random(rng)
+
+
+def replay(secret: str, guesses: Sequence[str], max_lives: int = DEFAULT_LIVES) -> list[HangmanState]:
+    """The public states a truthful host holding ``secret`` shows to fixed ``guesses``: the opening's,
+    then one per guess until the game ends."""
+    states = [HangmanState.started(len(secret), max_lives)]
+    for letter in guesses:
+        if states[-1].finished:
+            break
+        states.append(apply_guess(secret, states[-1], letter))
+    return states
 
 
 def play_truthful_game(

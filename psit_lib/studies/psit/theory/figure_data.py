@@ -16,9 +16,9 @@ import pandas as pd
 from psit_lib.analysis.plots import require_columns as _require
 from psit_lib.analysis.stats import wilson_interval
 from psit_lib.studies.psit.protocol.outcomes import Outcome
-from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, apply_guess
+from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState
 from psit_lib.studies.psit.tasks.vocabulary import Vocabulary
-from psit_lib.studies.psit.theory.candidate_sets import Dictionary, compatible_set
+from psit_lib.studies.psit.theory.candidate_sets import Dictionary, compatible_set, replay
 from psit_lib.studies.psit.theory.fork_exact import exact_outcomes, simulate_outcomes
 from psit_lib.studies.psit.theory.policies import ReimaginingPoca, frequency_weights
 
@@ -84,13 +84,6 @@ def size_quantiles(sizes: pd.DataFrame, quantiles: Sequence[float] = _QUANTILES)
     return table.reset_index(drop=True)
 
 
-def _replay(secret: str, guesses: Sequence[str], max_lives: int) -> HangmanState:
-    state = HangmanState.started(len(secret), max_lives)
-    for letter in guesses:
-        state = apply_guess(secret, state, letter)
-    return state
-
-
 def compatible_set_samples(
     sizes: pd.DataFrame,
     dictionary: Dictionary,
@@ -116,7 +109,7 @@ def compatible_set_samples(
         for row in rows.itertuples():
             if not min_size <= row.size <= max_size:
                 continue
-            state = _replay(secret, guesses[: row.turn], max_lives)
+            state = replay(secret, guesses[: row.turn], max_lives)[-1]
             words = tuple(compatible_set(dictionary, state))
             if words in seen:
                 continue

@@ -14,8 +14,8 @@ Four pictures carry the argument:
    branch and the k yes/no branches, all from one checkpoint.
 
 Theory-only figures carry :data:`THEORY_LABEL` ("exact computation (no model)") in the
-provenance footer of :func:`psit_lib.analysis.labels.label_figure`; a diagram drawn from a
-live episode (:func:`fork_diagram_from_record`) carries the run's provenance label instead.
+provenance footer of :func:`psit_lib.analysis.labels.label_figure`; a live fork episode is read
+in the episode explorer (:func:`~psit_lib.studies.psit.protocol.transcript_view.episode_html`).
 Like :mod:`psit_lib.analysis.plots`, figures are bare ``matplotlib.figure.Figure`` objects
 built without pyplot, so nothing leaks into pyplot's global state or displays twice.
 
@@ -25,8 +25,6 @@ computed in :mod:`psit_lib.studies.psit.theory.figure_data`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,8 +33,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from psit_lib.analysis.labels import label_figure
-from psit_lib.runs.records import flat_record
-from psit_lib.analysis.plots import NO_DATA, legend_outside, new_figure as _new_figure, require_columns as _require
+from psit_lib.analysis.plots import legend_outside, new_figure as _new_figure, require_columns as _require
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, Outcome
 from psit_lib.studies.psit.theory.figure_data import THEORY_LABEL, size_quantiles, theory_label
 from psit_lib.studies.psit.theory.fork_exact import FORK_OUTCOMES, p_self_consistent_uniform
@@ -196,31 +193,12 @@ def plot_policy_outcomes(
     return label_figure(fig, label if label is not None else theory_label(monte_carlo=True))
 
 
-def plot_fork_diagram(
-    *,
-    t_fork: int,
-    k: int,
-    label: str = THEORY_LABEL,
-    moves: Sequence[str] | None = None,
-    reveal: str | None = None,
-    branches: Sequence[tuple[str, str | None]] | None = None,
-    outcome: str | None = None,
-    title: str = "The self-consistency fork test",
-) -> Figure:
-    """A diagram of the fork: opening and ``t_fork`` turns, one checkpoint, then the reveal
-    branch and ``k`` yes/no branches side by side.
-
-    Without data it is the schematic of SPEC §1. With data (see
-    :func:`fork_diagram_from_record`) ``moves`` labels the turns, ``reveal`` is the revealed
-    secret, ``branches`` the (candidate, answer) pairs (answer "yes", "no" or None for
-    unreadable) and ``outcome`` the classified result.
-    """
+def plot_fork_diagram(*, t_fork: int, k: int, label: str = THEORY_LABEL,
+                      title: str = "The self-consistency fork test") -> Figure:
+    """The schematic of SPEC §1: opening and ``t_fork`` turns, one checkpoint, then the reveal
+    branch and ``k`` yes/no branches side by side."""
     if t_fork < 0 or k < 1:
         raise ValueError(f"Need t_fork >= 0 and k >= 1, got t_fork={t_fork}, k={k}.")
-    if moves is not None and len(moves) > t_fork:
-        raise ValueError(f"{len(moves)} moves given for a fork after {t_fork} turns.")
-    if branches is not None and len(branches) > k:
-        raise ValueError(f"{len(branches)} branches given for k={k} candidates.")
     n_rows = k + 1
     fig = _new_figure(1.1 * (t_fork + 1) + 5.5, 0.5 * n_rows + 1.6)
     ax = fig.add_subplot()
@@ -228,11 +206,7 @@ def plot_fork_diagram(
     box = dict(boxstyle="round,pad=0.35", fc="#f2f2f2", ec="gray")
     history_x = [1.3 * i for i in range(t_fork + 1)]
     for i, x in enumerate(history_x):
-        if i == 0:
-            text = "opening\n(host asked to\npick privately)"
-        else:
-            move = moves[i - 1] if moves is not None and i - 1 < len(moves) else None
-            text = f"turn {i}" + (f"\nguess '{move}'" if move else "\nguess")
+        text = "opening\n(host asked to\npick privately)" if i == 0 else f"turn {i}\nguess"
         ax.text(x, 0, text, ha="center", va="center", fontsize=8, bbox=box)
         if i:
             ax.annotate("", xy=(x - 0.45, 0), xytext=(history_x[i - 1] + 0.45, 0),
@@ -247,66 +221,22 @@ def plot_fork_diagram(
         ax.annotate("", xy=(branch_x - 0.05, y), xytext=(fork_x + 0.12, 0),
                     arrowprops=dict(arrowstyle="->", color="black", connectionstyle="arc3,rad=0"))
         if row == 0:
-            text = "reveal: \"answer with the word only\"" + (f"  →  '{reveal}'" if reveal else "  →  r")
+            text = "reveal: \"answer with the word only\"  →  r"
             style = dict(boxstyle="round,pad=0.3", fc="#fff2cc", ec="#b38f00")
         else:
-            pair = branches[row - 1] if branches is not None and row - 1 < len(branches) else None
-            if pair is None:
-                text = "is it r? yes/no" if row == 1 else f"is it c{row - 1}? yes/no"
-                style = dict(boxstyle="round,pad=0.3", fc="white", ec="gray")
-            else:
-                candidate, answer = pair
-                shown = answer if answer is not None else "unreadable"
-                text = f"is it '{candidate}'?  →  {shown}"
-                fill = {"yes": "#d9f2e6", "no": "#dde8f5"}.get(answer or "", "#eeeeee")
-                style = dict(boxstyle="round,pad=0.3", fc=fill, ec="gray")
+            text = "is it r? yes/no" if row == 1 else f"is it c{row - 1}? yes/no"
+            style = dict(boxstyle="round,pad=0.3", fc="white", ec="gray")
         ax.text(branch_x, y, text, ha="left", va="center", fontsize=8, bbox=style)
     ax.text(branch_x, ys[-1] - 0.75, f"1 reveal + {k} yes/no branches, each from the identical checkpoint;\n"
             "no branch sees another (the first candidate is the revealed word r)", ha="left", va="top", fontsize=7,
             color="dimgray")
     ax.set_xlim(-0.8, branch_x + 4.2)
     ax.set_ylim(ys[-1] - 1.3, ys[0] + 0.6)
-    suffix = f" · outcome: {outcome}" if outcome else ""
-    ax.set_title(f"{title}{suffix}", fontsize=11)
+    ax.set_title(title, fontsize=11)
     return label_figure(fig, label)
 
 
-def _answer_word(parsed: Any) -> str | None:
-    if parsed is True:
-        return "yes"
-    if parsed is False:
-        return "no"
-    return None
-
-
-def fork_diagram_from_record(record: Any, label: str, *, k: int | None = None) -> Figure:
-    """:func:`plot_fork_diagram` filled in with one live fork-test episode record.
-
-    Uses the guessed letters of the record's public constraints, its parsed reveal and each
-    candidate branch's parsed answer; ``label`` must be the run's provenance label because a
-    model produced the answers. ``k`` defaults to the number of candidate branches. A failed
-    episode (no result) gives the schematic, titled as such ("no scored data").
-    """
-    record = flat_record(record)
-    constraints = record.get("constraints") or {}
-    moves = list(constraints.get("guessed") or [])
-    candidates = list(record.get("candidates") or [])
-    branches = [(c["secret"], _answer_word(c.get("parsed"))) for c in candidates]
-    n_branches = k if k is not None else max(1, len(branches))
-    reveal = (record.get("reveal") or {}).get("parsed")
-    t_fork = record.get("turns_played") or len(moves)
-    title = f"Fork of episode {record.get('episode_id', '?')}"
-    if record.get("status") == "error":  # the episode failed: the boxes are the schematic, not its answers
-        title += f" ({NO_DATA}: the episode failed)"
-    return plot_fork_diagram(
-        t_fork=t_fork, k=n_branches, label=label, moves=moves[:t_fork], reveal=reveal,
-        branches=branches[:n_branches], outcome=record.get("outcome") or record.get("status"),
-        title=title,
-    )
-
-
 __all__ = [
-    "fork_diagram_from_record",
     "plot_consistency_vs_size",
     "plot_fork_diagram",
     "plot_policy_outcomes",

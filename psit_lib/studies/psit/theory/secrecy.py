@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, apply_guess, format_slots
+from psit_lib.studies.psit.theory.candidate_sets import replay
 from psit_lib.studies.psit.theory.policies import HostPolicy, PolicyInputError
 
 
@@ -54,18 +55,6 @@ def _check_inputs(dictionary: Sequence[str], guesses: Sequence[str]) -> list[str
     return words
 
 
-def _play(secret: str, guesses: Sequence[str], max_lives: int) -> tuple[str, ...]:
-    """Rule R's public patterns for ``secret`` (stopping when the game is won or lost)."""
-    state = HangmanState.started(len(secret), max_lives)
-    patterns = [state.pattern_text]
-    for letter in guesses:
-        if state.finished:
-            break
-        state = apply_guess(secret, state, letter)
-        patterns.append(state.pattern_text)
-    return tuple(patterns)
-
-
 def _histories_of_private_host(
     policy: HostPolicy, words: list[str], guesses: Sequence[str], max_lives: int
 ) -> list[PublicHistory]:
@@ -73,7 +62,7 @@ def _histories_of_private_host(
     prior = policy.belief(words)
     grouped: dict[tuple[str, ...], list[str]] = {}
     for word in words:
-        grouped.setdefault(_play(word, guesses, max_lives), []).append(word)
+        grouped.setdefault(tuple(s.pattern_text for s in replay(word, guesses, max_lives)), []).append(word)
     histories = []
     for patterns, group in grouped.items():
         probability = sum(prior.get(word, 0.0) for word in group)
