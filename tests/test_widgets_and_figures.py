@@ -1,16 +1,27 @@
-"""Notebook 01's figures and parameters, and the one fork-episode view.
+"""Notebook 01's figures, widgets, play session and parameters.
 
-Figures must build and carry their provenance footer ("exact computation (no model)" for theory).
+Figures must build and carry their provenance footer ("exact computation (no model)" for
+theory, the run's label when a model answered). Widgets must build headless without a single
+model call (a client that raises proves it) and degrade to text without ipywidgets. The
+play-it-yourself game logic (:class:`PlaySession`) is driven against the in-process simulator:
+input checks, forks that leave the game untouched, and the same outcome rule as the protocol.
 """
 
 from __future__ import annotations
 
+import asyncio
+import sys
 
 import pandas as pd
 import pytest
 
 from psit_lib.analysis.labels import figure_provenance
+from psit_lib.studies.psit.protocol.outcomes import classify_fork
+from psit_lib.runs.backend import make_client
+from psit_lib.llm import LLMClient, LLMSettings
+from psit_lib.studies.psit.protocol.fork_test import host_text
 from psit_lib.runs.params import ParameterError, validate_params
+from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.studies.psit.tasks.hangman_rules import is_compatible
 from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
 from psit_lib.studies.psit.theory.candidate_sets import compatible_set, simulate_set_sizes
@@ -19,6 +30,8 @@ from psit_lib.studies.psit.theory.policies import FirstCompatiblePoca, PrivateSt
 from psit_lib.studies.psit.theory.figure_data import NoExampleError, THEORY_LABEL, compatible_set_samples, fork_example, size_quantiles, theory_label, weighted_consistency_exact, weighted_consistency_points
 from psit_lib.studies.psit.theory.figures import plot_consistency_vs_size, plot_fork_diagram, plot_policy_outcomes, plot_set_sizes
 from psit_lib.studies.psit.theorem_params import TheoremParams
+from psit_lib.studies.psit.widgets import HangmanPlayer, hangman_player
+from psit_lib.studies.psit.play import PlayError, PlaySession, workbook_agents
 
 SMALL_VOCABULARY = 3000
 
@@ -36,6 +49,27 @@ def sizes(vocabulary):
 @pytest.fixture(scope="module")
 def samples(sizes, vocabulary):
     return compatible_set_samples(sizes, vocabulary, max_size=120)
+
+
+class RaisingClient(LLMClient):
+    """A client that fails the test if any model call is attempted."""
+
+    calls = 0
+
+    async def chat(self, request):
+        RaisingClient.calls += 1
+        raise AssertionError(f"unexpected model call (role {request.role})")
+
+
+class BrokenClient(LLMClient):
+    """A client whose every call fails, as an unreachable endpoint would."""
+
+    async def chat(self, request):
+        raise ConnectionError("endpoint unreachable")
+
+
+def sim_client() -> LLMClient:
+    return make_client(LLMSettings(cache="off"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -123,6 +157,140 @@ def test_fork_diagram_schematic():
 
 
 # --------------------------------------------------------------------------------------------
+# Widgets (headless)
+# --------------------------------------------------------------------------------------------
+
+
+def test_workbook_agents_are_all_buildable_names():
+    names = workbook_agents()
+    assert len(names) == 8 and names[0] == "vanilla" and "autonomous_patch_replace" in names
+
+
+def test_hangman_player_builds_without_calling_a_model():
+    RaisingClient.calls = 0
+    factory_calls = []
+
+    def factory():
+        factory_calls.append(1)
+        return RaisingClient(LLMSettings(cache="off"))
+
+    player = hangman_player(HangmanTask(), workbook_agents(), factory)
+    assert isinstance(player, HangmanPlayer)
+    assert factory_calls == [] and RaisingClient.calls == 0
+    assert player.agent.options == tuple(workbook_agents())
+    assert not player.new_game.disabled
+    assert player.guess_button.disabled and player.fork_button.disabled
+    assert "No game yet" in player.status.value
+    assert "application/vnd.jupyter.widget-view+json" in player._repr_mimebundle_()
+
+
+def test_widgets_degrade_to_text_without_ipywidgets(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)
+    text = hangman_player(HangmanTask(), ["vanilla"], RaisingClient(LLMSettings(cache="off")))
+    assert isinstance(text, str) and "ipywidgets" in text
+
+
+# --------------------------------------------------------------------------------------------
+# The play session against the in-process simulator
+# --------------------------------------------------------------------------------------------
+
+
+async def test_play_session_checks_moves_before_calling_the_model():
+    RaisingClient.calls = 0
+    session = PlaySession(HangmanTask(), "vanilla", RaisingClient(LLMSettings(cache="off")))
+    with pytest.raises(PlayError, match="Start a game"):
+        await session.guess("e")
+    with pytest.raises(PlayError, match="Start a game"):
+        await session.fork()
+    assert RaisingClient.calls == 0
+    with pytest.raises(ValueError, match="n_candidates"):
+        PlaySession(HangmanTask(), "vanilla", RaisingClient(LLMSettings()), n_candidates=0)
+
+
+@pytest.mark.parametrize("agent", ["vanilla", "workflow_overwrite"])
+async def test_play_session_forks_without_touching_the_game(agent):
+    task = HangmanTask()
+    session = PlaySession(task, agent, sim_client(), seed=5, game_id=f"test/{agent}", n_candidates=4)
+    opening = await session.start()
+    assert opening.pattern is not None and set(opening.pattern.replace(" ", "")) == {"_"}
+    with pytest.raises(PlayError, match="already started"):
+        await session.start()
+    first = await session.guess(" E ")
+    assert first.letter == "e" and "e" in session.letters_sent
+    for bad, reason in (("e", "already guessed"), ("ab", "single letter"), ("1", "single letter")):
+        with pytest.raises(PlayError, match=reason):
+            await session.guess(bad)
+    await session.auto_guess()
+    assert len(session.letters_sent) == 2 and session.problem is None
+    before = await public_transcript(session)
+    private_before = await session.private_state()
+
+    fork = (await session.fork()).result
+    assert await public_transcript(session) == before  # the fork never mutates the game
+    assert await session.private_state() == private_before
+    assert fork.turns_played == 2 and [m.model_dump() for m in fork.transcript] == before
+    revealed = fork.reveal.parsed
+    assert revealed is not None
+    assert (fork.candidates[0].secret, fork.candidates[0].source) == (revealed, "revealed")
+    assert len(fork.candidates) == 4
+    for cand in fork.candidates[1:]:
+        assert is_compatible(session.state, cand.secret)
+    expected = classify_fork(revealed, host_text(before), fork.answers)
+    assert fork.outcome == expected
+    if agent == "vanilla":
+        assert fork.private_state_at_fork == ""
+    else:
+        assert fork.private_state_at_fork and fork.private_state_at_fork == private_before
+
+    after = await session.guess("o" if "o" not in session.letters_sent else "u")
+    transcript = await public_transcript(session)
+    assert len(transcript) == len(before) + 2 and transcript[-1]["content"] == after.reply
+    second = await session.fork()
+    assert len(session.forks) == 2 and second.result.turns_played == 3
+    assert second.episode_id == f"test/{agent}/fork-2"
+    from psit_lib.studies.psit.protocol.transcript_view import as_fork_record
+
+    stored = second.model_dump(mode="json")  # a stored fork record: the one fork view reads it back
+    assert as_fork_record(stored).result.outcome == second.result.outcome
+
+
+async def public_transcript(session: PlaySession) -> list[dict[str, str]]:
+    """The game's public conversation so far (forks excluded)."""
+    return list((await session.agent.state(checkpoint_id=session._head)).get("public", []))
+
+
+async def wait_idle(player: HangmanPlayer) -> None:
+    """Wait for every callback the widget scheduled."""
+    while player.tasks:
+        await asyncio.gather(*list(player.tasks))
+
+
+async def test_widget_plays_a_game_and_shows_errors_in_the_widget():
+    player = hangman_player(HangmanTask(), ["workflow_overwrite", "vanilla"], sim_client())
+    player.new_game.click()
+    await wait_idle(player)
+    assert "Pattern" in player.status.value and not player.guess_button.disabled
+    assert player.error.value == ""
+    player.letter.value = "e"
+    player.guess_button.click()
+    await wait_idle(player)
+    assert "guessed: e" in player.status.value and player.letter.value == ""
+    player.letter.value = "zz"
+    player.guess_button.click()
+    await wait_idle(player)
+    assert "single letter" in player.error.value
+    player.fork_button.click()
+    await wait_idle(player)
+    assert "Fork branches" in player.fork_view.value and player.error.value == ""
+
+    broken = hangman_player(HangmanTask(), ["vanilla"], lambda: BrokenClient(LLMSettings(cache="off", max_retries=0)))
+    broken.new_game.click()
+    await wait_idle(broken)
+    assert "starting a game failed" in broken.error.value and "unreachable" in broken.error.value
+    assert not broken.new_game.disabled
+
+
+# --------------------------------------------------------------------------------------------
 # Parameters
 # --------------------------------------------------------------------------------------------
 
@@ -138,6 +306,21 @@ def test_theorem_params_defaults_and_clear_errors():
             validate_params(TheoremParams, values)
     with pytest.raises(ParameterError, match="example_min_size"):
         validate_params(TheoremParams, {"example_min_size": 50, "example_max_size": 10})
+
+
+async def test_a_finished_game_disables_guessing_but_not_forking():
+    player = hangman_player(HangmanTask(lives=1), ["vanilla"], sim_client())
+    player.new_game.click()
+    await wait_idle(player)
+    for letter in "qzxjv":  # rare letters: the single life goes quickly
+        if player.session.over:
+            break
+        player.letter.value = letter
+        player.guess_button.click()
+        await wait_idle(player)
+    assert player.session.over
+    assert player.guess_button.disabled and player.auto_button.disabled
+    assert not player.fork_button.disabled and not player.new_game.disabled
 
 
 # --------------------------------------------------------------------------------------------
