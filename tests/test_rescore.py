@@ -123,6 +123,15 @@ def test_outcomes_are_scored_from_the_episode_fields_never_the_stored_label(tmp_
     stored = study.rescore(exp.store.dir)
     for name, table in run.tables.items():
         assert table.equals(stored.tables[name]), name
+    # the explorer's column and badge are the same label as the tables'
+    from psit_lib.studies.psit.protocol.transcript_view import episode_html, episode_row
+
+    derived = {r.episode_id: fork_outcome(r.result).value for r in records if r.result is not None}
+    shown = [line for line in lines if line["episode_id"] in derived]
+    assert shown and any(derived[line["episode_id"]] != "leakage" for line in shown)
+    for line in shown:
+        assert episode_row(line)["outcome"] == derived[line["episode_id"]]
+        assert f">{derived[line['episode_id']]}</span>" in episode_html(line)
 
 
 @pytest.mark.parametrize("notebook, params, tables, rescored", [

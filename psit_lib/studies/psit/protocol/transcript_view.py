@@ -212,7 +212,7 @@ def episode_html(record: Any) -> str:
     result = rec.result
     head = (f"<div style='margin-bottom:6px'><b>{_esc(rec.episode_id)}</b> · agent <code>{_esc(rec.spec.get('agent'))}"
             f"</code> · model <code>{_esc(rec.spec.get('model'))}</code> · "
-            + (_badge(result.outcome) if result is not None else _badge(Outcome.ERROR)) + "</div>")
+            + _badge(_outcome(result)) + "</div>")
     if result is None:
         return f"<div>{head}<p style='color:{_BAD}'>error: {_esc(rec.error)}</p></div>"
     notes = []
@@ -239,6 +239,16 @@ def is_fork_result(result: Any) -> bool:
     return isinstance(result, dict) and "candidates" in result and "transcript" in result and "outcome" in result
 
 
+def _outcome(result: Any) -> Outcome:
+    """The episode's one label, the tables' and the figure's (derived from its fields, never the
+    ``outcome`` an older record stored)."""
+    if result is None:
+        return Outcome.ERROR
+    from psit_lib.studies.psit.protocol.experiment import fork_outcome
+
+    return fork_outcome(result)
+
+
 def episode_row(record: Any) -> dict[str, Any]:
     """The episode explorer's study columns of one fork episode: its outcome under the workbook's
     strict view (SPEC §1 step 3) and under Table 1's rule (step 5), the revealed secret, the turns
@@ -248,7 +258,7 @@ def episode_row(record: Any) -> dict[str, Any]:
     if result is None:
         return {"outcome": Outcome.ERROR.value}
     table1 = score_table1(result)
-    return {"outcome": result.outcome.value,
+    return {"outcome": _outcome(result).value,
             "table1": "leak" if table1.leakage else ("self_consistent" if table1.self_consistent else "inconsistent"),
             "secret": result.reveal.parsed if result.reveal is not None else None,
             "turns": result.turns_played,
