@@ -224,3 +224,11 @@ def test_min_n_for_test_is_exactly_where_the_pooling_rule_first_allows_a_test(we
 def test_min_n_for_test_refuses_a_single_secret_prior():
     with pytest.raises(ValueError, match="at least two"):
         sc.min_n_for_test({"planet": 1.0, "python": 0.0})
+
+
+def test_the_pooling_rule_reads_expectations_that_sum_to_the_threshold_as_reaching_it():
+    """Found by hypothesis: at n = 2 the four small cells of this prior expect 1.0 in sum, which
+    floating point adds to just under 1.0; the test exists there, as min_n_for_test says."""
+    prior = {f"s{i}": float(w) for i, w in enumerate([1, 2, 22, 30, 5])}
+    assert sc.min_n_for_test(prior, 1) == 2
+    assert chi_square_vs_prior({"s0": 2}, prior, 1) is not None
