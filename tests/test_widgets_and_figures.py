@@ -30,8 +30,8 @@ from psit_lib.studies.psit.theory.policies import FirstCompatiblePoca, PrivateSt
 from psit_lib.studies.psit.theory.figure_data import NoExampleError, THEORY_LABEL, compatible_set_samples, fork_example, size_quantiles, theory_label, weighted_consistency_exact, weighted_consistency_points
 from psit_lib.studies.psit.theory.figures import plot_consistency_vs_size, plot_fork_diagram, plot_policy_outcomes, plot_set_sizes
 from psit_lib.studies.psit.theorem_params import TheoremParams
-from psit_lib.studies.psit.widgets import HangmanPlayer, hangman_player
-from psit_lib.studies.psit.play import PlayError, PlaySession, workbook_agents
+from psit_lib.studies.psit.play import HangmanPlayer, PlayError, PlaySession, hangman_player
+from psit_lib.studies.psit.protocol.params import WORKBOOK_AGENTS
 
 SMALL_VOCABULARY = 3000
 
@@ -162,7 +162,7 @@ def test_fork_diagram_schematic():
 
 
 def test_workbook_agents_are_all_buildable_names():
-    names = workbook_agents()
+    names = list(WORKBOOK_AGENTS)
     assert len(names) == 8 and names[0] == "vanilla" and "autonomous_patch_replace" in names
 
 
@@ -174,10 +174,10 @@ def test_hangman_player_builds_without_calling_a_model():
         factory_calls.append(1)
         return RaisingClient(LLMSettings(cache="off"))
 
-    player = hangman_player(HangmanTask(), workbook_agents(), factory)
+    player = hangman_player(HangmanTask(), factory)
     assert isinstance(player, HangmanPlayer)
     assert factory_calls == [] and RaisingClient.calls == 0
-    assert player.agent.options == tuple(workbook_agents())
+    assert player.agent.options == tuple(WORKBOOK_AGENTS)
     assert not player.new_game.disabled
     assert player.guess_button.disabled and player.fork_button.disabled
     assert "No game yet" in player.status.value
@@ -186,7 +186,7 @@ def test_hangman_player_builds_without_calling_a_model():
 
 def test_widgets_degrade_to_text_without_ipywidgets(monkeypatch):
     monkeypatch.setitem(sys.modules, "ipywidgets", None)
-    text = hangman_player(HangmanTask(), ["vanilla"], RaisingClient(LLMSettings(cache="off")))
+    text = hangman_player(HangmanTask(), lambda: RaisingClient(LLMSettings(cache="off")), ["vanilla"])
     assert isinstance(text, str) and "ipywidgets" in text
 
 
@@ -211,22 +211,22 @@ async def test_play_session_checks_moves_before_calling_the_model():
 async def test_play_session_forks_without_touching_the_game(agent):
     task = HangmanTask()
     session = PlaySession(task, agent, sim_client(), seed=5, game_id=f"test/{agent}", n_candidates=4)
-    opening = await session.start()
-    assert opening.pattern is not None and set(opening.pattern.replace(" ", "")) == {"_"}
+    await session.start()
+    assert set(session.play.state.pattern_text.replace(" ", "")) == {"_"}
     with pytest.raises(PlayError, match="already started"):
         await session.start()
-    first = await session.guess(" E ")
-    assert first.letter == "e" and "e" in session.letters_sent
+    await session.guess(" E ")
+    assert session.play.state.guessed == ("e",)
     for bad, reason in (("e", "already guessed"), ("ab", "single letter"), ("1", "single letter")):
         with pytest.raises(PlayError, match=reason):
             await session.guess(bad)
-    await session.auto_guess()
-    assert len(session.letters_sent) == 2 and session.problem is None
-    before = await public_transcript(session)
+    await session.guess()  # the seeded player's letter
+    assert len(session.play.state.guessed) == 2 and not session.play.unreadable
+    before = await session.transcript()
     private_before = await session.private_state()
 
     fork = (await session.fork()).result
-    assert await public_transcript(session) == before  # the fork never mutates the game
+    assert await session.transcript() == before  # the fork never mutates the game
     assert await session.private_state() == private_before
     assert fork.turns_played == 2 and [m.model_dump() for m in fork.transcript] == before
     revealed = fork.reveal.parsed
@@ -234,7 +234,7 @@ async def test_play_session_forks_without_touching_the_game(agent):
     assert (fork.candidates[0].secret, fork.candidates[0].source) == (revealed, "revealed")
     assert len(fork.candidates) == 4
     for cand in fork.candidates[1:]:
-        assert is_compatible(session.state, cand.secret)
+        assert is_compatible(session.play.state, cand.secret)
     expected = classify_fork(revealed, host_text(before), fork.answers)
     assert fork.outcome == expected
     if agent == "vanilla":
@@ -242,9 +242,9 @@ async def test_play_session_forks_without_touching_the_game(agent):
     else:
         assert fork.private_state_at_fork and fork.private_state_at_fork == private_before
 
-    after = await session.guess("o" if "o" not in session.letters_sent else "u")
-    transcript = await public_transcript(session)
-    assert len(transcript) == len(before) + 2 and transcript[-1]["content"] == after.reply
+    after = await session.guess("o" if "o" not in session.play.state.guessed else "u")
+    transcript = await session.transcript()
+    assert len(transcript) == len(before) + 2 and transcript[-1]["content"] == after
     second = await session.fork()
     assert len(session.forks) == 2 and second.result.turns_played == 3
     assert second.episode_id == f"test/{agent}/fork-2"
@@ -254,11 +254,6 @@ async def test_play_session_forks_without_touching_the_game(agent):
     assert as_fork_record(stored).result.outcome == second.result.outcome
 
 
-async def public_transcript(session: PlaySession) -> list[dict[str, str]]:
-    """The game's public conversation so far (forks excluded)."""
-    return list((await session.agent.state(checkpoint_id=session._head)).get("public", []))
-
-
 async def wait_idle(player: HangmanPlayer) -> None:
     """Wait for every callback the widget scheduled."""
     while player.tasks:
@@ -266,7 +261,7 @@ async def wait_idle(player: HangmanPlayer) -> None:
 
 
 async def test_widget_plays_a_game_and_shows_errors_in_the_widget():
-    player = hangman_player(HangmanTask(), ["workflow_overwrite", "vanilla"], sim_client())
+    player = hangman_player(HangmanTask(), sim_client, ["workflow_overwrite", "vanilla"])
     player.new_game.click()
     await wait_idle(player)
     assert "Pattern" in player.status.value and not player.guess_button.disabled
@@ -275,6 +270,9 @@ async def test_widget_plays_a_game_and_shows_errors_in_the_widget():
     player.guess_button.click()
     await wait_idle(player)
     assert "guessed: e" in player.status.value and player.letter.value == ""
+    player.auto_button.click()
+    await wait_idle(player)
+    assert "guessed: e, " in player.status.value and player.log.value.count("<b>host</b>") == 3
     player.letter.value = "zz"
     player.guess_button.click()
     await wait_idle(player)
@@ -283,7 +281,7 @@ async def test_widget_plays_a_game_and_shows_errors_in_the_widget():
     await wait_idle(player)
     assert "Fork branches" in player.fork_view.value and player.error.value == ""
 
-    broken = hangman_player(HangmanTask(), ["vanilla"], lambda: BrokenClient(LLMSettings(cache="off", max_retries=0)))
+    broken = hangman_player(HangmanTask(), lambda: BrokenClient(LLMSettings(cache="off", max_retries=0)), ["vanilla"])
     broken.new_game.click()
     await wait_idle(broken)
     assert "starting a game failed" in broken.error.value and "unreachable" in broken.error.value
@@ -309,7 +307,7 @@ def test_theorem_params_defaults_and_clear_errors():
 
 
 async def test_a_finished_game_disables_guessing_but_not_forking():
-    player = hangman_player(HangmanTask(lives=1), ["vanilla"], sim_client())
+    player = hangman_player(HangmanTask(lives=1), sim_client, ["vanilla"])
     player.new_game.click()
     await wait_idle(player)
     for letter in "qzxjv":  # rare letters: the single life goes quickly

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.catalogue import prompt_catalogue
     from psit_lib.studies.psit.differences import DIFFERENCES
     from psit_lib.studies.psit.figures import plot_dataset_view, plot_entropy_vs_temperature, plot_failure_modes
-    from psit_lib.studies.psit.play import workbook_agents
     from psit_lib.studies.psit.protocol import appendix_e, secret_choice
     from psit_lib.studies.psit.protocol import experiment as fork_tests
     from psit_lib.studies.psit.protocol import scoring as fork_scores
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.psit.theory import figure_data as theory_data
     from psit_lib.studies.psit.theory import figures as theory_figures
     from psit_lib.studies.psit.theorem_params import TheoremParams
-    from psit_lib.studies.psit.widgets import hangman_player
+    from psit_lib.studies.psit.play import hangman_player
 
 # name -> the module that defines it
 _NAMES: dict[str, str] = {
@@ -79,8 +78,7 @@ _NAMES: dict[str, str] = {
     "simulate_set_sizes": "psit_lib.studies.psit.theory.candidate_sets",
     "words_of_length": "psit_lib.studies.psit.theory.candidate_sets",
     # interactive views
-    "hangman_player": "psit_lib.studies.psit.widgets",
-    "workbook_agents": "psit_lib.studies.psit.play",
+    "hangman_player": "psit_lib.studies.psit.play",
 }
 
 # name -> a module of the study's notebook helpers, used as a namespace (fork_tests.cost_table, ...)
@@ -101,7 +99,7 @@ __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the 
     "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_failure_modes",
     "plot_dataset_view", "plot_entropy_vs_temperature", "closed_form_check", "compared_hosts", "entropy_table", "entropy_views",
     "exact_mix_table", "policy_table", "self_consistency_points", "simulate_set_sizes", "words_of_length",
-    "hangman_player", "workbook_agents", "fork_tests",
+    "hangman_player", "fork_tests",
     "secret_choice", "appendix_e", "fork_scores",
     "theory_data", "theory_figures",
 ]

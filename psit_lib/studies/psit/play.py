@@ -1,257 +1,272 @@
-"""Playing Hangman against any agent, and forking it, with no UI (the logic behind notebook 01's widgets).
+"""Notebook 01's play-it-yourself widget: play Hangman against any agent and fork it whenever you like.
 
-:class:`PlaySession` is the game logic of the play-it-yourself widget: a human (or the seeded
-player) guesses letters against any agent of the workbook on the configured backend, and
-:meth:`PlaySession.fork` runs the fork test of SPEC §1 from the current checkpoint (a reveal
-branch and k yes/no branches). Forking never mutates the game: each move continues from the
-game's own last checkpoint, so a person can fork, read the answers, keep playing and fork
-again. It is async and UI-free so tests drive it directly. A fork's record
-is a fork-test episode record, shown by the study's one fork view
-(:func:`psit_lib.studies.psit.protocol.transcript_view.episode_html`).
+:class:`PlaySession` is the UI-free game (tests drive it directly): each move is the fork test's
+own step (:func:`~psit_lib.studies.psit.protocol.fork_test.play_move`) from the game's last
+checkpoint, and a fork is the fork test's own record, so forking never changes the game.
+:func:`hangman_player` is its ipywidgets front end; building it never calls a model (papermill and
+nbval run headless), model calls run as tasks on ipykernel's event loop with errors shown in the widget.
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
-import random
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
-from psit_lib.studies.psit.protocol.params import WORKBOOK_AGENTS
-from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
-from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
 from psit_lib.runs.records import UsageSummary
-from psit_lib.studies.psit.protocol.records import ForkEpisode, ForkRecord
-from psit_lib.studies.psit.protocol.candidates import stored_secret
-from psit_lib.studies.psit.protocol.fork_test import (NEUTRAL_SYSTEM_PROMPT, ForkSettings, fork_from_checkpoint, host_role,
-                                                      player_rng)
-from psit_lib.studies.psit.tasks.base import HostReplyError
-from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, InvalidGuessError
+from psit_lib.runs.runner import describe_error
+from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
+from psit_lib.studies.psit.protocol.fork_test import (NEUTRAL_SYSTEM_PROMPT, ForkSettings, Play, fork_episode, host_role,
+                                                      open_game, play_move, player_rng)
+from psit_lib.studies.psit.protocol.params import WORKBOOK_AGENTS
+from psit_lib.studies.psit.protocol.records import ForkRecord
+from psit_lib.studies.psit.protocol.transcript_view import episode_html
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.studies.psit.tasks.hangman_player import guess_message
+from psit_lib.studies.psit.tasks.hangman_rules import InvalidGuessError
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
-
-
-
-
-def workbook_agents() -> list[str]:
-    """Every agent name the workbook defines (vanilla, private_cot, workflow_*, autonomous_*)."""
-    return list(WORKBOOK_AGENTS)
-
-
-# --------------------------------------------------------------------------------------------
-# Game logic (no UI)
-# --------------------------------------------------------------------------------------------
 
 
 class PlayError(ValueError):
     """A move the game does not allow now (not started, started twice, bad or repeated letter, over)."""
 
 
-@dataclass(frozen=True)
-class TurnResult:
-    """One public exchange: what the player sent and what the host answered.
-
-    ``pattern`` and ``lives`` are what the reply said under rule R's reading (None when it
-    could not be read); ``problem`` says why a reply could not be read.
-    """
-
-    letter: str | None
-    message: str
-    reply: str
-    pattern: str | None
-    lives: int | None
-    problem: str | None = None
-
-
 class PlaySession:
     """One Hangman game between a person (or the seeded player) and one agent.
 
-    Seeds: model calls use ``ModelSession(client, run_seed=seed, episode_id=game_id)``; fork
-    number n runs on the branch ``fork-n``; the seeded player's letters and the candidate
-    draw use the protocol's player generator. Moves and forks are serialised by a lock, so
-    overlapping clicks cannot interleave turns.
+    Seeds as in the fork test (``episode_id=game_id``, the protocol's player generator); fork n
+    runs on the branch ``fork-n``. A lock serialises moves, so overlapping clicks cannot interleave.
     """
 
-    def __init__(
-        self,
-        task: HangmanTask,
-        agent_name: str,
-        client: LLMClient,
-        *,
-        seed: int = 0,
-        game_id: str = "play/000",
-        sampling: SamplingDefaults | None = None,
-        n_candidates: int = 5,
-    ) -> None:
+    def __init__(self, task: HangmanTask, agent_name: str, client: LLMClient, *, seed: int = 0,
+                 game_id: str = "play/000", sampling: SamplingDefaults | None = None, n_candidates: int = 5) -> None:
         if n_candidates < 1:
             raise ValueError(f"n_candidates must be at least 1, got {n_candidates}.")
         self.task = task
         self.agent_name = canonical_agent_name(agent_name)
         self.game_id = game_id
-        self.n_candidates = n_candidates
+        self.settings = ForkSettings(n_candidates=n_candidates)
         self.session = ModelSession(client, run_seed=seed, episode_id=game_id, sampling=sampling)
-        self.agent: ForkableAgent = build_agent(
-            self.agent_name, system_prompt=NEUTRAL_SYSTEM_PROMPT, host_role=host_role(task)
-        )
-        self.rng: random.Random = player_rng(self.session)
-        self.state: HangmanState = task.initial_state()
-        self.turns: list[TurnResult] = []
-        self.letters_sent: list[str] = []
+        self.agent: ForkableAgent = build_agent(self.agent_name, system_prompt=NEUTRAL_SYSTEM_PROMPT,
+                                                host_role=host_role(task))
+        self.rng = player_rng(self.session)
+        self.play: Play | None = None
         self.forks: list[ForkRecord] = []
-        self.problem: str | None = None
-        self._head: str | None = None
+        self._head: str | None = None  # the game's last checkpoint: forks never move it
         self._lock = asyncio.Lock()
-
-    # -- status ---------------------------------------------------------------------------
-    @property
-    def started(self) -> bool:
-        return self._head is not None
 
     @property
     def over(self) -> bool:
-        """True once the public record shows the game won or lost (or no letter is left)."""
-        return self.started and (self.task.is_over(self.state) or len(self.letters_sent) >= len(ALPHABET))
-
-    @property
-    def model(self) -> str:
-        return self.session.model
+        return self.play is not None and self.task.is_over(self.play.state)
 
     def status_text(self) -> str:
-        """One line for the UI: pattern, lives, guessed letters (or why the record is unread)."""
-        if not self.started:
+        """One line for the UI: pattern, lives, guessed letters."""
+        if self.play is None:
             return "No game yet: choose an agent and start a game."
-        guessed = ", ".join(self.letters_sent) or "none"
-        if self.problem:
-            return f"Guessed: {guessed} · public record no longer read ({self.problem})"
-        end = " · game won" if self.state.won else " · game lost" if self.state.lost else ""
-        return f"Pattern: {self.state.pattern_text} · lives: {self.state.lives} · guessed: {guessed}{end}"
+        state = self.play.state
+        end = " · game won" if state.won else " · game lost" if state.lost else ""
+        unread = f" · {len(self.play.unreadable)} unreadable replies" if self.play.unreadable else ""
+        return (f"Pattern: {state.pattern_text} · lives: {state.lives} · guessed: "
+                f"{', '.join(state.guessed) or 'none'}{unread}{end}")
+
+    async def transcript(self) -> list[dict[str, str]]:
+        """The game's public conversation so far (forks excluded)."""
+        return list((await self.agent.state(checkpoint_id=self._head)).get("public", [])) if self._head else []
 
     async def private_state(self) -> str:
         """The agent's private state now (empty for a public-only agent)."""
-        if not self.started:
-            return ""
-        return self.agent.private_state(await self.agent.state(checkpoint_id=self._head))
+        return self.agent.private_state(await self.agent.state(checkpoint_id=self._head)) if self._head else ""
 
-    # -- moves ----------------------------------------------------------------------------
-    async def _send(self, text: str) -> str:
-        reply = (await self.agent.send(text, self.session, checkpoint_id=self._head))["reply"]
-        self._head = await self.agent.checkpoint_id()
-        return reply
-
-    async def start(self) -> TurnResult:
+    async def start(self) -> None:
         """Send the opener; the host shows its blank pattern."""
         async with self._lock:
-            if self.started:
+            if self.play is not None:
                 raise PlayError("This game has already started; build a new session for a new game.")
-            message = self.task.opener()
-            reply = (await self.agent.send(message, self.session))["reply"]
+            self.play = await open_game(self.task, self.agent, self.session, self.agent_name)
             self._head = await self.agent.checkpoint_id()
-            try:
-                self.state = self.task.observe_opening(self.state, reply)
-            except HostReplyError as exc:
-                self.problem = f"opening unreadable: {exc}"
-            result = self._turn(None, message, reply)
-            self.turns.append(result)
-            return result
 
-    def _check_letter(self, letter: str) -> str:
-        if not self.started:
-            raise PlayError("Start a game before guessing.")
-        if not isinstance(letter, str):
-            raise PlayError(f"A guess must be a letter, got {letter!r}.")
-        cleaned = letter.strip().lower()
-        if len(cleaned) != 1 or cleaned not in ALPHABET:
-            raise PlayError(f"Guess {letter!r} is not a single letter a-z.")
-        if cleaned in self.letters_sent:
-            raise PlayError(f"Letter {cleaned!r} was already guessed.")
-        if self.over:
-            raise PlayError("The game is over; start a new one or fork to question the host.")
-        return cleaned
-
-    async def guess(self, letter: str) -> TurnResult:
-        """Guess ``letter`` (case-insensitive); returns the host's public reply."""
+    async def guess(self, letter: str | None = None) -> str:
+        """Guess ``letter`` (case-insensitive), or let the seeded player choose as in the fork test;
+        returns the host's public reply."""
         async with self._lock:
-            cleaned = self._check_letter(letter)
-            return await self._play(cleaned)
-
-    async def auto_guess(self) -> TurnResult:
-        """Let the workbench's seeded player choose the next letter (as in the fork test)."""
-        async with self._lock:
-            if not self.started:
+            if self.play is None:
                 raise PlayError("Start a game before guessing.")
-            if self.problem:
-                unguessed = [c for c in ALPHABET if c not in self.letters_sent]
-                letter = self.rng.choice(unguessed) if unguessed else ""
-            else:
+            if self.over:
+                raise PlayError("The game is over; start a new one or fork to question the host.")
+            if letter is None:
                 try:
-                    letter, _ = self.task.next_move(self.state, self.rng)
+                    letter, _ = self.task.next_move(self.play.state, self.rng)
                 except InvalidGuessError as exc:
                     raise PlayError(str(exc)) from None
-            return await self._play(self._check_letter(letter))
+            cleaned = letter.strip().lower()
+            if len(cleaned) != 1 or cleaned not in ALPHABET:
+                raise PlayError(f"Guess {letter!r} is not a single letter a-z.")
+            if cleaned in self.play.state.guessed:
+                raise PlayError(f"Letter {cleaned!r} was already guessed.")
+            reply = await play_move(self.task, self.agent, self.session, self.play, cleaned, guess_message(cleaned),
+                                    self.agent_name, checkpoint_id=self._head)
+            self._head = await self.agent.checkpoint_id()
+            return reply
 
-    async def _play(self, letter: str) -> TurnResult:
-        message = guess_message(letter)
-        reply = await self._send(message)
-        self.letters_sent.append(letter)
-        if self.problem is None:
-            try:
-                self.state = self.task.observe_reply(self.state, letter, reply)
-            except (HostReplyError, InvalidGuessError) as exc:
-                self.problem = f"turn {len(self.letters_sent)}: {exc}"
-        result = self._turn(letter, message, reply)
-        self.turns.append(result)
-        return result
-
-    def _turn(self, letter: str | None, message: str, reply: str) -> TurnResult:
-        if self.problem:
-            return TurnResult(letter, message, reply, None, None, self.problem)
-        return TurnResult(letter, message, reply, self.state.pattern_text, self.state.lives)
-
-    # -- the fork -------------------------------------------------------------------------
     async def fork(self) -> ForkRecord:
-        """Run the reveal branch and the yes/no branches from the current checkpoint; returns the
-        fork as a fork-test episode record (``<game>/fork-<n>``), shown by the study's one fork view.
-
-        Same steps as :func:`psit_lib.studies.psit.protocol.fork_test.run_fork_episode`: reveal, candidates
-        compatible with the public record (the revealed word first), one concurrent yes/no
-        branch each, classification by :func:`classify_fork`. The game itself is untouched.
-        After an unreadable host reply the outcome is ``unparseable`` (the candidates only
-        reflect the record up to that reply), but the answers are still shown.
-        """
+        """The fork test's reveal and yes/no branches from the game's last checkpoint, as a fork-test
+        record (``<game>/fork-<n>``); the game itself is untouched."""
         async with self._lock:
-            fork_id = self._head
-            if fork_id is None:  # not started
+            if self.play is None or self._head is None:
                 raise PlayError("Start a game (and play a few letters) before forking.")
-            number = len(self.forks) + 1
-            branch = self.session.branch(f"fork-{number}")
-            at_fork = await self.agent.state(checkpoint_id=fork_id)
-            forked = await fork_from_checkpoint(self.task, self.agent, self.state, fork_id, branch,
-                                                ForkSettings(n_candidates=self.n_candidates), None,
-                                                stored=stored_secret(self.agent.private_state(at_fork)))
-            outcome, note = forked["outcome"], forked.get("failure")
-            if self.problem and forked["reveal"]["parsed"] is not None:
-                outcome, note = Outcome.UNPARSEABLE.value, f"host reply unreadable at {self.problem}"
-            result = ForkEpisode(
-                task=self.task.name, agent=self.agent_name, model=self.model, outcome=outcome, failure=note,
-                transcript=at_fork.get("public", []), turns_played=len(self.letters_sent),
-                constraints=self.task.public_constraints(self.state),
-                private_state_at_fork=self.agent.private_state(at_fork), state_size_per_turn=[], memory_edits=[],
-                hidden_calls=[], reveal=forked["reveal"], candidates=forked["candidates"],
-                candidate_search=forked["candidate_search"], branch_hidden_calls=[])
-            record = ForkRecord(episode_id=f"{self.game_id}/fork-{number}", status="ok", error=None,
-                                spec={"agent": self.agent_name, "model": self.model}, wall_seconds=0.0, calls=[],
-                                usage=UsageSummary(calls=0, cache_hits=0, prompt_tokens=0, completion_tokens=0,
-                                                   calls_by_role={}), result=result)
+            branch = self.session.branch(f"fork-{len(self.forks) + 1}")
+            result = await fork_episode(self.task, self.agent, self.agent_name, branch, self.play, self._head,
+                                        self.settings, self.rng)
+            record = ForkRecord(episode_id=f"{self.game_id}/fork-{len(self.forks) + 1}", status="ok", error=None,
+                                spec={"agent": self.agent_name, "model": self.session.model}, wall_seconds=0.0,
+                                calls=[], usage=UsageSummary(calls=0, cache_hits=0, prompt_tokens=0,
+                                                             completion_tokens=0, calls_by_role={}), result=result)
             self.forks.append(record)
             return record
 
 
-# --------------------------------------------------------------------------------------------
-# The player's log
-# --------------------------------------------------------------------------------------------
+PLAYER_STATIC_HTML = ("<p><i>Interactive widget: open this notebook in JupyterLab to play Hangman against "
+                      "any agent and fork it. A static report cannot run it.</i></p>")
 
 
-def pre_html(text: str) -> str:
-    return f"<pre style='white-space: pre-wrap; margin: 0'>{html.escape(text)}</pre>"
+class HangmanPlayer:
+    """The play-it-yourself widget (see :func:`hangman_player`); display it or its ``widget``."""
+
+    def __init__(self, task: HangmanTask, agent_names: Sequence[str], source: Any, *, n_candidates: int,
+                 widgets: Any) -> None:
+        names = [canonical_agent_name(name) for name in agent_names]
+        if not names:
+            raise ValueError("hangman_player needs at least one agent name.")
+        self.task = task
+        self.make_client: Callable[[], LLMClient] = source if callable(source) else lambda: source.client
+        self.seed, self.sampling = int(getattr(source, "seed", 0)), getattr(source, "sampling", None)
+        self.n_candidates = n_candidates
+        self.session: PlaySession | None = None
+        self.games = 0
+        self.tasks: set[asyncio.Task] = set()
+        w = widgets
+        self.agent = w.Dropdown(options=names, value=names[0], description="agent")
+        self.new_game = w.Button(description="Start new game", button_style="primary")
+        self.letter = w.Text(placeholder="a letter", description="guess", layout=w.Layout(width="180px"))
+        self.guess_button = w.Button(description="Guess")
+        self.auto_button = w.Button(description="Seeded player guesses")
+        self.fork_button = w.Button(description="Reveal + fork", button_style="warning")
+        self.status = w.HTML(value=self._status_html())
+        self.error = w.HTML()
+        self.log = w.HTML()
+        self.fork_view = w.HTML()
+        self.new_game.on_click(lambda _: self._schedule(self._start(), "starting a game"))
+        self.guess_button.on_click(lambda _: self._schedule(self._guess(self.letter.value), "guessing"))
+        self.auto_button.on_click(lambda _: self._schedule(self._guess(None), "guessing"))
+        self.fork_button.on_click(lambda _: self._schedule(self._fork(), "forking"))
+        label = getattr(source, "label", None)
+        self.widget = w.VBox([
+            w.HBox([self.agent, self.new_game]),
+            w.HBox([self.letter, self.guess_button, self.auto_button, self.fork_button]),
+            self.status, self.error, self.log, self.fork_view, w.HTML(f"<small>{html.escape(label or '')}</small>"),
+        ])  # fmt: skip
+        self._set_busy(False)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        """The widget, with an HTML part for renderers without widget state (nbconvert's export)."""
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        data = {**(bundle[0] if isinstance(bundle, tuple) else bundle), "text/html": PLAYER_STATIC_HTML}
+        return (data, bundle[1]) if isinstance(bundle, tuple) else data
+
+    def _schedule(self, coro: Coroutine[Any, Any, None], action: str) -> asyncio.Task | None:
+        """Run ``coro`` as a task on the running loop (ipykernel's), errors shown in the widget."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            try:
+                loop = asyncio.get_event_loop()
+            except RuntimeError:
+                coro.close()
+                self.error.value = self._error_html(f"{action}: no event loop to run model calls on")
+                return None
+        task = loop.create_task(self._guarded(coro, action))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def _guarded(self, coro: Coroutine[Any, Any, None], action: str) -> None:
+        self._set_busy(True)
+        self.error.value = ""
+        try:
+            await coro
+        except PlayError as exc:
+            self.error.value = self._error_html(str(exc))
+        except Exception as exc:  # shown in the widget, never lost in a background task
+            self.error.value = self._error_html(f"{action} failed: {describe_error(exc)}")
+        finally:
+            self._set_busy(False)
+            self.status.value = self._status_html()
+
+    def _set_busy(self, busy: bool) -> None:
+        started = self.session is not None and self.session.play is not None
+        over = self.session is not None and self.session.over
+        self.new_game.disabled = busy
+        for button in (self.guess_button, self.auto_button):
+            button.disabled = busy or not started or over  # a finished game takes no more guesses
+        self.fork_button.disabled = busy or not started  # forking a finished game still shows its answers
+        if busy:
+            self.status.value = self._status_html() + " <i>(waiting for the model…)</i>"
+
+    @staticmethod
+    def _error_html(text: str) -> str:
+        return f"<span style='color:#b00'>{html.escape(text)}</span>"
+
+    def _status_html(self) -> str:
+        text = self.session.status_text() if self.session else "No game yet: choose an agent and start a game."
+        return f"<code>{html.escape(text)}</code>"
+
+    async def _start(self) -> None:
+        self.games += 1
+        self.session = PlaySession(self.task, self.agent.value, self.make_client(), seed=self.seed,
+                                   game_id=f"play/{self.agent.value}/{self.games:03d}", sampling=self.sampling,
+                                   n_candidates=self.n_candidates)
+        self.log.value = self.fork_view.value = ""
+        await self.session.start()
+        await self._show_log()
+
+    async def _guess(self, letter: str | None) -> None:
+        if self.session is None:
+            raise PlayError("Start a game before guessing.")
+        await self.session.guess(letter)
+        self.letter.value = ""
+        await self._show_log()
+
+    async def _fork(self) -> None:
+        if self.session is None:
+            raise PlayError("Start a game before forking.")
+        record = await self.session.fork()
+        self.fork_view.value = f"<h4>Fork {len(self.session.forks)}</h4>" + episode_html(record)
+
+    async def _show_log(self) -> None:
+        assert self.session is not None
+        rows = [f"<tr><td><b>{'you' if m['role'] == 'user' else 'host'}</b></td><td><pre style='white-space: "
+                f"pre-wrap; margin: 0'>{html.escape(m['content'])}</pre></td></tr>"
+                for m in await self.session.transcript()]
+        self.log.value = "<table>" + "".join(rows[-16:]) + "</table>"
+
+
+def hangman_player(task: HangmanTask, source: Any, agent_names: Sequence[str] = WORKBOOK_AGENTS, *,
+                   n_candidates: int = 5) -> HangmanPlayer | str:
+    """A widget to play Hangman against any agent of the workbook; *Reveal + fork* runs the reveal
+    and yes/no branches from the current checkpoint and the game can go on afterwards.
+
+    ``source`` is the notebook's Experiment (its client, seed, sampling and label) or a callable
+    returning an LLMClient (called when a game starts). Without ipywidgets, returns a short text.
+    """
+    try:
+        import ipywidgets
+    except ImportError:
+        return ("ipywidgets is not installed, so the interactive Hangman player is not available here. Use "
+                "psit_lib.studies.psit.play.PlaySession from an async cell: await s.start(); await s.guess('e'); "
+                "await s.fork().")
+    return HangmanPlayer(task, agent_names, source, n_candidates=n_candidates, widgets=ipywidgets)
+
+
+__all__ = ["HangmanPlayer", "PlaySession", "hangman_player"]

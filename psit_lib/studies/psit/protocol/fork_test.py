@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable
 
@@ -106,37 +106,57 @@ def count_fork_answer(task: PsitTask, session: ModelSession, answer: str, parsed
                              agent=agent_name)
 
 
-async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSession,
-                          settings: ForkSettings, rng: random.Random, agent_name: str | None = None
-                          ) -> tuple[Any, int, list[PublicContradiction], list[UnreadableReply]]:
-    """The opener (turn 1) plus up to ``t_fork - 1`` moves, whatever the host writes (as the
-    study's scripted player, which never depends on reading the board); returns (public state,
-    moves played, contradictions, unreadable replies). A reply that contradicts earlier ones, or
-    that cannot be read, is recorded; its move counts as made and nothing is learned from it, so
-    compatible sets and candidates rest on what could be read."""
-    state = task.initial_state()
+@dataclass
+class Play:
+    """What the player has read of one game so far: the public state, the moves made, and the
+    replies it could not use (each move still counts as made)."""
+
+    state: Any
+    moves: int = 0
+    contradictions: list[PublicContradiction] = field(default_factory=list)
+    unreadable: list[UnreadableReply] = field(default_factory=list)
+
+
+async def open_game(task: PsitTask, agent: ForkableAgent, session: ModelSession,
+                    agent_name: str | None = None) -> Play:
+    """Turn 1: the opener and the host's first board."""
+    play = Play(task.initial_state())
     reply = (await agent.send(task.opener(), session))["reply"]
-    unreadable: list[UnreadableReply] = []
     try:
-        state = observe_host_reply(task, session, reply, lambda: task.observe_opening(state, reply), agent_name)
+        play.state = observe_host_reply(task, session, reply, lambda: task.observe_opening(play.state, reply),
+                                        agent_name)
     except HostReplyError as exc:
-        unreadable.append(UnreadableReply(turn=1, move="opening", reply=reply, error=str(exc)))
-    moves = 0
-    contradictions: list[PublicContradiction] = []
-    while moves < settings.t_fork - 1 and not task.is_over(state):
-        move, message = task.next_move(state, rng)
-        reply = (await agent.send(message, session))["reply"]
-        moves += 1
-        try:
-            state = observe_host_reply(task, session, reply, partial(task.observe_reply, state, move, reply),
-                                       agent_name)
-        except HostContradictionError as exc:
-            contradictions.append(PublicContradiction(turn=moves + 1, move=str(move), reply=reply, error=str(exc)))
-            state = task.skip_move(state, move)
-        except HostReplyError as exc:
-            unreadable.append(UnreadableReply(turn=moves + 1, move=str(move), reply=reply, error=str(exc)))
-            state = task.skip_move(state, move)
-    return state, moves, contradictions, unreadable
+        play.unreadable.append(UnreadableReply(turn=1, move="opening", reply=reply, error=str(exc)))
+    return play
+
+
+async def play_move(task: PsitTask, agent: ForkableAgent, session: ModelSession, play: Play, move: Any,
+                    message: str, agent_name: str | None = None, checkpoint_id: str | None = None) -> str:
+    """One move and the host's reply, whatever it says (as the study's scripted player): a
+    contradicting or unreadable reply is recorded and nothing is learned from it. Returns the reply."""
+    reply = (await agent.send(message, session, checkpoint_id=checkpoint_id))["reply"]
+    play.moves += 1
+    try:
+        play.state = observe_host_reply(task, session, reply, partial(task.observe_reply, play.state, move, reply),
+                                        agent_name)
+        return reply
+    except HostContradictionError as exc:
+        play.contradictions.append(PublicContradiction(turn=play.moves + 1, move=str(move), reply=reply,
+                                                       error=str(exc)))
+    except HostReplyError as exc:
+        play.unreadable.append(UnreadableReply(turn=play.moves + 1, move=str(move), reply=reply, error=str(exc)))
+    play.state = task.skip_move(play.state, move)
+    return reply
+
+
+async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSession,
+                          settings: ForkSettings, rng: random.Random, agent_name: str | None = None) -> Play:
+    """The opener (turn 1) plus up to ``t_fork - 1`` moves of the seeded player."""
+    play = await open_game(task, agent, session, agent_name)
+    while play.moves < settings.t_fork - 1 and not task.is_over(play.state):
+        move, message = task.next_move(play.state, rng)
+        await play_move(task, agent, session, play, move, message, agent_name)
+    return play
 
 
 def new_hidden_calls(at_fork: dict[str, Any], after: dict[str, Any], branch: str) -> list[dict[str, Any]]:
@@ -168,20 +188,24 @@ async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSessio
     system = NEUTRAL_SYSTEM_PROMPT if settings.system_prompt == "neutral" else task.host_system_prompt()
     agent = build_agent(name, system_prompt=system, host_role=host_role(task), options=dict(settings.agent_options))
     rng = player_rng(session)
-    base: dict[str, Any] = {"task": task.name, "agent": name, "model": session.model}
-    state, moves, contradictions, unreadable = await play_until_fork(task, agent, session, settings, rng, name)
-    fork_id = await agent.checkpoint_id()
-    at_fork = await agent.state()
-    fork = await fork_from_checkpoint(task, agent, state, fork_id, session, settings,
+    play = await play_until_fork(task, agent, session, settings, rng, name)
+    return await fork_episode(task, agent, name, session, play, await agent.checkpoint_id(), settings, rng)
+
+
+async def fork_episode(task: PsitTask, agent: ForkableAgent, name: str, session: ModelSession, play: Play,
+                       fork_id: str, settings: ForkSettings, rng: random.Random) -> ForkEpisode:
+    """The fork from checkpoint ``fork_id`` after ``play``, as the episode's typed audit record."""
+    at_fork = await agent.state(checkpoint_id=fork_id)
+    fork = await fork_from_checkpoint(task, agent, play.state, fork_id, session, settings,
                                       rng if settings.candidate_order == "sampled" else None,
                                       stored=stored_secret(agent.private_state(at_fork)),
-                                      public_contradictions=len(contradictions), agent_name=name)
+                                      public_contradictions=len(play.contradictions), agent_name=name)
     return ForkEpisode(
-        **base, **audit_trail(task, agent, at_fork, state, moves),
+        task=task.name, agent=name, model=session.model, **audit_trail(task, agent, at_fork, play.state, play.moves),
         failure=fork.get("failure"), reveal=fork["reveal"], candidates=fork["candidates"],
         candidate_search=fork["candidate_search"], outcome=fork["outcome"],
-        branch_hidden_calls=fork["branch_hidden_calls"], public_contradictions=contradictions,
-        unreadable_replies=unreadable)
+        branch_hidden_calls=fork["branch_hidden_calls"], public_contradictions=play.contradictions,
+        unreadable_replies=play.unreadable)
 
 
 async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any, fork_id: str,
