@@ -23,7 +23,7 @@ from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
 from psit_lib.studies.psit.theory.candidate_sets import compatible_set, play_truthful_game, simulate_set_sizes, words_of_length
 from psit_lib.studies.psit.theory.fork_exact import FORK_OUTCOMES, ExactComputationTooLargeError, enumerate_outcomes, exact_outcomes, p_self_consistent_uniform, policy_table, self_consistency_points, simulate_outcomes, synthetic_compatible_set
 from psit_lib.studies.psit.theory.policies import FirstCompatiblePoca, PolicyInputError, PrivateStateAgent, ReimaginingPoca, frequency_weights
-from psit_lib.studies.psit.theory.secrecy import conditional_entropy_of_secret, entropy_table, expected_log2_compatible, history_distribution
+from psit_lib.studies.psit.theory.secrecy import entropy_table, history_distribution, secret_entropy
 
 SMALL_VOCABULARY = 3000
 FIVE_LETTER = tuple(words_of_length(get_vocabulary(SMALL_VOCABULARY), 5))
@@ -254,9 +254,9 @@ def test_conditional_entropy_by_hand():
         (("_ _ _", "_ _ _"), 0.5, ("cat", "cut")),
         (("_ _ _", "_ o _"), 0.5, ("cot", "dog")),
     ]
-    assert conditional_entropy_of_secret(private, dictionary, ["o"]) == pytest.approx(1.0)
-    assert conditional_entropy_of_secret(private, dictionary, []) == pytest.approx(2.0)
-    assert conditional_entropy_of_secret(FirstCompatiblePoca(), dictionary, ["o"]) == 0.0
+    assert secret_entropy(private, dictionary, ["o"])[0] == pytest.approx(1.0)
+    assert secret_entropy(private, dictionary, []) == pytest.approx((2.0, 2.0))
+    assert secret_entropy(FirstCompatiblePoca(), dictionary, ["o"])[0] == 0.0
     # "cat" comes first in the dictionary, so the deterministic host always plays "cat".
     assert [h.compatible for h in history_distribution(FirstCompatiblePoca(), dictionary, ["o"])] == [("cat", "cut")]
 
@@ -266,9 +266,9 @@ def test_conditional_entropy_by_hand():
 def test_deterministic_poca_has_no_secret_and_private_state_keeps_log2_c(seed, turns):
     guesses = random.Random(seed).sample("abcdefghijklmnopqrstuvwxyz", turns)
     reimagining, deterministic, private = ReimaginingPoca(), FirstCompatiblePoca(), PrivateStateAgent()
-    assert conditional_entropy_of_secret(deterministic, FOUR_LETTER_SMALL, guesses) == 0.0
-    private_entropy = conditional_entropy_of_secret(private, FOUR_LETTER_SMALL, guesses)
-    assert private_entropy == pytest.approx(expected_log2_compatible(private, FOUR_LETTER_SMALL, guesses))
+    assert secret_entropy(deterministic, FOUR_LETTER_SMALL, guesses)[0] == 0.0
+    private_entropy, room = secret_entropy(private, FOUR_LETTER_SMALL, guesses)
+    assert private_entropy == pytest.approx(room)
     if turns == 0:
         assert private_entropy == pytest.approx(math.log2(len(FOUR_LETTER_SMALL)))
     # The proof idea of SPEC §0: the public record of a POCA re-imagining from the private

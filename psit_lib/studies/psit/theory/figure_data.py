@@ -14,13 +14,12 @@ from dataclasses import dataclass
 import pandas as pd
 
 from psit_lib.analysis.plots import require_columns as _require
-from psit_lib.analysis.stats import wilson_interval
 from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState
 from psit_lib.studies.psit.tasks.vocabulary import Vocabulary
 from psit_lib.studies.psit.theory.candidate_sets import Dictionary, compatible_set, replay
-from psit_lib.studies.psit.theory.fork_exact import exact_outcomes, simulate_outcomes
-from psit_lib.studies.psit.theory.policies import ReimaginingPoca, frequency_weights
+from psit_lib.studies.psit.theory.fork_exact import consistency_point, exact_outcomes
+from psit_lib.studies.psit.theory.policies import frequency_poca
 
 THEORY_LABEL = "exact computation (no model)"
 """Provenance footer of every figure computed without any model."""
@@ -132,11 +131,6 @@ def fork_example(
     )
 
 
-def _weighted_poca(words: Sequence[str], vocabulary: Vocabulary, temperature: float) -> ReimaginingPoca:
-    return ReimaginingPoca(weights=frequency_weights(words, vocabulary, temperature),
-                           name=f"frequency POCA T={temperature:g}")
-
-
 def weighted_consistency_exact(
     samples: Sequence[CompatibleSetSample], vocabulary: Vocabulary, temperatures: Sequence[float], k: int
 ) -> pd.DataFrame:
@@ -150,7 +144,7 @@ def weighted_consistency_exact(
     rows = []
     for temperature in temperatures:
         for sample in samples:
-            policy = _weighted_poca(sample.words, vocabulary, temperature)
+            policy = frequency_poca(sample.words, vocabulary, temperature)
             rows.append({
                 "temperature": float(temperature), "game": sample.game, "turn": sample.turn,
                 "size": sample.size,
@@ -194,17 +188,10 @@ def weighted_consistency_points(
     chosen = _nearest_samples(samples, targets)
     for i, temperature in enumerate(temperatures):
         for j, (target, sample) in enumerate(chosen):
-            policy = _weighted_poca(sample.words, vocabulary, temperature)
-            counts = simulate_outcomes(policy, sample.words, k, n_episodes, seed + 1000 * i + j)
-            successes = counts[Outcome.SELF_CONSISTENT]
-            low, high = wilson_interval(successes, n_episodes, alpha)
-            rows.append({
-                "temperature": float(temperature), "target": target, "size": sample.size,
-                "game": sample.game, "turn": sample.turn, "episodes": n_episodes,
-                "successes": successes, "rate": successes / n_episodes, "wilson_low": low,
-                "wilson_high": high,
-                "exact": exact_outcomes(policy, sample.words, k)[Outcome.SELF_CONSISTENT],
-            })  # fmt: skip
+            policy = frequency_poca(sample.words, vocabulary, temperature)
+            rows.append({"temperature": float(temperature), "target": target, "size": sample.size,
+                         "game": sample.game, "turn": sample.turn,
+                         **consistency_point(policy, sample.words, k, n_episodes, seed + 1000 * i + j, alpha)})
     return pd.DataFrame(rows)
 
 

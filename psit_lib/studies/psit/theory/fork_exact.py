@@ -46,7 +46,7 @@ import pandas as pd
 
 from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
 from psit_lib.analysis.stats import wilson_interval
-from psit_lib.studies.psit.theory.policies import HostPolicy, PolicyInputError, ReimaginingPoca
+from psit_lib.studies.psit.theory.policies import HostPolicy, PolicyInputError, ReimaginingPoca, check_compatible
 
 FORK_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.SELF_CONSISTENT,
@@ -65,16 +65,9 @@ class ExactComputationTooLargeError(ValueError):
 # --------------------------------------------------------------------------------------------
 
 
-def _check_n_k(n: int, k: int) -> None:
-    for name, value in (("n", n), ("k", k)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-
-
-def other_candidate_count(n: int, k: int) -> int:
-    """m = min(k, n) - 1: how many candidates besides the revealed word a set of n words allows."""
-    _check_n_k(n, k)
-    return min(k, n) - 1
+def _check_positive(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
 
 
 def p_self_consistent_uniform(n: int, k: int) -> float:
@@ -83,22 +76,14 @@ def p_self_consistent_uniform(n: int, k: int) -> float:
     The reveal is some r; the branch asking about r says yes with probability 1/n; each of the
     m other candidates is a different word and gets no with probability 1 - 1/n, independently.
     """
-    m = other_candidate_count(n, k)
-    return (1.0 / n) * (1.0 - 1.0 / n) ** m
+    _check_positive("n", n)
+    _check_positive("k", k)
+    return (1.0 / n) * (1.0 - 1.0 / n) ** (min(k, n) - 1)
 
 
 # --------------------------------------------------------------------------------------------
 # Inputs
 # --------------------------------------------------------------------------------------------
-
-
-def _check_compatible(compatible: Sequence[str]) -> list[str]:
-    words = list(compatible)
-    if not words:
-        raise PolicyInputError("The compatible set is empty: no word explains the public history.")
-    if len(set(words)) != len(words):
-        raise PolicyInputError("The compatible set lists a word twice; pass distinct words.")
-    return words
 
 
 def _belief_vector(policy: HostPolicy, words: list[str]) -> np.ndarray:
@@ -110,15 +95,6 @@ def _belief_vector(policy: HostPolicy, words: list[str]) -> np.ndarray:
     if np.any(p < 0) or not math.isclose(float(p.sum()), 1.0, abs_tol=1e-9):
         raise PolicyInputError(f"Policy {policy.name!r} returned a belief that is not a distribution.")
     return p
-
-
-def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k (number of candidates) must be a positive integer, got {k!r}.")
-
-
-def _all_consistent() -> dict[Outcome, float]:
-    return {outcome: (1.0 if outcome is Outcome.SELF_CONSISTENT else 0.0) for outcome in FORK_OUTCOMES}
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,13 +164,12 @@ def exact_outcomes(
 ) -> dict[Outcome, float]:
     """Exact fork-test outcome distribution of ``policy`` at a compatible set, with k candidates
     (the other candidates drawn uniformly; exact for any n). See the module docstring."""
-    _check_k(k)
-    words = _check_compatible(compatible)
+    _check_positive("k (number of candidates)", k)
+    words = check_compatible(compatible)
     p = _belief_vector(policy, words)
-    if policy.keeps_private_state:
-        # Every branch answers for the one committed word, which is also the revealed word.
-        return _all_consistent()
-    m = other_candidate_count(len(words), k)
+    if policy.keeps_private_state:  # every branch answers for the one committed word, the revealed one
+        return {outcome: float(outcome is Outcome.SELF_CONSISTENT) for outcome in FORK_OUTCOMES}
+    m = min(k, len(words)) - 1
     expected_q = _mean_product_uniform_draw(1.0 - p, m)
     e_pr_q = float(np.sum(p * p * expected_q))
     e_q = float(np.sum(p * expected_q))
@@ -232,11 +207,11 @@ def enumerate_outcomes(
     Walks every revealed word, every ordered candidate draw and every yes/no answer pattern,
     and classifies each with :func:`classify_fork`; no formula is used.
     """
-    _check_k(k)
-    words = _check_compatible(compatible)
+    _check_positive("k (number of candidates)", k)
+    words = check_compatible(compatible)
     p = _belief_vector(policy, words)
     n = len(words)
-    m = other_candidate_count(n, k)
+    m = min(k, n) - 1
     cases = n * math.perm(n - 1, m) * (1 if policy.keeps_private_state else 2 ** (m + 1))
     if cases > max_enumerated:
         raise ExactComputationTooLargeError(
@@ -297,12 +272,12 @@ def simulate_outcomes(
 ) -> dict[Outcome, int]:
     """Counts of each outcome over ``n`` simulated fork episodes (seeded; same protocol as
     :func:`exact_outcomes`, every branch played out and classified by :func:`classify_fork`)."""
-    _check_k(k)
+    _check_positive("k (number of candidates)", k)
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n (episodes) must be a non-negative integer, got {n!r}.")
-    words = _check_compatible(compatible)
+    words = check_compatible(compatible)
     sampler = _Sampler(words, _belief_vector(policy, words), random.Random(seed))
-    m = other_candidate_count(len(words), k)
+    m = min(k, len(words)) - 1
     counts = {outcome: 0 for outcome in FORK_OUTCOMES}
     for _ in range(n):
         committed = sampler.word_in_mind() if policy.keeps_private_state else None
@@ -319,11 +294,6 @@ def simulate_outcomes(
 # --------------------------------------------------------------------------------------------
 # Tables for the notebook
 # --------------------------------------------------------------------------------------------
-
-POLICY_TABLE_COLUMNS = (
-    "policy", "outcome", "exact", "simulated", "count", "episodes", "wilson_low", "wilson_high",
-)  # fmt: skip
-
 
 def policy_table(
     policies: Sequence[HostPolicy],
@@ -350,13 +320,13 @@ def policy_table(
                  counts[outcome] / n_episodes if n_episodes else float("nan"),
                  counts[outcome], n_episodes, low, high)
             )  # fmt: skip
-    return pd.DataFrame(rows, columns=list(POLICY_TABLE_COLUMNS))
+    return pd.DataFrame(rows, columns=["policy", "outcome", "exact", "simulated", "count", "episodes", "wilson_low",
+                                       "wilson_high"])
 
 
 def synthetic_compatible_set(size: int) -> list[str]:
     """``size`` distinct placeholder words; for uniform policies only |C_t| matters."""
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f"A compatible set needs at least one word, got size {size!r}.")
+    _check_positive("size", size)
     return [f"word{i}" for i in range(size)]
 
 
@@ -375,21 +345,19 @@ def self_consistency_points(
     ``episodes``, ``successes``, ``rate``, ``wilson_low``, ``wilson_high``, ``exact``.
     """
     host = policy if policy is not None else ReimaginingPoca()
-    rows = []
-    for offset, size in enumerate(sizes):
-        words = synthetic_compatible_set(int(size))
-        counts = simulate_outcomes(host, words, k, n_episodes, seed + offset)
-        successes = counts[Outcome.SELF_CONSISTENT]
-        low, high = wilson_interval(successes, n_episodes, alpha)
-        rows.append(
-            {
-                "size": int(size), "k": k, "episodes": n_episodes, "successes": successes,
-                "rate": successes / n_episodes if n_episodes else float("nan"),
-                "wilson_low": low, "wilson_high": high,
-                "exact": exact_outcomes(host, words, k)[Outcome.SELF_CONSISTENT],
-            }
-        )  # fmt: skip
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"size": int(size), "k": k, **consistency_point(host, synthetic_compatible_set(int(size)), k,
+                                                                         n_episodes, seed + offset, alpha)}
+                         for offset, size in enumerate(sizes)])
+
+
+def consistency_point(policy: HostPolicy, words: Sequence[str], k: int, n_episodes: int, seed: int,
+                      alpha: float) -> dict[str, float]:
+    """Simulated P(self-consistent) on ``words`` with its Wilson interval, beside the exact value."""
+    successes = simulate_outcomes(policy, words, k, n_episodes, seed)[Outcome.SELF_CONSISTENT]
+    low, high = wilson_interval(successes, n_episodes, alpha)
+    return {"episodes": n_episodes, "successes": successes,
+            "rate": successes / n_episodes if n_episodes else float("nan"), "wilson_low": low, "wilson_high": high,
+            "exact": exact_outcomes(policy, words, k)[Outcome.SELF_CONSISTENT]}
 
 
 def closed_form_check(sizes: Sequence[int], k: int, enumerate_up_to: int = 7) -> pd.DataFrame:

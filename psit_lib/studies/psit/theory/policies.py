@@ -35,16 +35,19 @@ class PolicyInputError(ValueError):
     """A policy was asked about a compatible set it cannot handle (empty, unknown word, no weight)."""
 
 
-def _check_compatible(compatible: Sequence[str]) -> None:
-    if not compatible:
+def check_compatible(compatible: Sequence[str]) -> list[str]:
+    """``compatible`` as a list, refused when empty or listing a word twice."""
+    words = list(compatible)
+    if not words:
         raise PolicyInputError("The compatible set is empty: no word explains the public history.")
-    if len(set(compatible)) != len(compatible):
+    if len(set(words)) != len(words):
         raise PolicyInputError("The compatible set lists a word twice; pass distinct words.")
+    return words
 
 
 def _weighted_belief(compatible: Sequence[str], weights: Mapping[str, float] | None) -> dict[str, float]:
     """Weights restricted to ``compatible`` and normalised (uniform when ``weights`` is None)."""
-    _check_compatible(compatible)
+    check_compatible(compatible)
     if weights is None:
         share = 1.0 / len(compatible)
         return {word: share for word in compatible}
@@ -101,7 +104,7 @@ class FirstCompatiblePoca(HostPolicy):
     keeps_private_state: bool = field(default=False, init=False)
 
     def belief(self, compatible: Sequence[str]) -> dict[str, float]:
-        _check_compatible(compatible)
+        check_compatible(compatible)
         return {compatible[0]: 1.0}
 
 
@@ -141,7 +144,11 @@ def compared_hosts(words: Sequence[str], vocabulary: Vocabulary, temperatures: S
     """The hosts notebook 01 compares on one compatible set: the uniform re-imagining POCA, a
     frequency-weighted one per temperature, the deterministic first-compatible POCA, and the
     agent with private state."""
-    hosts: list[HostPolicy] = [ReimaginingPoca()]
-    hosts += [ReimaginingPoca(weights=frequency_weights(words, vocabulary, t), name=f"frequency POCA T={t:g}")
-              for t in temperatures]
-    return [*hosts, FirstCompatiblePoca(), PrivateStateAgent()]
+    return [ReimaginingPoca(), *(frequency_poca(words, vocabulary, t) for t in temperatures), FirstCompatiblePoca(),
+            PrivateStateAgent()]
+
+
+def frequency_poca(words: Sequence[str], vocabulary: Vocabulary, temperature: float) -> ReimaginingPoca:
+    """The re-imagining POCA that draws by frequency^(1/T) (the simulated model's choice rule)."""
+    return ReimaginingPoca(weights=frequency_weights(words, vocabulary, temperature),
+                           name=f"frequency POCA T={temperature:g}")

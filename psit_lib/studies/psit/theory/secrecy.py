@@ -28,7 +28,7 @@ import pandas as pd
 
 from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, apply_guess, format_slots
 from psit_lib.studies.psit.theory.candidate_sets import replay
-from psit_lib.studies.psit.theory.policies import HostPolicy, PolicyInputError
+from psit_lib.studies.psit.theory.policies import HostPolicy, check_compatible
 
 
 @dataclass(frozen=True)
@@ -42,17 +42,6 @@ class PublicHistory:
     patterns: tuple[str, ...]
     probability: float
     compatible: tuple[str, ...]
-
-
-def _check_inputs(dictionary: Sequence[str], guesses: Sequence[str]) -> list[str]:
-    words = list(dictionary)
-    if not words:
-        raise PolicyInputError("The dictionary is empty.")
-    if len(set(words)) != len(words):
-        raise PolicyInputError("The dictionary lists a word twice; pass distinct words.")
-    if len(set(guesses)) != len(guesses):
-        raise ValueError(f"Guesses {list(guesses)} repeat a letter; the player never does.")
-    return words
 
 
 def _histories_of_private_host(
@@ -115,7 +104,9 @@ def history_distribution(
     """Every public history ``policy`` can produce against the fixed ``guesses``, with its exact
     probability, sorted by pattern sequence. The private-state host is computed through its
     secret (prior over ``dictionary``); public-only hosts reply by reply."""
-    words = _check_inputs(dictionary, guesses)
+    words = check_compatible(dictionary)
+    if len(set(guesses)) != len(guesses):
+        raise ValueError(f"Guesses {list(guesses)} repeat a letter; the player never does.")
     if policy.keeps_private_state:
         histories = _histories_of_private_host(policy, words, guesses, max_lives)
     else:
@@ -123,36 +114,18 @@ def history_distribution(
     return sorted(histories, key=lambda history: history.patterns)
 
 
-def entropy_bits(distribution: dict[str, float]) -> float:
-    """Shannon entropy in bits (zero-probability entries ignored)."""
-    return -sum(p * math.log2(p) for p in distribution.values() if p > 0)
-
-
-def conditional_entropy_of_secret(
+def secret_entropy(
     policy: HostPolicy,
     dictionary: Sequence[str],
     guesses: Sequence[str],
     max_lives: int = DEFAULT_LIVES,
-) -> float:
-    """H(secret | public history, policy) in bits, exactly: the average over the histories the
-    host produces of the entropy of the word it would reveal given that history."""
-    return sum(
-        history.probability * entropy_bits(policy.belief(list(history.compatible)))
-        for history in history_distribution(policy, dictionary, guesses, max_lives)
-    )
-
-
-def expected_log2_compatible(
-    policy: HostPolicy,
-    dictionary: Sequence[str],
-    guesses: Sequence[str],
-    max_lives: int = DEFAULT_LIVES,
-) -> float:
-    """E[log2 |C_t|] over the histories the host produces: the most any host can keep secret."""
-    return sum(
-        history.probability * math.log2(len(history.compatible))
-        for history in history_distribution(policy, dictionary, guesses, max_lives)
-    )
+) -> tuple[float, float]:
+    """(H(secret | public history, policy), E[log2 |C_t|]) in bits, exactly, averaged over the
+    histories the host produces: what it keeps secret, and the most any host could."""
+    histories = history_distribution(policy, dictionary, guesses, max_lives)
+    hidden = sum(history.probability * -sum(q * math.log2(q) for q in policy.belief(list(history.compatible)).values()
+                                            if q > 0) for history in histories)
+    return hidden, sum(history.probability * math.log2(len(history.compatible)) for history in histories)
 
 
 def entropy_table(
@@ -161,23 +134,10 @@ def entropy_table(
     guesses: Sequence[str],
     max_lives: int = DEFAULT_LIVES,
 ) -> pd.DataFrame:
-    """Per policy and turn t = 0..len(guesses): H(secret | history) and E[log2 |C_t|] in bits.
-
-    Columns ``policy``, ``turn``, ``conditional_entropy_bits``, ``expected_log2_size``.
-    """
-    rows = []
-    for policy in policies:
-        for turn in range(len(guesses) + 1):
-            prefix = guesses[:turn]
-            rows.append(
-                {
-                    "policy": policy.name,
-                    "turn": turn,
-                    "conditional_entropy_bits": conditional_entropy_of_secret(policy, dictionary, prefix, max_lives),
-                    "expected_log2_size": expected_log2_compatible(policy, dictionary, prefix, max_lives),
-                }
-            )
-    return pd.DataFrame(rows)
+    """Per policy and turn t = 0..len(guesses): H(secret | history) and E[log2 |C_t|] in bits."""
+    rows = [(policy.name, turn, *secret_entropy(policy, dictionary, guesses[:turn], max_lives))
+            for policy in policies for turn in range(len(guesses) + 1)]
+    return pd.DataFrame(rows, columns=["policy", "turn", "conditional_entropy_bits", "expected_log2_size"])
 
 
 def entropy_views(entropy: pd.DataFrame, hosts: Sequence[HostPolicy]) -> tuple[pd.DataFrame, pd.DataFrame]:
