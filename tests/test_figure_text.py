@@ -153,6 +153,7 @@ def _theory():
     from psit_lib.studies.psit.theory.figures import plot_set_sizes
     from psit_lib.studies.psit.tasks.vocabulary import get_vocabulary
     from psit_lib.studies.psit.theory.candidate_sets import words_of_length
+    from psit_lib.studies.psit.theory.figure_data import size_quantiles
 
     vocabulary = get_vocabulary(2000)
     counts = pd.DataFrame({"binary_evidences": RNG.integers(5, 40, 49)})
@@ -160,8 +161,8 @@ def _theory():
                            for q in range(8) for _ in range(20)])
     return {
         "01 fork diagram": lambda: plot_fork_diagram(t_fork=4, k=5),
-        "01 set sizes": lambda: plot_set_sizes(simulate_set_sizes(30, 5, seed=0, n_turns=10, dictionary=vocabulary),
-                                               t_fork=4),
+        "01 set sizes": lambda: plot_set_sizes(size_quantiles(simulate_set_sizes(30, 5, seed=0, n_turns=10,
+                                                                                 dictionary=vocabulary)), t_fork=4),
         "01 consistency": lambda: plot_consistency_vs_size(self_consistency_points([2, 5, 20, 100], k=5, n_episodes=50,
                                                                                    seed=0), k=5),
         "01 policies": lambda: plot_policy_outcomes(policy_table([ReimaginingPoca(), FirstCompatiblePoca(), PrivateStateAgent()], words_of_length(vocabulary, 5)[:30], k=5,

@@ -88,7 +88,7 @@ def test_size_quantiles_carry_finished_games_forward():
 
 
 def test_set_size_figure_is_labelled_and_logarithmic(sizes):
-    fig = plot_set_sizes(sizes, t_fork=4)
+    fig = plot_set_sizes(size_quantiles(sizes), t_fork=4)
     assert figure_provenance(fig) == THEORY_LABEL
     assert fig.axes[0].get_yscale() == "log"
 

@@ -1,23 +1,13 @@
 """The self-consistency fork test (SPEC §1), for any task and any agent.
 
 Play ``t_fork`` turns with a seeded player (the opener counts as turn 1, as in the study's
-reference code: opener plus ``t_fork - 1`` moves), then branch from the agent's checkpoint:
-one branch asks for the secret, then one branch per candidate asks "is it X?" — all from the
-identical state, concurrently. The episode record is the audit trail: public transcript,
-private state at the fork, every branch's question and answer, the outcome, and the size of
-the private state per turn.
-
-A reply that contradicts the host's earlier public replies does not end the game: it is
-recorded, the move counts as made, and play goes on to the fork; the outcome is then
-``public_contradiction`` (a public-only host fails in public first). An unreadable reply does
-not end it either, as in the study: it is recorded per turn (``unreadable_replies``), the move
-counts as made, nothing is learned from it, and play goes on to the fork. However the episode
-ends, its record keeps the agent's audit trail (memory edits, hidden calls, private state) as it
-stood.
-
-Every host reply the player tries to read, and every answer read at the fork, is counted in
-the session's diagnostics (``psit_lib.llm.diagnostics``), with an example of what could not be
-read, so a rate can be told apart from replies the harness failed to read.
+reference code), then branch from the agent's checkpoint: one branch asks for the secret, then
+one branch per candidate asks "is it X?", all from the identical state, concurrently. The
+episode record is the audit trail. As in the study, a reply that contradicts earlier ones or
+cannot be read never ends the game: it is recorded and the move counts as made (a public-only
+host fails in public first: ``public_contradiction``). Every reply and fork answer read is
+counted in the session's diagnostics, so a rate can be told apart from replies the harness
+failed to read.
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
 """Figures of notebook 01: the theorem of SPEC §0 drawn from exact computation, before any model.
 
-Four pictures carry the argument:
-
-1. :func:`plot_set_sizes` — how fast the compatible set C_t shrinks in seeded games. While
-   |C_t| >= 2 the public record has not pinned the secret down, which is when the theorem bites.
-2. :func:`plot_consistency_vs_size` — P(self-consistent) of a re-imagining public-only agent
-   (POCA) against |C_t|: the closed form for uniform choice, exact values on real compatible
-   sets for frequency-weighted choice at a few temperatures, and Monte-Carlo points with
-   Wilson intervals next to both.
-3. :func:`plot_policy_outcomes` — the outcome mix of each idealised host at one fork, exact and
-   Monte Carlo side by side.
-4. :func:`plot_fork_diagram` — the fork itself: the history up to ``t_fork``, then the reveal
-   branch and the k yes/no branches, all from one checkpoint.
-
-Theory-only figures carry :data:`THEORY_LABEL` ("exact computation (no model)") in the
-provenance footer of :func:`psit_lib.analysis.labels.label_figure`; a live fork episode is read
-in the episode explorer (:func:`~psit_lib.studies.psit.protocol.transcript_view.episode_html`).
-Like :mod:`psit_lib.analysis.plots`, figures are bare ``matplotlib.figure.Figure`` objects
-built without pyplot, so nothing leaks into pyplot's global state or displays twice.
-
-The tables these figures draw (quantile bands, real compatible sets, weighted-POCA odds) are
-computed in :mod:`psit_lib.studies.psit.theory.figure_data`.
+They carry :data:`THEORY_LABEL` in their provenance footer and, like :mod:`psit_lib.analysis.plots`,
+are bare ``Figure`` objects built without pyplot; their tables come from
+:mod:`psit_lib.studies.psit.theory.figure_data`.
 """
 
 from __future__ import annotations
@@ -35,16 +17,11 @@ from matplotlib.patches import Patch
 from psit_lib.analysis.labels import label_figure
 from psit_lib.analysis.plots import legend_outside, new_figure as _new_figure, require_columns as _require
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, Outcome
-from psit_lib.studies.psit.theory.figure_data import THEORY_LABEL, size_quantiles, theory_label
+from psit_lib.studies.psit.theory.figure_data import THEORY_LABEL, theory_label
 from psit_lib.studies.psit.theory.fork_exact import FORK_OUTCOMES, p_self_consistent_uniform
 
-# --------------------------------------------------------------------------------------------
-# Figures
-# --------------------------------------------------------------------------------------------
-
-
 def plot_set_sizes(
-    sizes: pd.DataFrame,
+    bands: pd.DataFrame,
     *,
     label: str = THEORY_LABEL,
     t_fork: int | None = None,
@@ -52,10 +29,9 @@ def plot_set_sizes(
 ) -> Figure:
     """Median |C_t| per turn with 50% and 80% bands across seeded games, on a log axis.
 
-    ``sizes`` is the table of :func:`~psit_lib.studies.psit.theory.simulate_set_sizes`. A dashed line marks
-    |C_t| = 1 (the secret is pinned down) and, with ``t_fork``, a vertical line the fork.
+    ``bands`` is :func:`~psit_lib.studies.psit.theory.figure_data.size_quantiles`' table. A dashed line
+    marks |C_t| = 1 (the secret is pinned down) and, with ``t_fork``, a vertical line the fork.
     """
-    bands = size_quantiles(sizes)
     colour = sns.color_palette("colorblind")[0]
     fig = _new_figure(6.5, 4.5)
     ax = fig.add_subplot()
@@ -124,13 +100,8 @@ def plot_consistency_vs_size(
         if weighted_exact is not None and not weighted_exact.empty:
             rows = weighted_exact[weighted_exact["temperature"] == temperature]
             ax.scatter(rows["size"], rows["exact"], s=7, color=colour, alpha=0.25, linewidths=0)
-            bins = np.unique(np.round(np.log2(rows["size"].to_numpy(dtype=float)) * 2) / 2)
-            centres, medians = [], []
-            for b in bins:
-                in_bin = rows[np.round(np.log2(rows["size"].to_numpy(dtype=float)) * 2) / 2 == b]
-                centres.append(2 ** b)
-                medians.append(float(in_bin["exact"].median()))
-            ax.plot(centres, medians, "-", color=colour, linewidth=2,
+            medians = rows["exact"].groupby(np.round(np.log2(rows["size"].to_numpy(dtype=float)) * 2) / 2).median()
+            ax.plot(2 ** medians.index.to_numpy(), medians.to_numpy(), "-", color=colour, linewidth=2,
                     label=f"frequency^(1/T), T={temperature:g}: exact on real sets (dots), median (line)")
         if weighted_points is not None and not weighted_points.empty:
             _require(weighted_points, ["rate", "wilson_low", "wilson_high"], "plot_consistency_vs_size")
