@@ -267,6 +267,3 @@ def hangman_player(task: HangmanTask, source: Any, agent_names: Sequence[str] = 
                 "psit_lib.studies.psit.play.PlaySession from an async cell: await s.start(); await s.guess('e'); "
                 "await s.fork().")
     return HangmanPlayer(task, agent_names, source, n_candidates=n_candidates, widgets=ipywidgets)
-
-
-__all__ = ["HangmanPlayer", "PlaySession", "hangman_player"]

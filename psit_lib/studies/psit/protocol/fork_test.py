@@ -149,28 +149,6 @@ async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSe
     return play
 
 
-def new_hidden_calls(at_fork: dict[str, Any], after: dict[str, Any], branch: str) -> list[dict[str, Any]]:
-    """Hidden model calls (memory libraries' own) a branch made after the fork."""
-    calls = after.get("hidden_calls") or []
-    return [{**call, "branch": branch} for call in calls[len(at_fork.get("hidden_calls") or []):]]
-
-
-def audit_trail(task: PsitTask, agent: ForkableAgent, values: dict[str, Any], state: Any,
-                moves: int) -> dict[str, Any]:
-    """The record's account of play up to the fork (or to where play stopped): the public
-    transcript and constraints, the agent's private state, its size per turn, its memory edits
-    and hidden calls, from the agent's state ``values``. One helper for every way an episode
-    ends, so an early end never loses what the agent did."""
-    turn_log = values.get("turn_log", [])
-    return {"turns_played": moves, "transcript": values.get("public", []),
-            "constraints": task.public_constraints(state),
-            "private_state_at_fork": agent.private_state(values),
-            "state_size_per_turn": [t["private_state_tokens"] for t in turn_log],
-            "private_state_per_turn": [str(t.get("private_state") or "") for t in turn_log],
-            "memory_edits": [t["edits"] for t in turn_log if t.get("edits")],
-            "hidden_calls": list(values.get("hidden_calls") or [])}
-
-
 async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSession,
                            settings: ForkSettings) -> ForkEpisode:
     """One fork-test episode; returns its typed audit record."""
@@ -190,9 +168,15 @@ async def fork_episode(task: PsitTask, agent: ForkableAgent, name: str, session:
                                       rng if settings.candidate_order == "sampled" else None,
                                       stored=stored_secret(agent.private_state(at_fork)),
                                       public_contradictions=len(play.contradictions), agent_name=name)
+    turn_log = at_fork.get("turn_log", [])  # the agent's account of play up to the fork
     return ForkEpisode(
-        task=task.name, agent=name, model=session.model, **audit_trail(task, agent, at_fork, play.state, play.moves),
-        failure=fork.get("failure"), reveal=fork["reveal"], candidates=fork["candidates"],
+        task=task.name, agent=name, model=session.model, turns_played=play.moves,
+        transcript=at_fork.get("public", []), constraints=task.public_constraints(play.state),
+        private_state_at_fork=agent.private_state(at_fork),
+        state_size_per_turn=[t["private_state_tokens"] for t in turn_log],
+        private_state_per_turn=[str(t.get("private_state") or "") for t in turn_log],
+        memory_edits=[t["edits"] for t in turn_log if t.get("edits")],
+        hidden_calls=list(at_fork.get("hidden_calls") or []), failure=fork.get("failure"), reveal=fork["reveal"], candidates=fork["candidates"],
         candidate_search=fork["candidate_search"], outcome=fork["outcome"],
         branch_hidden_calls=fork["branch_hidden_calls"], public_contradictions=play.contradictions,
         unreadable_replies=play.unreadable)
@@ -216,11 +200,13 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
 
     async def branch_turn(question: str, name: str) -> str:
         after = await agent.send(question, session.branch(name), checkpoint_id=fork_id)
-        hidden[name] = new_hidden_calls(at_fork, after, name)
+        hidden[name] = [{**call, "branch": name}  # the memory library's own calls made after the fork
+                        for call in (after.get("hidden_calls") or [])[len(at_fork.get("hidden_calls") or []):]]
         return after["reply"]
 
     def hidden_in_order() -> list[dict[str, Any]]:  # branches finish in any order; records must not
-        return [call for name in sorted(hidden, key=_branch_order) for call in hidden[name]]
+        order = ["reveal", *(f"confirm-{i}" for i in range(len(hidden)))]  # reveal, then candidate order
+        return [call for name in order if name in hidden for call in hidden[name]]
 
     reveal_q = task.reveal_prompt()
     reveal_a = await branch_turn(reveal_q, "reveal")
@@ -259,7 +245,3 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     return {**result, "branch_hidden_calls": hidden_in_order(), "candidates": rows,
             "candidate_search": note, "outcome": outcome.value, "failure": failure}
 
-
-def _branch_order(name: str) -> tuple[int, int]:
-    """reveal first, then confirm-0, confirm-1, ... in candidate order."""
-    return (0, 0) if name == "reveal" else (1, int(name.rsplit("-", 1)[-1]))

@@ -51,14 +51,6 @@ def compatible_set(dictionary: Dictionary, state: HangmanState) -> list[str]:
     return [word for word in dictionary if is_compatible(state, word)]
 
 
-def _as_rng(rng: random.Random | int) -> random.Random:
-    if isinstance(rng, random.Random):
-        return rng
-    if isinstance(rng, bool) or not isinstance(rng, int):
-        raise TypeError(f"Expected a random.Random or an integer seed, got {type(rng).__name__}.")
-    return random.Random(rng)
-
-
 def replay(secret: str, guesses: Sequence[str], max_lives: int = DEFAULT_LIVES) -> list[HangmanState]:
     """The public states a truthful host holding ``secret`` shows to fixed ``guesses``: the opening's,
     then one per guess until the game ends."""
@@ -72,7 +64,7 @@ def replay(secret: str, guesses: Sequence[str], max_lives: int = DEFAULT_LIVES) 
 
 def play_truthful_game(
     secret: str,
-    rng: random.Random | int,
+    rng: random.Random,
     n_turns: int,
     exploration: float = 0.2,
     max_lives: int = DEFAULT_LIVES,
@@ -85,13 +77,12 @@ def play_truthful_game(
     """
     if n_turns < 0:
         raise ValueError(f"n_turns must be non-negative, got {n_turns}.")
-    generator = _as_rng(rng)
     state = HangmanState.started(len(secret), max_lives)
     states = [state]
     for _ in range(n_turns):
         if state.finished:
             break
-        letter = choose_letter(state, generator, exploration)
+        letter = choose_letter(state, rng, exploration)
         state = apply_guess(secret, state, letter)
         states.append(state)
     return states

@@ -193,17 +193,3 @@ def weighted_consistency_points(
                          "game": sample.game, "turn": sample.turn,
                          **consistency_point(policy, sample.words, k, n_episodes, seed + 1000 * i + j, alpha)})
     return pd.DataFrame(rows)
-
-
-__all__ = [
-    "MONTE_CARLO_NOTE",
-    "THEORY_LABEL",
-    "CompatibleSetSample",
-    "NoExampleError",
-    "compatible_set_samples",
-    "fork_example",
-    "size_quantiles",
-    "theory_label",
-    "weighted_consistency_exact",
-    "weighted_consistency_points",
-]

@@ -205,11 +205,3 @@ def plot_fork_diagram(*, t_fork: int, k: int, label: str = THEORY_LABEL,
     ax.set_ylim(ys[-1] - 1.3, ys[0] + 0.6)
     ax.set_title(title, fontsize=11)
     return label_figure(fig, label)
-
-
-__all__ = [
-    "plot_consistency_vs_size",
-    "plot_fork_diagram",
-    "plot_policy_outcomes",
-    "plot_set_sizes",
-]

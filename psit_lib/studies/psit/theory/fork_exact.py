@@ -244,25 +244,6 @@ def enumerate_outcomes(
 # --------------------------------------------------------------------------------------------
 
 
-class _Sampler:
-    """Seeded draws from the belief and of the other candidates over one compatible set."""
-
-    def __init__(self, words: list[str], p: np.ndarray, rng: random.Random):
-        self.words = words
-        self.rng = rng
-        self.indices = range(len(words))
-        self.belief_cumulative = list(itertools.accumulate(float(v) for v in p))
-
-    def word_in_mind(self) -> int:
-        return self.rng.choices(self.indices, cum_weights=self.belief_cumulative)[0]
-
-    def others(self, revealed: int, m: int) -> list[int]:
-        if m == 0:
-            return []
-        drawn = self.rng.sample(self.indices, m + 1)
-        return [i for i in drawn if i != revealed][:m]
-
-
 def simulate_outcomes(
     policy: HostPolicy,
     compatible: Sequence[str],
@@ -276,16 +257,22 @@ def simulate_outcomes(
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n (episodes) must be a non-negative integer, got {n!r}.")
     words = check_compatible(compatible)
-    sampler = _Sampler(words, _belief_vector(policy, words), random.Random(seed))
+    rng, indices = random.Random(seed), range(len(words))
+    cumulative = list(itertools.accumulate(float(v) for v in _belief_vector(policy, words)))
+
+    def word_in_mind() -> int:
+        return rng.choices(indices, cum_weights=cumulative)[0]
+
     m = min(k, len(words)) - 1
     counts = {outcome: 0 for outcome in FORK_OUTCOMES}
     for _ in range(n):
-        committed = sampler.word_in_mind() if policy.keeps_private_state else None
-        revealed = committed if committed is not None else sampler.word_in_mind()
-        candidates = [revealed, *sampler.others(revealed, m)]
+        committed = word_in_mind() if policy.keeps_private_state else None
+        revealed = committed if committed is not None else word_in_mind()
+        others = [i for i in rng.sample(indices, m + 1) if i != revealed][:m] if m else []  # uniform, without r
+        candidates = [revealed, *others]
         answers = {}
         for candidate in candidates:
-            in_mind = committed if committed is not None else sampler.word_in_mind()
+            in_mind = committed if committed is not None else word_in_mind()
             answers[words[candidate]] = in_mind == candidate
         counts[classify_fork(words[revealed], "", answers)] += 1
     return counts
