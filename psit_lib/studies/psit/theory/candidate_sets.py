@@ -27,10 +27,6 @@ Dictionary = Sequence[str] | Vocabulary
 """A word list (any order, kept) or the indexed wordfreq :class:`Vocabulary` (frequency order)."""
 
 
-class EmptyDictionaryError(ValueError):
-    """A dictionary has no word of the requested length, so no game can be played on it."""
-
-
 def words_of_length(dictionary: Dictionary, length: int) -> list[str]:
     """The dictionary's words of ``length`` letters, in dictionary order (frequency order for a
     :class:`Vocabulary`)."""
@@ -112,21 +108,13 @@ def simulate_set_sizes(
     words = dictionary if dictionary is not None else get_vocabulary(vocabulary_size)
     pool = words_of_length(words, length)
     if not pool:
-        raise EmptyDictionaryError(f"The dictionary has no word of length {length}.")
+        raise ValueError(f"The dictionary has no word of length {length}.")
     master = random.Random(seed)
-    rows = []
+    rows: list[tuple[int, int, str, int, str]] = []
     for game in range(n_games):
         game_rng = random.Random(master.getrandbits(64))
         secret = game_rng.choice(pool)
         states = play_truthful_game(secret, game_rng, n_turns, exploration, max_lives)
-        for turn, state in enumerate(states):
-            rows.append(
-                {
-                    "game": game,
-                    "turn": turn,
-                    "guess": state.guessed[-1] if turn else "",
-                    "size": len(compatible_set(words, state)),
-                    "secret": secret,
-                }
-            )
+        rows += [(game, turn, state.guessed[-1] if turn else "", len(compatible_set(words, state)), secret)
+                 for turn, state in enumerate(states)]
     return pd.DataFrame(rows, columns=["game", "turn", "guess", "size", "secret"])

@@ -76,11 +76,10 @@ def plot_consistency_vs_size(
     The footer defaults to :func:`theory_label` with the Monte-Carlo note.
     """
     _require(uniform_points, ["size", "rate", "wilson_low", "wilson_high"], "plot_consistency_vs_size")
-    sizes = [int(s) for s in uniform_points["size"]]
-    largest = max(sizes)
-    for table in (weighted_exact, weighted_points):
-        if table is not None and not table.empty:
-            largest = max(largest, int(table["size"].max()))
+    tables = [table for table in (weighted_exact, weighted_points) if table is not None and not table.empty]
+    for table in tables:
+        _require(table, ["temperature", "size"], "plot_consistency_vs_size")
+    largest = max([int(s) for s in uniform_points["size"]] + [int(table["size"].max()) for table in tables])
     fig = _new_figure(10.0, 5.0)
     ax = fig.add_subplot()
     grid = np.unique(np.round(np.geomspace(1, max(largest, 2), 200)).astype(int))
@@ -90,11 +89,7 @@ def plot_consistency_vs_size(
     yerr = np.clip(np.vstack([rate - uniform_points["wilson_low"], uniform_points["wilson_high"] - rate]), 0, None)
     ax.errorbar(uniform_points["size"], rate, yerr=yerr, fmt="o", color="black", capsize=3, markersize=5,
                 label="uniform choice: Monte Carlo (Wilson 95%)")
-    temperatures: list[float] = []
-    for table in (weighted_exact, weighted_points):
-        if table is not None and not table.empty:
-            _require(table, ["temperature", "size"], "plot_consistency_vs_size")
-            temperatures = list(dict.fromkeys([*temperatures, *table["temperature"].tolist()]))
+    temperatures = list(dict.fromkeys(t for table in tables for t in table["temperature"].tolist()))
     palette = sns.color_palette("colorblind", len(temperatures) + 1)[1:]
     for colour, temperature in zip(palette, temperatures):
         if weighted_exact is not None and not weighted_exact.empty:
