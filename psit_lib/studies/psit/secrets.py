@@ -242,7 +242,7 @@ def entropy_gap(samples_a: Counts, samples_b: Counts, *, n_boot: int = 1000, see
 def _resampled_entropy(counts: Counter, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """Plug-in entropy (bits) of ``n_boot`` resamples of the reveals: a multinomial draw of the
     counts, which is resampling the n reveals with replacement."""
-    weights = np.array(list(counts.values()), dtype=float)
+    weights = np.array([c for _, c in _ranked(counts)], dtype=float)  # in a fixed order: same seed, same draw
     n = int(weights.sum())
     drawn = rng.multinomial(n, weights / n, size=n_boot).astype(float) / n
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -367,14 +367,11 @@ def secret_summary(
         "top_share": top_share,
     }
     rows = []
-    counts: list[dict] = []
     grouped = df.groupby(columns, sort=True, dropna=False) if columns else [((), df)]
     for key, sub in grouped:
         key = key if isinstance(key, tuple) else (key,)
         key_map = dict(zip(columns, key))
         secrets = [s for s in sub[secret_col].tolist() if not _is_missing(s)]
-        counts.append({"key": [_plain(k) for k in key],
-                       "counts": {str(s): int(c) for s, c in _ranked(Counter(secrets))}})
         row: dict = {**key_map, "n": len(secrets), "n_missing": len(sub) - len(secrets)}
         row["distinct"] = len(set(secrets))
         size = domain_size.get(key_map.get("task")) if domain_size else None
@@ -407,43 +404,7 @@ def secret_summary(
         "normalised_entropy", "effective_number", "effective_number_low", "effective_number_high",
         "top_share", "top_share_low", "top_share_high", "top_secret", "top_count", "interval",
     ]
-    table = pd.DataFrame(rows, columns=order)
-    # The reveals behind each row, as counts, so a reading can test the gap between two rows
-    # (entropy_gap) instead of comparing their intervals. JSON-safe: parquet keeps attrs.
-    table.attrs[SECRET_COUNTS_ATTR] = {"group_cols": columns, "n_boot": int(n_boot), "seed": int(seed),
-                                       "groups": counts}
-    return table
-
-
-#: ``DataFrame.attrs`` key under which :func:`secret_summary` keeps each row's reveal counts.
-SECRET_COUNTS_ATTR = "secret_counts"
-
-
-def _plain(value: object) -> object:
-    """A group key as a plain JSON value (numpy scalars unwrapped; anything else as text)."""
-    value = value.item() if hasattr(value, "item") else value
-    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
-
-
-def reveal_counts(summary: pd.DataFrame, row: pd.Series) -> Counter | None:
-    """The reveal counts behind one row of a :func:`secret_summary` table (None when the table
-    does not carry them, e.g. read back from a CSV)."""
-    stored = summary.attrs.get(SECRET_COUNTS_ATTR)
-    if not stored:
-        return None
-    key = [_plain(row[c]) if c in row.index else None for c in stored["group_cols"]]
-    for group in stored["groups"]:
-        if _same_key(group["key"], key):
-            return Counter(group["counts"])
-    return None
-
-
-def _same_key(a: Sequence, b: Sequence) -> bool:
-    def same(x: object, y: object) -> bool:
-        if isinstance(x, float) and isinstance(y, float):
-            return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
-        return x == y or (_is_missing(x) and _is_missing(y))
-    return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return pd.DataFrame(rows, columns=order)
 
 
 def _is_missing(value: object) -> bool:

@@ -344,29 +344,28 @@ def spread_caption(summary: pd.DataFrame) -> str:
     return note
 
 
-def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per (task, model): entropy at the coldest and the hottest temperature with reveals, the
-    gap (hot - cold) with its bootstrap 95% interval, and the verdict the readings and the
-    ``rises`` flag share.
+def entropy_comparisons(summary: pd.DataFrame, reveals: pd.DataFrame, *, n_boot: int = 1000,
+                        seed: int = 0) -> pd.DataFrame:
+    """Per (task, model): entropy at the coldest and the hottest temperature with reveals, the gap
+    (hot - cold) with the bootstrap 95% interval of :func:`~psit_lib.studies.psit.secrets.entropy_gap`
+    over ``reveals`` (:func:`secret_frame`), and the verdict the reading says.
 
-    The gap is tested by :func:`psit_lib.studies.psit.secrets.entropy_gap` on the reveals the summary
-    carries (``secret_summary`` keeps their counts): ``rises``/``falls`` only when the interval
-    excludes zero; ``tie`` when the two entropies are equal; ``unreliable`` when either end's
-    entropy sits at its log2(n) ceiling (every reveal distinct) or its own bootstrap interval
-    excludes its estimate (the same resampling cannot decide the gap); ``too small`` when either
-    temperature has fewer than ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval from two
-    reveals is never a separation). Without the counts (a summary read back from a file) nothing
-    is tested and the verdict is ``cannot be told apart`` (``method`` says so): two intervals that
-    do not overlap are not the test the notebook reports.
+    ``rises``/``falls`` only when the gap's interval excludes zero; ``unreliable`` when an end sits at
+    its log2(n) ceiling or has no interval of its own (the same resampling cannot decide the gap);
+    ``too small`` below ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval is no separation).
     """
-    from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE, entropy_gap, reveal_counts
+    from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE, entropy_gap
 
     columns = ["task", "model", "cold", "hot", "n_cold", "n_hot", "entropy_cold", "entropy_hot", "gap",
                "ci_low", "ci_high", "method", "verdict", "unusable"]
     if summary.empty or not {"task", "model", "temperature", "entropy"} <= set(summary.columns):
         return pd.DataFrame(columns=columns)
-    stored = summary.attrs.get("secret_counts") or {}
-    n_boot, seed = int(stored.get("n_boot", 1000)), int(stored.get("seed", 0))
+
+    def counts(cell: pd.Series) -> Counter:
+        at = (reveals["task"] == cell["task"]) & (reveals["model"] == cell["model"]) & (
+            reveals["temperature"].astype(float) == float(cell["temperature"]))
+        return Counter(reveals.loc[at, "secret"].dropna())
+
     rows = []
     for (task, model), cell in summary.groupby(["task", "model"], sort=False, dropna=False):
         part = cell.dropna(subset=["entropy"]).sort_values("temperature")
@@ -390,20 +389,14 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
         if row["gap"] == 0:
             rows.append({**row, "verdict": "tie", "method": "equal entropies"})
             continue
-        counts_cold, counts_hot = reveal_counts(summary, cold), reveal_counts(summary, hot)
         ceiling = [float(r["temperature"]) for r in (cold, hot) if at_ceiling(float(r["entropy"]), int(r["n"]))]
-        if counts_cold is not None and counts_hot is not None and (ceiling or row["unusable"]):
+        if ceiling or row["unusable"]:
             # the same bootstrap that cannot give an end its own interval cannot decide the gap
             rows.append({**row, "verdict": "unreliable", "method": _unreliable_method(ceiling, row["unusable"])})
             continue
-        if counts_cold is not None and counts_hot is not None:
-            _, low, high = entropy_gap(counts_hot, counts_cold, n_boot=n_boot, seed=seed)
-            row.update(ci_low=low, ci_high=high, method="bootstrap 95% interval of the gap")
-            separated = low > 0 or high < 0
-        else:  # never decided by whether two intervals overlap: without the reveals there is no test
-            separated = False
-            row["method"] = "not tested (no reveals to test the gap)"
-        verdict = ("rises" if row["gap"] > 0 else "falls") if separated else "cannot be told apart"
+        _, low, high = entropy_gap(counts(hot), counts(cold), n_boot=n_boot, seed=seed)
+        row.update(ci_low=low, ci_high=high, method="bootstrap 95% interval of the gap")
+        verdict = ("rises" if row["gap"] > 0 else "falls") if low > 0 or high < 0 else "cannot be told apart"
         rows.append({**row, "verdict": verdict})
     return pd.DataFrame(rows, columns=columns)
 
@@ -520,16 +513,12 @@ def run_note(df: pd.DataFrame, top: pd.DataFrame) -> str:
     return f"{quick}. {fork}."
 
 
-def spread_reading(summary: pd.DataFrame) -> str:
-    """Generated sentences: per (task, model), entropy at the coldest and the hottest temperature
-    with their intervals, and whether the bootstrap interval of the gap separates them (see
-    :func:`entropy_comparisons`).
-    Too few reveals, ties and a single temperature are said as such, never compared; a
-    per-temperature interval that misses its estimate is flagged. Entropy is a description of the
-    spread, so the sentence says rises or falls, never better or worse."""
+def spread_reading(summary: pd.DataFrame, reveals: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> str:
+    """Generated sentences on :func:`entropy_comparisons`: too few reveals, ties and one temperature
+    are said as such, never compared. Entropy describes the spread: rises or falls, never better."""
     from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE
 
-    comparisons = entropy_comparisons(summary)
+    comparisons = entropy_comparisons(summary, reveals, n_boot=n_boot, seed=seed)
     if comparisons.empty:
         return "No reveals in this run, so there is no entropy to compare."
     rows = summary.assign(_t=summary["temperature"].astype(float)) if "temperature" in summary else summary
@@ -562,17 +551,11 @@ def spread_reading(summary: pd.DataFrame) -> str:
             text += (f"this run cannot say whether entropy rises or falls with temperature: {str(c['method'])[12:]}, "
                      "and a bootstrap that cannot give an end its own interval cannot decide the gap either "
                      "(more reveals per temperature would)")
-        elif c["method"] and str(c["method"]).startswith("bootstrap"):
-            interval = f"[{plain_number(c['ci_low'])}, {plain_number(c['ci_high'])}]"
-            gap = plain_number(c["gap"])
-            if verdict == "cannot be told apart":
-                text += (f"the bootstrap 95% interval of the gap (hot − cold, {gap} bits) is {interval}, which "
-                         "includes zero, so this run cannot tell them apart")
-            else:
-                text += (f"the bootstrap 95% interval of the gap (hot − cold, {gap} bits) is {interval}, which "
-                         f"excludes zero: entropy {verdict} with temperature")
         else:
-            text += "the reveals are not at hand to test the gap, so this reading does not compare them"
+            interval = f"[{plain_number(c['ci_low'])}, {plain_number(c['ci_high'])}]"
+            text += f"the bootstrap 95% interval of the gap (hot − cold, {plain_number(c['gap'])} bits) is {interval}, "
+            text += ("which includes zero, so this run cannot tell them apart" if verdict == "cannot be told apart"
+                     else f"which excludes zero: entropy {verdict} with temperature")
         if c["unusable"] and verdict != "unreliable":
             temps = " and ".join(f"T={plain_number(t)}" for t in c["unusable"])
             text += (f" (no entropy interval at {temps}: the bootstrap interval excluded the plug-in estimate, "
