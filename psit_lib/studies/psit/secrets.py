@@ -165,14 +165,10 @@ def bootstrap_ci(
     method: str = "BCa",
     domain_size: int | None = None,
 ) -> Interval:
-    """Bootstrap interval of a spread statistic (``entropy``, ``effective_number``, ``top_share``)
-    over resamples of ``samples``, by ``scipy.stats.bootstrap``.
-
-    ``method`` is ``"BCa"`` (bias-corrected and accelerated: it corrects the downward bias of
-    plug-in entropy on resamples, which the plain percentile interval inherits) or
-    ``"percentile"``. When BCa is undefined (every sample the same, or too few distinct values)
-    the percentile interval is used and the method says so. The interval is clipped to what
-    the statistic can attain on ``n`` samples (:func:`attainable_range`), never beyond it.
+    """Bootstrap interval of a spread statistic (``entropy``, ``effective_number``, ``top_share``),
+    clipped to what it can attain on ``n`` samples (:func:`attainable_range`). BCa by default: it
+    corrects the downward bias of plug-in entropy on resamples; where BCa is undefined the
+    percentile interval is used and ``method`` says so.
     """
     from scipy.stats import bootstrap
 
@@ -274,14 +270,9 @@ def chi_square_vs_prior(
 ) -> ChiSquareResult | None:
     """Chi-square test of the revealed secrets against ``prior``; None when the counts do not allow one.
 
-    Only reveals the prior lists are tested (``n`` = in-prior reveals); reveals outside its
-    support are counted in ``out_of_prior`` and never pooled with unrevealed in-prior secrets
-    (that would hide them and can make any sample look like a perfect fit). The prior's weights
-    are renormalised to sum to 1 over its keys. In-prior cells whose expected count is below
-    ``min_expected`` (Cochran's rule) are pooled into one :data:`OTHER_LABEL` cell; if that
-    cell is still below ``min_expected``, the kept cell with the smallest expectation is merged
-    into it, repeatedly. The test needs at least two cells; with fewer (or no in-prior
-    observations) the answer is None.
+    Only in-prior reveals are tested: the others are counted in ``out_of_prior``, never pooled with
+    unrevealed in-prior secrets (that can make any sample look like a perfect fit). Cells expected
+    below ``min_expected`` (Cochran's rule) are pooled into :data:`OTHER_LABEL` until it reaches it.
     """
     if min_expected <= 0:
         raise ValueError(f"min_expected must be positive, got {min_expected!r}.")
@@ -342,20 +333,12 @@ def secret_summary(
     n_boot: int = 1000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Spread of the revealed secrets per group, with bootstrap intervals.
+    """Spread of the revealed secrets per group, with the intervals of :func:`bootstrap_ci`.
 
-    Rows with no revealed secret (unparseable reveals) are counted in ``n_missing`` and left
-    out of the distribution. ``domain_size`` maps the ``task`` group column's value to the size of
-    its secret domain (e.g. ``{"hangman": 30_000, "diagnosis": 49}``); without it
-    ``normalised_entropy`` is NaN. Each group is bootstrapped with the same
-    ``seed``, so adding a group does not change the others' intervals.
-
-    Intervals are BCa bootstrap 95% intervals (:func:`bootstrap_ci`),
-    clipped to what each statistic can attain with n samples; ``interval`` names the method
-    actually used; ``entropy_ceiling`` is log2 min(n, K), the most n samples can show. An
-    interval that excludes its own estimate (resampling a few dozen reveals, most of them
-    distinct, cannot show the secrets never seen, so the resampled entropy sits below the
-    plug-in one) is not given: its bounds are NaN and ``interval`` says why.
+    Unparseable reveals count in ``n_missing``, never in the distribution; ``domain_size`` maps a
+    ``task`` to its number of secrets (else ``normalised_entropy`` is NaN); every group uses the same
+    ``seed``, so adding a group leaves the others' intervals alone. An interval that excludes its own
+    estimate (a few dozen mostly distinct reveals cannot show unseen secrets) is not given.
     """
     columns = [group_cols] if isinstance(group_cols, str) else list(group_cols)
     missing_cols = [c for c in [*columns, secret_col] if c not in df.columns]

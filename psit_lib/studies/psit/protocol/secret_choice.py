@@ -1,28 +1,16 @@
 """The quick secret-choice experiment (notebook 07): which secrets does a model pick?
 
-This is this workbook's extension, not the study's measurement: the study's mode-collapse view
-is its Appendix E, the secrets revealed at the fork of its main runs at T = 0.3
-(:mod:`psit_lib.studies.psit.protocol.appendix_e`); it did not measure across temperatures.
-Mode collapse is about the *choice* of the secret, not the game, so this experiment skips the
-play: the player sends the task's opener, then immediately asks the host to reveal its secret.
-Many seeds per (task, model, temperature) give the distribution of revealed secrets; a sweep over
-temperatures shows how it narrows as the temperature drops.
+This workbook's extension, not the study's measurement (the study's view is its Appendix E,
+:mod:`~psit_lib.studies.psit.protocol.appendix_e`, at one temperature). The player sends the task's
+opener and at once asks the host to reveal its secret, many seeds per (task, model, temperature).
+A public-only agent keeps no private state, so it names a secret that fits its opening reply: still
+the model's prior over secrets, the object of the analysis (``agent="private_cot"`` reveals the
+secret it committed to). On the simulator the secret is drawn from ``prior ** (alpha / T)``
+(SPEC §8), so entropy rises with temperature by construction.
 
-What the reveal measures. The vanilla agent (a public-only chat agent) keeps no private
-state, so at the reveal the model names a secret that fits its public opening reply (for
-Hangman: a word of the announced length). That is still the model's own prior over secrets,
-which is the object of the analysis; an agent with private state (``agent="private_cot"``)
-reveals the secret it committed to at the opener instead.
-
-On the simulated model (SPEC §8) the secret is drawn from ``prior ** (alpha / T)``, so the
-entropy of the revealed secrets rises with temperature *by construction*; on a real endpoint
-the same code measures the model.
-
-References for the chi-square goodness-of-fit test: Hangman against wordfreq frequencies over
-the task's vocabulary (``psit_lib.studies.psit.tasks.vocabulary``, independent of the simulator) and
-against uniform; diagnosis against uniform over the 49 DDXPlus conditions (there is no
-corpus frequency of "conditions a patient picks", so uniform is the reference). The ``secret``
-scorer reads each reveal; every table of 07 is a metric over those scores (:data:`METRICS`).
+Chi-square references: Hangman against wordfreq frequencies over the task's vocabulary and against
+uniform; diagnosis against uniform over the 49 DDXPlus conditions (no corpus frequency exists of
+conditions a patient picks). Every table of 07 is a metric over the ``secret`` scores (:data:`METRICS`).
 """
 
 from __future__ import annotations
@@ -43,8 +31,7 @@ from psit_lib.studies.psit.protocol.appendix_e import COLUMNS, main_fork_reveals
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
 from psit_lib.llm.client import ModelSession, SamplingDefaults
-# re-exported: the parameters live in protocol.params (light, for the command line)
-from psit_lib.studies.psit.protocol.params import SecretChoiceParams as SecretChoiceParams
+from psit_lib.studies.psit.protocol.params import SecretChoiceParams
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, scorer
 from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol.records import ChoiceReveal, Opening, SecretChoiceEpisode
@@ -418,13 +405,6 @@ def _unreliable_method(ceiling: list[float], unusable: list[float]) -> str:
     return "not tested: " + "; ".join(parts)
 
 
-def _revealed(df: pd.DataFrame, task: str) -> list[str]:
-    if "task" not in df.columns or "secret" not in df.columns:
-        return []
-    return [str(s) for s in df.loc[df["task"] == task, "secret"].tolist()
-            if s is not None and not (isinstance(s, float) and math.isnan(s))]
-
-
 def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The study's attractors (Appendix E: one per task and reference model, eight in all) as
     labelled reference rows, with how often each was revealed in ``df`` (a reveal counts when it
@@ -434,7 +414,7 @@ def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
     spellings = attractor_spellings()
     rows = []
     for (task, reference_model), secret in mode_collapse_attractors().items():
-        revealed = _revealed(df, task)
+        revealed = df.loc[df["task"] == task, "secret"].dropna().astype(str).tolist() if len(df) else []
         names = set(spellings.get(secret, (secret.lower(),)))
         # ranked as Appendix E's lists are: by count, secrets revealed equally often sharing a rank
         counts = Counter(revealed)
