@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -30,7 +31,7 @@ from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_a
 from psit_lib.studies.psit.protocol.appendix_e import COLUMNS, main_fork_reveals, rows_from_records, top_secrets
 from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
-from psit_lib.llm.client import ModelSession, SamplingDefaults
+from psit_lib.llm.client import ModelSession
 from psit_lib.studies.psit.protocol.params import SecretChoiceParams
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, scorer
 from psit_lib.runs.study import MAIN
@@ -59,14 +60,6 @@ def plan_secret_choice(params: SecretChoiceParams, models: list[str]) -> list[Ep
                         {"task": task, "model": model, "agent": params.agent, "temperature": t, "index": i})
             for task in params.tasks for model in models for t in params.temperatures
             for i in range(params.n_samples)]
-
-
-def session_at_temperature(session: ModelSession, temperature: float) -> ModelSession:
-    """The episode's session with its own sampling temperature (same seeds path and call log)."""
-    sampling = SamplingDefaults(temperature=temperature, max_tokens=session.sampling.max_tokens)
-    return ModelSession(session.client, run_seed=session.run_seed, episode_id=session.episode_id,
-                        sampling=sampling, path=session.path, log=session.log,
-                        diagnostics=session.diagnostics)
 
 
 async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: ModelSession) -> SecretChoiceEpisode:
@@ -112,8 +105,9 @@ def secret_choice_episode_fn(params: SecretChoiceParams) -> StudyEpisode[SecretC
 
     @study_episode(SecretChoiceEpisode)
     async def episode(spec: EpisodeSpec, session: ModelSession) -> SecretChoiceEpisode:
-        at_t = session_at_temperature(session, float(spec.params["temperature"]))
-        return await run_secret_choice_episode(tasks[spec.params["task"]], spec.params["agent"], at_t)
+        # its own temperature; the run's sampling object is shared by every session, so replaced, never changed
+        session.sampling = replace(session.sampling, temperature=float(spec.params["temperature"]))
+        return await run_secret_choice_episode(tasks[spec.params["task"]], spec.params["agent"], session)
 
     return episode
 
