@@ -1,20 +1,11 @@
 """The study's Appendix E as the study drew it, from this run's fork tests (notebook 07).
 
-The study's mode-collapse evidence is its Appendix E: the ten secrets most often revealed per
-game and model, counted over the reveals of its main runs (every agent of the fork test, at the
-run temperature T = 0.3). Its attractors (``data/reference/mode_collapse_attractors.csv``) are
-the top secrets of those lists. This module builds the same view from a workbook run: the
-reveals of the fork-test notebooks (02 Hangman, 03 diagnosis, 04 the memory-strategy grid), every
-agent they ran on their main models, at the notebook's own temperature; an agent run on the same
-task and model by two of them counts once (from the first of 02/03, then 04), as each of the
-study's twelve agents counts once. Episodes of the simulator sweeps ("What decides this result")
-run other, swept models and are left out, as is notebook 07's own temperature sweep (this
-workbook's extension). Ties are ties: secrets revealed equally often share a rank, and a tie
-that the ten-secret cut would split is shown whole, as one row naming how many secrets it holds.
-
-Everything here reads stored records only (no model call), so ``psit rescore`` reproduces it; the
-fork tests' folders are handed in (notebook 07's run-mates), never looked up. A failed or unreadable
-reveal stays a row with ``secret`` None, counted in ``n_missing``, never dropped.
+Appendix E lists the ten secrets most often revealed per game and model over the reveals of the
+study's main runs (every agent once, at the run temperature). Here: the reveals of 02, 03 and 04
+on their main models at their own temperature, an agent two of them ran counted once; the
+sweeps' swept models are left out. Ties are ties: a tie the ten-secret cut would split is one
+row. Reads stored records only (the fork tests' folders are handed in), so ``psit rescore``
+reproduces it; an unreadable reveal stays a row with ``secret`` None, never dropped.
 """
 
 from __future__ import annotations
