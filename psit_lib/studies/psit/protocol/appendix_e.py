@@ -128,9 +128,7 @@ def main_fork_reveals(folders: Mapping[str, str | Path], notebooks: Sequence[str
         return pd.DataFrame(columns=list(COLUMNS))
     df = pd.concat(frames, ignore_index=True).sort_values(["source_notebook", "episode_id"], kind="stable")
     keep = [_is_main(row.source_notebook, row.model, row.temperature, main) for row in df.itertuples(index=False)]
-    out = _once_per_agent(df[keep], notebooks).reset_index(drop=True)
-    out.attrs["n_missing"] = int(out["secret"].isna().sum())
-    return out
+    return _once_per_agent(df[keep], notebooks).reset_index(drop=True)
 
 
 def _is_main(notebook: str, model: str, temperature: float, main: dict[str, tuple[set[str], float | None]]) -> bool:

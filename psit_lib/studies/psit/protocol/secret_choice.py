@@ -117,17 +117,13 @@ def secret_frame(scored: Scored) -> pd.DataFrame:
     ones with secret None and status ``error``): every table's and the figure's frame."""
     rows = scored.part(MAIN)
     if rows.empty:
-        df = pd.DataFrame(columns=list(COLUMNS))
-        df.attrs["n_missing"] = 0
-        return df
+        return pd.DataFrame(columns=list(COLUMNS))
     ok = rows["status"] == "ok"
     status = rows["secret.status"] if "secret.status" in rows else pd.Series(None, index=rows.index, dtype=object)
-    df = pd.DataFrame({"task": rows["task"], "model": rows["model"], "agent": rows["agent"],
-                       "temperature": rows["temperature"].astype(float),
-                       "secret": rows["secret"].where(ok, None), "status": status.where(ok, "error"),
-                       "episode_id": rows["episode_id"], "source_notebook": NOTEBOOK}, columns=list(COLUMNS))
-    df.attrs["n_missing"] = int(df["secret"].isna().sum())
-    return df
+    return pd.DataFrame({"task": rows["task"], "model": rows["model"], "agent": rows["agent"],
+                         "temperature": rows["temperature"].astype(float),
+                         "secret": rows["secret"].where(ok, None), "status": status.where(ok, "error"),
+                         "episode_id": rows["episode_id"], "source_notebook": NOTEBOOK}, columns=list(COLUMNS))
 
 
 # -- scorer and metrics (every table of 07) ----------------------------------------------
