@@ -138,33 +138,12 @@ def secret_scorer(record, ctx: ScoreContext) -> Score:
     return Score(value=row["secret"], explanation=f"reveal {row['status']}", metadata={"status": row["status"]})
 
 
-def fork_reveals(scored: Scored) -> pd.DataFrame:
-    """The main fork-test reveals of the run-mates 02 and 03 (Appendix E's source)."""
-    return main_fork_reveals(scored.run_mates)
-
-
-def secret_spread(scored: Scored) -> pd.DataFrame:
-    return metrics_table(secret_frame(scored), GROUPS, n_boot=scored.params.n_boot, seed=scored.params.seed)
-
-
-def chi_square(scored: Scored) -> pd.DataFrame:
-    return chi_square_table(secret_frame(scored), GROUPS)
-
-
-def appendix_e_top10(scored: Scored) -> pd.DataFrame:
-    return top_secrets(fork_reveals(scored))
-
-
-def attractors(scored: Scored) -> pd.DataFrame:
-    return attractor_table(secret_frame(scored), fork_reveals(scored))
-
-
 SCORERS: tuple[Scorer, ...] = (secret_scorer,)
-METRICS: tuple[Metric, ...] = (
-    Metric("secret_spread", secret_spread),  # a spread has no better or worse (mode collapse is described)
-    Metric("chi_square", chi_square),
-    Metric("appendix_e_top10", appendix_e_top10),
-    Metric("attractors", attractors),
+METRICS: tuple[Metric, ...] = (  # a spread has no better or worse (mode collapse is described)
+    Metric("secret_spread", lambda s: metrics_table(secret_frame(s), GROUPS, n_boot=s.params.n_boot, seed=s.params.seed)),
+    Metric("chi_square", lambda s: chi_square_table(secret_frame(s), GROUPS)),
+    Metric("appendix_e_top10", lambda s: top_secrets(main_fork_reveals(s.run_mates))),  # 07's run-mates 02-04
+    Metric("attractors", lambda s: attractor_table(secret_frame(s), main_fork_reveals(s.run_mates))),
 )
 """Notebook 07's tables, by the names they are saved under."""
 
