@@ -354,7 +354,7 @@ def secret_summary(
     for key, sub in grouped:
         key = key if isinstance(key, tuple) else (key,)
         key_map = dict(zip(columns, key))
-        secrets = [s for s in sub[secret_col].tolist() if not _is_missing(s)]
+        secrets = sub[secret_col].dropna().tolist()
         row: dict = {**key_map, "n": len(secrets), "n_missing": len(sub) - len(secrets)}
         row["distinct"] = len(set(secrets))
         size = domain_size.get(key_map.get("task")) if domain_size else None
@@ -388,7 +388,3 @@ def secret_summary(
         "top_share", "top_share_low", "top_share_high", "top_secret", "top_count", "interval",
     ]
     return pd.DataFrame(rows, columns=order)
-
-
-def _is_missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))

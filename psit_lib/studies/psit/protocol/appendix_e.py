@@ -29,12 +29,6 @@ from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpis
 COLUMNS = ("task", "model", "agent", "temperature", "secret", "status", "episode_id", "source_notebook")
 
 
-def has_reveal_records(records: Iterable[dict[str, Any]]) -> bool:
-    """Whether any stored record's result carries a ``reveal`` block (i.e. the experiment asks
-    for the secret)."""
-    return any(isinstance(flat_record(r).get("reveal"), dict) for r in records)
-
-
 def _number(value: Any) -> float:
     try:
         number = float(value)
@@ -89,7 +83,7 @@ def folder_reveals(folder: RunFolder) -> list[dict[str, Any]]:
     """The rows of one fork-test notebook folder; none when it holds no record asking for the
     secret. The temperature is the run's own, the model the spec's (else the run's one model)."""
     raw = list(folder.records().values()) if folder.has_records() else []
-    if not has_reveal_records(raw):
+    if not any(isinstance(flat_record(r).get("reveal"), dict) for r in raw):  # no record asks for the secret
         return []
     params, metadata = folder.params(), folder.metadata()
     models = params.run_models
