@@ -200,15 +200,9 @@ def min_n_for_test(prior: Mapping[str, float], min_expected: float = 5) -> int:
     return max(math.ceil(min_expected / p_max - 1e-9), math.ceil(min_expected / (1 - p_max) - 1e-9))
 
 
-def chi_square_table(df: pd.DataFrame, group_cols: list[str], *, min_expected: float = 5) -> pd.DataFrame:
-    """Chi-square goodness of fit of each group's revealed secrets against each reference prior.
-
-    Groups are keyed by ``group_cols`` (which must include ``task``). When the counts do not
-    allow a test (every cell's expected count below ``min_expected`` after pooling), the row
-    says so and gives the sample size a test would need.
-    """
-    if "task" not in group_cols:
-        raise ValueError("chi_square_table groups must include the 'task' column.")
+def chi_square_table(df: pd.DataFrame, group_cols: list[str]) -> pd.DataFrame:
+    """Chi-square goodness of fit of each group's revealed secrets (``group_cols`` include ``task``)
+    against each reference prior; a row without a test gives the sample size a test would need."""
     rows = []
     for key, sub in df.groupby(group_cols, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -218,10 +212,10 @@ def chi_square_table(df: pd.DataFrame, group_cols: list[str], *, min_expected: f
             inside = [s for s in secrets if s in prior]
             row = {**cell, "reference": label, "n": len(secrets), "n_in_prior": len(inside),
                    "out_of_prior_share": (len(secrets) - len(inside)) / len(secrets) if secrets else float("nan")}
-            result = chi_square_vs_prior(Counter(inside), prior, min_expected=min_expected) if inside else None
+            result = chi_square_vs_prior(Counter(inside), prior) if inside else None
             if result is None:
                 row.update(cells=None, dof=None, chi2=None, p_value=None,
-                           note=f"not testable: needs n_in_prior >= {min_n_for_test(prior, min_expected)}")
+                           note=f"not testable: needs n_in_prior >= {min_n_for_test(prior)}")
             else:
                 row.update(cells=len(result.categories), dof=result.dof, chi2=result.statistic,
                            p_value=result.p_value, note=f"{len(result.pooled)} in-prior secrets pooled into '(other)'")
