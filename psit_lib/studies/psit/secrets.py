@@ -161,7 +161,6 @@ def bootstrap_ci(
     statistic: str,
     n_boot: int = 1000,
     seed: int | np.random.Generator = 0,
-    alpha: float = 0.05,
     method: str = "BCa",
     domain_size: int | None = None,
 ) -> Interval:
@@ -181,8 +180,6 @@ def bootstrap_ci(
         raise ValueError("bootstrap_ci needs at least one sample.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive int, got {n_boot!r}.")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}.")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     lo_b, hi_b = attainable_range(statistic, len(codes), domain_size)
     estimate = float(VECTOR_STATISTICS[statistic](codes))
@@ -197,13 +194,13 @@ def bootstrap_ci(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = bootstrap((codes,), VECTOR_STATISTICS[statistic], vectorized=True, n_resamples=n_boot,
-                                confidence_level=1 - alpha, method="BCa", random_state=rng)
+                                confidence_level=0.95, method="BCa", random_state=rng)
         ci = res.confidence_interval
         if not (np.isfinite(ci.low) and np.isfinite(ci.high)):
             ci, used = None, "percentile (BCa undefined)"
     if ci is None:
         res = bootstrap((codes,), VECTOR_STATISTICS[statistic], vectorized=True, n_resamples=n_boot,
-                        confidence_level=1 - alpha, method="percentile", random_state=rng)
+                        confidence_level=0.95, method="percentile", random_state=rng)
         ci = res.confidence_interval
     return Interval(float(np.clip(ci.low, lo_b, hi_b)), float(np.clip(ci.high, lo_b, hi_b)), used)
 
@@ -214,12 +211,11 @@ def bootstrap_ci(
 MIN_SAMPLES_TO_COMPARE = 10
 
 
-def entropy_gap(samples_a: Counts, samples_b: Counts, *, n_boot: int = 1000, seed: int = 0,
-                alpha: float = 0.05, min_n: int = MIN_SAMPLES_TO_COMPARE) -> tuple[float, float, float]:
+def entropy_gap(samples_a: Counts, samples_b: Counts, *, n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float]:
     """(H(a) - H(b), low, high) in bits: the percentile bootstrap interval of the gap in plug-in
     entropy between two groups of reveals, each resampled independently (the entropy analogue of
     :func:`psit_lib.analysis.sweeps.mean_gap`). NaN interval when a group has fewer than
-    ``min_n`` reveals (too small to compare). Plug-in entropy is biased low on resamples, more so
+    :data:`MIN_SAMPLES_TO_COMPARE` reveals. Plug-in entropy is biased low on resamples, more so
     for the more spread group, which pulls the interval toward zero: a separated gap is a
     conservative verdict."""
     counts_a, counts_b = as_counter(samples_a), as_counter(samples_b)
@@ -227,11 +223,11 @@ def entropy_gap(samples_a: Counts, samples_b: Counts, *, n_boot: int = 1000, see
     if n_a == 0 or n_b == 0:
         return float("nan"), float("nan"), float("nan")
     gap = shannon_entropy(counts_a) - shannon_entropy(counts_b)
-    if n_a < min_n or n_b < min_n:
+    if min(n_a, n_b) < MIN_SAMPLES_TO_COMPARE:
         return gap, float("nan"), float("nan")
     rng = np.random.default_rng(seed)
     resampled = _resampled_entropy(counts_a, n_boot, rng) - _resampled_entropy(counts_b, n_boot, rng)
-    low, high = np.quantile(resampled, [alpha / 2, 1 - alpha / 2])
+    low, high = np.quantile(resampled, [0.025, 0.975])
     return gap, float(low), float(high)
 
 
