@@ -29,8 +29,9 @@ from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_na
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
 from psit_lib.studies.psit.protocol.appendix_e import COLUMNS, main_fork_reveals, rows_from_records, top_secrets
-from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
-from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
+from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE, chi_square_vs_prior, entropy_gap, secret_summary
+from psit_lib.studies.psit.protocol.fork_test import (NEUTRAL_SYSTEM_PROMPT, count_fork_answer, host_role,
+                                                      observe_host_reply)
 from psit_lib.llm.client import ModelSession
 from psit_lib.studies.psit.protocol.params import SecretChoiceParams
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, scorer
@@ -38,10 +39,7 @@ from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol.records import ChoiceReveal, Opening, SecretChoiceEpisode
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
-
 from psit_lib.studies.psit.tasks.registry import TASK_NAMES, UnknownTaskError, make_task
-
-from psit_lib.studies.psit.protocol.fork_test import count_fork_answer, host_role, observe_host_reply
 
 NOTEBOOK = "07_secret_distribution_mode_collapse"
 
@@ -304,8 +302,6 @@ def entropy_comparisons(summary: pd.DataFrame, reveals: pd.DataFrame, *, n_boot:
     its log2(n) ceiling or has no interval of its own (the same resampling cannot decide the gap);
     ``too small`` below ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval is no separation).
     """
-    from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE, entropy_gap
-
     columns = ["task", "model", "cold", "hot", "n_cold", "n_hot", "entropy_cold", "entropy_hot", "gap",
                "ci_low", "ci_high", "method", "verdict", "unusable"]
     if summary.empty or not {"task", "model", "temperature", "entropy"} <= set(summary.columns):
@@ -459,8 +455,6 @@ def run_note(df: pd.DataFrame, top: pd.DataFrame) -> str:
 def spread_reading(summary: pd.DataFrame, reveals: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> str:
     """Generated sentences on :func:`entropy_comparisons`: too few reveals, ties and one temperature
     are said as such, never compared. Entropy describes the spread: rises or falls, never better."""
-    from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE
-
     comparisons = entropy_comparisons(summary, reveals, n_boot=n_boot, seed=seed)
     if comparisons.empty:
         return "No reveals in this run, so there is no entropy to compare."
