@@ -34,11 +34,8 @@ Counts = Mapping[Hashable, int] | Iterable[Hashable]
 
 
 def as_counter(counts: Counts) -> Counter:
-    """A Counter from a mapping of counts or from a sequence of observed secrets.
-
-    Zero counts are dropped; negative or fractional counts, missing secrets and a bare
-    string (which would otherwise be read as a sequence of letters) are refused.
-    """
+    """A Counter from a mapping of counts or a sequence of observed secrets; a bare string (it would
+    be read as letters), missing secrets and counts that are not non-negative integers are refused."""
     if isinstance(counts, str):
         raise ValueError(f"expected secrets or counts, got the single string {counts!r}; wrap it in a list.")
     if isinstance(counts, Mapping):

@@ -57,11 +57,8 @@ def status_of(record: RevealRecord) -> str:
 def rows_from_records(records: Iterable[RevealRecord], *, source_notebook: str,
                       default_temperature: float = float("nan"),
                       default_model: str | None = None) -> list[dict[str, Any]]:
-    """One row per episode: the spec's cell, the revealed secret (None if missing), its status.
-
-    The temperature comes from the episode's spec when the experiment varied it, else from
-    ``default_temperature`` (the notebook's one temperature), else NaN.
-    """
+    """One row per episode: the spec's cell, the revealed secret (None if missing), its status; the
+    temperature is the spec's when the experiment varied it, else the notebook's one temperature."""
     rows = []
     for rec in records:
         status = status_of(rec)
