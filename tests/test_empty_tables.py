@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from psit_lib.analysis.labels import figure_provenance, provenance_label
 from psit_lib.analysis.plots import NO_DATA, plot_rate_intervals, plot_state_size
 from psit_lib.studies.psit.figures import plot_entropy_vs_temperature
+from psit_lib.studies.psit.secrets import secret_summary
 from psit_lib.runs.records import EpisodeRecord, read_records
 from psit_lib.studies.acc import metrics as accm
 from acc_turns import recorded_turns
@@ -182,8 +183,9 @@ def secrets_frame(secrets: list) -> pd.DataFrame:
 
 
 def test_entropy_figure_without_a_readable_secret_says_no_scored_data():
-    assert says_no_data(plot_entropy_vs_temperature(secrets_frame([None, None]), label=LABEL, hue="task", n_boot=50))
-    assert says_no_data(plot_entropy_vs_temperature(secrets_frame([]), label=LABEL, hue="task", n_boot=50))
+    for secrets in ([None, None], []):
+        summary = secret_summary(secrets_frame(secrets), ["task", "temperature"], "secret", n_boot=50)
+        assert says_no_data(plot_entropy_vs_temperature(summary, label=LABEL, hue="task"))
 
 
 def test_one_sided_trials_basis_failed_baseline_scored():

@@ -129,6 +129,7 @@ def _basis(models):
 
 def _secrets(models):
     from psit_lib.studies.psit.figures import plot_entropy_vs_temperature
+    from psit_lib.studies.psit.secrets import secret_summary
     from psit_lib.studies.psit.protocol.appendix_e import plot_top_secrets, top_secrets
 
     words = ["Panic attack", "Pulmonary neoplasm", "Acute rhinosinusitis", "Scombroid food poisoning", "GERD", "apple",
@@ -139,7 +140,8 @@ def _secrets(models):
     return {
         "07 top secrets": lambda: plot_top_secrets(top_secrets(df[df.temperature == 0.3]), label=LABEL),
         "07 entropy": lambda: plot_entropy_vs_temperature(
-            df, label=LABEL, hue=["task", "model"] if len(models) > 1 else "task", n_boot=50,
+            secret_summary(df, ["task", "model", "temperature"], "secret", n_boot=50), label=LABEL,
+            hue=["task", "model"] if len(models) > 1 else "task",
             title="Secret spread vs sampling temperature (this workbook's extension)"),
     }
 

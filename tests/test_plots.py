@@ -28,6 +28,7 @@ from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.analysis.plots import AGENT_COLOURS, agent_colours, agent_palette, plot_rate_intervals, plot_state_size
 from psit_lib.analysis.stats import rate_table
 from psit_lib.studies.psit.figures import plot_entropy_vs_temperature
+from psit_lib.studies.psit.secrets import secret_summary
 
 LABEL = provenance_label("sim", "psit-sim", "default")
 
@@ -108,7 +109,8 @@ def test_state_size_uses_a_log_axis(episodes):
 
 
 def test_entropy_vs_temperature(episodes):
-    fig = plot_entropy_vs_temperature(episodes, label=LABEL, hue="task", n_boot=100)
+    fig = plot_entropy_vs_temperature(secret_summary(episodes, ["task", "temperature"], "secret", n_boot=100),
+                                      label=LABEL, hue="task")
     assert footer_of(fig) == LABEL
     assert "entropy" in fig.axes[0].get_ylabel()
 

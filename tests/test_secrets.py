@@ -185,6 +185,6 @@ def test_an_interval_that_misses_its_estimate_is_flagged_and_never_compared():
             for t in (0.1, 1.0) for i in range(40)]
     summary = secret_summary(pd.DataFrame(rows), ["task", "model", "temperature"], "secret", n_boot=300)
     assert summary["interval"].str.contains("excludes the estimate of entropy").all()
-    reading = spread_reading(summary)
+    reading = spread_reading(summary, pd.DataFrame(rows), n_boot=300)
     assert summary["entropy_low"].isna().all() and summary["interval"].str.contains("no interval is given").all()
     assert "no entropy interval at T=0.1 and T=1" in reading and "do not overlap" not in reading

@@ -66,7 +66,7 @@ def test_appendix_e_counts_every_agent_of_the_main_runs_once(fork_run):
                                           "04_memory_strategy_ablations"}
     assert set(df.loc[df["source_notebook"].str.startswith("04"), "agent"]) == {"mem0"}  # vanilla from 02 only
     assert "m1:swept" not in set(df["model"]) and "python" not in set(df["secret"])         # no sweep
-    assert "apple" not in set(df["secret"]) and df.attrs["n_missing"] == 1
+    assert "apple" not in set(df["secret"]) and df["secret"].isna().sum() == 1
     top = appendix_e.top_secrets(df)
     hangman = top[top["task"] == "hangman"]
     assert hangman[["rank", "secret", "count", "tied", "n", "n_missing"]].values.tolist() == [
@@ -213,7 +213,7 @@ def _summary(rows) -> pd.DataFrame:
 def test_two_reveals_each_are_too_small_whatever_the_gap():
     rows = [{"task": "hangman", "model": "m", "temperature": t, "secret": s}
             for t, secrets in ((0.1, ["planet", "planet"]), (1.5, ["stone", "apple"])) for s in secrets]
-    text = sc.spread_reading(_summary(rows))
+    text = sc.spread_reading(_summary(rows), pd.DataFrame(rows), n_boot=200)
     assert "too small to compare" in text
     assert "rises" not in text and "do not overlap" not in text and "excludes zero" not in text
 
@@ -227,18 +227,18 @@ def test_an_end_at_its_log2_n_ceiling_leaves_the_gap_undecided():
     summary = _summary(rows)
     assert summary["entropy_low"].isna().iat[1]                          # 40 distinct: no interval
     assert sc.at_ceiling(float(summary["entropy"].iat[1]), 40)
-    comparison = sc.entropy_comparisons(summary).iloc[0]
+    comparison = sc.entropy_comparisons(summary, pd.DataFrame(rows), n_boot=200).iloc[0]
     assert comparison["verdict"] == "unreliable" and "log2(n) ceiling at T=1.5" in comparison["method"]
-    text = sc.spread_reading(summary)
+    text = sc.spread_reading(summary, pd.DataFrame(rows), n_boot=200)
     assert "rises" not in text.replace("rises or falls", "") and "excludes zero" not in text
     assert "cannot say whether entropy rises or falls" in text and "nan" not in text.lower()
-    assert sc.entropy_comparisons(summary)["verdict"].iat[0] == "unreliable"
+    assert sc.entropy_comparisons(summary, pd.DataFrame(rows), n_boot=200)["verdict"].iat[0] == "unreliable"
 
 
 def test_equal_entropies_are_a_tie_and_never_rise():
     rows = [{"task": "diagnosis", "model": "m", "temperature": t, "secret": f"c{i % 5}"}
             for t in (0.1, 1.0) for i in range(20)]
-    text = sc.spread_reading(_summary(rows))
+    text = sc.spread_reading(_summary(rows), pd.DataFrame(rows), n_boot=200)
     assert "a tie" in text and "rises" not in text and "falls" not in text
 
 
@@ -287,10 +287,10 @@ def test_the_reading_follows_the_gap_interval_it_prints_never_the_per_temperatur
     rows = ([{"task": "hangman", "model": "m", "temperature": 0.1, "secret": s} for s, c in cold.items() for _ in range(c)]
             + [{"task": "hangman", "model": "m", "temperature": 1.5, "secret": s} for s, c in hot.items() for _ in range(c)])
     summary = sc.metrics_table(pd.DataFrame(rows), ["task", "model", "temperature"], n_boot=1000)
-    comparison = sc.entropy_comparisons(summary).iloc[0]
+    comparison = sc.entropy_comparisons(summary, pd.DataFrame(rows)).iloc[0]
     assert comparison["verdict"] == verdict
     assert (comparison["ci_low"] > 0) == (verdict == "rises")
-    text = sc.spread_reading(summary)
+    text = sc.spread_reading(summary, pd.DataFrame(rows))
     interval = f"[{sc.plain_number(comparison['ci_low'])}, {sc.plain_number(comparison['ci_high'])}]"
     assert interval in text
     assert ("excludes zero: entropy rises" in text) == (verdict == "rises")

@@ -15,7 +15,7 @@ from psit_lib.lazy import lazy_attributes
 if TYPE_CHECKING:
     from psit_lib.studies.psit import claims
     from psit_lib.studies.psit.study import STUDY
-    from psit_lib.runs import Experiment, beside_rates
+    from psit_lib.runs import Experiment
     from psit_lib.runs.params import notebook_values, validate_params
     from psit_lib.studies.psit.assumptions import simulator_assumptions
     from psit_lib.studies.psit.catalogue import prompt_catalogue
@@ -45,7 +45,6 @@ _NAMES: dict[str, str] = {
     "STUDY": "psit_lib.studies.psit.study",
     # running a notebook (psit_lib.runs)
     "Experiment": "psit_lib.runs",
-    "beside_rates": "psit_lib.runs",
     "notebook_values": "psit_lib.runs.params",
     "validate_params": "psit_lib.runs.params",
     # parameters of each notebook
@@ -94,7 +93,7 @@ _MODULES: dict[str, str] = {
 
 __all__ = [  # every name of _NAMES and _MODULES (a literal, so linters see the re-exports)
     "claims",
-    "STUDY", "Experiment", "beside_rates", "notebook_values", "validate_params", "TheoremParams", "ForkTestParams",
+    "STUDY", "Experiment", "notebook_values", "validate_params", "TheoremParams", "ForkTestParams",
     "AblationParams", "SecretChoiceParams", "prompt_catalogue", "DIFFERENCES", "simulator_assumptions",
     "HangmanTask", "DiagnosisTask", "get_vocabulary", "evidence_counts", "shrinkage_curve", "plot_failure_modes",
     "plot_dataset_view", "plot_entropy_vs_temperature", "closed_form_check", "compared_hosts", "entropy_table", "entropy_views",

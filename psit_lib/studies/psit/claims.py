@@ -15,11 +15,10 @@ import math
 import re
 
 import pandas as pd
-from scipy.stats import fisher_exact
 
 from psit_lib.analysis.claims import INCONCLUSIVE, Claim, ledger, Decision, Tables, all_of, one_sided_p, trend_z
 from psit_lib.analysis.reference import reference_table
-from psit_lib.analysis.stats import wilson_interval
+from psit_lib.analysis.stats import fisher_one_sided, wilson_interval
 from psit_lib.analysis.verdicts import DEFAULT_MARGIN, margin_note
 from psit_lib.studies.psit.protocol.reproduction import PAPER_N
 from psit_lib.studies.psit.reference import TABLE1, study_model
@@ -98,10 +97,8 @@ def _pooled_gaps(cells: pd.DataFrame, column: str, better: str, worse: str) -> l
             continue
         kb, nb = int(pooled.at[better, "successes"]), int(pooled.at[better, "n_scored"])
         kw, nw = int(pooled.at[worse, "successes"]), int(pooled.at[worse, "n_scored"])
-        table = [[kb, nb - kb], [kw, nw - kw]]
-        parts.append((f"{task} on {model} ({kb / nb:.2f} vs {kw / nw:.2f})",
-                      float(fisher_exact(table, alternative="greater")[1]) < ALPHA,
-                      float(fisher_exact(table, alternative="less")[1]) < ALPHA / max(1, len(groups))))
+        parts.append((f"{task} on {model} ({kb / nb:.2f} vs {kw / nw:.2f})", fisher_one_sided(kb, nb, kw, nw) < ALPHA,
+                      fisher_one_sided(kw, nw, kb, nb) < ALPHA / max(1, len(groups))))
     return parts
 
 

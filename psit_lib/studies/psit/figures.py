@@ -20,7 +20,6 @@ from psit_lib.analysis.plots import (GROUP_SEPARATOR, as_columns, agent_colours,
                                      legend_outside, needs_rotation, new_figure, no_data_figure, ordered_levels,
                                      require_columns)
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, OUTCOME_LABELS, OUTCOME_ORDER, Outcome
-from psit_lib.studies.psit.secrets import secret_summary
 
 #: Outcomes always shown in the failure-mode legend; the others appear only when they occur.
 _JUDGED_OUTCOMES = (
@@ -124,27 +123,24 @@ ENTROPY_AXIS = "entropy of revealed secrets (bits)"
 
 
 def plot_entropy_vs_temperature(
-    df: pd.DataFrame,
+    summary: pd.DataFrame,
     *,
     label: str,
     hue: str | Sequence[str] | None = "model",
-    n_boot: int = 1000,
-    seed: int = 0,
     title: str = "Secret spread vs sampling temperature",
 ) -> Figure:
-    """Entropy of the revealed secrets against temperature, one line per ``hue`` level: mode
-    collapse shows as entropy falling as temperature drops. Error bars are bootstrap 95% intervals
-    from :func:`secret_summary`; a dashed line marks log2 n, the most n samples can show."""
+    """Entropy of the revealed secrets against temperature from a ``secret_summary`` table (the
+    table 07 saves, not a second bootstrap), one line per ``hue`` level: mode collapse shows as
+    entropy falling as temperature drops; a dashed line marks log2 n, the most n samples can show."""
     hue_cols = as_columns(hue)
-    require_columns(df, [*hue_cols, "temperature", "secret"], "plot_entropy_vs_temperature")
-    data = df.assign(_line=joined_labels(df, hue_cols))
-    summary = secret_summary(data, ["_line", "temperature"], "secret", n_boot=n_boot, seed=seed)
+    require_columns(summary, [*hue_cols, "temperature", "n", "entropy", "entropy_ceiling"], "plot_entropy_vs_temperature")
+    summary = summary.assign(_line=joined_labels(summary, hue_cols))
     if not (summary["n"] > 0).any():  # no readable secret anywhere: nothing to draw
         fig = no_data_figure(label, title, width=6.0, height=4.5)
         fig.axes[0].set_xlabel("temperature")
         fig.axes[0].set_ylabel(ENTROPY_AXIS)
         return fig
-    lines = ordered_levels(data["_line"], None)
+    lines = ordered_levels(summary["_line"], None)
     palette = agent_colours(lines)
     fig = new_figure(6.0, 4.5)
     ax = fig.add_subplot()

@@ -34,11 +34,8 @@ Counts = Mapping[Hashable, int] | Iterable[Hashable]
 
 
 def as_counter(counts: Counts) -> Counter:
-    """A Counter from a mapping of counts or from a sequence of observed secrets.
-
-    Zero counts are dropped; negative or fractional counts, missing secrets and a bare
-    string (which would otherwise be read as a sequence of letters) are refused.
-    """
+    """A Counter from a mapping of counts or a sequence of observed secrets; a bare string (it would
+    be read as letters), missing secrets and counts that are not non-negative integers are refused."""
     if isinstance(counts, str):
         raise ValueError(f"expected secrets or counts, got the single string {counts!r}; wrap it in a list.")
     if isinstance(counts, Mapping):
@@ -161,18 +158,13 @@ def bootstrap_ci(
     statistic: str,
     n_boot: int = 1000,
     seed: int | np.random.Generator = 0,
-    alpha: float = 0.05,
     method: str = "BCa",
     domain_size: int | None = None,
 ) -> Interval:
-    """Bootstrap interval of a spread statistic (``entropy``, ``effective_number``, ``top_share``)
-    over resamples of ``samples``, by ``scipy.stats.bootstrap``.
-
-    ``method`` is ``"BCa"`` (bias-corrected and accelerated: it corrects the downward bias of
-    plug-in entropy on resamples, which the plain percentile interval inherits) or
-    ``"percentile"``. When BCa is undefined (every sample the same, or too few distinct values)
-    the percentile interval is used and the method says so. The interval is clipped to what
-    the statistic can attain on ``n`` samples (:func:`attainable_range`), never beyond it.
+    """Bootstrap interval of a spread statistic (``entropy``, ``effective_number``, ``top_share``),
+    clipped to what it can attain on ``n`` samples (:func:`attainable_range`). BCa by default: it
+    corrects the downward bias of plug-in entropy on resamples; where BCa is undefined the
+    percentile interval is used and ``method`` says so.
     """
     from scipy.stats import bootstrap
 
@@ -185,8 +177,6 @@ def bootstrap_ci(
         raise ValueError("bootstrap_ci needs at least one sample.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive int, got {n_boot!r}.")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}.")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     lo_b, hi_b = attainable_range(statistic, len(codes), domain_size)
     estimate = float(VECTOR_STATISTICS[statistic](codes))
@@ -201,13 +191,13 @@ def bootstrap_ci(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = bootstrap((codes,), VECTOR_STATISTICS[statistic], vectorized=True, n_resamples=n_boot,
-                                confidence_level=1 - alpha, method="BCa", random_state=rng)
+                                confidence_level=0.95, method="BCa", random_state=rng)
         ci = res.confidence_interval
         if not (np.isfinite(ci.low) and np.isfinite(ci.high)):
             ci, used = None, "percentile (BCa undefined)"
     if ci is None:
         res = bootstrap((codes,), VECTOR_STATISTICS[statistic], vectorized=True, n_resamples=n_boot,
-                        confidence_level=1 - alpha, method="percentile", random_state=rng)
+                        confidence_level=0.95, method="percentile", random_state=rng)
         ci = res.confidence_interval
     return Interval(float(np.clip(ci.low, lo_b, hi_b)), float(np.clip(ci.high, lo_b, hi_b)), used)
 
@@ -218,12 +208,11 @@ def bootstrap_ci(
 MIN_SAMPLES_TO_COMPARE = 10
 
 
-def entropy_gap(samples_a: Counts, samples_b: Counts, *, n_boot: int = 1000, seed: int = 0,
-                alpha: float = 0.05, min_n: int = MIN_SAMPLES_TO_COMPARE) -> tuple[float, float, float]:
+def entropy_gap(samples_a: Counts, samples_b: Counts, *, n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float]:
     """(H(a) - H(b), low, high) in bits: the percentile bootstrap interval of the gap in plug-in
     entropy between two groups of reveals, each resampled independently (the entropy analogue of
     :func:`psit_lib.analysis.sweeps.mean_gap`). NaN interval when a group has fewer than
-    ``min_n`` reveals (too small to compare). Plug-in entropy is biased low on resamples, more so
+    :data:`MIN_SAMPLES_TO_COMPARE` reveals. Plug-in entropy is biased low on resamples, more so
     for the more spread group, which pulls the interval toward zero: a separated gap is a
     conservative verdict."""
     counts_a, counts_b = as_counter(samples_a), as_counter(samples_b)
@@ -231,18 +220,18 @@ def entropy_gap(samples_a: Counts, samples_b: Counts, *, n_boot: int = 1000, see
     if n_a == 0 or n_b == 0:
         return float("nan"), float("nan"), float("nan")
     gap = shannon_entropy(counts_a) - shannon_entropy(counts_b)
-    if n_a < min_n or n_b < min_n:
+    if min(n_a, n_b) < MIN_SAMPLES_TO_COMPARE:
         return gap, float("nan"), float("nan")
     rng = np.random.default_rng(seed)
     resampled = _resampled_entropy(counts_a, n_boot, rng) - _resampled_entropy(counts_b, n_boot, rng)
-    low, high = np.quantile(resampled, [alpha / 2, 1 - alpha / 2])
+    low, high = np.quantile(resampled, [0.025, 0.975])
     return gap, float(low), float(high)
 
 
 def _resampled_entropy(counts: Counter, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """Plug-in entropy (bits) of ``n_boot`` resamples of the reveals: a multinomial draw of the
     counts, which is resampling the n reveals with replacement."""
-    weights = np.array(list(counts.values()), dtype=float)
+    weights = np.array([c for _, c in _ranked(counts)], dtype=float)  # in a fixed order: same seed, same draw
     n = int(weights.sum())
     drawn = rng.multinomial(n, weights / n, size=n_boot).astype(float) / n
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -274,14 +263,9 @@ def chi_square_vs_prior(
 ) -> ChiSquareResult | None:
     """Chi-square test of the revealed secrets against ``prior``; None when the counts do not allow one.
 
-    Only reveals the prior lists are tested (``n`` = in-prior reveals); reveals outside its
-    support are counted in ``out_of_prior`` and never pooled with unrevealed in-prior secrets
-    (that would hide them and can make any sample look like a perfect fit). The prior's weights
-    are renormalised to sum to 1 over its keys. In-prior cells whose expected count is below
-    ``min_expected`` (Cochran's rule) are pooled into one :data:`OTHER_LABEL` cell; if that
-    cell is still below ``min_expected``, the kept cell with the smallest expectation is merged
-    into it, repeatedly. The test needs at least two cells; with fewer (or no in-prior
-    observations) the answer is None.
+    Only in-prior reveals are tested: the others are counted in ``out_of_prior``, never pooled with
+    unrevealed in-prior secrets (that can make any sample look like a perfect fit). Cells expected
+    below ``min_expected`` (Cochran's rule) are pooled into :data:`OTHER_LABEL` until it reaches it.
     """
     if min_expected <= 0:
         raise ValueError(f"min_expected must be positive, got {min_expected!r}.")
@@ -342,20 +326,12 @@ def secret_summary(
     n_boot: int = 1000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Spread of the revealed secrets per group, with bootstrap intervals.
+    """Spread of the revealed secrets per group, with the intervals of :func:`bootstrap_ci`.
 
-    Rows with no revealed secret (unparseable reveals) are counted in ``n_missing`` and left
-    out of the distribution. ``domain_size`` maps the ``task`` group column's value to the size of
-    its secret domain (e.g. ``{"hangman": 30_000, "diagnosis": 49}``); without it
-    ``normalised_entropy`` is NaN. Each group is bootstrapped with the same
-    ``seed``, so adding a group does not change the others' intervals.
-
-    Intervals are BCa bootstrap 95% intervals (:func:`bootstrap_ci`),
-    clipped to what each statistic can attain with n samples; ``interval`` names the method
-    actually used; ``entropy_ceiling`` is log2 min(n, K), the most n samples can show. An
-    interval that excludes its own estimate (resampling a few dozen reveals, most of them
-    distinct, cannot show the secrets never seen, so the resampled entropy sits below the
-    plug-in one) is not given: its bounds are NaN and ``interval`` says why.
+    Unparseable reveals count in ``n_missing``, never in the distribution; ``domain_size`` maps a
+    ``task`` to its number of secrets (else ``normalised_entropy`` is NaN); every group uses the same
+    ``seed``, so adding a group leaves the others' intervals alone. An interval that excludes its own
+    estimate (a few dozen mostly distinct reveals cannot show unseen secrets) is not given.
     """
     columns = [group_cols] if isinstance(group_cols, str) else list(group_cols)
     missing_cols = [c for c in [*columns, secret_col] if c not in df.columns]
@@ -367,14 +343,11 @@ def secret_summary(
         "top_share": top_share,
     }
     rows = []
-    counts: list[dict] = []
     grouped = df.groupby(columns, sort=True, dropna=False) if columns else [((), df)]
     for key, sub in grouped:
         key = key if isinstance(key, tuple) else (key,)
         key_map = dict(zip(columns, key))
-        secrets = [s for s in sub[secret_col].tolist() if not _is_missing(s)]
-        counts.append({"key": [_plain(k) for k in key],
-                       "counts": {str(s): int(c) for s, c in _ranked(Counter(secrets))}})
+        secrets = sub[secret_col].dropna().tolist()
         row: dict = {**key_map, "n": len(secrets), "n_missing": len(sub) - len(secrets)}
         row["distinct"] = len(set(secrets))
         size = domain_size.get(key_map.get("task")) if domain_size else None
@@ -407,44 +380,4 @@ def secret_summary(
         "normalised_entropy", "effective_number", "effective_number_low", "effective_number_high",
         "top_share", "top_share_low", "top_share_high", "top_secret", "top_count", "interval",
     ]
-    table = pd.DataFrame(rows, columns=order)
-    # The reveals behind each row, as counts, so a reading can test the gap between two rows
-    # (entropy_gap) instead of comparing their intervals. JSON-safe: parquet keeps attrs.
-    table.attrs[SECRET_COUNTS_ATTR] = {"group_cols": columns, "n_boot": int(n_boot), "seed": int(seed),
-                                       "groups": counts}
-    return table
-
-
-#: ``DataFrame.attrs`` key under which :func:`secret_summary` keeps each row's reveal counts.
-SECRET_COUNTS_ATTR = "secret_counts"
-
-
-def _plain(value: object) -> object:
-    """A group key as a plain JSON value (numpy scalars unwrapped; anything else as text)."""
-    value = value.item() if hasattr(value, "item") else value
-    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
-
-
-def reveal_counts(summary: pd.DataFrame, row: pd.Series) -> Counter | None:
-    """The reveal counts behind one row of a :func:`secret_summary` table (None when the table
-    does not carry them, e.g. read back from a CSV)."""
-    stored = summary.attrs.get(SECRET_COUNTS_ATTR)
-    if not stored:
-        return None
-    key = [_plain(row[c]) if c in row.index else None for c in stored["group_cols"]]
-    for group in stored["groups"]:
-        if _same_key(group["key"], key):
-            return Counter(group["counts"])
-    return None
-
-
-def _same_key(a: Sequence, b: Sequence) -> bool:
-    def same(x: object, y: object) -> bool:
-        if isinstance(x, float) and isinstance(y, float):
-            return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
-        return x == y or (_is_missing(x) and _is_missing(y))
-    return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-
-
-def _is_missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return pd.DataFrame(rows, columns=order)

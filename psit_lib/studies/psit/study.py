@@ -1,11 +1,6 @@
-"""The private-state study as one :class:`~psit_lib.runs.study.Study` object (notebooks 01-04, 07).
-
-01's live section, 02 (Hangman), 03 (diagnosis) and 04 (the memory-strategy ablation) run the
-fork test: their episodes are scored by the fork scorers and their tables are metrics over those
-scores (``protocol/scoring.py``); each notebook's sweep is one of the study's named sweeps
-(``protocol/sweeps.py``), one part per swept value. 07 runs the secret-choice experiment (records
-of another type) and reads the fork tests of its run-mates 02 and 03, whose folders it is handed
-(``protocol/secret_choice.py``).
+"""The private-state study as one :class:`~psit_lib.runs.study.Study` object (notebooks 01-04, 07):
+01's live section and 02-04 run the fork test (``protocol/scoring.py``); 07 the secret-choice
+experiment, reading the fork tests of its run-mates (``protocol/secret_choice.py``).
 """
 
 from __future__ import annotations

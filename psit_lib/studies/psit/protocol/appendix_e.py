@@ -1,20 +1,11 @@
 """The study's Appendix E as the study drew it, from this run's fork tests (notebook 07).
 
-The study's mode-collapse evidence is its Appendix E: the ten secrets most often revealed per
-game and model, counted over the reveals of its main runs (every agent of the fork test, at the
-run temperature T = 0.3). Its attractors (``data/reference/mode_collapse_attractors.csv``) are
-the top secrets of those lists. This module builds the same view from a workbook run: the
-reveals of the fork-test notebooks (02 Hangman, 03 diagnosis, 04 the memory-strategy grid), every
-agent they ran on their main models, at the notebook's own temperature; an agent run on the same
-task and model by two of them counts once (from the first of 02/03, then 04), as each of the
-study's twelve agents counts once. Episodes of the simulator sweeps ("What decides this result")
-run other, swept models and are left out, as is notebook 07's own temperature sweep (this
-workbook's extension). Ties are ties: secrets revealed equally often share a rank, and a tie
-that the ten-secret cut would split is shown whole, as one row naming how many secrets it holds.
-
-Everything here reads stored records only (no model call), so ``psit rescore`` reproduces it; the
-fork tests' folders are handed in (notebook 07's run-mates), never looked up. A failed or unreadable
-reveal stays a row with ``secret`` None, counted in ``n_missing``, never dropped.
+Appendix E lists the ten secrets most often revealed per game and model over the reveals of the
+study's main runs (every agent once, at the run temperature). Here: the reveals of 02, 03 and 04
+on their main models at their own temperature, an agent two of them ran counted once; the
+sweeps' swept models are left out. Ties are ties: a tie the ten-secret cut would split is one
+row. Reads stored records only (the fork tests' folders are handed in), so ``psit rescore``
+reproduces it; an unreadable reveal stays a row with ``secret`` None, never dropped.
 """
 
 from __future__ import annotations
@@ -36,12 +27,6 @@ from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpis
 
 #: Columns of the reveals table (one row per episode).
 COLUMNS = ("task", "model", "agent", "temperature", "secret", "status", "episode_id", "source_notebook")
-
-
-def has_reveal_records(records: Iterable[dict[str, Any]]) -> bool:
-    """Whether any stored record's result carries a ``reveal`` block (i.e. the experiment asks
-    for the secret)."""
-    return any(isinstance(flat_record(r).get("reveal"), dict) for r in records)
 
 
 def _number(value: Any) -> float:
@@ -72,11 +57,8 @@ def status_of(record: RevealRecord) -> str:
 def rows_from_records(records: Iterable[RevealRecord], *, source_notebook: str,
                       default_temperature: float = float("nan"),
                       default_model: str | None = None) -> list[dict[str, Any]]:
-    """One row per episode: the spec's cell, the revealed secret (None if missing), its status.
-
-    The temperature comes from the episode's spec when the experiment varied it, else from
-    ``default_temperature`` (the notebook's one temperature), else NaN.
-    """
+    """One row per episode: the spec's cell, the revealed secret (None if missing), its status; the
+    temperature is the spec's when the experiment varied it, else the notebook's one temperature."""
     rows = []
     for rec in records:
         status = status_of(rec)
@@ -98,7 +80,7 @@ def folder_reveals(folder: RunFolder) -> list[dict[str, Any]]:
     """The rows of one fork-test notebook folder; none when it holds no record asking for the
     secret. The temperature is the run's own, the model the spec's (else the run's one model)."""
     raw = list(folder.records().values()) if folder.has_records() else []
-    if not has_reveal_records(raw):
+    if not any(isinstance(flat_record(r).get("reveal"), dict) for r in raw):  # no record asks for the secret
         return []
     params, metadata = folder.params(), folder.metadata()
     models = params.run_models
@@ -137,9 +119,7 @@ def main_fork_reveals(folders: Mapping[str, str | Path], notebooks: Sequence[str
         return pd.DataFrame(columns=list(COLUMNS))
     df = pd.concat(frames, ignore_index=True).sort_values(["source_notebook", "episode_id"], kind="stable")
     keep = [_is_main(row.source_notebook, row.model, row.temperature, main) for row in df.itertuples(index=False)]
-    out = _once_per_agent(df[keep], notebooks).reset_index(drop=True)
-    out.attrs["n_missing"] = int(out["secret"].isna().sum())
-    return out
+    return _once_per_agent(df[keep], notebooks).reset_index(drop=True)
 
 
 def _is_main(notebook: str, model: str, temperature: float, main: dict[str, tuple[set[str], float | None]]) -> bool:

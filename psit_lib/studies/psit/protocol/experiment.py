@@ -20,8 +20,7 @@ from psit_lib.studies.psit.protocol.records import ForkEpisode, ForkRecord
 from psit_lib.studies.psit.reference import reference_models, self_consistency_reference
 from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import host_text, run_fork_episode
-# re-exported: the parameters live in protocol.params (light, for the command line)
-from psit_lib.studies.psit.protocol.params import ForkTestParams as ForkTestParams
+from psit_lib.studies.psit.protocol.params import ForkTestParams
 from psit_lib.studies.psit.protocol.table1 import with_workbook_reader
 from psit_lib.studies.psit.protocol.reproduction import reproduction_check
 from psit_lib.studies.psit.protocol.reproduction import reproduction_reading as reproduction_reading  # for notebooks

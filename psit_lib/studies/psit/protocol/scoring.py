@@ -1,12 +1,8 @@
 """The fork test's scorers and metrics: every verdict and every table of notebooks 01-04.
 
-The scorers apply the study's rules to what a fork episode's record kept (the workbook's
-classification, :func:`~psit_lib.studies.psit.protocol.experiment.fork_outcome`, and Table 1's
-rule, :mod:`~psit_lib.studies.psit.protocol.table1`), so the outcome figure and every table rest
-on the same scored label, never on a label stored with the episode.
-
-The metrics build each table from the stored scores (:class:`~psit_lib.runs.scores.Scored`),
-so ``psit rescore`` reproduces every table from a run folder alone.
+The scorers apply the study's rules to the stored records, so the outcome figure and every table
+rest on one scored label, never on a label stored with the episode, and ``psit rescore`` reproduces
+every table from a run folder alone.
 """
 
 from __future__ import annotations

@@ -1,28 +1,16 @@
 """The quick secret-choice experiment (notebook 07): which secrets does a model pick?
 
-This is this workbook's extension, not the study's measurement: the study's mode-collapse view
-is its Appendix E, the secrets revealed at the fork of its main runs at T = 0.3
-(:mod:`psit_lib.studies.psit.protocol.appendix_e`); it did not measure across temperatures.
-Mode collapse is about the *choice* of the secret, not the game, so this experiment skips the
-play: the player sends the task's opener, then immediately asks the host to reveal its secret.
-Many seeds per (task, model, temperature) give the distribution of revealed secrets; a sweep over
-temperatures shows how it narrows as the temperature drops.
+This workbook's extension, not the study's measurement (the study's view is its Appendix E,
+:mod:`~psit_lib.studies.psit.protocol.appendix_e`, at one temperature). The player sends the task's
+opener and at once asks the host to reveal its secret, many seeds per (task, model, temperature).
+A public-only agent keeps no private state, so it names a secret that fits its opening reply: still
+the model's prior over secrets, the object of the analysis (``agent="private_cot"`` reveals the
+secret it committed to). On the simulator the secret is drawn from ``prior ** (alpha / T)``
+(SPEC §8), so entropy rises with temperature by construction.
 
-What the reveal measures. The vanilla agent (a public-only chat agent) keeps no private
-state, so at the reveal the model names a secret that fits its public opening reply (for
-Hangman: a word of the announced length). That is still the model's own prior over secrets,
-which is the object of the analysis; an agent with private state (``agent="private_cot"``)
-reveals the secret it committed to at the opener instead.
-
-On the simulated model (SPEC §8) the secret is drawn from ``prior ** (alpha / T)``, so the
-entropy of the revealed secrets rises with temperature *by construction*; on a real endpoint
-the same code measures the model.
-
-References for the chi-square goodness-of-fit test: Hangman against wordfreq frequencies over
-the task's vocabulary (``psit_lib.studies.psit.tasks.vocabulary``, independent of the simulator) and
-against uniform; diagnosis against uniform over the 49 DDXPlus conditions (there is no
-corpus frequency of "conditions a patient picks", so uniform is the reference). The ``secret``
-scorer reads each reveal; every table of 07 is a metric over those scores (:data:`METRICS`).
+Chi-square references: Hangman against wordfreq frequencies over the task's vocabulary and against
+uniform; diagnosis against uniform over the 49 DDXPlus conditions (no corpus frequency exists of
+conditions a patient picks). Every table of 07 is a metric over the ``secret`` scores (:data:`METRICS`).
 """
 
 from __future__ import annotations
@@ -30,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -40,20 +29,17 @@ from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_na
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
 from psit_lib.studies.psit.protocol.appendix_e import COLUMNS, main_fork_reveals, rows_from_records, top_secrets
-from psit_lib.studies.psit.secrets import chi_square_vs_prior, secret_summary
-from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT
-from psit_lib.llm.client import ModelSession, SamplingDefaults
-# re-exported: the parameters live in protocol.params (light, for the command line)
-from psit_lib.studies.psit.protocol.params import SecretChoiceParams as SecretChoiceParams
+from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE, chi_square_vs_prior, entropy_gap, secret_summary
+from psit_lib.studies.psit.protocol.fork_test import (NEUTRAL_SYSTEM_PROMPT, count_fork_answer, host_role,
+                                                      observe_host_reply)
+from psit_lib.llm.client import ModelSession
+from psit_lib.studies.psit.protocol.params import SecretChoiceParams
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, scorer
 from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol.records import ChoiceReveal, Opening, SecretChoiceEpisode
 from psit_lib.runs.runner import EpisodeSpec, StudyEpisode, study_episode
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
-
 from psit_lib.studies.psit.tasks.registry import TASK_NAMES, UnknownTaskError, make_task
-
-from psit_lib.studies.psit.protocol.fork_test import count_fork_answer, host_role, observe_host_reply
 
 NOTEBOOK = "07_secret_distribution_mode_collapse"
 
@@ -72,14 +58,6 @@ def plan_secret_choice(params: SecretChoiceParams, models: list[str]) -> list[Ep
                         {"task": task, "model": model, "agent": params.agent, "temperature": t, "index": i})
             for task in params.tasks for model in models for t in params.temperatures
             for i in range(params.n_samples)]
-
-
-def session_at_temperature(session: ModelSession, temperature: float) -> ModelSession:
-    """The episode's session with its own sampling temperature (same seeds path and call log)."""
-    sampling = SamplingDefaults(temperature=temperature, max_tokens=session.sampling.max_tokens)
-    return ModelSession(session.client, run_seed=session.run_seed, episode_id=session.episode_id,
-                        sampling=sampling, path=session.path, log=session.log,
-                        diagnostics=session.diagnostics)
 
 
 async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: ModelSession) -> SecretChoiceEpisode:
@@ -125,8 +103,9 @@ def secret_choice_episode_fn(params: SecretChoiceParams) -> StudyEpisode[SecretC
 
     @study_episode(SecretChoiceEpisode)
     async def episode(spec: EpisodeSpec, session: ModelSession) -> SecretChoiceEpisode:
-        at_t = session_at_temperature(session, float(spec.params["temperature"]))
-        return await run_secret_choice_episode(tasks[spec.params["task"]], spec.params["agent"], at_t)
+        # its own temperature; the run's sampling object is shared by every session, so replaced, never changed
+        session.sampling = replace(session.sampling, temperature=float(spec.params["temperature"]))
+        return await run_secret_choice_episode(tasks[spec.params["task"]], spec.params["agent"], session)
 
     return episode
 
@@ -136,17 +115,13 @@ def secret_frame(scored: Scored) -> pd.DataFrame:
     ones with secret None and status ``error``): every table's and the figure's frame."""
     rows = scored.part(MAIN)
     if rows.empty:
-        df = pd.DataFrame(columns=list(COLUMNS))
-        df.attrs["n_missing"] = 0
-        return df
+        return pd.DataFrame(columns=list(COLUMNS))
     ok = rows["status"] == "ok"
     status = rows["secret.status"] if "secret.status" in rows else pd.Series(None, index=rows.index, dtype=object)
-    df = pd.DataFrame({"task": rows["task"], "model": rows["model"], "agent": rows["agent"],
-                       "temperature": rows["temperature"].astype(float),
-                       "secret": rows["secret"].where(ok, None), "status": status.where(ok, "error"),
-                       "episode_id": rows["episode_id"], "source_notebook": NOTEBOOK}, columns=list(COLUMNS))
-    df.attrs["n_missing"] = int(df["secret"].isna().sum())
-    return df
+    return pd.DataFrame({"task": rows["task"], "model": rows["model"], "agent": rows["agent"],
+                         "temperature": rows["temperature"].astype(float),
+                         "secret": rows["secret"].where(ok, None), "status": status.where(ok, "error"),
+                         "episode_id": rows["episode_id"], "source_notebook": NOTEBOOK}, columns=list(COLUMNS))
 
 
 # -- scorer and metrics (every table of 07) ----------------------------------------------
@@ -161,33 +136,12 @@ def secret_scorer(record, ctx: ScoreContext) -> Score:
     return Score(value=row["secret"], explanation=f"reveal {row['status']}", metadata={"status": row["status"]})
 
 
-def fork_reveals(scored: Scored) -> pd.DataFrame:
-    """The main fork-test reveals of the run-mates 02 and 03 (Appendix E's source)."""
-    return main_fork_reveals(scored.run_mates)
-
-
-def secret_spread(scored: Scored) -> pd.DataFrame:
-    return metrics_table(secret_frame(scored), GROUPS, n_boot=scored.params.n_boot, seed=scored.params.seed)
-
-
-def chi_square(scored: Scored) -> pd.DataFrame:
-    return chi_square_table(secret_frame(scored), GROUPS)
-
-
-def appendix_e_top10(scored: Scored) -> pd.DataFrame:
-    return top_secrets(fork_reveals(scored))
-
-
-def attractors(scored: Scored) -> pd.DataFrame:
-    return attractor_table(secret_frame(scored), fork_reveals(scored))
-
-
 SCORERS: tuple[Scorer, ...] = (secret_scorer,)
-METRICS: tuple[Metric, ...] = (
-    Metric("secret_spread", secret_spread),  # a spread has no better or worse (mode collapse is described)
-    Metric("chi_square", chi_square),
-    Metric("appendix_e_top10", appendix_e_top10),
-    Metric("attractors", attractors),
+METRICS: tuple[Metric, ...] = (  # a spread has no better or worse (mode collapse is described)
+    Metric("secret_spread", lambda s: metrics_table(secret_frame(s), GROUPS, n_boot=s.params.n_boot, seed=s.params.seed)),
+    Metric("chi_square", lambda s: chi_square_table(secret_frame(s), GROUPS)),
+    Metric("appendix_e_top10", lambda s: top_secrets(main_fork_reveals(s.run_mates))),  # 07's run-mates 02-04
+    Metric("attractors", lambda s: attractor_table(secret_frame(s), main_fork_reveals(s.run_mates))),
 )
 """Notebook 07's tables, by the names they are saved under."""
 
@@ -244,15 +198,9 @@ def min_n_for_test(prior: Mapping[str, float], min_expected: float = 5) -> int:
     return max(math.ceil(min_expected / p_max - 1e-9), math.ceil(min_expected / (1 - p_max) - 1e-9))
 
 
-def chi_square_table(df: pd.DataFrame, group_cols: list[str], *, min_expected: float = 5) -> pd.DataFrame:
-    """Chi-square goodness of fit of each group's revealed secrets against each reference prior.
-
-    Groups are keyed by ``group_cols`` (which must include ``task``). When the counts do not
-    allow a test (every cell's expected count below ``min_expected`` after pooling), the row
-    says so and gives the sample size a test would need.
-    """
-    if "task" not in group_cols:
-        raise ValueError("chi_square_table groups must include the 'task' column.")
+def chi_square_table(df: pd.DataFrame, group_cols: list[str]) -> pd.DataFrame:
+    """Chi-square goodness of fit of each group's revealed secrets (``group_cols`` include ``task``)
+    against each reference prior; a row without a test gives the sample size a test would need."""
     rows = []
     for key, sub in df.groupby(group_cols, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -262,10 +210,10 @@ def chi_square_table(df: pd.DataFrame, group_cols: list[str], *, min_expected: f
             inside = [s for s in secrets if s in prior]
             row = {**cell, "reference": label, "n": len(secrets), "n_in_prior": len(inside),
                    "out_of_prior_share": (len(secrets) - len(inside)) / len(secrets) if secrets else float("nan")}
-            result = chi_square_vs_prior(Counter(inside), prior, min_expected=min_expected) if inside else None
+            result = chi_square_vs_prior(Counter(inside), prior) if inside else None
             if result is None:
                 row.update(cells=None, dof=None, chi2=None, p_value=None,
-                           note=f"not testable: needs n_in_prior >= {min_n_for_test(prior, min_expected)}")
+                           note=f"not testable: needs n_in_prior >= {min_n_for_test(prior)}")
             else:
                 row.update(cells=len(result.categories), dof=result.dof, chi2=result.statistic,
                            p_value=result.p_value, note=f"{len(result.pooled)} in-prior secrets pooled into '(other)'")
@@ -344,29 +292,26 @@ def spread_caption(summary: pd.DataFrame) -> str:
     return note
 
 
-def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per (task, model): entropy at the coldest and the hottest temperature with reveals, the
-    gap (hot - cold) with its bootstrap 95% interval, and the verdict the readings and the
-    ``rises`` flag share.
+def entropy_comparisons(summary: pd.DataFrame, reveals: pd.DataFrame, *, n_boot: int = 1000,
+                        seed: int = 0) -> pd.DataFrame:
+    """Per (task, model): entropy at the coldest and the hottest temperature with reveals, the gap
+    (hot - cold) with the bootstrap 95% interval of :func:`~psit_lib.studies.psit.secrets.entropy_gap`
+    over ``reveals`` (:func:`secret_frame`), and the verdict the reading says.
 
-    The gap is tested by :func:`psit_lib.studies.psit.secrets.entropy_gap` on the reveals the summary
-    carries (``secret_summary`` keeps their counts): ``rises``/``falls`` only when the interval
-    excludes zero; ``tie`` when the two entropies are equal; ``unreliable`` when either end's
-    entropy sits at its log2(n) ceiling (every reveal distinct) or its own bootstrap interval
-    excludes its estimate (the same resampling cannot decide the gap); ``too small`` when either
-    temperature has fewer than ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval from two
-    reveals is never a separation). Without the counts (a summary read back from a file) nothing
-    is tested and the verdict is ``cannot be told apart`` (``method`` says so): two intervals that
-    do not overlap are not the test the notebook reports.
+    ``rises``/``falls`` only when the gap's interval excludes zero; ``unreliable`` when an end sits at
+    its log2(n) ceiling or has no interval of its own (the same resampling cannot decide the gap);
+    ``too small`` below ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval is no separation).
     """
-    from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE, entropy_gap, reveal_counts
-
     columns = ["task", "model", "cold", "hot", "n_cold", "n_hot", "entropy_cold", "entropy_hot", "gap",
                "ci_low", "ci_high", "method", "verdict", "unusable"]
     if summary.empty or not {"task", "model", "temperature", "entropy"} <= set(summary.columns):
         return pd.DataFrame(columns=columns)
-    stored = summary.attrs.get("secret_counts") or {}
-    n_boot, seed = int(stored.get("n_boot", 1000)), int(stored.get("seed", 0))
+
+    def counts(cell: pd.Series) -> Counter:
+        at = (reveals["task"] == cell["task"]) & (reveals["model"] == cell["model"]) & (
+            reveals["temperature"].astype(float) == float(cell["temperature"]))
+        return Counter(reveals.loc[at, "secret"].dropna())
+
     rows = []
     for (task, model), cell in summary.groupby(["task", "model"], sort=False, dropna=False):
         part = cell.dropna(subset=["entropy"]).sort_values("temperature")
@@ -390,20 +335,14 @@ def entropy_comparisons(summary: pd.DataFrame) -> pd.DataFrame:
         if row["gap"] == 0:
             rows.append({**row, "verdict": "tie", "method": "equal entropies"})
             continue
-        counts_cold, counts_hot = reveal_counts(summary, cold), reveal_counts(summary, hot)
         ceiling = [float(r["temperature"]) for r in (cold, hot) if at_ceiling(float(r["entropy"]), int(r["n"]))]
-        if counts_cold is not None and counts_hot is not None and (ceiling or row["unusable"]):
+        if ceiling or row["unusable"]:
             # the same bootstrap that cannot give an end its own interval cannot decide the gap
             rows.append({**row, "verdict": "unreliable", "method": _unreliable_method(ceiling, row["unusable"])})
             continue
-        if counts_cold is not None and counts_hot is not None:
-            _, low, high = entropy_gap(counts_hot, counts_cold, n_boot=n_boot, seed=seed)
-            row.update(ci_low=low, ci_high=high, method="bootstrap 95% interval of the gap")
-            separated = low > 0 or high < 0
-        else:  # never decided by whether two intervals overlap: without the reveals there is no test
-            separated = False
-            row["method"] = "not tested (no reveals to test the gap)"
-        verdict = ("rises" if row["gap"] > 0 else "falls") if separated else "cannot be told apart"
+        _, low, high = entropy_gap(counts(hot), counts(cold), n_boot=n_boot, seed=seed)
+        row.update(ci_low=low, ci_high=high, method="bootstrap 95% interval of the gap")
+        verdict = ("rises" if row["gap"] > 0 else "falls") if low > 0 or high < 0 else "cannot be told apart"
         rows.append({**row, "verdict": verdict})
     return pd.DataFrame(rows, columns=columns)
 
@@ -425,13 +364,6 @@ def _unreliable_method(ceiling: list[float], unusable: list[float]) -> str:
     return "not tested: " + "; ".join(parts)
 
 
-def _revealed(df: pd.DataFrame, task: str) -> list[str]:
-    if "task" not in df.columns or "secret" not in df.columns:
-        return []
-    return [str(s) for s in df.loc[df["task"] == task, "secret"].tolist()
-            if s is not None and not (isinstance(s, float) and math.isnan(s))]
-
-
 def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The study's attractors (Appendix E: one per task and reference model, eight in all) as
     labelled reference rows, with how often each was revealed in ``df`` (a reveal counts when it
@@ -441,7 +373,7 @@ def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
     spellings = attractor_spellings()
     rows = []
     for (task, reference_model), secret in mode_collapse_attractors().items():
-        revealed = _revealed(df, task)
+        revealed = df.loc[df["task"] == task, "secret"].dropna().astype(str).tolist() if len(df) else []
         names = set(spellings.get(secret, (secret.lower(),)))
         # ranked as Appendix E's lists are: by count, secrets revealed equally often sharing a rank
         counts = Counter(revealed)
@@ -520,16 +452,10 @@ def run_note(df: pd.DataFrame, top: pd.DataFrame) -> str:
     return f"{quick}. {fork}."
 
 
-def spread_reading(summary: pd.DataFrame) -> str:
-    """Generated sentences: per (task, model), entropy at the coldest and the hottest temperature
-    with their intervals, and whether the bootstrap interval of the gap separates them (see
-    :func:`entropy_comparisons`).
-    Too few reveals, ties and a single temperature are said as such, never compared; a
-    per-temperature interval that misses its estimate is flagged. Entropy is a description of the
-    spread, so the sentence says rises or falls, never better or worse."""
-    from psit_lib.studies.psit.secrets import MIN_SAMPLES_TO_COMPARE
-
-    comparisons = entropy_comparisons(summary)
+def spread_reading(summary: pd.DataFrame, reveals: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> str:
+    """Generated sentences on :func:`entropy_comparisons`: too few reveals, ties and one temperature
+    are said as such, never compared. Entropy describes the spread: rises or falls, never better."""
+    comparisons = entropy_comparisons(summary, reveals, n_boot=n_boot, seed=seed)
     if comparisons.empty:
         return "No reveals in this run, so there is no entropy to compare."
     rows = summary.assign(_t=summary["temperature"].astype(float)) if "temperature" in summary else summary
@@ -562,17 +488,11 @@ def spread_reading(summary: pd.DataFrame) -> str:
             text += (f"this run cannot say whether entropy rises or falls with temperature: {str(c['method'])[12:]}, "
                      "and a bootstrap that cannot give an end its own interval cannot decide the gap either "
                      "(more reveals per temperature would)")
-        elif c["method"] and str(c["method"]).startswith("bootstrap"):
-            interval = f"[{plain_number(c['ci_low'])}, {plain_number(c['ci_high'])}]"
-            gap = plain_number(c["gap"])
-            if verdict == "cannot be told apart":
-                text += (f"the bootstrap 95% interval of the gap (hot − cold, {gap} bits) is {interval}, which "
-                         "includes zero, so this run cannot tell them apart")
-            else:
-                text += (f"the bootstrap 95% interval of the gap (hot − cold, {gap} bits) is {interval}, which "
-                         f"excludes zero: entropy {verdict} with temperature")
         else:
-            text += "the reveals are not at hand to test the gap, so this reading does not compare them"
+            interval = f"[{plain_number(c['ci_low'])}, {plain_number(c['ci_high'])}]"
+            text += f"the bootstrap 95% interval of the gap (hot − cold, {plain_number(c['gap'])} bits) is {interval}, "
+            text += ("which includes zero, so this run cannot tell them apart" if verdict == "cannot be told apart"
+                     else f"which excludes zero: entropy {verdict} with temperature")
         if c["unusable"] and verdict != "unreliable":
             temps = " and ".join(f"T={plain_number(t)}" for t in c["unusable"])
             text += (f" (no entropy interval at {temps}: the bootstrap interval excluded the plug-in estimate, "

@@ -1,13 +1,8 @@
 """The fork-test study's sweeps of simulator assumptions, by name (notebooks 02-04).
 
-Which simulator knob a notebook sweeps under "What decides this result", and at which values, is
-the study's declaration, not the notebook's: a notebook that spells knob names goes stale when the
-simulator changes (and the simulator is a black box behind the wire). A notebook picks a sweep by
-its name here (the ``sweep`` parameter); the name says what is varied in the study's terms and is
-never a knob name, so no notebook code cell names a knob. Adding a sweep is one entry below.
-
-Light on purpose (no pandas, no episode code): the parameter models validate ``sweep`` with it
-before a kernel starts.
+A notebook picks a sweep by its name here (the ``sweep`` parameter), never by a knob name: a
+notebook that spells knob names goes stale when the simulator, a black box behind the wire,
+changes. Light on purpose (no pandas): the parameter models validate ``sweep`` before a kernel starts.
 """
 
 from __future__ import annotations

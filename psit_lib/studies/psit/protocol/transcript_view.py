@@ -1,14 +1,5 @@
-"""The one view of a fork episode, from its typed record (like a log viewer, not a text dump).
-
-:func:`episode_html` lays out what a reader of an episode needs, in order: the header
-(episode, agent, model, outcome, why it failed); the public exchange turn by turn, each host
-reply followed by what happened privately after it (the memory tool calls and their results,
-the memory libraries' hidden calls, the private state it carried on and its diff from the turn
-before, folded; an unreadable reply), the secret highlighted where a host reply gave it away; the
-private state at the fork (folded); and the fork's branches side by side (the reveal, then one
-card per candidate with the expected and the given answer). :func:`episode_row` is the episode's
-line in the episode explorer's table (outcome under the workbook's strict view and Table 1's
-rule, secret, turns, where it leaked).
+"""The one view of a fork episode, from its typed record (like a log viewer, not a text dump):
+:func:`episode_html` for the transcript, :func:`episode_row` for the episode explorer's table.
 
 The HTML is self-contained (inline styles only), so the same markup serves the rendered report
 and JupyterLab (:mod:`psit_lib.report.explorer` shows it for every fork episode).
@@ -23,7 +14,7 @@ from typing import Any
 
 from psit_lib.runs.records import EpisodeRecord
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
-from psit_lib.studies.psit.protocol.records import CandidateBranch, ForkEpisode, ForkRecord
+from psit_lib.studies.psit.protocol.records import ForkEpisode, ForkRecord
 from psit_lib.studies.psit.protocol.table1 import score_table1
 
 
@@ -162,10 +153,6 @@ def _exchange(result: ForkEpisode) -> str:
     return "".join(parts) or "<i>no public exchange</i>"
 
 
-def _expected(candidate: CandidateBranch) -> bool:
-    return candidate.source == "revealed"
-
-
 def _branch_calls(result: ForkEpisode, branch: str) -> str:
     calls = [c for c in result.branch_hidden_calls if c.branch == branch]
     if not calls:
@@ -190,7 +177,7 @@ def _branches(result: ForkEpisode) -> str:
                      f"{'compatible with the public play' if ok else 'not compatible with the public play' if ok is False else 'not checked'}"
                      f"</div>{_branch_calls(result, 'reveal')}</div>")
     for i, cand in enumerate(result.candidates):
-        expected = _expected(cand)
+        expected = cand.source == "revealed"  # a self-consistent host says yes to its revealed secret only
         matches = cand.parsed is not None and cand.parsed == expected
         colour = _GOOD if matches else (_BAD if cand.parsed is not None else "#999")
         cards.append(f"<div style='{_CARD};border-top:4px solid {colour}'><b>{_esc(cand.secret)}</b> "
