@@ -24,7 +24,7 @@ from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.runs.backend import make_client
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.settings import LLMSettings
-from psit_lib.studies.psit.memory import extract_secret, initial_memory
+from psit_lib.studies.psit.memory.working_memory import extract_secret, initial_memory
 from psit_lib.llm.reply_readers import read_yes_no
 from psit_lib.studies.psit.protocol.candidates import candidate_request, parse_string_array
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode

@@ -26,8 +26,10 @@ from psit_lib.llm.errors import ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
 from psit_lib.llm.types import ChatResult, ToolCall
 from psit_lib.llm.tokens import count_tokens
-from psit_lib.studies.psit.memory import MemoryToolError, apply_tool_call, initial_memory, tool_schemas
-from psit_lib.studies.psit.memory.working_memory import WORKING_MEMORY_TAG, carries_memory_block
+from psit_lib.studies.psit.memory.tool_schemas import tool_schemas
+from psit_lib.studies.psit.memory.tools import apply_tool_call
+from psit_lib.studies.psit.memory.working_memory import (WORKING_MEMORY_TAG, MemoryToolError, carries_memory_block,
+                                                          initial_memory)
 
 from psit_lib.studies.psit.agents.config import AgentConfig
 from psit_lib.llm.diagnostics import diagnostics_of, report_helper_failed, report_helper_read
