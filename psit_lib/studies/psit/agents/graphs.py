@@ -108,8 +108,7 @@ async def respond(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     autonomous = ctx.config.kind == "autonomous"
     tools = tool_schemas(ctx.config.memory_strategy) if autonomous else None
     result = await ctx.session.chat(messages, role=ctx.host_role, tools=tools)
-    _check_reasoning(ctx, result)
-    _check_private_block(ctx, result)
+    _flag_reply(ctx, result)
     reasoning = "\n".join(x for x in (state.get("reasoning", ""), result.reasoning or "") if x)
     update: dict[str, Any] = {"reply": result.content, "reasoning": reasoning}
     if autonomous and not result.tool_calls:
@@ -124,24 +123,19 @@ async def respond(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     return update
 
 
-def _check_reasoning(ctx: AgentContext, result: ChatResult) -> None:
-    """Flag a reply without reasoning for an agent whose design rests on it: its private state
-    silently shrinks to what vanilla has (private CoT) or the updater cannot see the choice the
-    host made (workflow), and nothing else in the record would say so."""
+def _flag_reply(ctx: AgentContext, result: ChatResult) -> None:
+    """Flag what nothing else in the record would show: a reply without reasoning for an agent
+    whose design rests on it (private CoT, the workflow updater), and a public reply that carries
+    the private working-memory block (kept as written: the protocol scores what was said)."""
     diagnostics = diagnostics_of(ctx.session)
-    if diagnostics is not None and ctx.config.needs_reasoning and not (result.reasoning or "").strip():
+    if diagnostics is None:
+        return
+    if ctx.config.needs_reasoning and not (result.reasoning or "").strip():
         diagnostics.flag(
             FLAG_NO_REASONING, ctx.host_role, result.content,
             f"{ctx.config.name} got a reply with no reasoning, so it keeps no private reasoning this turn",
             agent=ctx.config.name)
-
-
-def _check_private_block(ctx: AgentContext, result: ChatResult) -> None:
-    """Flag a public reply that carries the private working-memory block: the reply stays as the
-    model wrote it (the protocol scores what was said in public), but a reader of the run must
-    learn that the agent's private state did not stay private."""
-    diagnostics = diagnostics_of(ctx.session)
-    if diagnostics is not None and carries_memory_block(result.content):
+    if carries_memory_block(result.content):
         diagnostics.flag(FLAG_PRIVATE_IN_PUBLIC, ctx.host_role, result.content,
                          f"{ctx.config.name} copied its <{WORKING_MEMORY_TAG}> block into a public reply",
                          agent=ctx.config.name)
