@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from psit_lib.studies.psit.agents.chat_agent import ChatAgent
+from psit_lib.studies.psit.agents.graphs import ChatAgent
 from psit_lib.studies.psit.agents.config import parse_agent
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMSettings, ModelSession

@@ -16,7 +16,7 @@ import pytest
 from wordfreq import word_frequency
 
 from psit_lib.llm import LLMSettings, ModelSession
-from psit_lib.studies.psit.agents.chat_agent import ChatAgent
+from psit_lib.studies.psit.agents.graphs import ChatAgent
 from psit_lib.studies.psit.agents.config import parse_agent
 from psit_lib.studies.psit.agents.factory import register_agent_family
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT, ForkSettings, host_role, run_fork_episode

@@ -1,4 +1,4 @@
-"""The four PSIT agents' turns as plain async steps, with checkpoints kept by ``ChatAgent``.
+"""The four PSIT agents (``ChatAgent``): their turns as plain async steps, with checkpoints.
 
 One turn runs the agent's steps on a state; the state at the end of every turn is a checkpoint,
 and a fork is a turn started from an earlier checkpoint (``ChatAgent.send(..., checkpoint_id=)``),
@@ -31,6 +31,7 @@ from psit_lib.studies.psit.memory.tools import apply_tool_call
 from psit_lib.studies.psit.memory.working_memory import (WORKING_MEMORY_TAG, MemoryToolError, carries_memory_block,
                                                           initial_memory)
 
+from psit_lib.studies.psit.agents.checkpointed import CheckpointedAgent
 from psit_lib.studies.psit.agents.config import AgentConfig
 from psit_lib.llm.diagnostics import diagnostics_of, report_helper_failed, report_helper_read
 from psit_lib.studies.psit.agents.prompts import (interleaved_reasoning, memory_block, private_reasoning_block,
@@ -250,3 +251,21 @@ async def run_turn(state: AgentState, ctx: AgentContext) -> AgentState:
         state.update(await update_memory(state, ctx))  # type: ignore[typeddict-item]
     state.update(await finish(state, ctx))  # type: ignore[typeddict-item]
     return state
+
+
+class ChatAgent(CheckpointedAgent):
+    """One PSIT agent instance for one episode, with its checkpoints."""
+
+    def __init__(self, config: AgentConfig, *, system_prompt: str, host_role: str) -> None:
+        super().__init__()
+        self.config = config
+        self.system_prompt = system_prompt
+        self.host_role = host_role
+
+    async def _turn(self, state: dict[str, Any], session: ModelSession) -> dict[str, Any]:
+        context = AgentContext(session=session, config=self.config, system_prompt=self.system_prompt,
+                               host_role=self.host_role)
+        return dict(await run_turn(state, context))  # type: ignore[arg-type]
+
+    def private_state(self, values: dict[str, Any]) -> str:
+        return private_state_text(self.config, values)
