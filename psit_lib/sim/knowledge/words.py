@@ -1,9 +1,5 @@
-"""English words the simulated model knows, ranked by how common they are (``wordfreq``).
-
-The model's sense of "a common English word" is wordfreq's English ranking, kept to plain
-lowercase words of 3..12 letters. Which words fit a Hangman board is answered from per-length
-lists, so re-imagining a secret costs a scan of one length's words.
-"""
+"""English words the simulated model knows, ranked by ``wordfreq`` (README.md, "Its own knowledge"); per-length
+lists, so re-imagining a secret costs a scan of one length's words."""
 
 from __future__ import annotations
 
