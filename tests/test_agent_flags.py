@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from psit_lib.llm import LLMClient, LLMSettings, ModelSession
-from psit_lib.studies.psit.memory import initial_memory
+from psit_lib.studies.psit.memory.working_memory import initial_memory
 from psit_lib.runs import RunStore, run_episodes
 from psit_lib.runs.records import read_records
 from psit_lib.sim.transport import SimTransport

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from psit_lib.studies.psit.agents import ChatAgent, parse_agent
+from psit_lib.studies.psit.agents.graphs import ChatAgent
+from psit_lib.studies.psit.agents.config import parse_agent
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMSettings, ModelSession
 from fork_rows import fork_rows
@@ -100,7 +101,7 @@ async def test_memory_agent_answers_from_its_stored_secret(task):
     client = make_client(LLMSettings(cache="off"))
     record = (await run_fork_episode(task, "workflow_overwrite", ModelSession(client, run_seed=3, episode_id="w"),
                                     ForkSettings())).model_dump(mode='json')
-    from psit_lib.studies.psit.memory import extract_secret
+    from psit_lib.studies.psit.memory.working_memory import extract_secret
 
     stored = extract_secret(record["private_state_at_fork"])
     if stored:  # a lossy overwrite may have dropped it; then nothing is asserted here

@@ -16,7 +16,8 @@ import pytest
 from wordfreq import word_frequency
 
 from psit_lib.llm import LLMSettings, ModelSession
-from psit_lib.studies.psit.agents import ChatAgent, parse_agent
+from psit_lib.studies.psit.agents.graphs import ChatAgent
+from psit_lib.studies.psit.agents.config import parse_agent
 from psit_lib.studies.psit.agents.factory import register_agent_family
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT, ForkSettings, host_role, run_fork_episode
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
@@ -229,6 +230,6 @@ async def test_after_five_failed_tries_the_memory_is_left_as_it_was():
     state = await agent.send(task.opener(), session)
     await client.aclose()
     assert sum(c["role"] == "memory_updater" for c in sink) == 5
-    from psit_lib.studies.psit.memory import initial_memory
+    from psit_lib.studies.psit.memory.working_memory import initial_memory
 
     assert state["memory"] == initial_memory()

@@ -41,7 +41,7 @@ def play(secret: str, letters: str, max_lives: int = 6) -> HangmanState:
     return state
 
 
-def brute_force(words, length, known, absent, present_only_at_known=True):
+def brute_force(words, length, known, absent):
     absent = set(absent)
     result = []
     for word in words:
@@ -51,7 +51,7 @@ def brute_force(words, length, known, absent, present_only_at_known=True):
             continue
         if absent & set(word):
             continue
-        if present_only_at_known and any(
+        if any(
             word.count(letter) != list(known.values()).count(letter) for letter in set(known.values())
         ):
             continue
@@ -451,8 +451,8 @@ def test_index_agrees_with_brute_force_on_a_small_list(secret, letters, weights)
     assert small.matching(state.length, state.known, state.absent) == expected
     assert secret in expected
     assert [frequencies[word] for word in expected] == sorted((frequencies[w] for w in expected), reverse=True)
-    assert small.matching(state.length, state.known, state.absent, present_only_at_known=False) == brute_force(
-        small.words, state.length, state.known, state.absent, present_only_at_known=False
+    assert small.matching(state.length, state.known, state.absent) == brute_force(
+        small.words, state.length, state.known, state.absent
     )
 
 
@@ -468,10 +468,7 @@ def test_index_agrees_with_brute_force_on_the_real_vocabulary(vocabulary):
             length = rng.randint(3, 12)
             known = {p: rng.choice("etaoinsr") for p in rng.sample(range(length), rng.randint(0, 2))}
             absent = [letter for letter in rng.sample(ALPHABET, rng.randint(0, 6)) if letter not in known.values()]
-        for present_only in (True, False):
-            assert vocabulary.matching(length, known, absent, present_only) == brute_force(
-                words, length, known, absent, present_only
-            )
+        assert vocabulary.matching(length, known, absent) == brute_force(words, length, known, absent)
 
 
 def test_vocabulary_shape(vocabulary):

@@ -10,16 +10,10 @@ from typing import Any
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from psit_lib.studies.psit.memory import (
-    SECTION_TITLES,
-    MemoryToolError,
-    append_in_memory,
-    apply_tool_call,
-    delete_from_memory,
-    parse_sections,
-    patch_memory,
-    replace_in_memory,
-)
+from psit_lib.studies.psit.memory.patch import patch_memory
+from psit_lib.studies.psit.memory.replace import replace_in_memory
+from psit_lib.studies.psit.memory.tools import append_in_memory, apply_tool_call, delete_from_memory
+from psit_lib.studies.psit.memory.working_memory import SECTION_TITLES, MemoryToolError, parse_sections
 from psit_lib.studies.psit.memory.matching import normalize_for_deletion
 
 SETTINGS = settings(

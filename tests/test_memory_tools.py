@@ -6,26 +6,13 @@ import json
 
 import pytest
 
-from psit_lib.studies.psit.memory import (
-    SECTION_TITLES,
-    STRATEGIES,
-    MemoryToolError,
-    ToolResult,
-    UnknownStrategyError,
-    append_in_memory,
-    apply_tool_call,
-    delete_from_memory,
-    extract_secret,
-    find_section,
-    initial_memory,
-    overwrite_memory,
-    parse_sections,
-    patch_memory,
-    replace_in_memory,
-    tool_schemas,
-    wrap_for_prompt,
-)
-from psit_lib.studies.psit.memory.tool_schemas import TOOL_ARGUMENTS
+from psit_lib.studies.psit.memory.matching import ToolResult
+from psit_lib.studies.psit.memory.patch import patch_memory
+from psit_lib.studies.psit.memory.replace import replace_in_memory
+from psit_lib.studies.psit.memory.tool_schemas import TOOL_ARGUMENTS, STRATEGIES, UnknownStrategyError, tool_schemas
+from psit_lib.studies.psit.memory.tools import append_in_memory, apply_tool_call, delete_from_memory, overwrite_memory
+from psit_lib.studies.psit.memory.working_memory import (SECTION_TITLES, MemoryToolError, extract_secret, find_section,
+                                                          initial_memory, parse_sections, wrap_for_prompt)
 
 META_KEYS = {"applied_hunks", "changed_lines", "sections_touched", "warnings"}
 
@@ -574,7 +561,8 @@ def test_a_hunk_line_matches_a_memory_line_that_differs_only_by_its_bullet():
 
 
 def test_counts_accept_equivalent_values_and_warnings_reach_the_model():
-    from psit_lib.studies.psit.memory import apply_tool_call, initial_memory
+    from psit_lib.studies.psit.memory.tools import apply_tool_call
+    from psit_lib.studies.psit.memory.working_memory import initial_memory
     from psit_lib.studies.psit.agents.graphs import tool_result_text
 
     memory = apply_tool_call(initial_memory(), "append_in_memory", {"section_title": "Active Notes", "lines": ["- x"]}).new_memory

@@ -145,7 +145,7 @@ async def test_every_template_looked_up_at_run_time_is_catalogued(study):
 
 
 def use_every_psit_prompt() -> None:
-    from psit_lib.studies.psit.memory import initial_memory
+    from psit_lib.studies.psit.memory.working_memory import initial_memory
     from psit_lib.studies.psit.agents import prompts as agent_prompts
     from psit_lib.studies.psit.agents.baselines import amem_adapter, base, lightmem_adapter
     from psit_lib.studies.psit.protocol import fork_test

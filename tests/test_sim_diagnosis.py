@@ -24,7 +24,7 @@ from psit_lib.studies.psit.protocol.outcomes import Outcome
 from psit_lib.runs.backend import make_client
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.settings import LLMSettings
-from psit_lib.studies.psit.memory import extract_secret, initial_memory
+from psit_lib.studies.psit.memory.working_memory import extract_secret, initial_memory
 from psit_lib.llm.reply_readers import read_yes_no
 from psit_lib.studies.psit.protocol.candidates import candidate_request, parse_string_array
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
@@ -33,7 +33,7 @@ from psit_lib.sim.context import SimContext
 from psit_lib.sim.roles.diagnosis import (
     OUTSIDE_CONDITIONS,
     DiagnosisGame,
-    answer_variants,
+    answer_forms,
     condition_prior,
     propose_conditions,
     short_answer,
@@ -212,7 +212,7 @@ def test_a_held_condition_answers_by_rule_r(name, code, seed):
 def test_every_phrasing_parses_back(code, yes, variant):
     text = TASK.question_for(code)
     assert read_yes_no(short_answer(text, yes, variant)).value is yes
-    assert answer_variants(text) in (2, 3)
+    assert len(answer_forms(text)) in (2, 3)
 
 
 def test_malformed_reply_carries_no_decision():

@@ -1,9 +1,5 @@
-"""What a simulated role sees: the request, a seeded RNG, and small reading helpers.
-
-The RNG is derived from the whole request (role, profile, messages, tools, sampling
-parameters, seed), so a reply is a pure function of the request: deterministic for a given
-seed, different across seeds, and blind to anything the request does not carry.
-"""
+"""What a simulated role sees: the request, a seeded RNG, and small reading helpers. The RNG is derived
+from the whole request, so a reply is a pure function of it (README.md, "Deterministic per seed")."""
 
 from __future__ import annotations
 

@@ -92,11 +92,6 @@ def profile_from_model(model: object) -> str | None:
     return None
 
 
-def models_listing() -> dict[str, Any]:
-    return {"object": "list", "data": [{"id": SIM_MODEL_NAME, "object": "model", "created": 0,
-                                        "owned_by": "psit-workbench (simulated)"}]}
-
-
 def handle_http(method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, Any]]:
     """Shared HTTP routing for the in-process transport and the loopback server."""
     from .profiles import UnknownProfileError
@@ -104,7 +99,8 @@ def handle_http(method: str, path: str, headers: dict[str, str], raw: bytes) -> 
     lower = {k.lower(): v for k, v in headers.items()}
     path = path.split("?", 1)[0].rstrip("/")
     if method == "GET" and path.endswith("/models"):
-        return 200, models_listing()
+        return 200, {"object": "list", "data": [{"id": SIM_MODEL_NAME, "object": "model", "created": 0,
+                                                  "owned_by": "psit-workbench (simulated)"}]}
     if method == "POST" and path.endswith("/chat/completions"):
         try:
             body = json.loads(raw or b"{}")

@@ -1,27 +1,6 @@
-"""How the simulated model *writes*: the output formats real models and servers produce.
-
-It runs after the role with its own random numbers, so a format never changes a role's
-decisions (README.md, "Output formats").
-
-Formats (the profile knob ``output_format``)
--------------------------------------------
-plain             the role's reply as written, reasoning in ``reasoning_content``.
-inline_think      a server without a reasoning parser: reasoning inline, ``<think>...</think>``
-                  before the reply, and no ``reasoning_content``.
-reasoning_field   reasoning in a ``reasoning`` field (as some servers name it).
-markdown          the first line of a text reply in bold (``**Yes.**``, ``**apple**``).
-fenced_json       JSON replies pretty-printed inside a ```json fence, with a sentence of prose
-                  after it.
-string_numbers    numbers in tool-call arguments written as strings (``"expected_hunks": "1"``).
-chatty            a line of small talk after every text reply; now and then (``HEDGE_RATE``) a
-                  yes/no answer comes after a hedge ("Hmm, let me check... No."), which a
-                  careful reader must treat as no answer.
-bulleted_patches  patch edits that replace the model's last note, written with the diff marker
-                  where the memory has its list bullet (``-After my last reply: ...`` for the
-                  memory line ``- After my last reply: ...``); written by the memory-edit role.
-fractional_scores judge scores on a half-point grid (7.5) and labels written "Response A";
-                  written by the judge role.
-"""
+"""How the simulated model *writes*: the output formats real models and servers produce (the knob
+``output_format``; each is described in README.md, "Trying the readers offline", and sim/README.md).
+It runs after the role with its own random numbers, so a format never changes a role's decisions."""
 
 from __future__ import annotations
 

@@ -4,12 +4,8 @@ A profile describes how the simulated model behaves, never how an agent should s
 simulator has no per-agent outcome rates. Differences between agents emerge only from what
 each agent puts into the model's context (SPEC §8).
 
-Each knob's meaning is its field's ``description`` (what ``knobs()`` puts in run metadata).
-
-A profile can be named with overrides, ``default,notices_contradictions=0.5``: the named
-profile with those knobs changed. Sweeps use this (the model ``psit-sim:<spec>`` carries it),
-and a swept profile draws the same random numbers as its base profile (the RNG is seeded by
-the base name), so two knob values differ only where that knob acts.
+Each knob's meaning is its field's ``description`` (what ``knobs()`` puts in run metadata); overrides
+(``default,knob=value``) and why a sweep draws its base profile's numbers: README.md, "Profiles and knobs".
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The simulator as a loopback HTTP server (``psit sim serve``).
-
-Third-party libraries (memory baselines, other harnesses) can point an OpenAI client at it
-unchanged. It binds to 127.0.0.1 by default and serves the same engine as the in-process
-transport. ``running_server()`` starts one on a free port in a thread, for tests.
-"""
+"""The simulator as a loopback HTTP server (``psit sim serve``; README.md, "Serving it on a port"), serving
+the same engine as the in-process transport."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Medical knowledge of the simulated model: the DDXPlus conditions and their evidences.
-
-Read straight from the DDXPlus release files shipped in the repository's ``data/ddxplus``
-(``$PSIT_DATA_DIR/ddxplus`` when that is set). For each condition the model knows its English
-name, its severity and which evidences (symptoms and antecedents) belong to it; for each
-binary evidence, the question that asks about it.
-"""
+"""Medical knowledge of the simulated model: the DDXPlus conditions, their severity and evidences, and the
+question for each binary evidence, read from the release files (README.md, "Its own knowledge")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""English words the simulated model knows, ranked by how common they are (``wordfreq``).
-
-The model's sense of "a common English word" is wordfreq's English ranking, kept to plain
-lowercase words of 3..12 letters. Which words fit a Hangman board is answered from per-length
-lists, so re-imagining a secret costs a scan of one length's words.
-"""
+"""English words the simulated model knows, ranked by ``wordfreq`` (README.md, "Its own knowledge"); per-length
+lists, so re-imagining a secret costs a scan of one length's words."""
 
 from __future__ import annotations
 
@@ -23,21 +19,15 @@ class EnglishWords:
     """The model's ranked word list with board-fitting queries."""
 
     def __init__(self, ranked: list[str]) -> None:
-        self.ranked: tuple[str, ...] = tuple(ranked)
-        self._frequency = {w: float(wordfreq.word_frequency(w, "en")) for w in self.ranked}
-        order = sorted(range(len(self.ranked)), key=lambda i: (-self._frequency[self.ranked[i]], i))
-        self.ranked = tuple(self.ranked[i] for i in order)
-        self._by_length: dict[int, tuple[str, ...]] = {}
+        self._frequency = {w: float(wordfreq.word_frequency(w, "en")) for w in ranked}
+        order = sorted(range(len(ranked)), key=lambda i: (-self._frequency[ranked[i]], i))
+        self.ranked: tuple[str, ...] = tuple(ranked[i] for i in order)
+        self._by_length: dict[int, list[str]] = {}
         for word in self.ranked:
-            self._by_length.setdefault(len(word), ())
-        for length in self._by_length:
-            self._by_length[length] = tuple(w for w in self.ranked if len(w) == length)
+            self._by_length.setdefault(len(word), []).append(word)
 
     def frequency(self, word: str) -> float:
         return self._frequency.get(word) or float(wordfreq.word_frequency(word, "en"))
-
-    def of_length(self, length: int) -> tuple[str, ...]:
-        return self._by_length.get(length, ())
 
     def fitting(self, length: int, shown: dict[int, str], missed: frozenset[str] | set[str]) -> list[str]:
         """Words of ``length`` that explain a board, most common first.
@@ -54,7 +44,7 @@ def _fitting(words: EnglishWords, length: int, shown: tuple[tuple[int, str], ...
     at = dict(shown)
     shown_counts = Counter(at.values())
     out = []
-    for word in words.of_length(length):
+    for word in words._by_length.get(length, ()):
         if any(word[p] != letter for p, letter in shown):
             continue
         if missed and not missed.isdisjoint(word):

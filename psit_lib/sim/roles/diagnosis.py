@@ -55,18 +55,16 @@ def condition_prior(known: MedicalKnowledge) -> dict[str, float]:
     return {i.name: float(len(i.evidences) * i.severity) for i in known.illnesses}
 
 
+def answer_forms(question: str) -> list[tuple[str, str]]:
+    """The (yes, no) phrasings a patient has for ``question``: after its opening first, then generic."""
+    opening = " ".join(question.lower().split()[:2])
+    return [*([_SHORT_ANSWERS[opening]] if opening in _SHORT_ANSWERS else []), *_OTHER_ANSWERS]
+
+
 def short_answer(question: str, yes: bool, variant: int) -> str:
-    """A patient's reply to ``question`` (yes or no), phrased after the question's opening."""
-    opening = " ".join(question.lower().split()[:2])
-    forms = [_SHORT_ANSWERS[opening]] if opening in _SHORT_ANSWERS else []
-    forms += list(_OTHER_ANSWERS)
+    """A patient's reply to ``question`` (yes or no) in phrasing ``variant``."""
+    forms = answer_forms(question)
     return forms[variant % len(forms)][0 if yes else 1]
-
-
-def answer_variants(question: str) -> int:
-    """How many phrasings ``short_answer`` has for this question."""
-    opening = " ".join(question.lower().split()[:2])
-    return len(_OTHER_ANSWERS) + (opening in _SHORT_ANSWERS)
 
 
 def is_diagnosis_game(ctx: SimContext) -> bool:
@@ -139,7 +137,7 @@ class DiagnosisGame:
             raise ValueError(f"not a known question: {user_text!r}")
         question = known.questions[code]
         yes = known.has_it(secret, code)
-        return short_answer(question, yes, ctx.rng.randrange(answer_variants(question)))
+        return short_answer(question, yes, ctx.rng.randrange(len(answer_forms(question))))
 
     def same_secret(self, a: str, b: str) -> bool:
         return self._key(a) == self._key(b)

@@ -97,13 +97,10 @@ class HangmanGame:
     def reimagine(self, ctx: SimContext, public: Board | None) -> str:
         if public is None:
             return self.choose_secret(ctx)
-        return self._prior_pick(ctx, public.length, public.shown, public.missed)
-
-    def _prior_pick(self, ctx: SimContext, length: int, shown: dict[int, str], missed) -> str:
         vocab = english_words()
-        words = vocab.fitting(length, shown, frozenset(missed))[:REIMAGINE_POOL]
+        words = vocab.fitting(public.length, public.shown, frozenset(public.missed))[:REIMAGINE_POOL]
         if not words:
-            words = vocab.fitting(length, {}, frozenset())[:REIMAGINE_POOL] or ["secret"]
+            words = vocab.fitting(public.length, {}, frozenset())[:REIMAGINE_POOL] or ["secret"]
         return ctx.prior_choice(words, [vocab.frequency(w) for w in words])
 
     def opening_reply(self, ctx: SimContext, secret: str) -> str:

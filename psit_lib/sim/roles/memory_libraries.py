@@ -229,14 +229,13 @@ def memoryos_reply(kind: str, user: str) -> str:
 # inside tags, so the rules read data, not prose.
 # --------------------------------------------------------------------------------------------
 
-def _tag_json(text: str, tag: str) -> Any:
-    found = re.search(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, re.S)
-    return json_or_none(found.group(1)) if found else None
-
-
 def _tag_text(text: str, tag: str) -> str:
     found = re.search(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, re.S)
     return found.group(1) if found else ""
+
+
+def _tag_json(text: str, tag: str) -> Any:
+    return json_or_none(_tag_text(text, tag))
 
 
 def _has_tags(ctx: SimContext, *tags: str) -> bool:

@@ -119,7 +119,7 @@ def host_reply(game: SecretGame, ctx: SimContext) -> SimReply:
     if memory is not None and ctx.tools and secret and not held and not ctx.tool_results_since_last_user():
         rate = ctx.profile.tool_use_reliability if intent.kind == "open" else ctx.profile.late_tool_use
         if ctx.chance(rate):
-            edits = compose_edits(ctx, ctx.tool_names(), _as_memory(memory), secret, note=None)
+            edits = compose_edits(ctx, ctx.tool_names(), memory.strip("\n") + "\n", secret, note=None)
             if edits:
                 return SimReply(content="", reasoning=reasoning + " I will write it to my memory.",
                                 tool_calls=edits)
@@ -150,7 +150,3 @@ def _yes_no(yes: bool, question: str) -> str:
     asks for a single word ("Yes"), else a short sentence ("Yes.")."""
     word = "Yes" if yes else "No"
     return word if _ONE_WORD.search(question) else word + "."
-
-
-def _as_memory(block: str) -> str:
-    return block.strip("\n") + "\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from psit_lib.studies.psit.memory import wrap_for_prompt
+from psit_lib.studies.psit.memory.working_memory import wrap_for_prompt
 from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.studies.psit.tasks.registry import TASK_NAMES, make_task
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from psit_lib.llm.client import ModelSession
 
-from psit_lib.studies.psit.agents.chat_agent import ChatAgent
+from psit_lib.studies.psit.agents.graphs import ChatAgent
 from psit_lib.studies.psit.agents.config import UnknownAgentError, parse_agent
 from psit_lib.studies.psit.agents.names import (_FAMILIES, OPTIONAL_AGENTS, AgentBuilder, canonical_agent_name,
                                                family_builder, known_agents, register_agent_family,

@@ -1,4 +1,4 @@
-"""The four PSIT agents' turns as plain async steps, with checkpoints kept by ``ChatAgent``.
+"""The four PSIT agents (``ChatAgent``): their turns as plain async steps, with checkpoints.
 
 One turn runs the agent's steps on a state; the state at the end of every turn is a checkpoint,
 and a fork is a turn started from an earlier checkpoint (``ChatAgent.send(..., checkpoint_id=)``),
@@ -26,9 +26,12 @@ from psit_lib.llm.errors import ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
 from psit_lib.llm.types import ChatResult, ToolCall
 from psit_lib.llm.tokens import count_tokens
-from psit_lib.studies.psit.memory import MemoryToolError, apply_tool_call, initial_memory, tool_schemas
-from psit_lib.studies.psit.memory.working_memory import WORKING_MEMORY_TAG, carries_memory_block
+from psit_lib.studies.psit.memory.tool_schemas import tool_schemas
+from psit_lib.studies.psit.memory.tools import apply_tool_call
+from psit_lib.studies.psit.memory.working_memory import (WORKING_MEMORY_TAG, MemoryToolError, carries_memory_block,
+                                                          initial_memory)
 
+from psit_lib.studies.psit.agents.checkpointed import CheckpointedAgent
 from psit_lib.studies.psit.agents.config import AgentConfig
 from psit_lib.llm.diagnostics import diagnostics_of, report_helper_failed, report_helper_read
 from psit_lib.studies.psit.agents.prompts import (interleaved_reasoning, memory_block, private_reasoning_block,
@@ -106,8 +109,7 @@ async def respond(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     autonomous = ctx.config.kind == "autonomous"
     tools = tool_schemas(ctx.config.memory_strategy) if autonomous else None
     result = await ctx.session.chat(messages, role=ctx.host_role, tools=tools)
-    _check_reasoning(ctx, result)
-    _check_private_block(ctx, result)
+    _flag_reply(ctx, result)
     reasoning = "\n".join(x for x in (state.get("reasoning", ""), result.reasoning or "") if x)
     update: dict[str, Any] = {"reply": result.content, "reasoning": reasoning}
     if autonomous and not result.tool_calls:
@@ -122,24 +124,19 @@ async def respond(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     return update
 
 
-def _check_reasoning(ctx: AgentContext, result: ChatResult) -> None:
-    """Flag a reply without reasoning for an agent whose design rests on it: its private state
-    silently shrinks to what vanilla has (private CoT) or the updater cannot see the choice the
-    host made (workflow), and nothing else in the record would say so."""
+def _flag_reply(ctx: AgentContext, result: ChatResult) -> None:
+    """Flag what nothing else in the record would show: a reply without reasoning for an agent
+    whose design rests on it (private CoT, the workflow updater), and a public reply that carries
+    the private working-memory block (kept as written: the protocol scores what was said)."""
     diagnostics = diagnostics_of(ctx.session)
-    if diagnostics is not None and ctx.config.needs_reasoning and not (result.reasoning or "").strip():
+    if diagnostics is None:
+        return
+    if ctx.config.needs_reasoning and not (result.reasoning or "").strip():
         diagnostics.flag(
             FLAG_NO_REASONING, ctx.host_role, result.content,
             f"{ctx.config.name} got a reply with no reasoning, so it keeps no private reasoning this turn",
             agent=ctx.config.name)
-
-
-def _check_private_block(ctx: AgentContext, result: ChatResult) -> None:
-    """Flag a public reply that carries the private working-memory block: the reply stays as the
-    model wrote it (the protocol scores what was said in public), but a reader of the run must
-    learn that the agent's private state did not stay private."""
-    diagnostics = diagnostics_of(ctx.session)
-    if diagnostics is not None and carries_memory_block(result.content):
+    if carries_memory_block(result.content):
         diagnostics.flag(FLAG_PRIVATE_IN_PUBLIC, ctx.host_role, result.content,
                          f"{ctx.config.name} copied its <{WORKING_MEMORY_TAG}> block into a public reply",
                          agent=ctx.config.name)
@@ -254,3 +251,21 @@ async def run_turn(state: AgentState, ctx: AgentContext) -> AgentState:
         state.update(await update_memory(state, ctx))  # type: ignore[typeddict-item]
     state.update(await finish(state, ctx))  # type: ignore[typeddict-item]
     return state
+
+
+class ChatAgent(CheckpointedAgent):
+    """One PSIT agent instance for one episode, with its checkpoints."""
+
+    def __init__(self, config: AgentConfig, *, system_prompt: str, host_role: str) -> None:
+        super().__init__()
+        self.config = config
+        self.system_prompt = system_prompt
+        self.host_role = host_role
+
+    async def _turn(self, state: dict[str, Any], session: ModelSession) -> dict[str, Any]:
+        context = AgentContext(session=session, config=self.config, system_prompt=self.system_prompt,
+                               host_role=self.host_role)
+        return dict(await run_turn(state, context))  # type: ignore[arg-type]
+
+    def private_state(self, values: dict[str, Any]) -> str:
+        return private_state_text(self.config, values)

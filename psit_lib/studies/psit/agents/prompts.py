@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from psit_lib.studies.psit.memory import wrap_for_prompt
+from psit_lib.studies.psit.memory.working_memory import wrap_for_prompt
 from psit_lib.studies.psit.prompt_book import PROMPTS
 
 

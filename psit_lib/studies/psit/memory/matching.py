@@ -131,14 +131,9 @@ def reject_header_lines(lines: Iterable[str], tool: str, role: str) -> None:
             )
 
 
-def header_lines(memory: str) -> list[str]:
-    """The section header lines of a memory, in order."""
-    return [section.header for section in parse_sections(memory)]
-
-
 def ensure_headers_unchanged(before: str, after: str, tool: str) -> None:
     """Final guard: the edit must leave the exact sequence of header lines intact."""
-    if header_lines(before) != header_lines(after):
+    if [s.header for s in parse_sections(before)] != [s.header for s in parse_sections(after)]:
         raise MemoryToolError(
             f"{tool}: the edit would change the section headers; headers cannot be edited, added or deleted."
         )

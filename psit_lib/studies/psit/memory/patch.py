@@ -189,10 +189,6 @@ class _HunkOutcome:
     warnings: tuple[str, ...]
 
 
-def _describe(hunk: Hunk, section: Section) -> str:
-    return f"hunk {hunk.number} (section {section.title!r})"
-
-
 def _section_preview(lines: list[str], section: Section) -> str:
     shown = [line for line in lines[section.start + 1 : section.end] if line.strip()]
     if not shown:
@@ -219,7 +215,7 @@ def _apply_hunk(lines: list[str], hunk: Hunk, options: MatchOptions) -> _HunkOut
     replacement lines then get the same bullet, and a warning says so.
     """
     section = find_section("\n".join(lines), hunk.section_title)
-    label = _describe(hunk, section)
+    label = f"hunk {hunk.number} (section {section.title!r})"
 
     def equal(memory_line: str, text: str) -> bool:
         return normalize_line(memory_line, options) == normalize_line(text, options)

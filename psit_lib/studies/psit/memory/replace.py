@@ -65,11 +65,7 @@ class _Layout:
 
     @classmethod
     def of(cls, memory: str) -> "_Layout":
-        starts = [0]
-        for index, char in enumerate(memory):
-            if char == "\n":
-                starts.append(index + 1)
-        return cls(memory, tuple(starts))
+        return cls(memory, (0, *(match.end() for match in re.finditer("\n", memory))))
 
     def line_of(self, position: int) -> int:
         return bisect.bisect_right(self.line_starts, position) - 1
@@ -228,9 +224,5 @@ def replace_in_memory(
 
 
 def _context_note(pre: str | None, post: str | None) -> str:
-    parts = []
-    if pre:
-        parts.append(f"pre_context {pre!r}")
-    if post:
-        parts.append(f"post_context {post!r}")
+    parts = [f"{name} {text!r}" for name, text in (("pre_context", pre), ("post_context", post)) if text]
     return f" with {' and '.join(parts)}" if parts else ""

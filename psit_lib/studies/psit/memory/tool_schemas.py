@@ -42,6 +42,7 @@ class _Arguments(BaseModel):
 _SECTION_TITLE = Field(
     description="Title of the target section, e.g. 'Active Notes' (the number and letter case do not matter)."
 )
+_CASE_SENSITIVE = Field(default=None, description="Default true. When false, letter case is ignored when matching.")
 
 
 class OverwriteArgs(_Arguments):
@@ -85,9 +86,7 @@ class PatchOptions(_Arguments):
     normalize_whitespace: StrictBool | None = Field(
         default=None, description="Default true. Ignore differences in spacing when matching lines."
     )
-    case_sensitive: StrictBool | None = Field(
-        default=None, description="Default true. When false, letter case is ignored when matching."
-    )
+    case_sensitive: StrictBool | None = _CASE_SENSITIVE
 
 
 class ReplaceOptions(_Arguments):
@@ -100,9 +99,7 @@ class ReplaceOptions(_Arguments):
     normalize_whitespace: StrictBool | None = Field(
         default=None, description="Default false. When true, any run of spaces/newlines matches any other."
     )
-    case_sensitive: StrictBool | None = Field(
-        default=None, description="Default true. When false, letter case is ignored when matching."
-    )
+    case_sensitive: StrictBool | None = _CASE_SENSITIVE
 
 
 class PatchArgs(_Arguments):

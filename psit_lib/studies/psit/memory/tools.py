@@ -150,14 +150,6 @@ TOOL_FUNCTIONS: dict[str, Callable[..., ToolResult]] = {
 }
 
 
-def _describe_validation_error(name: str, error: ValidationError) -> str:
-    problems = []
-    for item in error.errors(include_url=False, include_input=False):
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        problems.append(f"{where}: {item['msg']}")
-    return f"{name}: invalid arguments ({'; '.join(problems)})."
-
-
 def apply_tool_call(memory: str, name: str, arguments: Mapping[str, Any] | str) -> ToolResult:
     """Validate one model tool call and run it on `memory`.
 
@@ -182,7 +174,9 @@ def apply_tool_call(memory: str, name: str, arguments: Mapping[str, Any] | str) 
     try:
         parsed = TOOL_ARGUMENTS[name].model_validate(dict(arguments))
     except ValidationError as error:
-        raise MemoryToolError(_describe_validation_error(name, error)) from None
+        problems = [f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}"
+                    for item in error.errors(include_url=False, include_input=False)]
+        raise MemoryToolError(f"{name}: invalid arguments ({'; '.join(problems)}).") from None
     kwargs = {field: getattr(parsed, field) for field in type(parsed).model_fields}
     if isinstance(kwargs.get("options"), BaseModel):
         kwargs["options"] = kwargs["options"].model_dump(exclude_none=True)

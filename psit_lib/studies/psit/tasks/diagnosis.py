@@ -4,20 +4,10 @@ The host (a patient, or the attending who holds the case) privately picks a cond
 by default, as in the study ("a realistic but not obvious condition"), or from the 49 DDXPlus
 conditions listed in the opener (``choice="closed"``). A seeded resident asks yes/no questions
 about binary evidences. Rule R is the dataset itself: the truthful answer to evidence ``e``
-under condition ``c`` is yes exactly when ``e`` is one of ``c``'s symptoms or antecedents. A
-revealed condition is matched to a DDXPlus condition only when it names one exactly (its
-English or French name or a synonym in ``NAME_ALIASES``; case, accents and punctuation
-forgiven), never by containment; one outside the dataset is kept as written, and rule R cannot
-check it. Everything here is pure: the public state
-is an immutable record of the answered questions, and the set of conditions it leaves open is
-recomputed from it, so forked branches can never disturb each other.
-
-The player splits the hypothesis space: it asks the unasked evidence whose yes-set cuts the
-still-compatible conditions closest to half, breaking ties with its seeded ``random.Random``
-and sometimes (probability ``explore_prob``) exploring among the next-best splits. Because
-every question it asks splits the compatible set, either answer leaves at least one condition
-compatible: whatever the host says, the compatible set never becomes empty during play, and
-the game ends when one condition is left (or after ``max_questions``).
+under condition ``c`` is yes exactly when ``e`` is one of ``c``'s symptoms or antecedents.
+Everything here is pure: the public state is an immutable record of the answered questions, so
+forked branches can never disturb each other. The player only asks questions that split the
+compatible conditions, so whatever the host says, at least one condition stays compatible.
 """
 
 from __future__ import annotations

@@ -40,16 +40,13 @@ _INLINE_GAP = re.compile(r"[ \t\u00a0]+")
 _COUNT_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
-def _to_number(text: str) -> int:
-    return int(text) if text.isdigit() else _NUMBER_WORDS[text.lower()]
-
-
 def read_stated_length(reply: str) -> int | None:
     """Word length stated in words (``a 5-letter word``, ``(five letters)``), or None."""
     matches = list(_STATED_LENGTH.finditer(reply))
     if not matches:
         return None
-    return _to_number(next(group for group in matches[-1].groups() if group))
+    stated = next(group for group in matches[-1].groups() if group)
+    return int(stated) if stated.isdigit() else _NUMBER_WORDS[stated.lower()]
 
 
 _PROSE_LEFT = frozenset("ia")
@@ -98,14 +95,10 @@ class PatternRun:
         return found
 
 
-def _is_single_letter(token: str) -> bool:
-    return len(token) == 1 and token != "_"
-
-
 def _edge_letters(tokens: Sequence[str]) -> int:
     """How many one-letter tokens lead ``tokens`` (a run always keeps its blank token)."""
     count = 0
-    while count < len(tokens) and _is_single_letter(tokens[count]):
+    while count < len(tokens) and len(tokens[count]) == 1 and tokens[count] != "_":
         count += 1
     return count
 
@@ -157,15 +150,11 @@ def _distinct(boards: Iterable[Slots]) -> list[Slots]:
     return list(dict.fromkeys(boards))
 
 
-def _count(n: int) -> str:
-    return _COUNT_WORDS.get(n, str(n))
-
-
 def _several(boards: Sequence[Slots]) -> str:
     """``two different patterns ('_ a _ _ _' and '_ a _ e _')``, for an unreadable reply."""
     shown = [repr(format_slots(board)) for board in boards]
     listed = ", ".join(shown[:-1]) + f" and {shown[-1]}"
-    return f"{_count(len(boards))} different patterns ({listed})"
+    return f"{_COUNT_WORDS.get(len(boards), str(len(boards)))} different patterns ({listed})"
 
 
 def _answer_text(reply: str) -> str:

@@ -16,16 +16,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from psit_lib.studies.psit.tasks.base import HostContradictionError as _ProtocolContradiction
+from psit_lib.studies.psit.tasks.base import HostContradictionError
 from psit_lib.studies.psit.tasks.vocabulary import ALPHABET
 
 DEFAULT_LIVES = 6
 Slots = tuple[str | None, ...]
 """A pattern as data: the revealed letter at each position, ``None`` where still hidden."""
-
-
-class HostContradictionError(_ProtocolContradiction):
-    """The host's reply was readable but contradicts the pattern it showed earlier."""
 
 
 class InvalidGuessError(ValueError):

@@ -123,20 +123,10 @@ class Vocabulary:
             return self._frequencies[word]
         return float(wordfreq.word_frequency(word, "en"))
 
-    def matching(
-        self,
-        length: int,
-        known: Mapping[int, str],
-        absent: Iterable[str],
-        present_only_at_known: bool = True,
-    ) -> list[str]:
+    def matching(self, length: int, known: Mapping[int, str], absent: Iterable[str]) -> list[str]:
         """Words of ``length`` letters with ``known`` letters at their 0-based positions and no
-        ``absent`` letter, most frequent first.
-
-        With ``present_only_at_known`` (Hangman semantics) a letter revealed at some positions
-        occurs at exactly those positions: when 'e' is revealed only at position 1, a word with
-        another 'e' is incompatible, because the host would have revealed it too.
-        """
+        ``absent`` letter, most frequent first. Hangman semantics: a revealed letter occurs at
+        exactly its revealed positions (the host would have revealed any other occurrence)."""
         bucket = self._buckets.get(length)
         for position, letter in known.items():
             if not 0 <= position < length:
@@ -152,15 +142,13 @@ class Vocabulary:
             mask &= bucket.letters_by_position[position] == _LETTER_CODE[letter]
         for code in absent_codes:
             mask &= bucket.letter_counts[code] == 0
-        if present_only_at_known:
-            for letter, occurrences in Counter(known.values()).items():
-                mask &= bucket.letter_counts[_LETTER_CODE[letter]] == occurrences
+        for letter, occurrences in Counter(known.values()).items():
+            mask &= bucket.letter_counts[_LETTER_CODE[letter]] == occurrences
         return bucket.words[mask].tolist()
 
-
     def compatible(self, length: int | None, known: Mapping[int, str], absent: Iterable[str]) -> list[str]:
-        """Words a public Hangman record allows (:meth:`matching` with Hangman semantics; every
-        length before the opening says one), by length, most frequent first within each."""
+        """Words a public Hangman record allows (every length before the opening says one), by
+        length, most frequent first within each."""
         lengths = self.lengths if length is None else (length,)
         return [word for n in lengths for word in self.matching(n, known, absent)]
 

@@ -5,9 +5,6 @@ prompt; none of them can hold a secret the model never wrote publicly. Importing
 is cheap: it only registers the agent names with the factory. The heavy optional packages
 (torch, sentence-transformers, mem0ai, memoryos-pro, faiss) load when an agent is built, and
 a missing one raises :class:`BaselineUnavailableError` naming what to install.
-
-Agent names: ``mem0`` (real library, m=10, k=10), ``amem`` (reimplementation, m=30, k=8),
-``lightmem`` (reimplementation, m=10, k=10), ``memoryos`` (real library, m=10, k=7).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """What every retrieval baseline shares: the turn, forking, the memory block, the clock.
 
-One turn: the backend *recalls* from its store with the new user message (a retrieved block,
-plus the store, since some libraries count visits when they search); the model answers from the
-task's system prompt with that block appended, the public transcript and the new message, like
-the vanilla agent otherwise; the backend *memorizes* the finished public exchange (the library's
-own model calls here are the recorded *hidden calls*). Only public text enters a store.
+A turn recalls from the store with the new user message, answers like the vanilla agent with the
+retrieved block appended to the system prompt, then memorizes the public exchange (the library's
+own model calls are the recorded *hidden calls*). Only public text enters a store.
 
 Forking: the backend's whole store lives in the checkpointed state as a JSON-serialisable
 snapshot, and a turn gives the backend a deep copy of it, so every fork branch starts from the

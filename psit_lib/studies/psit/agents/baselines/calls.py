@@ -80,7 +80,6 @@ class CallLedger:
 # What each library's own prompts ask for, recognised from their system prompt or request
 # (mem0ai 1.0.11 and memoryos-pro 0.1.0). Used only to label hidden calls in the records.
 _KIND_MARKERS: tuple[tuple[str, str], ...] = (
-    ("personal information organizer", "fact_extraction"),
     ("information organizer", "fact_extraction"),
     ("smart memory manager", "memory_update"),
     ("keyword extraction", "keywords"),
