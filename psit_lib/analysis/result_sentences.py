@@ -1,9 +1,7 @@
 """Result sentences ("readings"): the sentences under a table, generated from the table itself.
 
-A hand-written sentence about a result ("private CoT leads by a wide margin") goes stale the
-moment a parameter, the profile or the endpoint changes, and then contradicts the table above
-it. Every statement about a result in a notebook comes from here instead, computed from the
-same frame the table shows.
+A hand-written sentence about a result goes stale the moment a parameter, the profile or the
+endpoint changes, and then contradicts the table above it; these are computed from its frame.
 
 Three rules keep a reading from saying more than its table:
 
@@ -126,17 +124,9 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
                  rate_col: str = "rate", low_col: str = "wilson_low", high_col: str = "wilson_high",
                  count_col: str | None = None, n_col: str | None = None, unit: str | None = None,
                  direction: Direction | None = "higher") -> str:
-    """Markdown: the best and worst rows of one group's rate table, with their 95% intervals,
-    and whether the test of each gap separates them.
-
-    ``rates`` is one group's table (e.g. one task and model, as made by ``rate_table``); rows
-    with no rate (nothing scored) are left out and named. The gap between two rows is tested
-    with Newcombe's interval from the count columns (``successes``/``n_scored`` or
-    ``failures``/``opportunities``, or ``count_col``/``n_col``); without counts nothing is
-    separated. ``direction`` is the table's metric's (a rate: higher);
-    ``unit`` names one trial in sentences ("claims", "constraint checks"; default from the
-    count columns).
-    """
+    """Markdown: the best and worst rows of one group's rate table (e.g. one task and model) with their 95% intervals,
+    and whether Newcombe's interval of each gap, from the count columns (``successes``/``n_scored``,
+    ``failures``/``opportunities`` or ``count_col``/``n_col``), separates them; rows with no rate are named and left out."""
     cols = as_columns(name_cols)
     count_col, n_col, default_unit = _count_columns(rates, count_col, n_col)
     unit = unit or default_unit

@@ -1,12 +1,6 @@
-"""Runs side by side on one offline page (``psit compare A B [C ...] --html``).
-
-For every notebook two or more of the runs hold: what their configurations set differently (one
-column per run), and for every saved rate table (``successes`` and ``n_scored`` per cell) an
-overlaid dot plot: each series (a run, and a model within it, so two models of one run are two
-series) with its Wilson 95% interval per cell, and beside it each series' difference from the
-first with its Newcombe 95% interval. A table under the figure gives the same numbers. Up to four
-series keep distinct colours, markers and offsets, and the legend sits under the axes.
-"""
+"""Runs side by side on one offline page (``psit compare A B --html``): per shared notebook, what the configurations
+set differently and, per saved rate table, each series' (run · model) rates with Wilson intervals and their difference
+from the first series with Newcombe intervals."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""The episode explorer: every episode of a notebook's run in one table, each opening its transcript.
-
-One data layer, :func:`episodes_table` (a run folder's episodes as a frame: model, agent, task,
-status, the study's columns, tokens, health flags and per-episode scores), and one view,
-:func:`explorer_html`: the table sortable, searchable and filterable per column (itables, its
-JavaScript embedded, so the page works with no network), and below it the transcript of the row
-clicked. The report puts it on every notebook's page; in JupyterLab :func:`episode_explorer`
-shows the same HTML over the same folder. Fork episodes open in the study's one fork view
-(:func:`psit_lib.studies.psit.protocol.transcript_view.episode_html`); other studies' episodes in
-a generic structured view of their record.
-"""
+"""The episode explorer: every episode of a notebook's run in one sortable, filterable table (itables, embedded so it
+works offline), each row opening its transcript (the fork view for fork episodes); the report and JupyterLab show it."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The report's index page: what was run, by which code, on which model, and how it went.
-
-First the claims ledger (:mod:`.ledger`: each paper's headline claims decided on the run's
-tables), then one row per notebook: its title (linking to the page), the notebook's key sentence (generated
-from its tables by ``Experiment.headline``) and its first result figure at a readable size (a
-figure with a labelled data panel, not a schematic), then status, time, episodes (failed),
-model calls and cache hits. The header names the run, the date it was
-rendered, the code's commit, the backend, model and profile, and whether the run is complete.
-"""
+"""The report's index page: the claims ledger, then per notebook its title, key sentence, first result figure and
+how it ran; the header names the run, the code's commit, the model and whether the run is complete."""
 
 from __future__ import annotations
 

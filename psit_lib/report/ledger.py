@@ -1,10 +1,5 @@
-"""The claims ledger of a whole run: every study's headline claims, decided on the run's saved tables.
-
-The claims are the studies' (``psit_lib/studies/<study>/claims.py``); the tables are the ones the
-run's notebooks saved (``<run>/<notebook>/tables/*.csv``), merged by name over the notebooks in
-order, a cell two notebooks cover counted once (:func:`psit_lib.analysis.claims.merge_tables`).
-The report's index shows it as its first section; ``psit compare RUN --paper`` prints it.
-"""
+"""The claims ledger of a whole run: every study's claims decided on the tables the run's notebooks saved, merged by
+name (:func:`psit_lib.analysis.claims.merge_tables`); the index shows it and ``psit compare RUN --paper`` prints it."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Preparing an executed notebook for a static, offline page.
-
-A report is read without a kernel and without the internet, so before export: formulas become
-MathML (no MathJax from a CDN), widget views give way to the static HTML every widget of the
-workbook carries beside them, and the notebook-level widget state is dropped.
-"""
+"""Preparing an executed notebook for a page read without kernel or internet: formulas as MathML (no MathJax from a
+CDN), widget views replaced by the static HTML each carries, plumbing out."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The head of a notebook's page: what a reader needs before the first result.
-
-A link back to the index, the notebook's parameters as run and its provenance (backend, model,
-profile, seed, code commit, when), the run's files (tables as CSV and parquet, the episode
-records, the metadata) and a table of contents of the page's sections. Everything is read from
-the run folder through its one reader (:class:`psit_lib.runs.folder.RunFolder`), never from the
-notebook's code.
-"""
+"""The head of a notebook's page: index link, parameters, provenance, run files and contents, all read from the run
+folder (never from the notebook's code)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Every run under ``results/`` in one list, newest first (``psit runs``), like Inspect's log list.
-
-A run's line: its id, the date it started, the code's commit, the models its episodes ran with,
-its status (complete, incomplete, suspect, or not recorded by ``psit run``), its notebooks and
-the first notebook's headline, with links to its report when the page is written
-(``results/runs.html``). Everything is read from the run folder (``run.json`` and each notebook's
-metadata through :class:`~psit_lib.runs.folder.RunFolder`).
-"""
+"""Every run under ``results/`` in one list, newest first (``psit runs``), like Inspect's log list, read from each
+run folder (``run.json`` and each notebook's metadata)."""
 
 from __future__ import annotations
 
