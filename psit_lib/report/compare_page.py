@@ -17,6 +17,8 @@ from psit_lib.analysis.stats import wilson_interval
 from psit_lib.analysis.sweeps import proportion_gap
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
 
+from .page_head import html_page
+
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
 MARKERS = ("o", "s", "^", "D", "v", "P")
 RATE_COLUMNS = ("successes", "n_scored")
@@ -166,9 +168,8 @@ def _run_summary(run: Run) -> dict[str, str]:
 
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 78em; color: #222; padding: 0 1em; }
-table { border-collapse: collapse; margin: 0.5em 0 1.2em; font-size: 0.85em; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.6em; text-align: left; overflow-wrap: break-word; }
+table { margin: 0.5em 0 1.2em; font-size: 0.85em; }
+th, td { padding: 0.3em 0.6em; overflow-wrap: break-word; }
 caption { text-align: left; color: #444; padding-bottom: 0.3em; }
 img.psit-compare-figure { max-width: 100%; height: auto; display: block; }
 h2 { margin-top: 1.6em; border-bottom: 1px solid #dde; }
@@ -210,8 +211,7 @@ def compare_html(paths: list[Path]) -> str:
                          f"rates per cell of each run, and differences' src='{dot_plot(series, diffs)}'>")
             parts.append(_table_html(diffs, f"{name}: difference from {series.series.iloc[0]} per cell "
                                             "(Newcombe 95%)") if len(diffs) else "")
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>Runs side by side</title>"
-            f"<style>{_STYLE}</style></head><body>" + "".join(parts) + "</body></html>")
+    return html_page("Runs side by side", "".join(parts), _STYLE)
 
 
 __all__ = ["compare_html", "config_differences", "differences", "rate_series"]

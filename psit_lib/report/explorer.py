@@ -31,9 +31,7 @@ def _flags(record: dict[str, Any]) -> str:
 
 
 def _study_columns(result: Any) -> dict[str, Any]:
-    """A study's own columns: the fork view's for fork episodes; else the result's short fields."""
-    if is_fork_result(result):
-        return {}
+    """A study's own columns (not a fork episode's: the fork view has its own): the result's short fields."""
     if not isinstance(result, dict):
         return {}
     return {k: v for k, v in result.items()
@@ -145,8 +143,8 @@ _CSS = """
 
 def _itables_init() -> str:
     """itables' JavaScript and CSS, embedded (no network)."""
-    from itables.javascript import generate_init_offline_itables_html, read_package_file  # noqa: F401
     import itables
+    from itables.javascript import generate_init_offline_itables_html
 
     bundle = Path(itables.__file__).parent / "html" / "dt_bundle.js"
     return generate_init_offline_itables_html(bundle)

@@ -9,7 +9,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from psit_lib.analysis.claims import INCONCLUSIVE, SUPPORTED, Claim, ledger
+from psit_lib.analysis.claims import INCONCLUSIVE, SUPPORTED, Claim, ledger, merge_tables
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
 
 
@@ -35,19 +35,13 @@ def run_tables(run_dir: Path, names: Iterable[str] | None = None) -> dict[str, d
                          if (f.tables_dir / f"{name}.csv").is_file()} for f in folders}
 
 
-def run_ledger(run_dir: Path) -> pd.DataFrame:
-    from psit_lib.analysis.claims import merge_tables
-
-    return ledger(all_claims(), merge_tables(run_tables(run_dir)))
-
-
 _CLASS = {SUPPORTED: "ok", INCONCLUSIVE: "open"}
 
 
 def ledger_section(run_dir: Path) -> str:
     """The index's first section: one row per claim with the paper's evidence, this run's, the test
     and the verdict."""
-    table = run_ledger(run_dir)
+    table = ledger(all_claims(), merge_tables(run_tables(run_dir)))
     rows = "".join(
         f"<tr><td>{html.escape(r.id)}</td><td>{html.escape(r.claim)}</td><td>{html.escape(r.paper_evidence)}"
         f"<div class='paper-test'>the test on the paper's counts: {html.escape(r.paper_verdict)}</div></td>"

@@ -9,10 +9,10 @@ from typing import Any
 from bs4 import BeautifulSoup
 from bs4.element import AttributeValueList
 
-from psit_lib.analysis.labels import format_number
+from psit_lib.analysis.labels import format_number, plain_numbers
 
 from .explorer import explorer_html
-from .notebook_prep import plain_numbers, prepare
+from .notebook_prep import prepare
 from .page_head import PageContext, head_html, link_spec_references
 
 FOLD_ROWS = 25
