@@ -4,6 +4,7 @@ and exported (``df.attrs`` are not), and the labelled copy's ``attrs["provenance
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -60,7 +61,7 @@ def label_figure(fig: Figure, label: str) -> Figure:
     _check_label(label)
     # Jupyter asks the figure for _repr_mimebundle_ before its PNG formatter: the answer is
     # metadata only (the PNG still comes from the inline backend), read by the report
-    fig._repr_mimebundle_ = _FigureMetadata(fig)  # type: ignore[attr-defined]
+    fig._repr_mimebundle_ = functools.partial(_figure_metadata, fig)  # type: ignore[attr-defined]
     for text in fig.texts:
         if text.get_gid() == PROVENANCE_GID:
             text.set_text(label)
@@ -230,19 +231,13 @@ def _titles(ax: Any) -> list:
     return [ax._left_title, ax.title, ax._right_title]
 
 
-class _FigureMetadata:
+def _figure_metadata(fig: Figure, include=None, exclude=None):
     """A figure's ``_repr_mimebundle_``: no data of its own, metadata for its PNG."""
-
-    def __init__(self, fig: Figure) -> None:
-        self.fig = fig
-
-    def __call__(self, include=None, exclude=None):
-        try:
-            meta = {"provenance": figure_provenance(self.fig), "panels": figure_panels(self.fig),
-                    "text": text_boxes(self.fig)}
-        except Exception:  # never keep a figure from showing; the report flags a figure without metadata
-            return {}, {}
-        return {}, {"image/png": {FIGURE_METADATA_KEY: meta}}
+    try:
+        meta = {"provenance": figure_provenance(fig), "panels": figure_panels(fig), "text": text_boxes(fig)}
+    except Exception:  # never keep a figure from showing; the report flags a figure without metadata
+        return {}, {}
+    return {}, {"image/png": {FIGURE_METADATA_KEY: meta}}
 
 
 def figure_provenance(fig: Figure) -> str | None:

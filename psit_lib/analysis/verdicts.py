@@ -132,10 +132,6 @@ class Verdict:
     def run_rate(self) -> float:
         return self.run_successes / self.run_n if self.run_n else float("nan")
 
-    @property
-    def paper_rate(self) -> float:
-        return self.paper_successes / self.paper_n if self.paper_n else float("nan")
-
 
 def compare_counts(run_successes: int, run_n: int, paper_successes: int, paper_n: int,
                    margin: float = DEFAULT_MARGIN, alpha: float = DEFAULT_ALPHA) -> Verdict:

@@ -9,19 +9,12 @@ from typing import Any
 from psit_lib.runs.metadata import git_commit
 from psit_lib.runs.paths import repo_root
 
+from .explorer import episode_explorer
 from .index import index_html, index_row
 from .page import render_page
 from .page_head import PageContext, protocol_html
 
 __all__ = ["episode_explorer", "render_report"]
-
-
-def episode_explorer(source: Any) -> Any:
-    """Every episode of a notebook's run in one table, each row opening its transcript
-    (:func:`.explorer.episode_explorer`; what notebooks display)."""
-    from .explorer import episode_explorer as explorer
-
-    return explorer(source)
 
 
 def render_report(run_dir: Path, run: dict[str, Any] | None = None) -> Path:
