@@ -1,13 +1,6 @@
-"""Analysis layer (shared by every study): statistics, provenance labels, figures,
-readings, sweeps and the differences table; the facade names what notebooks import.
+"""Analysis layer shared by every study; the facade names what notebooks import (what one study uses lives in it).
 
-What only one study uses lives in that study: pass@k in :mod:`psit_lib.studies.basis.passk`,
-secret spread in :mod:`psit_lib.studies.psit.secrets`, and their figures in each study's
-``figures`` module; notebooks import those from the study's facade.
-
-Names load lazily (PEP 562, :mod:`psit_lib.lazy`): importing a light module of the layer must not
-pull in matplotlib, seaborn, scipy and statsmodels.
-"""
+Names load lazily (PEP 562): importing a light module must not pull in matplotlib, seaborn, scipy and statsmodels."""
 
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
-"""A claims ledger: each paper's headline claims, the paper's evidence, and what this run says (SPEC §10).
+"""A claims ledger (SPEC §10): each paper's headline claims decided on a run's saved tables (a missing one: inconclusive).
 
-A :class:`Claim` is data (id, paper, statement, the evidence the paper gives, the tables it
-reads, the test that decides it, the direction that supports it) plus a pure deciding function
-over the run's saved tables (``{table name: DataFrame}``, as notebooks save them) returning a
-:class:`Decision`: *supported*, *contradicted* or *inconclusive*, with the statistic behind it.
-A claim whose tables the run did not save is inconclusive and says which table is missing.
-The studies list their claims (``psit_lib/studies/<study>/claims.py``); notebooks show their own,
-the report's index and ``psit compare RUN --paper`` the whole ledger.
-
-Claims about "every cell" (all games, all models, all scenarios) are decided by an
-intersection-union test: supported when each cell's own test succeeds at alpha (no correction is
-needed, every part must hold), contradicted when a cell's opposite test succeeds after a
-Bonferroni correction over the cells (any one of many may fail by chance).
-"""
+"Every cell" claims use an intersection-union test: supported when each cell's test holds at alpha (every part must hold),
+contradicted when one cell's opposite test holds after Bonferroni over the cells (any one of many may fail by chance)."""
 
 from __future__ import annotations
 

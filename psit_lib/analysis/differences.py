@@ -1,10 +1,5 @@
-"""Differences from the studies: one typed entry per point where this workbench departs.
-
-Every departure from a reproduced study (protocol, defaults, data, models, statistics) is
-recorded once, in its study's registry (``psit_lib/studies/<study>/differences.py``), and each
-notebook ends with the table of the entries that concern it. Nothing undocumented: a test
-checks that every notebook shows its table and that every entry names a notebook that exists.
-"""
+"""Differences from the studies: one typed entry per departure, recorded once in its study's registry; each
+notebook ends with the table of those that concern it (a test checks every notebook shows it)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,10 @@
-"""Provenance labels: which backend, model and profile produced a figure or table (SPEC §8).
-
-Results computed on the offline simulated model must never be mistaken for results of a real
-model, so every figure and table carries a one-line label, and a label for the simulator
-always contains the word "simulated". Building the label in one place makes that rule
-impossible to forget in a notebook cell.
-
-Tables: :func:`label_table` returns a pandas ``Styler`` whose caption is the label, and the
-labelled copy of the data (``styler.data``) also carries it in ``attrs["provenance"]``.
-A Styler was chosen over only setting ``df.attrs`` because ``attrs`` are invisible when a
-table is displayed or exported, while a caption is rendered in notebooks and kept by
-``Styler.to_html`` / ``to_latex``; the ``attrs`` copy lets code check the label too.
-"""
+"""Provenance labels (SPEC §8): every figure and table carries a one-line label, built here, so a simulator result
+(its label always says "simulated") is never mistaken for a real model's. Tables get a Styler caption, which is rendered
+and exported (``df.attrs`` are not), and the labelled copy's ``attrs["provenance"]`` for code to check."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -43,12 +34,8 @@ def provenance_label(
     *,
     simulated: bool | None = None,
 ) -> str:
-    """One-line provenance, e.g. ``"backend=sim (simulated) · model=psit-sim · profile=default"``.
-
-    ``simulated`` defaults to :func:`is_simulated_backend`; pass True when the simulator is
-    reached under another backend name (e.g. a generic OpenAI-compatible URL pointing at it).
-    The profile part is left out when ``profile`` is None (real endpoints have no profile).
-    """
+    """One-line provenance, e.g. ``"backend=sim (simulated) · model=psit-sim · profile=default"``; pass
+    ``simulated`` when the simulator sits behind another backend name; no profile part when ``profile`` is None."""
     for name, value in (("backend", backend), ("model", model)):
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"provenance_label needs a non-empty {name} name, got {value!r}.")
@@ -69,15 +56,12 @@ def _check_label(label: str) -> None:
 
 
 def label_figure(fig: Figure, label: str) -> Figure:
-    """Put ``label`` as a small footer at the bottom of ``fig`` and return the figure.
-
-    The footer text has gid :data:`PROVENANCE_GID`; labelling again replaces it rather than
-    stacking a second footer. Figures saved with ``bbox_inches="tight"`` keep it.
-    """
+    """Put ``label`` as the footer of ``fig`` (gid :data:`PROVENANCE_GID`: relabelling replaces it; kept by
+    ``bbox_inches="tight"``) and return the figure."""
     _check_label(label)
     # Jupyter asks the figure for _repr_mimebundle_ before its PNG formatter: the answer is
     # metadata only (the PNG still comes from the inline backend), read by the report
-    fig._repr_mimebundle_ = _FigureMetadata(fig)  # type: ignore[attr-defined]
+    fig._repr_mimebundle_ = functools.partial(_figure_metadata, fig)  # type: ignore[attr-defined]
     for text in fig.texts:
         if text.get_gid() == PROVENANCE_GID:
             text.set_text(label)
@@ -247,19 +231,13 @@ def _titles(ax: Any) -> list:
     return [ax._left_title, ax.title, ax._right_title]
 
 
-class _FigureMetadata:
+def _figure_metadata(fig: Figure, include=None, exclude=None):
     """A figure's ``_repr_mimebundle_``: no data of its own, metadata for its PNG."""
-
-    def __init__(self, fig: Figure) -> None:
-        self.fig = fig
-
-    def __call__(self, include=None, exclude=None):
-        try:
-            meta = {"provenance": figure_provenance(self.fig), "panels": figure_panels(self.fig),
-                    "text": text_boxes(self.fig)}
-        except Exception:  # never keep a figure from showing; the report flags a figure without metadata
-            return {}, {}
-        return {}, {"image/png": {FIGURE_METADATA_KEY: meta}}
+    try:
+        meta = {"provenance": figure_provenance(fig), "panels": figure_panels(fig), "text": text_boxes(fig)}
+    except Exception:  # never keep a figure from showing; the report flags a figure without metadata
+        return {}, {}
+    return {}, {"image/png": {FIGURE_METADATA_KEY: meta}}
 
 
 def figure_provenance(fig: Figure) -> str | None:
@@ -313,15 +291,9 @@ def _is_text(column: pd.Series) -> bool:
 
 
 def compact_table(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The table a reader needs, and the columns lifted out of it.
-
-    A meaningful index (named, or not the default 0..n-1) becomes ordinary columns, so the
-    rendered table needs no index column; a text column with one value on every row (the task,
-    the model) is lifted out and returned as ``{column: value}`` for the caption (one that is
-    empty on every row is dropped). Numeric columns
-    stay even when constant: a reader compares them across tables. Tables of one row, and the
-    last remaining column, are left as they are.
-    """
+    """The table a reader needs, and the text columns with one value on every row lifted out for the caption
+    (``{column: value}``; an empty one dropped). A meaningful index becomes columns; numeric columns stay even when constant
+    (a reader compares them across tables); one-row tables and the last column are left as they are."""
     table = df.copy()
     default_index = isinstance(table.index, pd.RangeIndex) and table.index.name is None and table.index.start == 0
     if not default_index:
@@ -358,11 +330,8 @@ def _reads_as_numbers(column: pd.Series) -> bool:
 
 
 def label_table(df: pd.DataFrame, label: str) -> Styler:
-    """A compact, captioned Styler of a copy of ``df``: no index column (a meaningful index is
-    shown as columns), text columns with one value on every row lifted into the caption (see
-    :func:`compact_table`), numbers to 3 significant digits and never with an exponent, missing
-    values as a dash, text left-aligned and numbers right-aligned. The caption is the lifted
-    values then ``label``; the copy carries ``attrs["provenance"]`` (and ``attrs["lifted"]``)."""
+    """A compact (:func:`compact_table`), captioned Styler of a copy of ``df``: numbers as :func:`format_number` writes
+    them, text left and numbers right; the caption is the lifted values then ``label``, also in the copy's ``attrs``."""
     _check_label(label)
     labelled, lifted = compact_table(df)
     labelled.attrs["provenance"] = label

@@ -1,15 +1,6 @@
-"""Figure builders shared by the studies; each returns a labelled matplotlib Figure.
+"""Figure builders shared by the studies; each returns a matplotlib Figure with the provenance ``label`` as footer.
 
-Every builder takes the provenance ``label`` (see :mod:`psit_lib.analysis.labels`) and puts
-it in the figure footer, so a figure made on the simulator cannot leave the notebook without
-saying so.
-
-Figures are created as bare ``matplotlib.figure.Figure`` objects, not through ``pyplot``:
-nothing is registered in pyplot's global figure list, so building many figures neither leaks
-memory nor makes Jupyter display each one twice (once for the pyplot figure, once for the
-returned object). Callers display the returned figure or ``savefig`` it; nothing here calls
-``show`` or picks a backend.
-"""
+Bare ``Figure`` objects, not pyplot's: nothing is registered globally, so many figures neither leak memory nor show twice."""
 
 from __future__ import annotations
 
@@ -186,12 +177,8 @@ def plot_rate_intervals(
     title: str = "Self-consistency rate (Wilson 95% interval)",
     ylabel: str = "self-consistency rate",
 ) -> Figure:
-    """Point estimates with interval error bars, one point per row of ``rate_df`` (see ``rate_table``).
-
-    ``hue`` levels are dodged side by side within each ``x`` category; ``facet`` draws one row of
-    panels per value (e.g. per model), so four models stay readable. A table without a value of
-    ``y`` (nothing scored) gives a figure that says "no scored data".
-    """
+    """Point estimates with interval error bars, one per row of ``rate_df`` (``rate_table``): ``hue`` levels dodged
+    within each ``x``, one row of panels per ``facet`` value (four models stay readable); no value: "no scored data"."""
     x_cols = as_columns(x)
     require_columns(rate_df, [*x_cols, hue, facet, y, low, high], "plot_rate_intervals")
     if not has_values(rate_df, [y]):
@@ -264,14 +251,9 @@ def plot_state_size(
     n_boot: int = 1000,
     seed: int = 0,
 ) -> Figure:
-    """Mean private-state size per turn with bootstrap 95% bands, on a log y axis; with more than
-    :data:`MAX_LINES` agents, small multiples: one panel per agent, the others faint behind it.
-
-    A log axis cannot show zero, yet a vanilla agent's private state is exactly 0 tokens; when
-    zeros occur the axis is symmetric-log (linear below 1 token, logarithmic above), says so, and
-    starts below 0 so a line at 0 is drawn above the axis, not on it.
-    With no row (no finished episode) the figure says "no scored data".
-    """
+    """Mean private-state size per turn with bootstrap 95% bands on a log axis; beyond :data:`MAX_LINES` agents, one panel
+    each, the others faint. A vanilla agent's state is 0 tokens, which a log axis cannot show: with zeros the axis is
+    symlog (linear below 1 token) and starts below 0, so a line at 0 is drawn above the axis."""
     require_columns(df, [x, y, hue], "plot_state_size")
     values = df[y].astype(float)
     if (values < 0).any():

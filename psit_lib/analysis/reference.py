@@ -1,9 +1,5 @@
-"""The source studies' reported numbers, read from ``data/reference/`` (see its README).
-
-One loader for every study: each table is a CSV copied unchanged from a study's published
-results, so a reference row shown beside a measured one can always be traced to its file.
-They are never used as results, defaults or calibration targets.
-"""
+"""The source studies' reported numbers (``data/reference/``: CSVs copied unchanged, so a reference row always
+traces to its file); never results, defaults or calibration targets."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """Result sentences ("readings"): the sentences under a table, generated from the table itself.
 
-A hand-written sentence about a result ("private CoT leads by a wide margin") goes stale the
-moment a parameter, the profile or the endpoint changes, and then contradicts the table above
-it. Every statement about a result in a notebook comes from here instead, computed from the
-same frame the table shows.
+A hand-written sentence about a result goes stale the moment a parameter, the profile or the
+endpoint changes, and then contradicts the table above it; these are computed from its frame.
 
 Three rules keep a reading from saying more than its table:
 
@@ -22,7 +20,7 @@ Three rules keep a reading from saying more than its table:
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import pandas as pd
 
@@ -74,27 +72,25 @@ def _count_columns(rates: pd.DataFrame, count_col: str | None, n_col: str | None
     return None, None, "scored rows"
 
 
-class _Tester:
-    """Newcombe's interval of the gap between two rows of a rate table (from their counts),
-    always oriented higher value minus lower value, so the interval reads as a positive gap."""
+Tester = Callable[[pd.Series, pd.Series], tuple[float, float, float, bool | None]]
 
-    def __init__(self, count_col: str | None, n_col: str | None, rate_col: str):
-        self.count_col, self.n_col, self.rate_col = count_col, n_col, rate_col
 
-    def __call__(self, a: pd.Series, b: pd.Series) -> tuple[float, float, float, bool | None]:
-        """(gap, low, high, separated) of the higher-valued row minus the lower-valued one;
-        separated is None when the table has no counts to test with."""
+def _tester(count_col: str | None, n_col: str | None, rate_col: str) -> Tester:
+    """Newcombe's interval of the gap between two rows of a rate table (from their counts) as (gap, low, high,
+    separated), oriented higher minus lower so it reads as a positive gap; separated is None without counts."""
 
-        if float(a[self.rate_col]) < float(b[self.rate_col]):
+    def test(a: pd.Series, b: pd.Series) -> tuple[float, float, float, bool | None]:
+        if float(a[rate_col]) < float(b[rate_col]):
             a, b = b, a
-        if self.count_col is None or self.n_col is None:
-            return float(a[self.rate_col]) - float(b[self.rate_col]), float("nan"), float("nan"), None
-        gap, low, high = proportion_gap(int(a[self.count_col]), int(a[self.n_col]),
-                                        int(b[self.count_col]), int(b[self.n_col]))
+        if count_col is None or n_col is None:
+            return float(a[rate_col]) - float(b[rate_col]), float("nan"), float("nan"), None
+        gap, low, high = proportion_gap(int(a[count_col]), int(a[n_col]), int(b[count_col]), int(b[n_col]))
         return gap, low, high, gap_separates(low, high)
 
+    return test
 
-def _group_test(test: _Tester, row: pd.Series, group: pd.DataFrame) -> tuple[float, float, float, bool | None]:
+
+def _group_test(test: Tester, row: pd.Series, group: pd.DataFrame) -> tuple[float, float, float, bool | None]:
     """The gap between ``row`` and a group of rows tied at one value: each member is tested, the
     group is separated only when every member is, and the least separated member's interval is
     the one reported (members tied in rate may differ in n)."""
@@ -126,17 +122,9 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
                  rate_col: str = "rate", low_col: str = "wilson_low", high_col: str = "wilson_high",
                  count_col: str | None = None, n_col: str | None = None, unit: str | None = None,
                  direction: Direction | None = "higher") -> str:
-    """Markdown: the best and worst rows of one group's rate table, with their 95% intervals,
-    and whether the test of each gap separates them.
-
-    ``rates`` is one group's table (e.g. one task and model, as made by ``rate_table``); rows
-    with no rate (nothing scored) are left out and named. The gap between two rows is tested
-    with Newcombe's interval from the count columns (``successes``/``n_scored`` or
-    ``failures``/``opportunities``, or ``count_col``/``n_col``); without counts nothing is
-    separated. ``direction`` is the table's metric's (a rate: higher);
-    ``unit`` names one trial in sentences ("claims", "constraint checks"; default from the
-    count columns).
-    """
+    """Markdown: the best and worst rows of one group's rate table (e.g. one task and model) with their 95% intervals,
+    and whether Newcombe's interval of each gap, from the count columns (``successes``/``n_scored``,
+    ``failures``/``opportunities`` or ``count_col``/``n_col``), separates them; rows with no rate are named and left out."""
     cols = as_columns(name_cols)
     count_col, n_col, default_unit = _count_columns(rates, count_col, n_col)
     unit = unit or default_unit
@@ -160,7 +148,7 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
     if values.nunique() == 1:
         return (f"{_names(best_first, cols)} tie at {measure} {format_number(float(values.iloc[0]))}: "
                 f"nothing to rank{empty_note}.")
-    test = _Tester(count_col, n_col, rate_col)
+    test = _tester(count_col, n_col, rate_col)
     value = lambda row: format_number(float(row[rate_col]))  # noqa: E731
     top, second, bottom = best_first.iloc[0], best_first.iloc[1], best_first.iloc[-1]
     tested: set[frozenset] = set()
@@ -257,7 +245,7 @@ def rate_headline(rates: pd.DataFrame, group_cols: Sequence[str], name_cols: str
     :func:`grouped_rate_readings`)."""
     cols = as_columns(name_cols)
     count_col, n_col, _ = _count_columns(rates, count_col, n_col)
-    test = _Tester(count_col, n_col, rate_col)
+    test = _tester(count_col, n_col, rate_col)
     best_pos, worst_pos = ("lowest", "highest") if direction == "lower" else ("highest", "lowest")
     groups = rates.groupby(list(group_cols), sort=False) if len(rates) and group_cols else [((), rates)]
     parts = []

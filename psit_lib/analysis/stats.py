@@ -1,11 +1,5 @@
-"""Rates, intervals and significance for the self-consistency results (SPEC §4).
-
-The study reports self-consistency accuracy per (method, model, task) with Wilson 95%
-intervals, and claims "method A beats baseline B" only through a one-sided Fisher exact test
-per (task, model), corrected with Holm-Bonferroni over the whole family of comparisons.
-Those rules live here as pure functions over counts and episode tables, so every notebook
-computes them the same way and the tests can check them against hand calculations.
-"""
+"""Rates, intervals and significance (SPEC §4) as pure functions over counts and episode tables, so every notebook
+computes them one way: Wilson 95% intervals, and "A beats B" only by a one-sided Fisher test per (task, model), Holm-corrected."""
 
 from __future__ import annotations
 
@@ -49,11 +43,8 @@ def _check_count(successes: int, n: int, what: str) -> None:
 
 
 def wilson_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion; (0.0, 1.0) when there are no trials.
-
-    Wilson rather than the normal (Wald) interval because the rates of interest sit near 0 and
-    1 with 50 episodes, where Wald intervals collapse to zero width or leave [0, 1].
-    """
+    """Wilson score interval; (0.0, 1.0) with no trials. Not Wald: at rates near 0 and 1 with 50 episodes, Wald intervals
+    collapse to zero width or leave [0, 1]."""
     _check_count(successes, n, "wilson_interval")
     _check_alpha(alpha)
     if n == 0:
@@ -66,12 +57,8 @@ def wilson_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float,
 
 
 def fisher_one_sided(a_success: int, a_n: int, b_success: int, b_n: int) -> float:
-    """One-sided Fisher exact p-value for H1: method A's success rate exceeds baseline B's.
-
-    The 2x2 table is ``[[a_success, a_fail], [b_success, b_fail]]`` and the alternative is
-    "greater" (odds ratio above 1), i.e. the hypergeometric upper tail P(X >= a_success) with
-    all margins fixed. When either arm has no trials there is no evidence, and p is 1.0.
-    """
+    """One-sided Fisher exact p for "A's success rate exceeds B's" (the hypergeometric upper tail, margins fixed);
+    1.0 when an arm has no trials (no evidence)."""
     _check_count(a_success, a_n, "fisher_one_sided (method A)")
     _check_count(b_success, b_n, "fisher_one_sided (baseline B)")
     if a_n == 0 or b_n == 0:
@@ -82,11 +69,8 @@ def fisher_one_sided(a_success: int, a_n: int, b_success: int, b_n: int) -> floa
 
 
 def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[list[bool], list[float]]:
-    """Holm-Bonferroni step-down correction: (reject, adjusted p-values) in the input order.
-
-    Explicitly ``method="holm"``: statsmodels' ``multipletests`` defaults to Holm-Sidak, which
-    is a different (slightly less conservative) procedure than the one the protocol names.
-    """
+    """Holm-Bonferroni step-down: (reject, adjusted p-values) in input order. ``method="holm"`` explicitly: statsmodels
+    defaults to Holm-Sidak, not the procedure the protocol names."""
     _check_alpha(alpha)
     values = [float(p) for p in pvalues]
     for p in values:
@@ -140,14 +124,9 @@ def rate_table(
     alpha: float = 0.05,
     scored_col: str = "scored",
 ) -> pd.DataFrame:
-    """Success rate per group with its Wilson interval, over the episodes that were scored.
-
-    Columns: the group columns, then ``n_scored``, ``n_failed``, ``successes``, ``rate``,
-    ``wilson_low``, ``wilson_high``. An episode that failed to run (an endpoint or harness
-    error, ``scored_col`` False) is counted in ``n_failed`` and kept out of the rate: it says
-    nothing about the model, and counting it as a failure would bias every rate down. Without a
-    ``scored_col`` column every row is scored; a scored row must carry a True/False success.
-    """
+    """Success rate per group with its Wilson interval over the scored episodes (group columns, then
+    :data:`RATE_COLUMNS_AFTER_GROUPS`). An episode that failed to run (``scored_col`` False) counts in ``n_failed``, not
+    in the rate: it says nothing about the model, and as a failure it would bias every rate down."""
     columns = as_columns(group_cols)
     require_columns(df, [*columns, success_col], "rate_table")
     _check_alpha(alpha)
@@ -174,24 +153,9 @@ def significance_table(
     scored_col: str = "scored",
     family: str = "method",
 ) -> pd.DataFrame:
-    """One-sided Fisher of every proposed method against every baseline per group, Holm-corrected.
-
-    Only scored episodes count (rows whose ``scored_col`` is False failed to run and say nothing
-    about the method); without that column every row counts.
-
-    ``family`` says which comparisons share one Holm correction: ``"method"`` (the studies'
-    choice) corrects each method's comparisons against all baselines within its group, i.e. one
-    family per (task, model, method), which is what a claim "better than every baseline" needs;
-    ``"table"`` corrects every comparison of the table at once (stricter, and a different
-    claim). ``holm_family_size`` says how many comparisons each p-value was corrected for.
-
-    One row per (group, method, baseline). A comparison where the method or the baseline has
-    no episodes in that group stays in the table with NaN rates and p-values (so a missing run
-    is visible) but is left out of its Holm family. ``marker`` is ``"*"`` for a significant comparison, else ``""``.
-
-    Columns: the group columns, ``method``, ``baseline``, ``n_method``, ``n_baseline``,
-    ``rate_method``, ``rate_baseline``, ``p_value``, ``p_holm``, ``holm_family_size``, ``significant``, ``marker``.
-    """
+    """One-sided Fisher of every method against every baseline per group, Holm-corrected, over scored episodes only.
+    ``family="method"`` (the studies') corrects each (group, method) together, what "better than every baseline" needs;
+    ``"table"`` corrects all at once. A comparison missing an arm stays (NaN: a missing run shows) outside its family."""
     methods, baselines = list(methods), list(baselines)
     if not methods or not baselines:
         raise ValueError("significance_table needs at least one method and at least one baseline.")

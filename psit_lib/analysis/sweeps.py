@@ -1,14 +1,6 @@
-"""Sweeps of one simulator assumption: the gap between two systems at each value, with its interval.
-
-A notebook's comparison (A beats B) is a result only if it survives the simulator's
-assumptions; where the gap's interval reaches zero at some plausible knob value, the
-conclusion is the assumption's, not the systems'. These functions turn swept episodes into
-that table and say, in generated words, which case holds.
-
-Two kinds of outcome are supported: a success flag per episode (the gap of two proportions
-with Newcombe's hybrid-score interval, via statsmodels) and a number per episode (the gap of
-two means with a bootstrap interval, via scipy).
-"""
+"""Sweeps of one simulator assumption: the gap between two systems at each value, its interval, and a generated reading.
+A comparison is a result only if it survives the simulator's assumptions: where the gap's interval reaches zero at a
+plausible value, the conclusion is the assumption's, not the systems'."""
 
 from __future__ import annotations
 
@@ -37,11 +29,9 @@ def proportion_gap(successes_a: int, n_a: int, successes_b: int, n_b: int, alpha
 
 def mean_gap(values_a: Sequence[float], values_b: Sequence[float], *, seed: int = 0, alpha: float = 0.05,
              n_resamples: int = 2000, batch: int | None = None) -> tuple[float, float, float]:
-    """(mean_a - mean_b, low, high): percentile bootstrap over episodes of the two systems
-    (resampled independently), via ``scipy.stats.bootstrap``. With fewer than two values on a
-    side, or no variation on either, the interval is the observed gap (zero width): there was
-    nothing to resample, and :func:`gap_verdicts` calls such a row "too small" unless the gap is 0.
-    ``batch`` caps the resamples held in memory at once (large samples)."""
+    """(mean_a - mean_b, low, high): percentile bootstrap over each system's episodes (``scipy.stats.bootstrap``). With
+    under two values on a side or no variation, the interval is the observed gap (nothing to resample: :func:`gap_verdicts`
+    says "too small" unless it is 0). ``batch`` caps the resamples held in memory."""
     from scipy.stats import bootstrap
 
     a, b = np.asarray(values_a, dtype=float), np.asarray(values_b, dtype=float)
@@ -77,14 +67,8 @@ def gap_table(df: pd.DataFrame, *, knob: str, value_col: str, system_col: str, a
 
 
 def gap_verdicts(table: pd.DataFrame) -> pd.Series:
-    """Per row, the sign of the gap a - b as its 95% interval decides it: ``"a ahead"`` (the
-    interval is above zero: a's value is higher), ``"b ahead"`` (below zero), ``"within noise"``
-    (the interval includes zero) or ``"too small"`` (no interval: a system has no episode, or the
-    interval has zero width because there was nothing to resample, e.g. one episode per system).
-
-    "ahead" here means *higher*, whichever way the measure is better; :func:`sweep_reading`
-    turns it into "better" or "worse" with the measure's direction.
-    """
+    """Per row, what the 95% interval of a - b decides: "a ahead" (above zero: a higher, whichever way is better),
+    "b ahead", "within noise" (includes zero) or "too small" (no interval, or zero width: nothing was resampled)."""
     if table.empty:
         return pd.Series([], index=table.index, dtype=object)
     low, high, gap = (table[c].astype(float) for c in ("ci_low", "ci_high", "gap"))
@@ -132,14 +116,8 @@ def _partly_separated(table: pd.DataFrame, verdicts: pd.Series, knob: str, a: st
 
 
 def sweep_reading(table: pd.DataFrame, *, measure: str = "rate", direction: str | None = "higher") -> str:
-    """A generated sentence on whether the comparison survives the swept assumption.
-
-    Every number and verdict comes from ``table`` (as made by :func:`gap_table`); nothing is
-    hand-written about results, so the reading cannot contradict the table. Which system is
-    better follows ``direction``, the one the table's metric declares (``Study.direction``): for
-    hallucination or drift the *lower* value is better.
-    A value where a system has no episode, or only a zero-width interval, is "too few to test".
-    """
+    """A generated sentence on whether the comparison survives the swept assumption, every number from ``table``
+    (:func:`gap_table`) so it cannot contradict it; "better" follows ``direction`` (lower for hallucination or drift)."""
     if table.empty:
         return "No swept episodes in this run (the sweep runs on the simulator only)."
     knob, a, b = table["knob"].iat[0], table["system_a"].iat[0], table["system_b"].iat[0]

@@ -1,14 +1,6 @@
-"""Is a run's rate the paper's? A verdict with power: consistent within ±m, differs, or inconclusive (SPEC §9).
-
-The rule, why each cell is its own family and why the default margin is 0.15 are SPEC §9
-(docs/protocol.md). "Consistent" is a positive finding (TOST: the (1 − 2·alpha) Newcombe interval
-of run − paper lies inside (−m, m)) that a small run never earns; "inconclusive" comes with the
-run size that would decide it.
-
-Intervals: Newcombe's hybrid score interval (his method 10) from Wilson score intervals, which
-behaves at rates near 0 and 1 and at unequal sizes. Counts may be fractional in sizing
-(a run of n episodes at a fixed rate), so Wilson's bounds are computed here in closed form.
-"""
+"""Is a run's rate the paper's (SPEC §9)? "Consistent" within ±m is a positive finding (TOST: the (1 − 2·alpha)
+Newcombe interval of run − paper inside (−m, m)) that a small run never earns; else differs, or inconclusive with the run
+size that would decide it. Newcombe's method 10 from Wilson bounds in closed form (sizing uses fractional counts)."""
 
 from __future__ import annotations
 
@@ -139,10 +131,6 @@ class Verdict:
     @property
     def run_rate(self) -> float:
         return self.run_successes / self.run_n if self.run_n else float("nan")
-
-    @property
-    def paper_rate(self) -> float:
-        return self.paper_successes / self.paper_n if self.paper_n else float("nan")
 
 
 def compare_counts(run_successes: int, run_n: int, paper_successes: int, paper_n: int,

@@ -1,13 +1,5 @@
-"""The rendered report: a run's executed notebooks as offline HTML pages with an index.
-
-``render_report(run_dir)`` writes ``<run_dir>/report/<notebook>.html`` (one page per executed
-notebook, see :mod:`.page`) and ``index.html`` (see :mod:`.index`), and returns the index path.
-Pages need no kernel and no network: figures are embedded, formulas are MathML, widgets show
-their static versions, code is hidden until the reader asks for it. Every page has the
-episode explorer (:mod:`.explorer`: every episode in one table, each opening its transcript).
-Beside the report: the page comparing runs (:mod:`.compare_page`, ``psit compare --html``) and
-the list of every run (:mod:`.runs_index`, ``psit runs``).
-"""
+"""The rendered report: a run's executed notebooks as offline HTML pages (no kernel, no network: figures embedded,
+formulas as MathML, widgets static) with an index; every page has the episode explorer."""
 
 from __future__ import annotations
 
@@ -17,19 +9,12 @@ from typing import Any
 from psit_lib.runs.metadata import git_commit
 from psit_lib.runs.paths import repo_root
 
+from .explorer import episode_explorer
 from .index import index_html, index_row
 from .page import render_page
 from .page_head import PageContext, protocol_html
 
 __all__ = ["episode_explorer", "render_report"]
-
-
-def episode_explorer(source: Any) -> Any:
-    """Every episode of a notebook's run in one table, each row opening its transcript
-    (:func:`.explorer.episode_explorer`; what notebooks display)."""
-    from .explorer import episode_explorer as explorer
-
-    return explorer(source)
 
 
 def render_report(run_dir: Path, run: dict[str, Any] | None = None) -> Path:

@@ -1,12 +1,6 @@
-"""Runs side by side on one offline page (``psit compare A B [C ...] --html``).
-
-For every notebook two or more of the runs hold: what their configurations set differently (one
-column per run), and for every saved rate table (``successes`` and ``n_scored`` per cell) an
-overlaid dot plot: each series (a run, and a model within it, so two models of one run are two
-series) with its Wilson 95% interval per cell, and beside it each series' difference from the
-first with its Newcombe 95% interval. A table under the figure gives the same numbers. Up to four
-series keep distinct colours, markers and offsets, and the legend sits under the axes.
-"""
+"""Runs side by side on one offline page (``psit compare A B --html``): per shared notebook, what the configurations
+set differently and, per saved rate table, each series' (run · model) rates with Wilson intervals and their difference
+from the first series with Newcombe intervals."""
 
 from __future__ import annotations
 
@@ -22,6 +16,8 @@ import pandas as pd
 from psit_lib.analysis.stats import wilson_interval
 from psit_lib.analysis.sweeps import proportion_gap
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
+
+from .page_head import html_page
 
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
 MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -172,9 +168,8 @@ def _run_summary(run: Run) -> dict[str, str]:
 
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 78em; color: #222; padding: 0 1em; }
-table { border-collapse: collapse; margin: 0.5em 0 1.2em; font-size: 0.85em; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.6em; text-align: left; overflow-wrap: break-word; }
+table { margin: 0.5em 0 1.2em; font-size: 0.85em; }
+th, td { padding: 0.3em 0.6em; overflow-wrap: break-word; }
 caption { text-align: left; color: #444; padding-bottom: 0.3em; }
 img.psit-compare-figure { max-width: 100%; height: auto; display: block; }
 h2 { margin-top: 1.6em; border-bottom: 1px solid #dde; }
@@ -216,8 +211,7 @@ def compare_html(paths: list[Path]) -> str:
                          f"rates per cell of each run, and differences' src='{dot_plot(series, diffs)}'>")
             parts.append(_table_html(diffs, f"{name}: difference from {series.series.iloc[0]} per cell "
                                             "(Newcombe 95%)") if len(diffs) else "")
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>Runs side by side</title>"
-            f"<style>{_STYLE}</style></head><body>" + "".join(parts) + "</body></html>")
+    return html_page("Runs side by side", "".join(parts), _STYLE)
 
 
 __all__ = ["compare_html", "config_differences", "differences", "rate_series"]

@@ -1,14 +1,5 @@
-"""The episode explorer: every episode of a notebook's run in one table, each opening its transcript.
-
-One data layer, :func:`episodes_table` (a run folder's episodes as a frame: model, agent, task,
-status, the study's columns, tokens, health flags and per-episode scores), and one view,
-:func:`explorer_html`: the table sortable, searchable and filterable per column (itables, its
-JavaScript embedded, so the page works with no network), and below it the transcript of the row
-clicked. The report puts it on every notebook's page; in JupyterLab :func:`episode_explorer`
-shows the same HTML over the same folder. Fork episodes open in the study's one fork view
-(:func:`psit_lib.studies.psit.protocol.transcript_view.episode_html`); other studies' episodes in
-a generic structured view of their record.
-"""
+"""The episode explorer: every episode of a notebook's run in one sortable, filterable table (itables, embedded so it
+works offline), each row opening its transcript (the fork view for fork episodes); the report and JupyterLab show it."""
 
 from __future__ import annotations
 
@@ -40,9 +31,7 @@ def _flags(record: dict[str, Any]) -> str:
 
 
 def _study_columns(result: Any) -> dict[str, Any]:
-    """A study's own columns: the fork view's for fork episodes; else the result's short fields."""
-    if is_fork_result(result):
-        return {}
+    """A study's own columns (not a fork episode's: the fork view has its own): the result's short fields."""
     if not isinstance(result, dict):
         return {}
     return {k: v for k, v in result.items()
@@ -154,8 +143,8 @@ _CSS = """
 
 def _itables_init() -> str:
     """itables' JavaScript and CSS, embedded (no network)."""
-    from itables.javascript import generate_init_offline_itables_html, read_package_file  # noqa: F401
     import itables
+    from itables.javascript import generate_init_offline_itables_html
 
     bundle = Path(itables.__file__).parent / "html" / "dt_bundle.js"
     return generate_init_offline_itables_html(bundle)

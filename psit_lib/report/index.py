@@ -1,12 +1,5 @@
-"""The report's index page: what was run, by which code, on which model, and how it went.
-
-First the claims ledger (:mod:`.ledger`: each paper's headline claims decided on the run's
-tables), then one row per notebook: its title (linking to the page), the notebook's key sentence (generated
-from its tables by ``Experiment.headline``) and its first result figure at a readable size (a
-figure with a labelled data panel, not a schematic), then status, time, episodes (failed),
-model calls and cache hits. The header names the run, the date it was
-rendered, the code's commit, the backend, model and profile, and whether the run is complete.
-"""
+"""The report's index page: the claims ledger, then per notebook its title, key sentence, first result figure and
+how it ran; the header names the run, the code's commit, the model and whether the run is complete."""
 
 from __future__ import annotations
 
@@ -19,13 +12,14 @@ from typing import Any, cast
 from psit_lib.runs.folder import Execution, HealthRecord, RunFolder
 
 from .ledger import ledger_section
-from .notebook_prep import FIGURE_KEY, first_result_figure
+from .notebook_prep import first_result_figure, png_outputs
+from .page_head import html_page
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 78em; color: #222; padding: 0 1em; }
+body { margin: 2em auto; }
+table { width: 100%; }
+th, td { padding: 0.45em 0.6em; vertical-align: top; }
 @media (max-width: 900px) { body { font-size: 14px; } th, td { padding: 0.35em 0.3em; } }
-table { border-collapse: collapse; width: 100%; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.45em 0.6em; text-align: left; vertical-align: top; }
 td.num { text-align: right; }
 .status { font-weight: 600; padding: 0.1em 0.5em; border-radius: 0.3em; }
 .status.ok { background: #e3f4e3; color: #185c18; }
@@ -74,15 +68,9 @@ def figure_view(nb: Any, uri: str | None) -> str:
     "untitled figure" when its panels carry no title."""
     if uri is None:
         return ""
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            png = (output.get("data") or {}).get("image/png")
-            if not png or "data:image/png;base64," + "".join(png.split()) != uri:
-                continue
-            meta = ((output.get("metadata") or {}).get("image/png") or {}).get(FIGURE_KEY) or {}
-            titles = list(dict.fromkeys(str(p.get("title")) for p in meta.get("panels") or [] if p.get("title")))
-            return "; ".join(titles) if titles else "untitled figure"
-    return "untitled figure"
+    meta = next((meta for shown, meta in png_outputs(nb) if shown == uri), None) or {}
+    titles = list(dict.fromkeys(str(p.get("title")) for p in meta.get("panels") or [] if p.get("title")))
+    return "; ".join(titles) if titles else "untitled figure"
 
 
 def index_row(run_dir: Path, nb: Any, stem: str, status: dict[str, Any]) -> IndexRow:
@@ -157,13 +145,12 @@ def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit:
                   f"<b>{html.escape(str(run.get('model', '?')))}</b>, profile "
                   f"<b>{html.escape(str(run.get('profile', '?')))}</b>")
     rendered = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>PSIT workbench report</title>"
-            f"<style>{_STYLE}</style></head><body><h1>PSIT workbench report</h1>"
-            f"<p>Run <code>{html.escape(str(run.get('run_id') or run_dir.name))}</code> · rendered {rendered} · "
-            f"code commit <code>{html.escape(commit)}</code></p><p>{provenance}</p>{state}"
-            + (f"<p><a href='{html.escape(protocol)}'>The research protocol</a> (what every page's "
-               "“SPEC §n” refers to)</p>" if protocol else "")
-            + ledger_section(run_dir)
-            + "<div class='scroll'><table><thead><tr><th>Notebook, key result and a result figure</th><th>Status</th><th>Time</th>"
-            "<th>Episodes</th><th>Model calls</th><th>Cache hits</th></tr></thead><tbody>"
-            + "".join(_row_html(r) for r in rows) + "</tbody></table></div></body></html>")
+    return html_page("PSIT workbench report", "<h1>PSIT workbench report</h1>"
+                     f"<p>Run <code>{html.escape(str(run.get('run_id') or run_dir.name))}</code> · rendered {rendered} · "
+                     f"code commit <code>{html.escape(commit)}</code></p><p>{provenance}</p>{state}"
+                     + (f"<p><a href='{html.escape(protocol)}'>The research protocol</a> (what every page's "
+                        "“SPEC §n” refers to)</p>" if protocol else "")
+                     + ledger_section(run_dir)
+                     + "<div class='scroll'><table><thead><tr><th>Notebook, key result and a result figure</th><th>Status</th><th>Time</th>"
+                     "<th>Episodes</th><th>Model calls</th><th>Cache hits</th></tr></thead><tbody>"
+                     + "".join(_row_html(r) for r in rows) + "</tbody></table></div>", _STYLE)

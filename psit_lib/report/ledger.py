@@ -1,10 +1,5 @@
-"""The claims ledger of a whole run: every study's headline claims, decided on the run's saved tables.
-
-The claims are the studies' (``psit_lib/studies/<study>/claims.py``); the tables are the ones the
-run's notebooks saved (``<run>/<notebook>/tables/*.csv``), merged by name over the notebooks in
-order, a cell two notebooks cover counted once (:func:`psit_lib.analysis.claims.merge_tables`).
-The report's index shows it as its first section; ``psit compare RUN --paper`` prints it.
-"""
+"""The claims ledger of a whole run: every study's claims decided on the tables the run's notebooks saved, merged by
+name (:func:`psit_lib.analysis.claims.merge_tables`); the index shows it and ``psit compare RUN --paper`` prints it."""
 
 from __future__ import annotations
 
@@ -14,7 +9,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from psit_lib.analysis.claims import INCONCLUSIVE, SUPPORTED, Claim, ledger
+from psit_lib.analysis.claims import INCONCLUSIVE, SUPPORTED, Claim, ledger, merge_tables
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
 
 
@@ -40,19 +35,13 @@ def run_tables(run_dir: Path, names: Iterable[str] | None = None) -> dict[str, d
                          if (f.tables_dir / f"{name}.csv").is_file()} for f in folders}
 
 
-def run_ledger(run_dir: Path) -> pd.DataFrame:
-    from psit_lib.analysis.claims import merge_tables
-
-    return ledger(all_claims(), merge_tables(run_tables(run_dir)))
-
-
 _CLASS = {SUPPORTED: "ok", INCONCLUSIVE: "open"}
 
 
 def ledger_section(run_dir: Path) -> str:
     """The index's first section: one row per claim with the paper's evidence, this run's, the test
     and the verdict."""
-    table = run_ledger(run_dir)
+    table = ledger(all_claims(), merge_tables(run_tables(run_dir)))
     rows = "".join(
         f"<tr><td>{html.escape(r.id)}</td><td>{html.escape(r.claim)}</td><td>{html.escape(r.paper_evidence)}"
         f"<div class='paper-test'>the test on the paper's counts: {html.escape(r.paper_verdict)}</div></td>"

@@ -1,9 +1,5 @@
-"""Preparing an executed notebook for a static, offline page.
-
-A report is read without a kernel and without the internet, so before export: formulas become
-MathML (no MathJax from a CDN), widget views give way to the static HTML every widget of the
-workbook carries beside them, and the notebook-level widget state is dropped.
-"""
+"""Preparing an executed notebook for a page read without kernel or internet: formulas as MathML (no MathJax from a
+CDN), widget views replaced by the static HTML each carries, plumbing out."""
 
 from __future__ import annotations
 
@@ -13,9 +9,7 @@ from typing import Any
 from latex2mathml.converter import convert
 from nbformat.v4 import new_output
 
-from psit_lib.analysis.labels import plain_numbers
-
-__all__ = ["plain_numbers", "prepare", "tidy_outputs"]
+__all__ = ["prepare", "tidy_outputs"]
 
 _DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
 _INLINE = re.compile(r"(?<![\\$\w])\$(?=\S)([^$\n]+?)(?<=\S)\$(?![\w$])")
@@ -92,21 +86,24 @@ def figure_html(png: str, meta: dict[str, Any] | None) -> str:
             f"data-psit-figure='{html.escape(json.dumps(meta), quote=True)}'>")
 
 
+def _figure_meta(output: Any) -> dict[str, Any] | None:
+    return ((output.get("metadata") or {}).get("image/png") or {}).get(FIGURE_KEY)
+
+
+def png_outputs(nb: Any) -> list[tuple[str, dict[str, Any] | None]]:
+    """Each PNG output of ``nb``: its data URI and its figure metadata (None without)."""
+    return [("data:image/png;base64," + "".join(png.split()), _figure_meta(output))
+            for cell in nb.cells for output in cell.get("outputs", [])
+            if (png := (output.get("data") or {}).get("image/png"))]
+
+
 def first_result_figure(nb: Any) -> str | None:
     """The index thumbnail: the first figure with a data panel labelled on both axes (a result,
     not a schematic drawn without axes); without figure metadata, the first figure."""
-    first = None
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            png = (output.get("data") or {}).get("image/png")
-            if not png:
-                continue
-            uri = "data:image/png;base64," + "".join(png.split())
-            first = first or uri
-            meta = ((output.get("metadata") or {}).get("image/png") or {}).get(FIGURE_KEY)
-            if meta and any(p.get("xlabel") and p.get("ylabel") for p in meta.get("panels") or []):
-                return uri
-    return first
+    figures = png_outputs(nb)
+    return next((uri for uri, meta in figures if meta and any(p.get("xlabel") and p.get("ylabel")
+                                                              for p in meta.get("panels") or [])),
+                figures[0][0] if figures else None)
 
 
 def _sections(cells: list[Any]) -> list[list[Any]]:
@@ -160,7 +157,6 @@ def _tidy(cells: list[Any]) -> None:
                 output["data"] = {"text/html": "<details class='psit-stats'><summary>Execution statistics</summary>"
                                                f"{data['text/html']}</details>"}
             elif "image/png" in data and "text/html" not in data:
-                meta = ((output.get("metadata") or {}).get("image/png") or {}).get(FIGURE_KEY)
-                data["text/html"] = figure_html(str(data["image/png"]), meta)
+                data["text/html"] = figure_html(str(data["image/png"]), _figure_meta(output))
             kept.append(output)
         cell.outputs = kept

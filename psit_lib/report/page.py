@@ -1,8 +1,5 @@
-"""One notebook as an offline HTML page that reads like a results section: a head with the
-parameters and provenance, the run's files and a table of contents (:mod:`.page_head`), the
-notebook's plumbing left out (:func:`.notebook_prep.tidy_outputs`), "SPEC §n" linked to the
-protocol, code hidden behind a toggle, long tables folded, wide tables scrolled in their own box
-(the page itself never scrolls sideways, no word is broken), nothing fetched from the network."""
+"""One notebook as an offline HTML page that reads like a results section: a head (:mod:`.page_head`), plumbing out,
+code behind a toggle, long tables folded, wide ones scrolled in their own box, nothing fetched from the network."""
 
 from __future__ import annotations
 
@@ -12,10 +9,10 @@ from typing import Any
 from bs4 import BeautifulSoup
 from bs4.element import AttributeValueList
 
-from psit_lib.analysis.labels import format_number
+from psit_lib.analysis.labels import format_number, plain_numbers
 
 from .explorer import explorer_html
-from .notebook_prep import plain_numbers, prepare
+from .notebook_prep import prepare
 from .page_head import PageContext, head_html, link_spec_references
 
 FOLD_ROWS = 25

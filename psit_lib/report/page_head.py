@@ -1,11 +1,5 @@
-"""The head of a notebook's page: what a reader needs before the first result.
-
-A link back to the index, the notebook's parameters as run and its provenance (backend, model,
-profile, seed, code commit, when), the run's files (tables as CSV and parquet, the episode
-records, the metadata) and a table of contents of the page's sections. Everything is read from
-the run folder through its one reader (:class:`psit_lib.runs.folder.RunFolder`), never from the
-notebook's code.
-"""
+"""The head of a notebook's page: index link, parameters, provenance, run files and contents, all read from the run
+folder (never from the notebook's code)."""
 
 from __future__ import annotations
 
@@ -18,6 +12,19 @@ from typing import Any
 from bs4 import BeautifulSoup, NavigableString, Tag
 
 from psit_lib.runs.folder import RunFolder
+
+PAGE_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 78em; color: #222; padding: 0 1em; }
+table { border-collapse: collapse; }
+th, td { border-bottom: 1px solid #ddd; text-align: left; }
+"""
+
+
+def html_page(title: str, body: str, style: str = "") -> str:
+    """A standalone page of the report: the shared style, then the page's own (inline: pages work offline)."""
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{PAGE_STYLE}{style}</style></head><body>{body}</body></html>")
+
 
 PARAMS_PER_ROW = 3
 """Parameter name/value pairs per row of the parameters table (keeps it short and within the page)."""
@@ -177,8 +184,6 @@ def protocol_html(markdown: str) -> str:
 
     body = str(mistune.create_markdown(plugins=["table"])(markdown))
     body = re.sub(r"<h2>§(\d+)", lambda m: f"<h2 id='sec-{m.group(1)}'>§{m.group(1)}", body)
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>The research protocol</title>"
-            "<style>body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;line-height:1.5;"
-            "color:#222;padding:0 1em}code{background:#f4f4f4}pre{white-space:pre-wrap}"
-            "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.3em .5em}</style></head><body>"
-            "<p><a href='index.html'>← Index of the run</a></p>" + body + "</body></html>")
+    return html_page("The research protocol", "<p><a href='index.html'>← Index of the run</a></p>" + body,
+                     "body{max-width:60em;margin:2em auto;line-height:1.5}code{background:#f4f4f4}pre{white-space:pre-wrap}"
+                     "td,th{border:1px solid #ddd;padding:.3em .5em}")

@@ -1,11 +1,5 @@
-"""Every run under ``results/`` in one list, newest first (``psit runs``), like Inspect's log list.
-
-A run's line: its id, the date it started, the code's commit, the models its episodes ran with,
-its status (complete, incomplete, suspect, or not recorded by ``psit run``), its notebooks and
-the first notebook's headline, with links to its report when the page is written
-(``results/runs.html``). Everything is read from the run folder (``run.json`` and each notebook's
-metadata through :class:`~psit_lib.runs.folder.RunFolder`).
-"""
+"""Every run under ``results/`` in one list, newest first (``psit runs``), like Inspect's log list, read from each
+run folder (``run.json`` and each notebook's metadata)."""
 
 from __future__ import annotations
 
@@ -15,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata, read_run_file
+
+from .page_head import html_page
 
 HEADLINE_CHARS = 160
 
@@ -85,9 +81,8 @@ def runs_text(entries: list[RunEntry]) -> str:
 
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 78em; color: #222; padding: 0 1em; }
-table { border-collapse: collapse; width: 100%; font-size: 0.9em; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.4em 0.6em; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+table { width: 100%; font-size: 0.9em; }
+th, td { padding: 0.4em 0.6em; vertical-align: top; overflow-wrap: anywhere; }
 .complete { color: #185c18; } .incomplete, .suspect { color: #8a1c1c; } .headline { color: #444; font-size: 0.9em; }
 """
 
@@ -103,12 +98,11 @@ def runs_html(entries: list[RunEntry], root: Path) -> str:
                     f"<td><code>{html.escape(e.commit)}</code></td><td>{html.escape(', '.join(e.models))}</td>"
                     f"<td class='{html.escape(e.status.replace(' ', '-'))}'>{html.escape(e.status)}</td>"
                     f"<td>{len(e.notebooks)}</td></tr>")
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>Runs</title>"
-            f"<style>{_STYLE}</style></head><body><h1>Every run</h1><p>{len(entries)} runs under "
-            f"<code>{html.escape(str(root))}</code>, newest first. Compare two with "
-            "<code>psit compare A B --html</code>.</p><table><thead><tr><th>Run and headline</th><th>Started</th>"
-            "<th>Commit</th><th>Models</th><th>Status</th><th>Notebooks</th></tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table></body></html>")
+    return html_page("Runs", f"<h1>Every run</h1><p>{len(entries)} runs under "
+                     f"<code>{html.escape(str(root))}</code>, newest first. Compare two with "
+                     "<code>psit compare A B --html</code>.</p><table><thead><tr><th>Run and headline</th><th>Started</th>"
+                     "<th>Commit</th><th>Models</th><th>Status</th><th>Notebooks</th></tr></thead><tbody>"
+                     + "".join(rows) + "</tbody></table>", _STYLE)
 
 
 __all__ = ["RunEntry", "run_entry", "runs_html", "runs_index", "runs_text"]
