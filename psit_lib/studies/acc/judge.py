@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -30,6 +30,7 @@ SCORING_TASK = "TASK: score the responses"
 """The judge's memory and scoring templates (``prompts.toml``) start with these; the simulated
 judge tells its two tasks apart by them."""
 CRITERIA: tuple[str, ...] = ("relevance", "answer_quality", "instruction_following", "coherence")
+COUNTS: tuple[str, ...] = ("supported_claims", "unsupported_claims", "active_constraints", "violations", "omitted_required")
 MAX_UNVERIFIED = 10
 JUDGE_ROLE = "acc_judge"
 
@@ -63,6 +64,25 @@ JUDGE_VARIANTS: dict[str, JudgeVariant] = {v.name: v for v in (
 )}
 """Judge-prompt sensitivity: rubric wording, score scale and answer order (SPEC §5 asks for a
 blinded, order-randomised judge; these show how much the verdict depends on its prompt)."""
+
+
+MIN_ANSWERS = 3
+"""Fewer judged answers than this can tie by chance; the degenerate-judge check needs at least this many."""
+
+
+def judge_is_degenerate(verdicts: Sequence[Mapping[str, Any]], n_judged_turns: int = 0) -> str | None:
+    """Why the judge told no answers apart (a health finding, issue #28), or None: turns were judged
+    but no verdict parsed, or at least :data:`MIN_ANSWERS` answers got the very same scores and counts."""
+    if n_judged_turns and not verdicts:
+        return f"the judge's replies parsed into no score in {n_judged_turns} judged turn(s)"
+    if len(verdicts) < MIN_ANSWERS:
+        return None
+    fields = (*CRITERIA, *COUNTS)
+    scores = {tuple(verdict.get(field) for field in fields) for verdict in verdicts}
+    if len(scores) == 1:
+        score = dict(zip(CRITERIA, next(iter(scores))))
+        return f"the judge gave all {len(verdicts)} answers the same scores ({score})"
+    return None
 
 
 class JudgeOutputError(ValueError):

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from psit_lib.studies.acc.agents import AgentTurn, agent_rank
-from psit_lib.studies.acc.judge import (CRITERIA, JUDGE_VARIANTS, CanonicalMemory, JudgeOutputError, LiveJudge,
+from psit_lib.studies.acc.judge import (COUNTS, CRITERIA, JUDGE_VARIANTS, CanonicalMemory, JudgeOutputError, LiveJudge,
                                         rejudge_turn)
 from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate
 from psit_lib.studies.acc.records import AccEpisode
@@ -35,8 +35,7 @@ def verdict_rows(turn: int, agents: dict[str, Any], order: list[str], evaluation
         if ev is None:
             rows.append({**row, "status": "judge_error", "error": scoring_error})
             continue
-        row.update({k: ev[k] for k in (*CRITERIA, "supported_claims", "unsupported_claims", "active_constraints",
-                                       "violations", "omitted_required")})
+        row.update({k: ev[k] for k in (*CRITERIA, *COUNTS)})
         row["hallucination"] = hallucination_rate(ev["supported_claims"], ev["unsupported_claims"])
         row["drift"] = drift_rate(ev["violations"], ev["omitted_required"], ev["active_constraints"], turn)
         rows.append({**row, "status": "ok", "error": None})

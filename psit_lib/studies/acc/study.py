@@ -23,8 +23,7 @@ from psit_lib.studies.acc import scoring
 from psit_lib.studies.acc import sensitivity as accs
 from psit_lib.studies.acc import summary as accsum
 from psit_lib.llm.diagnostics import FLAG_DEGENERATE_JUDGE
-from psit_lib.studies.acc.judge import CRITERIA, JUDGE_ROLE, JUDGE_VARIANTS
-from psit_lib.studies.acc.judge_health import judge_is_degenerate
+from psit_lib.studies.acc.judge import CRITERIA, JUDGE_ROLE, JUDGE_VARIANTS, judge_is_degenerate
 from psit_lib.studies.acc.records import AccEpisode
 
 NOTEBOOK = "05_acc_judge_evaluation"
@@ -70,7 +69,7 @@ async def judge(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
     rows, memories = await scoring.judge_episode(session, episode, seed=episode.scenario_seed,
                                                  answer_chars=int(record.spec["judge_answer_chars"]))
     scored = sum(r["status"] == "ok" for r in rows)
-    # a judge that told no answers apart is a health finding (judge_health), flagged where the
+    # a judge that told no answers apart is a health finding (judge.judge_is_degenerate), flagged where the
     # judge's own reads are kept: this score's diagnostics, which the run health reads
     degenerate = judge_is_degenerate([r for r in rows if r["status"] == "ok"], len(episode.turns))
     if degenerate is not None:
