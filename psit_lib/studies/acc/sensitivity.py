@@ -90,7 +90,7 @@ def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[
             if a is None or b is None:
                 out[(hi, lo)] = None
                 continue
-            out[(hi, lo)] = tested_gap({hi: a, lo: b}, hi, lo, seed=0)[3]
+            out[(hi, lo)] = bool(tested_gap({hi: a, lo: b}, hi, lo, seed=0)[3])
     return out
 
 
