@@ -137,14 +137,9 @@ def _json(text: str, what: str) -> dict[str, Any]:
     return value
 
 
-def parse_memory(text: str) -> CanonicalMemory:
-    """The canonical memory in the judge's reply, or JudgeOutputError."""
-    try:
-        return CanonicalMemory.model_validate(_json(text, "memory"))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise JudgeOutputError(f"the judge's canonical memory field {'.'.join(map(str, err['loc']))!r} "
-                               f"is invalid: {err['msg']}") from None
+def _invalid(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    return f"field {'.'.join(map(str, err['loc']))!r} is invalid: {err['msg']}"
 
 
 def parse_evaluations(text: str, labels: Sequence[str]) -> dict[str, Evaluation]:
@@ -158,37 +153,11 @@ def parse_evaluations(text: str, labels: Sequence[str]) -> dict[str, Evaluation]
         try:
             ev = Evaluation.model_validate(item)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            raise JudgeOutputError(f"a judge evaluation field {'.'.join(map(str, err['loc']))!r} "
-                                   f"is invalid: {err['msg']}") from None
+            raise JudgeOutputError(f"a judge evaluation {_invalid(exc)}") from None
         out[ev.label] = ev
     if sorted(out) != sorted(labels):
         raise JudgeOutputError(f"the judge evaluated labels {sorted(out)} but was shown {sorted(labels)}")
     return out
-
-
-def read_evaluations(session: Any, text: str, labels: Sequence[str]) -> dict[str, Evaluation]:
-    """:func:`parse_evaluations`, the parse reported to the episode's diagnostics. The judge's
-    scores belong to no one agent (a failure leaves every answer of the turn unscored), so the
-    read is counted for the judge alone."""
-    try:
-        evaluations = parse_evaluations(text, labels)
-    except JudgeOutputError as exc:
-        report_helper_read(session, JUDGE_ROLE, text, str(exc), agent=None)
-        raise
-    report_helper_read(session, JUDGE_ROLE, text, None, agent=None)
-    return evaluations
-
-
-def scoring_message(memory: CanonicalMemory, query: str, labelled: Sequence[tuple[str, str]]) -> str:
-    """The judge's scoring request: canonical memory, query, then the blinded responses."""
-    parts = [f"Canonical memory:\n{memory.bounded().model_dump_json()}", f"Query:\n{query}"]
-    parts += [f"Response {label}:\n<<<\n{answer}\n>>>" for label, answer in labelled]
-    return "\n\n".join(parts)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + " …[cut]"
 
 
 @dataclass
@@ -205,13 +174,20 @@ class TurnJudgement:
 async def score_blinded(session: Any, system: str, memory: CanonicalMemory, query: str, order: Sequence[str],
                         answers: dict[str, str], answer_chars: int) -> dict[str, dict[str, Any]]:
     """Per agent, the judge's evaluation of its answer shown as Response A, B, ... in ``order``
-    (never by name); JudgeOutputError if the reply is unreadable."""
+    (never by name), each cut to ``answer_chars``; JudgeOutputError if the reply is unreadable. The
+    read is reported for the judge alone: its scores belong to no one agent."""
     labels = [chr(ord("A") + i) for i in range(len(order))]
-    labelled = [(label, _cut(answers[name], answer_chars)) for label, name in zip(labels, order)]
-    reply = await session.chat([{"role": "system", "content": system},
-                                {"role": "user", "content": scoring_message(memory, query, labelled)}],
+    cut = {name: text if len(text) <= answer_chars else text[:answer_chars] + " …[cut]" for name, text in answers.items()}
+    message = "\n\n".join([f"Canonical memory:\n{memory.bounded().model_dump_json()}", f"Query:\n{query}",
+                           *(f"Response {label}:\n<<<\n{cut[name]}\n>>>" for label, name in zip(labels, order))])
+    reply = await session.chat([{"role": "system", "content": system}, {"role": "user", "content": message}],
                                role=JUDGE_ROLE, response_format={"type": "json_object"})
-    evaluations = read_evaluations(session, reply.content, labels)
+    try:
+        evaluations = parse_evaluations(reply.content, labels)
+    except JudgeOutputError as exc:
+        report_helper_read(session, JUDGE_ROLE, reply.content, str(exc), agent=None)
+        raise
+    report_helper_read(session, JUDGE_ROLE, reply.content, None, agent=None)
     return {name: evaluations[label].model_dump(exclude={"label"}) for label, name in zip(labels, order)}
 
 
@@ -246,10 +222,12 @@ class LiveJudge:
                                          {"role": "user", "content": message}],
                                         role=JUDGE_ROLE, response_format={"type": "json_object"})
         try:
-            self.memory = parse_memory(reply.content)
+            self.memory = CanonicalMemory.model_validate(_json(reply.content, "memory"))
             error = None
         except JudgeOutputError as exc:
             error = str(exc)
+        except ValidationError as exc:
+            error = f"the judge's canonical memory {_invalid(exc)}"
         report_helper_read(self.session, JUDGE_ROLE, reply.content, error, agent=None)
         return error
 
