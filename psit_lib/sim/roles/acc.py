@@ -147,25 +147,21 @@ def _follows_injection(ctx: SimContext, reading: Reading, query: str) -> str | N
 
 
 # -- the answering agent ---------------------------------------------------------------------
-def _system_lower(ctx: SimContext) -> str:
-    return ctx.system_text().lower()
-
-
 def is_operations_assistant(ctx: SimContext) -> bool:
     """I answer an operator in a long session governed by numbered standing rules."""
-    system = _system_lower(ctx)
+    system = ctx.system_text().lower()
     return "standing rules" in system and "the <item> is <value>" in system
 
 
 def is_compressor_call(ctx: SimContext) -> bool:
     """I am asked to commit the next compressed cognitive state (not to answer from one)."""
-    system = _system_lower(ctx)
+    system = ctx.system_text().lower()
     return "compressed cognitive state" in system and ("commit the next" in system or ctx.wants_json)
 
 
 def is_judge_call(ctx: SimContext) -> bool:
     """I keep a canonical memory of an evaluation, or score anonymous responses against it."""
-    return "canonical memory" in _system_lower(ctx)
+    return "canonical memory" in ctx.system_text().lower()
 
 
 ASSUMPTIONS = {
@@ -213,7 +209,7 @@ def agent(ctx: SimContext) -> SimReply:
         lines.append("Recommendation: take the option that is easier to reverse, and revisit it at the next update.")
     lines.append("Next step: keep monitoring and report at the next update.")
     if ctx.profile.answer_elaboration_tokens:
-        lines.append(elaboration(ctx.profile.answer_elaboration_tokens))
+        lines.append("Notes: " + padded(ctx.profile.answer_elaboration_tokens, _ELABORATION))
     return SimReply(content="\n".join(lines))
 
 
@@ -226,11 +222,6 @@ _ELABORATION = (
     "Please flag anything that looks inconsistent with earlier updates so it can be corrected promptly.",
 )
 """Explanation a verbose model adds after the asked format (no claims, tags or rule text)."""
-
-
-def elaboration(target_tokens: int) -> str:
-    """About ``target_tokens`` tokens of explanation."""
-    return "Notes: " + padded(target_tokens, _ELABORATION)
 
 
 # -- the compressor --------------------------------------------------------------------------
