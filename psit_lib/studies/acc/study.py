@@ -180,12 +180,8 @@ def ccs_form_table(scored: Scored) -> pd.DataFrame:
 def judge_sensitivity(scored: Scored) -> pd.DataFrame:
     """Each agent's mean 0-10 score under each judge prompt, and its rank (1 = best)."""
     frame = scored.part(MAIN)
-    by_variant = []
-    for variant in scored.params.judge_variants:
-        column = f"judge_{variant}.rows"
-        rows = [r for cell in (frame[column] if column in frame else []) if isinstance(cell, list) for r in cell]
-        by_variant.append((variant, rows))
-    return accs.sensitivity_table(by_variant)
+    return accs.sensitivity_table([(v, [r for cell in frame.get(f"judge_{v}.rows", []) if isinstance(cell, list)
+                                        for r in cell]) for v in scored.params.judge_variants])
 
 
 @metric("sweeps", higher_is_better=accs.SWEEPS_HIGHER_IS_BETTER, parts=["sweep:"])
@@ -193,14 +189,12 @@ def sweeps(scored: Scored) -> pd.DataFrame:
     """The ACC - transcript gap in drift and hallucination at each swept value; both rates
     (:data:`SWEEP_METRICS`) are lower-is-better, so a negative gap favours the ACC."""
     known = list(accx.SWEEPS)
-    by_knob: dict[str, list[tuple[Any, str]]] = {}
-    for part in scored.part_names("sweep:"):
-        meta = scored.parts[part]
-        by_knob.setdefault(str(meta["knob"]), []).append((meta["value"], part))
+    parts = {part: scored.parts[part] for part in scored.part_names("sweep:")}
     tables = []
-    for knob in sorted(by_knob, key=lambda k: (known.index(k) if k in known else len(known), k)):
-        frames = [turns_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
-        turns = pd.concat(frames, ignore_index=True) if frames else accm.frame_of_turns([])
+    for knob in sorted({str(meta["knob"]) for meta in parts.values()},
+                       key=lambda k: (known.index(k) if k in known else len(known), k)):
+        turns = pd.concat([turns_of(scored.part(part)).assign(value=meta["value"]) for part, meta in parts.items()
+                           if str(meta["knob"]) == knob], ignore_index=True)
         tables += [accs.sweep_gaps(turns, knob, m, seed=scored.params.seed) for m in SWEEP_METRICS]
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*GAP_COLUMNS, "metric"])
 
