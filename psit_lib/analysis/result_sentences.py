@@ -257,13 +257,14 @@ def _few(rows: pd.DataFrame, cols: Sequence[str]) -> str:
 
 def rate_headline(rates: pd.DataFrame, group_cols: Sequence[str], name_cols: str | Sequence[str], *,
                   measure: str = "rate", rate_col: str = "rate", count_col: str | None = None,
-                  n_col: str | None = None, direction: Direction | None = "higher") -> str:
+                  n_col: str | None = None, direction: Direction | None = "higher", test: GapTest | None = None,
+                  interval: str = "Newcombe", untested: str = "no counts") -> str:
     """One sentence for the report's index over a rate table: per group, the best and the worst
-    rows and whether the Newcombe interval of their gap excludes zero (the page has the full
-    :func:`grouped_rate_readings`)."""
+    rows and whether the interval of their gap excludes zero (the page has the full
+    :func:`grouped_rate_readings`; ``test``, ``interval`` and ``untested`` as there)."""
     cols = as_columns(name_cols)
     count_col, n_col, _ = _count_columns(rates, count_col, n_col)
-    test = _Tester(count_col, n_col, rate_col)
+    test = test or _Tester(count_col, n_col, rate_col)
     best_pos, worst_pos = ("lowest", "highest") if direction == "lower" else ("highest", "lowest")
     groups = rates.groupby(list(group_cols), sort=False) if len(rates) and group_cols else [((), rates)]
     parts = []
@@ -280,8 +281,8 @@ def rate_headline(rates: pd.DataFrame, group_cols: Sequence[str], name_cols: str
         top, bottom = table[values == values.iloc[0]], table[values == values.iloc[-1]]
         tests = [test(a, b) for _, a in top.iterrows() for _, b in bottom.iterrows()]
         gap, low, high, separated = min(tests, key=lambda r: (r[3] is not None, r[1]))
-        verdict = ("untested (no counts)" if separated is None else
-                   f"{'separated' if separated else 'not separated'} (Newcombe 95% interval of the gap "
+        verdict = (f"untested ({untested})" if separated is None else
+                   f"{'separated' if separated else 'not separated'} ({interval} 95% interval of the gap "
                    f"[{format_number(low)}, {format_number(high)}])")
         said = (f"{_few(top, cols)} {best_pos} ({format_number(float(values.iloc[0]))}), {_few(bottom, cols)} "
                 f"{worst_pos} ({format_number(float(values.iloc[-1]))}), {verdict}")

@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psit_lib.analysis.labels import format_number
-from psit_lib.analysis.result_sentences import Direction, gap_separates, rate_reading
+from psit_lib.analysis.result_sentences import Direction, gap_separates, rate_headline, rate_reading
 from psit_lib.analysis.sweeps import mean_gap
 from psit_lib.studies.acc.metrics import agents_of, rate_table
 
@@ -89,21 +88,11 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
 def turn_average_headline(df: pd.DataFrame, *, seed: int = 0) -> str:
     """One sentence for the report's index: per metric, the best and worst agents' turn averages
     and whether the bootstrap interval of their gap excludes zero."""
-    direction, parts = SUMMARY_DIRECTION, []
-    for metric, symbol in PAPER_SYMBOL.items():
-        have = {a: v for a, v in turn_values(df, metric).items() if len(v)} if len(df) else {}
-        means = {a: float(v.mean()) for a, v in have.items()}
-        if len(set(means.values())) < 2:
-            parts.append(f"{symbol}: {'every agent at ' + str(format_number(next(iter(means.values())))) if means else 'nothing scored'}")
-            continue
-        order = sorted(means, key=lambda a: means[a] if direction == "lower" else -means[a])
-        best, worst = order[0], order[-1]
-        gap, low, high, separated = tested_gap(have, best, worst, seed)
-        best_names, worst_names = (" and ".join(b for b in order if means[b] == means[a]) for a in (best, worst))
-        parts.append(f"{symbol} best for {best_names} ({format_number(means[best])}), worst for {worst_names} "
-                     f"({format_number(means[worst])}), {'separated' if separated else 'not separated'} "
-                     f"(bootstrap 95% interval of the gap [{format_number(low)}, {format_number(high)}])")
-    return "; ".join(parts) + "."
+    values = {metric: turn_values(df, metric) for metric in PAPER_SYMBOL} if len(df) else {}
+    return rate_headline(summary_table(df) if len(df) else pd.DataFrame(columns=SUMMARY_COLUMNS), ["symbol"], "agent",
+                         measure="turn average", rate_col="mean", direction=SUMMARY_DIRECTION, interval="bootstrap",
+                         untested="no variation to resample",
+                         test=lambda a, b: tested_gap(values[a["metric"]], str(a["agent"]), str(b["agent"]), seed))
 
 
 def turn_average_reading(df: pd.DataFrame, *, seed: int = 0) -> str:
