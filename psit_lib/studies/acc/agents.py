@@ -1,14 +1,9 @@
 """The three compared agents of the ACC study (SPEC §5), with one per-turn interface.
 
-``await agent.respond(turn, query) -> AgentTurn``; they differ *only* in what they put into the
-model's context: the whole replayed transcript, the top-k stored turns most similar to the query
-(one retrieval agent per k), or the ACC's one Compressed Cognitive State. Per ACC turn: a bounded
-recall by (input, previous CCS), a qualification gate, the compressor (role ``acc_compressor``)
-commits the next CCS, validated without a second model call, and the agent (``acc_agent``)
-answers from (CCS, input). A compression that fails validation is recorded on the turn and
-reported to the diagnostics, and the previous CCS stays in force (never passed as valid).
-Plain async classes rather than LangGraph graphs: each turn is a fixed pipeline with no
-branching or tool loop.
+They differ *only* in what they put into the model's context: the replayed transcript, the top-k
+stored turns most similar to the query, or the ACC's one Compressed Cognitive State. A CCS that
+fails validation is recorded on the turn and the previous one stays in force (never passed as
+valid). Plain async classes rather than LangGraph graphs: each turn is a fixed pipeline.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The judge of the ACC study (SPEC §5): blinded scoring against a canonical memory.
 
-The judge plays the user (it issues the scripted queries) and scores each turn's answers 0-10 on
-four criteria, with the claim and rule counts the metrics need. Scores stay about the answers,
-not the agents: responses are labelled ``A``, ``B``, ``C`` (blinding), shuffled every turn by the
-judge's own seeded RNG, and the judge sees only its canonical memory, the query and the answers
-(cut to ``answer_chars``). The canonical memory (facts, rules in force, unverified claims), its
-ground for "supported" and "in force", is updated from the previous memory and the new query
-only, so no answer can leak into the standard the agents are measured against. An unreadable
-reply is a failed judgement for that turn (the previous memory stays), never guessed.
+Answers are labelled A, B, C and shuffled every turn by the judge's seeded RNG, so scores stay about
+the answers, not the agents. The canonical memory is updated from the previous memory and the query
+only, so no answer can leak into the standard the agents are measured against; an unreadable reply
+is a failed judgement for that turn, never guessed.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""ACC study metrics (SPEC §5): the per-turn rules and the tables built from a turns frame.
-
-A turns frame (:func:`frame_of_turns`) has one row per (episode, turn, agent): what the agent
-carried and the judge's verdict, from the study's ``footprint`` and ``judge`` scores. Failed
-episodes and failed judgements stay in it with their own status; means and rates are over scored
-rows. Intervals treat turns as independent, which they are not within an episode, so they are
-optimistic (the notebook says so).
+"""ACC study metrics (SPEC §5): the per-turn rules and the tables built from a turns frame
+(:func:`frame_of_turns`, one row per (episode, turn, agent)). Failed episodes and judgements keep
+their own status; intervals treat turns as independent, which they are not within an episode, so
+they are optimistic (the notebook says so).
 """
 
 from __future__ import annotations

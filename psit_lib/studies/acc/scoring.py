@@ -1,10 +1,5 @@
-"""Per-episode scoring of the ACC study: the judge and its variants over a stored episode.
-
-Judging is scoring, so it can be re-run: :func:`judge_episode` replays the live judge over the
-stored turns on the episode's ``judge`` branch (the same requests and seeds, so a recorded run
-answers them from the response cache and a rescore replays them); :func:`rejudge_episode` scores
-the same turns under one judge variant from the canonical memory the judge built. The rows go
-into a score's metadata (:mod:`psit_lib.studies.acc.study`).
+"""Per-episode scoring of the ACC study: the live judge and its variants re-run over a stored episode on
+the live judge's requests and seeds, so a recorded run's calls replay from the response cache.
 """
 
 from __future__ import annotations

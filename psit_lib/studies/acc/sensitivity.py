@@ -1,9 +1,5 @@
-"""What decides notebook 05's comparison: the judge's prompt, and the simulator's assumptions.
-
-Judge-prompt sensitivity: every recorded turn scored again under each wording of the rubric
-(the ``judge_<variant>`` scorers), tabled per agent and variant on 0-10 with each variant's
-ranking. Sweeps: the ACC - transcript gap in drift and hallucination at each swept value of a
-simulator assumption (the ``sweep:`` parts). Readings are generated from these tables.
+"""What decides notebook 05's comparison: the judge's prompt (the ``judge_<variant>`` scorers, tabled
+per agent and variant on 0-10) and the simulator's assumptions (the ``sweep:`` parts), with their readings.
 """
 
 from __future__ import annotations

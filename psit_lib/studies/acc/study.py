@@ -1,9 +1,7 @@
 """The ACC study (notebook 05) as a :class:`~psit_lib.runs.study.Study`: task -> episode -> scores -> metrics.
 
-Parts: ``main`` and, on the simulator, one ``sweep:<knob>=<value>`` part per swept value. The
-``judge`` scorer and each ``judge_<variant>`` are model-graded, on the episode's own seeds, so
-their calls are the live judge's and replay from the run's cache (``psit rescore``); every table
-the notebook saves is a metric over the stored scores, declaring which way is better.
+The ``judge`` scorer and each ``judge_<variant>`` are model-graded on the episode's own seeds, so their
+calls are the live judge's and replay from the run's cache (``psit rescore``).
 """
 
 from __future__ import annotations

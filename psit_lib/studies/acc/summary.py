@@ -1,11 +1,8 @@
 """The paper's summary rates of the ACC study (SPEC §5): H_u and D_r, turn averages.
 
-``H_u`` is the mean over scored turns of H_t (a turn whose answer makes no claim counts as 0, as
-the definition gives); ``D_r`` the mean over turns 2..T of D_t, not clamped (D_t > 1 when more
-rules failed than were in force). Unscored turns are left out (the status table counts them).
-The workbook's pooled rates (:func:`~psit_lib.studies.acc.metrics.rate_table`) weigh a turn by its
-claims or rules and stay beside as a labelled second view. Readings separate two agents only when
-the bootstrap 95% interval of the gap in their turn averages excludes zero; equal averages tie.
+``H_u`` is the mean over scored turns of H_t (a turn with no claim counts as 0, as the definition
+gives); ``D_r`` the mean over turns 2..T of D_t, not clamped. The pooled rates
+(:func:`~psit_lib.studies.acc.metrics.rate_table`) stay beside as a labelled second view.
 """
 
 from __future__ import annotations
