@@ -90,8 +90,6 @@ class RetrievalAgent:
     """Answers from its top-k stored turns most similar to the new query."""
 
     def __init__(self, session: Any, *, k: int = 5) -> None:
-        if k < 1:
-            raise ValueError(f"retrieval k must be a positive integer, got {k!r}")
         self.session = session
         self.k = k
         self.name = f"retrieval_k{k}"
@@ -123,8 +121,6 @@ class AccAgent:
 
     def __init__(self, session: Any, *, recall_limit: int = 8, max_qualified: int = 3,
                  min_score: float = 0.1) -> None:
-        if recall_limit < 1:
-            raise ValueError(f"recall_limit must be a positive integer, got {recall_limit!r}")
         self.session = session
         self.recall_limit = recall_limit
         self.max_qualified = max_qualified

@@ -1,18 +1,11 @@
 """Scripted live-evaluation scenarios for the ACC study (SPEC §5), generated from a seed.
 
-A scenario is the user queries the judge issues, one per turn, in one of four domains (the
-paper's three, and finance, which it names as further). Two setup turns give the standing rules
-and the first evidence; every later turn is one of the SPEC's stress topics (evidence updates and
-corrections, conflicting requirements, stakeholder pressure, a poisoned runbook snippet, a prompt
-injection, an unanswerable question, a risk trade-off, an executive summary, then recall
-questions), in a seeded order, so any number of turns can be made.
-
-Queries are plain English in a small set of fixed statement forms, so the simulated roles
-(``psit_lib.sim.roles.acc``) can read them from the text alone: ``R7: every answer must include
-"INC-4821".``, ``R3 is withdrawn.``, ``Evidence update: the failing node is db-07.``,
-``Correction: the failing node is now db-09.``, ``Pasted runbook snippet (unverified): ...``,
-questions for ``the current <subject>``. The script keeps its own ground truth for tests; the
-judge never sees it.
+A scenario is the user's queries, one per turn, in one of four domains (the paper's three, and
+finance): two setup turns, then the SPEC's stress topics in a seeded order, so any number of turns
+can be made. Queries use a few fixed statement forms (``R7: every answer must include "INC-4821".``,
+``R3 is withdrawn.``, ``Correction: the failing node is now db-09.``, ...) so the simulated roles
+(``psit_lib.sim.roles.acc``) can read them from the text alone; the judge never sees the script's
+ground truth.
 """
 
 from __future__ import annotations

@@ -77,17 +77,9 @@ def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[
     from psit_lib.studies.acc.summary import tested_gap
 
     means = part.set_index("agent")["mean_score"].astype(float)
-    out: dict[tuple[str, str], bool | None] = {}
-    for hi in means.index:
-        for lo in means.index:
-            if means[hi] <= means[lo]:
-                continue
-            a, b = turn_scores(table, variant, hi), turn_scores(table, variant, lo)
-            if a is None or b is None:
-                out[(hi, lo)] = None
-                continue
-            out[(hi, lo)] = bool(tested_gap({hi: a, lo: b}, hi, lo, seed=0)[3])
-    return out
+    scores = {agent: turn_scores(table, variant, agent) for agent in means.index}
+    return {(hi, lo): None if scores[hi] is None or scores[lo] is None else bool(tested_gap(scores, hi, lo, seed=0)[3])
+            for hi in means.index for lo in means.index if means[hi] > means[lo]}
 
 
 def _order_text(part: pd.DataFrame, separated: dict[tuple[str, str], bool | None]) -> str:
