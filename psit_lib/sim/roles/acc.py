@@ -65,7 +65,7 @@ class Reading:
 
     include: dict[str, str] = field(default_factory=dict)
     never: dict[str, str] = field(default_factory=dict)
-    guard: set[str] = field(default_factory=set)
+    guard: dict[str, str] = field(default_factory=dict)
     withdrawn: set[str] = field(default_factory=set)
     rule_texts: dict[str, str] = field(default_factory=dict)
     facts: dict[str, str] = field(default_factory=dict)
@@ -102,15 +102,11 @@ def read_segments(ctx: SimContext, segments: list[str]) -> Reading:
     for text, distance in zip(segments, distances):
         p = notice_probability(distance, ctx.profile.attention_tokens)
         noticed: Callable[[], bool] = (lambda: True) if p >= 1.0 else partial(ctx.chance, p)
-        for pattern, into in ((RULE_INCLUDE, reading.include), (RULE_NEVER, reading.never)):
+        for pattern, into in ((RULE_INCLUDE, reading.include), (RULE_NEVER, reading.never), (RULE_GUARD, reading.guard)):
             for m in pattern.finditer(text):
                 if noticed():
-                    into[m.group(1)] = m.group(2)
+                    into[m.group(1)] = m.group(m.lastindex or 0)  # the tag; a guard has none, its id stands
                     reading.rule_texts[m.group(1)] = m.group(0)
-        for m in RULE_GUARD.finditer(text):
-            if noticed():
-                reading.guard.add(m.group(1))
-                reading.rule_texts[m.group(1)] = m.group(0)
         reading.withdrawn.update(m.group(1) for m in WITHDRAWN.finditer(text) if noticed())
         reading.facts.update((m.group(1), m.group(2)) for m in VERIFIED.finditer(text) if noticed())
         reading.claims.update((m.group(1), m.group(2)) for m in CLAIM.finditer(text)
