@@ -23,12 +23,6 @@ DEFAULT_RETRIEVAL_KS: tuple[int, ...] = (5,)
 3 also studied); ``retrieval_ks`` adds a retrieval agent per further k."""
 
 
-def agent_names(retrieval_ks: tuple[int, ...] = DEFAULT_RETRIEVAL_KS) -> tuple[str, ...]:
-    """The compared agents in the fixed answering order: transcript replay, one retrieval agent
-    per k (default one, top-5), the ACC."""
-    return ("transcript", *(f"retrieval_k{k}" for k in retrieval_ks), "acc")
-
-
 def agent_rank(name: str) -> tuple[int, int]:
     """Sort key of an agent name in the answering order (retrieval agents by k)."""
     if name == "transcript":
