@@ -16,6 +16,7 @@ from psit_lib.studies.acc.experiment import AccParams, make_specs
 from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS
 
 SENSITIVITY_COLUMNS = ["agent", "variant", "n", "mean_score", "rank"]
+LEGEND = "`>` separated, `≈` within noise, `=` equal"
 SWEEPS_HIGHER_IS_BETTER = {"a": False, "b": False}
 """Which way is better for the swept rates (drift and hallucination: lower); the ``sweeps``
 metric declares these."""
@@ -119,7 +120,7 @@ def sensitivity_reading(table: pd.DataFrame) -> str:
     if len(variants) == 1:
         return (f"Only the {variants[0]} judge prompt was run, so this run cannot say whether the prompt changes "
                 f"the ranking; under it: {_order_text(parts[variants[0]], separations[variants[0]])} "
-                "(`>` separated, `≈` within noise, `=` equal).")
+                f"({LEGEND}).")
     untested = any(sep is None for seps in separations.values() for sep in seps.values())
     pairs = {v: {pair for pair, sep in seps.items() if sep} for v, seps in separations.items()}
     orders = "; ".join(f"{v}: {_order_text(parts[v], separations[v])}" for v in variants)
@@ -133,14 +134,14 @@ def sensitivity_reading(table: pd.DataFrame) -> str:
     if reversed_pairs:
         hi, lo, v1, v2 = reversed_pairs[0]
         return (f"The ranking of the agents depends on the judge's prompt: {v1} scores {hi} above {lo} and {v2} "
-                f"the reverse, both gaps clear of zero ({orders}; `>` separated, `≈` within noise, `=` equal); "
+                f"the reverse, both gaps clear of zero ({orders}; {LEGEND}); "
                 f"{moved}.")
     if len({frozenset(p) for p in pairs.values()}) == 1:
         shown = ", ".join(f"{hi} above {lo}" for hi, lo in sorted(pairs[variants[0]]))
         return (f"Every judge prompt separates the same pairs of agents ({shown}) and none reverses them "
-                f"({orders}; `>` separated, `≈` within noise, `=` equal); {moved}.")
+                f"({orders}; {LEGEND}); {moved}.")
     return (f"No judge prompt reverses a separated pair of agents, but the prompts separate different pairs "
-            f"({orders}; `>` separated, `≈` within noise, `=` equal); {moved}.")
+            f"({orders}; {LEGEND}); {moved}.")
 
 
 # -- sweeps of simulator assumptions ---------------------------------------------------------

@@ -40,13 +40,12 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for metric, symbol in PAPER_SYMBOL.items():
         for agent, values in turn_values(df, metric).items():
-            p = pooled.loc[(agent, metric)] if (agent, metric) in pooled.index else None
+            p = pooled.loc[(agent, metric)]  # rate_table has every agent of the frame, both metrics
             rows.append({"agent": agent, "metric": metric, "symbol": symbol, "turns": len(values),
                          "mean": float(values.mean()) if len(values) else float("nan"),
                          "std": float(values.std(ddof=0)) if len(values) else float("nan"),
-                         "pooled_failures": int(p["failures"]) if p is not None else 0,
-                         "pooled_opportunities": int(p["opportunities"]) if p is not None else 0,
-                         "pooled_rate": float(p["rate"]) if p is not None else float("nan")})
+                         "pooled_failures": int(p["failures"]), "pooled_opportunities": int(p["opportunities"]),
+                         "pooled_rate": float(p["rate"])})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
