@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from psit_lib.analysis.labels import format_number
@@ -17,6 +18,8 @@ from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS
 
 SENSITIVITY_COLUMNS = ["agent", "variant", "n", "mean_score", "rank"]
 LEGEND = "`>` separated, `≈` within noise, `=` equal"
+SCORES_ATTR = "turn_scores"
+"""The table's attrs key holding each (variant, agent)'s turn scores, as counts of each value."""
 SWEEPS_HIGHER_IS_BETTER = {"a": False, "b": False}
 """Which way is better for the swept rates (drift and hallucination: lower); the ``sweeps``
 metric declares these."""
@@ -45,19 +48,6 @@ def sensitivity_table(rejudged: list[tuple[str, list[dict[str, Any]]]]) -> pd.Da
     return out
 
 
-SCORES_ATTR = "turn_scores"
-
-
-def turn_scores(table: pd.DataFrame, variant: str, agent: str):
-    """The per-turn scores behind one (variant, agent) mean of :func:`sensitivity_table`, or None."""
-    import numpy as np
-
-    counts = table.attrs.get(SCORES_ATTR, {}).get(str(variant), {}).get(str(agent))
-    if not counts:
-        return None
-    return np.repeat([float(v) for v in counts], [int(c) for c in counts.values()])
-
-
 def sensitivity_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per agent: mean score under each variant side by side, the spread (max - min) and the
     ranks it got."""
@@ -78,8 +68,10 @@ def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[
     from psit_lib.studies.acc.summary import tested_gap
 
     means = part.set_index("agent")["mean_score"].astype(float)
-    scores = {agent: turn_scores(table, variant, agent) for agent in means.index}
-    return {(hi, lo): None if scores[hi] is None or scores[lo] is None else bool(tested_gap(scores, hi, lo, seed=0)[3])
+    counts = table.attrs.get(SCORES_ATTR, {}).get(str(variant), {})
+    scores = {agent: np.repeat([float(v) for v in c], [int(n) for n in c.values()])
+              for agent in means.index if (c := counts.get(str(agent)))}
+    return {(hi, lo): bool(tested_gap(scores, hi, lo, seed=0)[3]) if hi in scores and lo in scores else None
             for hi in means.index for lo in means.index if means[hi] > means[lo]}
 
 
