@@ -89,9 +89,6 @@ class Reading:
         wanted = [t for r, t in self.include.items() if self.live(r)] + self.tags
         return [t for t in dict.fromkeys(wanted) if t not in forbidden and t not in dead]
 
-    def live_rules(self) -> dict[str, str]:
-        return {r: t for r, t in self.rule_texts.items() if self.live(r)}
-
 
 def read_segments(ctx: SimContext, segments: list[str]) -> Reading:
     """Read ``segments`` (oldest first), noticing each by its distance from the end."""
@@ -256,7 +253,7 @@ def compressor(ctx: SimContext) -> SimReply:
     # Facts: older artifacts first, then the previous state, then the input (later wins).
     facts = dict(read_segments(ctx, [artifacts, prev_facts, new_input]).facts)
     uncertain: list[str] = []
-    rules = state.live_rules()
+    rules = {r: t for r, t in state.rule_texts.items() if state.live(r)}
     if _follows_injection(ctx, state, new_input):
         rules = {}
     for subject in _asked(new_input):
