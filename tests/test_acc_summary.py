@@ -146,7 +146,7 @@ def test_turn_average_reading_with_no_turn_from_2_or_nothing_scored():
     one_turn = _frame([_row("acc", 1, supported=1), _row("transcript", 1, supported=1)])
     text = accsum.turn_average_reading(one_turn)
     assert "acc, transcript tie at H_u 0" in text.replace("transcript, acc", "acc, transcript")
-    assert "No agent has scored turns from turn 2 on, so there is no D_r to read." in text
+    assert "None of transcript, acc had any turns from turn 2 on to score, so there is no D_r to read." in text
     failed = _frame([_row("acc", 1, status="judge_error")])
     assert accsum.turn_average_reading(failed) == "No turn was scored, so there is no H_u or D_r to read."
 

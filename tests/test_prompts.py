@@ -172,12 +172,11 @@ def use_every_psit_prompt() -> None:
 
 
 def use_every_acc_prompt() -> None:
-    from psit_lib.studies.acc import agents, judge
+    from psit_lib.studies.acc import judge
 
     for variant in judge.JUDGE_VARIANTS.values():
         assert variant.system
     # the agents and the live judge render theirs inside their calls; an episode covers them
-    assert agents.agent_names()
 
 
 def use_every_basis_prompt() -> None:

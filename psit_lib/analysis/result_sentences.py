@@ -20,6 +20,7 @@ Three rules keep a reading from saying more than its table:
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any, Callable, Literal, Sequence
 
 import pandas as pd
@@ -29,6 +30,8 @@ from psit_lib.analysis.stats import as_columns
 from psit_lib.analysis.sweeps import proportion_gap
 
 Direction = Literal["higher", "lower"]
+GapTest = Callable[[pd.Series, pd.Series], tuple[float, float, float, "bool | None"]]
+"""(gap, low, high, separated) of the higher-valued row minus the lower one; separated None: untestable."""
 
 #: The count and trial columns a rate table may carry, in the order they are looked for, and
 #: what one trial is called in a sentence.
@@ -72,10 +75,7 @@ def _count_columns(rates: pd.DataFrame, count_col: str | None, n_col: str | None
     return None, None, "scored rows"
 
 
-Tester = Callable[[pd.Series, pd.Series], tuple[float, float, float, bool | None]]
-
-
-def _tester(count_col: str | None, n_col: str | None, rate_col: str) -> Tester:
+def _tester(count_col: str | None, n_col: str | None, rate_col: str) -> GapTest:
     """Newcombe's interval of the gap between two rows of a rate table (from their counts) as (gap, low, high,
     separated), oriented higher minus lower so it reads as a positive gap; separated is None without counts."""
 
@@ -90,7 +90,7 @@ def _tester(count_col: str | None, n_col: str | None, rate_col: str) -> Tester:
     return test
 
 
-def _group_test(test: Tester, row: pd.Series, group: pd.DataFrame) -> tuple[float, float, float, bool | None]:
+def _group_test(test: GapTest, row: pd.Series, group: pd.DataFrame) -> tuple[float, float, float, bool | None]:
     """The gap between ``row`` and a group of rows tied at one value: each member is tested, the
     group is separated only when every member is, and the least separated member's interval is
     the one reported (members tied in rate may differ in n)."""
@@ -108,23 +108,25 @@ def _group_label(group: pd.DataFrame, cols: Sequence[str], value: str) -> str:
     return f"{_names(group, cols)} (tied at {value})"
 
 
-def _gap_text(gap: float, low: float, high: float, separated: bool | None) -> str:
+def _gap_text(gap: float, low: float, high: float, separated: bool | None, interval: str = "Newcombe",
+              untested: str = "this table has no counts") -> str:
     """"the gap, 0.1, has Newcombe 95% interval [-0.29, 0.45], which includes zero"."""
     if separated is None:
-        return (f"the gap, {format_number(gap)}, cannot be tested (this table has no counts), so this reading "
-                "does not separate them")
+        return f"the gap, {format_number(gap)}, cannot be tested ({untested}), so this reading does not separate them"
     where = "excludes" if separated else "includes"
-    return (f"the gap, {format_number(gap)}, has Newcombe 95% interval [{format_number(low)}, "
+    return (f"the gap, {format_number(gap)}, has {interval} 95% interval [{format_number(low)}, "
             f"{format_number(high)}], which {where} zero")
 
 
 def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure: str = "rate",
                  rate_col: str = "rate", low_col: str = "wilson_low", high_col: str = "wilson_high",
                  count_col: str | None = None, n_col: str | None = None, unit: str | None = None,
-                 direction: Direction | None = "higher") -> str:
+                 direction: Direction | None = "higher", test: GapTest | None = None,
+                 interval: str = "Newcombe", untested: str = "this table has no counts") -> str:
     """Markdown: the best and worst rows of one group's rate table (e.g. one task and model) with their 95% intervals,
-    and whether Newcombe's interval of each gap, from the count columns (``successes``/``n_scored``,
-    ``failures``/``opportunities`` or ``count_col``/``n_col``), separates them; rows with no rate are named and left out."""
+    and whether each gap separates them: Newcombe's interval from the count columns (``successes``/``n_scored``,
+    ``failures``/``opportunities`` or ``count_col``/``n_col``), or a table of means' own ``test`` (named by
+    ``interval``; ``untested`` says why it cannot test a gap); rows with no rate are named and left out."""
     cols = as_columns(name_cols)
     count_col, n_col, default_unit = _count_columns(rates, count_col, n_col)
     unit = unit or default_unit
@@ -148,7 +150,8 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
     if values.nunique() == 1:
         return (f"{_names(best_first, cols)} tie at {measure} {format_number(float(values.iloc[0]))}: "
                 f"nothing to rank{empty_note}.")
-    test = _tester(count_col, n_col, rate_col)
+    test = test or _tester(count_col, n_col, rate_col)
+    gap_text = partial(_gap_text, interval=interval, untested=untested)
     value = lambda row: format_number(float(row[rate_col]))  # noqa: E731
     top, second, bottom = best_first.iloc[0], best_first.iloc[1], best_first.iloc[-1]
     tested: set[frozenset] = set()
@@ -163,13 +166,13 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
         if separated:
             word = "better than" if direction else ("above" if best_pos == "highest" else "below")
             lead = (f"{_name(top, cols)} has the {best_pos} {measure}, {value(top)}{_interval(top, low_col, high_col)}, "
-                    f"{word} {runner_up} by {format_number(gap)}; the Newcombe 95% interval of the "
+                    f"{word} {runner_up} by {format_number(gap)}; the {interval} 95% interval of the "
                     f"gap, [{format_number(low)}, {format_number(high)}], excludes zero")
         else:
             runner_up = runner_up if len(second_group) > 1 else f"{runner_up}'s {value(second)}"
             lead = (f"The {best_pos} {measure}, {_name(top, cols)}'s {value(top)}{_interval(top, low_col, high_col)}, "
                     f"cannot be told apart from {runner_up}: "
-                    + _gap_text(gap, low, high, separated))
+                    + gap_text(gap, low, high, separated))
     parts = [lead]
     if len(best_first) > 2:
         tied_bottom = best_first[values == values.iloc[-1]]
@@ -185,23 +188,23 @@ def rate_reading(rates: pd.DataFrame, name_cols: str | Sequence[str], *, measure
                 worst = f"the worst is {_name(bottom, cols)}, {worst_pos} " if direction else \
                     f"the {worst_pos} is {_name(bottom, cols)}, "
                 parts.append(f"{worst}{measure} {value(bottom)}{_interval(bottom, low_col, high_col)}, separated "
-                             f"from {above} (the gap, {format_number(gap)}, has Newcombe 95% interval "
+                             f"from {above} (the gap, {format_number(gap)}, has {interval} 95% interval "
                              f"[{format_number(low)}, {format_number(high)}])")
             else:
                 above = above if len(penult_group) > 1 else f"{above}'s {value(penult)}"
                 parts.append(f"the {worst_pos} {measure}, {_name(bottom, cols)}'s {value(bottom)}, cannot be told "
-                             f"apart from {above} ({_gap_text(gap, low, high, separated)})")
+                             f"apart from {above} ({gap_text(gap, low, high, separated)})")
         gap, low, high, separated = test(top, bottom)
         if frozenset((float(top[rate_col]), float(bottom[rate_col]))) in tested:
             pass  # the same two values were just tested
         elif separated:
             parts.append(f"the {best_pos} and {worst_pos} rows are separated (the gap, {format_number(gap)}, has "
-                         f"Newcombe 95% interval [{format_number(low)}, {format_number(high)}])")
+                         f"{interval} 95% interval [{format_number(low)}, {format_number(high)}])")
         elif separated is False:
             parts.append(f"even the {best_pos} and {worst_pos} rows cannot be told apart "
-                         f"({_gap_text(gap, low, high, separated)}), so the run is too small to rank them")
+                         f"({gap_text(gap, low, high, separated)}), so the run is too small to rank them")
         else:
-            parts.append("this table has no counts to test any gap, so nothing is ranked")
+            parts.append(f"{untested} to test any gap, so nothing is ranked")
         if separated is False and "too small to rank" not in parts[-1]:
             parts.append("the run is too small to rank them")  # best vs worst: the pair tested above
     return "; ".join(parts) + f"{empty_note}."
@@ -239,13 +242,14 @@ def _few(rows: pd.DataFrame, cols: Sequence[str]) -> str:
 
 def rate_headline(rates: pd.DataFrame, group_cols: Sequence[str], name_cols: str | Sequence[str], *,
                   measure: str = "rate", rate_col: str = "rate", count_col: str | None = None,
-                  n_col: str | None = None, direction: Direction | None = "higher") -> str:
+                  n_col: str | None = None, direction: Direction | None = "higher", test: GapTest | None = None,
+                  interval: str = "Newcombe", untested: str = "no counts") -> str:
     """One sentence for the report's index over a rate table: per group, the best and the worst
-    rows and whether the Newcombe interval of their gap excludes zero (the page has the full
-    :func:`grouped_rate_readings`)."""
+    rows and whether the interval of their gap excludes zero (the page has the full
+    :func:`grouped_rate_readings`; ``test``, ``interval`` and ``untested`` as there)."""
     cols = as_columns(name_cols)
     count_col, n_col, _ = _count_columns(rates, count_col, n_col)
-    test = _tester(count_col, n_col, rate_col)
+    test = test or _tester(count_col, n_col, rate_col)
     best_pos, worst_pos = ("lowest", "highest") if direction == "lower" else ("highest", "lowest")
     groups = rates.groupby(list(group_cols), sort=False) if len(rates) and group_cols else [((), rates)]
     parts = []
@@ -262,8 +266,8 @@ def rate_headline(rates: pd.DataFrame, group_cols: Sequence[str], name_cols: str
         top, bottom = table[values == values.iloc[0]], table[values == values.iloc[-1]]
         tests = [test(a, b) for _, a in top.iterrows() for _, b in bottom.iterrows()]
         gap, low, high, separated = min(tests, key=lambda r: (r[3] is not None, r[1]))
-        verdict = ("untested (no counts)" if separated is None else
-                   f"{'separated' if separated else 'not separated'} (Newcombe 95% interval of the gap "
+        verdict = (f"untested ({untested})" if separated is None else
+                   f"{'separated' if separated else 'not separated'} ({interval} 95% interval of the gap "
                    f"[{format_number(low)}, {format_number(high)}])")
         said = (f"{_few(top, cols)} {best_pos} ({format_number(float(values.iloc[0]))}), {_few(bottom, cols)} "
                 f"{worst_pos} ({format_number(float(values.iloc[-1]))}), {verdict}")

@@ -65,7 +65,7 @@ class Reading:
 
     include: dict[str, str] = field(default_factory=dict)
     never: dict[str, str] = field(default_factory=dict)
-    guard: set[str] = field(default_factory=set)
+    guard: dict[str, str] = field(default_factory=dict)
     withdrawn: set[str] = field(default_factory=set)
     rule_texts: dict[str, str] = field(default_factory=dict)
     facts: dict[str, str] = field(default_factory=dict)
@@ -89,9 +89,6 @@ class Reading:
         wanted = [t for r, t in self.include.items() if self.live(r)] + self.tags
         return [t for t in dict.fromkeys(wanted) if t not in forbidden and t not in dead]
 
-    def live_rules(self) -> dict[str, str]:
-        return {r: t for r, t in self.rule_texts.items() if self.live(r)}
-
 
 def read_segments(ctx: SimContext, segments: list[str]) -> Reading:
     """Read ``segments`` (oldest first), noticing each by its distance from the end."""
@@ -102,15 +99,11 @@ def read_segments(ctx: SimContext, segments: list[str]) -> Reading:
     for text, distance in zip(segments, distances):
         p = notice_probability(distance, ctx.profile.attention_tokens)
         noticed: Callable[[], bool] = (lambda: True) if p >= 1.0 else partial(ctx.chance, p)
-        for pattern, into in ((RULE_INCLUDE, reading.include), (RULE_NEVER, reading.never)):
+        for pattern, into in ((RULE_INCLUDE, reading.include), (RULE_NEVER, reading.never), (RULE_GUARD, reading.guard)):
             for m in pattern.finditer(text):
                 if noticed():
-                    into[m.group(1)] = m.group(2)
+                    into[m.group(1)] = m.group(m.lastindex or 0)  # the tag; a guard has none, its id stands
                     reading.rule_texts[m.group(1)] = m.group(0)
-        for m in RULE_GUARD.finditer(text):
-            if noticed():
-                reading.guard.add(m.group(1))
-                reading.rule_texts[m.group(1)] = m.group(0)
         reading.withdrawn.update(m.group(1) for m in WITHDRAWN.finditer(text) if noticed())
         reading.facts.update((m.group(1), m.group(2)) for m in VERIFIED.finditer(text) if noticed())
         reading.claims.update((m.group(1), m.group(2)) for m in CLAIM.finditer(text)
@@ -147,25 +140,21 @@ def _follows_injection(ctx: SimContext, reading: Reading, query: str) -> str | N
 
 
 # -- the answering agent ---------------------------------------------------------------------
-def _system_lower(ctx: SimContext) -> str:
-    return ctx.system_text().lower()
-
-
 def is_operations_assistant(ctx: SimContext) -> bool:
     """I answer an operator in a long session governed by numbered standing rules."""
-    system = _system_lower(ctx)
+    system = ctx.system_text().lower()
     return "standing rules" in system and "the <item> is <value>" in system
 
 
 def is_compressor_call(ctx: SimContext) -> bool:
     """I am asked to commit the next compressed cognitive state (not to answer from one)."""
-    system = _system_lower(ctx)
+    system = ctx.system_text().lower()
     return "compressed cognitive state" in system and ("commit the next" in system or ctx.wants_json)
 
 
 def is_judge_call(ctx: SimContext) -> bool:
     """I keep a canonical memory of an evaluation, or score anonymous responses against it."""
-    return "canonical memory" in _system_lower(ctx)
+    return "canonical memory" in ctx.system_text().lower()
 
 
 ASSUMPTIONS = {
@@ -213,7 +202,7 @@ def agent(ctx: SimContext) -> SimReply:
         lines.append("Recommendation: take the option that is easier to reverse, and revisit it at the next update.")
     lines.append("Next step: keep monitoring and report at the next update.")
     if ctx.profile.answer_elaboration_tokens:
-        lines.append(elaboration(ctx.profile.answer_elaboration_tokens))
+        lines.append("Notes: " + padded(ctx.profile.answer_elaboration_tokens, _ELABORATION))
     return SimReply(content="\n".join(lines))
 
 
@@ -226,11 +215,6 @@ _ELABORATION = (
     "Please flag anything that looks inconsistent with earlier updates so it can be corrected promptly.",
 )
 """Explanation a verbose model adds after the asked format (no claims, tags or rule text)."""
-
-
-def elaboration(target_tokens: int) -> str:
-    """About ``target_tokens`` tokens of explanation."""
-    return "Notes: " + padded(target_tokens, _ELABORATION)
 
 
 # -- the compressor --------------------------------------------------------------------------
@@ -269,7 +253,7 @@ def compressor(ctx: SimContext) -> SimReply:
     # Facts: older artifacts first, then the previous state, then the input (later wins).
     facts = dict(read_segments(ctx, [artifacts, prev_facts, new_input]).facts)
     uncertain: list[str] = []
-    rules = state.live_rules()
+    rules = {r: t for r, t in state.rule_texts.items() if state.live(r)}
     if _follows_injection(ctx, state, new_input):
         rules = {}
     for subject in _asked(new_input):

@@ -1,14 +1,9 @@
 """The three compared agents of the ACC study (SPEC §5), with one per-turn interface.
 
-``await agent.respond(turn, query) -> AgentTurn``; they differ *only* in what they put into the
-model's context: the whole replayed transcript, the top-k stored turns most similar to the query
-(one retrieval agent per k), or the ACC's one Compressed Cognitive State. Per ACC turn: a bounded
-recall by (input, previous CCS), a qualification gate, the compressor (role ``acc_compressor``)
-commits the next CCS, validated without a second model call, and the agent (``acc_agent``)
-answers from (CCS, input). A compression that fails validation is recorded on the turn and
-reported to the diagnostics, and the previous CCS stays in force (never passed as valid).
-Plain async classes rather than LangGraph graphs: each turn is a fixed pipeline with no
-branching or tool loop.
+They differ *only* in what they put into the model's context: the replayed transcript, the top-k
+stored turns most similar to the query, or the ACC's one Compressed Cognitive State. A CCS that
+fails validation is recorded on the turn and the previous one stays in force (never passed as
+valid). Plain async classes rather than LangGraph graphs: each turn is a fixed pipeline.
 """
 
 from __future__ import annotations
@@ -26,12 +21,6 @@ from psit_lib.studies.acc.store import ArtifactStore, qualify
 DEFAULT_RETRIEVAL_KS: tuple[int, ...] = (5,)
 """One retrieval agent, top-5, as the paper's three-agent comparison (SPEC §5: k=5 default,
 3 also studied); ``retrieval_ks`` adds a retrieval agent per further k."""
-
-
-def agent_names(retrieval_ks: tuple[int, ...] = DEFAULT_RETRIEVAL_KS) -> tuple[str, ...]:
-    """The compared agents in the fixed answering order: transcript replay, one retrieval agent
-    per k (default one, top-5), the ACC."""
-    return ("transcript", *(f"retrieval_k{k}" for k in retrieval_ks), "acc")
 
 
 def agent_rank(name: str) -> tuple[int, int]:
@@ -95,8 +84,6 @@ class RetrievalAgent:
     """Answers from its top-k stored turns most similar to the new query."""
 
     def __init__(self, session: Any, *, k: int = 5) -> None:
-        if k < 1:
-            raise ValueError(f"retrieval k must be a positive integer, got {k!r}")
         self.session = session
         self.k = k
         self.name = f"retrieval_k{k}"
@@ -128,8 +115,6 @@ class AccAgent:
 
     def __init__(self, session: Any, *, recall_limit: int = 8, max_qualified: int = 3,
                  min_score: float = 0.1) -> None:
-        if recall_limit < 1:
-            raise ValueError(f"recall_limit must be a positive integer, got {recall_limit!r}")
         self.session = session
         self.recall_limit = recall_limit
         self.max_qualified = max_qualified

@@ -1,8 +1,5 @@
-"""The simulated model's roles and knobs that act on each notebook of the ACC study.
-
-A notebook shows them under "What decides this result" with ``simulator_assumptions(exp)``;
-the lists live here, beside the study, so notebooks do not spell simulator names. On a real
-endpoint the table is empty.
+"""The simulated model's roles and knobs acting on notebook 05, kept beside the study so the notebook
+spells no simulator names (empty on a real endpoint).
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""Every prompt template of the ACC study, by name (for run metadata; see ``runs.metadata``).
-
-The catalogue is the study's ``prompts.toml``, every template of it, the judge variants of the
-sensitivity analysis included (``llm.prompts.PromptBook.catalogue``). The templates have no slots.
-"""
+"""Every prompt template of the ACC study by name (its ``prompts.toml``, judge variants included), for run metadata."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.settings import SIM_MODEL_NAME
@@ -51,23 +51,17 @@ class AccParams(ModelRunParams):
     sweep_scenarios: int = Field(3, ge=2, le=10_000, description=(
         "scenarios of the first domain per swept value; the gap's interval is over scenarios"))
 
-    @field_validator("judge_variants")
+    @field_validator("judge_variants", "domains")
     @classmethod
-    def _known_variants(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+    def _known(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         from psit_lib.studies.acc.judge import JUDGE_VARIANTS
 
-        unknown = [v for v in value if v not in JUDGE_VARIANTS]
+        variants = info.field_name == "judge_variants"
+        known, what = (list(JUDGE_VARIANTS), "judge variant") if variants else (list(DOMAINS), "domain")
+        unknown = [v for v in value if v not in known]
         if unknown:
-            raise ValueError(f"unknown judge variant(s) {unknown}; choose from {list(JUDGE_VARIANTS)}")
-        return tuple(distinct(value, "judge variant", allow_empty=True))
-
-    @field_validator("domains")
-    @classmethod
-    def _known_domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [d for d in value if d not in DOMAINS]
-        if unknown:
-            raise ValueError(f"unknown domain(s) {unknown}; choose from {list(DOMAINS)}")
-        return tuple(distinct(value, "domain"))
+            raise ValueError(f"unknown {what}(s) {unknown}; choose from {known}")
+        return tuple(distinct(value, what, allow_empty=variants))
 
 
 def scenario_seed(run_seed: int, domain: str, index: int) -> int:

@@ -1,13 +1,9 @@
 """The judge of the ACC study (SPEC §5): blinded scoring against a canonical memory.
 
-The judge plays the user (it issues the scripted queries) and scores each turn's answers 0-10 on
-four criteria, with the claim and rule counts the metrics need. Scores stay about the answers,
-not the agents: responses are labelled ``A``, ``B``, ``C`` (blinding), shuffled every turn by the
-judge's own seeded RNG, and the judge sees only its canonical memory, the query and the answers
-(cut to ``answer_chars``). The canonical memory (facts, rules in force, unverified claims), its
-ground for "supported" and "in force", is updated from the previous memory and the new query
-only, so no answer can leak into the standard the agents are measured against. An unreadable
-reply is a failed judgement for that turn (the previous memory stays), never guessed.
+Answers are labelled A, B, C and shuffled every turn by the judge's seeded RNG, so scores stay about
+the answers, not the agents. The canonical memory is updated from the previous memory and the query
+only, so no answer can leak into the standard the agents are measured against; an unreadable reply
+is a failed judgement for that turn, never guessed.
 """
 
 from __future__ import annotations
@@ -15,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -30,6 +26,7 @@ SCORING_TASK = "TASK: score the responses"
 """The judge's memory and scoring templates (``prompts.toml``) start with these; the simulated
 judge tells its two tasks apart by them."""
 CRITERIA: tuple[str, ...] = ("relevance", "answer_quality", "instruction_following", "coherence")
+COUNTS: tuple[str, ...] = ("supported_claims", "unsupported_claims", "active_constraints", "violations", "omitted_required")
 MAX_UNVERIFIED = 10
 JUDGE_ROLE = "acc_judge"
 
@@ -63,6 +60,25 @@ JUDGE_VARIANTS: dict[str, JudgeVariant] = {v.name: v for v in (
 )}
 """Judge-prompt sensitivity: rubric wording, score scale and answer order (SPEC §5 asks for a
 blinded, order-randomised judge; these show how much the verdict depends on its prompt)."""
+
+
+MIN_ANSWERS = 3
+"""Fewer judged answers than this can tie by chance; the degenerate-judge check needs at least this many."""
+
+
+def judge_is_degenerate(verdicts: Sequence[Mapping[str, Any]], n_judged_turns: int = 0) -> str | None:
+    """Why the judge told no answers apart (a health finding, issue #28), or None: turns were judged
+    but no verdict parsed, or at least :data:`MIN_ANSWERS` answers got the very same scores and counts."""
+    if n_judged_turns and not verdicts:
+        return f"the judge's replies parsed into no score in {n_judged_turns} judged turn(s)"
+    if len(verdicts) < MIN_ANSWERS:
+        return None
+    fields = (*CRITERIA, *COUNTS)
+    scores = {tuple(verdict.get(field) for field in fields) for verdict in verdicts}
+    if len(scores) == 1:
+        score = dict(zip(CRITERIA, next(iter(scores))))
+        return f"the judge gave all {len(verdicts)} answers the same scores ({score})"
+    return None
 
 
 class JudgeOutputError(ValueError):
@@ -117,14 +133,9 @@ def _json(text: str, what: str) -> dict[str, Any]:
     return value
 
 
-def parse_memory(text: str) -> CanonicalMemory:
-    """The canonical memory in the judge's reply, or JudgeOutputError."""
-    try:
-        return CanonicalMemory.model_validate(_json(text, "memory"))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise JudgeOutputError(f"the judge's canonical memory field {'.'.join(map(str, err['loc']))!r} "
-                               f"is invalid: {err['msg']}") from None
+def _invalid(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    return f"field {'.'.join(map(str, err['loc']))!r} is invalid: {err['msg']}"
 
 
 def parse_evaluations(text: str, labels: Sequence[str]) -> dict[str, Evaluation]:
@@ -138,37 +149,11 @@ def parse_evaluations(text: str, labels: Sequence[str]) -> dict[str, Evaluation]
         try:
             ev = Evaluation.model_validate(item)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            raise JudgeOutputError(f"a judge evaluation field {'.'.join(map(str, err['loc']))!r} "
-                                   f"is invalid: {err['msg']}") from None
+            raise JudgeOutputError(f"a judge evaluation {_invalid(exc)}") from None
         out[ev.label] = ev
     if sorted(out) != sorted(labels):
         raise JudgeOutputError(f"the judge evaluated labels {sorted(out)} but was shown {sorted(labels)}")
     return out
-
-
-def read_evaluations(session: Any, text: str, labels: Sequence[str]) -> dict[str, Evaluation]:
-    """:func:`parse_evaluations`, the parse reported to the episode's diagnostics. The judge's
-    scores belong to no one agent (a failure leaves every answer of the turn unscored), so the
-    read is counted for the judge alone."""
-    try:
-        evaluations = parse_evaluations(text, labels)
-    except JudgeOutputError as exc:
-        report_helper_read(session, JUDGE_ROLE, text, str(exc), agent=None)
-        raise
-    report_helper_read(session, JUDGE_ROLE, text, None, agent=None)
-    return evaluations
-
-
-def scoring_message(memory: CanonicalMemory, query: str, labelled: Sequence[tuple[str, str]]) -> str:
-    """The judge's scoring request: canonical memory, query, then the blinded responses."""
-    parts = [f"Canonical memory:\n{memory.bounded().model_dump_json()}", f"Query:\n{query}"]
-    parts += [f"Response {label}:\n<<<\n{answer}\n>>>" for label, answer in labelled]
-    return "\n\n".join(parts)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + " …[cut]"
 
 
 @dataclass
@@ -185,13 +170,20 @@ class TurnJudgement:
 async def score_blinded(session: Any, system: str, memory: CanonicalMemory, query: str, order: Sequence[str],
                         answers: dict[str, str], answer_chars: int) -> dict[str, dict[str, Any]]:
     """Per agent, the judge's evaluation of its answer shown as Response A, B, ... in ``order``
-    (never by name); JudgeOutputError if the reply is unreadable."""
+    (never by name), each cut to ``answer_chars``; JudgeOutputError if the reply is unreadable. The
+    read is reported for the judge alone: its scores belong to no one agent."""
     labels = [chr(ord("A") + i) for i in range(len(order))]
-    labelled = [(label, _cut(answers[name], answer_chars)) for label, name in zip(labels, order)]
-    reply = await session.chat([{"role": "system", "content": system},
-                                {"role": "user", "content": scoring_message(memory, query, labelled)}],
+    cut = {name: text if len(text) <= answer_chars else text[:answer_chars] + " …[cut]" for name, text in answers.items()}
+    message = "\n\n".join([f"Canonical memory:\n{memory.bounded().model_dump_json()}", f"Query:\n{query}",
+                           *(f"Response {label}:\n<<<\n{cut[name]}\n>>>" for label, name in zip(labels, order))])
+    reply = await session.chat([{"role": "system", "content": system}, {"role": "user", "content": message}],
                                role=JUDGE_ROLE, response_format={"type": "json_object"})
-    evaluations = read_evaluations(session, reply.content, labels)
+    try:
+        evaluations = parse_evaluations(reply.content, labels)
+    except JudgeOutputError as exc:
+        report_helper_read(session, JUDGE_ROLE, reply.content, str(exc), agent=None)
+        raise
+    report_helper_read(session, JUDGE_ROLE, reply.content, None, agent=None)
     return {name: evaluations[label].model_dump(exclude={"label"}) for label, name in zip(labels, order)}
 
 
@@ -226,10 +218,12 @@ class LiveJudge:
                                          {"role": "user", "content": message}],
                                         role=JUDGE_ROLE, response_format={"type": "json_object"})
         try:
-            self.memory = parse_memory(reply.content)
+            self.memory = CanonicalMemory.model_validate(_json(reply.content, "memory"))
             error = None
         except JudgeOutputError as exc:
             error = str(exc)
+        except ValidationError as exc:
+            error = f"the judge's canonical memory {_invalid(exc)}"
         report_helper_read(self.session, JUDGE_ROLE, reply.content, error, agent=None)
         return error
 

@@ -1,10 +1,7 @@
-"""ACC study metrics (SPEC §5): the per-turn rules and the tables built from a turns frame.
-
-A turns frame (:func:`frame_of_turns`) has one row per (episode, turn, agent): what the agent
-carried and the judge's verdict, from the study's ``footprint`` and ``judge`` scores. Failed
-episodes and failed judgements stay in it with their own status; means and rates are over scored
-rows. Intervals treat turns as independent, which they are not within an episode, so they are
-optimistic (the notebook says so).
+"""ACC study metrics (SPEC §5): the per-turn rules and the tables built from a turns frame
+(:func:`frame_of_turns`, one row per (episode, turn, agent)). Failed episodes and judgements keep
+their own status; intervals treat turns as independent, which they are not within an episode, so
+they are optimistic (the notebook says so).
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ import pandas as pd
 from psit_lib.analysis.stats import wilson_interval
 
 from psit_lib.studies.acc.agents import agent_rank
-from psit_lib.studies.acc.judge import CRITERIA
+from psit_lib.studies.acc.judge import COUNTS, CRITERIA
 
 
 def hallucination_rate(supported: int, unsupported: int) -> float:
@@ -39,8 +36,7 @@ def drift_rate(violations: int, omitted: int, active: int, turn: int) -> float |
 #: The columns of a turns frame. Rows of failed episodes and failed judgements leave the score
 #: columns empty, so a run where nothing was scored still has every column (NaN), and the tables
 #: built from it come out empty or NaN instead of failing on a missing column.
-SCORE_COLUMNS: tuple[str, ...] = (*CRITERIA, "supported_claims", "unsupported_claims", "active_constraints",
-                                  "violations", "omitted_required", "hallucination", "drift")
+SCORE_COLUMNS: tuple[str, ...] = (*CRITERIA, *COUNTS, "hallucination", "drift")
 TURN_COLUMNS: tuple[str, ...] = ("episode_id", "model", "domain", "turn", "topic", "agent", "footprint_tokens",
                                  "ccs_valid", "presented_as", "memory_error", *SCORE_COLUMNS, "status", "error")
 

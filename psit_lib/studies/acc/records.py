@@ -1,7 +1,5 @@
-"""Typed episode results of the ACC study (notebook 05): one live evaluation of a scenario.
-
-Per turn: the scripted query and each agent's answer, footprint and details (the ACC's CCS and
-gate decisions). The judge's verdicts are scores, not part of the record.
+"""Typed episode results of the ACC study (notebook 05): what each agent answered and carried per turn;
+the judge's verdicts are scores, not part of the record.
 """
 
 from __future__ import annotations

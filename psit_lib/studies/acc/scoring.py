@@ -1,10 +1,5 @@
-"""Per-episode scoring of the ACC study: the judge and its variants over a stored episode.
-
-Judging is scoring, so it can be re-run: :func:`judge_episode` replays the live judge over the
-stored turns on the episode's ``judge`` branch (the same requests and seeds, so a recorded run
-answers them from the response cache and a rescore replays them); :func:`rejudge_episode` scores
-the same turns under one judge variant from the canonical memory the judge built. The rows go
-into a score's metadata (:mod:`psit_lib.studies.acc.study`).
+"""Per-episode scoring of the ACC study: the live judge and its variants re-run over a stored episode on
+the live judge's requests and seeds, so a recorded run's calls replay from the response cache.
 """
 
 from __future__ import annotations
@@ -13,7 +8,7 @@ import json
 from typing import Any
 
 from psit_lib.studies.acc.agents import AgentTurn, agent_rank
-from psit_lib.studies.acc.judge import (CRITERIA, JUDGE_VARIANTS, CanonicalMemory, JudgeOutputError, LiveJudge,
+from psit_lib.studies.acc.judge import (COUNTS, CRITERIA, JUDGE_VARIANTS, CanonicalMemory, JudgeOutputError, LiveJudge,
                                         rejudge_turn)
 from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate
 from psit_lib.studies.acc.records import AccEpisode
@@ -35,8 +30,7 @@ def verdict_rows(turn: int, agents: dict[str, Any], order: list[str], evaluation
         if ev is None:
             rows.append({**row, "status": "judge_error", "error": scoring_error})
             continue
-        row.update({k: ev[k] for k in (*CRITERIA, "supported_claims", "unsupported_claims", "active_constraints",
-                                       "violations", "omitted_required")})
+        row.update({k: ev[k] for k in (*CRITERIA, *COUNTS)})
         row["hallucination"] = hallucination_rate(ev["supported_claims"], ev["unsupported_claims"])
         row["drift"] = drift_rate(ev["violations"], ev["omitted_required"], ev["active_constraints"], turn)
         rows.append({**row, "status": "ok", "error": None})

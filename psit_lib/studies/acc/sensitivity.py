@@ -1,15 +1,12 @@
-"""What decides notebook 05's comparison: the judge's prompt, and the simulator's assumptions.
-
-Judge-prompt sensitivity: every recorded turn scored again under each wording of the rubric
-(the ``judge_<variant>`` scorers), tabled per agent and variant on 0-10 with each variant's
-ranking. Sweeps: the ACC - transcript gap in drift and hallucination at each swept value of a
-simulator assumption (the ``sweep:`` parts). Readings are generated from these tables.
+"""What decides notebook 05's comparison: the judge's prompt (the ``judge_<variant>`` scorers, tabled
+per agent and variant on 0-10) and the simulator's assumptions (the ``sweep:`` parts), with their readings.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from psit_lib.analysis.labels import format_number
@@ -20,6 +17,9 @@ from psit_lib.studies.acc.experiment import AccParams, make_specs
 from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS
 
 SENSITIVITY_COLUMNS = ["agent", "variant", "n", "mean_score", "rank"]
+LEGEND = "`>` separated, `≈` within noise, `=` equal"
+SCORES_ATTR = "turn_scores"
+"""The table's attrs key holding each (variant, agent)'s turn scores, as counts of each value."""
 SWEEPS_HIGHER_IS_BETTER = {"a": False, "b": False}
 """Which way is better for the swept rates (drift and hallucination: lower); the ``sweeps``
 metric declares these."""
@@ -48,19 +48,6 @@ def sensitivity_table(rejudged: list[tuple[str, list[dict[str, Any]]]]) -> pd.Da
     return out
 
 
-SCORES_ATTR = "turn_scores"
-
-
-def turn_scores(table: pd.DataFrame, variant: str, agent: str):
-    """The per-turn scores behind one (variant, agent) mean of :func:`sensitivity_table`, or None."""
-    import numpy as np
-
-    counts = table.attrs.get(SCORES_ATTR, {}).get(str(variant), {}).get(str(agent))
-    if not counts:
-        return None
-    return np.repeat([float(v) for v in counts], [int(c) for c in counts.values()])
-
-
 def sensitivity_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per agent: mean score under each variant side by side, the spread (max - min) and the
     ranks it got."""
@@ -81,17 +68,11 @@ def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[
     from psit_lib.studies.acc.summary import tested_gap
 
     means = part.set_index("agent")["mean_score"].astype(float)
-    out: dict[tuple[str, str], bool | None] = {}
-    for hi in means.index:
-        for lo in means.index:
-            if means[hi] <= means[lo]:
-                continue
-            a, b = turn_scores(table, variant, hi), turn_scores(table, variant, lo)
-            if a is None or b is None:
-                out[(hi, lo)] = None
-                continue
-            out[(hi, lo)] = tested_gap({hi: a, lo: b}, hi, lo, seed=0)[3]
-    return out
+    counts = table.attrs.get(SCORES_ATTR, {}).get(str(variant), {})
+    scores = {agent: np.repeat([float(v) for v in c], [int(n) for n in c.values()])
+              for agent in means.index if (c := counts.get(str(agent)))}
+    return {(hi, lo): bool(tested_gap(scores, hi, lo, seed=0)[3]) if hi in scores and lo in scores else None
+            for hi in means.index for lo in means.index if means[hi] > means[lo]}
 
 
 def _order_text(part: pd.DataFrame, separated: dict[tuple[str, str], bool | None]) -> str:
@@ -131,7 +112,7 @@ def sensitivity_reading(table: pd.DataFrame) -> str:
     if len(variants) == 1:
         return (f"Only the {variants[0]} judge prompt was run, so this run cannot say whether the prompt changes "
                 f"the ranking; under it: {_order_text(parts[variants[0]], separations[variants[0]])} "
-                "(`>` separated, `≈` within noise, `=` equal).")
+                f"({LEGEND}).")
     untested = any(sep is None for seps in separations.values() for sep in seps.values())
     pairs = {v: {pair for pair, sep in seps.items() if sep} for v, seps in separations.items()}
     orders = "; ".join(f"{v}: {_order_text(parts[v], separations[v])}" for v in variants)
@@ -145,14 +126,14 @@ def sensitivity_reading(table: pd.DataFrame) -> str:
     if reversed_pairs:
         hi, lo, v1, v2 = reversed_pairs[0]
         return (f"The ranking of the agents depends on the judge's prompt: {v1} scores {hi} above {lo} and {v2} "
-                f"the reverse, both gaps clear of zero ({orders}; `>` separated, `≈` within noise, `=` equal); "
+                f"the reverse, both gaps clear of zero ({orders}; {LEGEND}); "
                 f"{moved}.")
     if len({frozenset(p) for p in pairs.values()}) == 1:
         shown = ", ".join(f"{hi} above {lo}" for hi, lo in sorted(pairs[variants[0]]))
         return (f"Every judge prompt separates the same pairs of agents ({shown}) and none reverses them "
-                f"({orders}; `>` separated, `≈` within noise, `=` equal); {moved}.")
+                f"({orders}; {LEGEND}); {moved}.")
     return (f"No judge prompt reverses a separated pair of agents, but the prompts separate different pairs "
-            f"({orders}; `>` separated, `≈` within noise, `=` equal); {moved}.")
+            f"({orders}; {LEGEND}); {moved}.")
 
 
 # -- sweeps of simulator assumptions ---------------------------------------------------------

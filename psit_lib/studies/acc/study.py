@@ -1,9 +1,7 @@
 """The ACC study (notebook 05) as a :class:`~psit_lib.runs.study.Study`: task -> episode -> scores -> metrics.
 
-Parts: ``main`` and, on the simulator, one ``sweep:<knob>=<value>`` part per swept value. The
-``judge`` scorer and each ``judge_<variant>`` are model-graded, on the episode's own seeds, so
-their calls are the live judge's and replay from the run's cache (``psit rescore``); every table
-the notebook saves is a metric over the stored scores, declaring which way is better.
+The ``judge`` scorer and each ``judge_<variant>`` are model-graded on the episode's own seeds, so their
+calls are the live judge's and replay from the run's cache (``psit rescore``).
 """
 
 from __future__ import annotations
@@ -23,8 +21,7 @@ from psit_lib.studies.acc import scoring
 from psit_lib.studies.acc import sensitivity as accs
 from psit_lib.studies.acc import summary as accsum
 from psit_lib.llm.diagnostics import FLAG_DEGENERATE_JUDGE
-from psit_lib.studies.acc.judge import CRITERIA, JUDGE_ROLE, JUDGE_VARIANTS
-from psit_lib.studies.acc.judge_health import judge_is_degenerate
+from psit_lib.studies.acc.judge import CRITERIA, JUDGE_ROLE, JUDGE_VARIANTS, judge_is_degenerate
 from psit_lib.studies.acc.records import AccEpisode
 
 NOTEBOOK = "05_acc_judge_evaluation"
@@ -70,7 +67,7 @@ async def judge(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
     rows, memories = await scoring.judge_episode(session, episode, seed=episode.scenario_seed,
                                                  answer_chars=int(record.spec["judge_answer_chars"]))
     scored = sum(r["status"] == "ok" for r in rows)
-    # a judge that told no answers apart is a health finding (judge_health), flagged where the
+    # a judge that told no answers apart is a health finding (judge.judge_is_degenerate), flagged where the
     # judge's own reads are kept: this score's diagnostics, which the run health reads
     degenerate = judge_is_degenerate([r for r in rows if r["status"] == "ok"], len(episode.turns))
     if degenerate is not None:
@@ -181,12 +178,8 @@ def ccs_form_table(scored: Scored) -> pd.DataFrame:
 def judge_sensitivity(scored: Scored) -> pd.DataFrame:
     """Each agent's mean 0-10 score under each judge prompt, and its rank (1 = best)."""
     frame = scored.part(MAIN)
-    by_variant = []
-    for variant in scored.params.judge_variants:
-        column = f"judge_{variant}.rows"
-        rows = [r for cell in (frame[column] if column in frame else []) if isinstance(cell, list) for r in cell]
-        by_variant.append((variant, rows))
-    return accs.sensitivity_table(by_variant)
+    return accs.sensitivity_table([(v, [r for cell in frame.get(f"judge_{v}.rows", []) if isinstance(cell, list)
+                                        for r in cell]) for v in scored.params.judge_variants])
 
 
 @metric("sweeps", higher_is_better=accs.SWEEPS_HIGHER_IS_BETTER, parts=["sweep:"])
@@ -194,14 +187,12 @@ def sweeps(scored: Scored) -> pd.DataFrame:
     """The ACC - transcript gap in drift and hallucination at each swept value; both rates
     (:data:`SWEEP_METRICS`) are lower-is-better, so a negative gap favours the ACC."""
     known = list(accx.SWEEPS)
-    by_knob: dict[str, list[tuple[Any, str]]] = {}
-    for part in scored.part_names("sweep:"):
-        meta = scored.parts[part]
-        by_knob.setdefault(str(meta["knob"]), []).append((meta["value"], part))
+    parts = {part: scored.parts[part] for part in scored.part_names("sweep:")}
     tables = []
-    for knob in sorted(by_knob, key=lambda k: (known.index(k) if k in known else len(known), k)):
-        frames = [turns_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
-        turns = pd.concat(frames, ignore_index=True) if frames else accm.frame_of_turns([])
+    for knob in sorted({str(meta["knob"]) for meta in parts.values()},
+                       key=lambda k: (known.index(k) if k in known else len(known), k)):
+        turns = pd.concat([turns_of(scored.part(part)).assign(value=meta["value"]) for part, meta in parts.items()
+                           if str(meta["knob"]) == knob], ignore_index=True)
         tables += [accs.sweep_gaps(turns, knob, m, seed=scored.params.seed) for m in SWEEP_METRICS]
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*GAP_COLUMNS, "metric"])
 

@@ -1,11 +1,8 @@
 """The paper's summary rates of the ACC study (SPEC §5): H_u and D_r, turn averages.
 
-``H_u`` is the mean over scored turns of H_t (a turn whose answer makes no claim counts as 0, as
-the definition gives); ``D_r`` the mean over turns 2..T of D_t, not clamped (D_t > 1 when more
-rules failed than were in force). Unscored turns are left out (the status table counts them).
-The workbook's pooled rates (:func:`~psit_lib.studies.acc.metrics.rate_table`) weigh a turn by its
-claims or rules and stay beside as a labelled second view. Readings separate two agents only when
-the bootstrap 95% interval of the gap in their turn averages excludes zero; equal averages tie.
+``H_u`` is the mean over scored turns of H_t (a turn with no claim counts as 0, as the definition
+gives); ``D_r`` the mean over turns 2..T of D_t, not clamped. The pooled rates
+(:func:`~psit_lib.studies.acc.metrics.rate_table`) stay beside as a labelled second view.
 """
 
 from __future__ import annotations
@@ -15,8 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psit_lib.analysis.labels import format_number
-from psit_lib.analysis.result_sentences import gap_separates
+from psit_lib.analysis.result_sentences import Direction, gap_separates, rate_headline, rate_reading
 from psit_lib.analysis.sweeps import mean_gap
 from psit_lib.studies.acc.metrics import agents_of, rate_table
 
@@ -29,8 +25,6 @@ SUMMARY_COLUMNS = ["agent", "metric", "symbol", "turns", "mean", "std", "pooled_
 def turn_values(df: pd.DataFrame, metric: str) -> dict[str, np.ndarray]:
     """Per agent (answering order): its per-turn rates H_t or D_t over scored turns (turns 2..T
     for drift, where D_t is defined)."""
-    if metric not in PAPER_SYMBOL:
-        raise ValueError(f"metric must be one of {list(PAPER_SYMBOL)}, got {metric!r}")
     ok = df[(df["status"] == "ok") & df[metric].notna()]
     if metric == "drift":
         ok = ok[ok["turn"].astype(float) >= 2]
@@ -44,30 +38,22 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for metric, symbol in PAPER_SYMBOL.items():
         for agent, values in turn_values(df, metric).items():
-            p = pooled.loc[(agent, metric)] if (agent, metric) in pooled.index else None
+            p = pooled.loc[(agent, metric)]  # rate_table has every agent of the frame, both metrics
             rows.append({"agent": agent, "metric": metric, "symbol": symbol, "turns": len(values),
                          "mean": float(values.mean()) if len(values) else float("nan"),
                          "std": float(values.std(ddof=0)) if len(values) else float("nan"),
-                         "pooled_failures": int(p["failures"]) if p is not None else 0,
-                         "pooled_opportunities": int(p["opportunities"]) if p is not None else 0,
-                         "pooled_rate": float(p["rate"]) if p is not None else float("nan")})
+                         "pooled_failures": int(p["failures"]), "pooled_opportunities": int(p["opportunities"]),
+                         "pooled_rate": float(p["rate"])})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
-def tested_gap(values: dict[str, np.ndarray], one: str, other: str, seed: int) -> tuple[float, float, float, bool]:
+def tested_gap(values: dict[str, np.ndarray], one: str, other: str, seed: int) -> tuple[float, float, float, bool | None]:
     """(gap, low, high, separated) of the higher-valued agent minus the lower-valued one (so the
-    gap reads positive): separated only when the bootstrap 95% interval of the gap excludes
-    zero and has width (a zero-width interval means there was nothing to resample)."""
+    gap reads positive): separated when the bootstrap 95% interval of the gap excludes zero; None
+    when the interval has no width (there was nothing to resample, so nothing is tested)."""
     hi, lo = (one, other) if values[one].mean() >= values[other].mean() else (other, one)
     gap, low, high = mean_gap(values[hi].tolist(), values[lo].tolist(), seed=seed, batch=200)
-    return gap, low, high, bool(gap_separates(low, high)) and low != high
-
-
-def _interval(gap: float, low: float, high: float, separated: bool) -> str:
-    if low == high:
-        return f"the gap, {format_number(gap)}, cannot be tested (no variation to resample, so no interval)"
-    return (f"the gap, {format_number(gap)}, has bootstrap 95% interval [{format_number(low)}, "
-            f"{format_number(high)}], which {'excludes' if separated else 'includes'} zero")
+    return gap, low, high, None if low == high else bool(gap_separates(low, high))
 
 
 SUMMARY_HIGHER_IS_BETTER = {"mean": False, "pooled_rate": False}
@@ -75,75 +61,32 @@ SUMMARY_HIGHER_IS_BETTER = {"mean": False, "pooled_rate": False}
 these): H_u, D_r and the pooled rates are failure rates, so lower is better."""
 
 
-SUMMARY_DIRECTION = "higher" if SUMMARY_HIGHER_IS_BETTER["mean"] else "lower"
+SUMMARY_DIRECTION: Direction = "higher" if SUMMARY_HIGHER_IS_BETTER["mean"] else "lower"
 """Which way is better for H_u and D_r, as the ``summary_rates`` metric declares it."""
 
 
 def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
-                   direction: str | None = None) -> str:
-    """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates): the
-    best (worst) agent is named only when its bootstrap gap to the next excludes zero."""
-    symbol = PAPER_SYMBOL.get(metric, metric)
-    direction = direction or SUMMARY_DIRECTION
-    unit = "scored turns" if metric == "hallucination" else "scored turns from turn 2 on"
-    empty = [a for a, v in values.items() if len(v) == 0]
-    have = {a: v for a, v in values.items() if len(v)}
-    note = f" ({', '.join(empty)} had no {unit})" if empty and have else ""
-    if not have:
-        return f"No agent has {unit}, so there is no {symbol} to read."
-    means = {a: float(v.mean()) for a, v in have.items()}
-    if len(have) == 1:
-        (agent, mean), = means.items()
-        return f"Only {agent} has {unit}: {symbol} {format_number(mean)}; nothing to compare it with{note}."
-    if len(set(means.values())) == 1:
-        return (f"{', '.join(means)} tie at {symbol} {format_number(next(iter(means.values())))}: "
-                f"nothing to rank{note}.")
-    best_pos, worst_pos = ("lowest", "highest") if direction == "lower" else ("highest", "lowest")
-    order = sorted(means, key=lambda a: means[a] if direction == "lower" else -means[a])
-    value = lambda a: format_number(means[a])  # noqa: E731
-    tied = lambda a: [b for b in order if means[b] == means[a]]  # noqa: E731
-    top, bottom = order[0], order[-1]
-
-    def end(agent: str, near: str, pos: str, best: bool) -> str:
-        """The best (or worst) agent against the next one in, separated or not."""
-        gap, low, high, separated = tested_gap(have, agent, near, seed)
-        others, interval = ", ".join(tied(near)), _interval(gap, low, high, separated)
-        if separated and best:
-            return f"{agent} has the {pos} {symbol}, {value(agent)}, better than {others} ({value(near)}); {interval}"
-        if separated:
-            return f"the worst is {agent}, {pos} {symbol} {value(agent)}, separated from {others} ({value(near)}; {interval})"
-        lead = f"the {pos} {symbol}, {agent}'s {value(agent)}, cannot be told apart from {others} ({value(near)}"
-        return f"{lead}): {interval}" if best else f"{lead}; {interval})"
-
-    parts = [f"{', '.join(tied(top))} tie for the {best_pos} {symbol} ({value(top)})" if len(tied(top)) > 1
-             else end(top, order[1], best_pos, True)]
-    if len(order) > 2 and tied(bottom) != tied(top):
-        parts.append(f"{', '.join(tied(bottom))} tie for the {worst_pos} {symbol} ({value(bottom)})"
-                     if len(tied(bottom)) > 1 else end(bottom, order[-2], worst_pos, False))
-    text = "; ".join(parts)
-    if text.startswith("the "):
-        text = "The" + text[3:]
-    return text + f"{note}."
+                   direction: Direction | None = None) -> str:
+    """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates), read
+    as any rate table is (:func:`~psit_lib.analysis.result_sentences.rate_reading`), each gap
+    tested by the bootstrap of the gap in turn averages."""
+    means = [float(v.mean()) if len(v) else float("nan") for v in values.values()]
+    return rate_reading(pd.DataFrame({"agent": list(values), "mean": means}), "agent",
+                        measure=PAPER_SYMBOL.get(metric, metric), rate_col="mean",
+                        unit="turns" if metric == "hallucination" else "turns from turn 2 on",
+                        direction=direction or SUMMARY_DIRECTION, interval="bootstrap",
+                        untested="no variation to resample",
+                        test=lambda a, b: tested_gap(values, str(a["agent"]), str(b["agent"]), seed))
 
 
 def turn_average_headline(df: pd.DataFrame, *, seed: int = 0) -> str:
     """One sentence for the report's index: per metric, the best and worst agents' turn averages
     and whether the bootstrap interval of their gap excludes zero."""
-    direction, parts = SUMMARY_DIRECTION, []
-    for metric, symbol in PAPER_SYMBOL.items():
-        have = {a: v for a, v in turn_values(df, metric).items() if len(v)} if len(df) else {}
-        means = {a: float(v.mean()) for a, v in have.items()}
-        if len(set(means.values())) < 2:
-            parts.append(f"{symbol}: {'every agent at ' + str(format_number(next(iter(means.values())))) if means else 'nothing scored'}")
-            continue
-        order = sorted(means, key=lambda a: means[a] if direction == "lower" else -means[a])
-        best, worst = order[0], order[-1]
-        gap, low, high, separated = tested_gap(have, best, worst, seed)
-        best_names, worst_names = (" and ".join(b for b in order if means[b] == means[a]) for a in (best, worst))
-        parts.append(f"{symbol} best for {best_names} ({format_number(means[best])}), worst for {worst_names} "
-                     f"({format_number(means[worst])}), {'separated' if separated else 'not separated'} "
-                     f"(bootstrap 95% interval of the gap [{format_number(low)}, {format_number(high)}])")
-    return "; ".join(parts) + "."
+    values = {metric: turn_values(df, metric) for metric in PAPER_SYMBOL} if len(df) else {}
+    return rate_headline(summary_table(df) if len(df) else pd.DataFrame(columns=SUMMARY_COLUMNS), ["symbol"], "agent",
+                         measure="turn average", rate_col="mean", direction=SUMMARY_DIRECTION, interval="bootstrap",
+                         untested="no variation to resample",
+                         test=lambda a, b: tested_gap(values[a["metric"]], str(a["agent"]), str(b["agent"]), seed))
 
 
 def turn_average_reading(df: pd.DataFrame, *, seed: int = 0) -> str:
