@@ -1,10 +1,5 @@
-"""``psit compare RUN_A RUN_B``: what two runs set differently, and their result tables side by side.
-
-Configuration comes from each notebook folder's parameters and run metadata
-(:class:`psit_lib.runs.folder.RunFolder`: backend, model, profile, seed, simulator knobs and role
-constants, prompt fingerprints, package versions, git commit); tables from its saved result
-tables (``tables/*.csv``, written by ``Experiment.save_table``).
-"""
+"""``psit compare RUN_A RUN_B``: what two runs set differently (their folders' parameters and metadata),
+and their saved result tables side by side."""
 
 from __future__ import annotations
 

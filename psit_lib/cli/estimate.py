@@ -1,14 +1,8 @@
 """``psit run --dry-run``: what a run would cost, on the simulator and on a real endpoint, without running anything.
 
-The planned episodes come from each notebook's study (``studies.registry``: its parameter model
-and plan, sweeps on the simulator only). The cost of an episode comes from a *call model*
-measured once on the simulator and kept as data (``data/call_model.json``, with the date,
-commit and profile it was measured at; ``benchmarks/measure_call_model.py`` remeasures it):
-model calls, prompt and completion tokens per episode of each (task or scenario, agent or
-system), or per turn where episodes have turns, and the simulator's seconds per call and longest
-prompt per role of each notebook. Call counts follow the protocol; prompt tokens are close; real
-models write longer replies than the simulator (reasoning models many times longer), so
-completion tokens and endpoint times are lower bounds.
+Episodes come from each notebook's study plan; their cost from a *call model* measured on the simulator
+(``data/call_model.json``, remeasured by ``benchmarks/measure_call_model.py``). Real models write longer
+replies than the simulator, so completion tokens and endpoint times are lower bounds.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""Executing the notebooks of a run: one at a time in this process, or ``-j N`` at once, each in
-a process of its own.
+"""Executing the notebooks of a run: one at a time in this process, or ``-j N`` at once, each in a
+worker process of its own session (so Ctrl-C reaches only ``psit run``, which stops workers by SIGTERM).
 
-Every notebook runs the same way wherever it runs (:func:`run_notebook`: papermill into
-``<run dir>/notebooks/``, its kernel told the run folder by ``PSIT_RUN_DIR`` and writing its own
-log to ``<notebook folder>/kernel.log``), so a parallel run's tables are the sequential run's:
-episodes are seeded per notebook and episode, never by what else runs, and the response cache
-they share holds what the model would answer anyway.
-
-In parallel (:func:`execute` with ``jobs`` > 1), each notebook is executed by a worker process
-(``python -m psit_lib.cli.worker``) in a session of its own, so a Ctrl-C at the terminal reaches
-only ``psit run``, which then stops every worker the one way it stops a notebook: SIGTERM, which
-the worker handles as an interrupt (:mod:`psit_lib.cli.signals`), shutting its kernel down.
-The progress of every running notebook is read from its progress file by this process
-(:class:`psit_lib.cli.progress.ProgressBoard`), whichever process runs it.
+Every notebook runs the same way wherever it runs (:func:`run_notebook`), and episodes are seeded per
+notebook and episode, so a parallel run's tables are the sequential run's.
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""``psit export RUN``: a run in the formats other tools read.
-
-``--inspect`` writes each notebook's episodes as Inspect AI eval logs through inspect_ai's own
-log API (the optional ``inspect`` extra), one log per notebook and model, one sample per episode
-with its conversation, its scores and the whole record as metadata, so ``inspect view --log-dir
-<run>/export/inspect`` opens the run in Inspect's viewer. ``--markdown`` and ``--latex`` write
-every saved result table of the run (``tables/*.csv``) ready for a paper, one file per notebook.
-The episodes and their scores come from the explorer's one data layer
-(:func:`psit_lib.report.explorer.episodes_table`).
-"""
+"""``psit export RUN``: a run as Inspect AI eval logs (``--inspect``, one sample per episode, so
+``inspect view`` opens it) or its saved tables as Markdown or LaTeX for a paper, one file per notebook."""
 
 from __future__ import annotations
 

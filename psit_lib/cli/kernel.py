@@ -1,19 +1,8 @@
 """The kernel manager ``psit run`` executes notebooks with.
 
-Local kernels talk over IPC (Unix sockets) rather than TCP on localhost: nothing listens on a
-port, and the kernel has no reason to print its warning about unencrypted TCP into the run's
-terminal output, where it would read like a problem.
-
-Each kernel's sockets live in a private temporary folder of their own, removed when the kernel
-shuts down. jupyter_client's default names them ``kernel-ipc-1``, ``kernel-ipc-2``, ... in the
-working directory (the notebooks folder), where two runs at once could pick the same names and
-read each other's messages ("Invalid Signature"), and a killed run leaves them behind.
-
-The kernel's own output (its log lines, such as "[IPKernelApp] ERROR | KeyboardInterrupt caught
-in kernel" while a run stops, and anything written to its file descriptors) goes to the file
-``PSIT_KERNEL_LOG`` names (``psit run`` sets it to ``<notebook folder>/kernel.log``), appended,
-never to the terminal, where it would land inside the progress lines. The notebook's outputs are
-unaffected: they travel over the kernel's messages into the executed notebook.
+IPC sockets in a private temporary folder, not TCP: no port, no unencrypted-TCP warning, and no two runs
+reading each other's ``kernel-ipc-N`` files ("Invalid Signature"). The kernel's own output is appended to
+the file ``PSIT_KERNEL_LOG`` names, never to the terminal, where it would land inside the progress lines.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """``psit lab``: JupyterLab on working copies of the notebooks, never on the tracked ones.
 
-Running a notebook in Lab autosaves its outputs into the file it opened. Opened from
-``notebooks/``, that is a tracked file: ``git status`` turns dirty and the "no outputs" check of
-the test suite fails. So ``psit lab`` copies the notebooks (and their ``params/``) into
-``<adhoc root>/lab/`` (:func:`psit_lib.runs.paths.adhoc_root`, outside the repository) and opens
-Lab there. A copy is refreshed from the repository when the repository's notebook changed and
-the copy's code was not edited; an edited copy is kept (``--refresh`` replaces it).
+Lab autosaves outputs into the file it opened, which would dirty the repository; so the notebooks are
+copied under :func:`psit_lib.runs.paths.adhoc_root` and refreshed unless the copy was edited (``--refresh``).
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """Episode progress in the terminal, one line per running notebook, with its phase named.
 
-The runner inside each notebook's kernel rewrites the notebook folder's progress file as
-episodes finish (``psit_lib.runs.runner.RunProgress``: counts and the phase, ``main``,
-``sweep <knob>`` or ``part <n>``; ``psit_lib.runs.folder.RunFolder.progress_path``). The command
-line follows those files, whichever process executes the notebooks (``-j``), and shows:
-
-    02_hangman_fork_tests main 24/36 (12 cached) ETA 1m05s
-    02_hangman_fork_tests sweep unheld_secret 10/36 ETA 20s
-    02_hangman_fork_tests ok in 39s: 116 episodes
-
-The lines are made by pure functions (:func:`progress_line`, :func:`final_line`,
-:func:`format_duration`); :class:`ProgressBoard` only decides when to write them.
-
-On a terminal the running notebooks' lines form a block redrawn in place, each cut to the
-terminal's width (a wrapped line would break the redraw); lines that stay are written above it.
-Anywhere else (a log, a pipe, CI) each line is its own, without control characters, and comes
-only when a notebook's counts or phase change, at most every ``log_interval`` seconds, so a log
-of a long run shows it is alive without filling up. Kernels never write here (their log goes to
-a file, ``psit_lib.cli.kernel``).
+Lines follow the progress files each kernel's runner rewrites, whichever process runs the notebook.
+On a terminal they form a block redrawn in place, cut to the width (a wrapped line breaks the redraw);
+in a log a line comes only when counts or phase change, at most every ``log_interval`` seconds.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """``psit prompts from-reference PATH``: a prompts file built from a local checkout of the study's code.
 
-The workbench ships its prompts in its own words (``studies/psit/prompts.toml``). A researcher who
-wants the study's exact wording points this command at their own checkout of the reference
-repository (chandar-lab/Hangman); it reads the prompt modules there (``src/hangman/prompts/*.py``)
-as text, without importing or running them, and writes a TOML whose templates replace ours by
-name when named in ``PSIT_PROMPTS_FILE``. The workbench itself carries no copied text: the file
-is built on the researcher's machine from the files they hold.
-
-Each entry of :data:`SOURCES` names the reference module and constant(s), how the reference used
-them and which of our templates they become. The reference fills its prompts with Python's
-``str.format`` (so ``{{`` is a literal brace and its slot names are its own); the workbench's slots
-are renamed to ours, and a prompt that the reference gives as a whole system prompt (beginning
-with its plain helpful-assistant sentence) keeps only what follows that sentence, because the
-workbench appends these blocks to the host's system prompt (itself the reference's sentence when
-taken from the same checkout). A reference file that changed so that a template no longer fits
-(a slot missing, a constant gone) is an error naming it, never a silent partial file.
+The workbench carries no copied text: the study's wording is read (as text, never run) from the
+researcher's own checkout of chandar-lab/Hangman into a TOML replacing our templates by name
+(``PSIT_PROMPTS_FILE``). A reference file that no longer fits is an error naming it, never a partial file.
 """
 
 from __future__ import annotations

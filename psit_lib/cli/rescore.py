@@ -1,14 +1,7 @@
-"""``psit rescore RUN [NOTEBOOK ...] [--scorer NAME]``: score a run's stored episodes again and
-reproduce its tables.
+"""``psit rescore RUN [NOTEBOOK ...] [--scorer NAME]``: score a run's stored episodes again
+(:meth:`psit_lib.runs.study.Study.rescore`) and compare each table with the one the run saved.
 
-For each notebook folder of the run, the study that backs the notebook
-(:mod:`psit_lib.studies.registry`) re-runs its scorers over the folder's stored episodes
-(``--scorer``: those recomputed even where a score of their version is stored; the others only
-where missing, as in a run made before scores were stored) and its metrics over the scores
-(:meth:`psit_lib.runs.study.Study.rescore`). Each table is written as the notebook's run wrote it
-(``runs.outputs.save_table``, CSV) and compared with the one saved in ``<folder>/tables/``. No
-model client is built unless a model-graded scorer is rescored; its calls then go through the
-run's response cache in replay mode (a call the run never made is an error, never a new call).
+Model-graded scorers call through the run's response cache in replay mode: never a new call.
 """
 
 from __future__ import annotations

@@ -1,19 +1,5 @@
-"""``psit run``: check the settings once, execute notebooks with papermill (``-j`` at a time:
-:mod:`psit_lib.cli.execute`), follow their episodes (:mod:`psit_lib.cli.progress`), summarise
-what happened, show each notebook's headline, render the report (unless ``--no-report``), and
-never report a broken run as done.
-
-Exit status: 0 when every notebook ran, no episode failed and no notebook is suspect; 1 when
-episodes failed (re-running with the same ``--run-id`` retries exactly those) or a notebook
-failed; 3 when everything ran but a notebook is ``suspect`` (too many replies could not be
-read, or roles lacked what they need: ``psit_lib.runs.health``; failures take precedence);
-2 for a usage or configuration error (before anything ran, or a notebook whose folder was made
-with other parameters or another set-up: :mod:`psit_lib.cli.resume`); 130 when interrupted by Ctrl-C
-(SIGINT) and 143 (128 + 15) when stopped by SIGTERM (``kill``, a container stop, a CI
-cancellation): both stop the same way, every running notebook's kernel is shut down, finished
-episodes stay saved, and the message names the command that resumes the run. A report that
-cannot be rendered makes an otherwise complete run exit 1.
-"""
+"""``psit run``: check the settings once, execute the notebooks (:mod:`psit_lib.cli.execute`), summarise,
+show each headline, render the report, and never report a broken run as done (exit statuses: ``EPILOG``)."""
 
 from __future__ import annotations
 

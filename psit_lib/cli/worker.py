@@ -1,10 +1,7 @@
 """One notebook of a parallel run (``psit run -j N``), executed in a process of its own.
 
-``python -m psit_lib.cli.worker ORDER`` reads the order ``psit run`` wrote (the notebook, its
-parameters, the run folder, where to write the result), executes the notebook exactly as a
-sequential run does (:func:`psit_lib.cli.execute.run_notebook`) and writes its summary as JSON.
-SIGTERM (how ``psit run`` stops its workers) is handled as an interrupt: papermill shuts the
-kernel down, and the exit status is 143 (130 for SIGINT).
+``python -m psit_lib.cli.worker ORDER`` runs the order ``psit run`` wrote as a sequential run does and
+writes its summary as JSON; SIGTERM is handled as an interrupt (exit 143, 130 for SIGINT).
 """
 
 from __future__ import annotations
