@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -30,14 +30,6 @@ from psit_lib.runs.folder import RunFolder
 KERNEL_LOG_NAME = "kernel.log"
 STOP_GRACE = 60.0
 """Seconds a stopped worker has to shut its kernel down before it is killed."""
-
-
-def default_jobs(simulated: bool = True) -> int:
-    """Notebooks at once by default: the machine's cores on the simulator, where they are what
-    limits a run; one on a real endpoint, where the server's slots are, and where the call limits
-    (``PSIT_CONCURRENCY``, ``PSIT_ENDPOINT_CONCURRENCY``) hold per notebook process, so ``-j N``
-    would send up to N times as many calls at once."""
-    return max(1, os.cpu_count() or 1) if simulated else 1
 
 
 def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> NotebookSummary:
@@ -239,6 +231,3 @@ def stop_workers(jobs: list[_Job], grace: float = STOP_GRACE) -> None:
             except KeyboardInterrupt:  # a second Ctrl-C while waiting: keep waiting, the kernels matter
                 continue
 
-
-def summary_json(summary: NotebookSummary) -> str:
-    return json.dumps(asdict(summary))

@@ -67,12 +67,10 @@ def resume_command(args: argparse.Namespace, run_id: str) -> str:
 
 
 def check_jobs(jobs: int | None, *, simulated: bool = True) -> int:
-    """``-j``: notebooks at once, at least 1; by default the machine's cores (on the simulator;
-    one on a real endpoint: :func:`psit_lib.cli.execute.default_jobs`)."""
+    """``-j``: notebooks at once, at least 1; by default the machine's cores on the simulator, where they
+    limit a run, and one on a real endpoint, whose call limits hold per notebook process."""
     if jobs is None:
-        from psit_lib.cli.execute import default_jobs
-
-        return default_jobs(simulated)
+        return max(1, os.cpu_count() or 1) if simulated else 1
     if jobs < 1:
         raise CliError(f"-j {jobs}: the number of notebooks run at once is at least 1 (-j 1 runs them one by one)")
     return jobs
@@ -105,9 +103,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     load_plugins_once()
     notebooks = resolve_notebooks(args.notebooks)
     params = load_params(args.params_file, args.param, notebooks)
-    if args.dry_run:
-        return dry_run(notebooks, params, prompt_rate=args.prompt_rate, completion_rate=args.completion_rate,
-                       price=args.price, margin=args.margin)
+    if args.dry_run:  # plan and estimate without running anything
+        from psit_lib.cli.estimate import dry_run_table, parse_price
+
+        print(dry_run_table(notebooks, params, prompt_rate=args.prompt_rate, completion_rate=args.completion_rate,
+                            price=parse_price(args.price), margin=args.margin))
+        return 0
     settings = check_settings(probe=False)
     run_id = args.run_id or default_run_id(params)
     run_dir = results_root() / run_id
@@ -190,13 +191,3 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{run_dir}/<notebook>/figures", file=sys.stderr)
     return EXIT_EPISODES_FAILED if failed_notebooks or failed_episodes or report_failed else EXIT_SUSPECT
 
-
-def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]], *, prompt_rate: float = 1000.0,
-            completion_rate: float = 100.0, price: str | None = None, margin: float | None = None) -> int:
-    """Plan and estimate without running anything (``cli/estimate.py``), and size the run for the
-    verdicts against the papers at ``margin``."""
-    from psit_lib.cli.estimate import dry_run_table, parse_price
-
-    print(dry_run_table(notebooks, params, prompt_rate=prompt_rate, completion_rate=completion_rate,
-                        price=parse_price(price), margin=margin))
-    return 0

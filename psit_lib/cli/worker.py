@@ -6,13 +6,15 @@ writes its summary as JSON; SIGTERM is handled as an interrupt (exit 143, 130 fo
 
 from __future__ import annotations
 
+import json
 import pickle
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    from psit_lib.cli.execute import run_notebook, summary_json
+    from psit_lib.cli.execute import run_notebook
     from psit_lib.cli.signals import terminate_as_interrupt
 
     with open(argv[0], "rb") as f:
@@ -22,7 +24,7 @@ def main(argv: list[str]) -> int:
             summary = run_notebook(Path(order["notebook"]), order["params"], Path(order["run_dir"]))
     except KeyboardInterrupt as exc:
         return int(getattr(exc, "exit_status", 130))
-    Path(order["result"]).write_text(summary_json(summary))
+    Path(order["result"]).write_text(json.dumps(asdict(summary)))
     return 0
 
 
