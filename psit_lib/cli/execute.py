@@ -1,8 +1,7 @@
-"""Executing the notebooks of a run: one at a time in this process, or ``-j N`` at once, each in a
-worker process of its own session (so Ctrl-C reaches only ``psit run``, which stops workers by SIGTERM).
+"""Executing the notebooks of a run, ``-j N`` at once, each in a worker process of its own session (so
+Ctrl-C reaches only ``psit run``, which stops workers by SIGTERM and each shuts its kernel down).
 
-Every notebook runs the same way wherever it runs (:func:`run_notebook`), and episodes are seeded per
-notebook and episode, so a parallel run's tables are the sequential run's.
+Episodes are seeded per notebook and episode, never by what else runs, so the tables do not depend on ``-j``.
 """
 
 from __future__ import annotations
@@ -95,40 +94,8 @@ def _error_in_notebook(path: Path) -> tuple[str, str] | None:
     return None
 
 
-# -- the run's notebooks ------------------------------------------------------------------------
-
 Announce = Callable[[int, Path], str]
 """The line that says a notebook starts (its position and parameters)."""
-
-
-def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *, jobs: int,
-            board: ProgressBoard, announce: Announce) -> list[NotebookSummary]:
-    """Run the notebooks into ``run_dir``, ``jobs`` at a time; one summary each, in the order
-    given (a failure does not stop the others). Each notebook's start line and final line are
-    written through ``board``, which follows its progress meanwhile."""
-    for nb in notebooks:
-        RunFolder(run_dir / nb.stem).clear_progress()  # never show an earlier execution's counts
-    if jobs <= 1 or len(notebooks) <= 1:
-        summaries = []
-        for i, nb in enumerate(notebooks, 1):
-            board.say(announce(i, nb))
-            board.start(nb.stem, RunFolder(run_dir / nb.stem).progress_path)
-            started = time.perf_counter()
-            try:
-                summary = run_notebook(nb, params[nb.stem], run_dir)
-            except KeyboardInterrupt:
-                board.finish(nb.stem, final_line(nb.stem, "interrupted", time.perf_counter() - started), sys.stderr)
-                raise
-            _finish(board, summary)
-            summaries.append(summary)
-        return summaries
-    return _execute_parallel(notebooks, params, run_dir, jobs=jobs, board=board, announce=announce)
-
-
-def _finish(board: ProgressBoard, summary: NotebookSummary) -> None:
-    line = final_line(summary.notebook, summary.status, summary.seconds, episodes=summary.episodes,
-                      failed=summary.failed, error=summary.error)
-    board.finish(summary.notebook, line, sys.stderr if summary.status == "failed" else None)
 
 
 @dataclass
@@ -167,8 +134,12 @@ def _collect(job: _Job, run_dir: Path) -> NotebookSummary:
                                            seconds=time.perf_counter() - job.started, error=error)
 
 
-def _execute_parallel(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *, jobs: int,
-                      board: ProgressBoard, announce: Announce) -> list[NotebookSummary]:
+def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *, jobs: int,
+            board: ProgressBoard, announce: Announce) -> list[NotebookSummary]:
+    """Run the notebooks into ``run_dir``, ``jobs`` at a time, each in a worker process; one summary each,
+    in the order given (a failure does not stop the others), start and final lines written through ``board``."""
+    for nb in notebooks:
+        RunFolder(run_dir / nb.stem).clear_progress()  # never show an earlier execution's counts
     pending = list(enumerate(notebooks, 1))
     running: dict[str, _Job] = {}
     done: dict[str, NotebookSummary] = {}
@@ -183,9 +154,11 @@ def _execute_parallel(notebooks: list[Path], params: dict[str, dict[str, Any]], 
             time.sleep(0.1)
             for stem, job in list(running.items()):
                 if job.process.poll() is not None:
-                    done[stem] = _collect(job, run_dir)
+                    summary = done[stem] = _collect(job, run_dir)
                     del running[stem]
-                    _finish(board, done[stem])
+                    board.finish(stem, final_line(stem, summary.status, summary.seconds, episodes=summary.episodes,
+                                                  failed=summary.failed, error=summary.error),
+                                 sys.stderr if summary.status == "failed" else None)
     except KeyboardInterrupt:
         stop_workers(list(running.values()))
         for stem, job in running.items():

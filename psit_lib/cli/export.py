@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
@@ -160,19 +161,15 @@ def export_tables(run: Path, names: list[str], kind: str) -> list[Path]:
     return written
 
 
-def cmd_export(run_name: str, names: list[str], *, inspect: bool, markdown: bool, latex: bool) -> int:
-    if not (inspect or markdown or latex):
+def cmd_export(args: argparse.Namespace) -> int:
+    if not (args.inspect or args.markdown or args.latex):
         raise CliError("psit export needs --inspect, --markdown or --latex")
-    run = resolve_run(run_name)
-    written = []
-    if inspect:
-        written += export_inspect(run, names)
-    if markdown:
-        written += export_tables(run, names, "markdown")
-    if latex:
-        written += export_tables(run, names, "latex")
+    run = resolve_run(args.run)
+    written = export_inspect(run, args.notebooks) if args.inspect else []
+    for kind in ("markdown", "latex"):
+        written += export_tables(run, args.notebooks, kind) if getattr(args, kind) else []
     for path in written:
         print(path)
-    if inspect:
+    if args.inspect:
         print(f"open with: inspect view --log-dir {run / 'export' / 'inspect'}")
     return 0

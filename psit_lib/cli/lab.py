@@ -6,6 +6,7 @@ copied under :func:`psit_lib.runs.paths.adhoc_root` and refreshed unless the cop
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import shutil
@@ -79,15 +80,14 @@ def lab_command(target: Path, extra: list[str]) -> list[str]:
     return [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={target}", *extra]
 
 
-def cmd_lab(refresh: bool, extra: list[str], *, launch: bool = True) -> int:
+def cmd_lab(args: argparse.Namespace) -> int:
     target = lab_dir()
-    sync = sync_copies(target, refresh=refresh)
+    sync = sync_copies(target, refresh=args.refresh)
     print(f"working copies of the notebooks: {target} (outputs saved there, never in the repository)")
     if sync.copied or sync.refreshed:
         print(f"  copied {len(sync.copied)}, refreshed {len(sync.refreshed)} from the repository")
     for name in sync.kept_edited:
         print(f"  {name}: the repository's version changed and your copy is edited; kept "
               "(psit lab --refresh replaces every copy)")
-    if not launch:
-        return 0
+    extra = args.lab_args
     return subprocess.call(lab_command(target, extra[1:] if extra[:1] == ["--"] else extra))

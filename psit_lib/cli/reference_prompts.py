@@ -7,6 +7,7 @@ researcher's own checkout of chandar-lab/Hangman into a TOML replacing our templ
 
 from __future__ import annotations
 
+import argparse
 import ast
 import re
 from collections.abc import Callable
@@ -34,14 +35,6 @@ class Source:
     """a further cut of the joined text (the updater's two halves)"""
     formatted: bool = True
     """whether the reference filled it with str.format (doubled braces are literal)"""
-
-
-def _before_context(text: str) -> str:
-    return _split_context(text)[0]
-
-
-def _from_context(text: str) -> str:
-    return _split_context(text)[1]
 
 
 _CONTEXT = re.compile(r"\n\s*Context\s*\n-+\s*\n")
@@ -77,9 +70,9 @@ SOURCES: tuple[Source, ...] = (
     Source("agent.autonomous_memory_intro", "reactmem_agent", ("MAIN_SYSTEM_PROMPT", "SAVE_SECRET_HINT"),
            after_vanilla=True),
     Source("agent.updater_system", "workflow_agent", ("UPDATE_MEMORY_SYSTEM_PROMPT",), {"tool_guide": "tools"},
-           part=_before_context),
+           part=lambda text: _split_context(text)[0]),
     Source("agent.updater_user", "workflow_agent", ("UPDATE_MEMORY_SYSTEM_PROMPT", "SAVE_SECRET_HINT"),
-           {"thinking": "reasoning", "response": "answer"}, part=_from_context),
+           {"thinking": "reasoning", "response": "answer"}, part=lambda text: _split_context(text)[1]),
     Source("baseline.mem0_memories", "mem0_agent", ("MAIN_SYSTEM_PROMPT",), {"user_memories": "memories"}),
     Source("baseline.amem_memories", "amem_agent", ("MAIN_SYSTEM_PROMPT",), {"notes_block": "memories"}),
     Source("baseline.lightmem_memories", "lightmem_agent", ("MAIN_SYSTEM_PROMPT",)),
@@ -197,9 +190,9 @@ def prompts_file(checkout: Path) -> str:
     return body
 
 
-def cmd_from_reference(checkout: str, output: str) -> int:
-    body = prompts_file(Path(checkout).expanduser())
-    target = Path(output)
+def cmd_from_reference(args: argparse.Namespace) -> int:
+    body = prompts_file(Path(args.path).expanduser())
+    target = Path(args.output)
     target.write_text(body, encoding="utf-8")
     count = body.count("\nversion = 1")
     print(f"wrote {count} templates with the study's wording to {target}\n"

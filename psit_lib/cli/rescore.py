@@ -6,6 +6,7 @@ Model-graded scorers call through the run's response cache in replay mode: never
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import tempfile
 from pathlib import Path
@@ -87,16 +88,16 @@ def rescore_folder(folder: RunFolder, scorers: list[str] | None = None) -> tuple
     return True, f"{name}: reproduced {len(reproduced)} tables ({', '.join(reproduced)}){extra}"
 
 
-def rescore(run_id: str, notebooks: list[str], scorers: list[str] | None = None) -> int:
+def cmd_rescore(args: argparse.Namespace) -> int:
     """Print one line per notebook; 0 when every compared table was reproduced, 1 otherwise."""
-    run_dir = resolve_run(check_run_id(run_id))
-    folders = chosen(notebooks, notebook_folders(run_dir), lambda f: f.dir.name, " of the run")
+    run_dir = resolve_run(check_run_id(args.run))
+    folders = chosen(args.notebooks, notebook_folders(run_dir), lambda f: f.dir.name, " of the run")
     if not folders:
-        raise CliError(f"run {run_id!r} holds no notebook with episode records")
+        raise CliError(f"run {args.run!r} holds no notebook with episode records")
     ok = True
     for folder in folders:
         try:
-            reproduced, line = rescore_folder(folder, scorers or None)
+            reproduced, line = rescore_folder(folder, args.scorer or None)
         except Exception as exc:  # one notebook's failure is reported, the others still rescored
             from psit_lib.runs.runner import describe_error
 
