@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Callable
 from importlib import metadata
@@ -22,9 +23,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     for nb in available():
         print(nb.stem)
-        for p in declared(nb).values():
-            study = f"  (study: {p.study_value})" if p.study_value else ""
-            print(f"    {p.name:26} = {p.default:30}{study}")
+        for p in declared(nb).values():  # a comment may give the study-scale value: "# per cell; study: 50"
+            study = re.search(r"\bstudy:\s*([^;,)]+)", p.get("help") or "", re.I)
+            print(f"    {p['name']:26} = {p['default']:30}" + (f"  (study: {study.group(1).strip()})" if study else ""))
     return 0
 
 

@@ -124,12 +124,8 @@ def _verdict_rows(check: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
 
 
 def compare_with_paper(run: str, margin: float | None = None) -> str:
-    """``psit compare RUN --paper``: the claims ledger (every paper's headline claims decided on the
-    run's saved tables, report/ledger.py), then every paper number with a count behind it beside the
-    run's: each covered Table 1 cell of the fork notebooks (studies/psit reproduction check) and
-    BASIS's Table 1 success, pass^k and pass@k (studies/basis claims), with the difference's interval and a verdict
-    (analysis/verdicts: consistent within ±margin, differs, inconclusive with the run size that
-    decides). Every line fits 120 columns."""
+    """``psit compare RUN --paper``: the claims ledger, then every paper number with a count beside the run's,
+    with the difference's interval and a verdict (analysis/verdicts); every line fits 120 columns."""
     from psit_lib.analysis.claims import ledger, ledger_lines, merge_tables
     from psit_lib.analysis.verdicts import DEFAULT_MARGIN
     from psit_lib.report.ledger import all_claims, claim_tables, run_tables

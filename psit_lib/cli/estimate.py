@@ -141,10 +141,8 @@ def _paper_cells(notebook: str, values: dict[str, Any]) -> tuple[list[float], in
 
 
 def margin_sizing_lines(sizing: dict[str, tuple[list[float], int, int]], margin: float) -> list[str]:
-    """Per notebook with paper numbers: the run episodes per cell at which a cell whose rate equals the
-    paper's reads *consistent within ±margin* (largest and median over the paper's cells; cells no run
-    size can confirm because the paper's own count is too small), and whether the planned run is too
-    small to decide anything (``analysis/verdicts``)."""
+    """Per notebook with paper numbers: the episodes per cell at which a cell at the paper's rate reads
+    *consistent within ±margin* (largest and median; cells no run size confirms), and whether the plan decides any."""
     from psit_lib.analysis.verdicts import episodes_for_margin
 
     if not sizing:

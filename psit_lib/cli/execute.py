@@ -32,10 +32,8 @@ STOP_GRACE = 60.0
 
 
 def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> NotebookSummary:
-    """Execute one notebook into ``run_dir`` and summarise it; a notebook's error is its
-    summary's, never raised. A KeyboardInterrupt (Ctrl-C, or SIGTERM under
-    :func:`~psit_lib.cli.signals.terminate_as_interrupt`) propagates after papermill shut the
-    kernel down."""
+    """Execute one notebook into ``run_dir`` and summarise it; a notebook's error is its summary's, never
+    raised; a KeyboardInterrupt propagates after papermill shut the kernel down."""
     import papermill
 
     from psit_lib.cli.kernel import KERNEL_LOG
@@ -61,13 +59,8 @@ _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Interrupt|Ex
 
 
 def notebook_error(exc: Exception, executed: Path) -> str:
-    """The error a notebook raised, as its own message: ``CacheMissError: replay-only cache ...``,
-    not ``CellExecutionError: `` with nothing after it.
-
-    Kernels report errors in different shapes (an ``error`` output; or, when a library adds
-    notes to the exception, only a traceback on stderr), so the executed notebook is read back:
-    the last error output, else the last ``SomeError: message`` line of the last stderr stream.
-    """
+    """The error a notebook raised as its own message (``CacheMissError: ...``, not an empty
+    ``CellExecutionError``): the last error output of the executed notebook, else its last stderr error line."""
     name, value = getattr(exc, "ename", None), (getattr(exc, "evalue", None) or "").strip()
     found = _error_in_notebook(executed)
     if found and (not value or name in (None, "CellExecutionError")):

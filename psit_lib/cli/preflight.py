@@ -64,10 +64,8 @@ def check_settings(env=None, *, probe: bool = True, say=None) -> LLMSettings:
 
 
 def size_by_server(settings: LLMSettings, env=None, *, say=None) -> LLMSettings:
-    """Ask each replica of the run's model what it serves and size the run by it: per-replica
-    calls in flight from reported slots, a timeout from the measured speed, each unless the
-    user set it. The notebooks' kernels get the result through the environment (when ``env`` is
-    None, the process's). Returns the settings the run uses."""
+    """Size the run by what each replica of its model reports (calls in flight from slots, a timeout from the
+    measured speed, each unless the user set it), handed to the kernels through the environment when ``env`` is None."""
     from psit_lib.llm.client import SamplingDefaults  # here: a bad setting stops the run before this loads
 
     source = os.environ if env is None else env
