@@ -66,7 +66,7 @@ def table_comparison(a: Path, b: Path, name: str) -> str:
     return "\n".join(_row_differences(ta, tb, name))
 
 
-def _row_differences(ta: pd.DataFrame, tb: pd.DataFrame, name: str, most: int = 12) -> list[str]:
+def _row_differences(ta: pd.DataFrame, tb: pd.DataFrame, name: str) -> list[str]:
     """The rows of a table that differ between two runs, A's above B's, values to 3 significant
     digits, each line cut to the page width."""
     columns = [c for c in ta.columns if c in tb.columns]
@@ -78,7 +78,7 @@ def _row_differences(ta: pd.DataFrame, tb: pd.DataFrame, name: str, most: int = 
         row_b = " ".join(fb.iloc[i]) if i < len(fb) else "(no row)"
         if row_a == row_b:
             continue
-        if shown == most:
+        if shown == 12:
             lines.append("    …")
             break
         lines += [fit(f"    A {row_a}", WIDTH), fit(f"    B {row_b}", WIDTH)]

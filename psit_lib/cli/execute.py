@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -108,7 +108,7 @@ def _start_worker(notebook: Path, params: dict[str, Any], run_dir: Path, scratch
     log = run_dir / notebook.stem / KERNEL_LOG_NAME
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as sink:  # the worker's own warnings, beside its kernel's log
-        process = subprocess.Popen([sys.executable, "-m", "psit_lib.cli.worker", str(order)],
+        process = subprocess.Popen([sys.executable, "-m", "psit_lib.cli.execute", str(order)],
                                    stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
                                    start_new_session=True)
     return _Job(notebook, process, result)
@@ -197,3 +197,22 @@ def stop_workers(jobs: list[_Job], grace: float = STOP_GRACE) -> None:
             except KeyboardInterrupt:  # a second Ctrl-C while waiting: keep waiting, the kernels matter
                 continue
 
+
+def _worker(order_path: str) -> int:
+    """``python -m psit_lib.cli.execute ORDER``: the one notebook of ``psit run``'s order, its summary
+    written as JSON; SIGTERM (how ``psit run`` stops workers) is an interrupt: exit 143 (130 for SIGINT)."""
+    from psit_lib.cli.signals import terminate_as_interrupt
+
+    with open(order_path, "rb") as f:
+        order = pickle.load(f)  # written by this package's own psit run, in a private folder
+    try:
+        with terminate_as_interrupt():
+            summary = run_notebook(Path(order["notebook"]), order["params"], Path(order["run_dir"]))
+    except KeyboardInterrupt as exc:
+        return int(getattr(exc, "exit_status", 130))
+    Path(order["result"]).write_text(json.dumps(asdict(summary)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_worker(sys.argv[1]))

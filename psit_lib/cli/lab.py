@@ -28,10 +28,6 @@ def lab_dir() -> Path:
     return adhoc_root() / "lab"
 
 
-def _file_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def sources_hash(path: Path) -> str:
     """A hash of a notebook's cell sources only (outputs and metadata change when it runs)."""
     cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
@@ -56,7 +52,7 @@ def sync_copies(target: Path, *, refresh: bool = False) -> Sync:
     kept: list[str] = []
     for nb in available():
         copy, seen = target / nb.name, state.get(nb.name) or {}
-        repo_hash = _file_hash(nb)
+        repo_hash = hashlib.sha256(nb.read_bytes()).hexdigest()
         if copy.exists() and not refresh:
             if seen.get("repo") == repo_hash:
                 continue

@@ -86,14 +86,13 @@ def read_counts(path: Path) -> dict[str, Any] | None:
 class ProgressBoard:
     """Follows the progress files of the running notebooks and writes their lines (see the
     module's docstring); :meth:`say` writes a line that stays. Thread-safe; a background thread
-    refreshes every ``interval`` seconds while inside ``with``."""
+    refreshes every second while inside ``with``."""
 
-    def __init__(self, stream: TextIO | None = None, *, interval: float = 1.0,
-                 log_interval: float = LOG_INTERVAL, clock=time.monotonic, enabled: bool = True,
-                 tty: bool | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, log_interval: float = LOG_INTERVAL,
+                 clock=time.monotonic, enabled: bool = True) -> None:
         self.stream = stream or sys.stderr
-        self.interval, self.log_interval, self.enabled = interval, log_interval, enabled
-        self._tty = (hasattr(self.stream, "isatty") and self.stream.isatty()) if tty is None else tty
+        self.log_interval, self.enabled = log_interval, enabled
+        self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._clock = clock
         self._lock = threading.RLock()
         self._running: dict[str, Path] = {}   # notebook -> progress file, in start order
@@ -189,5 +188,5 @@ class ProgressBoard:
         self._logged[notebook], self._logged_at[notebook] = key, now
 
     def _follow(self) -> None:
-        while not self._stop.wait(self.interval):
+        while not self._stop.wait(1.0):
             self.refresh()
