@@ -71,11 +71,6 @@ class Estimate:
         return (self.prompt_tokens * prompt_price + self.completion_tokens * completion_price) / 1e6
 
 
-def _per_unit(model: dict[str, Any], notebook: str, key: str) -> dict[str, float] | None:
-    table = model.get("per_unit", {}).get(notebook) or {}
-    return table.get(key) or table.get(key.split("/")[0] + "/*") or table.get("*")
-
-
 def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], simulated: bool,
                       call_model: dict[str, Any]) -> Estimate:
     """The planned episodes of one notebook (main plan, and sweeps on the simulator) and their cost."""
@@ -100,6 +95,7 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
     missing = 0
     default_model = (run_models or ["?"])[0]
     longest = call_model.get("longest_prompt", {}).get(notebook) or {}
+    measured = call_model.get("per_unit", {}).get(notebook) or {}  # by episode_key, else its task's, else "*"
     for spec in specs:
         name = str(spec.params.get("model") or default_model)
         per_model = found.by_model.setdefault(SWEEPS if name.startswith("sweep:") else name,
@@ -107,7 +103,7 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
         per_model.episodes += 1
         key = episode_key(spec.params)
         per_model.longest = max([per_model.longest, *((t, r) for r, t in (longest.get(key) or {}).items())])
-        row = _per_unit(call_model, notebook, key)
+        row = measured.get(key) or measured.get(key.split("/")[0] + "/*") or measured.get("*")
         if row is None:
             missing += 1
             continue

@@ -22,21 +22,55 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from jupyter_client.manager import AsyncKernelManager
+
 from psit_lib.cli.progress import ProgressBoard, final_line
 from psit_lib.cli.summary import NotebookSummary
 from psit_lib.runs.folder import RunFolder
 
 KERNEL_LOG_NAME = "kernel.log"
+KERNEL_LOG = "PSIT_KERNEL_LOG"
+"""The environment variable naming the file a kernel's own output is appended to."""
 STOP_GRACE = 60.0
 """Seconds a stopped worker has to shut its kernel down before it is killed."""
+
+
+class LocalKernelManager(AsyncKernelManager):
+    """Kernels on IPC sockets in a private temporary folder, not TCP: no port, no unencrypted-TCP warning, no
+    two runs reading each other's ``kernel-ipc-N`` files ("Invalid Signature"); the kernel's own output goes
+    to ``PSIT_KERNEL_LOG``, never to the terminal, where it would land inside the progress lines."""
+
+    def __init__(self, **kwargs):
+        ipc_dir = None
+        if os.name == "posix":
+            kwargs.setdefault("transport", "ipc")
+            if kwargs["transport"] == "ipc" and "ip" not in kwargs:
+                ipc_dir = tempfile.mkdtemp(prefix="psit-kernel-")
+                kwargs["ip"] = os.path.join(ipc_dir, "kernel")
+        super().__init__(**kwargs)
+        self._psit_ipc_dir = ipc_dir
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart and self._psit_ipc_dir:
+            shutil.rmtree(self._psit_ipc_dir, ignore_errors=True)
+
+    cleanup_resources = _async_cleanup_resources
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        log = os.environ.get(KERNEL_LOG)
+        if not log or "stdout" in kw or "stderr" in kw:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+            return
+        os.makedirs(os.path.dirname(log) or ".", exist_ok=True)
+        with open(log, "ab") as sink:  # the kernel keeps its own copy of the descriptor
+            await super()._async_launch_kernel(kernel_cmd, **{**kw, "stdout": sink, "stderr": sink})
 
 
 def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> NotebookSummary:
     """Execute one notebook into ``run_dir`` and summarise it; a notebook's error is its summary's, never
     raised; a KeyboardInterrupt propagates after papermill shut the kernel down."""
     import papermill
-
-    from psit_lib.cli.kernel import KERNEL_LOG
 
     out_dir = run_dir / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -48,7 +82,7 @@ def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> Noteb
             papermill.execute_notebook(str(notebook), str(out_dir / notebook.name), parameters=params,
                                        cwd=str(notebook.parent), progress_bar=False, kernel_name="python3",
                                        log_output=False,
-                                       kernel_manager_class="psit_lib.cli.kernel.LocalKernelManager")
+                                       kernel_manager_class="psit_lib.cli.execute.LocalKernelManager")
         except Exception as exc:  # papermill's execution errors, and a kernel that died
             status, error = "failed", notebook_error(exc, out_dir / notebook.name)
     return NotebookSummary.from_folder(folder, notebook=notebook.stem, status=status,
@@ -143,7 +177,7 @@ def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: P
                 i, nb = pending.pop(ready)
                 board.say(announce(i, nb))
                 running[nb.stem] = _start_worker(nb, params[nb.stem], run_dir, scratch)
-                board.start(nb.stem, RunFolder(run_dir / nb.stem).progress_path)
+                board.start(nb.stem, RunFolder(run_dir / nb.stem))
             time.sleep(0.1)
             for stem, job in list(running.items()):
                 if job.process.poll() is not None:

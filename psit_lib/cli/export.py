@@ -15,18 +15,16 @@ import pandas as pd
 
 from psit_lib.runs.load import resolve_run
 from psit_lib.cli.errors import CliError
+from psit_lib.cli.notebooks import chosen
 from psit_lib.report.explorer import BASE_COLUMNS, TAIL_COLUMNS, episodes_table
 from psit_lib.runs.folder import RunFolder, notebook_folders
 
 
 def _notebooks(run: Path, names: list[str]) -> list[RunFolder]:
-    from psit_lib.cli.notebooks import names_notebook
-
     folders = [f for f in notebook_folders(run) if f.has_records() or f.table_names()]
-    chosen = [f for f in folders if not names or any(names_notebook(n, f.dir.name) for n in names)]
-    if not chosen:
-        raise CliError(f"no notebook with episodes or tables in {run}" + (f" matching {' '.join(names)}" if names else ""))
-    return chosen
+    if not folders:
+        raise CliError(f"no notebook with episodes or tables in {run}")
+    return chosen(names, folders, lambda f: f.dir.name, " of the run")
 
 
 def _score_value(value: Any) -> Any:

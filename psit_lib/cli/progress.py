@@ -7,13 +7,13 @@ in a log a line comes only when counts or phase change, at most every ``log_inte
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any, TextIO
+
+from psit_lib.runs.folder import RunFolder
 
 LOG_INTERVAL = 10.0
 """Seconds between one notebook's progress lines in a log (not a terminal), at least."""
@@ -75,14 +75,6 @@ def final_line(notebook: str, status: str, seconds: float, *, episodes: int = 0,
     return fit(f"{notebook} {shown} in {took}: {tail}", width)
 
 
-def read_counts(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 class ProgressBoard:
     """Follows the progress files of the running notebooks and writes their lines (see the
     module's docstring); :meth:`say` writes a line that stays. Thread-safe; a background thread
@@ -95,7 +87,7 @@ class ProgressBoard:
         self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._clock = clock
         self._lock = threading.RLock()
-        self._running: dict[str, Path] = {}   # notebook -> progress file, in start order
+        self._running: dict[str, RunFolder] = {}  # notebook -> its folder, in start order
         self._drawn = 0                        # lines of the live block on the terminal
         self._shown: list[str] = []            # and what they say
         self._logged: dict[str, tuple] = {}    # notebook -> counts of its last line in a log
@@ -116,9 +108,9 @@ class ProgressBoard:
             self.stream.flush()
 
     # -- the notebooks followed -------------------------------------------------------------------
-    def start(self, notebook: str, progress_file: Path) -> None:
+    def start(self, notebook: str, folder: RunFolder) -> None:
         with self._lock:
-            self._running[notebook] = progress_file
+            self._running[notebook] = folder
             self.refresh()
 
     def finish(self, notebook: str, line: str, stream: TextIO | None = None) -> None:
@@ -170,11 +162,11 @@ class ProgressBoard:
 
     def _lines(self) -> list[str]:
         width = self._width()
-        return [progress_line(nb, read_counts(path), width=width) for nb, path in self._running.items()]
+        return [progress_line(nb, folder.progress(), width=width) for nb, folder in self._running.items()]
 
     def _log(self, notebook: str, final: bool = False) -> None:
-        counts = read_counts(self._running[notebook])
-        if counts is None:
+        counts = self._running[notebook].progress()
+        if not counts:
             return
         key = tuple(counts.get(k) for k in _COUNTED)
         last = self._logged.get(notebook)

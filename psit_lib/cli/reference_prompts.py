@@ -148,19 +148,6 @@ def build(checkout: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def reference_commit(checkout: Path) -> str:
-    """The checkout's commit, read from its .git folder (``unknown`` when it is not a git checkout)."""
-    git = checkout / ".git"
-    try:
-        head = (git / "HEAD").read_text().strip()
-        if head.startswith("ref: "):
-            ref = git / head[5:]
-            return ref.read_text().strip() if ref.exists() else "unknown"
-        return head
-    except OSError:
-        return "unknown"
-
-
 def _toml_string(text: str) -> str:
     """A TOML string holding ``text`` byte for byte: a multi-line literal when it can, else a basic string."""
     if "'''" not in text and not text.endswith("'") and not text.startswith("\n"):
@@ -173,11 +160,12 @@ def prompts_file(checkout: Path) -> str:
     """The TOML text of a prompts file with the study's wording, checked against the workbench's
     templates (every slot the code fills, no other)."""
     from psit_lib.llm.prompts import PromptBook, check_overrides, workbench_templates
+    from psit_lib.runs.metadata import git_commit
     from psit_lib.llm.errors import ConfigurationError
 
     built = build(checkout)
     lines = [f"# The study's prompts, read from a local checkout of its reference code ({checkout},",
-             f"# commit {reference_commit(checkout)}) by `psit prompts from-reference`. Name this file in",
+             f"# commit {git_commit(checkout)}) by `psit prompts from-reference`. Name this file in",
              "# PSIT_PROMPTS_FILE to run the study's wording; the run metadata records it.", ""]
     for name, (text, where) in built.items():
         lines += [f'["{name}"]', "version = 1", f"about = {_toml_string('from the reference: ' + where)}",

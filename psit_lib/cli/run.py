@@ -4,6 +4,7 @@ show each headline, render the report, and never report a broken run as done (ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -50,12 +51,9 @@ def default_run_id(per_nb: dict[str, dict[str, Any]]) -> str:
 
 def move_latest(run_id: str) -> None:
     latest = results_root() / "latest"
-    try:
-        if latest.is_symlink() or latest.exists():
-            latest.unlink()
+    with contextlib.suppress(OSError):  # a folder of that name is left alone
+        latest.unlink(missing_ok=True)
         latest.symlink_to(run_id)
-    except OSError:
-        pass
 
 
 def resume_command(args: argparse.Namespace, run_id: str) -> str:
