@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from psit_lib.cli.progress import ProgressBoard, final_line, format_duration, progress_line
+from psit_lib.runs.folder import RunFolder
 
 DURATION = re.compile(r"^(\d+)s$|^(\d+)m([0-5]\d)s$|^(\d+)h([0-5]\d)m$")
 
@@ -109,9 +110,10 @@ class Screen(io.StringIO):
         return [r for r in self.rows if r]
 
 
-def _write(path, **counts):
-    path.write_text(json.dumps({"planned": 100, "resumed": 0, "done": 0, "failed": 0, "cached": 0,
-                                "started": 0.0, **counts}))
+def _write(folder, **counts):
+    folder.dir.mkdir(parents=True, exist_ok=True)
+    folder.progress_path.write_text(json.dumps({"planned": 100, "resumed": 0, "done": 0, "failed": 0, "cached": 0,
+                                                "started": 0.0, **counts}))
 
 
 def test_on_a_terminal_each_running_notebook_has_a_line_redrawn_in_place(tmp_path, monkeypatch):
@@ -119,7 +121,7 @@ def test_on_a_terminal_each_running_notebook_has_a_line_redrawn_in_place(tmp_pat
 
     screen = Screen()
     monkeypatch.setattr(sys, "stdout", screen)  # lines that stay go to stdout, the same terminal
-    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a, b = RunFolder(tmp_path / "a"), RunFolder(tmp_path / "b")
     board = ProgressBoard(screen)
     board.say("[1/2] 02_hangman")
     board.start("02_hangman", a)
@@ -153,14 +155,14 @@ def test_a_line_longer_than_the_terminal_is_cut_so_it_never_wraps(tmp_path, monk
     monkeypatch.setattr("shutil.get_terminal_size", lambda fallback=None: os.terminal_size((30, 10)))
     screen = Screen()
     board = ProgressBoard(screen)
-    _write(tmp_path / "p.json", phase="sweep notices_contradictions", done=5)
-    board.start("07_secret_distribution_mode_collapse", tmp_path / "p.json")
+    _write(RunFolder(tmp_path / "p"), phase="sweep notices_contradictions", done=5)
+    board.start("07_secret_distribution_mode_collapse", RunFolder(tmp_path / "p"))
     assert [len(r) for r in screen.screen()] == [29]
 
 
 def test_in_a_log_lines_are_sparse_per_notebook_but_a_new_phase_shows_at_once(tmp_path):
     log, now = io.StringIO(), [0.0]
-    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a, b = RunFolder(tmp_path / "a"), RunFolder(tmp_path / "b")
     board = ProgressBoard(log, log_interval=10, clock=lambda: now[0])
     board.start("A", a)
     board.start("B", b)
@@ -190,8 +192,8 @@ def test_disabled_progress_writes_only_the_lines_that_stay(tmp_path, monkeypatch
     screen = Screen()
     monkeypatch.setattr(sys, "stdout", screen)
     board = ProgressBoard(screen, enabled=False)
-    _write(tmp_path / "p.json", phase="main", done=5)
-    board.start("A", tmp_path / "p.json")
+    _write(RunFolder(tmp_path / "p"), phase="main", done=5)
+    board.start("A", RunFolder(tmp_path / "p"))
     board.refresh()
     board.finish("A", "A ok in 1s: 5 episodes")
     assert screen.screen() == ["A ok in 1s: 5 episodes"]
@@ -228,7 +230,6 @@ async def test_each_run_of_a_notebook_names_its_phase_in_the_progress_file(tmp_p
     the notebook's own models ``part <n>``: what ``psit run`` shows beside the counts."""
     from psit_lib.llm import LLMSettings
     from psit_lib.runs import EpisodeSpec, Experiment
-    from psit_lib.runs.folder import RunFolder
 
     async def episode(spec, session):
         return {"answer": "ok"}

@@ -7,6 +7,7 @@ six lives stated in the opener); its wording is invented for the test."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -55,8 +56,9 @@ def checkout(root: Path, modules: dict[str, dict[str, str]] = MODULES) -> Path:
     for module, constants in modules.items():
         body = "\n".join(f"{name} = {value}" for name, value in constants.items())
         (folder / f"{module}.py").write_text(f'"""A prompt module."""\nimport os\n\nHELPER = os.sep\n{body}\n')
-    (root / ".git").mkdir()
-    (root / ".git" / "HEAD").write_text("0123abcd" * 5 + "\n")
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "prompts"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
     return root
 
 
@@ -69,7 +71,9 @@ def build_file(tmp_path: Path) -> Path:
 def test_the_built_file_replaces_every_mapped_template_with_the_studys_wording(tmp_path, capsys):
     out = build_file(tmp_path)
     assert "PSIT_PROMPTS_FILE=" in capsys.readouterr().out
-    assert "0123abcd" in out.read_text()  # the checkout's commit is recorded in the file
+    commit = subprocess.run(["git", "-C", str(tmp_path / "Hangman"), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert f"commit {commit})" in out.read_text()  # the checkout's commit is recorded in the file
     ours = load_prompts("psit_lib.studies.psit")
     theirs = ours.with_overrides(read_overrides(str(out)))
     assert set(theirs.overridden) == {s.template for s in SOURCES}

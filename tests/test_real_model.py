@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from psit_lib.cli.summary import read_run_file
+from psit_lib.runs.folder import read_run_file
 from psit_lib.llm.reply_readers import split_reasoning
 from psit_lib.runs.folder import RunFolder
 

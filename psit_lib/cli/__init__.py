@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Callable
-from typing import Any
 from importlib import metadata
 
 from psit_lib.cli.errors import CliError
 
 
-def _lazy(reference: str, call: Callable[[Any, argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+def _lazy(reference: str) -> Callable[[argparse.Namespace], int]:
     """A command whose module (``"module:name"``) is imported only when it runs, so ``psit --help`` stays quick."""
     module, _, name = reference.partition(":")
-    return lambda args: call(getattr(importlib.import_module(module), name), args)
+    return lambda args: getattr(importlib.import_module(module), name)(args)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -23,9 +23,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     for nb in available():
         print(nb.stem)
-        for p in declared(nb).values():
-            study = f"  (study: {p.study_value})" if p.study_value else ""
-            print(f"    {p.name:26} = {p.default:30}{study}")
+        for p in declared(nb).values():  # a comment may give the study-scale value: "# per cell; study: 50"
+            study = re.search(r"\bstudy:\s*([^;,)]+)", p.get("help") or "", re.I)
+            print(f"    {p['name']:26} = {p['default']:30}" + (f"  (study: {study.group(1).strip()})" if study else ""))
     return 0
 
 
@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", dest="progress", action="store_false", help="no episode progress lines")
     run.add_argument("--no-report", dest="report", action="store_false",
                      help="do not render the HTML report at the end (psit report renders it later)")
-    run.set_defaults(func=_lazy("psit_lib.cli.run:cmd_run", lambda cmd, a: cmd(a)))
+    run.set_defaults(func=_lazy("psit_lib.cli.run:cmd_run"))
     listing = sub.add_parser("list", help="the notebooks and their parameters (defaults, study-scale values)")
     listing.set_defaults(func=cmd_list)
     report = sub.add_parser("report", help="render a run's executed notebooks to HTML with an index")
@@ -204,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     rescore.add_argument("--scorer", action="append", metavar="NAME",
                          help="recompute this scorer's scores even where stored (repeatable; model-graded "
                               "scorers replay the run's cache)")
-    rescore.set_defaults(func=_lazy("psit_lib.cli.rescore:rescore", lambda cmd, a: cmd(a.run, a.notebooks, a.scorer)))
+    rescore.set_defaults(func=_lazy("psit_lib.cli.rescore:cmd_rescore"))
     export = sub.add_parser("export", help="a run as Inspect AI eval logs, or its tables as Markdown or LaTeX")
     export.add_argument("run", help="run id (under results/) or folder")
     export.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all of the run)")
@@ -212,12 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="one Inspect eval log per notebook and model, one sample per episode (inspect view opens them)")
     export.add_argument("--markdown", action="store_true", help="every saved table as Markdown, one file per notebook")
     export.add_argument("--latex", action="store_true", help="every saved table as a LaTeX booktabs table")
-    export.set_defaults(func=_lazy("psit_lib.cli.export:cmd_export", lambda cmd, a: cmd(
-        a.run, a.notebooks, inspect=a.inspect, markdown=a.markdown, latex=a.latex)))
+    export.set_defaults(func=_lazy("psit_lib.cli.export:cmd_export"))
     lab = sub.add_parser("lab", help="JupyterLab on working copies of the notebooks (outputs never reach the repository)")
     lab.add_argument("--refresh", action="store_true", help="replace every working copy with the repository's notebook")
     lab.add_argument("lab_args", nargs=argparse.REMAINDER, help="JupyterLab's own options after --, e.g. -- --port 8889")
-    lab.set_defaults(func=_lazy("psit_lib.cli.lab:cmd_lab", lambda cmd, a: cmd(a.refresh, a.lab_args)))
+    lab.set_defaults(func=_lazy("psit_lib.cli.lab:cmd_lab"))
     prompts = sub.add_parser("prompts", help="prompt files")
     prompts_sub = prompts.add_subparsers(dest="prompts_command", required=True)
     from_ref = prompts_sub.add_parser(
@@ -228,8 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     from_ref.add_argument("path", help="the checkout's root folder (holding src/hangman/prompts/)")
     from_ref.add_argument("-o", "--output", default="reference_prompts.toml",
                           help="the prompts file to write (default: reference_prompts.toml)")
-    from_ref.set_defaults(func=_lazy("psit_lib.cli.reference_prompts:cmd_from_reference",
-                                     lambda cmd, a: cmd(a.path, a.output)))
+    from_ref.set_defaults(func=_lazy("psit_lib.cli.reference_prompts:cmd_from_reference"))
     sim = sub.add_parser("sim", help="the simulated model")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True)
     serve = sim_sub.add_parser("serve", help="serve the simulator on a loopback port")

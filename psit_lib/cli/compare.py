@@ -1,10 +1,5 @@
-"""``psit compare RUN_A RUN_B``: what two runs set differently, and their result tables side by side.
-
-Configuration comes from each notebook folder's parameters and run metadata
-(:class:`psit_lib.runs.folder.RunFolder`: backend, model, profile, seed, simulator knobs and role
-constants, prompt fingerprints, package versions, git commit); tables from its saved result
-tables (``tables/*.csv``, written by ``Experiment.save_table``).
-"""
+"""``psit compare RUN_A RUN_B``: what two runs set differently (their folders' parameters and metadata),
+and their saved result tables side by side."""
 
 from __future__ import annotations
 
@@ -43,22 +38,18 @@ def rate_comparison(ta: pd.DataFrame, tb: pd.DataFrame, name: str) -> list[str]:
     rows_a = {tuple(r[k] for k in keys): r for _, r in ta.iterrows() if r.get("n_scored") == r.get("n_scored")}
     rows_b = {tuple(r[k] for k in keys): r for _, r in tb.iterrows() if r.get("n_scored") == r.get("n_scored")}
     lines = [f"  {name}: rates (B − A; * two-sided Fisher p < 0.05, uncorrected)"]
-    for key in [k for k in rows_a if k in rows_b] + [k for k in rows_b if k not in rows_a]:
-        label = " · ".join(str(v) for v in key)[:48]
-        ra, rb = rows_a.get(key), rows_b.get(key)
+    for key in [*rows_a, *(k for k in rows_b if k not in rows_a)]:
+        label, ra, rb = " · ".join(str(v) for v in key)[:48], rows_a.get(key), rows_b.get(key)
         if ra is None or rb is None:
-            lines.append(fit(f"    {label:48} only in {'B' if ra is None else 'A'}", WIDTH))
+            lines.append(f"    {label:48} only in {'B' if ra is None else 'A'}")
             continue
         ka, na, kb, nb = (int(ra["successes"]), int(ra["n_scored"]), int(rb["successes"]), int(rb["n_scored"]))
         if not na or not nb:
-            lines.append(fit(f"    {label:48} A {ka}/{na}  B {kb}/{nb}  (nothing scored in one run)", WIDTH))
+            lines.append(f"    {label:48} A {ka}/{na}  B {kb}/{nb}  (nothing scored in one run)")
             continue
         p = float(fisher_exact([[ka, na - ka], [kb, nb - kb]])[1])
-        delta = kb / nb - ka / na
-        lines.append(fit(f"    {label:48} A {ka:>4}/{na:<4} {ka / na:5.2f}  B {kb:>4}/{nb:<4} {kb / nb:5.2f}  "
-                         f"Δ {delta:+.2f}  p {p:.2g}{' *' if p < 0.05 else ''}", WIDTH))
-    for key in [k for k in rows_a if k not in rows_b]:
-        lines.append(fit(f"    {' · '.join(str(v) for v in key)[:48]:48} only in A", WIDTH))
+        lines.append(f"    {label:48} A {ka:>4}/{na:<4} {ka / na:5.2f}  B {kb:>4}/{nb:<4} {kb / nb:5.2f}  "
+                     f"Δ {kb / nb - ka / na:+.2f}  p {p:.2g}{' *' if p < 0.05 else ''}")
     return lines
 
 
@@ -71,9 +62,9 @@ def table_comparison(a: Path, b: Path, name: str) -> str:
     return "\n".join(_row_differences(ta, tb, name))
 
 
-def _row_differences(ta: pd.DataFrame, tb: pd.DataFrame, name: str, most: int = 12) -> list[str]:
-    """The rows of a table that differ between two runs, A's above B's, values to 3 significant
-    digits, each line cut to the page width."""
+def _row_differences(ta: pd.DataFrame, tb: pd.DataFrame, name: str) -> list[str]:
+    """The rows of a table that differ between two runs (the first 12), A's above B's, values to 3
+    significant digits."""
     columns = [c for c in ta.columns if c in tb.columns]
     fa, fb = ta[columns].map(_fmt), tb[columns].map(_fmt)
     lines = [f"  {name}: differs ({len(ta)} | {len(tb)} rows); columns: " + ", ".join(columns)]
@@ -83,12 +74,12 @@ def _row_differences(ta: pd.DataFrame, tb: pd.DataFrame, name: str, most: int = 
         row_b = " ".join(fb.iloc[i]) if i < len(fb) else "(no row)"
         if row_a == row_b:
             continue
-        if shown == most:
+        if shown == 12:
             lines.append("    …")
             break
-        lines += [fit(f"    A {row_a}", WIDTH), fit(f"    B {row_b}", WIDTH)]
+        lines += [f"    A {row_a}", f"    B {row_b}"]
         shown += 1
-    return [fit(line, WIDTH) for line in lines]
+    return lines
 
 
 def compare(run_a: str, run_b: str) -> str:
@@ -104,12 +95,12 @@ def compare(run_a: str, run_b: str) -> str:
         lines.append(f"\n== {nb}")
         diffs = config_differences([a / nb, b / nb])
         lines.append("  configuration: identical" if diffs.empty else "  configuration differences (A | B):")
-        lines += [fit(f"    {k}: {va} | {vb}", WIDTH) for k, va, vb in diffs.itertuples(index=False)]
+        lines += [f"    {k}: {va} | {vb}" for k, va, vb in diffs.itertuples(index=False)]
         tables = sorted(set(RunFolder(a / nb).table_names()) & set(RunFolder(b / nb).table_names()))
         if not tables:
             lines.append("  (no saved result tables in common)")
         lines += [table_comparison(a / nb, b / nb, t) for t in tables]
-    return "\n".join(lines)
+    return "\n".join(fit(line, WIDTH) for line in "\n".join(lines).split("\n"))  # every line fits 120 columns
 
 
 def _verdict_short(row: Any) -> str:
@@ -129,12 +120,8 @@ def _verdict_rows(check: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
 
 
 def compare_with_paper(run: str, margin: float | None = None) -> str:
-    """``psit compare RUN --paper``: the claims ledger (every paper's headline claims decided on the
-    run's saved tables, report/ledger.py), then every paper number with a count behind it beside the
-    run's: each covered Table 1 cell of the fork notebooks (studies/psit reproduction check) and
-    BASIS's Table 1 success, pass^k and pass@k (studies/basis claims), with the difference's interval and a verdict
-    (analysis/verdicts: consistent within ±margin, differs, inconclusive with the run size that
-    decides). Every line fits 120 columns."""
+    """``psit compare RUN --paper``: the claims ledger, then every paper number with a count beside the run's,
+    with the difference's interval and a verdict (analysis/verdicts); every line fits 120 columns."""
     from psit_lib.analysis.claims import ledger, ledger_lines, merge_tables
     from psit_lib.analysis.verdicts import DEFAULT_MARGIN
     from psit_lib.report.ledger import all_claims, claim_tables, run_tables

@@ -1,14 +1,8 @@
 """``psit run --dry-run``: what a run would cost, on the simulator and on a real endpoint, without running anything.
 
-The planned episodes come from each notebook's study (``studies.registry``: its parameter model
-and plan, sweeps on the simulator only). The cost of an episode comes from a *call model*
-measured once on the simulator and kept as data (``data/call_model.json``, with the date,
-commit and profile it was measured at; ``benchmarks/measure_call_model.py`` remeasures it):
-model calls, prompt and completion tokens per episode of each (task or scenario, agent or
-system), or per turn where episodes have turns, and the simulator's seconds per call and longest
-prompt per role of each notebook. Call counts follow the protocol; prompt tokens are close; real
-models write longer replies than the simulator (reasoning models many times longer), so
-completion tokens and endpoint times are lower bounds.
+Episodes come from each notebook's study plan; their cost from a *call model* measured on the simulator
+(``data/call_model.json``, remeasured by ``benchmarks/measure_call_model.py``). Real models write longer
+replies than the simulator, so completion tokens and endpoint times are lower bounds.
 """
 
 from __future__ import annotations
@@ -77,11 +71,6 @@ class Estimate:
         return (self.prompt_tokens * prompt_price + self.completion_tokens * completion_price) / 1e6
 
 
-def _per_unit(model: dict[str, Any], notebook: str, key: str) -> dict[str, float] | None:
-    table = model.get("per_unit", {}).get(notebook) or {}
-    return table.get(key) or table.get(key.split("/")[0] + "/*") or table.get("*")
-
-
 def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], simulated: bool,
                       call_model: dict[str, Any]) -> Estimate:
     """The planned episodes of one notebook (main plan, and sweeps on the simulator) and their cost."""
@@ -106,6 +95,7 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
     missing = 0
     default_model = (run_models or ["?"])[0]
     longest = call_model.get("longest_prompt", {}).get(notebook) or {}
+    measured = call_model.get("per_unit", {}).get(notebook) or {}  # by episode_key, else its task's, else "*"
     for spec in specs:
         name = str(spec.params.get("model") or default_model)
         per_model = found.by_model.setdefault(SWEEPS if name.startswith("sweep:") else name,
@@ -113,7 +103,7 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
         per_model.episodes += 1
         key = episode_key(spec.params)
         per_model.longest = max([per_model.longest, *((t, r) for r, t in (longest.get(key) or {}).items())])
-        row = _per_unit(call_model, notebook, key)
+        row = measured.get(key) or measured.get(key.split("/")[0] + "/*") or measured.get("*")
         if row is None:
             missing += 1
             continue
@@ -147,10 +137,8 @@ def _paper_cells(notebook: str, values: dict[str, Any]) -> tuple[list[float], in
 
 
 def margin_sizing_lines(sizing: dict[str, tuple[list[float], int, int]], margin: float) -> list[str]:
-    """Per notebook with paper numbers: the run episodes per cell at which a cell whose rate equals the
-    paper's reads *consistent within ±margin* (largest and median over the paper's cells; cells no run
-    size can confirm because the paper's own count is too small), and whether the planned run is too
-    small to decide anything (``analysis/verdicts``)."""
+    """Per notebook with paper numbers: the episodes per cell at which a cell at the paper's rate reads
+    *consistent within ±margin* (largest and median; cells no run size confirms), and whether the plan decides any."""
     from psit_lib.analysis.verdicts import episodes_for_margin
 
     if not sizing:

@@ -1,18 +1,7 @@
-"""Executing the notebooks of a run: one at a time in this process, or ``-j N`` at once, each in
-a process of its own.
+"""Executing the notebooks of a run, ``-j N`` at once, each in a worker process of its own session (so
+Ctrl-C reaches only ``psit run``, which stops workers by SIGTERM and each shuts its kernel down).
 
-Every notebook runs the same way wherever it runs (:func:`run_notebook`: papermill into
-``<run dir>/notebooks/``, its kernel told the run folder by ``PSIT_RUN_DIR`` and writing its own
-log to ``<notebook folder>/kernel.log``), so a parallel run's tables are the sequential run's:
-episodes are seeded per notebook and episode, never by what else runs, and the response cache
-they share holds what the model would answer anyway.
-
-In parallel (:func:`execute` with ``jobs`` > 1), each notebook is executed by a worker process
-(``python -m psit_lib.cli.worker``) in a session of its own, so a Ctrl-C at the terminal reaches
-only ``psit run``, which then stops every worker the one way it stops a notebook: SIGTERM, which
-the worker handles as an interrupt (:mod:`psit_lib.cli.signals`), shutting its kernel down.
-The progress of every running notebook is read from its progress file by this process
-(:class:`psit_lib.cli.progress.ProgressBoard`), whichever process runs it.
+Episodes are seeded per notebook and episode, never by what else runs, so the tables do not depend on ``-j``.
 """
 
 from __future__ import annotations
@@ -33,31 +22,55 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from jupyter_client.manager import AsyncKernelManager
+
 from psit_lib.cli.progress import ProgressBoard, final_line
 from psit_lib.cli.summary import NotebookSummary
 from psit_lib.runs.folder import RunFolder
 
 KERNEL_LOG_NAME = "kernel.log"
+KERNEL_LOG = "PSIT_KERNEL_LOG"
+"""The environment variable naming the file a kernel's own output is appended to."""
 STOP_GRACE = 60.0
 """Seconds a stopped worker has to shut its kernel down before it is killed."""
 
 
-def default_jobs(simulated: bool = True) -> int:
-    """Notebooks at once by default: the machine's cores on the simulator, where they are what
-    limits a run; one on a real endpoint, where the server's slots are, and where the call limits
-    (``PSIT_CONCURRENCY``, ``PSIT_ENDPOINT_CONCURRENCY``) hold per notebook process, so ``-j N``
-    would send up to N times as many calls at once."""
-    return max(1, os.cpu_count() or 1) if simulated else 1
+class LocalKernelManager(AsyncKernelManager):
+    """Kernels on IPC sockets in a private temporary folder, not TCP: no port, no unencrypted-TCP warning, no
+    two runs reading each other's ``kernel-ipc-N`` files ("Invalid Signature"); the kernel's own output goes
+    to ``PSIT_KERNEL_LOG``, never to the terminal, where it would land inside the progress lines."""
+
+    def __init__(self, **kwargs):
+        ipc_dir = None
+        if os.name == "posix":
+            kwargs.setdefault("transport", "ipc")
+            if kwargs["transport"] == "ipc" and "ip" not in kwargs:
+                ipc_dir = tempfile.mkdtemp(prefix="psit-kernel-")
+                kwargs["ip"] = os.path.join(ipc_dir, "kernel")
+        super().__init__(**kwargs)
+        self._psit_ipc_dir = ipc_dir
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart and self._psit_ipc_dir:
+            shutil.rmtree(self._psit_ipc_dir, ignore_errors=True)
+
+    cleanup_resources = _async_cleanup_resources
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        log = os.environ.get(KERNEL_LOG)
+        if not log or "stdout" in kw or "stderr" in kw:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+            return
+        os.makedirs(os.path.dirname(log) or ".", exist_ok=True)
+        with open(log, "ab") as sink:  # the kernel keeps its own copy of the descriptor
+            await super()._async_launch_kernel(kernel_cmd, **{**kw, "stdout": sink, "stderr": sink})
 
 
 def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> NotebookSummary:
-    """Execute one notebook into ``run_dir`` and summarise it; a notebook's error is its
-    summary's, never raised. A KeyboardInterrupt (Ctrl-C, or SIGTERM under
-    :func:`~psit_lib.cli.signals.terminate_as_interrupt`) propagates after papermill shut the
-    kernel down."""
+    """Execute one notebook into ``run_dir`` and summarise it; a notebook's error is its summary's, never
+    raised; a KeyboardInterrupt propagates after papermill shut the kernel down."""
     import papermill
-
-    from psit_lib.cli.kernel import KERNEL_LOG
 
     out_dir = run_dir / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -69,7 +82,7 @@ def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> Noteb
             papermill.execute_notebook(str(notebook), str(out_dir / notebook.name), parameters=params,
                                        cwd=str(notebook.parent), progress_bar=False, kernel_name="python3",
                                        log_output=False,
-                                       kernel_manager_class="psit_lib.cli.kernel.LocalKernelManager")
+                                       kernel_manager_class="psit_lib.cli.execute.LocalKernelManager")
         except Exception as exc:  # papermill's execution errors, and a kernel that died
             status, error = "failed", notebook_error(exc, out_dir / notebook.name)
     return NotebookSummary.from_folder(folder, notebook=notebook.stem, status=status,
@@ -80,13 +93,8 @@ _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Interrupt|Ex
 
 
 def notebook_error(exc: Exception, executed: Path) -> str:
-    """The error a notebook raised, as its own message: ``CacheMissError: replay-only cache ...``,
-    not ``CellExecutionError: `` with nothing after it.
-
-    Kernels report errors in different shapes (an ``error`` output; or, when a library adds
-    notes to the exception, only a traceback on stderr), so the executed notebook is read back:
-    the last error output, else the last ``SomeError: message`` line of the last stderr stream.
-    """
+    """The error a notebook raised as its own message (``CacheMissError: ...``, not an empty
+    ``CellExecutionError``): the last error output of the executed notebook, else its last stderr error line."""
     name, value = getattr(exc, "ename", None), (getattr(exc, "evalue", None) or "").strip()
     found = _error_in_notebook(executed)
     if found and (not value or name in (None, "CellExecutionError")):
@@ -113,40 +121,8 @@ def _error_in_notebook(path: Path) -> tuple[str, str] | None:
     return None
 
 
-# -- the run's notebooks ------------------------------------------------------------------------
-
 Announce = Callable[[int, Path], str]
 """The line that says a notebook starts (its position and parameters)."""
-
-
-def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *, jobs: int,
-            board: ProgressBoard, announce: Announce) -> list[NotebookSummary]:
-    """Run the notebooks into ``run_dir``, ``jobs`` at a time; one summary each, in the order
-    given (a failure does not stop the others). Each notebook's start line and final line are
-    written through ``board``, which follows its progress meanwhile."""
-    for nb in notebooks:
-        RunFolder(run_dir / nb.stem).clear_progress()  # never show an earlier execution's counts
-    if jobs <= 1 or len(notebooks) <= 1:
-        summaries = []
-        for i, nb in enumerate(notebooks, 1):
-            board.say(announce(i, nb))
-            board.start(nb.stem, RunFolder(run_dir / nb.stem).progress_path)
-            started = time.perf_counter()
-            try:
-                summary = run_notebook(nb, params[nb.stem], run_dir)
-            except KeyboardInterrupt:
-                board.finish(nb.stem, final_line(nb.stem, "interrupted", time.perf_counter() - started), sys.stderr)
-                raise
-            _finish(board, summary)
-            summaries.append(summary)
-        return summaries
-    return _execute_parallel(notebooks, params, run_dir, jobs=jobs, board=board, announce=announce)
-
-
-def _finish(board: ProgressBoard, summary: NotebookSummary) -> None:
-    line = final_line(summary.notebook, summary.status, summary.seconds, episodes=summary.episodes,
-                      failed=summary.failed, error=summary.error)
-    board.finish(summary.notebook, line, sys.stderr if summary.status == "failed" else None)
 
 
 @dataclass
@@ -166,7 +142,7 @@ def _start_worker(notebook: Path, params: dict[str, Any], run_dir: Path, scratch
     log = run_dir / notebook.stem / KERNEL_LOG_NAME
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as sink:  # the worker's own warnings, beside its kernel's log
-        process = subprocess.Popen([sys.executable, "-m", "psit_lib.cli.worker", str(order)],
+        process = subprocess.Popen([sys.executable, "-m", "psit_lib.cli.execute", str(order)],
                                    stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
                                    start_new_session=True)
     return _Job(notebook, process, result)
@@ -185,8 +161,12 @@ def _collect(job: _Job, run_dir: Path) -> NotebookSummary:
                                            seconds=time.perf_counter() - job.started, error=error)
 
 
-def _execute_parallel(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *, jobs: int,
-                      board: ProgressBoard, announce: Announce) -> list[NotebookSummary]:
+def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *, jobs: int,
+            board: ProgressBoard, announce: Announce) -> list[NotebookSummary]:
+    """Run the notebooks into ``run_dir``, ``jobs`` at a time, each in a worker process; one summary each,
+    in the order given (a failure does not stop the others), start and final lines written through ``board``."""
+    for nb in notebooks:
+        RunFolder(run_dir / nb.stem).clear_progress()  # never show an earlier execution's counts
     pending = list(enumerate(notebooks, 1))
     running: dict[str, _Job] = {}
     done: dict[str, NotebookSummary] = {}
@@ -197,13 +177,15 @@ def _execute_parallel(notebooks: list[Path], params: dict[str, dict[str, Any]], 
                 i, nb = pending.pop(ready)
                 board.say(announce(i, nb))
                 running[nb.stem] = _start_worker(nb, params[nb.stem], run_dir, scratch)
-                board.start(nb.stem, RunFolder(run_dir / nb.stem).progress_path)
+                board.start(nb.stem, RunFolder(run_dir / nb.stem))
             time.sleep(0.1)
             for stem, job in list(running.items()):
                 if job.process.poll() is not None:
-                    done[stem] = _collect(job, run_dir)
+                    summary = done[stem] = _collect(job, run_dir)
                     del running[stem]
-                    _finish(board, done[stem])
+                    board.finish(stem, final_line(stem, summary.status, summary.seconds, episodes=summary.episodes,
+                                                  failed=summary.failed, error=summary.error),
+                                 sys.stderr if summary.status == "failed" else None)
     except KeyboardInterrupt:
         stop_workers(list(running.values()))
         for stem, job in running.items():
@@ -250,5 +232,21 @@ def stop_workers(jobs: list[_Job], grace: float = STOP_GRACE) -> None:
                 continue
 
 
-def summary_json(summary: NotebookSummary) -> str:
-    return json.dumps(asdict(summary))
+def _worker(order_path: str) -> int:
+    """``python -m psit_lib.cli.execute ORDER``: the one notebook of ``psit run``'s order, its summary
+    written as JSON; SIGTERM (how ``psit run`` stops workers) is an interrupt: exit 143 (130 for SIGINT)."""
+    from psit_lib.cli.signals import terminate_as_interrupt
+
+    with open(order_path, "rb") as f:
+        order = pickle.load(f)  # written by this package's own psit run, in a private folder
+    try:
+        with terminate_as_interrupt():
+            summary = run_notebook(Path(order["notebook"]), order["params"], Path(order["run_dir"]))
+    except KeyboardInterrupt as exc:
+        return int(getattr(exc, "exit_status", 130))
+    Path(order["result"]).write_text(json.dumps(asdict(summary)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_worker(sys.argv[1]))

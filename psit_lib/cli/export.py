@@ -1,16 +1,9 @@
-"""``psit export RUN``: a run in the formats other tools read.
-
-``--inspect`` writes each notebook's episodes as Inspect AI eval logs through inspect_ai's own
-log API (the optional ``inspect`` extra), one log per notebook and model, one sample per episode
-with its conversation, its scores and the whole record as metadata, so ``inspect view --log-dir
-<run>/export/inspect`` opens the run in Inspect's viewer. ``--markdown`` and ``--latex`` write
-every saved result table of the run (``tables/*.csv``) ready for a paper, one file per notebook.
-The episodes and their scores come from the explorer's one data layer
-(:func:`psit_lib.report.explorer.episodes_table`).
-"""
+"""``psit export RUN``: a run as Inspect AI eval logs (``--inspect``, one sample per episode, so
+``inspect view`` opens it) or its saved tables as Markdown or LaTeX for a paper, one file per notebook."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
@@ -22,18 +15,16 @@ import pandas as pd
 
 from psit_lib.runs.load import resolve_run
 from psit_lib.cli.errors import CliError
+from psit_lib.cli.notebooks import chosen
 from psit_lib.report.explorer import BASE_COLUMNS, TAIL_COLUMNS, episodes_table
 from psit_lib.runs.folder import RunFolder, notebook_folders
 
 
 def _notebooks(run: Path, names: list[str]) -> list[RunFolder]:
-    from psit_lib.cli.notebooks import names_notebook
-
     folders = [f for f in notebook_folders(run) if f.has_records() or f.table_names()]
-    chosen = [f for f in folders if not names or any(names_notebook(n, f.dir.name) for n in names)]
-    if not chosen:
-        raise CliError(f"no notebook with episodes or tables in {run}" + (f" matching {' '.join(names)}" if names else ""))
-    return chosen
+    if not folders:
+        raise CliError(f"no notebook with episodes or tables in {run}")
+    return chosen(names, folders, lambda f: f.dir.name, " of the run")
 
 
 def _score_value(value: Any) -> Any:
@@ -168,19 +159,15 @@ def export_tables(run: Path, names: list[str], kind: str) -> list[Path]:
     return written
 
 
-def cmd_export(run_name: str, names: list[str], *, inspect: bool, markdown: bool, latex: bool) -> int:
-    if not (inspect or markdown or latex):
+def cmd_export(args: argparse.Namespace) -> int:
+    if not (args.inspect or args.markdown or args.latex):
         raise CliError("psit export needs --inspect, --markdown or --latex")
-    run = resolve_run(run_name)
-    written = []
-    if inspect:
-        written += export_inspect(run, names)
-    if markdown:
-        written += export_tables(run, names, "markdown")
-    if latex:
-        written += export_tables(run, names, "latex")
+    run = resolve_run(args.run)
+    written = export_inspect(run, args.notebooks) if args.inspect else []
+    for kind in ("markdown", "latex"):
+        written += export_tables(run, args.notebooks, kind) if getattr(args, kind) else []
     for path in written:
         print(path)
-    if inspect:
+    if args.inspect:
         print(f"open with: inspect view --log-dir {run / 'export' / 'inspect'}")
     return 0

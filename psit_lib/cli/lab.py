@@ -1,15 +1,12 @@
 """``psit lab``: JupyterLab on working copies of the notebooks, never on the tracked ones.
 
-Running a notebook in Lab autosaves its outputs into the file it opened. Opened from
-``notebooks/``, that is a tracked file: ``git status`` turns dirty and the "no outputs" check of
-the test suite fails. So ``psit lab`` copies the notebooks (and their ``params/``) into
-``<adhoc root>/lab/`` (:func:`psit_lib.runs.paths.adhoc_root`, outside the repository) and opens
-Lab there. A copy is refreshed from the repository when the repository's notebook changed and
-the copy's code was not edited; an edited copy is kept (``--refresh`` replaces it).
+Lab autosaves outputs into the file it opened, which would dirty the repository; so the notebooks are
+copied under :func:`psit_lib.runs.paths.adhoc_root` and refreshed unless the copy was edited (``--refresh``).
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import shutil
@@ -29,10 +26,6 @@ of the copy's cell sources at that moment (to tell an edited copy from an untouc
 def lab_dir() -> Path:
     """Where the working copies live."""
     return adhoc_root() / "lab"
-
-
-def _file_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def sources_hash(path: Path) -> str:
@@ -59,7 +52,7 @@ def sync_copies(target: Path, *, refresh: bool = False) -> Sync:
     kept: list[str] = []
     for nb in available():
         copy, seen = target / nb.name, state.get(nb.name) or {}
-        repo_hash = _file_hash(nb)
+        repo_hash = hashlib.sha256(nb.read_bytes()).hexdigest()
         if copy.exists() and not refresh:
             if seen.get("repo") == repo_hash:
                 continue
@@ -83,15 +76,14 @@ def lab_command(target: Path, extra: list[str]) -> list[str]:
     return [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={target}", *extra]
 
 
-def cmd_lab(refresh: bool, extra: list[str], *, launch: bool = True) -> int:
+def cmd_lab(args: argparse.Namespace) -> int:
     target = lab_dir()
-    sync = sync_copies(target, refresh=refresh)
+    sync = sync_copies(target, refresh=args.refresh)
     print(f"working copies of the notebooks: {target} (outputs saved there, never in the repository)")
     if sync.copied or sync.refreshed:
         print(f"  copied {len(sync.copied)}, refreshed {len(sync.refreshed)} from the repository")
     for name in sync.kept_edited:
         print(f"  {name}: the repository's version changed and your copy is edited; kept "
               "(psit lab --refresh replaces every copy)")
-    if not launch:
-        return 0
+    extra = args.lab_args
     return subprocess.call(lab_command(target, extra[1:] if extra[:1] == ["--"] else extra))

@@ -11,7 +11,6 @@ import ast
 import difflib
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -22,7 +21,6 @@ from psit_lib.cli.errors import CliError
 from psit_lib.runs.paths import repo_root
 
 T = TypeVar("T")
-_STUDY_VALUE = re.compile(r"\bstudy:\s*([^;,)]+)", re.I)
 
 
 def notebooks_dir() -> Path:
@@ -60,63 +58,32 @@ def chosen(names: list[str], items: list[T], stem: Callable[[T], str], where: st
     return out
 
 
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    default: str
-    help: str
-
-    @property
-    def study_value(self) -> str | None:
-        """The study-scale value the parameter's comment gives, if any."""
-        found = _STUDY_VALUE.search(self.help)
-        return found.group(1).strip() if found else None
-
-
 @lru_cache(maxsize=32)
-def _declared(path: str, mtime: float) -> tuple[Parameter, ...]:
+def _declared(path: str, mtime: float) -> dict[str, dict[str, Any]]:
     import papermill
 
-    return tuple(Parameter(p["name"], p["default"], p.get("help") or "")
-                 for p in papermill.inspect_notebook(path).values())
+    return dict(papermill.inspect_notebook(path))
 
 
-def declared(notebook: Path) -> dict[str, Parameter]:
-    """The notebook's parameters by name, in the order of its parameters cell."""
-    return {p.name: p for p in _declared(str(notebook), notebook.stat().st_mtime)}
-
-
-def parse_value(text: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-
-
-def _read_params_file(path: str) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise CliError(f"cannot read params file {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise CliError(f"params file {path} must hold a mapping")
-    return data
+def declared(notebook: Path) -> dict[str, dict[str, Any]]:
+    """The notebook's parameters by name (papermill's ``name``, ``default``, ``help``), in the cell's order."""
+    return _declared(str(notebook), notebook.stat().st_mtime)
 
 
 def load_params(path: str | None, overrides: list[str], notebooks: list[Path]) -> dict[str, dict[str, Any]]:
-    """Per-notebook parameters from a YAML file and ``-p name=value`` overrides.
-
-    A params file is either a flat mapping (each key goes to every selected notebook that
-    declares it) or a mapping per notebook name with an optional ``all`` key (same rule). A
-    key that no selected notebook declares is an error naming it; so is a notebook name that
-    does not exist (with the closest real name suggested). ``-p`` values follow the flat rule
-    and win over the file (``all`` < a notebook's own section < ``-p``).
-    """
+    """Per-notebook parameters from a YAML file (one flat mapping, or a mapping per notebook plus ``all``)
+    and ``-p name=value`` overrides (``all`` < a notebook's own section < ``-p``); a key no selected notebook
+    declares, or a notebook that does not exist, is an error naming it."""
     every = {p.stem for p in available()}
     params: dict[str, dict[str, Any]] = {nb.stem: {} for nb in notebooks}
     shared: dict[str, Any] = {}
     if path:
-        data = _read_params_file(path)
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise CliError(f"cannot read params file {path}: {exc}") from None
+        if not isinstance(data, dict):
+            raise CliError(f"params file {path} must hold a mapping")
         per_notebook = {k for k in data if k == "all" or k in every or re.fullmatch(r"\d\d_\w+", str(k))}
         if per_notebook:
             for key, values in data.items():
@@ -138,7 +105,10 @@ def load_params(path: str | None, overrides: list[str], notebooks: list[Path]) -
         if "=" not in item:
             raise CliError(f"-p takes name=value, not {item!r}")
         name, value = item.split("=", 1)
-        command_line[name.strip()] = parse_value(value)
+        try:
+            command_line[name.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            command_line[name.strip()] = value
     names = {nb.stem: set(declared(nb)) for nb in notebooks}
     unknown = sorted(k for k in {**shared, **command_line} if not any(k in d for d in names.values()))
     if unknown:
@@ -161,7 +131,7 @@ def default_values(notebook: Path) -> dict[str, Any]:
     values = {}
     for name, parameter in declared(notebook).items():
         try:
-            values[name] = ast.literal_eval(parameter.default)
+            values[name] = ast.literal_eval(parameter["default"])
         except (ValueError, SyntaxError):
             continue  # not a literal: the parameter model's own default stands in
     return values

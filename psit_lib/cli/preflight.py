@@ -4,36 +4,25 @@ kernel (or, worse, recording every episode as an error and reporting "done")."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import urllib.error
-import urllib.request
 
 from psit_lib.cli.errors import CliError
 from psit_lib.llm.errors import ConfigurationError
 from psit_lib.llm.model_settings import INLINE_SOURCE
 from psit_lib.llm.server_limits import format_endpoint_slots, plan_sizing, probe as probe_server
 from psit_lib.llm.settings import LLMSettings
+from psit_lib.runs.backend import list_served_models
 from psit_lib.wire import SIM_MODEL_NAME
 
 PROBE_TIMEOUT = 3.0
 
 
-def served_models(base_url: str, api_key: str | None, timeout: float = PROBE_TIMEOUT) -> list[str]:
-    """The model ids ``GET <base_url>/models`` lists; raises OSError when the URL does not answer."""
-    request = urllib.request.Request(base_url.rstrip("/") + "/models")
-    if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        body = json.loads(response.read() or b"{}")
-    return [str(m.get("id")) for m in body.get("data", []) if isinstance(m, dict)]
-
-
 def _reason(exc: BaseException) -> str:
-    if isinstance(exc, urllib.error.HTTPError):
-        return f"it answered HTTP {exc.code}"
-    inner = getattr(exc, "reason", exc)
+    code = getattr(exc, "status_code", None)
+    if code:
+        return f"it answered HTTP {code}"
+    inner = exc.__cause__ or exc  # the connection error under the openai client's own
     return str(inner) or type(inner).__name__
 
 
@@ -61,25 +50,22 @@ def check_settings(env=None, *, probe: bool = True, say=None) -> LLMSettings:
             raise CliError(f"{source}: {exc}") from None
     if settings.backend != "openai" or not probe:
         return settings
-    key = settings.api_key.get_secret_value() if settings.api_key else None
-    for model in [settings.model]:
-        for url in settings.urls_for(model):
-            source = "PSIT_MODEL_ENDPOINTS" if model in settings.model_endpoints else "PSIT_BASE_URLS"
-            try:
-                models = served_models(url, key)
-            except (OSError, ValueError) as exc:
-                raise CliError(f"{source}: {url} does not answer GET /models ({_reason(exc)}); "
-                               "start the server or fix the URL") from None
-            if models and model not in models and not (model.startswith(SIM_MODEL_NAME) and SIM_MODEL_NAME in models):
-                raise CliError(f"PSIT_MODEL={model!r} is not served at {url} (it serves {', '.join(models[:8])})")
+    model = settings.model
+    for url in settings.urls_for(model):
+        source = "PSIT_MODEL_ENDPOINTS" if model in settings.model_endpoints else "PSIT_BASE_URLS"
+        try:
+            models = [str(m.get("id")) for m in list_served_models(settings, url, timeout=PROBE_TIMEOUT)]
+        except Exception as exc:  # refused, timed out, an HTTP error, a body that is no model list
+            raise CliError(f"{source}: {url} does not answer GET /models ({_reason(exc)}); "
+                           "start the server or fix the URL") from None
+        if models and model not in models and not (model.startswith(SIM_MODEL_NAME) and SIM_MODEL_NAME in models):
+            raise CliError(f"PSIT_MODEL={model!r} is not served at {url} (it serves {', '.join(models[:8])})")
     return size_by_server(settings, env, say=say)
 
 
 def size_by_server(settings: LLMSettings, env=None, *, say=None) -> LLMSettings:
-    """Ask each replica of the run's model what it serves and size the run by it: per-replica
-    calls in flight from reported slots, a timeout from the measured speed, each unless the
-    user set it. The notebooks' kernels get the result through the environment (when ``env`` is
-    None, the process's). Returns the settings the run uses."""
+    """Size the run by what each replica of its model reports (calls in flight from slots, a timeout from the
+    measured speed, each unless the user set it), handed to the kernels through the environment when ``env`` is None."""
     from psit_lib.llm.client import SamplingDefaults  # here: a bad setting stops the run before this loads
 
     source = os.environ if env is None else env

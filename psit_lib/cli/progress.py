@@ -1,34 +1,19 @@
 """Episode progress in the terminal, one line per running notebook, with its phase named.
 
-The runner inside each notebook's kernel rewrites the notebook folder's progress file as
-episodes finish (``psit_lib.runs.runner.RunProgress``: counts and the phase, ``main``,
-``sweep <knob>`` or ``part <n>``; ``psit_lib.runs.folder.RunFolder.progress_path``). The command
-line follows those files, whichever process executes the notebooks (``-j``), and shows:
-
-    02_hangman_fork_tests main 24/36 (12 cached) ETA 1m05s
-    02_hangman_fork_tests sweep unheld_secret 10/36 ETA 20s
-    02_hangman_fork_tests ok in 39s: 116 episodes
-
-The lines are made by pure functions (:func:`progress_line`, :func:`final_line`,
-:func:`format_duration`); :class:`ProgressBoard` only decides when to write them.
-
-On a terminal the running notebooks' lines form a block redrawn in place, each cut to the
-terminal's width (a wrapped line would break the redraw); lines that stay are written above it.
-Anywhere else (a log, a pipe, CI) each line is its own, without control characters, and comes
-only when a notebook's counts or phase change, at most every ``log_interval`` seconds, so a log
-of a long run shows it is alive without filling up. Kernels never write here (their log goes to
-a file, ``psit_lib.cli.kernel``).
+Lines follow the progress files each kernel's runner rewrites, whichever process runs the notebook.
+On a terminal they form a block redrawn in place, cut to the width (a wrapped line breaks the redraw);
+in a log a line comes only when counts or phase change, at most every ``log_interval`` seconds.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any, TextIO
+
+from psit_lib.runs.folder import RunFolder
 
 LOG_INTERVAL = 10.0
 """Seconds between one notebook's progress lines in a log (not a terminal), at least."""
@@ -90,28 +75,19 @@ def final_line(notebook: str, status: str, seconds: float, *, episodes: int = 0,
     return fit(f"{notebook} {shown} in {took}: {tail}", width)
 
 
-def read_counts(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 class ProgressBoard:
     """Follows the progress files of the running notebooks and writes their lines (see the
     module's docstring); :meth:`say` writes a line that stays. Thread-safe; a background thread
-    refreshes every ``interval`` seconds while inside ``with``."""
+    refreshes every second while inside ``with``."""
 
-    def __init__(self, stream: TextIO | None = None, *, interval: float = 1.0,
-                 log_interval: float = LOG_INTERVAL, clock=time.monotonic, enabled: bool = True,
-                 tty: bool | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, log_interval: float = LOG_INTERVAL,
+                 clock=time.monotonic, enabled: bool = True) -> None:
         self.stream = stream or sys.stderr
-        self.interval, self.log_interval, self.enabled = interval, log_interval, enabled
-        self._tty = (hasattr(self.stream, "isatty") and self.stream.isatty()) if tty is None else tty
+        self.log_interval, self.enabled = log_interval, enabled
+        self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._clock = clock
         self._lock = threading.RLock()
-        self._running: dict[str, Path] = {}   # notebook -> progress file, in start order
+        self._running: dict[str, RunFolder] = {}  # notebook -> its folder, in start order
         self._drawn = 0                        # lines of the live block on the terminal
         self._shown: list[str] = []            # and what they say
         self._logged: dict[str, tuple] = {}    # notebook -> counts of its last line in a log
@@ -132,9 +108,9 @@ class ProgressBoard:
             self.stream.flush()
 
     # -- the notebooks followed -------------------------------------------------------------------
-    def start(self, notebook: str, progress_file: Path) -> None:
+    def start(self, notebook: str, folder: RunFolder) -> None:
         with self._lock:
-            self._running[notebook] = progress_file
+            self._running[notebook] = folder
             self.refresh()
 
     def finish(self, notebook: str, line: str, stream: TextIO | None = None) -> None:
@@ -186,11 +162,11 @@ class ProgressBoard:
 
     def _lines(self) -> list[str]:
         width = self._width()
-        return [progress_line(nb, read_counts(path), width=width) for nb, path in self._running.items()]
+        return [progress_line(nb, folder.progress(), width=width) for nb, folder in self._running.items()]
 
     def _log(self, notebook: str, final: bool = False) -> None:
-        counts = read_counts(self._running[notebook])
-        if counts is None:
+        counts = self._running[notebook].progress()
+        if not counts:
             return
         key = tuple(counts.get(k) for k in _COUNTED)
         last = self._logged.get(notebook)
@@ -204,5 +180,5 @@ class ProgressBoard:
         self._logged[notebook], self._logged_at[notebook] = key, now
 
     def _follow(self) -> None:
-        while not self._stop.wait(self.interval):
+        while not self._stop.wait(1.0):
             self.refresh()

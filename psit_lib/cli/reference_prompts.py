@@ -1,24 +1,13 @@
 """``psit prompts from-reference PATH``: a prompts file built from a local checkout of the study's code.
 
-The workbench ships its prompts in its own words (``studies/psit/prompts.toml``). A researcher who
-wants the study's exact wording points this command at their own checkout of the reference
-repository (chandar-lab/Hangman); it reads the prompt modules there (``src/hangman/prompts/*.py``)
-as text, without importing or running them, and writes a TOML whose templates replace ours by
-name when named in ``PSIT_PROMPTS_FILE``. The workbench itself carries no copied text: the file
-is built on the researcher's machine from the files they hold.
-
-Each entry of :data:`SOURCES` names the reference module and constant(s), how the reference used
-them and which of our templates they become. The reference fills its prompts with Python's
-``str.format`` (so ``{{`` is a literal brace and its slot names are its own); the workbench's slots
-are renamed to ours, and a prompt that the reference gives as a whole system prompt (beginning
-with its plain helpful-assistant sentence) keeps only what follows that sentence, because the
-workbench appends these blocks to the host's system prompt (itself the reference's sentence when
-taken from the same checkout). A reference file that changed so that a template no longer fits
-(a slot missing, a constant gone) is an error naming it, never a silent partial file.
+The workbench carries no copied text: the study's wording is read (as text, never run) from the
+researcher's own checkout of chandar-lab/Hangman into a TOML replacing our templates by name
+(``PSIT_PROMPTS_FILE``). A reference file that no longer fits is an error naming it, never a partial file.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import re
 from collections.abc import Callable
@@ -46,14 +35,6 @@ class Source:
     """a further cut of the joined text (the updater's two halves)"""
     formatted: bool = True
     """whether the reference filled it with str.format (doubled braces are literal)"""
-
-
-def _before_context(text: str) -> str:
-    return _split_context(text)[0]
-
-
-def _from_context(text: str) -> str:
-    return _split_context(text)[1]
 
 
 _CONTEXT = re.compile(r"\n\s*Context\s*\n-+\s*\n")
@@ -89,9 +70,9 @@ SOURCES: tuple[Source, ...] = (
     Source("agent.autonomous_memory_intro", "reactmem_agent", ("MAIN_SYSTEM_PROMPT", "SAVE_SECRET_HINT"),
            after_vanilla=True),
     Source("agent.updater_system", "workflow_agent", ("UPDATE_MEMORY_SYSTEM_PROMPT",), {"tool_guide": "tools"},
-           part=_before_context),
+           part=lambda text: _split_context(text)[0]),
     Source("agent.updater_user", "workflow_agent", ("UPDATE_MEMORY_SYSTEM_PROMPT", "SAVE_SECRET_HINT"),
-           {"thinking": "reasoning", "response": "answer"}, part=_from_context),
+           {"thinking": "reasoning", "response": "answer"}, part=lambda text: _split_context(text)[1]),
     Source("baseline.mem0_memories", "mem0_agent", ("MAIN_SYSTEM_PROMPT",), {"user_memories": "memories"}),
     Source("baseline.amem_memories", "amem_agent", ("MAIN_SYSTEM_PROMPT",), {"notes_block": "memories"}),
     Source("baseline.lightmem_memories", "lightmem_agent", ("MAIN_SYSTEM_PROMPT",)),
@@ -167,19 +148,6 @@ def build(checkout: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def reference_commit(checkout: Path) -> str:
-    """The checkout's commit, read from its .git folder (``unknown`` when it is not a git checkout)."""
-    git = checkout / ".git"
-    try:
-        head = (git / "HEAD").read_text().strip()
-        if head.startswith("ref: "):
-            ref = git / head[5:]
-            return ref.read_text().strip() if ref.exists() else "unknown"
-        return head
-    except OSError:
-        return "unknown"
-
-
 def _toml_string(text: str) -> str:
     """A TOML string holding ``text`` byte for byte: a multi-line literal when it can, else a basic string."""
     if "'''" not in text and not text.endswith("'") and not text.startswith("\n"):
@@ -192,11 +160,12 @@ def prompts_file(checkout: Path) -> str:
     """The TOML text of a prompts file with the study's wording, checked against the workbench's
     templates (every slot the code fills, no other)."""
     from psit_lib.llm.prompts import PromptBook, check_overrides, workbench_templates
+    from psit_lib.runs.metadata import git_commit
     from psit_lib.llm.errors import ConfigurationError
 
     built = build(checkout)
     lines = [f"# The study's prompts, read from a local checkout of its reference code ({checkout},",
-             f"# commit {reference_commit(checkout)}) by `psit prompts from-reference`. Name this file in",
+             f"# commit {git_commit(checkout)}) by `psit prompts from-reference`. Name this file in",
              "# PSIT_PROMPTS_FILE to run the study's wording; the run metadata records it.", ""]
     for name, (text, where) in built.items():
         lines += [f'["{name}"]', "version = 1", f"about = {_toml_string('from the reference: ' + where)}",
@@ -209,9 +178,9 @@ def prompts_file(checkout: Path) -> str:
     return body
 
 
-def cmd_from_reference(checkout: str, output: str) -> int:
-    body = prompts_file(Path(checkout).expanduser())
-    target = Path(output)
+def cmd_from_reference(args: argparse.Namespace) -> int:
+    body = prompts_file(Path(args.path).expanduser())
+    target = Path(args.output)
     target.write_text(body, encoding="utf-8")
     count = body.count("\nversion = 1")
     print(f"wrote {count} templates with the study's wording to {target}\n"

@@ -1,18 +1,12 @@
-"""``psit rescore RUN [NOTEBOOK ...] [--scorer NAME]``: score a run's stored episodes again and
-reproduce its tables.
+"""``psit rescore RUN [NOTEBOOK ...] [--scorer NAME]``: score a run's stored episodes again
+(:meth:`psit_lib.runs.study.Study.rescore`) and compare each table with the one the run saved.
 
-For each notebook folder of the run, the study that backs the notebook
-(:mod:`psit_lib.studies.registry`) re-runs its scorers over the folder's stored episodes
-(``--scorer``: those recomputed even where a score of their version is stored; the others only
-where missing, as in a run made before scores were stored) and its metrics over the scores
-(:meth:`psit_lib.runs.study.Study.rescore`). Each table is written as the notebook's run wrote it
-(``runs.outputs.save_table``, CSV) and compared with the one saved in ``<folder>/tables/``. No
-model client is built unless a model-graded scorer is rescored; its calls then go through the
-run's response cache in replay mode (a call the run never made is an error, never a new call).
+Model-graded scorers call through the run's response cache in replay mode: never a new call.
 """
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import tempfile
 from pathlib import Path
@@ -94,16 +88,16 @@ def rescore_folder(folder: RunFolder, scorers: list[str] | None = None) -> tuple
     return True, f"{name}: reproduced {len(reproduced)} tables ({', '.join(reproduced)}){extra}"
 
 
-def rescore(run_id: str, notebooks: list[str], scorers: list[str] | None = None) -> int:
+def cmd_rescore(args: argparse.Namespace) -> int:
     """Print one line per notebook; 0 when every compared table was reproduced, 1 otherwise."""
-    run_dir = resolve_run(check_run_id(run_id))
-    folders = chosen(notebooks, notebook_folders(run_dir), lambda f: f.dir.name, " of the run")
+    run_dir = resolve_run(check_run_id(args.run))
+    folders = chosen(args.notebooks, notebook_folders(run_dir), lambda f: f.dir.name, " of the run")
     if not folders:
-        raise CliError(f"run {run_id!r} holds no notebook with episode records")
+        raise CliError(f"run {args.run!r} holds no notebook with episode records")
     ok = True
     for folder in folders:
         try:
-            reproduced, line = rescore_folder(folder, scorers or None)
+            reproduced, line = rescore_folder(folder, args.scorer or None)
         except Exception as exc:  # one notebook's failure is reported, the others still rescored
             from psit_lib.runs.runner import describe_error
 

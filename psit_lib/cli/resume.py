@@ -1,13 +1,8 @@
-"""Before a run resumes folders: is each one's set-up still this one?
+"""Before a run resumes folders: is each one's set-up (:mod:`psit_lib.runs.identity`) still this one?
 
-``psit run`` with a run id that already holds a notebook's folder resumes it. Each folder binds
-what shaped its episodes (:mod:`psit_lib.runs.identity`); this module checks the selected
-notebooks' folders against the current settings before any kernel starts, so a changed
-endpoint, prompts file or model settings stops the run with one sentence (exit status 2)
-instead of resuming finished episodes made another way. The study's own template wording and the
-parameters are checked again inside the notebook, which knows them
-(:class:`~psit_lib.runs.identity.IdentityMismatchError`,
-:class:`~psit_lib.runs.folder.ParameterMismatchError`); ``psit run`` reports those the same way.
+Checked before any kernel starts, so a changed endpoint, prompts file or model settings stops the run
+with one sentence (exit 2) instead of resuming episodes made another way; the notebook checks the
+rest (template wording, parameters) itself, and ``psit run`` reports those the same way.
 """
 
 from __future__ import annotations

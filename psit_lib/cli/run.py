@@ -1,23 +1,10 @@
-"""``psit run``: check the settings once, execute notebooks with papermill (``-j`` at a time:
-:mod:`psit_lib.cli.execute`), follow their episodes (:mod:`psit_lib.cli.progress`), summarise
-what happened, show each notebook's headline, render the report (unless ``--no-report``), and
-never report a broken run as done.
-
-Exit status: 0 when every notebook ran, no episode failed and no notebook is suspect; 1 when
-episodes failed (re-running with the same ``--run-id`` retries exactly those) or a notebook
-failed; 3 when everything ran but a notebook is ``suspect`` (too many replies could not be
-read, or roles lacked what they need: ``psit_lib.runs.health``; failures take precedence);
-2 for a usage or configuration error (before anything ran, or a notebook whose folder was made
-with other parameters or another set-up: :mod:`psit_lib.cli.resume`); 130 when interrupted by Ctrl-C
-(SIGINT) and 143 (128 + 15) when stopped by SIGTERM (``kill``, a container stop, a CI
-cancellation): both stop the same way, every running notebook's kernel is shut down, finished
-episodes stay saved, and the message names the command that resumes the run. A report that
-cannot be rendered makes an otherwise complete run exit 1.
-"""
+"""``psit run``: check the settings once, execute the notebooks (:mod:`psit_lib.cli.execute`), summarise,
+show each headline, render the report, and never report a broken run as done (exit statuses: ``EPILOG``)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -64,12 +51,9 @@ def default_run_id(per_nb: dict[str, dict[str, Any]]) -> str:
 
 def move_latest(run_id: str) -> None:
     latest = results_root() / "latest"
-    try:
-        if latest.is_symlink() or latest.exists():
-            latest.unlink()
+    with contextlib.suppress(OSError):  # a folder of that name is left alone
+        latest.unlink(missing_ok=True)
         latest.symlink_to(run_id)
-    except OSError:
-        pass
 
 
 def resume_command(args: argparse.Namespace, run_id: str) -> str:
@@ -81,12 +65,10 @@ def resume_command(args: argparse.Namespace, run_id: str) -> str:
 
 
 def check_jobs(jobs: int | None, *, simulated: bool = True) -> int:
-    """``-j``: notebooks at once, at least 1; by default the machine's cores (on the simulator;
-    one on a real endpoint: :func:`psit_lib.cli.execute.default_jobs`)."""
+    """``-j``: notebooks at once, at least 1; by default the machine's cores on the simulator, where they
+    limit a run, and one on a real endpoint, whose call limits hold per notebook process."""
     if jobs is None:
-        from psit_lib.cli.execute import default_jobs
-
-        return default_jobs(simulated)
+        return max(1, os.cpu_count() or 1) if simulated else 1
     if jobs < 1:
         raise CliError(f"-j {jobs}: the number of notebooks run at once is at least 1 (-j 1 runs them one by one)")
     return jobs
@@ -119,9 +101,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     load_plugins_once()
     notebooks = resolve_notebooks(args.notebooks)
     params = load_params(args.params_file, args.param, notebooks)
-    if args.dry_run:
-        return dry_run(notebooks, params, prompt_rate=args.prompt_rate, completion_rate=args.completion_rate,
-                       price=args.price, margin=args.margin)
+    if args.dry_run:  # plan and estimate without running anything
+        from psit_lib.cli.estimate import dry_run_table, parse_price
+
+        print(dry_run_table(notebooks, params, prompt_rate=args.prompt_rate, completion_rate=args.completion_rate,
+                            price=parse_price(args.price), margin=args.margin))
+        return 0
     settings = check_settings(probe=False)
     run_id = args.run_id or default_run_id(params)
     run_dir = results_root() / run_id
@@ -204,13 +189,3 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{run_dir}/<notebook>/figures", file=sys.stderr)
     return EXIT_EPISODES_FAILED if failed_notebooks or failed_episodes or report_failed else EXIT_SUSPECT
 
-
-def dry_run(notebooks: list[Path], params: dict[str, dict[str, Any]], *, prompt_rate: float = 1000.0,
-            completion_rate: float = 100.0, price: str | None = None, margin: float | None = None) -> int:
-    """Plan and estimate without running anything (``cli/estimate.py``), and size the run for the
-    verdicts against the papers at ``margin``."""
-    from psit_lib.cli.estimate import dry_run_table, parse_price
-
-    print(dry_run_table(notebooks, params, prompt_rate=prompt_rate, completion_rate=completion_rate,
-                        price=parse_price(price), margin=margin))
-    return 0

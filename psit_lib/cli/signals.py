@@ -1,12 +1,8 @@
 """SIGTERM takes the same way out as Ctrl-C.
 
-``kill <pid>``, a container stop, a CI job's cancellation or ``timeout(1)`` send SIGTERM, whose
-default action ends the process at once: no message, no resume hint, and a notebook kernel left
-behind. Inside :func:`terminate_as_interrupt`, SIGTERM raises :class:`Terminated`, a
-``KeyboardInterrupt``, in the main thread instead, so everything that handles Ctrl-C (papermill
-shutting the kernel down, ``psit run`` printing the resume command) handles it too; its
-``exit_status`` is 143 (128 + 15, the shell's convention for a process ended by SIGTERM), where
-Ctrl-C gives 130.
+``kill``, a container stop or a CI cancellation sends SIGTERM, whose default ends the process with no
+resume hint and a kernel left behind; inside :func:`terminate_as_interrupt` it raises a
+``KeyboardInterrupt`` whose ``exit_status`` is 143 (128 + 15; Ctrl-C gives 130).
 """
 
 from __future__ import annotations
@@ -29,11 +25,8 @@ class Terminated(KeyboardInterrupt):
 def _raise_terminated(signum, frame) -> None:
     # a second SIGTERM while cleaning up ends the process the default way
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    # The interrupt leaves the event loop that papermill runs a cell on with that cell's task
-    # pending; when the loop runs again to shut the kernel down, the task would wake up, find
-    # the kernel gone and log a traceback ("Kernel died while waiting for execute reply").
-    # Cancelled first (as asyncio.run does with its main task on Ctrl-C), and with its outcome
-    # collected (nbclient turns the cancellation into DeadKernelError), it ends quietly.
+    # papermill's pending cell task would wake once the kernel is gone and log "Kernel died while
+    # waiting for execute reply": cancelled first (as asyncio.run does on Ctrl-C), it ends quietly.
     loop = asyncio._get_running_loop()
     if loop is not None:
         for task in asyncio.all_tasks(loop):

@@ -1,11 +1,5 @@
-"""What a run did, per notebook, read back from the run folder (for the terminal and the report).
-
-``run.json`` in the run folder records each notebook's status as the command line saw it.
-Episode counts and run health come from the notebook folder's records
-(:class:`psit_lib.runs.folder.RunFolder`), so a notebook that crashed before it could count
-still shows every episode it recorded; model calls and retries come from its last execution's
-metadata, or from the records when it never finished.
-"""
+"""What a run did, per notebook, read back from the run folder (for the terminal and the report):
+counts and health from the folder's records, calls and retries from its last execution's metadata."""
 
 from __future__ import annotations
 
@@ -17,7 +11,6 @@ from typing import Any
 
 from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, folder_health
 from psit_lib.runs.folder import RUN_FILE, RunFolder
-from psit_lib.runs.folder import read_run_file as read_run_file  # tests/test_real_model.py reads it here
 
 
 @dataclass

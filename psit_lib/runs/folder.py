@@ -207,7 +207,7 @@ class RunFolder:
 
     @property
     def progress_path(self) -> Path:
-        """The progress file the command line follows (:class:`psit_lib.cli.progress.ProgressFollower`)."""
+        """The progress file the command line follows (:class:`psit_lib.cli.progress.ProgressBoard`)."""
         return self.dir / _PROGRESS
 
     def reader_files(self) -> list[tuple[str, str]]:
