@@ -116,10 +116,8 @@ def test_exactly_the_agents_named_in_a_mask_can_see_it(wm):
 
 
 def test_registry_hands_out_one_hot_masks_in_order():
-    registry = AgentRegistry()
-    assert registry.register("orchestrator") == 0b1
-    assert registry.register("cab") == 0b10
-    assert registry.register("cortex") == 0b100
+    registry = AgentRegistry(["orchestrator", "cab", "cortex"])
+    assert [registry.mask_of(a) for a in ("orchestrator", "cab", "cortex")] == [0b1, 0b10, 0b100]
     assert registry.agent_ids == ("orchestrator", "cab", "cortex")
     assert registry.mask_of("cab") == 2
     assert registry.index_of("cortex") == 2
@@ -129,13 +127,12 @@ def test_registry_hands_out_one_hot_masks_in_order():
 
 
 def test_registry_rejects_duplicates_empty_and_unknown_ids():
-    registry = AgentRegistry(["a"])
     with pytest.raises(RegistryError, match="already registered"):
-        registry.register("a")
+        AgentRegistry(["a", "a"])
     with pytest.raises(RegistryError):
-        registry.register("  ")
+        AgentRegistry(["a", "  "])
     with pytest.raises(RegistryError, match="not registered"):
-        registry.mask_of("b")
+        AgentRegistry(["a"]).mask_of("b")
 
 
 # --------------------------------------------------------------------------- store

@@ -96,33 +96,25 @@ def visible(agent_mask: int, episode_mask: int) -> bool:
 
 
 class AgentRegistry:
-    """Agents in registration order; agent ``i`` owns the one-hot mask ``1 << i`` (so the registry
-    never removes or reorders agents)."""
+    """Agents in a fixed order; agent ``i`` owns the one-hot mask ``1 << i``."""
 
-    def __init__(self, agent_ids: Iterable[str] = ()) -> None:
-        self._order: list[str] = []
-        self._index: dict[str, int] = {}
-        for agent_id in agent_ids:
-            self.register(agent_id)
-
-    def register(self, agent_id: str) -> int:
-        """Add an agent at the next bit and return its one-hot mask."""
-        if not isinstance(agent_id, str) or not agent_id.strip():
-            raise RegistryError(f"An agent id must be a non-empty string, got {agent_id!r}.")
-        if agent_id in self._index:
-            raise RegistryError(f"The agent {agent_id!r} is already registered.")
-        self._index[agent_id] = len(self._order)
-        self._order.append(agent_id)
-        return 1 << self._index[agent_id]
+    def __init__(self, agent_ids: Iterable[str]) -> None:
+        self.agent_ids: tuple[str, ...] = tuple(agent_ids)
+        for i, agent_id in enumerate(self.agent_ids):
+            if not isinstance(agent_id, str) or not agent_id.strip():
+                raise RegistryError(f"An agent id must be a non-empty string, got {agent_id!r}.")
+            if agent_id in self.agent_ids[:i]:
+                raise RegistryError(f"The agent {agent_id!r} is already registered.")
+        self.width = len(self.agent_ids)
+        """Number of binary digits a mask string needs (one per registered agent)."""
 
     def index_of(self, agent_id: str) -> int:
         """The bit position of a registered agent."""
-        try:
-            return self._index[agent_id]
-        except KeyError:
+        if agent_id not in self.agent_ids:
             raise RegistryError(
-                f"The agent {agent_id!r} is not registered (known: {', '.join(self._order) or 'none'})."
-            ) from None
+                f"The agent {agent_id!r} is not registered (known: {', '.join(self.agent_ids) or 'none'})."
+            )
+        return self.agent_ids.index(agent_id)
 
     def mask_of(self, agent_id: str) -> int:
         """The one-hot mask of a registered agent."""
@@ -130,25 +122,14 @@ class AgentRegistry:
 
     def agents_in(self, mask: int) -> list[str]:
         """The registered agents whose bit is set in ``mask``, in registration order."""
-        return [agent_id for i, agent_id in enumerate(self._order) if mask >> i & 1]
-
-    @property
-    def agent_ids(self) -> tuple[str, ...]:
-        return tuple(self._order)
-
-    @property
-    def width(self) -> int:
-        """Number of binary digits a mask string needs (one per registered agent)."""
-        return len(self._order)
+        return [agent_id for i, agent_id in enumerate(self.agent_ids) if mask >> i & 1]
 
     def mask_legend(self) -> str:
         """One line per agent with its mask string, for the CortexAgent's prompt."""
-        return "\n".join(
-            f"{agent_id}: {format_mask(1 << i, self.width)}" for i, agent_id in enumerate(self._order)
-        )
+        return "\n".join(f"{agent_id}: {format_mask(1 << i, self.width)}" for i, agent_id in enumerate(self.agent_ids))
 
     def __len__(self) -> int:
-        return len(self._order)
+        return self.width
 
 
 # --------------------------------------------------------------------------- episodes
