@@ -9,7 +9,7 @@ labelled rows, never mixed into a measured quantity.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pandas as pd
@@ -42,6 +42,14 @@ TRIAL_COLUMNS = [*CELL, "trial", "status", "scored", "success", "final_state_suc
                  "ingest_fallbacks", "recorded_errors", "decided_without_tool_calls", "error"]
 REFERENCE_COLUMNS = ["ref_k", "ref_set", "ref_run"]
 """A reference-design trial's place in its design: its k, its set and its run within the set."""
+
+
+def system_pairs(table: pd.DataFrame) -> Iterator[tuple[Any, Any, pd.Series, pd.Series]]:
+    """(model, scenario, basis row, baseline row) per measured cell of a success table that ran both systems."""
+    for (model, scenario), part in measured_cells(table).groupby(["model", "scenario"], sort=False):
+        by = part.set_index("system")
+        if {"baseline", "basis"} <= set(by.index):
+            yield model, scenario, by.loc["basis"], by.loc["baseline"]
 
 
 def trials_frame_of(scores: pd.DataFrame) -> pd.DataFrame:
@@ -133,28 +141,16 @@ def compact_success_table(table: pd.DataFrame, digits: int = 2, *, reference: bo
     return out
 
 
-def outcomes_by_group(trials: pd.DataFrame) -> dict[str, list[bool]]:
-    """Success flags of the scored trials per ``model · scenario · system``, in trial order (the
-    first-k estimator needs it); crashed trials are left out, as in every rate."""
-    groups: dict[str, list[bool]] = {}
-    for key, sub in trials[trials["scored"]].groupby(CELL, sort=False):
-        groups[GROUP_SEPARATOR.join(map(str, key))] = sub.sort_values("trial")["success"].astype(bool).tolist()
-    return groups
-
-
 def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     """pass@k, pass^k (unbiased) and the first-k variant per model x scenario x system and k, over
-    scored trials; ``group`` is ``scenario · system`` (prefixed by the model when several ran)."""
-    table = passk_table(outcomes_by_group(trials), ks)
-    if table.empty:  # no scored trial: an empty table with the usual columns
-        for i, col in enumerate(CELL):
-            table.insert(i, col, pd.Series(dtype=object))
-        return table
-    split = table["group"].str.split(GROUP_SEPARATOR, n=2, expand=True)
+    the scored trials in trial order; ``group`` is ``scenario · system`` (prefixed by the model when several ran)."""
+    scored = trials[trials["scored"]]
+    cells = {key: sub.sort_values("trial")["success"].astype(bool).tolist()
+             for key, sub in scored.groupby(CELL, sort=False)}
+    first = 1 if scored["model"].nunique() == 1 else 0
+    table = passk_table({GROUP_SEPARATOR.join(map(str, key[first:])): runs for key, runs in cells.items()}, ks)
     for i, col in enumerate(CELL):
-        table.insert(i, col, split[i])
-    one_model = table["model"].nunique() == 1
-    table["group"] = (table["scenario"] + GROUP_SEPARATOR + table["system"]) if one_model else table["group"]
+        table.insert(i, col, pd.Series([str(key[i]) for key in cells for _ in ks], dtype=object))
     return table
 
 
@@ -243,16 +239,11 @@ def relative_gain_table(pooled: pd.DataFrame) -> pd.DataFrame:
     from psit_lib.studies.basis.reference import PAPER_HEADLINE
     from psit_lib.analysis.sweeps import proportion_gap
 
-    measured = measured_cells(pooled)
     reported = reference_success()
     reported[(PAPER_HEADLINE.scenario, "baseline")] = PAPER_HEADLINE.baseline
     reported[(PAPER_HEADLINE.scenario, "basis")] = PAPER_HEADLINE.basis
     rows = []
-    for (model, scenario), part in measured.groupby(["model", "scenario"], sort=False):
-        by = part.set_index("system")
-        if not {"baseline", "basis"} <= set(by.index):
-            continue
-        a, b = by.loc["basis"], by.loc["baseline"]
+    for model, scenario, a, b in system_pairs(pooled):
         n_a, n_b = int(a["n_scored"]), int(b["n_scored"])
         _, low, high = (proportion_gap(int(a["successes"]), n_a, int(b["successes"]), n_b)
                         if n_a and n_b else (float("nan"),) * 3)
