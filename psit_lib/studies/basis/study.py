@@ -132,18 +132,13 @@ def sweeps(scored: Scored) -> pd.DataFrame:
     is higher-is-better, so a positive gap favours BASIS)."""
     from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 
-    by_knob: dict[str, list[tuple[Any, str]]] = {}
-    for part in scored.part_names("sweep:"):
-        meta = scored.parts[part]
-        by_knob.setdefault(str(meta["knob"]), []).append((meta["value"], part))
+    parts = scored.part_names("sweep:") if scored.params.sweep_trials else []
     tables = []
-    for knob in sorted(by_knob):
-        frames = [br.trials_frame_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
-        if frames and scored.params.sweep_trials:
-            trials = pd.concat(frames, ignore_index=True)
-            tables.append(gap_table(trials[trials["scored"]], knob=knob, value_col="value", system_col="system",
-                                    a="basis", b="baseline", outcome_col="success")
-                          if len(trials) else pd.DataFrame(columns=GAP_COLUMNS))
+    for knob in sorted({str(scored.parts[p]["knob"]) for p in parts}):
+        trials = pd.concat([br.trials_frame_of(scored.part(p)).assign(value=scored.parts[p]["value"])
+                            for p in parts if str(scored.parts[p]["knob"]) == knob], ignore_index=True)
+        tables.append(gap_table(trials[trials["scored"]], knob=knob, value_col="value", system_col="system",
+                                a="basis", b="baseline", outcome_col="success"))
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=GAP_COLUMNS)
 
 
