@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from psit_lib.studies.basis.passk import DEFAULT_KS
 from psit_lib.llm.seeds import derive_seed
@@ -32,7 +32,7 @@ class BasisParams(ModelRunParams):
     """Parameters of notebook 06 (the full study uses the defaults: 3 scenarios x 2 systems x 10)."""
 
     scenarios: tuple[str, ...] = tuple(SCENARIOS)
-    systems: tuple[SystemKind, ...] = SYSTEMS
+    systems: Annotated[tuple[SystemKind, ...], AfterValidator(lambda v: tuple(distinct(v, "system")))] = SYSTEMS
     n_trials: int = Field(10, ge=1, le=10_000)
     ks: tuple[int, ...] = DEFAULT_KS
     orchestrator_max_steps: int = Field(5, ge=1, le=50)
@@ -52,11 +52,6 @@ class BasisParams(ModelRunParams):
         if unknown:
             raise ValueError(f"unknown scenario(s) {unknown}; choose from {list(SCENARIOS)}")
         return tuple(distinct(value, "scenario"))
-
-    @field_validator("systems")
-    @classmethod
-    def _distinct_systems(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(distinct(value, "system"))
 
     @field_validator("ks")
     @classmethod
@@ -133,6 +128,7 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
     system = CabMultiAgentSystem(scenario, app, session, system=params["system"], limits=limits)
     run = await system.run()
     registry = system.registry
+    rides = [Ride.model_validate(ride, from_attributes=True) for ride in app.ride_history]
     episodes = [CortexEpisode(  # masks as strings, with the agents that may see each episode
         episode_id=ep.episode_id, source=ep.source_agent_id, access_mask=format_mask(ep.access_mask, registry.width),
         visible_to=registry.agents_in(ep.access_mask), summary=ep.summary, raw_trace=ep.raw_trace,
@@ -145,8 +141,8 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
         trial=int(params["trial"]),
         app_seed=int(params["app_seed"]),
         success=scenario.validate(run.tool_calls),
-        final_state_success=scenario.final_state(run.tool_calls, app.ride_history),
-        rides=[Ride.model_validate(ride, from_attributes=True) for ride in app.ride_history],
+        final_state_success=scenario.final_state(run.tool_calls, rides),
+        rides=rides,
         agents=list(registry.agent_ids),
         episodes=episodes,
         ingest_fallbacks=sum(ep.ingest == "fallback" for ep in episodes),

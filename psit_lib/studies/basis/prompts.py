@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from psit_lib.llm.prompts import load_prompts
-from psit_lib.studies.basis.cortex import CONTEXT_TAG, AgentRegistry, Episode
+from psit_lib.studies.basis.cortex import AgentRegistry, Episode
 
 PROMPTS = load_prompts(__package__ or "psit_lib.studies.basis")
 """The study's prompt templates (``prompts.toml`` beside this module)."""
@@ -61,17 +61,10 @@ def notifier_prompt() -> str:
     return PROMPTS.render("basis.notifier", send_message_tool=SEND_MESSAGE_TOOL_NAME)
 
 
-def subagent_base_prompt() -> str:
-    """The cab subagent's job, before the scenario's policy (``system.subagent_prompt``)."""
-    return PROMPTS.render("basis.subagent")
-
-
 def with_context(base_prompt: str, context_block: str) -> str:
     """A system prompt with the shared-context section appended (unchanged when there is none)."""
     if not context_block:
         return base_prompt
-    if f"<{CONTEXT_TAG}>" not in context_block:
-        raise ValueError(f"A shared-context block must be wrapped in <{CONTEXT_TAG}> tags.")
     return f"{base_prompt}\n\n{PROMPTS.render('basis.context_intro')}\n{context_block}"
 
 

@@ -29,6 +29,7 @@ from psit_lib.studies.basis.prompts import (
     NOTIFY_TOOL,
     NOTIFY_TOOL_NAME,
     ORCHESTRATOR_ID,
+    PROMPTS,
     SEND_MESSAGE_TOOL,
     SEND_MESSAGE_TOOL_NAME,
     SUBAGENT_ID,
@@ -38,7 +39,6 @@ from psit_lib.studies.basis.prompts import (
     notifier_prompt,
     orchestrator_prompt,
     step_trace,
-    subagent_base_prompt,
     with_context,
 )
 
@@ -95,7 +95,7 @@ class Subagent:
 
 def subagent_prompt(scenario: Scenario) -> str:
     """The cab subagent's system prompt: its job, then the scenario's policy (the confounder)."""
-    return f"{subagent_base_prompt()}\n\n{scenario.subagent_policy}"
+    return f"{PROMPTS.render('basis.subagent')}\n\n{scenario.subagent_policy}"
 
 
 def _raw_mask_text(arguments_json: str) -> Any:
