@@ -1,10 +1,7 @@
 """What the agents of the BASIS study read: system prompts, the delegate tools, step traces.
 
-The wording is in ``prompts.toml`` beside this module; the functions here fill it in. Both
-systems use the *same* prompts; BASIS only adds the shared-context section when the cortex has
-episodes the agent may see. A *step trace* is the plain-text record of one agent step, with
-labelled lines (``tool call: NAME {json}``) that people, real models and the simulator can read:
-what the CortexAgent reads and an episode keeps as ``raw_trace``.
+Both systems use the *same* prompts (wording in ``prompts.toml``); BASIS only adds the shared-context
+section. A step trace's labelled lines are what people, real models and the simulator all read.
 """
 
 from __future__ import annotations

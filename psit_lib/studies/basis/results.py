@@ -1,10 +1,7 @@
 """Tables for notebook 06: trial outcomes, success rates, pass@k / pass^k.
 
-Every table is built from the per-trial scores of the study's ``success`` and
-``final_state_success`` scorers. Failed episodes (runner status ``error``) stay in every table
-as trials that did not succeed, counted in their own column, so a crash can never raise a
-success rate. The reference study's numbers (SPEC §7) sit beside the measured ones as separate,
-labelled rows, never mixed into a measured quantity.
+Failed episodes stay in every table, counted in their own column, so a crash can never raise a
+success rate; the reference study's numbers (SPEC §7) are separate, labelled rows.
 """
 
 from __future__ import annotations
@@ -86,10 +83,8 @@ def trial_counts_text(trials: pd.DataFrame) -> str:
 
 
 def success_table(trials: pd.DataFrame, *, outcome: str = "success") -> pd.DataFrame:
-    """Success rate (``outcome``'s verdict) with a Wilson 95% interval per model x scenario x
-    system, a "mean over scenarios" row per model and system (the headline reliability), and the
-    published rates as "reference study" rows. ``n_failed`` counts crashed trials (never scored);
-    ``unacted_successes`` the successes decided without any CabApp call the scenario needs."""
+    """Success rate with a Wilson 95% interval per cell, a "mean over scenarios" row (the headline
+    reliability) and the published rates as "reference study" rows."""
     rates = rate_table(trials, CELL, outcome).merge(_unacted_successes(trials, outcome), on=CELL, how="left")
     rates.insert(3, "source", MEASURED)
     scenarios = list(dict.fromkeys(trials["scenario"]))
@@ -108,14 +103,9 @@ def success_table(trials: pd.DataFrame, *, outcome: str = "success") -> pd.DataF
     if all(p.empty for p in parts):  # no trial at all: an empty table with the usual columns
         return pd.DataFrame(columns=columns).astype({c: "Int64" for c in COUNT_COLUMNS})
     table = pd.concat([p for p in parts if not p.empty], ignore_index=True)
-    order_s = {name: i for i, name in enumerate([*scenarios, MEAN_ROW])}
-    order_y = {name: i for i, name in enumerate(systems)}
-    order_m = {name: i for i, name in enumerate([*models, REFERENCE_MODEL])}
-    table = (
-        table.assign(_s=table["scenario"].map(order_s), _y=table["system"].map(order_y), _m=table["model"].map(order_m))
-        .sort_values(["_m", "_s", "_y"], kind="stable")  # measured rows first, the paper's after
-        .drop(columns=["_s", "_y", "_m"])
-    )
+    order = {"model": [*models, REFERENCE_MODEL], "scenario": [*scenarios, MEAN_ROW], "system": systems}
+    table = table.sort_values(CELL, kind="stable",  # measured rows first, the paper's after
+                              key=lambda col: col.map({name: i for i, name in enumerate(order[str(col.name)])}))
     table = table[columns].reset_index(drop=True)
     for col in COUNT_COLUMNS:
         table[col] = table[col].astype("Int64")

@@ -1,9 +1,7 @@
 """The BASIS study (notebook 06) as a :class:`~psit_lib.runs.study.Study`: task -> trial -> scores -> metrics.
 
-Parts: ``main`` (for the unbiased estimators), one ``reference:k=<k>`` part per k of the
-reference code's design (``reference_sets`` independent sets of k fresh trials per cell) and, on
-the simulator, ``sweep:<knob>=<value>``. Both scorers are pure functions of the stored calls and
-rides, so ``psit rescore`` recomputes every table without a model.
+Both scorers are pure functions of the stored calls and rides, so ``psit rescore`` recomputes every
+table without a model.
 """
 
 from __future__ import annotations
