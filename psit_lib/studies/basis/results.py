@@ -217,9 +217,7 @@ def relative_gain_table(pooled: pd.DataFrame) -> pd.DataFrame:
     """Per (model, scenario) of a pooled success table: both rates, the absolute gain (the paper's
     headline rule) and the relative gain beside it, the Newcombe 95% interval of the gap, and the
     paper's own numbers by the same rules (stale_locations at the headline's three decimals)."""
-    reported = reference_success()
-    reported[(PAPER_HEADLINE.scenario, "baseline")] = PAPER_HEADLINE.baseline
-    reported[(PAPER_HEADLINE.scenario, "basis")] = PAPER_HEADLINE.basis
+    reported = {**reference_success(), **PAPER_HEADLINE}
     rows = []
     for model, scenario, a, b in system_pairs(pooled):
         n_a, n_b = int(a["n_scored"]), int(b["n_scored"])
