@@ -17,10 +17,8 @@ from psit_lib.studies.basis.cortex import (
     CortexInputError,
     Episode,
     EpisodeStore,
-    EpisodeStoreError,
     IngestError,
     MaskError,
-    RegistryError,
     fallback_episode,
     format_context_block,
     format_mask,
@@ -127,11 +125,11 @@ def test_registry_hands_out_one_hot_masks_in_order():
 
 
 def test_registry_rejects_duplicates_empty_and_unknown_ids():
-    with pytest.raises(RegistryError, match="already registered"):
+    with pytest.raises(ValueError, match="already registered"):
         AgentRegistry(["a", "a"])
-    with pytest.raises(RegistryError):
+    with pytest.raises(ValueError, match="non-empty string"):
         AgentRegistry(["a", "  "])
-    with pytest.raises(RegistryError, match="not registered"):
+    with pytest.raises(ValueError, match="not registered"):
         AgentRegistry(["a"]).mask_of("b")
 
 
@@ -147,7 +145,7 @@ def test_episode_rejects_empty_masks_and_ids():
         Episode("e1", "a", 0, "trace")
     with pytest.raises(MaskError):
         Episode("e1", "a", -3, "trace")
-    with pytest.raises(EpisodeStoreError):
+    with pytest.raises(ValueError, match="non-empty episode_id"):
         Episode("", "a", 1, "trace")
 
 
@@ -166,7 +164,7 @@ def test_store_shows_each_agent_only_what_its_bit_allows():
 def test_store_rejects_duplicate_ids():
     store = EpisodeStore()
     store.append(_episode(0, "a", 1))
-    with pytest.raises(EpisodeStoreError, match="already stored"):
+    with pytest.raises(ValueError, match="already stored"):
         store.append(_episode(0, "b", 1))
 
 

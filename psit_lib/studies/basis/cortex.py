@@ -32,14 +32,6 @@ class IngestError(CortexInputError):
     """An ingest tool call whose arguments cannot be read (bad JSON, missing or mistyped fields)."""
 
 
-class RegistryError(ValueError):
-    """An agent id that is empty, registered twice, or unknown to the registry."""
-
-
-class EpisodeStoreError(ValueError):
-    """An episode that cannot be stored (its id is already taken)."""
-
-
 # --------------------------------------------------------------------------- masks
 
 
@@ -102,16 +94,16 @@ class AgentRegistry:
         self.agent_ids: tuple[str, ...] = tuple(agent_ids)
         for i, agent_id in enumerate(self.agent_ids):
             if not isinstance(agent_id, str) or not agent_id.strip():
-                raise RegistryError(f"An agent id must be a non-empty string, got {agent_id!r}.")
+                raise ValueError(f"An agent id must be a non-empty string, got {agent_id!r}.")
             if agent_id in self.agent_ids[:i]:
-                raise RegistryError(f"The agent {agent_id!r} is already registered.")
+                raise ValueError(f"The agent {agent_id!r} is already registered.")
         self.width = len(self.agent_ids)
         """Number of binary digits a mask string needs (one per registered agent)."""
 
     def index_of(self, agent_id: str) -> int:
         """The bit position of a registered agent."""
         if agent_id not in self.agent_ids:
-            raise RegistryError(
+            raise ValueError(
                 f"The agent {agent_id!r} is not registered (known: {', '.join(self.agent_ids) or 'none'})."
             )
         return self.agent_ids.index(agent_id)
@@ -149,7 +141,7 @@ class Episode:
 
     def __post_init__(self) -> None:
         if not self.episode_id:
-            raise EpisodeStoreError("An episode needs a non-empty episode_id.")
+            raise ValueError("An episode needs a non-empty episode_id.")
         _check_mask_value(self.access_mask, f"The access mask of episode {self.episode_id!r}")
 
     def shown_text(self) -> str:
@@ -170,7 +162,7 @@ class EpisodeStore:
 
     def append(self, episode: Episode) -> None:
         if episode.episode_id in self._ids:
-            raise EpisodeStoreError(f"The episode id {episode.episode_id!r} is already stored.")
+            raise ValueError(f"The episode id {episode.episode_id!r} is already stored.")
         self._episodes.append(episode)
         self._ids.add(episode.episode_id)
 

@@ -53,10 +53,6 @@ SystemKind = Literal["baseline", "basis"]
 SYSTEMS: tuple[SystemKind, ...] = ("baseline", "basis")
 
 
-class UnknownSystemError(ValueError):
-    """A system name other than ``baseline`` or ``basis``."""
-
-
 @dataclass(frozen=True)
 class BasisLimits:
     """Upper bounds on model calls, so a confused model cannot loop forever (``BasisParams`` checks them)."""
@@ -124,8 +120,6 @@ class CabMultiAgentSystem:
         system: SystemKind,
         limits: BasisLimits = BasisLimits(),
     ) -> None:
-        if system not in SYSTEMS:
-            raise UnknownSystemError(f"Unknown system {system!r}; choose one of {', '.join(SYSTEMS)}.")
         self.scenario = scenario
         self.app = app
         self.limits = limits
