@@ -144,15 +144,20 @@ class CabMultiAgentSystem:
                                               visible_episodes=[ep.episode_id for ep in episodes]))
         return with_context(base, block)
 
-    def _note_text_tool_call(self, agent: str, label: str, content: str, tools: list[dict[str, Any]]) -> str | None:
-        """The tool a reply without tool calls names in a call written as text, noted in the run's
-        errors, or None. The session has flagged it already; the text is never run (the harness
-        passes on only the calls the model really made), so it stands as the agent's reply."""
-        named = tool_call_in_text(content, {t["function"]["name"] for t in tools})
-        if named:
-            self.run_record.errors.append(f"{agent} {label}: wrote a {named} call as text; it was not run "
-                                          "and the text stands as the reply")
-        return named
+    async def _chat(self, agent: str, session: Any, base: str, label: str, messages: list[dict[str, Any]],
+                    tools: list[dict[str, Any]], kind: str, inputs: list[tuple[str, str]]) -> tuple[Any, str | None]:
+        """One model call of ``agent``, and the tool a reply without tool calls names in a call written
+        as text (noted in the errors; never run, so the text stands as the reply, which is ingested here)."""
+        system = self._system_prompt(agent, base, label)
+        result = await session.chat([{"role": "system", "content": system}, *messages], role=agent, tools=tools)
+        named = None
+        if not result.tool_calls:
+            named = tool_call_in_text(result.content, {t["function"]["name"] for t in tools})
+            if named:
+                self.run_record.errors.append(f"{agent} {label}: wrote a {named} call as text; it was not run "
+                                              "and the text stands as the reply")
+            await self._ingest(agent, step_trace(agent, kind, inputs=inputs, reply=result.content), kind, label)
+        return result, named
 
     def _flag(self, kind: str, role: str, example: str, detail: str) -> None:
         if self.diagnostics is not None:
@@ -248,15 +253,10 @@ class CabMultiAgentSystem:
         stored by the cortex when there is one. Returns the reply, or None while the agent acts."""
         label = f"d{delegation} step {step}"
         subagent = self.subagents[agent]
-        system = self._system_prompt(agent, subagent.prompt, label)
-        result = await subagent.session.chat(
-            [{"role": "system", "content": system}, *messages], role=agent, tools=subagent.tools
-        )
         inputs = [("instruction", instruction)]
+        result, _ = await self._chat(agent, subagent.session, subagent.prompt, label, messages, subagent.tools,
+                                     "subagent_step", inputs)
         if not result.tool_calls:
-            self._note_text_tool_call(agent, label, result.content, subagent.tools)
-            await self._ingest(agent, step_trace(agent, "subagent_step", inputs=inputs, reply=result.content),
-                               "subagent_step", label)
             return result.content
 
         known = {t["function"]["name"] for t in subagent.tools}
@@ -306,18 +306,12 @@ class CabMultiAgentSystem:
         """One orchestrator step: a model call that answers the user (returned) or delegates (each
         delegation run, its completion a step of its own for the cortex; returns None)."""
         label = f"step {step}"
-        system = self._system_prompt(ORCHESTRATOR_ID, orchestrator_prompt(), label)
-        result = await self.orchestrator_session.chat(
-            [{"role": "system", "content": system}, *messages], role=ORCHESTRATOR_ID,
-            tools=[DELEGATE_TOOL, NOTIFY_TOOL]
-        )
-        self.run_record.orchestrator_steps = step
         inputs = [("user request", self.scenario.user_request)]
+        result, named = await self._chat(ORCHESTRATOR_ID, self.orchestrator_session, orchestrator_prompt(), label,
+                                         messages, [DELEGATE_TOOL, NOTIFY_TOOL], "orchestrator_step", inputs)
+        self.run_record.orchestrator_steps = step
         if not result.tool_calls:
-            self.run_record.final_answer_as_tool_call = self._note_text_tool_call(
-                ORCHESTRATOR_ID, label, result.content, [DELEGATE_TOOL, NOTIFY_TOOL])
-            await self._ingest(ORCHESTRATOR_ID, step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs,
-                                                           reply=result.content), "orchestrator_step", label)
+            self.run_record.final_answer_as_tool_call = named
             return result.content
 
         pending, traced, refusals = [], [], []
