@@ -291,11 +291,8 @@ class CabMultiAgentSystem:
         """Run a subagent on one instruction (a fresh conversation) and return its reply."""
         index = len(self.run_record.delegations) + 1
         messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
-        reply, step = None, 0
-        while step < self.limits.subagent_max_steps:
-            step += 1
-            reply = await self._subagent_step(agent, index, step, messages, instruction)
-            if reply is not None:
+        for step in range(1, self.limits.subagent_max_steps + 1):
+            if (reply := await self._subagent_step(agent, index, step, messages, instruction)) is not None:
                 break
         record = Delegation(index=index, agent=agent, instruction=instruction, reply=reply, steps=step)
         self.run_record.delegations.append(record)
