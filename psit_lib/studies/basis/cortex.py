@@ -100,17 +100,13 @@ class AgentRegistry:
         self.width = len(self.agent_ids)
         """Number of binary digits a mask string needs (one per registered agent)."""
 
-    def index_of(self, agent_id: str) -> int:
-        """The bit position of a registered agent."""
+    def mask_of(self, agent_id: str) -> int:
+        """The one-hot mask of a registered agent."""
         if agent_id not in self.agent_ids:
             raise ValueError(
                 f"The agent {agent_id!r} is not registered (known: {', '.join(self.agent_ids) or 'none'})."
             )
-        return self.agent_ids.index(agent_id)
-
-    def mask_of(self, agent_id: str) -> int:
-        """The one-hot mask of a registered agent."""
-        return 1 << self.index_of(agent_id)
+        return 1 << self.agent_ids.index(agent_id)
 
     def agents_in(self, mask: int) -> list[str]:
         """The registered agents whose bit is set in ``mask``, in registration order."""
@@ -119,9 +115,6 @@ class AgentRegistry:
     def mask_legend(self) -> str:
         """One line per agent with its mask string, for the CortexAgent's prompt."""
         return "\n".join(f"{agent_id}: {format_mask(1 << i, self.width)}" for i, agent_id in enumerate(self.agent_ids))
-
-    def __len__(self) -> int:
-        return self.width
 
 
 # --------------------------------------------------------------------------- episodes
