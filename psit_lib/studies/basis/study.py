@@ -107,10 +107,7 @@ def relative_gain(scored: Scored) -> pd.DataFrame:
     return br.relative_gain_table(success_pooled(scored))
 
 
-PASSK_BETTER = {"pass_at_k": True, "pass_hat_k": True, "first_k_all_succeed": True}
-
-
-@metric("passk", higher_is_better=PASSK_BETTER, parts=[MAIN])
+@metric("passk", higher_is_better={"pass_at_k": True, "pass_hat_k": True, "first_k_all_succeed": True}, parts=[MAIN])
 def passk(scored: Scored) -> pd.DataFrame:
     """Unbiased pass@k and pass^k (and the first-k variant) over the main trials per cell and k."""
     return br.passk_frame(main_trials(scored), scored.params.effective_ks)
