@@ -147,17 +147,15 @@ class EpisodeStore:
 
     def __init__(self) -> None:
         self._episodes: list[Episode] = []
-        self._ids: set[str] = set()
 
     def next_episode_id(self) -> str:
         """A deterministic id for the next episode (``ep0000``, ``ep0001``, ...)."""
         return f"ep{len(self._episodes):04d}"
 
     def append(self, episode: Episode) -> None:
-        if episode.episode_id in self._ids:
+        if any(ep.episode_id == episode.episode_id for ep in self._episodes):
             raise ValueError(f"The episode id {episode.episode_id!r} is already stored.")
         self._episodes.append(episode)
-        self._ids.add(episode.episode_id)
 
     def visible_to(self, agent_mask: int) -> list[Episode]:
         """Episodes the agent may see, oldest first."""
@@ -167,10 +165,8 @@ class EpisodeStore:
         """The last ``n`` episodes the agent produced, oldest first (the CortexAgent's window)."""
         if n < 0:
             raise ValueError(f"The window size must be non-negative, got {n}.")
-        if n == 0:
-            return []
         own = [ep for ep in self._episodes if ep.source_agent_id == source_agent_id]
-        return own[-n:]
+        return own[-n:] if n else []
 
     def __len__(self) -> int:
         return len(self._episodes)

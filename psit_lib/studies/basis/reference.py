@@ -33,9 +33,6 @@ def reference_mean() -> dict[str, float]:
 def reference_passk() -> pd.DataFrame:
     """Long table (scenario, system, k, pass_hat_k, pass_at_k) of the reported reliability."""
     table = reference_table(TABLE1)
-    rows = []
-    for row in table.itertuples(index=False):
-        for k in (1, 2, 5, 10):
-            rows.append({"scenario": row.scenario, "system": row.system, "k": k,
-                         "pass_hat_k": getattr(row, f"pass_hat_k{k}"), "pass_at_k": getattr(row, f"pass_at_k{k}")})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"scenario": row.scenario, "system": row.system, "k": k, "pass_hat_k": getattr(row, f"pass_hat_k{k}"),
+                          "pass_at_k": getattr(row, f"pass_at_k{k}")}
+                         for row in table.itertuples(index=False) for k in (1, 2, 5, 10)])
