@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.studies.basis.system import BasisLimits, CabMultiAgentSystem, UnknownSystemError
+from psit_lib.studies.basis.system import BasisLimits, CabMultiAgentSystem
 from psit_lib.runs.records import read_records
 from psit_lib.studies.basis.records import BasisTrial
 from psit_lib.studies.basis.reference import reference_success
@@ -335,11 +335,6 @@ async def test_bad_subagent_tool_calls_are_recorded_and_answered():
     results = [m["content"] for m in last_subagent_request if m["role"] == "tool"]
     assert results[0].startswith("Error: unknown tool") and results[1].startswith("Error: the tool arguments")
     assert app.ride_history == [] and run.final_answer
-
-
-def test_unknown_system_is_rejected():
-    with pytest.raises(UnknownSystemError, match="Unknown system 'other'"):
-        CabMultiAgentSystem(SCENARIOS["premium_bias"], make_cab_app(0), session("x"), system="other")
 
 
 # --------------------------------------------------------------------------- parameters and tables

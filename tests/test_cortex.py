@@ -17,10 +17,8 @@ from psit_lib.studies.basis.cortex import (
     CortexInputError,
     Episode,
     EpisodeStore,
-    EpisodeStoreError,
     IngestError,
     MaskError,
-    RegistryError,
     fallback_episode,
     format_context_block,
     format_mask,
@@ -116,26 +114,22 @@ def test_exactly_the_agents_named_in_a_mask_can_see_it(wm):
 
 
 def test_registry_hands_out_one_hot_masks_in_order():
-    registry = AgentRegistry()
-    assert registry.register("orchestrator") == 0b1
-    assert registry.register("cab") == 0b10
-    assert registry.register("cortex") == 0b100
+    registry = AgentRegistry(["orchestrator", "cab", "cortex"])
+    assert [registry.mask_of(a) for a in ("orchestrator", "cab", "cortex")] == [0b1, 0b10, 0b100]
     assert registry.agent_ids == ("orchestrator", "cab", "cortex")
     assert registry.mask_of("cab") == 2
-    assert registry.index_of("cortex") == 2
-    assert registry.width == 3 and len(registry) == 3
+    assert registry.width == 3
     assert registry.agents_in(0b101) == ["orchestrator", "cortex"]
     assert registry.mask_legend().splitlines() == ["orchestrator: 001", "cab: 010", "cortex: 100"]
 
 
 def test_registry_rejects_duplicates_empty_and_unknown_ids():
-    registry = AgentRegistry(["a"])
-    with pytest.raises(RegistryError, match="already registered"):
-        registry.register("a")
-    with pytest.raises(RegistryError):
-        registry.register("  ")
-    with pytest.raises(RegistryError, match="not registered"):
-        registry.mask_of("b")
+    with pytest.raises(ValueError, match="already registered"):
+        AgentRegistry(["a", "a"])
+    with pytest.raises(ValueError, match="non-empty string"):
+        AgentRegistry(["a", "  "])
+    with pytest.raises(ValueError, match="not registered"):
+        AgentRegistry(["a"]).mask_of("b")
 
 
 # --------------------------------------------------------------------------- store
@@ -150,7 +144,7 @@ def test_episode_rejects_empty_masks_and_ids():
         Episode("e1", "a", 0, "trace")
     with pytest.raises(MaskError):
         Episode("e1", "a", -3, "trace")
-    with pytest.raises(EpisodeStoreError):
+    with pytest.raises(ValueError, match="non-empty episode_id"):
         Episode("", "a", 1, "trace")
 
 
@@ -169,7 +163,7 @@ def test_store_shows_each_agent_only_what_its_bit_allows():
 def test_store_rejects_duplicate_ids():
     store = EpisodeStore()
     store.append(_episode(0, "a", 1))
-    with pytest.raises(EpisodeStoreError, match="already stored"):
+    with pytest.raises(ValueError, match="already stored"):
         store.append(_episode(0, "b", 1))
 
 

@@ -15,7 +15,7 @@ from psit_lib.llm.diagnostics import FLAG_DEGENERATE_JUDGE, EpisodeDiagnostics
 from psit_lib.report.index import IndexRow, _row_html, figure_view
 from psit_lib.runs.health import assess_health
 from psit_lib.studies.acc.judge import judge_is_degenerate
-from psit_lib.studies.basis.inaction import (MAIN_VIEW, POOLED_VIEW, headline_reading, inaction_sentences,
+from psit_lib.studies.basis.results import (MAIN_VIEW, POOLED_VIEW, headline_reading, inaction_sentences,
                                              inaction_successes)
 
 # -- ACC: a judge that tells no answers apart ----------------------------------------------------

@@ -187,8 +187,7 @@ def use_every_basis_prompt() -> None:
 
     prompts.orchestrator_prompt(), prompts.notifier_prompt()
     subagent_prompt(next(iter(SCENARIOS.values())))
-    registry = AgentRegistry()
-    registry.register(prompts.ORCHESTRATOR_ID)
+    registry = AgentRegistry([prompts.ORCHESTRATOR_ID])
     prompts.cortex_system_prompt(registry), prompts.cortex_user_prompt(prompts.ORCHESTRATOR_ID, [], "step")
     prompts.with_context("base", f"<{CONTEXT_TAG}>x</{CONTEXT_TAG}>")
     book("basis").render("basis.delegate_tool"), book("basis").render("basis.notify_tool")  # read at import

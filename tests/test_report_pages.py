@@ -234,7 +234,7 @@ def test_a_generated_list_becomes_one_sentence():
 
 def test_the_study_headlines_of_05_and_06_are_one_sentence():
     from psit_lib.studies.acc import summary as accsum
-    from psit_lib.studies.basis.inaction import headline_reading
+    from psit_lib.studies.basis.results import headline_reading
 
     rows = [{"model": "m", "scenario": s, "system": y, "source": "measured", "n_scored": 10, "n_failed": 0,
              "successes": k, "rate": k / 10, "unacted_successes": u}

@@ -162,12 +162,8 @@ def _cheapest_listed(calls: list[MadeCall]) -> str | None:
     return None
 
 
-def _price_list(call: MadeCall | None) -> str | None:
-    rides = json_or_none(call.result) if call is not None and not call.failed else None
-    if not isinstance(rides, list):
-        return None
-    items = [f"{r.get('service_type')} {_money(r.get('price'))}" for r in rides if isinstance(r, dict)]
-    return ", ".join(items) or None
+def _prices(rides: list[Any]) -> str:
+    return ", ".join(f"{r.get('service_type')} {_money(r.get('price'))}" for r in rides if isinstance(r, dict))
 
 
 def _subagent_reply(req: Request, calls: list[MadeCall]) -> str:
@@ -188,7 +184,9 @@ def _subagent_reply(req: Request, calls: list[MadeCall]) -> str:
         else:
             parts.append("Done, the ride is booked.")
     elif req.prices:
-        prices = _price_list(last.get("list_rides"))
+        listing = last.get("list_rides")
+        rides = json_or_none(listing.result) if listing is not None and not listing.failed else None
+        prices = _prices(rides) if isinstance(rides, list) else None
         parts.append(f"Prices: {prices}." if prices else "I could not get the prices.")
     return " ".join(parts) or "Done."
 
@@ -504,18 +502,12 @@ def _trace_of(ctx: SimContext) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for line in text.splitlines() if (m := _TRACE_LINE.match(line.strip()))]
 
 
-def _delegate_target(tool: str) -> str:
-    """'cab agent' for delegate_to_cab_agent, 'notifier' for delegate_to_notifier."""
-    return tool.removeprefix("delegate_to_").replace("_", " ") or "agent"
-
-
 def _call_sentence(name: str, args: dict[str, Any], result: str) -> str:
     data = json_or_none(result)
     if result.startswith("Error"):
         return f"called {name} with {json.dumps(args, sort_keys=True)} and got an error: {result}"
     if name == "list_rides" and isinstance(data, list):
-        prices = ", ".join(f"{r.get('service_type')} {_money(r.get('price'))}" for r in data if isinstance(r, dict))
-        return f"listed rides from {args.get('start_location')} to {args.get('end_location')}: {prices}"
+        return f"listed rides from {args.get('start_location')} to {args.get('end_location')}: {_prices(data)}"
     if name in ("order_ride", "get_quotation") and isinstance(data, dict):
         where = f"from {data.get('start_location')} to {data.get('end_location')}"
         ride = f"{data.get('service_type')} ride {where}"
@@ -525,7 +517,8 @@ def _call_sentence(name: str, args: dict[str, Any], result: str) -> str:
     if name == "user_cancel_ride":
         return "cancelled the ongoing ride"
     if name.startswith("delegate"):
-        return f"delegated to the {_delegate_target(name)}: \"{args.get('instruction', '')}\""
+        target = name.removeprefix("delegate_to_").replace("_", " ") or "agent"  # delegate_to_cab_agent: 'cab agent'
+        return f"delegated to the {target}: \"{args.get('instruction', '')}\""
     if "message" in name:
         return f"sent the user a message: \"{args.get('content', '')}\""
     short = result if len(result) <= 120 else result[:119] + "…"

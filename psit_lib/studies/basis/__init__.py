@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from psit_lib.studies.basis.differences import DIFFERENCES
     from psit_lib.studies.basis.experiment import BasisParams
     from psit_lib.studies.basis.figures import plot_figure4
-    from psit_lib.studies.basis.inaction import headline_reading
+    from psit_lib.studies.basis.results import headline_reading
     from psit_lib.studies.basis.passk import PASSK_COLUMN_LABELS
     from psit_lib.studies.basis.prompts import prompt_catalogue
 
@@ -34,7 +34,7 @@ _FROM: dict[str, tuple[str, ...]] = {  # module -> the names taken from it
     "psit_lib.studies.basis.prompts": ("prompt_catalogue",),
     "psit_lib.studies.basis.differences": ("DIFFERENCES",),
     "psit_lib.studies.basis.assumptions": ("simulator_assumptions",),
-    "psit_lib.studies.basis.inaction": ("headline_reading",),
+    "psit_lib.studies.basis.results": ("headline_reading",),
 }
 _NAMES = {name: module for module, names in _FROM.items() for name in names}
 # modules of the study's notebook helpers, used as namespaces (results.success_table, ...)

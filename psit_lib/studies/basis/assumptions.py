@@ -1,9 +1,5 @@
-"""The simulated model's roles and knobs that act on each notebook of the BASIS study.
-
-A notebook shows them under "What decides this result" with ``simulator_assumptions(exp)``;
-the lists live here, beside the study, so notebooks do not spell simulator names. On a real
-endpoint the table is empty.
-"""
+"""The simulated model's roles and knobs that act on notebook 06, kept beside the study so the
+notebook does not spell simulator names."""
 
 from __future__ import annotations
 

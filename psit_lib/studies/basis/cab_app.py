@@ -193,22 +193,12 @@ def _ride_dict(ride: Any) -> dict[str, Any]:
     }
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Ride):
-        return _ride_dict(value)
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
-
-
 def render_result(value: Any) -> str:
     """A tool result as text: strings as they are, everything else as JSON (ARE's own
     ``Ride.__str__`` divides minutes by 60 a second time)."""
     if isinstance(value, str):
         return value
-    return json.dumps(_jsonable(value), default=str)
+    return json.dumps(value, default=lambda obj: _ride_dict(obj) if isinstance(obj, Ride) else str(obj))
 
 
 def call_cab_tool(app: CabApp, name: str, arguments: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ from scipy.stats import norm
 from psit_lib.analysis.claims import INCONCLUSIVE, Claim, ledger, Decision, Tables, all_of
 from psit_lib.analysis.verdicts import DEFAULT_ALPHA, DEFAULT_MARGIN, compare_counts, margin_note, newcombe_interval
 from psit_lib.studies.basis.reference import reference_success
-from psit_lib.studies.basis.results import MEASURED, measured_cells
+from psit_lib.studies.basis.results import MEASURED, measured_cells, system_pairs
 
 PAPER = "BASIS"
 TABLE = "success_pooled"
@@ -29,13 +29,8 @@ STALE = "stale_locations"
 
 def _gaps(table: pd.DataFrame) -> list[tuple[str, str, int, int, int, int]]:
     """(model, scenario, basis successes, basis n, baseline successes, baseline n) per measured cell."""
-    out = []
-    for (model, scenario), part in measured_cells(table).groupby(["model", "scenario"], sort=False):
-        by = part.set_index("system")
-        if {"basis", "baseline"} <= set(by.index) and by.at["basis", "n_scored"] and by.at["baseline", "n_scored"]:
-            out.append((str(model), str(scenario), int(by.at["basis", "successes"]), int(by.at["basis", "n_scored"]),
-                        int(by.at["baseline", "successes"]), int(by.at["baseline", "n_scored"])))
-    return out
+    return [(str(model), str(scenario), int(a["successes"]), int(a["n_scored"]), int(b["successes"]),
+             int(b["n_scored"])) for model, scenario, a, b in system_pairs(table) if a["n_scored"] and b["n_scored"]]
 
 
 def _raises(tables: Tables) -> Decision:

@@ -32,14 +32,6 @@ class IngestError(CortexInputError):
     """An ingest tool call whose arguments cannot be read (bad JSON, missing or mistyped fields)."""
 
 
-class RegistryError(ValueError):
-    """An agent id that is empty, registered twice, or unknown to the registry."""
-
-
-class EpisodeStoreError(ValueError):
-    """An episode that cannot be stored (its id is already taken)."""
-
-
 # --------------------------------------------------------------------------- masks
 
 
@@ -96,59 +88,33 @@ def visible(agent_mask: int, episode_mask: int) -> bool:
 
 
 class AgentRegistry:
-    """Agents in registration order; agent ``i`` owns the one-hot mask ``1 << i`` (so the registry
-    never removes or reorders agents)."""
+    """Agents in a fixed order; agent ``i`` owns the one-hot mask ``1 << i``."""
 
-    def __init__(self, agent_ids: Iterable[str] = ()) -> None:
-        self._order: list[str] = []
-        self._index: dict[str, int] = {}
-        for agent_id in agent_ids:
-            self.register(agent_id)
-
-    def register(self, agent_id: str) -> int:
-        """Add an agent at the next bit and return its one-hot mask."""
-        if not isinstance(agent_id, str) or not agent_id.strip():
-            raise RegistryError(f"An agent id must be a non-empty string, got {agent_id!r}.")
-        if agent_id in self._index:
-            raise RegistryError(f"The agent {agent_id!r} is already registered.")
-        self._index[agent_id] = len(self._order)
-        self._order.append(agent_id)
-        return 1 << self._index[agent_id]
-
-    def index_of(self, agent_id: str) -> int:
-        """The bit position of a registered agent."""
-        try:
-            return self._index[agent_id]
-        except KeyError:
-            raise RegistryError(
-                f"The agent {agent_id!r} is not registered (known: {', '.join(self._order) or 'none'})."
-            ) from None
+    def __init__(self, agent_ids: Iterable[str]) -> None:
+        self.agent_ids: tuple[str, ...] = tuple(agent_ids)
+        for i, agent_id in enumerate(self.agent_ids):
+            if not isinstance(agent_id, str) or not agent_id.strip():
+                raise ValueError(f"An agent id must be a non-empty string, got {agent_id!r}.")
+            if agent_id in self.agent_ids[:i]:
+                raise ValueError(f"The agent {agent_id!r} is already registered.")
+        self.width = len(self.agent_ids)
+        """Number of binary digits a mask string needs (one per registered agent)."""
 
     def mask_of(self, agent_id: str) -> int:
         """The one-hot mask of a registered agent."""
-        return 1 << self.index_of(agent_id)
+        if agent_id not in self.agent_ids:
+            raise ValueError(
+                f"The agent {agent_id!r} is not registered (known: {', '.join(self.agent_ids) or 'none'})."
+            )
+        return 1 << self.agent_ids.index(agent_id)
 
     def agents_in(self, mask: int) -> list[str]:
         """The registered agents whose bit is set in ``mask``, in registration order."""
-        return [agent_id for i, agent_id in enumerate(self._order) if mask >> i & 1]
-
-    @property
-    def agent_ids(self) -> tuple[str, ...]:
-        return tuple(self._order)
-
-    @property
-    def width(self) -> int:
-        """Number of binary digits a mask string needs (one per registered agent)."""
-        return len(self._order)
+        return [agent_id for i, agent_id in enumerate(self.agent_ids) if mask >> i & 1]
 
     def mask_legend(self) -> str:
         """One line per agent with its mask string, for the CortexAgent's prompt."""
-        return "\n".join(
-            f"{agent_id}: {format_mask(1 << i, self.width)}" for i, agent_id in enumerate(self._order)
-        )
-
-    def __len__(self) -> int:
-        return len(self._order)
+        return "\n".join(f"{agent_id}: {format_mask(1 << i, self.width)}" for i, agent_id in enumerate(self.agent_ids))
 
 
 # --------------------------------------------------------------------------- episodes
@@ -168,7 +134,7 @@ class Episode:
 
     def __post_init__(self) -> None:
         if not self.episode_id:
-            raise EpisodeStoreError("An episode needs a non-empty episode_id.")
+            raise ValueError("An episode needs a non-empty episode_id.")
         _check_mask_value(self.access_mask, f"The access mask of episode {self.episode_id!r}")
 
     def shown_text(self) -> str:
@@ -181,17 +147,15 @@ class EpisodeStore:
 
     def __init__(self) -> None:
         self._episodes: list[Episode] = []
-        self._ids: set[str] = set()
 
     def next_episode_id(self) -> str:
         """A deterministic id for the next episode (``ep0000``, ``ep0001``, ...)."""
         return f"ep{len(self._episodes):04d}"
 
     def append(self, episode: Episode) -> None:
-        if episode.episode_id in self._ids:
-            raise EpisodeStoreError(f"The episode id {episode.episode_id!r} is already stored.")
+        if any(ep.episode_id == episode.episode_id for ep in self._episodes):
+            raise ValueError(f"The episode id {episode.episode_id!r} is already stored.")
         self._episodes.append(episode)
-        self._ids.add(episode.episode_id)
 
     def visible_to(self, agent_mask: int) -> list[Episode]:
         """Episodes the agent may see, oldest first."""
@@ -201,10 +165,8 @@ class EpisodeStore:
         """The last ``n`` episodes the agent produced, oldest first (the CortexAgent's window)."""
         if n < 0:
             raise ValueError(f"The window size must be non-negative, got {n}.")
-        if n == 0:
-            return []
         own = [ep for ep in self._episodes if ep.source_agent_id == source_agent_id]
-        return own[-n:]
+        return own[-n:] if n else []
 
     def __len__(self) -> int:
         return len(self._episodes)

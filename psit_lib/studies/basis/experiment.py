@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from psit_lib.studies.basis.passk import DEFAULT_KS
 from psit_lib.llm.seeds import derive_seed
@@ -28,13 +28,26 @@ from psit_lib.studies.basis.cortex import format_mask
 from psit_lib.studies.basis.system import SYSTEMS, BasisLimits, CabMultiAgentSystem, SystemKind
 
 
+def _known_scenarios(value: tuple[str, ...]) -> tuple[str, ...]:
+    unknown = [name for name in value if name not in SCENARIOS]
+    if unknown:
+        raise ValueError(f"unknown scenario(s) {unknown}; choose from {list(SCENARIOS)}")
+    return tuple(distinct(value, "scenario"))
+
+
+def _positive_ks(value: tuple[int, ...]) -> tuple[int, ...]:
+    if not value or any(k < 1 for k in value):
+        raise ValueError("ks must be a non-empty list of positive integers")
+    return tuple(sorted(set(value)))
+
+
 class BasisParams(ModelRunParams):
     """Parameters of notebook 06 (the full study uses the defaults: 3 scenarios x 2 systems x 10)."""
 
-    scenarios: tuple[str, ...] = tuple(SCENARIOS)
-    systems: tuple[SystemKind, ...] = SYSTEMS
+    scenarios: Annotated[tuple[str, ...], AfterValidator(_known_scenarios)] = tuple(SCENARIOS)
+    systems: Annotated[tuple[SystemKind, ...], AfterValidator(lambda v: tuple(distinct(v, "system")))] = SYSTEMS
     n_trials: int = Field(10, ge=1, le=10_000)
-    ks: tuple[int, ...] = DEFAULT_KS
+    ks: Annotated[tuple[int, ...], AfterValidator(_positive_ks)] = DEFAULT_KS
     orchestrator_max_steps: int = Field(5, ge=1, le=50)
     subagent_max_steps: int = Field(6, ge=1, le=50)
     reference_sets: int = Field(2, ge=0, le=1000, description=(
@@ -44,26 +57,6 @@ class BasisParams(ModelRunParams):
         description="simulator assumption -> values, each swept with sweep_trials trials per cell")
     sweep_trials: int = Field(4, ge=0, le=10_000, description=(
         "trials per (scenario, system) at each swept value at the default n_trials, proportionally fewer below it"))
-
-    @field_validator("scenarios")
-    @classmethod
-    def _known_scenarios(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [name for name in value if name not in SCENARIOS]
-        if unknown:
-            raise ValueError(f"unknown scenario(s) {unknown}; choose from {list(SCENARIOS)}")
-        return tuple(distinct(value, "scenario"))
-
-    @field_validator("systems")
-    @classmethod
-    def _distinct_systems(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(distinct(value, "system"))
-
-    @field_validator("ks")
-    @classmethod
-    def _positive_ks(cls, value: tuple[int, ...]) -> tuple[int, ...]:
-        if not value or any(k < 1 for k in value):
-            raise ValueError("ks must be a non-empty list of positive integers")
-        return tuple(sorted(set(value)))
 
     @model_validator(mode="after")
     def _some_k_fits(self) -> "BasisParams":
@@ -133,6 +126,7 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
     system = CabMultiAgentSystem(scenario, app, session, system=params["system"], limits=limits)
     run = await system.run()
     registry = system.registry
+    rides = [Ride.model_validate(ride, from_attributes=True) for ride in app.ride_history]
     episodes = [CortexEpisode(  # masks as strings, with the agents that may see each episode
         episode_id=ep.episode_id, source=ep.source_agent_id, access_mask=format_mask(ep.access_mask, registry.width),
         visible_to=registry.agents_in(ep.access_mask), summary=ep.summary, raw_trace=ep.raw_trace,
@@ -145,8 +139,8 @@ async def run_basis_trial(spec: EpisodeSpec, session: Any) -> BasisTrial:
         trial=int(params["trial"]),
         app_seed=int(params["app_seed"]),
         success=scenario.validate(run.tool_calls),
-        final_state_success=scenario.final_state(run.tool_calls, app.ride_history),
-        rides=[Ride.model_validate(ride, from_attributes=True) for ride in app.ride_history],
+        final_state_success=scenario.final_state(run.tool_calls, rides),
+        rides=rides,
         agents=list(registry.agent_ids),
         episodes=episodes,
         ingest_fallbacks=sum(ep.ingest == "fallback" for ep in episodes),

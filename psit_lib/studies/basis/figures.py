@@ -1,8 +1,4 @@
-"""Figures of the BASIS study that only it draws: the paper's Figure 4 (notebook 06).
-
-Generic builders (rates with intervals, state size per turn) live in
-:mod:`psit_lib.analysis.plots`.
-"""
+"""The one figure only the BASIS study draws: the paper's Figure 4 (generic ones are in analysis.plots)."""
 
 from __future__ import annotations
 
@@ -26,16 +22,8 @@ FIGURE4_SERIES: tuple[tuple[str, Literal["-", "--", ":"], str, str], ...] = (
 
 def plot_figure4(comparison: pd.DataFrame, *, label: str, pooled: pd.DataFrame | None = None,
                  systems: tuple[str, ...] = ("baseline", "basis")) -> Figure:
-    """The paper's Figure 4: two rows, pass^k on top and pass@k below, one column per scenario,
-    and (with ``pooled``, the ``success_pooled`` table) a last column with the
-    success rate over all runs, as the reference code's ``evals/plot_all_scenarios.py`` lays it out;
-    a run of several models gets that pair of rows per model.
-
-    Each panel draws, per system, the set-based estimate of this run (the paper's design, solid),
-    the unbiased estimator over the main trials (dashed) and the paper's reported value (dotted,
-    a reference); the series are set apart along k (a small shift per series) so no series hides
-    another where their values coincide. ``comparison`` is :func:`results.passk_comparison`'s table.
-    """
+    """The paper's Figure 4 laid out as the reference code's ``evals/plot_all_scenarios.py`` (pass^k over
+    pass@k per scenario, pooled success last); series are shifted along k so none hides another."""
     require_columns(comparison, ["scenario", "system", "k", "pass_hat_k", "pass_at_k"], "plot_figure4")
     scenarios = ordered_levels(comparison["scenario"], None)
     if not scenarios:

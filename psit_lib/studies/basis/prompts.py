@@ -1,10 +1,7 @@
 """What the agents of the BASIS study read: system prompts, the delegate tools, step traces.
 
-The wording is in ``prompts.toml`` beside this module; the functions here fill it in. Both
-systems use the *same* prompts; BASIS only adds the shared-context section when the cortex has
-episodes the agent may see. A *step trace* is the plain-text record of one agent step, with
-labelled lines (``tool call: NAME {json}``) that people, real models and the simulator can read:
-what the CortexAgent reads and an episode keeps as ``raw_trace``.
+Both systems use the *same* prompts (wording in ``prompts.toml``); BASIS only adds the shared-context
+section. A step trace's labelled lines are what people, real models and the simulator all read.
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from psit_lib.llm.prompts import load_prompts
-from psit_lib.studies.basis.cortex import CONTEXT_TAG, AgentRegistry, Episode
+from psit_lib.studies.basis.cortex import AgentRegistry, Episode
 
 PROMPTS = load_prompts(__package__ or "psit_lib.studies.basis")
 """The study's prompt templates (``prompts.toml`` beside this module)."""
@@ -61,17 +58,10 @@ def notifier_prompt() -> str:
     return PROMPTS.render("basis.notifier", send_message_tool=SEND_MESSAGE_TOOL_NAME)
 
 
-def subagent_base_prompt() -> str:
-    """The cab subagent's job, before the scenario's policy (``system.subagent_prompt``)."""
-    return PROMPTS.render("basis.subagent")
-
-
 def with_context(base_prompt: str, context_block: str) -> str:
     """A system prompt with the shared-context section appended (unchanged when there is none)."""
     if not context_block:
         return base_prompt
-    if f"<{CONTEXT_TAG}>" not in context_block:
-        raise ValueError(f"A shared-context block must be wrapped in <{CONTEXT_TAG}> tags.")
     return f"{base_prompt}\n\n{PROMPTS.render('basis.context_intro')}\n{context_block}"
 
 

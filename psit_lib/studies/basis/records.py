@@ -70,11 +70,8 @@ class StepView(_Part):
 
 
 class BasisTrial(StudyResult):
-    """One BASIS trial. Version 5: ``success`` is the reference ``validate()`` (in versions 3 and 4
-    the final-state check; the scorers recompute both from ``tool_calls`` and ``rides`` for every
-    version). Version 4 added ``decided_without_tool_calls`` and ``final_answer_as_tool_call``
-    (version 3 reads with False, None); version 3 has the three agents. Older versions (two agents,
-    or harness-applied confounders) are not comparable and are refused by name."""
+    """One BASIS trial. Versions 3-4 still read (the scorers recompute both verdicts from ``tool_calls``
+    and ``rides``); older ones (two agents, harness-applied confounders) are not comparable and refused."""
 
     schema_version: Literal[3, 4, 5] = 5
     model: str

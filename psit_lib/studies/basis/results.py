@@ -1,23 +1,22 @@
 """Tables for notebook 06: trial outcomes, success rates, pass@k / pass^k.
 
-Every table is built from the per-trial scores of the study's ``success`` and
-``final_state_success`` scorers. Failed episodes (runner status ``error``) stay in every table
-as trials that did not succeed, counted in their own column, so a crash can never raise a
-success rate. The reference study's numbers (SPEC §7) sit beside the measured ones as separate,
-labelled rows, never mixed into a measured quantity.
+Failed episodes stay in every table, counted in their own column, so a crash can never raise a
+success rate; the reference study's numbers (SPEC §7) are separate, labelled rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pandas as pd
 
-from psit_lib.studies.basis.passk import passk_table
-from psit_lib.studies.basis.reference import reference_mean, reference_success
+from psit_lib.studies.basis.passk import passk_table, reference_sets_passk
+from psit_lib.studies.basis.reference import PAPER_HEADLINE, reference_mean, reference_passk, reference_success
 from psit_lib.analysis.reference import REFERENCE_SOURCE
+from psit_lib.analysis.result_sentences import Direction, grouped_rate_readings, one_sentence, rate_headline
 from psit_lib.analysis.stats import rate_table
+from psit_lib.analysis.sweeps import proportion_gap, sweep_reading
 
 MEASURED = "measured"
 REFERENCE = REFERENCE_SOURCE
@@ -42,6 +41,14 @@ TRIAL_COLUMNS = [*CELL, "trial", "status", "scored", "success", "final_state_suc
                  "ingest_fallbacks", "recorded_errors", "decided_without_tool_calls", "error"]
 REFERENCE_COLUMNS = ["ref_k", "ref_set", "ref_run"]
 """A reference-design trial's place in its design: its k, its set and its run within the set."""
+
+
+def system_pairs(table: pd.DataFrame) -> Iterator[tuple[Any, Any, pd.Series, pd.Series]]:
+    """(model, scenario, basis row, baseline row) per measured cell of a success table that ran both systems."""
+    for (model, scenario), part in measured_cells(table).groupby(["model", "scenario"], sort=False):
+        by = part.set_index("system")
+        if {"baseline", "basis"} <= set(by.index):
+            yield model, scenario, by.loc["basis"], by.loc["baseline"]
 
 
 def trials_frame_of(scores: pd.DataFrame) -> pd.DataFrame:
@@ -76,10 +83,8 @@ def trial_counts_text(trials: pd.DataFrame) -> str:
 
 
 def success_table(trials: pd.DataFrame, *, outcome: str = "success") -> pd.DataFrame:
-    """Success rate (``outcome``'s verdict) with a Wilson 95% interval per model x scenario x
-    system, a "mean over scenarios" row per model and system (the headline reliability), and the
-    published rates as "reference study" rows. ``n_failed`` counts crashed trials (never scored);
-    ``unacted_successes`` the successes decided without any CabApp call the scenario needs."""
+    """Success rate with a Wilson 95% interval per cell, a "mean over scenarios" row (the headline
+    reliability) and the published rates as "reference study" rows."""
     rates = rate_table(trials, CELL, outcome).merge(_unacted_successes(trials, outcome), on=CELL, how="left")
     rates.insert(3, "source", MEASURED)
     scenarios = list(dict.fromkeys(trials["scenario"]))
@@ -98,14 +103,9 @@ def success_table(trials: pd.DataFrame, *, outcome: str = "success") -> pd.DataF
     if all(p.empty for p in parts):  # no trial at all: an empty table with the usual columns
         return pd.DataFrame(columns=columns).astype({c: "Int64" for c in COUNT_COLUMNS})
     table = pd.concat([p for p in parts if not p.empty], ignore_index=True)
-    order_s = {name: i for i, name in enumerate([*scenarios, MEAN_ROW])}
-    order_y = {name: i for i, name in enumerate(systems)}
-    order_m = {name: i for i, name in enumerate([*models, REFERENCE_MODEL])}
-    table = (
-        table.assign(_s=table["scenario"].map(order_s), _y=table["system"].map(order_y), _m=table["model"].map(order_m))
-        .sort_values(["_m", "_s", "_y"], kind="stable")  # measured rows first, the paper's after
-        .drop(columns=["_s", "_y", "_m"])
-    )
+    order = {"model": [*models, REFERENCE_MODEL], "scenario": [*scenarios, MEAN_ROW], "system": systems}
+    table = table.sort_values(CELL, kind="stable",  # measured rows first, the paper's after
+                              key=lambda col: col.map({name: i for i, name in enumerate(order[str(col.name)])}))
     table = table[columns].reset_index(drop=True)
     for col in COUNT_COLUMNS:
         table[col] = table[col].astype("Int64")
@@ -133,28 +133,16 @@ def compact_success_table(table: pd.DataFrame, digits: int = 2, *, reference: bo
     return out
 
 
-def outcomes_by_group(trials: pd.DataFrame) -> dict[str, list[bool]]:
-    """Success flags of the scored trials per ``model · scenario · system``, in trial order (the
-    first-k estimator needs it); crashed trials are left out, as in every rate."""
-    groups: dict[str, list[bool]] = {}
-    for key, sub in trials[trials["scored"]].groupby(CELL, sort=False):
-        groups[GROUP_SEPARATOR.join(map(str, key))] = sub.sort_values("trial")["success"].astype(bool).tolist()
-    return groups
-
-
 def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     """pass@k, pass^k (unbiased) and the first-k variant per model x scenario x system and k, over
-    scored trials; ``group`` is ``scenario · system`` (prefixed by the model when several ran)."""
-    table = passk_table(outcomes_by_group(trials), ks)
-    if table.empty:  # no scored trial: an empty table with the usual columns
-        for i, col in enumerate(CELL):
-            table.insert(i, col, pd.Series(dtype=object))
-        return table
-    split = table["group"].str.split(GROUP_SEPARATOR, n=2, expand=True)
+    the scored trials in trial order; ``group`` is ``scenario · system`` (prefixed by the model when several ran)."""
+    scored = trials[trials["scored"]]
+    cells = {key: sub.sort_values("trial")["success"].astype(bool).tolist()
+             for key, sub in scored.groupby(CELL, sort=False)}
+    first = 1 if scored["model"].nunique() == 1 else 0
+    table = passk_table({GROUP_SEPARATOR.join(map(str, key[first:])): runs for key, runs in cells.items()}, ks)
     for i, col in enumerate(CELL):
-        table.insert(i, col, split[i])
-    one_model = table["model"].nunique() == 1
-    table["group"] = (table["scenario"] + GROUP_SEPARATOR + table["system"]) if one_model else table["group"]
+        table.insert(i, col, pd.Series([str(key[i]) for key in cells for _ in ks], dtype=object))
     return table
 
 
@@ -163,20 +151,15 @@ def passk_frame(trials: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
 def reference_design_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Per (model, scenario, system, k): pass^k and pass@k as the reference code computes them from
     the reference design's trials (failed trials count as failures, as a crashed run does there)."""
-    from psit_lib.studies.basis.passk import reference_sets_passk
-
     columns = ["model", "scenario", "system", "k", "sets", "reference_pass_hat_k", "reference_pass_at_k"]
     if len(trials) == 0 or "ref_k" not in trials:
         return pd.DataFrame(columns=columns)
-    sets: dict[tuple, dict[int, list[tuple[int, bool]]]] = {}
-    for row in trials.sort_values(["ref_k", "ref_set", "ref_run"], kind="stable").itertuples(index=False):
-        key = (row.model, row.scenario, row.system, int(row.ref_k))
-        sets.setdefault(key, {}).setdefault(int(row.ref_set), []).append((int(row.ref_run), bool(row.success)))
     rows = []
-    for (model, scenario, system, k), by_set in sets.items():
-        runs = [[ok for _, ok in sorted(v)] for _, v in sorted(by_set.items())]
-        hat, at = reference_sets_passk(runs, k)
-        rows.append({"model": model, "scenario": scenario, "system": system, "k": k, "sets": len(runs),
+    ordered = trials.sort_values(["ref_k", "ref_set", "ref_run"], kind="stable")
+    for (model, scenario, system, k), cell in ordered.groupby([*CELL, "ref_k"], sort=False):
+        runs = [part["success"].astype(bool).tolist() for _, part in cell.groupby("ref_set", sort=True)]
+        hat, at = reference_sets_passk(runs, int(k))
+        rows.append({"model": model, "scenario": scenario, "system": system, "k": int(k), "sets": len(runs),
                      "reference_pass_hat_k": hat, "reference_pass_at_k": at})
     return pd.DataFrame(rows, columns=columns)
 
@@ -184,8 +167,6 @@ def reference_design_table(trials: pd.DataFrame) -> pd.DataFrame:
 def passk_comparison(passk: pd.DataFrame, reference_design: pd.DataFrame) -> pd.DataFrame:
     """Side by side per (scenario, system, k): this run's unbiased pass^k and pass@k, this run's
     reference-design values, and the study's reported Table 1 values (labelled, not results)."""
-    from psit_lib.studies.basis.reference import reference_passk
-
     measured = passk[["model", "scenario", "system", "k", "pass_hat_k", "pass_at_k"]]
     table = measured.merge(reference_design.drop(columns=["sets"]), on=["model", "scenario", "system", "k"], how="left")
     study = reference_passk().rename(columns={"pass_hat_k": "study_reported_pass_hat_k",
@@ -196,8 +177,6 @@ def passk_comparison(passk: pd.DataFrame, reference_design: pd.DataFrame) -> pd.
 def sweeps_reading(gaps: pd.DataFrame) -> str:
     """One generated sentence per swept assumption, as a Markdown list; which way is better is
     what the ``sweeps`` metric declares for success (higher)."""
-    from psit_lib.analysis.sweeps import sweep_reading
-
     if gaps.empty:
         return "No sweep ran (the simulator's assumptions are swept only on the simulated backend)."
     better = "higher" if SWEEPS_HIGHER_IS_BETTER["a"] else "lower"
@@ -208,8 +187,6 @@ def sweeps_reading(gaps: pd.DataFrame) -> str:
 def success_reading(rates: pd.DataFrame) -> str:
     """Generated sentences on the measured success rates, per scenario (systems compared); which
     way is better is what the success-rate metrics declare (higher)."""
-    from psit_lib.analysis.result_sentences import grouped_rate_readings
-
     return grouped_rate_readings(measured_cells(rates), ["model", "scenario"], "system", measure="success rate",
                                  direction="higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower")
 
@@ -240,19 +217,9 @@ def relative_gain_table(pooled: pd.DataFrame) -> pd.DataFrame:
     """Per (model, scenario) of a pooled success table: both rates, the absolute gain (the paper's
     headline rule) and the relative gain beside it, the Newcombe 95% interval of the gap, and the
     paper's own numbers by the same rules (stale_locations at the headline's three decimals)."""
-    from psit_lib.studies.basis.reference import PAPER_HEADLINE
-    from psit_lib.analysis.sweeps import proportion_gap
-
-    measured = measured_cells(pooled)
-    reported = reference_success()
-    reported[(PAPER_HEADLINE.scenario, "baseline")] = PAPER_HEADLINE.baseline
-    reported[(PAPER_HEADLINE.scenario, "basis")] = PAPER_HEADLINE.basis
+    reported = {**reference_success(), **PAPER_HEADLINE}
     rows = []
-    for (model, scenario), part in measured.groupby(["model", "scenario"], sort=False):
-        by = part.set_index("system")
-        if not {"baseline", "basis"} <= set(by.index):
-            continue
-        a, b = by.loc["basis"], by.loc["baseline"]
+    for model, scenario, a, b in system_pairs(pooled):
         n_a, n_b = int(a["n_scored"]), int(b["n_scored"])
         _, low, high = (proportion_gap(int(a["successes"]), n_a, int(b["successes"]), n_b)
                         if n_a and n_b else (float("nan"),) * 3)
@@ -311,3 +278,61 @@ def relative_gain_reading(gains: pd.DataFrame, scenario: str = "stale_locations"
                        "so this run does not separate the systems")
         lines.append(f"- {rates}: {change}; {verdict}; {paper}.")
     return "\n".join(lines)
+
+
+# -- inaction beside the rates (issue #28): successes decided without the tool call the task needs --
+
+POOLED_VIEW = "Success pooled over the reference-design runs (the paper's Success column)"
+MAIN_VIEW = "Success over the main trials (reference validate; this run has no reference-design runs)"
+
+
+def inaction_successes(table: pd.DataFrame) -> pd.DataFrame:
+    """Per measured cell of a success table (model, scenario, system): its successes, how many
+    of them were decided without the tool call the task needs, and whether all were
+    (``only_inaction``: the cell's rate rests on trials where nothing happened)."""
+    cells = measured_cells(table)
+    if cells.empty or "unacted_successes" not in cells.columns:
+        return pd.DataFrame(columns=["model", "scenario", "system", "successes", "unacted_successes", "only_inaction"])
+    out = cells[["model", "scenario", "system", "successes", "unacted_successes"]].copy()
+    out["successes"] = out["successes"].fillna(0).astype(int)
+    out["unacted_successes"] = out["unacted_successes"].fillna(0).astype(int)
+    out["only_inaction"] = (out["successes"] > 0) & (out["unacted_successes"] == out["successes"])
+    return out.reset_index(drop=True)
+
+
+def inaction_sentences(table: pd.DataFrame) -> list[str]:
+    """One sentence per cell with successes that did nothing; a cell decided only by them is
+    named as no result."""
+    lines = []
+    for row in inaction_successes(table).itertuples(index=False):
+        if not row.unacted_successes:
+            continue
+        cell = f"{row.scenario} · {row.system} ({row.model})"
+        if row.only_inaction:
+            lines.append(f"- **{cell}**: all {row.successes} successes were decided without the tool call the task "
+                         "needs, so this cell is not a result (the rate keeps the paper's rule).")
+        else:
+            lines.append(f"- **{cell}**: {row.unacted_successes} of {row.successes} successes were decided without "
+                         "the tool call the task needs.")
+    return lines
+
+
+def has_scored_cells(table: pd.DataFrame) -> bool:
+    """Whether a success table has a measured cell with at least one scored trial."""
+    cells = measured_cells(table)
+    return bool(not cells.empty and (cells["n_scored"].fillna(0) > 0).any())
+
+
+def headline_reading(pooled: pd.DataFrame, main: pd.DataFrame, *, short: bool = False) -> str:
+    """Notebook 06's headline: the view it reads named first (the pooled reference-design runs,
+    or the main trials when there are none), its rate sentences, then the inaction sentences;
+    ``short``: one sentence for the report's index."""
+    view, table = (POOLED_VIEW, pooled) if has_scored_cells(pooled) or not has_scored_cells(main) else (MAIN_VIEW, main)
+    cells = measured_cells(table)
+    better: Direction = "higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower"  # the success-rate metrics' declaration
+    if short:
+        rates = rate_headline(cells, ["model", "scenario"], "system", measure="success rate", direction=better)
+        return f"*{view}:*\n" + one_sentence("\n".join(["- " + rates, *inaction_sentences(table)]))
+    lines = [f"*{view}:*", grouped_rate_readings(cells, ["model", "scenario"], "system", measure="success rate",
+                                                       direction=better)]
+    return "\n".join([*lines, *inaction_sentences(table)])

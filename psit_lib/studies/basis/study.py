@@ -1,9 +1,7 @@
 """The BASIS study (notebook 06) as a :class:`~psit_lib.runs.study.Study`: task -> trial -> scores -> metrics.
 
-Parts: ``main`` (for the unbiased estimators), one ``reference:k=<k>`` part per k of the
-reference code's design (``reference_sets`` independent sets of k fresh trials per cell) and, on
-the simulator, ``sweep:<knob>=<value>``. Both scorers are pure functions of the stored calls and
-rides, so ``psit rescore`` recomputes every table without a model.
+Both scorers are pure functions of the stored calls and rides, so ``psit rescore`` recomputes every
+table without a model.
 """
 
 from __future__ import annotations
@@ -109,10 +107,7 @@ def relative_gain(scored: Scored) -> pd.DataFrame:
     return br.relative_gain_table(success_pooled(scored))
 
 
-PASSK_BETTER = {"pass_at_k": True, "pass_hat_k": True, "first_k_all_succeed": True}
-
-
-@metric("passk", higher_is_better=PASSK_BETTER, parts=[MAIN])
+@metric("passk", higher_is_better={"pass_at_k": True, "pass_hat_k": True, "first_k_all_succeed": True}, parts=[MAIN])
 def passk(scored: Scored) -> pd.DataFrame:
     """Unbiased pass@k and pass^k (and the first-k variant) over the main trials per cell and k."""
     return br.passk_frame(main_trials(scored), scored.params.effective_ks)
@@ -132,18 +127,13 @@ def sweeps(scored: Scored) -> pd.DataFrame:
     is higher-is-better, so a positive gap favours BASIS)."""
     from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 
-    by_knob: dict[str, list[tuple[Any, str]]] = {}
-    for part in scored.part_names("sweep:"):
-        meta = scored.parts[part]
-        by_knob.setdefault(str(meta["knob"]), []).append((meta["value"], part))
+    parts = scored.part_names("sweep:") if scored.params.sweep_trials else []
     tables = []
-    for knob in sorted(by_knob):
-        frames = [br.trials_frame_of(scored.part(part)).assign(value=value) for value, part in by_knob[knob]]
-        if frames and scored.params.sweep_trials:
-            trials = pd.concat(frames, ignore_index=True)
-            tables.append(gap_table(trials[trials["scored"]], knob=knob, value_col="value", system_col="system",
-                                    a="basis", b="baseline", outcome_col="success")
-                          if len(trials) else pd.DataFrame(columns=GAP_COLUMNS))
+    for knob in sorted({str(scored.parts[p]["knob"]) for p in parts}):
+        trials = pd.concat([br.trials_frame_of(scored.part(p)).assign(value=scored.parts[p]["value"])
+                            for p in parts if str(scored.parts[p]["knob"]) == knob], ignore_index=True)
+        tables.append(gap_table(trials[trials["scored"]], knob=knob, value_col="value", system_col="system",
+                                a="basis", b="baseline", outcome_col="success"))
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=GAP_COLUMNS)
 
 

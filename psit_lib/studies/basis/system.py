@@ -1,32 +1,25 @@
-"""The BASIS multi-agent system on the CabApp (SPEC §6).
+"""The BASIS multi-agent system on the CabApp (SPEC §6): orchestrator, cab subagent, notifier.
 
-Three agents: an orchestrator (role ``basis_orchestrator``) that can only act through its
-delegation tools, a cab subagent (``cab_subagent``) that turns one instruction into calls of the
-real CabApp tools under the scenario's policy (the confounder, as in the study; its calls reach
-the app unchanged and its reply never mentions them), and a notifier (``user_notifier``), there
-so that access masks decide who sees a step. ``baseline`` and ``basis`` share every prompt, node
-and limit; with ``basis`` a :class:`~psit_lib.studies.basis.cortex_agent.CortexAgent` turns every
-agent step into an episode and puts the episodes an agent may see into its system prompt, so a
-difference in success comes from that information flow alone. Loops are bounded
-(``BasisLimits``); a limit hit, unreadable arguments, an unknown tool or a tool call written as
-text is recorded in ``MultiAgentRun.errors`` and the run goes on or ends cleanly. A trial with no
-CabApp call its scenario needs is marked ``decided_without_tool_calls`` and flagged.
+``baseline`` and ``basis`` share every prompt, node and limit; with ``basis`` the cortex (one
+``ingest_episode`` model call per agent step) stores every step as an episode and puts the episodes an
+agent may see into its system prompt, so a difference in success comes from that information flow
+alone. Loops are bounded (``BasisLimits``); what goes wrong is recorded in ``MultiAgentRun.errors``.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
-from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL
-from psit_lib.llm.errors import ModelOutputError
+from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL, READ_HELPER
+from psit_lib.llm.errors import ModelCallError, ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
-from psit_lib.studies.basis.cortex import AgentRegistry, Episode
+from psit_lib.studies.basis.cortex import (CORTEX_WINDOW, INGEST_TOOL, AgentRegistry, CortexInputError, Episode,
+                                           EpisodeStore, fallback_episode, format_context_block, parse_ingest_call)
 from psit_lib.studies.basis.cab_app import CAB_TOOLS, CabApp, call_cab_tool
 from psit_lib.studies.basis.records import AppCall, Delegation, StepView
 from psit_lib.studies.basis.scenarios import Scenario
-
-from psit_lib.studies.basis.cortex_agent import ContextView, CortexAgent
 from psit_lib.studies.basis.prompts import (
     AGENT_IDS,
     CORTEX_ROLE,
@@ -36,26 +29,28 @@ from psit_lib.studies.basis.prompts import (
     NOTIFY_TOOL,
     NOTIFY_TOOL_NAME,
     ORCHESTRATOR_ID,
+    PROMPTS,
     SEND_MESSAGE_TOOL,
     SEND_MESSAGE_TOOL_NAME,
     SUBAGENT_ID,
     TracedCall,
+    cortex_system_prompt,
+    cortex_user_prompt,
     notifier_prompt,
     orchestrator_prompt,
     step_trace,
-    subagent_base_prompt,
     with_context,
 )
 
 #: The orchestrator's delegation tools and the agent each one reaches.
 DELEGATES: dict[str, str] = {DELEGATE_TOOL_NAME: SUBAGENT_ID, NOTIFY_TOOL_NAME: NOTIFIER_ID}
 
+INGEST_TOOL_NAME: str = INGEST_TOOL["function"]["name"]
+#: Ask for the ingest tool by name; servers that honour ``tool_choice`` then always call it.
+INGEST_TOOL_CHOICE: dict[str, Any] = {"type": "function", "function": {"name": INGEST_TOOL_NAME}}
+
 SystemKind = Literal["baseline", "basis"]
 SYSTEMS: tuple[SystemKind, ...] = ("baseline", "basis")
-
-
-class UnknownSystemError(ValueError):
-    """A system name other than ``baseline`` or ``basis``."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +91,16 @@ class Subagent:
 
 def subagent_prompt(scenario: Scenario) -> str:
     """The cab subagent's system prompt: its job, then the scenario's policy (the confounder)."""
-    return f"{subagent_base_prompt()}\n\n{scenario.subagent_policy}"
+    return f"{PROMPTS.render('basis.subagent')}\n\n{scenario.subagent_policy}"
+
+
+def _raw_mask_text(arguments_json: str) -> Any:
+    """The ``access_mask`` value as the model wrote it (for the record), or None if unreadable."""
+    try:
+        args = json.loads(arguments_json)
+    except (TypeError, json.JSONDecodeError):
+        return None
+    return args.get("access_mask") if isinstance(args, dict) else None
 
 
 def _bad_arguments_result(exc: Exception) -> str:
@@ -116,8 +120,6 @@ class CabMultiAgentSystem:
         system: SystemKind,
         limits: BasisLimits = BasisLimits(),
     ) -> None:
-        if system not in SYSTEMS:
-            raise UnknownSystemError(f"Unknown system {system!r}; choose one of {', '.join(SYSTEMS)}.")
         self.scenario = scenario
         self.app = app
         self.limits = limits
@@ -128,30 +130,34 @@ class CabMultiAgentSystem:
             SUBAGENT_ID: Subagent(subagent_prompt(scenario), CAB_TOOLS, session.branch(SUBAGENT_ID), self._call_cab),
             NOTIFIER_ID: Subagent(notifier_prompt(), [SEND_MESSAGE_TOOL], session.branch(NOTIFIER_ID), self._send_message),
         }
-        self.cortex = (
-            CortexAgent(session.branch(CORTEX_ROLE), self.registry, agent=system)
-            if system == "basis" else None
-        )
+        # the cortex's own branch, so its seeds do not depend on the other agents' calls
+        self.cortex = session.branch(CORTEX_ROLE) if system == "basis" else None
+        self.store = EpisodeStore()
         self.run_record = MultiAgentRun(system=system)
 
     # -- shared pieces ---------------------------------------------------------------------
     def _system_prompt(self, agent_id: str, base: str, step_label: str) -> str:
         """The agent's system prompt; with the cortex, its visible episodes are added first."""
-        view = (ContextView(agent_id, step_label, (), "") if self.cortex is None
-                else self.cortex.view_for(agent_id, step_label))
-        self.run_record.views.append(StepView(agent=agent_id, step=step_label, visible_episodes=list(view.episode_ids),
-                                              context_chars=len(view.block)))
-        return with_context(base, view.block)
+        episodes = [] if self.cortex is None else self.store.visible_to(self.registry.mask_of(agent_id))
+        block = format_context_block(episodes)
+        self.run_record.views.append(StepView(agent=agent_id, step=step_label, context_chars=len(block),
+                                              visible_episodes=[ep.episode_id for ep in episodes]))
+        return with_context(base, block)
 
-    def _note_text_tool_call(self, agent: str, label: str, content: str, tools: list[dict[str, Any]]) -> str | None:
-        """The tool a reply without tool calls names in a call written as text, noted in the run's
-        errors, or None. The session has flagged it already; the text is never run (the harness
-        passes on only the calls the model really made), so it stands as the agent's reply."""
-        named = tool_call_in_text(content, {t["function"]["name"] for t in tools})
-        if named:
-            self.run_record.errors.append(f"{agent} {label}: wrote a {named} call as text; it was not run "
-                                          "and the text stands as the reply")
-        return named
+    async def _chat(self, agent: str, session: Any, base: str, label: str, messages: list[dict[str, Any]],
+                    tools: list[dict[str, Any]], kind: str, inputs: list[tuple[str, str]]) -> tuple[Any, str | None]:
+        """One model call of ``agent``, and the tool a reply without tool calls names in a call written
+        as text (noted in the errors; never run, so the text stands as the reply, which is ingested here)."""
+        system = self._system_prompt(agent, base, label)
+        result = await session.chat([{"role": "system", "content": system}, *messages], role=agent, tools=tools)
+        named = None
+        if not result.tool_calls:
+            named = tool_call_in_text(result.content, {t["function"]["name"] for t in tools})
+            if named:
+                self.run_record.errors.append(f"{agent} {label}: wrote a {named} call as text; it was not run "
+                                              "and the text stands as the reply")
+            await self._ingest(agent, step_trace(agent, kind, inputs=inputs, reply=result.content), kind, label)
+        return result, named
 
     def _flag(self, kind: str, role: str, example: str, detail: str) -> None:
         if self.diagnostics is not None:
@@ -179,10 +185,50 @@ class CabMultiAgentSystem:
         self._flag(FLAG_HELPER_FAILED, CORTEX_ROLE, str(episodes[-1].metadata.get("fallback_reason") or ""),
                    f"all {len(episodes)} cortex ingests fell back: no step was shared")
 
+    def _read_ingest(self, reply: str, problem: str | None) -> None:
+        """Count one ingest reply as read (``problem`` None) or unreadable, so a failing cortex shows in health."""
+        if self.diagnostics is not None:
+            self.diagnostics.read(READ_HELPER, CORTEX_ROLE, problem is None, reply, problem or "",
+                                  agent=self.run_record.system)
+
     async def _ingest(self, agent_id: str, trace: str, kind: str, step_label: str) -> None:
+        """Store one agent step as an episode (with the cortex); never raises for anything the model
+        does: a failed ingest is stored as a fallback episode visible to its own agent only."""
         if self.cortex is None:
             return
-        await self.cortex.ingest(agent_id, trace, {"kind": kind, "step": step_label})
+        episode_id = self.store.next_episode_id()
+        previous = self.store.recent_by(agent_id, CORTEX_WINDOW)
+        meta: dict[str, Any] = {"kind": kind, "step": step_label, "cortex_window": [ep.episode_id for ep in previous]}
+        messages = [{"role": "system", "content": cortex_system_prompt(self.registry)},
+                    {"role": "user", "content": cortex_user_prompt(agent_id, previous, trace)}]
+
+        def fall_back(reason: str) -> None:
+            self.store.append(fallback_episode(episode_id, agent_id, trace, self.registry, reason, meta))
+
+        try:
+            result = await self.cortex.chat(messages, role=CORTEX_ROLE, tools=[INGEST_TOOL],
+                                            tool_choice=INGEST_TOOL_CHOICE)
+        except (ModelCallError, ModelOutputError) as exc:
+            return fall_back(f"the cortex model call failed: {exc}")
+        calls = [call for call in result.tool_calls if call.name == INGEST_TOOL_NAME]
+        if not calls:
+            others = ", ".join(call.name for call in result.tool_calls)
+            reason = f"no {INGEST_TOOL_NAME} call in the reply" + (f" (it called {others} instead)" if others else "")
+            self._read_ingest(result.content, reason)
+            return fall_back(reason)
+        call = calls[0]
+        meta["mask_text"] = _raw_mask_text(call.arguments)
+        if len(calls) > 1:
+            meta["extra_ingest_calls"] = len(calls) - 1
+        try:
+            summary, mask = parse_ingest_call(call.arguments, self.registry)
+        except CortexInputError as exc:
+            self._read_ingest(call.arguments, str(exc))
+            return fall_back(str(exc))
+        self._read_ingest(call.arguments, None)
+        meta["ingest"] = "ok"
+        self.store.append(Episode(episode_id=episode_id, source_agent_id=agent_id, access_mask=mask,
+                                  raw_trace=trace, summary=summary, metadata=meta))
 
     # -- the cab subagent --------------------------------------------------------------------
     def _call_cab(self, delegation: int, step: int, name: str, arguments: Any) -> str:
@@ -207,15 +253,10 @@ class CabMultiAgentSystem:
         stored by the cortex when there is one. Returns the reply, or None while the agent acts."""
         label = f"d{delegation} step {step}"
         subagent = self.subagents[agent]
-        system = self._system_prompt(agent, subagent.prompt, label)
-        result = await subagent.session.chat(
-            [{"role": "system", "content": system}, *messages], role=agent, tools=subagent.tools
-        )
         inputs = [("instruction", instruction)]
+        result, _ = await self._chat(agent, subagent.session, subagent.prompt, label, messages, subagent.tools,
+                                     "subagent_step", inputs)
         if not result.tool_calls:
-            self._note_text_tool_call(agent, label, result.content, subagent.tools)
-            await self._ingest(agent, step_trace(agent, "subagent_step", inputs=inputs, reply=result.content),
-                               "subagent_step", label)
             return result.content
 
         known = {t["function"]["name"] for t in subagent.tools}
@@ -250,11 +291,8 @@ class CabMultiAgentSystem:
         """Run a subagent on one instruction (a fresh conversation) and return its reply."""
         index = len(self.run_record.delegations) + 1
         messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
-        reply, step = None, 0
-        while step < self.limits.subagent_max_steps:
-            step += 1
-            reply = await self._subagent_step(agent, index, step, messages, instruction)
-            if reply is not None:
+        for step in range(1, self.limits.subagent_max_steps + 1):
+            if (reply := await self._subagent_step(agent, index, step, messages, instruction)) is not None:
                 break
         record = Delegation(index=index, agent=agent, instruction=instruction, reply=reply, steps=step)
         self.run_record.delegations.append(record)
@@ -265,18 +303,12 @@ class CabMultiAgentSystem:
         """One orchestrator step: a model call that answers the user (returned) or delegates (each
         delegation run, its completion a step of its own for the cortex; returns None)."""
         label = f"step {step}"
-        system = self._system_prompt(ORCHESTRATOR_ID, orchestrator_prompt(), label)
-        result = await self.orchestrator_session.chat(
-            [{"role": "system", "content": system}, *messages], role=ORCHESTRATOR_ID,
-            tools=[DELEGATE_TOOL, NOTIFY_TOOL]
-        )
-        self.run_record.orchestrator_steps = step
         inputs = [("user request", self.scenario.user_request)]
+        result, named = await self._chat(ORCHESTRATOR_ID, self.orchestrator_session, orchestrator_prompt(), label,
+                                         messages, [DELEGATE_TOOL, NOTIFY_TOOL], "orchestrator_step", inputs)
+        self.run_record.orchestrator_steps = step
         if not result.tool_calls:
-            self.run_record.final_answer_as_tool_call = self._note_text_tool_call(
-                ORCHESTRATOR_ID, label, result.content, [DELEGATE_TOOL, NOTIFY_TOOL])
-            await self._ingest(ORCHESTRATOR_ID, step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs,
-                                                           reply=result.content), "orchestrator_step", label)
+            self.run_record.final_answer_as_tool_call = named
             return result.content
 
         pending, traced, refusals = [], [], []
@@ -334,8 +366,7 @@ class CabMultiAgentSystem:
             self.run_record.final_answer = await self._orchestrator_step(step, messages)
             if self.run_record.final_answer is not None:
                 break
-        if self.cortex is not None:
-            self.run_record.episodes = list(self.cortex.store)
+        self.run_record.episodes = list(self.store)
         self._check_acted()
         self._check_cortex()
         return self.run_record
