@@ -30,6 +30,16 @@ def checkout_root() -> Path | None:
     return root if (root / "pyproject.toml").is_file() else None
 
 
+def resolve_config_path(value: str) -> Path:
+    """The absolute path a ``PSIT_MODEL_SETTINGS``/``PSIT_PROMPTS_FILE`` value names: notebooks run
+    in ``notebooks/``, so a relative path found neither there nor in the checkout is returned as given."""
+    path = Path(value.strip()).expanduser()
+    root = checkout_root()
+    if not path.is_absolute() and not path.exists() and root is not None and (root / path).exists():
+        return (root / path).resolve()
+    return path.resolve()
+
+
 def data_root() -> Path:
     """The data folder: ``$PSIT_DATA_DIR``, else ``data/`` of the checkout this ``psit_lib`` was
     imported from (recognised by its ``pyproject.toml``), else ``./data``."""

@@ -20,7 +20,7 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from psit_lib.llm.config_files import resolve_config_path
+from psit_lib.data_files import resolve_config_path
 from psit_lib.llm.errors import ConfigurationError
 
 ENV = "PSIT_MODEL_SETTINGS"

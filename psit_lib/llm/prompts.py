@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from psit_lib.llm.config_files import resolve_config_path
+from psit_lib.data_files import resolve_config_path
 from psit_lib.llm.errors import ConfigurationError
 
 SLOT = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
