@@ -33,7 +33,7 @@ import tenacity
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
 from psit_lib.llm.model_settings import STOP_SEQUENCES, rejected_field, role_cap
-from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics
+from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics, excerpt
 from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris, tool_call_in_text
 from psit_lib.llm.replicas import ReplicaPool
 from psit_lib.llm.seeds import derive_seed
@@ -132,14 +132,14 @@ def connection_fault(exc: BaseException, timeout: float) -> EndpointFault:
     while cause.__cause__ is not None:
         cause = cause.__cause__
     if isinstance(cause, (ConnectionRefusedError, aiohttp.ClientConnectorError, httpx2.ConnectError)):
-        return EndpointFault("connection_refused", f"connection error ({_short(str(cause))})", replica_down=True)
+        return EndpointFault("connection_refused", f"connection error ({excerpt(str(cause))})", replica_down=True)
     if isinstance(cause, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError)) and not isinstance(
             cause, (aiohttp.ServerTimeoutError, TimeoutError)):
-        return EndpointFault("connection_error", f"connection error ({_short(str(cause))})")
+        return EndpointFault("connection_error", f"connection error ({excerpt(str(cause))})")
     if isinstance(exc, openai.APITimeoutError) or isinstance(cause, (TimeoutError, httpx2.TimeoutException)):
         # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
         return EndpointFault("timeout", f"timeout after {timeout:g}s")
-    return EndpointFault("connection_error", f"connection error ({_short(str(cause))})")
+    return EndpointFault("connection_error", f"connection error ({excerpt(str(cause))})")
 
 
 def _text(value: Any) -> str | None:
@@ -155,19 +155,19 @@ def _result_from_body(data: Any) -> ChatResult:
     response objects cost more CPU than the rest of a call. Anything that is not a completion
     is an endpoint fault (retried), never a guessed reply."""
     if not isinstance(data, dict):
-        raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(data))})")
+        raise EndpointFault("malformed_body", f"a body that is not a chat completion ({excerpt(str(data))})")
     choices = data.get("choices")
     if not choices:
         raise EndpointFault("no_choices", "a completion with no choices")
     choice = choices[0] if isinstance(choices, list) else None
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(choice, dict) or not isinstance(message, dict):
-        raise EndpointFault("malformed_body", f"a completion without a message ({_short(str(choices))})")
+        raise EndpointFault("malformed_body", f"a completion without a message ({excerpt(str(choices))})")
     calls = []
     for i, tc in enumerate(message.get("tool_calls") or ()):
         fn = tc.get("function") if isinstance(tc, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise EndpointFault("malformed_body", f"a tool call without a function name ({_short(str(tc))})")
+            raise EndpointFault("malformed_body", f"a tool call without a function name ({excerpt(str(tc))})")
         calls.append(ToolCall(id=_text(tc.get("id")) or f"call_{i}", name=fn["name"],
                               arguments=_text(fn.get("arguments")) or "{}"))
     usage = data.get("usage")
@@ -285,14 +285,14 @@ class LLMClient:
             data = json.loads(response.content)
         except openai.APIStatusError as exc:
             kind = "http_429" if exc.status_code == 429 else f"http_{exc.status_code // 100}xx"
-            raise EndpointFault(kind, f"HTTP {exc.status_code} ({_short(exc.message)})",
+            raise EndpointFault(kind, f"HTTP {exc.status_code} ({excerpt(exc.message)})",
                                 retryable=exc.status_code in RETRYABLE_STATUS,
                                 wait=retry_after_seconds(exc.response), status=exc.status_code,
                                 body=_body_text(exc.response)) from None
         except openai.APIConnectionError as exc:  # APITimeoutError included
             raise connection_fault(exc, timeout) from None
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
-            raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(exc))})") from None
+            raise EndpointFault("malformed_body", f"a body that is not a chat completion ({excerpt(str(exc))})") from None
         self._observe_speed(data)
         return _result_from_body(data)
 
@@ -331,7 +331,7 @@ class LLMClient:
         key = f"{model}: {name}"
         self.stats.dropped[key] = self.stats.dropped.get(key, 0) + 1
         if name not in self._dropped:
-            self._dropped[name] = reason = f"HTTP {fault.status}: {_short(fault.body or fault.reason, 200)}"
+            self._dropped[name] = reason = f"HTTP {fault.status}: {excerpt(fault.body or fault.reason, 200)}"
             log.warning("model %s: the server refused the request field %r (%s); it is left out of this and "
                         "every later call (PSIT_MODEL_SETTINGS; recorded as dropped_parameters in the run metadata)",
                         model, name, reason)
@@ -430,11 +430,6 @@ def _body_text(response: httpx2.Response | None) -> str:
         return response.text if response is not None else ""
     except Exception:  # a body that cannot be read adds nothing to the error text
         return ""
-
-
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass

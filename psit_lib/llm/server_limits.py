@@ -188,13 +188,6 @@ def probe(base_url: str, model: str, api_key: str | None = None, *, timeout: flo
     return ServerLimits(base_url)
 
 
-def reply_seconds(limits: ServerLimits, max_tokens: int) -> float | None:
-    """Seconds one reply of ``max_tokens`` takes at the measured speed (None: not measured)."""
-    if not limits.tokens_per_second:
-        return None
-    return max_tokens / limits.tokens_per_second
-
-
 def plan_sizing(limits: Sequence[ServerLimits], *, env: Mapping[str, str], concurrency: int, timeout: float,
                 max_tokens: int) -> Sizing:
     """The run's per-replica slots and timeout from what the replicas reported.
@@ -206,7 +199,7 @@ def plan_sizing(limits: Sequence[ServerLimits], *, env: Mapping[str, str], concu
     user_slots = bool(env.get("PSIT_ENDPOINT_CONCURRENCY", "").strip())
     user_timeout = bool(env.get("PSIT_TIMEOUT", "").strip())
     slots = {} if user_slots else {lim.url: lim.slots for lim in limits if lim.slots}
-    speeds = [s for s in (reply_seconds(lim, max_tokens) for lim in limits) if s is not None]
+    speeds = [max_tokens / lim.tokens_per_second for lim in limits if lim.tokens_per_second]
     new_timeout = None
     if speeds and not user_timeout:
         new_timeout = float(max(MIN_TIMEOUT, math.ceil(TIMEOUT_SAFETY * max(speeds))))

@@ -256,10 +256,6 @@ class Experiment:
         self.store.write_metadata(self.metadata)
         return verdict
 
-    def failed_episodes(self) -> int:
-        """Episodes of this notebook's folder whose latest record is an error."""
-        return self.store.failed_count()
-
     def finish(self, **summary: Any) -> RunSummary:
         """Write this execution's call statistics into the run metadata and return them. The
         episode counts cover every ``run`` of this execution (main runs and sweeps), not the last."""

@@ -218,9 +218,6 @@ class RunFolder:
     def has_records(self) -> bool:
         return (self.dir / _RECORDS).is_file()
 
-    def has_metadata(self) -> bool:
-        return (self.dir / _METADATA).is_file()
-
     def table_names(self) -> list[str]:
         """The saved result tables (``<name>.csv``), sorted."""
         return sorted(p.name for p in self.tables_dir.glob("*.csv"))
@@ -292,10 +289,6 @@ class RunFolder:
     def finished_ids(self) -> set[str]:
         return {eid for eid, rec in self.records().items() if rec.get("status") == "ok"}
 
-    def failed_count(self) -> int:
-        """Episodes whose latest record is not finished."""
-        return sum(r.get("status") != "ok" for r in self.records().values())
-
     def attempts(self, episode_id: str) -> int:
         return sum(1 for r in self._lines() if r.get("episode_id") == episode_id)
 
@@ -310,7 +303,7 @@ def notebook_folders(path: str | Path) -> list[RunFolder]:
 
 def notebooks_with_metadata(run_dir: str | Path) -> set[str]:
     """Names of the notebook folders of a run folder that hold run metadata."""
-    return {p.name for p in Path(run_dir).iterdir() if RunFolder(p).has_metadata()}
+    return {p.name for p in Path(run_dir).iterdir() if (p / _METADATA).is_file()}
 
 
 def read_run_file(run_dir: str | Path) -> dict[str, Any]:
