@@ -1,15 +1,9 @@
 """The single seam for every model call.
 
-``LLMClient`` wraps ``openai.AsyncOpenAI`` (a few per endpoint) with bounded concurrency (in all,
-and per replica: a call waits in the client for a free slot, untimed, before it is sent), retries
-with exponential backoff and jitter that honour ``Retry-After``, the response cache, and call
-statistics. On the ``sim`` backend the same OpenAI client talks to the embedded simulator
-through an in-process HTTP transport that the caller supplies (``psit_lib.runs.make_client``
-does), so the code path is identical to a real endpoint's and this layer never imports the
-simulator.
-
-``ModelSession`` is an episode's view of the client: it derives each call's seed from
-(run seed, episode id, branch path, call index) and keeps the episode's call log.
+``LLMClient`` wraps ``openai.AsyncOpenAI`` with bounded concurrency, retries that honour
+``Retry-After``, the response cache and call statistics; on the ``sim`` backend the caller hands
+it an in-process transport, so the code path is a real endpoint's and this layer never imports
+the simulator. ``ModelSession`` is an episode's view: a derived seed per call and its call log.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""What an episode could not read in the model's replies, and what the model did instead of
-what its role needs: the raw material of a run's health (``psit_lib.runs.health``).
+"""What an episode could not read in the model's replies, and what its roles did instead of what
+they need: the raw material of a run's health (``psit_lib.runs.health``).
 
-Why a separate tally: a rate computed from replies the harness could not read is not a
-measurement of the model. Every reader that meets model output tells the episode's
-:class:`EpisodeDiagnostics` whether it could read it (a *read*, counted ok or unreadable, so
-shares have a denominator), and every place that sees a role go without what it needs raises
-a *flag* (a tool call written as text, a trial decided without the tool call its task needs, a
-private-CoT agent whose model returned no reasoning, a helper role whose reply was garbage).
-The runner stores the tally in every episode record, however the episode ended.
-
-Kinds are plain strings so studies can add their own; the common ones are below.
+A rate computed from replies the harness could not read is not a measurement of the model, so
+every reader counts its *reads* (ok or unreadable) and every missing capability raises a *flag*.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""Per-model request settings, by configuration: what each served model needs in its requests.
+"""Per-model request settings (``PSIT_MODEL_SETTINGS``, README "Per-model request settings").
 
-Models differ in what a request must carry: a reasoning model wants a larger ``max_tokens`` (the
-private-state study gave Qwen3 235B 4,096 where the others had 2,048), a reasoning effort, or a
-provider's own field (OpenRouter's ``reasoning: {include: true}``, which the study's reference
-code sent to keep the reasoning).
-
-``PSIT_MODEL_SETTINGS`` names a YAML or JSON file (or holds inline JSON) mapping each served model
-name to its settings (README "Per-model request settings"). The optional fields are sent only
-where the server accepts them: one refused with HTTP 400/422 is dropped for that model, with a
-warning and a count in the run metadata (``dropped_parameters``), never silently.
+Models differ in what a request must carry (a reasoning model's larger ``max_tokens``, a
+reasoning effort, a provider's own field); an optional field the server refuses (HTTP 400/422)
+is dropped for that model with a warning and a count in the run metadata, never silently.
 """
 
 from __future__ import annotations

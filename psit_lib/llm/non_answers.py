@@ -1,16 +1,8 @@
 """Non-answers: replies (and words) that look readable but answer nothing, each with its reason.
 
-Small models often write something a tolerant reader would take for an answer: a tool call
-in JSON (``{"name": "reveal_secret", ...}``, fenced or not), the alphabet spelled out, a
-runaway of underscores or of one letter, or a function word pulled out of a sentence ("The
-first letter of the word is always "A"" is not the secret ``always``). Every reader asks
-here first, so none of them turns such a reply into a secret, a candidate, a board or a
-length; the reason is kept so the unreadable reply says *why* it was not read.
-
-* :func:`reply_non_answer`: the reason a whole reply answers nothing (tool call, runaway), or None.
-* :func:`word_non_answer`: the reason a word read out of a reply is not a secret (a function
-  word, the alphabet in order, a runaway of letters), or None.
-* :class:`Reading`: a value read, or None with the reason.
+Small models write tool calls as JSON, the alphabet, runaways, or a sentence whose function word
+a tolerant reader would take for the secret ("the first letter is always "A""): every reader
+asks here first, and the reason says why the reply was not read.
 """
 
 from __future__ import annotations

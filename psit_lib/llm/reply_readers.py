@@ -1,18 +1,7 @@
-"""Reply readers: reading what real models write: reasoning mixed into replies, yes/no decisions, JSON.
+"""Reading what real models write: reasoning mixed into replies, yes/no decisions, JSON.
 
-(The simulator's own reading of requests is :mod:`psit_lib.sim.request_reading`; the sentences
-that interpret result tables are :mod:`psit_lib.analysis.result_sentences`.)
-
-* :func:`split_reasoning` separates reasoning a model wrote inline (``<think>``,
-  ``<thinking>``, ``<reasoning>``, an opening tag never closed, or a lone closing tag when the
-  server's template swallowed the opening one) from the public reply. The model client applies
-  it to every reply, so reasoning never reaches a public transcript.
-* :func:`read_yes_no` reads a yes/no decision only when it *leads* the reply: "**Answer:** no",
-  "Yes – I do have that", "Nope", "Answer (yes/no): no". A refusal or a deflection ("I have to
-  keep my word a secret!", "I've already chosen a word, and I can't tell you.") and a hedge
-  that only later turns into an answer ("Sure, let's see... no, that's not my word.") are
-  unreadable (None), never a guessed yes.
-* :func:`read_json_object` finds the JSON object in a reply wrapped in fences or prose.
+A yes/no reads only when it leads the reply: a refusal, a deflection or a hedge that only later
+turns into an answer is unreadable (None), never a guessed yes.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """What an endpoint serves, asked before a real run, and the concurrency and timeout that follow.
 
-A small server queues calls beyond its slots, and queued time counts against the client's
-timeout. So before a real run the endpoint is asked what it reports (llama.cpp's ``/props``:
-slots and context per slot; vLLM's ``/v1/models``: ``max_model_len``; Ollama's ``/api/ps``:
-``context_length``), and where it reports slots, one short completion per slot, all at once,
-measures decoding speed with every slot busy (a CPU server decodes each sequence several times
-slower than one alone). :func:`plan_sizing` (pure) then gives each replica as many calls in
-flight as it has slots and a timeout long enough for full replies at that speed. A setting the
-user made always stands; where the server reports nothing, the run says so in one line.
+A small server queues calls beyond its slots and queued time counts against the timeout, so the
+endpoint is asked its slots and context (llama.cpp ``/props``, vLLM ``/v1/models``, Ollama
+``/api/ps``) and, with every slot busy, its decoding speed; :func:`plan_sizing` (pure) turns that
+into calls in flight and a timeout. A setting the user made always stands.
 """
 
 from __future__ import annotations

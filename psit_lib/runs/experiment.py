@@ -1,15 +1,8 @@
 """What a notebook opens: settings, client, cache, run folder and store in one object.
 
-Where things go
----------------
-``PSIT_RUN_DIR`` (set by ``psit run``) -> ``<run dir>/<notebook>/`` is the notebook's run folder
-(:mod:`psit_lib.runs.folder`: its params, metadata and episode records);
-``<run dir>/cache.sqlite`` is the run's response cache. Without it (a notebook opened by hand,
-nbval) the folder is ``<adhoc root>/<notebook>-<hash of parameters>`` (outside the repository:
-:func:`psit_lib.runs.paths.adhoc_root`), so re-running with the same parameters resumes and
-different parameters never mix. The results root and the
-figures copy are in :mod:`psit_lib.runs.paths`; tables, figures and the headline are written by
-:mod:`psit_lib.runs.outputs`.
+Under ``psit run`` the folder is ``$PSIT_RUN_DIR/<notebook>`` beside the run's ``cache.sqlite``;
+opened by hand it is ``<adhoc root>/<notebook>-<hash of parameters and set-up>``, outside the
+repository, so another set-up is another folder, never a resume.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """A run folder's identity: what shaped its episodes besides the notebook's parameters.
 
-``identity.json`` binds, when a folder is first made, the endpoint's ``GET /v1/models`` report on
-each served model name, a fingerprint of the study's prompt templates, and the hashes of
-``PSIT_PROMPTS_FILE`` and ``PSIT_MODEL_SETTINGS`` (README "Resuming a run"). Resuming with any of
-them changed would mix episodes of two set-ups under one record, so it is refused with one
-sentence (:class:`IdentityMismatchError`); the code's commit and the scorers' versions are
-recorded but never refuse. A field either side does not know (an older folder, or the command
-line, which cannot fingerprint a study's templates without loading it) is not compared.
-
-The rules here are pure functions of the two identities; reading the endpoint is
-:func:`endpoint_report`.
+``identity.json`` binds the endpoint's ``/v1/models`` report, the prompts' fingerprints and the
+hashes of ``PSIT_PROMPTS_FILE`` and ``PSIT_MODEL_SETTINGS``: resuming with any of them changed
+would mix two set-ups under one record, so it is refused in one sentence; the commit is recorded,
+never refused. A field either side does not know is not compared.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """Typed episode records: what a run stores per episode, read back with every field checked.
 
-An episode record is an *envelope* the runner writes for every planned episode (id, status,
-error, the spec, model-call usage and the call log, wall time) and, for a finished episode, the
-study's *result*: a pydantic model each study defines with a ``schema_version``. In the run
-folder's records (:mod:`psit_lib.runs.folder` owns the files) each record is one JSON object per
-line, so it stays readable with ``jq``; in memory it is typed.
-
-Records are written in format 2 (the study result nested under ``result``, so a result field may
-have any name, ``status`` included); older runs' flat format 1 is read as format 2
-(:func:`nested_record`). :func:`flat_record` gives the flat view some readers index by name.
-
-Reading is strict. A record missing a field, with a field of the wrong type, or written by a
-newer schema fails with :class:`RecordError` naming the file and the episode, never as a silent
-"error" outcome; a failed episode is kept as such (``status="error"``, no result) and is never
-scored.
+A record is the runner's envelope (id, status, spec, usage, calls, diagnostics) and, for a
+finished episode, the study's result nested under ``result`` (format 2; the flat format 1 of
+older runs reads as format 2). Reading is strict: a record that does not fit raises
+:class:`RecordError` naming the file and the episode, never a silent "error" outcome.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
-"""A study as one object: what it runs, how each episode is scored, which tables the scores make.
+"""A study as one object: its plan, its per-episode scorers and the metrics (tables) over them.
 
-A :class:`Study` gathers what a study would otherwise spread over its modules, so the command
-line, the report and ``psit rescore`` reach every study the same way.
-
-The chain is inspect_ai's: plan -> episode (generation only: the record keeps what happened)
--> scores per episode (:class:`~psit_lib.runs.scores.Scorer`, stored beside the episodes) ->
-metrics (:class:`~psit_lib.runs.scores.Metric`, one table each). A notebook's run is made of
-*parts* (:class:`Part`): ``main``, one per swept value (``sweep:<knob>=<value>``), and whatever
-else the notebook runs besides (reference sets, judge variants), each with its own plan and its
-own metadata entry. :meth:`Study.run` runs every part, scores every episode, computes every
-metric and writes every table; :meth:`Study.rescore` does the scoring and metrics again from a
-run folder alone (``psit rescore``), so a saved table is always reproducible from its scores.
-
-Notebooks read their run-mates (07 reads 02 and 03) through folders handed to the study, never
-through the environment.
+The chain is inspect_ai's: plan -> episode (generation only) -> scores per episode, stored beside
+the episodes -> metrics, one table each. A notebook's run is made of parts (main, each swept
+value, reference sets, judge variants), each with its own metadata; :meth:`Study.rescore` redoes
+scores and metrics from a run folder alone, so a saved table is reproducible from its scores.
 """
 
 from __future__ import annotations
