@@ -4,7 +4,7 @@ Credentials live only here, as a ``SecretStr``: they are not part of ``public_di
 run metadata records), of cache keys, or of any error message.
 
 The variables (``PSIT_*``, with ``OPENAI_BASE_URL``/``OPENAI_API_KEY`` as fallbacks) are listed in the
-README and by ``psit --help``; :data:`FIELD_ENV` maps each setting to its variable.
+README and by ``psit --help``; setting ``x`` comes from ``PSIT_X``.
 """
 
 from __future__ import annotations
@@ -23,14 +23,6 @@ Backend = Literal["sim", "openai"]
 CacheMode = Literal["off", "rw", "replay"]
 
 SIM_BASE_URL = "http://psit-sim.invalid/v1"
-
-
-FIELD_ENV = {"backend": "PSIT_BACKEND", "base_urls": "PSIT_BASE_URLS", "model": "PSIT_MODEL",
-             "sim_profile": "PSIT_SIM_PROFILE", "concurrency": "PSIT_CONCURRENCY", "timeout": "PSIT_TIMEOUT",
-             "max_retries": "PSIT_MAX_RETRIES", "cache": "PSIT_CACHE", "model_endpoints": "PSIT_MODEL_ENDPOINTS",
-             "endpoint_concurrency": "PSIT_ENDPOINT_CONCURRENCY", "model_settings": "PSIT_MODEL_SETTINGS",
-             "prompts_file": PROMPTS_ENV}
-"""Which environment variable sets each setting (error messages name the variable at fault)."""
 
 
 def _split_urls(value: Any) -> Any:
@@ -154,7 +146,7 @@ class LLMSettings(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             field = str(first["loc"][0]) if first["loc"] else "?"
-            source = FIELD_ENV.get(field, field) if field not in overrides else field
+            source = f"PSIT_{field.upper()}" if field in PsitEnvironment.model_fields and field not in overrides else field
             raise ConfigurationError(f"{source}={raw.get(field)!r} is not valid: {first['msg']}") from None
         if settings.backend == "openai" and not settings.base_urls and not settings.model_endpoints:
             raise ConfigurationError(
