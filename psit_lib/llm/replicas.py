@@ -72,14 +72,6 @@ class ReplicaPool:
         free = [u for u in self.urls if self._has_room(u)]
         return min(free, key=lambda u: self._down_until[u]) if free else None
 
-    def acquire(self) -> str:
-        """A replica for a call now (no waiting): for pools without slots, or with one free."""
-        url = self.pick()
-        if url is None:
-            raise RuntimeError("every replica's slots are taken: use `await pool.slot()`")
-        self._in_flight[url] += 1
-        return url
-
     async def slot(self) -> str:
         """A replica with a free slot, waiting until one frees (earlier episodes first, then in
         arrival order); the caller must :meth:`release` it. Cancelled while waiting, it takes no slot."""
