@@ -214,14 +214,13 @@ class Experiment:
         return self.simulator_assumptions(roles, knobs)
 
     def save_figure(self, fig, name: str) -> Path:
-        """Save a figure (PNG and SVG) to the notebook's run folder as ``<notebook>__<name>``.
-        The repository's ``figures/`` is never written here: ``psit run`` copies a run's figures
-        there only when the run is complete and covers the whole series
-        (:func:`publish_figures`), so an interactive, partial, failed or suspect run never
-        replaces the last complete one's."""
-        stem = f"{self.notebook}__{name}"
-        outputs.save_figure(fig, stem, [self.store.figures_dir])
-        return self.store.figures_dir / f"{stem}.png"
+        """Save a figure (PNG and SVG) to the run folder as ``<notebook>__<name>``; only ``psit run``
+        copies a complete run's figures to ``figures/`` (:func:`publish_figures`)."""
+        path = self.store.figures_dir / f"{self.notebook}__{name}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        fig.savefig(path.with_suffix(".svg"), bbox_inches="tight")
+        return path
 
     def save_table(self, table: pd.DataFrame, name: str) -> Path:
         """Write a result table to ``<notebook folder>/tables/<name>.csv`` and ``.parquet``, so
@@ -229,13 +228,11 @@ class Experiment:
         return outputs.save_table(table, self.store.tables_dir, name)
 
     def headline(self, text: str, view: str | None = None) -> str:
-        """Record the notebook's key sentence for the report's index and return it (for display).
-        It must be generated from the notebook's tables, never written by hand. ``view`` names
-        the table or rule it reads (e.g. Table 1's rule or the strict view), shown first, so the
-        index never leaves a reader guessing which of a notebook's views its headline is."""
+        """Record the notebook's key sentence (made from its tables, never by hand) for the report's
+        index, each line's whitespace collapsed; ``view`` names the table or rule it reads, shown first."""
         if view:
             text = f"*{view}:*\n{text}"
-        self.metadata.headline = outputs.headline_text(text)
+        self.metadata.headline = "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
         self.store.write_metadata(self.metadata)
         return text
 
