@@ -208,14 +208,9 @@ def read_json_object(text: str | None) -> dict | None:
 
 
 def tool_call_in_text(text: str | None, tool_names: "set[str] | frozenset[str]") -> str | None:
-    """The tool a reply names in a JSON tool call written as text (``{"name": "order_ride",
-    "arguments": {...}}``, bare, fenced or in prose; also OpenAI's ``{"function": {"name": ...}}``
-    and a list of such calls), or None.
-
-    Servers without a tool-call parser hand such text back as the reply's content instead of a
-    ``tool_calls`` entry. Only a known tool's name counts, so a JSON answer that happens to have
-    a ``name`` field is not mistaken for a call.
-    """
+    """The known tool a reply names in a JSON tool call written as text (bare, fenced or in prose;
+    ``{"name": ...}``, OpenAI's ``{"function": {"name": ...}}`` or a list of them), or None: servers
+    without a tool-call parser return calls as content. Only a known tool's name counts."""
     value = read_json_value(text, (dict, list))
     calls = value if isinstance(value, list) else [value]
     for call in calls:
@@ -238,13 +233,8 @@ _TEMPLATE_TOKEN = re.compile(
 
 def strip_template_debris(text: str | None) -> str:
     """``text`` cut at its first chat-template token (``<|im_end|>``, ``<end_of_turn>``, ``</s>``,
-    ``[INST]`` and the like), surrounding whitespace removed.
-
-    Why cut rather than delete the token: what follows such a token is the model running on
-    past its turn (``<|im_end|>user ...`` is the model writing the next user message), never
-    part of its reply, so it must not be read as a secret, a board or an answer. A reply that
-    is nothing but debris becomes empty, which every reader treats as unreadable.
-    """
+    ``[INST]``...), stripped: what follows is the model running on past its turn (writing the next
+    user message), never its reply; a reply of nothing but debris becomes empty (unreadable)."""
     text = text or ""
     found = _TEMPLATE_TOKEN.search(text)
     return (text[: found.start()] if found else text).strip()

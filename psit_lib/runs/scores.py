@@ -112,14 +112,9 @@ def scorer(name: str, *, version: int = 1, model_graded: bool = False) -> Callab
 class Scored:
     """What a metric reads: the run's parameters and models, and its scores as one frame.
 
-    ``scores`` has one row per episode of the run's parts, in plan order: ``episode_id``,
-    ``part``, ``status`` (``ok`` or ``error``), ``error``, the episode spec's parameters
-    (``model``, ``agent``, ``task``, ``index``...), then for each scorer a column ``<scorer>``
-    (its value) and ``<scorer>.<key>`` per metadata key. A failed episode's score columns are
-    empty: it was never scored. ``parts`` is each part's own metadata (a sweep part's ``knob`` and
-    ``value``); ``records`` the typed records by episode id, for what a table shows beside its
-    scores (the unreadable shares of the envelope's diagnostics); ``run_mates`` the folders of
-    the notebooks this one reads (07 reads 02 and 03), handed in, never looked up."""
+    ``scores``: one row per episode in plan order (``episode_id``, ``part``, ``status``, ``error``, the
+    spec's parameters, then ``<scorer>`` and ``<scorer>.<key>`` columns; empty for a failed episode).
+    ``records`` serve what a table shows beside its scores; ``run_mates`` are handed in, never looked up."""
 
     params: Any
     models: list[str]
