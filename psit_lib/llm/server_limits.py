@@ -73,8 +73,10 @@ def server_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
-def _get_json(url: str, api_key: str | None, timeout: float) -> Any:
-    request = urllib.request.Request(url)
+def _get_json(url: str, api_key: str | None, timeout: float, body: dict[str, Any] | None = None) -> Any:
+    """The JSON a GET of ``url`` answers (a POST of ``body`` when given)."""
+    request = urllib.request.Request(url) if body is None else urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
     if api_key:
         request.add_header("Authorization", f"Bearer {api_key}")
     with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -129,16 +131,11 @@ def measure_speed(base_url: str, model: str, api_key: str | None, timeout: float
             speeds = [s for s in pool.map(lambda _: measure_speed(base_url, model, api_key, timeout),
                                           range(at_once)) if s]
         return min(speeds) if speeds else None
-    body = json.dumps({"model": model, "max_tokens": CALIBRATION_TOKENS, "temperature": 0, "seed": 0,
-                       "messages": [{"role": "user", "content": "Count from one to twenty in words."}]}).encode()
-    request = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", data=body,
-                                     headers={"content-type": "application/json"})
-    if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
+    body = {"model": model, "max_tokens": CALIBRATION_TOKENS, "temperature": 0, "seed": 0,
+            "messages": [{"role": "user", "content": "Count from one to twenty in words."}]}
     started = time.monotonic()
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            data = json.loads(response.read() or b"null")
+        data = _get_json(base_url.rstrip("/") + "/chat/completions", api_key, timeout, body)
     except (OSError, ValueError):
         return None
     return read_speed(data, time.monotonic() - started)
@@ -169,18 +166,14 @@ def probe(base_url: str, model: str, api_key: str | None = None, *, timeout: flo
             return ServerLimits(base_url, "llama.cpp", slots, context, speed)
     except (OSError, ValueError):
         pass
-    try:
-        context = read_models_context(_get_json(base_url.rstrip("/") + "/models", api_key, timeout), model)
+    for server, url, read in (("vllm", base_url.rstrip("/") + "/models", read_models_context),
+                              ("ollama", root + "/api/ps", read_ollama_context)):
+        try:
+            context = read(_get_json(url, api_key, timeout), model)
+        except (OSError, ValueError):
+            continue
         if context:
-            return ServerLimits(base_url, "vllm", None, context)
-    except (OSError, ValueError):
-        pass
-    try:
-        context = read_ollama_context(_get_json(root + "/api/ps", api_key, timeout), model)
-        if context:
-            return ServerLimits(base_url, "ollama", None, context)
-    except (OSError, ValueError):
-        pass
+            return ServerLimits(base_url, server, None, context)
     return ServerLimits(base_url)
 
 
