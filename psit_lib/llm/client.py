@@ -336,11 +336,9 @@ class LLMClient:
         return dict(self._dropped)
 
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
-        """Attempts on the least-busy healthy replica with a free slot (waiting for one is not
-        timed); endpoint faults are retried by tenacity (with backoff, honouring Retry-After; at
-        once on another replica when this one refused), a replica that refuses, or one of
-        several that times out repeatedly, is passed over for a while. Every failed attempt is
-        counted by kind: ``sum(faults) == retries + failures``."""
+        """Attempts on a replica with a free slot (the wait is not timed), endpoint faults retried by
+        tenacity (backoff, Retry-After, at once elsewhere when this replica went down); every failed
+        attempt is counted by kind: ``sum(faults) == retries + failures``."""
         pool = self._pool()
         attempts = self.settings.max_retries + 1
         retrying = tenacity.AsyncRetrying(

@@ -96,12 +96,9 @@ def load_model_settings(value: str) -> tuple[str, dict[str, ModelRequestSettings
 
 
 def rejected_field(status: int, error_text: str, candidates: Mapping[str, Any] | set[str]) -> str | None:
-    """The optional field a 400/422 refusal names, or None (any other refusal is not about one).
-
-    Servers say it in many ways (OpenAI ``"param": "reasoning_effort"``, "Unrecognized request
-    argument supplied: reasoning_effort", "Extra inputs are not permitted ... 'reasoning'"): a
-    field counts as named when it appears as a whole word in the error (not as part of a longer
-    name such as ``--reasoning-parser``)."""
+    """The optional field a 400/422 refusal names, or None. Servers say it in many ways (``"param":
+    "reasoning_effort"``, "Extra inputs are not permitted ... 'reasoning'"): a field counts when it is a
+    whole word of the error, not part of a longer name such as ``--reasoning-parser``."""
     if status not in (400, 422) or not error_text:
         return None
     for name in sorted(candidates, key=len, reverse=True):

@@ -179,12 +179,9 @@ def probe(base_url: str, model: str, api_key: str | None = None, *, timeout: flo
 
 def plan_sizing(limits: Sequence[ServerLimits], *, env: Mapping[str, str], concurrency: int, timeout: float,
                 max_tokens: int) -> Sizing:
-    """The run's per-replica slots and timeout from what the replicas reported.
-
-    A slot count the server reports becomes that replica's calls in flight, unless
-    ``PSIT_ENDPOINT_CONCURRENCY`` is set; a measured speed gives a timeout of
-    ``TIMEOUT_SAFETY`` full replies (``max_tokens``), at least ``MIN_TIMEOUT``, unless
-    ``PSIT_TIMEOUT`` is set. The message is one line naming the variables to change them."""
+    """The run's per-replica slots (the reported ones) and timeout (``TIMEOUT_SAFETY`` full replies at the
+    measured speed, at least ``MIN_TIMEOUT``), unless ``PSIT_ENDPOINT_CONCURRENCY`` or ``PSIT_TIMEOUT``
+    is set; the message is one line naming those variables."""
     user_slots = bool(env.get("PSIT_ENDPOINT_CONCURRENCY", "").strip())
     user_timeout = bool(env.get("PSIT_TIMEOUT", "").strip())
     slots = {} if user_slots else {lim.url: lim.slots for lim in limits if lim.slots}

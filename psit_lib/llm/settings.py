@@ -181,12 +181,8 @@ class LLMSettings(BaseModel):
         return self.sim_profile if self.simulated else "n/a"
 
     def wire_model(self) -> str:
-        """The model name sent on the wire: on the simulator it names the profile too.
-
-        ``psit-sim`` becomes ``psit-sim:<profile>``, so the request alone says which simulated
-        behaviour answers it (headers are only hints) and the response cache keeps profiles
-        apart. Real model names are sent unchanged.
-        """
+        """The model name sent: ``psit-sim`` becomes ``psit-sim:<profile>``, so the request alone says which
+        simulated behaviour answers and the cache keeps profiles apart; real names are sent unchanged."""
         if self.simulated and self.model == SIM_MODEL_NAME:
             return f"{SIM_MODEL_NAME}:{self.sim_profile}"
         return self.model

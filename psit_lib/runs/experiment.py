@@ -138,9 +138,8 @@ class Experiment:
         return self.store.typed_records(result_type, ids)
 
     def _phase(self, specs: Sequence[EpisodeSpec]) -> str:
-        """This run's name in the progress ``psit run`` shows: ``sweep <knob>`` for episodes of a
-        swept model (:meth:`sweep_models`), ``main`` for the notebook's first run, ``part <n>``
-        for a later one (a re-judging, a reference set)."""
+        """This run's name in ``psit run``'s progress: ``sweep <knob>`` for swept models, ``main`` for
+        the first run, ``part <n>`` for a later one (a reference set)."""
         knobs = {self._swept[m] for s in specs if (m := s.params.get("model")) in self._swept}
         if knobs:
             return "sweep " + ", ".join(sorted(knobs))
@@ -152,10 +151,8 @@ class Experiment:
         return self.clients.get(spec.params.get("model", self.models[0]), self.client)
 
     def sweep_models(self, knob: str, values: Sequence[Any]) -> dict[Any, str]:
-        """Model names that run this run's simulator profile with ``knob`` set to each value
-        (``psit-sim:default,notices_contradictions=0.5``), ready for a plan's ``models``; empty on
-        a real endpoint, where the simulator's assumptions do not exist. Swept profiles draw the
-        base profile's random numbers, so values differ only where the knob acts."""
+        """Model names running this run's profile with ``knob`` at each value, ready for a plan; empty on a
+        real endpoint. Swept profiles draw the base profile's random numbers: values differ only where the knob acts."""
         if not self.settings.simulated:
             return {}
         models = sweep_model_names(self.settings.sim_profile, knob, values)
@@ -237,10 +234,8 @@ class Experiment:
         return text
 
     def health(self) -> HealthVerdict:
-        """The notebook's run health over every episode recorded so far (all runs of the
-        notebook, sweeps included): ``suspect`` when some agent's share of unreadable replies or
-        flagged episodes passes the ``suspect_threshold`` parameter. Recorded in the metadata,
-        where ``psit run`` and the report read it."""
+        """The run health over every episode recorded so far (sweeps included), judged against the
+        ``suspect_threshold`` parameter and recorded in the metadata for ``psit run`` and the report."""
         verdict = folder_health(self.store, float(self.params.get("suspect_threshold", DEFAULT_SUSPECT_THRESHOLD)))
         self.metadata.health = HealthRecord.model_validate(verdict.as_dict())
         self.store.write_metadata(self.metadata)

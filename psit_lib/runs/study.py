@@ -266,12 +266,9 @@ class Study:
 
     def rescore(self, folder: str | Path, scorers: Sequence[str] | None = None, *,
                 run_mates: RunMates = None, session_for: SessionFor | None = None) -> StudyRun:
-        """Score a notebook folder's stored episodes again (``scorers``: those recomputed even where
-        a score of their version is stored; the others are computed only where missing) and
-        compute every metric; no model client is built unless a model-graded scorer needs one
-        (``session_for``: sessions through the run's cache). New or changed scores are stored and
-        the rescore recorded in the folder's metadata; the tables are returned, not written.
-        A folder made before scores were stored is scored in full."""
+        """Score a folder's stored episodes again (``scorers``: recomputed even where a score of their
+        version is stored; others only where missing) and compute every metric, building a model session
+        only for a model-graded scorer; scores and the rescore are recorded, tables returned, not written."""
         return asyncio.run(self.rescore_async(folder, scorers, run_mates=run_mates, session_for=session_for))
 
     async def rescore_async(self, folder: str | Path, scorers: Sequence[str] | None = None, *,
