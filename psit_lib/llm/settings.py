@@ -1,11 +1,6 @@
-"""Model-layer settings, read from the environment (never from notebook parameters).
-
-Credentials live only here, as a ``SecretStr``: they are not part of ``public_dict()`` (what
-run metadata records), of cache keys, or of any error message.
-
-The variables (``PSIT_*``, with ``OPENAI_BASE_URL``/``OPENAI_API_KEY`` as fallbacks) are listed in the
-README and by ``psit --help``; setting ``x`` comes from ``PSIT_X``.
-"""
+"""Model-layer settings, read from the environment (never from notebook parameters): ``PSIT_X`` sets
+``x`` (``OPENAI_BASE_URL``/``OPENAI_API_KEY`` as fallbacks; README, ``psit --help``). Credentials are a
+``SecretStr`` kept out of ``public_dict()`` (run metadata), cache keys and error messages."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Where results go: the repository, the results root, the figures copy and interactive runs.
-
-``PSIT_RESULTS_DIR`` moves the results root (default ``results/`` in the repository);
-``PSIT_FIGURES_DIR`` moves the copy of the latest run's figures (default ``figures/``), which
-only ``psit run`` writes. A notebook run by hand (JupyterLab, nbval) is not a run of the series:
-it writes under :func:`adhoc_root`, outside the repository's folders, so it never mixes with or
-replaces what ``psit run`` produced.
-"""
+"""Where results go: the results root (``PSIT_RESULTS_DIR``), the figures copy (``PSIT_FIGURES_DIR``,
+written only by ``psit run``) and interactive runs, kept under :func:`adhoc_root` so a notebook run
+by hand never mixes with or replaces what ``psit run`` produced."""
 
 from __future__ import annotations
 
