@@ -269,7 +269,8 @@ class LLMClient:
         """One HTTP attempt through the OpenAI client; every way an endpoint can fail becomes an
         :class:`EndpointFault`."""
         client = self._openai(url)
-        headers = {ROLE_HEADER: request.role, PROFILE_HEADER: sim_profile_for(request.model, self.settings)}
+        named = request.model.partition(":")[2] if request.model.startswith("psit-sim:") else ""  # psit-sim:<profile>
+        headers = {ROLE_HEADER: request.role, PROFILE_HEADER: named or self.settings.sim_profile}
         timeout = self.timeout_for(request)
         try:
             # ``post`` skips the SDK's per-field request transform (tens of ms for long
@@ -408,13 +409,6 @@ class LLMClient:
         await self.close_connections()
         if self.cache is not None:
             self.cache.close()
-
-
-def sim_profile_for(model: str, settings: LLMSettings) -> str:
-    """A simulator model id may name its profile (``psit-sim:agreeable``); else the setting."""
-    if model.startswith("psit-sim:"):
-        return model.split(":", 1)[1] or settings.sim_profile
-    return settings.sim_profile
 
 
 def _body_text(response: httpx2.Response | None) -> str:

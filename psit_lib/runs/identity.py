@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from psit_lib.llm.diagnostics import excerpt
 from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings
 from psit_lib.runs.folder import ParameterMismatchError
 from psit_lib.wire import SIM_MODEL_NAME
@@ -151,14 +152,11 @@ def identity_changes(stored: RunIdentity, current: RunIdentity) -> list[str]:
 
 
 def _difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    def short(value: Any) -> str:
+        return excerpt(value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str), 40)
+
     keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    shown = [f"{k}: {_short(old.get(k))} -> {_short(new.get(k))}" for k in keys[:2]]
-    return "; ".join(shown)
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else value
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return "; ".join(f"{k}: {short(old.get(k))} -> {short(new.get(k))}" for k in keys[:2])
 
 
 def mismatch_sentence(where: str, changes: list[str]) -> str:

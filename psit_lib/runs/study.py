@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from psit_lib.runs.folder import RunFolder, RunStore
+from psit_lib.runs.folder import RunStore
 from psit_lib.runs.records import EpisodeRecord, StudyResult, read_records
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec
 from psit_lib.runs.scores import Metric, Scored, ScoreLine, Scorer, SessionFor, score_records, scores_frame
@@ -225,7 +225,7 @@ class Study:
         return {name: Path(given) / name for name in nb.reads if (Path(given) / name).is_dir()}
 
     async def _score(self, notebook: str, params: Any, models: list[str],
-                     records: Mapping[str, Sequence[EpisodeRecord[Any]]], store: RunStore | None, *,
+                     records: Mapping[str, Sequence[EpisodeRecord[Any]]], store: RunStore, *,
                      backend: str, profile: str | None, parts: Mapping[str, Mapping[str, Any]],
                      run_mates: Mapping[str, Path], session_for: SessionFor | None = None,
                      rescore: Sequence[str] = (), rewrite: bool = False) -> StudyRun:
@@ -234,20 +234,18 @@ class Study:
         metric from the scores as stored."""
         nb = self.notebook(notebook)
         scorers = nb.scorers
-        stored_raw = store.score_lines() if store is not None else {}
+        stored_raw = store.score_lines()
         stored = {k: ScoreLine.model_validate(v) for k, v in stored_raw.items() if k[1] not in rescore}
         pairs = [(part, rec) for part, recs in records.items() for rec in recs]
         lines = await score_records(pairs, scorers, params=params, models=models, session_for=session_for,
                                     stored=stored)
         stored_lines = [line.stored() for line in lines]
-        if store is not None:
-            new = [line for line in stored_lines
-                   if stored_raw.get((line["episode_id"], line["scorer"])) != line]
-            if new and rewrite:  # a rescore rewrites the file: each (episode, scorer) once, the new score
-                merged = {**stored_raw, **{(line["episode_id"], line["scorer"]): line for line in new}}
-                store.write_scores(list(merged.values()))
-            else:
-                store.append_scores(new)
+        new = [line for line in stored_lines if stored_raw.get((line["episode_id"], line["scorer"])) != line]
+        if new and rewrite:  # a rescore rewrites the file: each (episode, scorer) once, the new score
+            merged = {**stored_raw, **{(line["episode_id"], line["scorer"]): line for line in new}}
+            store.write_scores(list(merged.values()))
+        else:
+            store.append_scores(new)
         scored = Scored(params, models, scores_frame(pairs, stored_lines, [s.name for s in scorers]), backend,
                         profile, {p: dict(m) for p, m in parts.items()},
                         {rec.episode_id: rec for _, rec in pairs}, dict(run_mates))
@@ -255,15 +253,6 @@ class Study:
         return StudyRun({p: list(r) for p, r in records.items()}, scored, tables, stored_lines)
 
     # -- rescore: scores and metrics from a folder alone -------------------------------------------
-    def stored_params(self, folder: str | Path) -> tuple[Any, list[str], str, str | None]:
-        """A notebook folder's (validated parameters, models, backend, profile)."""
-        run_folder = RunFolder(folder)
-        stored = run_folder.params().stored()
-        values = {k: v for k, v in stored.items() if not k.startswith("_")}
-        params = self.notebook(Path(folder).name).params_model.model_validate(values)
-        models = [str(m) for m in stored.get("_models") or []]
-        return params, models, str(stored.get("_backend") or "sim"), stored.get("_profile")
-
     def rescore(self, folder: str | Path, scorers: Sequence[str] | None = None, *,
                 run_mates: RunMates = None, session_for: SessionFor | None = None) -> StudyRun:
         """Score a folder's stored episodes again (``scorers``: recomputed even where a score of their
@@ -277,8 +266,11 @@ class Study:
         nb = self.notebook(notebook)
         for name in scorers or ():
             self.scorer(notebook, name)
-        params, models, backend, profile = self.stored_params(folder)
         store = RunStore(folder)
+        bound = store.params().stored()
+        params = nb.params_model.model_validate({k: v for k, v in bound.items() if not k.startswith("_")})
+        models = [str(m) for m in bound.get("_models") or []]
+        backend, profile = str(bound.get("_backend") or "sim"), bound.get("_profile")
         before = store.metadata()
 
         def sweep_models(knob: str, values: Sequence[Any]) -> dict[Any, str]:
