@@ -97,9 +97,6 @@ class PromptBook:
             templates[name] = PromptTemplate(name, version, body, str(entry.get("about", "")))
         return cls(templates, source)
 
-    def names(self) -> tuple[str, ...]:
-        return tuple(self.templates)
-
     def template(self, name: str) -> PromptTemplate:
         """The template called ``name`` (recorded in ``lookups``)."""
         self.lookups.add(name)
