@@ -458,10 +458,8 @@ class ModelSession:
         index = self._index
         self._index += 1
         seed = derive_seed(self.run_seed, self.episode_id, self.path, index)
-        # the model's own settings (PSIT_MODEL_SETTINGS): its max_tokens replaces the run's
-        # default (a call's own max_tokens stands), its optional fields ride along
-        # On a real server, a host's reply and the short roles are capped (model_settings.role_cap)
-        # and the template's turn markers stop a reply that runs on into the next turn.
+        # the model's own settings replace the run's max_tokens (a call's own stands) and add their
+        # optional fields; on a real server short roles are capped and turn markers stop a runaway
         settings = self.client.settings
         own = settings.request_settings()
         default_max = own.max_tokens if own is not None and own.max_tokens else self.sampling.max_tokens

@@ -72,20 +72,11 @@ class ChatRequest:
 
     def wire_body(self) -> dict[str, Any]:
         """The JSON body sent to ``/chat/completions`` (without the role header)."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": list(self.messages),
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-        }
-        if self.seed is not None:
-            body["seed"] = self.seed
-        if self.tools:
-            body["tools"] = list(self.tools)
-        if self.tool_choice is not None:
-            body["tool_choice"] = self.tool_choice
-        if self.response_format is not None:
-            body["response_format"] = self.response_format
+        body: dict[str, Any] = {"model": self.model, "messages": list(self.messages),
+                                "temperature": self.temperature, "max_tokens": self.max_tokens}
+        optional = {"seed": self.seed, "tools": list(self.tools) if self.tools else None,
+                    "tool_choice": self.tool_choice, "response_format": self.response_format}
+        body.update({k: v for k, v in optional.items() if v is not None})
         if self.extra:
             body.update({k: v for k, v in self.extra.items() if k not in body})
         return body
