@@ -121,12 +121,6 @@ def reply_non_answer(text: str | None) -> str | None:
     return tool_call_reason(text) or runaway_reason(text)
 
 
-def alphabet_run(word: str) -> bool:
-    """Whether ``word`` holds :data:`MIN_ALPHABET_RUN` or more letters in alphabetical order."""
-    lowered = word.lower()
-    return any(ALPHABET[i:i + MIN_ALPHABET_RUN] in lowered for i in range(len(ALPHABET) - MIN_ALPHABET_RUN + 1))
-
-
 def word_non_answer(word: str, *, in_sentence: bool = False) -> str | None:
     """The reason ``word`` (read out of a reply) is not a secret, or None when it may be one.
     ``in_sentence``: the word was pulled out of a sentence unquoted ("the word is always ..."),
@@ -138,7 +132,7 @@ def word_non_answer(word: str, *, in_sentence: bool = False) -> str | None:
         return f"{lowered!r} is a function word, not a chosen secret"
     if len(lowered) > MAX_WORD_LETTERS:
         return f"a runaway of {len(lowered)} letters, not a word"
-    if alphabet_run(lowered):
+    if any(ALPHABET[i:i + MIN_ALPHABET_RUN] in lowered for i in range(len(ALPHABET) - MIN_ALPHABET_RUN + 1)):
         return f"{lowered!r} is the alphabet in order, not a word"
     if len(set(lowered)) == 1 and len(lowered) > 2:
         return f"{lowered!r} repeats one letter, not a word"

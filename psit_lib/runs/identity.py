@@ -72,12 +72,6 @@ def prompts_file_digest(path: str | None) -> str | None:
         return None
 
 
-def model_settings_digest(settings: LLMSettings) -> str:
-    """The hash of the per-model request settings as read (:data:`NONE` without any)."""
-    data = settings.public_dict().get("model_settings") or {}
-    return digest(data) if data else NONE
-
-
 def describe_served(listing: Iterable[Mapping[str, Any]], model: str) -> dict[str, Any]:
     """What a ``/v1/models`` listing says about ``model``: its entry's identifying fields, or,
     when no entry has that name (a server that answers under any name), every entry's."""
@@ -120,7 +114,8 @@ def current_identity(settings: LLMSettings, models: Iterable[str], *,
     return RunIdentity(endpoint=endpoint_report(settings, models),
                        prompts=dict(prompts) if prompts is not None else None,
                        prompts_file=prompts_file_digest(settings.prompts_file),
-                       model_settings=model_settings_digest(settings), code=code)
+                       model_settings=digest(read) if (read := settings.public_dict().get("model_settings")) else NONE,
+                       code=code)
 
 
 def _known(value: Any) -> bool:

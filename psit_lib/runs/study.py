@@ -142,9 +142,6 @@ class Study:
     def params_model(self, notebook: str) -> type[BaseModel]:
         return self.notebook(notebook).params_model
 
-    def result_type_of(self, notebook: str) -> type[StudyResult]:
-        return self.result_types.get(notebook, self.result_type)
-
     def scorer(self, notebook: str, name: str) -> Scorer:
         """One of the notebook's scorers by name; KeyError naming the others."""
         return _by_name(self.notebook(notebook).scorers, name, f"notebook {notebook!r}", "scorer")
@@ -281,7 +278,8 @@ class Study:
         part_meta: dict[str, dict[str, Any]] = {}
         for part in self.parts(notebook, params, models, sweep_models):
             raw = [stored[s.episode_id] for s in part.specs if s.episode_id in stored]
-            records[part.name] = read_records(raw, self.result_type_of(notebook), source=store.records_source)
+            records[part.name] = read_records(raw, self.result_types.get(notebook, self.result_type),
+                                           source=store.records_source)
             part_meta[part.name] = {**part.metadata, "episodes": len(part.specs)}
         mates = self._run_mates(nb, params, run_mates, Path(folder))
         run = await self._score(notebook, params, models, records, store, backend=backend, profile=profile,
