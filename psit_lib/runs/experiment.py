@@ -26,7 +26,7 @@ from psit_lib.runs.identity import bind as bind_identity
 from psit_lib.runs.identity import current_identity
 from psit_lib.runs.metadata import (base_metadata, git_commit, now_iso, prompt_fingerprints,
                                      simulator_assumptions_table, simulator_configuration)
-from psit_lib.runs.paths import adhoc_root, params_hash
+from psit_lib.runs.paths import adhoc_root, digest
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
 from psit_lib.runs.sweeps import sweep_model_names
 
@@ -74,7 +74,7 @@ class Experiment:
         elif run_dir is not None:
             folder = Path(run_dir) / notebook
         else:  # by hand: another set-up is another folder, never a resume
-            run_dir = adhoc_root() / f"{notebook}-{params_hash({**identity, '_identity': setup.compared()})}"
+            run_dir = adhoc_root() / f"{notebook}-{digest({**identity, '_identity': setup.compared()}, 10)}"
             folder = Path(run_dir)
         self.run_dir = Path(run_dir)
         self.store = RunStore(folder)

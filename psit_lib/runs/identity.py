@@ -8,7 +8,6 @@ never refused. A field either side does not know is not compared.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from psit_lib.llm.diagnostics import excerpt
 from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings
 from psit_lib.runs.folder import ParameterMismatchError
+from psit_lib.runs.paths import digest
 from psit_lib.wire import SIM_MODEL_NAME
 
 NONE = "none"
@@ -53,12 +53,6 @@ class RunIdentity(BaseModel):
     def compared(self) -> dict[str, Any]:
         """The fields that refuse a resume, as known (for the hash of an interactive folder)."""
         return {k: v for k, v in self.model_dump().items() if k in COMPARED and v is not None}
-
-
-def digest(data: Any) -> str:
-    """A short SHA-256 of ``data`` as canonical JSON (bytes are hashed as they are)."""
-    raw = data if isinstance(data, bytes) else json.dumps(data, sort_keys=True, default=str).encode()
-    return hashlib.sha256(raw).hexdigest()[:16]
 
 
 def prompts_file_digest(path: str | None) -> str | None:

@@ -25,9 +25,11 @@ def figures_dir() -> Path:
     return Path(os.environ.get("PSIT_FIGURES_DIR") or repo_root() / "figures")
 
 
-def params_hash(params: dict[str, Any]) -> str:
-    text = json.dumps(params, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:10]
+def digest(data: Any, length: int = 16) -> str:
+    """A short SHA-256 of ``data`` as canonical JSON (bytes as they are): the one hash of identities,
+    fingerprints, prompt texts and by-hand folder names."""
+    raw = data if isinstance(data, bytes) else json.dumps(data, sort_keys=True, default=str).encode()
+    return hashlib.sha256(raw).hexdigest()[:length]
 
 
 def adhoc_root() -> Path:
