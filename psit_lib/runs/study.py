@@ -98,7 +98,6 @@ class StudyRun:
     records: dict[str, list[EpisodeRecord[Any]]]
     scored: Scored
     tables: dict[str, pd.DataFrame]
-    score_lines: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def scores(self) -> pd.DataFrame:
@@ -247,7 +246,7 @@ class Study:
                         profile, {p: dict(m) for p, m in parts.items()},
                         {rec.episode_id: rec for _, rec in pairs}, dict(run_mates))
         tables = {m.name: m(scored if m.parts is None else scored.only(m.parts)) for m in nb.metrics}
-        return StudyRun({p: list(r) for p, r in records.items()}, scored, tables, stored_lines)
+        return StudyRun({p: list(r) for p, r in records.items()}, scored, tables)
 
     # -- rescore: scores and metrics from a folder alone -------------------------------------------
     def rescore(self, folder: str | Path, scorers: Sequence[str] | None = None, *,
