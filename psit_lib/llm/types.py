@@ -8,7 +8,7 @@ and written into episode records as JSON.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from psit_lib.llm.errors import ModelOutputError
@@ -101,9 +101,6 @@ class ChatResult:
     cached: bool = False
     finish_reason: str | None = None
     model: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ChatResult":
