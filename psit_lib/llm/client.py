@@ -331,11 +331,6 @@ class LLMClient:
                         "every later call (PSIT_MODEL_SETTINGS; recorded as dropped_parameters in the run metadata)",
                         model, name, reason)
 
-    @property
-    def dropped_fields(self) -> dict[str, str]:
-        """Optional request fields this client no longer sends, with the server's refusal."""
-        return dict(self._dropped)
-
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
         """Attempts on a replica with a free slot (the wait is not timed), endpoint faults retried by
         tenacity (backoff, Retry-After, at once elsewhere when this replica went down); every failed
