@@ -1,5 +1,5 @@
-"""Model-layer settings, read from the environment (never from notebook parameters): ``PSIT_X`` sets
-``x`` (``OPENAI_BASE_URL``/``OPENAI_API_KEY`` as fallbacks; README, ``psit --help``). Credentials are a
+"""Model-layer settings, read from the environment (never from notebook parameters): the ``PSIT_*``
+variables of :data:`FIELD_ENV` (``OPENAI_BASE_URL``/``OPENAI_API_KEY`` as fallbacks). Credentials are a
 ``SecretStr`` kept out of ``public_dict()`` (run metadata), cache keys and error messages."""
 
 from __future__ import annotations
@@ -18,6 +18,15 @@ Backend = Literal["sim", "openai"]
 CacheMode = Literal["off", "rw", "replay"]
 
 SIM_BASE_URL = "http://psit-sim.invalid/v1"
+
+
+FIELD_ENV = {"backend": "PSIT_BACKEND", "base_urls": "PSIT_BASE_URLS", "model": "PSIT_MODEL",
+             "sim_profile": "PSIT_SIM_PROFILE", "concurrency": "PSIT_CONCURRENCY", "timeout": "PSIT_TIMEOUT",
+             "max_retries": "PSIT_MAX_RETRIES", "cache": "PSIT_CACHE", "model_endpoints": "PSIT_MODEL_ENDPOINTS",
+             "endpoint_concurrency": "PSIT_ENDPOINT_CONCURRENCY", "model_settings": "PSIT_MODEL_SETTINGS",
+             "prompts_file": PROMPTS_ENV}
+"""Which environment variable sets each setting (error messages name the variable at fault; ``psit
+--help`` is checked to list every one)."""
 
 
 def _split_urls(value: Any) -> Any:
@@ -141,7 +150,7 @@ class LLMSettings(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             field = str(first["loc"][0]) if first["loc"] else "?"
-            source = f"PSIT_{field.upper()}" if field in PsitEnvironment.model_fields and field not in overrides else field
+            source = FIELD_ENV.get(field, field) if field not in overrides else field
             raise ConfigurationError(f"{source}={raw.get(field)!r} is not valid: {first['msg']}") from None
         if settings.backend == "openai" and not settings.base_urls and not settings.model_endpoints:
             raise ConfigurationError(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -185,13 +186,9 @@ class Experiment:
     def call_stats(self) -> dict[str, Any]:
         totals: dict[str, Any] = {}
         for client in self.clients.values():
-            for key, value in client.stats.as_dict().items():
-                if isinstance(value, dict):
-                    merged = totals.setdefault(key, {})
-                    for k, v in value.items():
-                        merged[k] = merged.get(k, 0) + v
-                else:
-                    totals[key] = totals.get(key, 0) + value
+            for key, value in client.stats.as_dict().items():  # per-key counts start at 1: Counter keeps them all
+                totals[key] = (dict(Counter(totals.get(key)) + Counter(value)) if isinstance(value, dict)
+                               else totals.get(key, 0) + value)
         return totals
 
     def simulator_assumptions(self, roles: Sequence[str], knobs: Sequence[str] | None = None) -> pd.DataFrame:
