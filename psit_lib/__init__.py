@@ -1,8 +1,5 @@
-"""psit_lib: the PSIT workbench's helper library.
-
-Importing the package loads nothing heavy; :func:`load_run` (open a finished run's episodes,
-scores and tables as pandas frames, :mod:`psit_lib.runs.load`) loads on first use.
-"""
+"""psit_lib: the PSIT workbench's helper library; importing it loads nothing heavy, and
+:func:`load_run` (:mod:`psit_lib.runs.load`) loads on first use."""
 
 from __future__ import annotations
 

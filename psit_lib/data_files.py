@@ -1,14 +1,8 @@
-"""Where the workbench's data files are: the one resolver of every harness module that reads ``data/``.
+"""Where the workbench's data files are: the one resolver of ``data/`` and of configuration paths.
 
-The data (``ddxplus/``: the DDXPlus release files; ``reference/``: the source studies'
-reported tables) live in the repository's top-level ``data/`` folder. They are not package
-data: a non-editable install (``pip install .``, a wheel) carries ``psit_lib`` without them,
-so :func:`data_root` looks in three places and otherwise says in one sentence what to do. A file
-missing inside a found data folder is left to the reader, which names the file it could not read.
-
-The simulated model (``psit_lib.sim``) imports nothing from the workbench, so it keeps its own
-copy of this rule (``sim.knowledge.ddxplus.data_dir``). This module imports nothing from
-``psit_lib``: it sits in the lowest layer, beside ``wire``.
+``data/`` is not package data (a wheel carries ``psit_lib`` without it), so :func:`data_root`
+looks in three places and otherwise says what to do. This module imports nothing from
+``psit_lib`` (the lowest layer, beside ``wire``); the simulator keeps its own copy of the rule.
 """
 
 from __future__ import annotations
@@ -28,6 +22,16 @@ def checkout_root() -> Path | None:
     """The checkout this ``psit_lib`` was imported from (it has ``pyproject.toml``), or None for an installed package."""
     root = Path(__file__).resolve().parents[1]
     return root if (root / "pyproject.toml").is_file() else None
+
+
+def resolve_config_path(value: str) -> Path:
+    """The absolute path a ``PSIT_MODEL_SETTINGS``/``PSIT_PROMPTS_FILE`` value names: notebooks run
+    in ``notebooks/``, so a relative path found neither there nor in the checkout is returned as given."""
+    path = Path(value.strip()).expanduser()
+    root = checkout_root()
+    if not path.is_absolute() and not path.exists() and root is not None and (root / path).exists():
+        return (root / path).resolve()
+    return path.resolve()
 
 
 def data_root() -> Path:

@@ -1,12 +1,6 @@
-"""Package facades that load their names on first use (PEP 562).
-
-A facade (a study's ``__init__``, ``psit_lib.runs``) names what its package offers without
-importing it: importing a light module of the package, or the command line validating
-parameters, must not pull in the model client, pandas or langgraph. Each facade keeps its own
-maps (``_NAMES``: name -> module holding it; ``_MODULES``: name -> module exported whole), its
-``TYPE_CHECKING`` imports for type checkers and a literal ``__all__``; this module gives them the
-one ``__getattr__``/``__dir__`` pair.
-"""
+"""Package facades that load their names on first use (PEP 562): importing a light module of a
+package, or validating parameters on the command line, must not pull in the model client, pandas
+or langgraph. Each facade keeps its maps and literal ``__all__``; this is their one ``__getattr__``."""
 
 from __future__ import annotations
 

@@ -92,13 +92,13 @@ async def test_a_fork_study_under_ten_percent_faults_gives_the_fault_free_table(
     assert stats.failures == 0 and stats.retries == sum(stats.faults.values()) >= sum(injected.values()) - 1
 
 
-def test_the_least_busy_healthy_replica_is_chosen_and_a_dead_one_passed_over():
+async def test_the_least_busy_healthy_replica_is_chosen_and_a_dead_one_passed_over():
     now = [0.0]
     pool = ReplicaPool(["a", "b", "c"], cooldown=5, clock=lambda: now[0])
-    first, second, third = pool.acquire(), pool.acquire(), pool.acquire()
+    first, second, third = await pool.slot(), await pool.slot(), await pool.slot()
     assert (first, second, third) == ("a", "b", "c")
     pool.release("b")
-    assert pool.acquire() == "b"
+    assert await pool.slot() == "b"
     pool.release("a", failed=True)
     pool.release("b")
     pool.release("c")

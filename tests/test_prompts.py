@@ -77,7 +77,7 @@ def test_the_catalogue_is_the_whole_prompts_file(study):
     catalogue(study)  # imports the study (module-level prompts are read then)
     before = set(prompts.lookups)
     listed = catalogue(study)
-    assert list(listed) == list(prompts.names())
+    assert list(listed) == list(prompts.templates)
     assert listed.versions == {n: t.version for n, t in prompts.templates.items()}  # type: ignore[attr-defined]
     assert all(isinstance(v, int) and v >= 1 for v in listed.versions.values())  # type: ignore[attr-defined]
     assert all(text and not SLOT.search(text) for text in listed.values())  # every slot filled
@@ -204,7 +204,7 @@ async def test_every_template_of_the_file_is_used_with_its_slots_filled(study):
     {"psit": use_every_psit_prompt, "acc": use_every_acc_prompt, "basis": use_every_basis_prompt}[study]()
     if study == "acc":
         await acc_episodes()
-    assert set(prompts.names()) - prompts.lookups == set(), "templates in the file that no code uses"
+    assert set(prompts.templates) - prompts.lookups == set(), "templates in the file that no code uses"
 
 
 def test_a_changed_template_changes_the_rendered_prompt_and_its_fingerprint():

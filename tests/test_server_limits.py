@@ -137,14 +137,14 @@ def test_per_replica_slots_round_trip_through_the_environment(slots):
     assert parse_endpoint_slots(format_endpoint_slots(slots)) == slots
 
 
-def test_per_replica_slots_from_the_environment_limit_each_replica():
+async def test_per_replica_slots_from_the_environment_limit_each_replica():
     env = {"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": "http://a/v1,http://b/v1", "PSIT_MODEL": "m",
            "PSIT_ENDPOINT_CONCURRENCY": "http://a/v1=1,http://b/v1=3"}
     settings = LLMSettings.from_env(env)
     assert settings.endpoint_concurrency is None
     assert (settings.slots_for("http://a/v1"), settings.slots_for("http://b/v1")) == (1, 3)
     pool = ReplicaPool(settings.base_urls, slots={u: settings.slots_for(u) for u in settings.base_urls})
-    taken = [pool.acquire() for _ in range(4)]
+    taken = [await pool.slot() for _ in range(4)]
     assert sorted(taken) == ["http://a/v1", "http://b/v1", "http://b/v1", "http://b/v1"]
     assert pool.pick() is None
     with pytest.raises(ConfigurationError, match="PSIT_ENDPOINT_CONCURRENCY entry"):

@@ -155,20 +155,20 @@ async def test_a_replica_of_several_that_times_out_repeatedly_is_passed_over():
         fast.close()
 
 
-def test_timeouts_count_only_in_a_row_and_refusals_still_mark_down():
+async def test_timeouts_count_only_in_a_row_and_refusals_still_mark_down():
     now = [0.0]
     lone = ReplicaPool(["a"], cooldown=5, clock=lambda: now[0])
     for _ in range(5):
-        lone.acquire()
+        await lone.slot()
         assert lone.release("a", timed_out=True) is False
     assert lone.healthy_count() == 1
-    lone.acquire()
+    await lone.slot()
     assert lone.release("a", failed=True) is True and lone.healthy_count() == 0  # refused: down
     pair = ReplicaPool(["a", "b"], cooldown=5, clock=lambda: now[0])
     for outcome in ({"timed_out": True}, {"answered": True}, {"timed_out": True}):
-        pair.acquire()
+        await pair.slot()
         assert pair.release("a", **outcome) is False  # a reply in between starts the count again
-    pair.acquire()
+    await pair.slot()
     assert pair.release("a", timed_out=True) is True and pair.healthy_count() == 1
 
 
@@ -190,13 +190,12 @@ async def test_slots_are_handed_out_in_arrival_order_and_a_cancelled_waiter_take
     pool.release("a", answered=True)
     await asyncio.gather(first, last)
     assert order == ["first", "last"] and pool.in_flight("a") == 0
-    with pytest.raises(RuntimeError, match="slots are taken"):
-        pool.acquire(), pool.acquire()
+    assert await pool.slot() == "a" and pool.pick() is None  # its one slot taken: the next call waits
 
 
 async def test_a_waiting_call_takes_a_replica_that_comes_back_from_its_cooldown():
     pool = ReplicaPool(["a", "b"], slots=1, cooldown=0.05)
-    assert pool.acquire() == "a"
+    assert await pool.slot() == "a"
     pool.release("a", failed=True)  # refused: "a" cools down for 0.05 s
     assert await pool.slot() == "b"  # b's one slot is now taken
     started = time.monotonic()

@@ -11,6 +11,7 @@ messages, tools, sampling parameters and seed — and never the credentials. Mod
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -78,13 +79,7 @@ class ResponseCache:
         with self._lock:
             self._conn.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
-                (key, request.role, body, json.dumps(result.to_json()), time.time()))
-
-    def __len__(self) -> int:
-        if self._conn is None:
-            return 0
-        with self._lock:
-            return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+                (key, request.role, body, json.dumps(dataclasses.asdict(result)), time.time()))
 
     def close(self) -> None:
         if self._conn is not None:

@@ -1,15 +1,9 @@
 """The single seam for every model call.
 
-``LLMClient`` wraps ``openai.AsyncOpenAI`` (a few per endpoint) with bounded concurrency (in all,
-and per replica: a call waits in the client for a free slot, untimed, before it is sent), retries
-with exponential backoff and jitter that honour ``Retry-After``, the response cache, and call
-statistics. On the ``sim`` backend the same OpenAI client talks to the embedded simulator
-through an in-process HTTP transport that the caller supplies (``psit_lib.runs.make_client``
-does), so the code path is identical to a real endpoint's and this layer never imports the
-simulator.
-
-``ModelSession`` is an episode's view of the client: it derives each call's seed from
-(run seed, episode id, branch path, call index) and keeps the episode's call log.
+``LLMClient`` wraps ``openai.AsyncOpenAI`` with bounded concurrency, retries that honour
+``Retry-After``, the response cache and call statistics; on the ``sim`` backend the caller hands
+it an in-process transport, so the code path is a real endpoint's and this layer never imports
+the simulator. ``ModelSession`` is an episode's view: a derived seed per call and its call log.
 """
 
 from __future__ import annotations
@@ -33,7 +27,7 @@ import tenacity
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
 from psit_lib.llm.model_settings import STOP_SEQUENCES, rejected_field, role_cap
-from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics
+from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics, excerpt
 from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris, tool_call_in_text
 from psit_lib.llm.replicas import ReplicaPool
 from psit_lib.llm.seeds import derive_seed
@@ -132,14 +126,14 @@ def connection_fault(exc: BaseException, timeout: float) -> EndpointFault:
     while cause.__cause__ is not None:
         cause = cause.__cause__
     if isinstance(cause, (ConnectionRefusedError, aiohttp.ClientConnectorError, httpx2.ConnectError)):
-        return EndpointFault("connection_refused", f"connection error ({_short(str(cause))})", replica_down=True)
+        return EndpointFault("connection_refused", f"connection error ({excerpt(str(cause))})", replica_down=True)
     if isinstance(cause, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError)) and not isinstance(
             cause, (aiohttp.ServerTimeoutError, TimeoutError)):
-        return EndpointFault("connection_error", f"connection error ({_short(str(cause))})")
+        return EndpointFault("connection_error", f"connection error ({excerpt(str(cause))})")
     if isinstance(exc, openai.APITimeoutError) or isinstance(cause, (TimeoutError, httpx2.TimeoutException)):
         # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
         return EndpointFault("timeout", f"timeout after {timeout:g}s")
-    return EndpointFault("connection_error", f"connection error ({_short(str(cause))})")
+    return EndpointFault("connection_error", f"connection error ({excerpt(str(cause))})")
 
 
 def _text(value: Any) -> str | None:
@@ -155,19 +149,19 @@ def _result_from_body(data: Any) -> ChatResult:
     response objects cost more CPU than the rest of a call. Anything that is not a completion
     is an endpoint fault (retried), never a guessed reply."""
     if not isinstance(data, dict):
-        raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(data))})")
+        raise EndpointFault("malformed_body", f"a body that is not a chat completion ({excerpt(str(data))})")
     choices = data.get("choices")
     if not choices:
         raise EndpointFault("no_choices", "a completion with no choices")
     choice = choices[0] if isinstance(choices, list) else None
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(choice, dict) or not isinstance(message, dict):
-        raise EndpointFault("malformed_body", f"a completion without a message ({_short(str(choices))})")
+        raise EndpointFault("malformed_body", f"a completion without a message ({excerpt(str(choices))})")
     calls = []
     for i, tc in enumerate(message.get("tool_calls") or ()):
         fn = tc.get("function") if isinstance(tc, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise EndpointFault("malformed_body", f"a tool call without a function name ({_short(str(tc))})")
+            raise EndpointFault("malformed_body", f"a tool call without a function name ({excerpt(str(tc))})")
         calls.append(ToolCall(id=_text(tc.get("id")) or f"call_{i}", name=fn["name"],
                               arguments=_text(fn.get("arguments")) or "{}"))
     usage = data.get("usage")
@@ -275,7 +269,8 @@ class LLMClient:
         """One HTTP attempt through the OpenAI client; every way an endpoint can fail becomes an
         :class:`EndpointFault`."""
         client = self._openai(url)
-        headers = {ROLE_HEADER: request.role, PROFILE_HEADER: sim_profile_for(request.model, self.settings)}
+        named = request.model.partition(":")[2] if request.model.startswith("psit-sim:") else ""  # psit-sim:<profile>
+        headers = {ROLE_HEADER: request.role, PROFILE_HEADER: named or self.settings.sim_profile}
         timeout = self.timeout_for(request)
         try:
             # ``post`` skips the SDK's per-field request transform (tens of ms for long
@@ -285,14 +280,14 @@ class LLMClient:
             data = json.loads(response.content)
         except openai.APIStatusError as exc:
             kind = "http_429" if exc.status_code == 429 else f"http_{exc.status_code // 100}xx"
-            raise EndpointFault(kind, f"HTTP {exc.status_code} ({_short(exc.message)})",
+            raise EndpointFault(kind, f"HTTP {exc.status_code} ({excerpt(exc.message)})",
                                 retryable=exc.status_code in RETRYABLE_STATUS,
                                 wait=retry_after_seconds(exc.response), status=exc.status_code,
                                 body=_body_text(exc.response)) from None
         except openai.APIConnectionError as exc:  # APITimeoutError included
             raise connection_fault(exc, timeout) from None
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
-            raise EndpointFault("malformed_body", f"a body that is not a chat completion ({_short(str(exc))})") from None
+            raise EndpointFault("malformed_body", f"a body that is not a chat completion ({excerpt(str(exc))})") from None
         self._observe_speed(data)
         return _result_from_body(data)
 
@@ -331,22 +326,15 @@ class LLMClient:
         key = f"{model}: {name}"
         self.stats.dropped[key] = self.stats.dropped.get(key, 0) + 1
         if name not in self._dropped:
-            self._dropped[name] = reason = f"HTTP {fault.status}: {_short(fault.body or fault.reason, 200)}"
+            self._dropped[name] = reason = f"HTTP {fault.status}: {excerpt(fault.body or fault.reason, 200)}"
             log.warning("model %s: the server refused the request field %r (%s); it is left out of this and "
                         "every later call (PSIT_MODEL_SETTINGS; recorded as dropped_parameters in the run metadata)",
                         model, name, reason)
 
-    @property
-    def dropped_fields(self) -> dict[str, str]:
-        """Optional request fields this client no longer sends, with the server's refusal."""
-        return dict(self._dropped)
-
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
-        """Attempts on the least-busy healthy replica with a free slot (waiting for one is not
-        timed); endpoint faults are retried by tenacity (with backoff, honouring Retry-After; at
-        once on another replica when this one refused), a replica that refuses, or one of
-        several that times out repeatedly, is passed over for a while. Every failed attempt is
-        counted by kind: ``sum(faults) == retries + failures``."""
+        """Attempts on a replica with a free slot (the wait is not timed), endpoint faults retried by
+        tenacity (backoff, Retry-After, at once elsewhere when this replica went down); every failed
+        attempt is counted by kind: ``sum(faults) == retries + failures``."""
         pool = self._pool()
         attempts = self.settings.max_retries + 1
         retrying = tenacity.AsyncRetrying(
@@ -418,23 +406,11 @@ class LLMClient:
             self.cache.close()
 
 
-def sim_profile_for(model: str, settings: LLMSettings) -> str:
-    """A simulator model id may name its profile (``psit-sim:agreeable``); else the setting."""
-    if model.startswith("psit-sim:"):
-        return model.split(":", 1)[1] or settings.sim_profile
-    return settings.sim_profile
-
-
 def _body_text(response: httpx2.Response | None) -> str:
     try:
         return response.text if response is not None else ""
     except Exception:  # a body that cannot be read adds nothing to the error text
         return ""
-
-
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
@@ -477,10 +453,8 @@ class ModelSession:
         index = self._index
         self._index += 1
         seed = derive_seed(self.run_seed, self.episode_id, self.path, index)
-        # the model's own settings (PSIT_MODEL_SETTINGS): its max_tokens replaces the run's
-        # default (a call's own max_tokens stands), its optional fields ride along
-        # On a real server, a host's reply and the short roles are capped (model_settings.role_cap)
-        # and the template's turn markers stop a reply that runs on into the next turn.
+        # the model's own settings replace the run's max_tokens (a call's own stands) and add their
+        # optional fields; on a real server short roles are capped and turn markers stop a runaway
         settings = self.client.settings
         own = settings.request_settings()
         default_max = own.max_tokens if own is not None and own.max_tokens else self.sampling.max_tokens

@@ -1,15 +1,8 @@
-"""What an episode could not read in the model's replies, and what the model did instead of
-what its role needs: the raw material of a run's health (``psit_lib.runs.health``).
+"""What an episode could not read in the model's replies, and what its roles did instead of what
+they need: the raw material of a run's health (``psit_lib.runs.health``).
 
-Why a separate tally: a rate computed from replies the harness could not read is not a
-measurement of the model. Every reader that meets model output tells the episode's
-:class:`EpisodeDiagnostics` whether it could read it (a *read*, counted ok or unreadable, so
-shares have a denominator), and every place that sees a role go without what it needs raises
-a *flag* (a tool call written as text, a trial decided without the tool call its task needs, a
-private-CoT agent whose model returned no reasoning, a helper role whose reply was garbage).
-The runner stores the tally in every episode record, however the episode ended.
-
-Kinds are plain strings so studies can add their own; the common ones are below.
+A rate computed from replies the harness could not read is not a measurement of the model, so
+every reader counts its *reads* (ok or unreadable) and every missing capability raises a *flag*.
 """
 
 from __future__ import annotations
@@ -123,11 +116,8 @@ class EpisodeDiagnostics:
 
 
 # -- reporting a helper role's reply ------------------------------------------------------
-# Helper roles (a memory updater, a memory library's fact extraction, the ACC compressor and
-# judge) never speak to the player: when their reply is garbage the agent just keeps less, and
-# the episode still looks fine. So every place that parses such a reply reports the parse here:
-# the diagnostics count it, a failure is flagged, and the call that brought the reply is marked
-# in the call log (``read_error``), which is what cost tables count per agent.
+# Helper roles (memory updater, fact extraction, ACC compressor and judge) never speak to the
+# player: their garbage only shows if every parse of their replies is reported here.
 
 
 def diagnostics_of(session: Any) -> Any:
@@ -135,28 +125,23 @@ def diagnostics_of(session: Any) -> Any:
     return getattr(session, "diagnostics", None)
 
 
-def mark_read_error(session: Any, role: str, reason: str) -> None:
-    """Mark the latest call of ``role`` on this session's path as unreadable. Calls on one path
-    are made one after another, so the latest one is the call whose reply was just parsed."""
-    log, path = getattr(session, "log", None) or [], getattr(session, "path", None)
-    for i in range(len(log) - 1, -1, -1):
-        if log[i].path == path and log[i].role == role:
-            log[i] = dataclasses.replace(log[i], read_error=excerpt(reason, 300))
-            return
-
-
 def report_helper_read(session: Any, role: str, reply: str, problem: str | None, *, agent: str | None,
                        flag: bool = True) -> None:
-    """Count one parse of a helper reply (``problem`` None: it was read); an unreadable one
-    marks its call and, unless ``flag`` is False (a later retry may still succeed), is flagged
-    as a helper failure. Sessions without diagnostics (test doubles) are left alone."""
+    """Count one parse of a helper reply (``problem`` None: it was read); an unreadable one marks
+    the latest call of ``role`` on the session's path (the call just parsed: calls on one path run
+    one after another) with ``read_error``, which cost tables count, and unless ``flag`` is False
+    (a later retry may still succeed) is flagged. Sessions without diagnostics are left alone."""
     diagnostics = diagnostics_of(session)
     if diagnostics is None:
         return
     diagnostics.read(READ_HELPER, role, problem is None, reply, problem or "", agent=agent)
     if problem is None:
         return
-    mark_read_error(session, role, problem)
+    log, path = getattr(session, "log", None) or [], getattr(session, "path", None)
+    for i in range(len(log) - 1, -1, -1):
+        if log[i].path == path and log[i].role == role:
+            log[i] = dataclasses.replace(log[i], read_error=excerpt(problem, 300))
+            break
     if flag:
         diagnostics.flag(FLAG_HELPER_FAILED, role, reply, problem, agent=agent)
 

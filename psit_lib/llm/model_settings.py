@@ -1,14 +1,8 @@
-"""Per-model request settings, by configuration: what each served model needs in its requests.
+"""Per-model request settings (``PSIT_MODEL_SETTINGS``, README "Per-model request settings").
 
-Models differ in what a request must carry: a reasoning model wants a larger ``max_tokens`` (the
-private-state study gave Qwen3 235B 4,096 where the others had 2,048), a reasoning effort, or a
-provider's own field (OpenRouter's ``reasoning: {include: true}``, which the study's reference
-code sent to keep the reasoning).
-
-``PSIT_MODEL_SETTINGS`` names a YAML or JSON file (or holds inline JSON) mapping each served model
-name to its settings (README "Per-model request settings"). The optional fields are sent only
-where the server accepts them: one refused with HTTP 400/422 is dropped for that model, with a
-warning and a count in the run metadata (``dropped_parameters``), never silently.
+Models differ in what a request must carry (a reasoning model's larger ``max_tokens``, a
+reasoning effort, a provider's own field); an optional field the server refuses (HTTP 400/422)
+is dropped for that model with a warning and a count in the run metadata, never silently.
 """
 
 from __future__ import annotations
@@ -20,7 +14,7 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from psit_lib.llm.config_files import resolve_config_path
+from psit_lib.data_files import resolve_config_path
 from psit_lib.llm.errors import ConfigurationError
 
 ENV = "PSIT_MODEL_SETTINGS"
@@ -102,12 +96,9 @@ def load_model_settings(value: str) -> tuple[str, dict[str, ModelRequestSettings
 
 
 def rejected_field(status: int, error_text: str, candidates: Mapping[str, Any] | set[str]) -> str | None:
-    """The optional field a 400/422 refusal names, or None (any other refusal is not about one).
-
-    Servers say it in many ways (OpenAI ``"param": "reasoning_effort"``, "Unrecognized request
-    argument supplied: reasoning_effort", "Extra inputs are not permitted ... 'reasoning'"): a
-    field counts as named when it appears as a whole word in the error (not as part of a longer
-    name such as ``--reasoning-parser``)."""
+    """The optional field a 400/422 refusal names, or None. Servers say it in many ways (``"param":
+    "reasoning_effort"``, "Extra inputs are not permitted ... 'reasoning'"): a field counts when it is a
+    whole word of the error, not part of a longer name such as ``--reasoning-parser``."""
     if status not in (400, 422) or not error_text:
         return None
     for name in sorted(candidates, key=len, reverse=True):

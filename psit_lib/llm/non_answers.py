@@ -1,16 +1,8 @@
 """Non-answers: replies (and words) that look readable but answer nothing, each with its reason.
 
-Small models often write something a tolerant reader would take for an answer: a tool call
-in JSON (``{"name": "reveal_secret", ...}``, fenced or not), the alphabet spelled out, a
-runaway of underscores or of one letter, or a function word pulled out of a sentence ("The
-first letter of the word is always "A"" is not the secret ``always``). Every reader asks
-here first, so none of them turns such a reply into a secret, a candidate, a board or a
-length; the reason is kept so the unreadable reply says *why* it was not read.
-
-* :func:`reply_non_answer`: the reason a whole reply answers nothing (tool call, runaway), or None.
-* :func:`word_non_answer`: the reason a word read out of a reply is not a secret (a function
-  word, the alphabet in order, a runaway of letters), or None.
-* :class:`Reading`: a value read, or None with the reason.
+Small models write tool calls as JSON, the alphabet, runaways, or a sentence whose function word
+a tolerant reader would take for the secret ("the first letter is always "A""): every reader
+asks here first, and the reason says why the reply was not read.
 """
 
 from __future__ import annotations
@@ -129,12 +121,6 @@ def reply_non_answer(text: str | None) -> str | None:
     return tool_call_reason(text) or runaway_reason(text)
 
 
-def alphabet_run(word: str) -> bool:
-    """Whether ``word`` holds :data:`MIN_ALPHABET_RUN` or more letters in alphabetical order."""
-    lowered = word.lower()
-    return any(ALPHABET[i:i + MIN_ALPHABET_RUN] in lowered for i in range(len(ALPHABET) - MIN_ALPHABET_RUN + 1))
-
-
 def word_non_answer(word: str, *, in_sentence: bool = False) -> str | None:
     """The reason ``word`` (read out of a reply) is not a secret, or None when it may be one.
     ``in_sentence``: the word was pulled out of a sentence unquoted ("the word is always ..."),
@@ -146,7 +132,7 @@ def word_non_answer(word: str, *, in_sentence: bool = False) -> str | None:
         return f"{lowered!r} is a function word, not a chosen secret"
     if len(lowered) > MAX_WORD_LETTERS:
         return f"a runaway of {len(lowered)} letters, not a word"
-    if alphabet_run(lowered):
+    if any(ALPHABET[i:i + MIN_ALPHABET_RUN] in lowered for i in range(len(ALPHABET) - MIN_ALPHABET_RUN + 1)):
         return f"{lowered!r} is the alphabet in order, not a word"
     if len(set(lowered)) == 1 and len(lowered) > 2:
         return f"{lowered!r} repeats one letter, not a word"

@@ -1,27 +1,10 @@
-"""Prompt templates as versioned data: each study keeps its prompts in a ``prompts.toml`` beside
-its code, and reads them through one :class:`PromptBook`.
+"""Prompt templates as versioned data: each study's ``prompts.toml``, read through one :class:`PromptBook`.
 
-The file holds one table per template, named by the template (quoted, since names have dots)::
-
-    ["hangman.confirm"]
-    version = 1
-    text = '''Is your word '{secret}'? Answer only yes or no.'''
-
-``version`` is an integer starting at 1, raised whenever the wording changes; ``text`` is a
-multi-line literal string, so the text is kept byte for byte (no escapes; a newline right after
-the opening ``'''`` is dropped by TOML). A slot is ``{name}`` with a lowercase identifier;
-other braces (JSON examples such as ``{"name": ...}``) are plain text. An optional ``about``
-says where the template is used.
-
-:meth:`PromptBook.render` fills every slot and fails with one sentence for an unknown template,
-a missing slot or a value for a slot the template does not have. The book records every name it
-was asked for (``lookups``), so a test can check that each template used at run time is
-catalogued. :meth:`PromptBook.catalogue` lists every template of the file, rendered with fixed
-example values, for the run metadata's fingerprints (``runs.metadata.prompt_fingerprints``).
-
-A user's wording (``PSIT_PROMPTS_FILE``, README "The study's exact wording") replaces templates
-by name; it is checked before any model call, and a replaced template keeps its place in the
-catalogue, so the run's fingerprints change with it and ``overridden`` records where it came from.
+One TOML table per template: an integer ``version`` raised whenever the wording changes, the
+``text`` as a multi-line literal (kept byte for byte) and an optional ``about``; a slot is
+``{lowercase_name}``, other braces are plain text. A user's ``PSIT_PROMPTS_FILE`` replaces
+templates by name, checked before any model call, and keeps its place in the catalogue, so the
+run's fingerprints change with it.
 """
 
 from __future__ import annotations
@@ -35,7 +18,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from psit_lib.llm.config_files import resolve_config_path
+from psit_lib.data_files import resolve_config_path
 from psit_lib.llm.errors import ConfigurationError
 
 SLOT = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
@@ -113,9 +96,6 @@ class PromptBook:
                 raise PromptError(f"In {source}, template {name!r} needs a non-empty text.")
             templates[name] = PromptTemplate(name, version, body, str(entry.get("about", "")))
         return cls(templates, source)
-
-    def names(self) -> tuple[str, ...]:
-        return tuple(self.templates)
 
     def template(self, name: str) -> PromptTemplate:
         """The template called ``name`` (recorded in ``lookups``)."""

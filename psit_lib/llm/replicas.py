@@ -1,23 +1,10 @@
-"""Choosing among several replicas of one served model: least busy, healthy first, within slots.
+"""Choosing among the replicas of one served model: least busy, healthy first, within slots.
 
-A fleet of OpenAI-compatible servers behind no router: each model has one or more base URLs.
-A call goes to the replica with the fewest calls in flight among those not cooling down.
-
-**Slots.** A replica may be given a number of slots (``PSIT_ENDPOINT_CONCURRENCY``, or what the
-server reports before a run: :mod:`psit_lib.llm.server_limits`): the calls it runs at once. A call that finds every replica's slots taken waits here, in the client, in
-order of its episode's start (then of arrival), until one frees; only then is it sent, and only then does its timeout start.
-Without slots, calls beyond what a server runs at once wait in the *server's* queue instead,
-and that waiting counts against their timeout: a small server with a long queue times out calls
-that never started (the reason this exists). The pool itself never asks a server anything: the
-limit is a setting (filled from the server's report by ``psit run``), so every OpenAI-compatible
-server behaves the same.
-
-**Health.** A replica that refused a connection cools down for a while, so the next attempt
-fails over to another one. A timeout is weaker evidence (a long generation, a busy server), so
-it cools a replica down only when there is somewhere else to go and it happened
-``TIMEOUTS_BEFORE_COOLDOWN`` times in a row; a lone replica is never marked down by timeouts
-(there is nowhere to fail over to, so marking it down would only add waiting). Where to send a
-call never changes what is cached: cache keys name the model and the request, not the replica.
+A call that finds every replica's slots taken waits here, in the client (earlier episodes
+first), and its timeout starts only when it is sent: without slots it would wait in the server's
+queue, where waiting counts against its timeout and a small server times out calls that never
+started. A replica that refused a connection cools down; timeouts cool one down only when there
+is another to fail over to. Where a call goes never changes what is cached.
 """
 
 from __future__ import annotations
@@ -84,14 +71,6 @@ class ReplicaPool:
             return min(free, key=lambda u: (self._in_flight[u], self.urls.index(u))) if free else None
         free = [u for u in self.urls if self._has_room(u)]
         return min(free, key=lambda u: self._down_until[u]) if free else None
-
-    def acquire(self) -> str:
-        """A replica for a call now (no waiting): for pools without slots, or with one free."""
-        url = self.pick()
-        if url is None:
-            raise RuntimeError("every replica's slots are taken: use `await pool.slot()`")
-        self._in_flight[url] += 1
-        return url
 
     async def slot(self) -> str:
         """A replica with a free slot, waiting until one frees (earlier episodes first, then in

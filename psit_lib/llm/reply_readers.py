@@ -1,18 +1,7 @@
-"""Reply readers: reading what real models write: reasoning mixed into replies, yes/no decisions, JSON.
+"""Reading what real models write: reasoning mixed into replies, yes/no decisions, JSON.
 
-(The simulator's own reading of requests is :mod:`psit_lib.sim.request_reading`; the sentences
-that interpret result tables are :mod:`psit_lib.analysis.result_sentences`.)
-
-* :func:`split_reasoning` separates reasoning a model wrote inline (``<think>``,
-  ``<thinking>``, ``<reasoning>``, an opening tag never closed, or a lone closing tag when the
-  server's template swallowed the opening one) from the public reply. The model client applies
-  it to every reply, so reasoning never reaches a public transcript.
-* :func:`read_yes_no` reads a yes/no decision only when it *leads* the reply: "**Answer:** no",
-  "Yes – I do have that", "Nope", "Answer (yes/no): no". A refusal or a deflection ("I have to
-  keep my word a secret!", "I've already chosen a word, and I can't tell you.") and a hedge
-  that only later turns into an answer ("Sure, let's see... no, that's not my word.") are
-  unreadable (None), never a guessed yes.
-* :func:`read_json_object` finds the JSON object in a reply wrapped in fences or prose.
+A yes/no reads only when it leads the reply: a refusal, a deflection or a hedge that only later
+turns into an answer is unreadable (None), never a guessed yes.
 """
 
 from __future__ import annotations
@@ -219,14 +208,9 @@ def read_json_object(text: str | None) -> dict | None:
 
 
 def tool_call_in_text(text: str | None, tool_names: "set[str] | frozenset[str]") -> str | None:
-    """The tool a reply names in a JSON tool call written as text (``{"name": "order_ride",
-    "arguments": {...}}``, bare, fenced or in prose; also OpenAI's ``{"function": {"name": ...}}``
-    and a list of such calls), or None.
-
-    Servers without a tool-call parser hand such text back as the reply's content instead of a
-    ``tool_calls`` entry. Only a known tool's name counts, so a JSON answer that happens to have
-    a ``name`` field is not mistaken for a call.
-    """
+    """The known tool a reply names in a JSON tool call written as text (bare, fenced or in prose;
+    ``{"name": ...}``, OpenAI's ``{"function": {"name": ...}}`` or a list of them), or None: servers
+    without a tool-call parser return calls as content. Only a known tool's name counts."""
     value = read_json_value(text, (dict, list))
     calls = value if isinstance(value, list) else [value]
     for call in calls:
@@ -249,13 +233,8 @@ _TEMPLATE_TOKEN = re.compile(
 
 def strip_template_debris(text: str | None) -> str:
     """``text`` cut at its first chat-template token (``<|im_end|>``, ``<end_of_turn>``, ``</s>``,
-    ``[INST]`` and the like), surrounding whitespace removed.
-
-    Why cut rather than delete the token: what follows such a token is the model running on
-    past its turn (``<|im_end|>user ...`` is the model writing the next user message), never
-    part of its reply, so it must not be read as a secret, a board or an answer. A reply that
-    is nothing but debris becomes empty, which every reader treats as unreadable.
-    """
+    ``[INST]``...), stripped: what follows is the model running on past its turn (writing the next
+    user message), never its reply; a reply of nothing but debris becomes empty (unreadable)."""
     text = text or ""
     found = _TEMPLATE_TOKEN.search(text)
     return (text[: found.start()] if found else text).strip()

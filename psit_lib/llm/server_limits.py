@@ -1,13 +1,9 @@
 """What an endpoint serves, asked before a real run, and the concurrency and timeout that follow.
 
-A small server queues calls beyond its slots, and queued time counts against the client's
-timeout. So before a real run the endpoint is asked what it reports (llama.cpp's ``/props``:
-slots and context per slot; vLLM's ``/v1/models``: ``max_model_len``; Ollama's ``/api/ps``:
-``context_length``), and where it reports slots, one short completion per slot, all at once,
-measures decoding speed with every slot busy (a CPU server decodes each sequence several times
-slower than one alone). :func:`plan_sizing` (pure) then gives each replica as many calls in
-flight as it has slots and a timeout long enough for full replies at that speed. A setting the
-user made always stands; where the server reports nothing, the run says so in one line.
+A small server queues calls beyond its slots and queued time counts against the timeout, so the
+endpoint is asked its slots and context (llama.cpp ``/props``, vLLM ``/v1/models``, Ollama
+``/api/ps``) and, with every slot busy, its decoding speed; :func:`plan_sizing` (pure) turns that
+into calls in flight and a timeout. A setting the user made always stands.
 """
 
 from __future__ import annotations
@@ -77,8 +73,10 @@ def server_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
-def _get_json(url: str, api_key: str | None, timeout: float) -> Any:
-    request = urllib.request.Request(url)
+def _get_json(url: str, api_key: str | None, timeout: float, body: dict[str, Any] | None = None) -> Any:
+    """The JSON a GET of ``url`` answers (a POST of ``body`` when given)."""
+    request = urllib.request.Request(url) if body is None else urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
     if api_key:
         request.add_header("Authorization", f"Bearer {api_key}")
     with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -133,16 +131,11 @@ def measure_speed(base_url: str, model: str, api_key: str | None, timeout: float
             speeds = [s for s in pool.map(lambda _: measure_speed(base_url, model, api_key, timeout),
                                           range(at_once)) if s]
         return min(speeds) if speeds else None
-    body = json.dumps({"model": model, "max_tokens": CALIBRATION_TOKENS, "temperature": 0, "seed": 0,
-                       "messages": [{"role": "user", "content": "Count from one to twenty in words."}]}).encode()
-    request = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", data=body,
-                                     headers={"content-type": "application/json"})
-    if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
+    body = {"model": model, "max_tokens": CALIBRATION_TOKENS, "temperature": 0, "seed": 0,
+            "messages": [{"role": "user", "content": "Count from one to twenty in words."}]}
     started = time.monotonic()
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            data = json.loads(response.read() or b"null")
+        data = _get_json(base_url.rstrip("/") + "/chat/completions", api_key, timeout, body)
     except (OSError, ValueError):
         return None
     return read_speed(data, time.monotonic() - started)
@@ -173,40 +166,26 @@ def probe(base_url: str, model: str, api_key: str | None = None, *, timeout: flo
             return ServerLimits(base_url, "llama.cpp", slots, context, speed)
     except (OSError, ValueError):
         pass
-    try:
-        context = read_models_context(_get_json(base_url.rstrip("/") + "/models", api_key, timeout), model)
+    for server, url, read in (("vllm", base_url.rstrip("/") + "/models", read_models_context),
+                              ("ollama", root + "/api/ps", read_ollama_context)):
+        try:
+            context = read(_get_json(url, api_key, timeout), model)
+        except (OSError, ValueError):
+            continue
         if context:
-            return ServerLimits(base_url, "vllm", None, context)
-    except (OSError, ValueError):
-        pass
-    try:
-        context = read_ollama_context(_get_json(root + "/api/ps", api_key, timeout), model)
-        if context:
-            return ServerLimits(base_url, "ollama", None, context)
-    except (OSError, ValueError):
-        pass
+            return ServerLimits(base_url, server, None, context)
     return ServerLimits(base_url)
-
-
-def reply_seconds(limits: ServerLimits, max_tokens: int) -> float | None:
-    """Seconds one reply of ``max_tokens`` takes at the measured speed (None: not measured)."""
-    if not limits.tokens_per_second:
-        return None
-    return max_tokens / limits.tokens_per_second
 
 
 def plan_sizing(limits: Sequence[ServerLimits], *, env: Mapping[str, str], concurrency: int, timeout: float,
                 max_tokens: int) -> Sizing:
-    """The run's per-replica slots and timeout from what the replicas reported.
-
-    A slot count the server reports becomes that replica's calls in flight, unless
-    ``PSIT_ENDPOINT_CONCURRENCY`` is set; a measured speed gives a timeout of
-    ``TIMEOUT_SAFETY`` full replies (``max_tokens``), at least ``MIN_TIMEOUT``, unless
-    ``PSIT_TIMEOUT`` is set. The message is one line naming the variables to change them."""
+    """The run's per-replica slots (the reported ones) and timeout (``TIMEOUT_SAFETY`` full replies at the
+    measured speed, at least ``MIN_TIMEOUT``), unless ``PSIT_ENDPOINT_CONCURRENCY`` or ``PSIT_TIMEOUT``
+    is set; the message is one line naming those variables."""
     user_slots = bool(env.get("PSIT_ENDPOINT_CONCURRENCY", "").strip())
     user_timeout = bool(env.get("PSIT_TIMEOUT", "").strip())
     slots = {} if user_slots else {lim.url: lim.slots for lim in limits if lim.slots}
-    speeds = [s for s in (reply_seconds(lim, max_tokens) for lim in limits) if s is not None]
+    speeds = [max_tokens / lim.tokens_per_second for lim in limits if lim.tokens_per_second]
     new_timeout = None
     if speeds and not user_timeout:
         new_timeout = float(max(MIN_TIMEOUT, math.ceil(TIMEOUT_SAFETY * max(speeds))))

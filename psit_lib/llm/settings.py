@@ -1,11 +1,6 @@
-"""Model-layer settings, read from the environment (never from notebook parameters).
-
-Credentials live only here, as a ``SecretStr``: they are not part of ``public_dict()`` (what
-run metadata records), of cache keys, or of any error message.
-
-The variables (``PSIT_*``, with ``OPENAI_BASE_URL``/``OPENAI_API_KEY`` as fallbacks) are listed in the
-README and by ``psit --help``; :data:`FIELD_ENV` maps each setting to its variable.
-"""
+"""Model-layer settings, read from the environment (never from notebook parameters): the ``PSIT_*``
+variables of :data:`FIELD_ENV` (``OPENAI_BASE_URL``/``OPENAI_API_KEY`` as fallbacks). Credentials are a
+``SecretStr`` kept out of ``public_dict()`` (run metadata), cache keys and error messages."""
 
 from __future__ import annotations
 
@@ -30,7 +25,8 @@ FIELD_ENV = {"backend": "PSIT_BACKEND", "base_urls": "PSIT_BASE_URLS", "model": 
              "max_retries": "PSIT_MAX_RETRIES", "cache": "PSIT_CACHE", "model_endpoints": "PSIT_MODEL_ENDPOINTS",
              "endpoint_concurrency": "PSIT_ENDPOINT_CONCURRENCY", "model_settings": "PSIT_MODEL_SETTINGS",
              "prompts_file": PROMPTS_ENV}
-"""Which environment variable sets each setting (error messages name the variable at fault)."""
+"""Which environment variable sets each setting (error messages name the variable at fault; ``psit
+--help`` is checked to list every one)."""
 
 
 def _split_urls(value: Any) -> Any:
@@ -189,12 +185,8 @@ class LLMSettings(BaseModel):
         return self.sim_profile if self.simulated else "n/a"
 
     def wire_model(self) -> str:
-        """The model name sent on the wire: on the simulator it names the profile too.
-
-        ``psit-sim`` becomes ``psit-sim:<profile>``, so the request alone says which simulated
-        behaviour answers it (headers are only hints) and the response cache keeps profiles
-        apart. Real model names are sent unchanged.
-        """
+        """The model name sent: ``psit-sim`` becomes ``psit-sim:<profile>``, so the request alone says which
+        simulated behaviour answers and the cache keeps profiles apart; real names are sent unchanged."""
         if self.simulated and self.model == SIM_MODEL_NAME:
             return f"{SIM_MODEL_NAME}:{self.sim_profile}"
         return self.model

@@ -8,7 +8,7 @@ and written into episode records as JSON.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from psit_lib.llm.errors import ModelOutputError
@@ -18,10 +18,6 @@ from psit_lib.llm.errors import ModelOutputError
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
-
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(self.prompt_tokens + other.prompt_tokens,
-                     self.completion_tokens + other.completion_tokens)
 
 
 @dataclass(frozen=True)
@@ -76,20 +72,11 @@ class ChatRequest:
 
     def wire_body(self) -> dict[str, Any]:
         """The JSON body sent to ``/chat/completions`` (without the role header)."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": list(self.messages),
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-        }
-        if self.seed is not None:
-            body["seed"] = self.seed
-        if self.tools:
-            body["tools"] = list(self.tools)
-        if self.tool_choice is not None:
-            body["tool_choice"] = self.tool_choice
-        if self.response_format is not None:
-            body["response_format"] = self.response_format
+        body: dict[str, Any] = {"model": self.model, "messages": list(self.messages),
+                                "temperature": self.temperature, "max_tokens": self.max_tokens}
+        optional = {"seed": self.seed, "tools": list(self.tools) if self.tools else None,
+                    "tool_choice": self.tool_choice, "response_format": self.response_format}
+        body.update({k: v for k, v in optional.items() if v is not None})
         if self.extra:
             body.update({k: v for k, v in self.extra.items() if k not in body})
         return body
@@ -114,9 +101,6 @@ class ChatResult:
     cached: bool = False
     finish_reason: str | None = None
     model: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ChatResult":

@@ -1,8 +1,5 @@
-"""Running experiments: the episode runner, the run folder and its resumable records, run metadata.
-
-Names load lazily (PEP 562), so a light module of this package (``runs.params``) is imported
-without the model client, pandas or the runner (the command line validates parameters with it).
-"""
+"""Running experiments: the episode runner, the run folder and its records, run metadata; names load
+lazily, so the command line validates parameters (``runs.params``) without the model client."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Connecting a model client to its backend: the one place the harness reaches the simulator.
-
-The model layer (``psit_lib.llm``) talks HTTP through the ``openai`` client and never imports
-the simulator. On the ``sim`` backend this module hands it the in-process transport, so the
-embedded simulated model answers exactly as a loopback or remote server would.
-"""
+"""Connecting a model client to its backend: the one place the harness reaches the simulator (the
+in-process transport), so the embedded model answers exactly as a real server would."""
 
 from __future__ import annotations
 

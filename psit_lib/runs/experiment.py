@@ -1,21 +1,15 @@
 """What a notebook opens: settings, client, cache, run folder and store in one object.
 
-Where things go
----------------
-``PSIT_RUN_DIR`` (set by ``psit run``) -> ``<run dir>/<notebook>/`` is the notebook's run folder
-(:mod:`psit_lib.runs.folder`: its params, metadata and episode records);
-``<run dir>/cache.sqlite`` is the run's response cache. Without it (a notebook opened by hand,
-nbval) the folder is ``<adhoc root>/<notebook>-<hash of parameters>`` (outside the repository:
-:func:`psit_lib.runs.paths.adhoc_root`), so re-running with the same parameters resumes and
-different parameters never mix. The results root and the
-figures copy are in :mod:`psit_lib.runs.paths`; tables, figures and the headline are written by
-:mod:`psit_lib.runs.outputs`.
+Under ``psit run`` the folder is ``$PSIT_RUN_DIR/<notebook>`` beside the run's ``cache.sqlite``;
+opened by hand it is ``<adhoc root>/<notebook>-<hash of parameters and set-up>``, outside the
+repository, so another set-up is another folder, never a resume.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -33,7 +27,7 @@ from psit_lib.runs.identity import bind as bind_identity
 from psit_lib.runs.identity import current_identity
 from psit_lib.runs.metadata import (base_metadata, git_commit, now_iso, prompt_fingerprints,
                                      simulator_assumptions_table, simulator_configuration)
-from psit_lib.runs.paths import adhoc_root, params_hash
+from psit_lib.runs.paths import adhoc_root, digest
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
 from psit_lib.runs.sweeps import sweep_model_names
 
@@ -81,7 +75,7 @@ class Experiment:
         elif run_dir is not None:
             folder = Path(run_dir) / notebook
         else:  # by hand: another set-up is another folder, never a resume
-            run_dir = adhoc_root() / f"{notebook}-{params_hash({**identity, '_identity': setup.compared()})}"
+            run_dir = adhoc_root() / f"{notebook}-{digest({**identity, '_identity': setup.compared()}, 10)}"
             folder = Path(run_dir)
         self.run_dir = Path(run_dir)
         self.store = RunStore(folder)
@@ -145,9 +139,8 @@ class Experiment:
         return self.store.typed_records(result_type, ids)
 
     def _phase(self, specs: Sequence[EpisodeSpec]) -> str:
-        """This run's name in the progress ``psit run`` shows: ``sweep <knob>`` for episodes of a
-        swept model (:meth:`sweep_models`), ``main`` for the notebook's first run, ``part <n>``
-        for a later one (a re-judging, a reference set)."""
+        """This run's name in ``psit run``'s progress: ``sweep <knob>`` for swept models, ``main`` for
+        the first run, ``part <n>`` for a later one (a reference set)."""
         knobs = {self._swept[m] for s in specs if (m := s.params.get("model")) in self._swept}
         if knobs:
             return "sweep " + ", ".join(sorted(knobs))
@@ -159,10 +152,8 @@ class Experiment:
         return self.clients.get(spec.params.get("model", self.models[0]), self.client)
 
     def sweep_models(self, knob: str, values: Sequence[Any]) -> dict[Any, str]:
-        """Model names that run this run's simulator profile with ``knob`` set to each value
-        (``psit-sim:default,notices_contradictions=0.5``), ready for a plan's ``models``; empty on
-        a real endpoint, where the simulator's assumptions do not exist. Swept profiles draw the
-        base profile's random numbers, so values differ only where the knob acts."""
+        """Model names running this run's profile with ``knob`` at each value, ready for a plan; empty on a
+        real endpoint. Swept profiles draw the base profile's random numbers: values differ only where the knob acts."""
         if not self.settings.simulated:
             return {}
         models = sweep_model_names(self.settings.sim_profile, knob, values)
@@ -195,13 +186,9 @@ class Experiment:
     def call_stats(self) -> dict[str, Any]:
         totals: dict[str, Any] = {}
         for client in self.clients.values():
-            for key, value in client.stats.as_dict().items():
-                if isinstance(value, dict):
-                    merged = totals.setdefault(key, {})
-                    for k, v in value.items():
-                        merged[k] = merged.get(k, 0) + v
-                else:
-                    totals[key] = totals.get(key, 0) + value
+            for key, value in client.stats.as_dict().items():  # per-key counts start at 1: Counter keeps them all
+                totals[key] = (dict(Counter(totals.get(key)) + Counter(value)) if isinstance(value, dict)
+                               else totals.get(key, 0) + value)
         return totals
 
     def simulator_assumptions(self, roles: Sequence[str], knobs: Sequence[str] | None = None) -> pd.DataFrame:
@@ -221,14 +208,13 @@ class Experiment:
         return self.simulator_assumptions(roles, knobs)
 
     def save_figure(self, fig, name: str) -> Path:
-        """Save a figure (PNG and SVG) to the notebook's run folder as ``<notebook>__<name>``.
-        The repository's ``figures/`` is never written here: ``psit run`` copies a run's figures
-        there only when the run is complete and covers the whole series
-        (:func:`publish_figures`), so an interactive, partial, failed or suspect run never
-        replaces the last complete one's."""
-        stem = f"{self.notebook}__{name}"
-        outputs.save_figure(fig, stem, [self.store.figures_dir])
-        return self.store.figures_dir / f"{stem}.png"
+        """Save a figure (PNG and SVG) to the run folder as ``<notebook>__<name>``; only ``psit run``
+        copies a complete run's figures to ``figures/`` (:func:`publish_figures`)."""
+        path = self.store.figures_dir / f"{self.notebook}__{name}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        fig.savefig(path.with_suffix(".svg"), bbox_inches="tight")
+        return path
 
     def save_table(self, table: pd.DataFrame, name: str) -> Path:
         """Write a result table to ``<notebook folder>/tables/<name>.csv`` and ``.parquet``, so
@@ -236,29 +222,21 @@ class Experiment:
         return outputs.save_table(table, self.store.tables_dir, name)
 
     def headline(self, text: str, view: str | None = None) -> str:
-        """Record the notebook's key sentence for the report's index and return it (for display).
-        It must be generated from the notebook's tables, never written by hand. ``view`` names
-        the table or rule it reads (e.g. Table 1's rule or the strict view), shown first, so the
-        index never leaves a reader guessing which of a notebook's views its headline is."""
+        """Record the notebook's key sentence (made from its tables, never by hand) for the report's
+        index, each line's whitespace collapsed; ``view`` names the table or rule it reads, shown first."""
         if view:
             text = f"*{view}:*\n{text}"
-        self.metadata.headline = outputs.headline_text(text)
+        self.metadata.headline = "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
         self.store.write_metadata(self.metadata)
         return text
 
     def health(self) -> HealthVerdict:
-        """The notebook's run health over every episode recorded so far (all runs of the
-        notebook, sweeps included): ``suspect`` when some agent's share of unreadable replies or
-        flagged episodes passes the ``suspect_threshold`` parameter. Recorded in the metadata,
-        where ``psit run`` and the report read it."""
+        """The run health over every episode recorded so far (sweeps included), judged against the
+        ``suspect_threshold`` parameter and recorded in the metadata for ``psit run`` and the report."""
         verdict = folder_health(self.store, float(self.params.get("suspect_threshold", DEFAULT_SUSPECT_THRESHOLD)))
         self.metadata.health = HealthRecord.model_validate(verdict.as_dict())
         self.store.write_metadata(self.metadata)
         return verdict
-
-    def failed_episodes(self) -> int:
-        """Episodes of this notebook's folder whose latest record is an error."""
-        return self.store.failed_count()
 
     def finish(self, **summary: Any) -> RunSummary:
         """Write this execution's call statistics into the run metadata and return them. The

@@ -1,19 +1,9 @@
 """The run folder of one notebook, and the one module that knows its files.
 
-``<run dir>/<notebook>/`` holds the files the README lists ("Every run folder"). Episode records
-are appended with a single ``write`` + ``fsync`` under a lock, so a run killed at any moment
-leaves at worst one partial last line: readers skip it, the writer cuts it before appending
-again. The latest record per episode id wins (and the latest score per episode and scorer): an
-episode is *finished* once its latest record has ``status == "ok"``; failed episodes keep their
-error record and are retried on resume, so the folder holds each planned episode once.
-``params.json`` and ``identity.json`` bind the folder: a resume made another way is refused
-(:class:`ParameterMismatchError`, :mod:`psit_lib.runs.identity`).
-
-:class:`RunFolder` reads a folder and never creates or repairs anything (a notebook may be
-writing it): readers of finished runs (``psit run``'s summary, ``psit compare``, the report, the
-reader of revealed secrets) use it, and a missing or unreadable file reads as empty, never as an
-error. :class:`RunStore` is the writer the runner and :class:`~psit_lib.runs.experiment.Experiment`
-use. Every other module reaches these files through the two classes, never by name.
+Records are appended with one ``write`` + ``fsync`` under a lock, so a run killed at any moment
+leaves at worst one partial last line: readers skip it, the writer cuts it. The latest record per
+episode wins and failed episodes are retried on resume. :class:`RunFolder` only reads (a notebook
+may be writing; a missing file reads as empty); :class:`RunStore` writes.
 """
 
 from __future__ import annotations
@@ -218,9 +208,6 @@ class RunFolder:
     def has_records(self) -> bool:
         return (self.dir / _RECORDS).is_file()
 
-    def has_metadata(self) -> bool:
-        return (self.dir / _METADATA).is_file()
-
     def table_names(self) -> list[str]:
         """The saved result tables (``<name>.csv``), sorted."""
         return sorted(p.name for p in self.tables_dir.glob("*.csv"))
@@ -292,10 +279,6 @@ class RunFolder:
     def finished_ids(self) -> set[str]:
         return {eid for eid, rec in self.records().items() if rec.get("status") == "ok"}
 
-    def failed_count(self) -> int:
-        """Episodes whose latest record is not finished."""
-        return sum(r.get("status") != "ok" for r in self.records().values())
-
     def attempts(self, episode_id: str) -> int:
         return sum(1 for r in self._lines() if r.get("episode_id") == episode_id)
 
@@ -310,7 +293,7 @@ def notebook_folders(path: str | Path) -> list[RunFolder]:
 
 def notebooks_with_metadata(run_dir: str | Path) -> set[str]:
     """Names of the notebook folders of a run folder that hold run metadata."""
-    return {p.name for p in Path(run_dir).iterdir() if RunFolder(p).has_metadata()}
+    return {p.name for p in Path(run_dir).iterdir() if (p / _METADATA).is_file()}
 
 
 def read_run_file(run_dir: str | Path) -> dict[str, Any]:

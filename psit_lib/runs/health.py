@@ -1,13 +1,8 @@
 """Run health: could the harness read what the model wrote, and did each role do what it needs?
 
-A rate is a measurement of the model only when the replies behind it were read. Episodes
-record a tally of their reads and flags (``diagnostics``, see
-:mod:`psit_lib.llm.diagnostics`); this module pools them per agent and role and decides
-whether a notebook's results are ``suspect``: some agent's share of unreadable replies, or of
-episodes flagged for a missing capability (tool calls written as text, a task decided without
-its tool call, no reasoning for an agent that keeps it, a helper role's garbage), passes a
-threshold. The same function serves the notebook, the command line and the report, so all
-three say the same thing.
+A rate measures the model only when the replies behind it were read: this pools the episodes'
+reads and flags per agent and role and marks a notebook ``suspect`` past a threshold. The
+notebook, the command line and the report all call it, so all three say the same thing.
 """
 
 from __future__ import annotations

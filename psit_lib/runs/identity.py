@@ -1,28 +1,23 @@
 """A run folder's identity: what shaped its episodes besides the notebook's parameters.
 
-``identity.json`` binds, when a folder is first made, the endpoint's ``GET /v1/models`` report on
-each served model name, a fingerprint of the study's prompt templates, and the hashes of
-``PSIT_PROMPTS_FILE`` and ``PSIT_MODEL_SETTINGS`` (README "Resuming a run"). Resuming with any of
-them changed would mix episodes of two set-ups under one record, so it is refused with one
-sentence (:class:`IdentityMismatchError`); the code's commit and the scorers' versions are
-recorded but never refuse. A field either side does not know (an older folder, or the command
-line, which cannot fingerprint a study's templates without loading it) is not compared.
-
-The rules here are pure functions of the two identities; reading the endpoint is
-:func:`endpoint_report`.
+``identity.json`` binds the endpoint's ``/v1/models`` report, the prompts' fingerprints and the
+hashes of ``PSIT_PROMPTS_FILE`` and ``PSIT_MODEL_SETTINGS``: resuming with any of them changed
+would mix two set-ups under one record, so it is refused in one sentence; the commit is recorded,
+never refused. A field either side does not know is not compared.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from psit_lib.llm.diagnostics import excerpt
 from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings
 from psit_lib.runs.folder import ParameterMismatchError
+from psit_lib.runs.paths import digest
 from psit_lib.wire import SIM_MODEL_NAME
 
 NONE = "none"
@@ -60,12 +55,6 @@ class RunIdentity(BaseModel):
         return {k: v for k, v in self.model_dump().items() if k in COMPARED and v is not None}
 
 
-def digest(data: Any) -> str:
-    """A short SHA-256 of ``data`` as canonical JSON (bytes are hashed as they are)."""
-    raw = data if isinstance(data, bytes) else json.dumps(data, sort_keys=True, default=str).encode()
-    return hashlib.sha256(raw).hexdigest()[:16]
-
-
 def prompts_file_digest(path: str | None) -> str | None:
     """The content hash of a prompts file, :data:`NONE` without one, None when it cannot be read."""
     if not path:
@@ -75,12 +64,6 @@ def prompts_file_digest(path: str | None) -> str | None:
             return digest(fh.read())
     except OSError:
         return None
-
-
-def model_settings_digest(settings: LLMSettings) -> str:
-    """The hash of the per-model request settings as read (:data:`NONE` without any)."""
-    data = settings.public_dict().get("model_settings") or {}
-    return digest(data) if data else NONE
 
 
 def describe_served(listing: Iterable[Mapping[str, Any]], model: str) -> dict[str, Any]:
@@ -125,7 +108,8 @@ def current_identity(settings: LLMSettings, models: Iterable[str], *,
     return RunIdentity(endpoint=endpoint_report(settings, models),
                        prompts=dict(prompts) if prompts is not None else None,
                        prompts_file=prompts_file_digest(settings.prompts_file),
-                       model_settings=model_settings_digest(settings), code=code)
+                       model_settings=digest(read) if (read := settings.public_dict().get("model_settings")) else NONE,
+                       code=code)
 
 
 def _known(value: Any) -> bool:
@@ -157,14 +141,11 @@ def identity_changes(stored: RunIdentity, current: RunIdentity) -> list[str]:
 
 
 def _difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    def short(value: Any) -> str:
+        return excerpt(value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str), 40)
+
     keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    shown = [f"{k}: {_short(old.get(k))} -> {_short(new.get(k))}" for k in keys[:2]]
-    return "; ".join(shown)
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else value
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return "; ".join(f"{k}: {short(old.get(k))} -> {short(new.get(k))}" for k in keys[:2])
 
 
 def mismatch_sentence(where: str, changes: list[str]) -> str:

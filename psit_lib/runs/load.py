@@ -1,9 +1,5 @@
-"""Open a finished run outside the notebooks: its episodes, scores and tables as pandas frames.
-
-:func:`load_run` gives a :class:`Run` (its frames are described in the README, "Open a run
-outside the notebooks"), read through :class:`~psit_lib.runs.folder.RunFolder`, never written;
-frames are built on first use.
-"""
+"""Open a finished run outside the notebooks: its episodes, scores and tables as pandas frames
+(README "Open a run outside the notebooks"), read through :class:`~psit_lib.runs.folder.RunFolder`."""
 
 from __future__ import annotations
 

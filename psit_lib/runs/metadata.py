@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import datetime as dt
 import platform
 import subprocess
@@ -12,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from psit_lib.llm.settings import LLMSettings
+from psit_lib.runs.paths import digest
 
 PACKAGES = ("psit-lib", "openai", "pandas", "numpy", "scipy", "statsmodels",
             "wordfreq", "pydantic", "papermill")
@@ -62,7 +62,7 @@ def base_metadata(settings: LLMSettings, *, seed: int, notebook: str, commit: st
 
 def prompt_fingerprints(templates: Mapping[str, str]) -> dict[str, str]:
     """A short SHA-256 of every prompt template, by name: two runs whose prompts differ show it."""
-    return {name: hashlib.sha256(text.encode()).hexdigest()[:12] for name, text in sorted(templates.items())}
+    return {name: digest(text.encode(), 12) for name, text in sorted(templates.items())}
 
 
 def simulator_configuration(settings: LLMSettings, roles: Iterable[str]) -> dict[str, Any] | None:

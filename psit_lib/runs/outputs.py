@@ -1,13 +1,9 @@
-"""What a notebook saves besides its episode records: result tables, figures, its headline.
-
-:class:`~psit_lib.runs.experiment.Experiment` delegates to these; the folders come from the run
-folder (:class:`~psit_lib.runs.folder.RunFolder`).
-"""
+"""Result tables as a notebook and ``psit rescore`` save them, and the copy of a complete run's figures."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 import pandas as pd
 
@@ -22,14 +18,6 @@ def save_table(table: pd.DataFrame, folder: Path, name: str) -> Path:
     flat.to_csv(folder / f"{name}.csv", index=False)
     flat.astype({c: str for c in flat.columns if flat[c].dtype == object}).to_parquet(folder / f"{name}.parquet", index=False)
     return folder / f"{name}.csv"
-
-
-def save_figure(fig: Any, stem: str, folders: Iterable[Path]) -> None:
-    """Save ``fig`` as ``<stem>.png`` and ``<stem>.svg`` into each folder."""
-    for folder in folders:
-        folder.mkdir(parents=True, exist_ok=True)
-        fig.savefig(folder / f"{stem}.png", dpi=120, bbox_inches="tight")
-        fig.savefig(folder / f"{stem}.svg", bbox_inches="tight")
 
 
 def publish_figures(notebook_folders: Iterable[Path], target: Path) -> int:
@@ -48,8 +36,3 @@ def publish_figures(notebook_folders: Iterable[Path], target: Path) -> int:
                 shutil.copy2(path, target / path.name)
                 copied += 1
     return copied
-
-
-def headline_text(text: str) -> str:
-    """A headline as recorded: each non-empty line with its whitespace collapsed."""
-    return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())

@@ -1,10 +1,5 @@
-"""Notebook parameter validation: one clear sentence naming the bad parameter.
-
-Each notebook declares a pydantic model of its parameters; the cell right after the
-``parameters`` cell calls :func:`validate_params`. On bad input it raises ``ParameterError``,
-which IPython renders as just its message (``_render_traceback_``) instead of a traceback wall,
-and which stops papermill with the same sentence.
-"""
+"""Notebook parameter validation: one clear sentence naming the bad parameter (``ParameterError``,
+shown by IPython and papermill as its message alone, not a traceback wall)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Where results go: the repository, the results root, the figures copy and interactive runs.
-
-``PSIT_RESULTS_DIR`` moves the results root (default ``results/`` in the repository);
-``PSIT_FIGURES_DIR`` moves the copy of the latest run's figures (default ``figures/``), which
-only ``psit run`` writes. A notebook run by hand (JupyterLab, nbval) is not a run of the series:
-it writes under :func:`adhoc_root`, outside the repository's folders, so it never mixes with or
-replaces what ``psit run`` produced.
-"""
+"""Where results go: the results root (``PSIT_RESULTS_DIR``), the figures copy (``PSIT_FIGURES_DIR``,
+written only by ``psit run``) and interactive runs, kept under :func:`adhoc_root` so a notebook run
+by hand never mixes with or replaces what ``psit run`` produced."""
 
 from __future__ import annotations
 
@@ -30,9 +25,11 @@ def figures_dir() -> Path:
     return Path(os.environ.get("PSIT_FIGURES_DIR") or repo_root() / "figures")
 
 
-def params_hash(params: dict[str, Any]) -> str:
-    text = json.dumps(params, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:10]
+def digest(data: Any, length: int = 16) -> str:
+    """A short SHA-256 of ``data`` as canonical JSON (bytes as they are): the one hash of identities,
+    fingerprints, prompt texts and by-hand folder names."""
+    raw = data if isinstance(data, bytes) else json.dumps(data, sort_keys=True, default=str).encode()
+    return hashlib.sha256(raw).hexdigest()[:length]
 
 
 def adhoc_root() -> Path:

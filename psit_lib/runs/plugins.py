@@ -1,17 +1,8 @@
 """A researcher's own agents, tasks and studies, registered from their own modules.
 
-A plug-in is a module that registers what it adds when imported (``register_agent_family``,
-``register_task``, ``register_study``...). It is found two ways:
-
-* ``PSIT_PLUGINS=module[,module...]``: importable module names, or paths of ``.py`` files;
-* a Python entry point in the group ``psit.plugins`` of an installed package
-  (``[project.entry-points."psit.plugins"] mine = "my_package.psit_plugin"``); an entry point
-  naming a function (``module:function``) has the function called once, with no arguments.
-
-:func:`load_plugins` imports them once per process, before any parameter is validated
-(:func:`psit_lib.runs.params.validate_params` calls it, so ``psit run`` and every notebook see
-the same names), and a plug-in that cannot be loaded stops with one sentence naming it
-(:class:`PluginError`).
+A plug-in module registers what it adds when imported; ``PSIT_PLUGINS`` (module names or ``.py``
+paths) or an entry point of the ``psit.plugins`` group names it. :func:`load_plugins` runs before
+any parameter is validated, so ``psit run`` and every notebook see the same names.
 """
 
 from __future__ import annotations

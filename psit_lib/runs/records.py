@@ -1,19 +1,9 @@
 """Typed episode records: what a run stores per episode, read back with every field checked.
 
-An episode record is an *envelope* the runner writes for every planned episode (id, status,
-error, the spec, model-call usage and the call log, wall time) and, for a finished episode, the
-study's *result*: a pydantic model each study defines with a ``schema_version``. In the run
-folder's records (:mod:`psit_lib.runs.folder` owns the files) each record is one JSON object per
-line, so it stays readable with ``jq``; in memory it is typed.
-
-Records are written in format 2 (the study result nested under ``result``, so a result field may
-have any name, ``status`` included); older runs' flat format 1 is read as format 2
-(:func:`nested_record`). :func:`flat_record` gives the flat view some readers index by name.
-
-Reading is strict. A record missing a field, with a field of the wrong type, or written by a
-newer schema fails with :class:`RecordError` naming the file and the episode, never as a silent
-"error" outcome; a failed episode is kept as such (``status="error"``, no result) and is never
-scored.
+A record is the runner's envelope (id, status, spec, usage, calls, diagnostics) and, for a
+finished episode, the study's result nested under ``result`` (format 2; the flat format 1 of
+older runs reads as format 2). Reading is strict: a record that does not fit raises
+:class:`RecordError` naming the file and the episode, never a silent "error" outcome.
 """
 
 from __future__ import annotations
@@ -124,13 +114,9 @@ class EpisodeRecord(BaseModel, Generic[R]):
 
 
 def nested_record(data: dict[str, Any]) -> dict[str, Any]:
-    """A stored record in format 2, whatever format it was stored in, without its ``format`` key.
-
-    Format 1 (no ``format`` key, no ``result`` key): every non-envelope key belongs to the result
-    (a failed episode's result is None unless stray keys were stored, which validation refuses).
-    A record that already has a ``result`` key is taken as nested. A format newer than
-    :data:`RECORD_FORMAT` raises ``ValueError``: this code cannot know what it means.
-    """
+    """A stored record in format 2 without its ``format`` key. In format 1 (neither ``format`` nor
+    ``result``) every non-envelope key belongs to the result; a format newer than
+    :data:`RECORD_FORMAT` raises ``ValueError``: this code cannot know what it means."""
     data = dict(data)
     version = data.pop(FORMAT_KEY, 1)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
@@ -145,11 +131,8 @@ def nested_record(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def flat_record(record: "dict[str, Any] | EpisodeRecord[Any]") -> dict[str, Any]:
-    """One flat dict per record, for readers that index a record by its result's field names
-    (``record["outcome"]``) and its envelope's (``record["status"]``) alike: the result's fields
-    and the envelope's, the envelope winning a name clash. Accepts a typed record or a stored one
-    in any format; a failed episode's view is its envelope. The stored form is what
-    :meth:`EpisodeRecord.stored` and the run folder keep; this view is for reading only."""
+    """A record (typed, or stored in any format) as one flat dict for readers that index by field
+    name: the result's fields and the envelope's, the envelope winning a clash; reading only."""
     data = record.stored() if isinstance(record, EpisodeRecord) else dict(record)
     version = data.pop(FORMAT_KEY, 1)
     if version == 1 and RESULT_KEY not in data:

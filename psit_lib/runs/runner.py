@@ -61,13 +61,8 @@ def study_episode(result_type: type[R]) -> Callable[[Callable[[EpisodeSpec, Mode
 
 @dataclass
 class RunProgress:
-    """Episode counts of one execution, written to the run folder's progress file, which the
-    command line follows.
-
-    ``resumed`` episodes were finished before this execution and are not redone; ``done`` counts
-    the episodes finished now, ``failed`` those among them that ended in an error (retried on
-    the next resume), ``cached`` those whose every model call came from the response cache.
-    """
+    """Episode counts of one execution, written to the progress file ``psit run`` follows:
+    ``resumed`` were finished before it, ``failed`` and ``cached`` (every call from the cache) are among ``done``."""
 
     planned: int
     resumed: int
@@ -108,17 +103,10 @@ def describe_error(exc: BaseException) -> str:
 
 
 async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, store: RunStore,
-                       client: LLMClient | Callable[[EpisodeSpec], LLMClient], run_seed: int, sampling: SamplingDefaults | None = None,
-                       concurrency: int = 16, desc: str = "episodes",
-                       progress: bool = True, count_progress: bool = False) -> list[dict[str, Any]]:
-    """Run the unfinished episodes of ``specs`` and return every planned episode's record, in
-    plan order, in the flat view (:func:`psit_lib.runs.records.flat_record`).
-
-    ``client`` is one client, or a function choosing the client of an episode (several models).
-    ``count_progress`` writes the :class:`RunProgress` counts to the run folder as episodes finish.
-    """
-    await execute_episodes(specs, episode_fn, store=store, client=client, run_seed=run_seed, sampling=sampling,
-                           concurrency=concurrency, desc=desc, progress=progress, count_progress=count_progress)
+                       **options: Any) -> list[dict[str, Any]]:
+    """:func:`execute_episodes` (same arguments), then every planned episode's record in plan order,
+    in the flat view (:func:`psit_lib.runs.records.flat_record`)."""
+    await execute_episodes(specs, episode_fn, store=store, **options)
     return list(store.flat_records([s.episode_id for s in specs]).values())
 
 
@@ -126,8 +114,9 @@ async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, 
                            client: LLMClient | Callable[[EpisodeSpec], LLMClient], run_seed: int,
                            sampling: SamplingDefaults | None = None, concurrency: int = 16, desc: str = "episodes",
                            progress: bool = True, count_progress: bool = False) -> RunProgress:
-    """Run the unfinished episodes of ``specs``, appending one record each to ``store``; the
-    episode counts of this execution come back (see :func:`run_episodes` for the arguments)."""
+    """Run the unfinished episodes of ``specs``, appending one record each to ``store``; the episode
+    counts of this execution come back. ``client``: one, or a function choosing an episode's (several
+    models); ``count_progress`` writes the counts to the run folder as episodes finish."""
     pick = client if callable(client) and not isinstance(client, LLMClient) else (lambda spec: client)
     ids = [s.episode_id for s in specs]
     if len(set(ids)) != len(ids):

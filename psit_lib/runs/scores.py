@@ -1,18 +1,9 @@
 """Scores per episode and the metrics over them: the scoring half of a study (inspect_ai's chain).
 
-A study's episode function only generates: its record keeps what happened, never a verdict. A
-:class:`Scorer` reads one finished, stored episode and returns a typed, versioned :class:`Score`
-(value, explanation, metadata); the scores are stored beside the episodes (the notebook folder's
-scores file, :mod:`psit_lib.runs.folder`), one line per (episode, scorer). A :class:`Metric`
-builds one table from the scored view of a run (:class:`Scored`: one row per episode, the shape
-of inspect's ``samples_df``) and says which way is better for each value column
-(``higher_is_better``, as lm-evaluation-harness declares it).
-
-Because a score is a function of the stored record alone (and, for a model-graded scorer, of
-model calls replayed from the run's response cache), re-scoring a finished run
-(:meth:`psit_lib.runs.study.Study.rescore`, ``psit rescore``) gives the same scores and so the
-same tables. Failed episodes are never scored; they stay in the scored view as rows with their
-status, so a table can count them apart.
+A :class:`Scorer` reads one stored episode and returns a versioned :class:`Score`, stored one
+line per (episode, scorer); a :class:`Metric` builds one table from the scored view and declares
+``higher_is_better``. A score depends only on the stored record (and on model calls replayed
+from the cache), so a rescore gives the same tables.
 """
 
 from __future__ import annotations
@@ -121,14 +112,9 @@ def scorer(name: str, *, version: int = 1, model_graded: bool = False) -> Callab
 class Scored:
     """What a metric reads: the run's parameters and models, and its scores as one frame.
 
-    ``scores`` has one row per episode of the run's parts, in plan order: ``episode_id``,
-    ``part``, ``status`` (``ok`` or ``error``), ``error``, the episode spec's parameters
-    (``model``, ``agent``, ``task``, ``index``...), then for each scorer a column ``<scorer>``
-    (its value) and ``<scorer>.<key>`` per metadata key. A failed episode's score columns are
-    empty: it was never scored. ``parts`` is each part's own metadata (a sweep part's ``knob`` and
-    ``value``); ``records`` the typed records by episode id, for what a table shows beside its
-    scores (the unreadable shares of the envelope's diagnostics); ``run_mates`` the folders of
-    the notebooks this one reads (07 reads 02 and 03), handed in, never looked up."""
+    ``scores``: one row per episode in plan order (``episode_id``, ``part``, ``status``, ``error``, the
+    spec's parameters, then ``<scorer>`` and ``<scorer>.<key>`` columns; empty for a failed episode).
+    ``records`` serve what a table shows beside its scores; ``run_mates`` are handed in, never looked up."""
 
     params: Any
     models: list[str]

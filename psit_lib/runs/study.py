@@ -1,19 +1,9 @@
-"""A study as one object: what it runs, how each episode is scored, which tables the scores make.
+"""A study as one object: its plan, its per-episode scorers and the metrics (tables) over them.
 
-A :class:`Study` gathers what a study would otherwise spread over its modules, so the command
-line, the report and ``psit rescore`` reach every study the same way.
-
-The chain is inspect_ai's: plan -> episode (generation only: the record keeps what happened)
--> scores per episode (:class:`~psit_lib.runs.scores.Scorer`, stored beside the episodes) ->
-metrics (:class:`~psit_lib.runs.scores.Metric`, one table each). A notebook's run is made of
-*parts* (:class:`Part`): ``main``, one per swept value (``sweep:<knob>=<value>``), and whatever
-else the notebook runs besides (reference sets, judge variants), each with its own plan and its
-own metadata entry. :meth:`Study.run` runs every part, scores every episode, computes every
-metric and writes every table; :meth:`Study.rescore` does the scoring and metrics again from a
-run folder alone (``psit rescore``), so a saved table is always reproducible from its scores.
-
-Notebooks read their run-mates (07 reads 02 and 03) through folders handed to the study, never
-through the environment.
+The chain is inspect_ai's: plan -> episode (generation only) -> scores per episode, stored beside
+the episodes -> metrics, one table each. A notebook's run is made of parts (main, each swept
+value, reference sets, judge variants), each with its own metadata; :meth:`Study.rescore` redoes
+scores and metrics from a run folder alone, so a saved table is reproducible from its scores.
 """
 
 from __future__ import annotations
@@ -27,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from psit_lib.runs.folder import RunFolder, RunStore
+from psit_lib.runs.folder import RunStore
 from psit_lib.runs.records import EpisodeRecord, StudyResult, read_records
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec
 from psit_lib.runs.scores import Metric, Scored, ScoreLine, Scorer, SessionFor, score_records, scores_frame
@@ -108,7 +98,6 @@ class StudyRun:
     records: dict[str, list[EpisodeRecord[Any]]]
     scored: Scored
     tables: dict[str, pd.DataFrame]
-    score_lines: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def scores(self) -> pd.DataFrame:
@@ -151,9 +140,6 @@ class Study:
 
     def params_model(self, notebook: str) -> type[BaseModel]:
         return self.notebook(notebook).params_model
-
-    def result_type_of(self, notebook: str) -> type[StudyResult]:
-        return self.result_types.get(notebook, self.result_type)
 
     def scorer(self, notebook: str, name: str) -> Scorer:
         """One of the notebook's scorers by name; KeyError naming the others."""
@@ -235,7 +221,7 @@ class Study:
         return {name: Path(given) / name for name in nb.reads if (Path(given) / name).is_dir()}
 
     async def _score(self, notebook: str, params: Any, models: list[str],
-                     records: Mapping[str, Sequence[EpisodeRecord[Any]]], store: RunStore | None, *,
+                     records: Mapping[str, Sequence[EpisodeRecord[Any]]], store: RunStore, *,
                      backend: str, profile: str | None, parts: Mapping[str, Mapping[str, Any]],
                      run_mates: Mapping[str, Path], session_for: SessionFor | None = None,
                      rescore: Sequence[str] = (), rewrite: bool = False) -> StudyRun:
@@ -244,44 +230,30 @@ class Study:
         metric from the scores as stored."""
         nb = self.notebook(notebook)
         scorers = nb.scorers
-        stored_raw = store.score_lines() if store is not None else {}
+        stored_raw = store.score_lines()
         stored = {k: ScoreLine.model_validate(v) for k, v in stored_raw.items() if k[1] not in rescore}
         pairs = [(part, rec) for part, recs in records.items() for rec in recs]
         lines = await score_records(pairs, scorers, params=params, models=models, session_for=session_for,
                                     stored=stored)
         stored_lines = [line.stored() for line in lines]
-        if store is not None:
-            new = [line for line in stored_lines
-                   if stored_raw.get((line["episode_id"], line["scorer"])) != line]
-            if new and rewrite:  # a rescore rewrites the file: each (episode, scorer) once, the new score
-                merged = {**stored_raw, **{(line["episode_id"], line["scorer"]): line for line in new}}
-                store.write_scores(list(merged.values()))
-            else:
-                store.append_scores(new)
+        new = [line for line in stored_lines if stored_raw.get((line["episode_id"], line["scorer"])) != line]
+        if new and rewrite:  # a rescore rewrites the file: each (episode, scorer) once, the new score
+            merged = {**stored_raw, **{(line["episode_id"], line["scorer"]): line for line in new}}
+            store.write_scores(list(merged.values()))
+        else:
+            store.append_scores(new)
         scored = Scored(params, models, scores_frame(pairs, stored_lines, [s.name for s in scorers]), backend,
                         profile, {p: dict(m) for p, m in parts.items()},
                         {rec.episode_id: rec for _, rec in pairs}, dict(run_mates))
         tables = {m.name: m(scored if m.parts is None else scored.only(m.parts)) for m in nb.metrics}
-        return StudyRun({p: list(r) for p, r in records.items()}, scored, tables, stored_lines)
+        return StudyRun({p: list(r) for p, r in records.items()}, scored, tables)
 
     # -- rescore: scores and metrics from a folder alone -------------------------------------------
-    def stored_params(self, folder: str | Path) -> tuple[Any, list[str], str, str | None]:
-        """A notebook folder's (validated parameters, models, backend, profile)."""
-        run_folder = RunFolder(folder)
-        stored = run_folder.params().stored()
-        values = {k: v for k, v in stored.items() if not k.startswith("_")}
-        params = self.notebook(Path(folder).name).params_model.model_validate(values)
-        models = [str(m) for m in stored.get("_models") or []]
-        return params, models, str(stored.get("_backend") or "sim"), stored.get("_profile")
-
     def rescore(self, folder: str | Path, scorers: Sequence[str] | None = None, *,
                 run_mates: RunMates = None, session_for: SessionFor | None = None) -> StudyRun:
-        """Score a notebook folder's stored episodes again (``scorers``: those recomputed even where
-        a score of their version is stored; the others are computed only where missing) and
-        compute every metric; no model client is built unless a model-graded scorer needs one
-        (``session_for``: sessions through the run's cache). New or changed scores are stored and
-        the rescore recorded in the folder's metadata; the tables are returned, not written.
-        A folder made before scores were stored is scored in full."""
+        """Score a folder's stored episodes again (``scorers``: recomputed even where a score of their
+        version is stored; others only where missing) and compute every metric, building a model session
+        only for a model-graded scorer; scores and the rescore are recorded, tables returned, not written."""
         return asyncio.run(self.rescore_async(folder, scorers, run_mates=run_mates, session_for=session_for))
 
     async def rescore_async(self, folder: str | Path, scorers: Sequence[str] | None = None, *,
@@ -290,8 +262,11 @@ class Study:
         nb = self.notebook(notebook)
         for name in scorers or ():
             self.scorer(notebook, name)
-        params, models, backend, profile = self.stored_params(folder)
         store = RunStore(folder)
+        bound = store.params().stored()
+        params = nb.params_model.model_validate({k: v for k, v in bound.items() if not k.startswith("_")})
+        models = [str(m) for m in bound.get("_models") or []]
+        backend, profile = str(bound.get("_backend") or "sim"), bound.get("_profile")
         before = store.metadata()
 
         def sweep_models(knob: str, values: Sequence[Any]) -> dict[Any, str]:
@@ -302,7 +277,8 @@ class Study:
         part_meta: dict[str, dict[str, Any]] = {}
         for part in self.parts(notebook, params, models, sweep_models):
             raw = [stored[s.episode_id] for s in part.specs if s.episode_id in stored]
-            records[part.name] = read_records(raw, self.result_type_of(notebook), source=store.records_source)
+            records[part.name] = read_records(raw, self.result_types.get(notebook, self.result_type),
+                                           source=store.records_source)
             part_meta[part.name] = {**part.metadata, "episodes": len(part.specs)}
         mates = self._run_mates(nb, params, run_mates, Path(folder))
         run = await self._score(notebook, params, models, records, store, backend=backend, profile=profile,

@@ -1,10 +1,5 @@
-"""Sweep parts' names: the one place a swept value's simulated model and part are named.
-
-A sweep of a simulator assumption runs one part per value (``sweep:<knob>=<value>``), each on a
-simulated model that is the run's profile with that knob set. The experiment naming its clients,
-the study planning its parts and a rescore reading them back all call these, so no reader ever
-inverts a model name to find its value.
-"""
+"""Sweep parts' names: the one place a swept value's simulated model and part are named, so no
+reader ever inverts a model name to find its value."""
 
 from __future__ import annotations
 
