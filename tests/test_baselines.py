@@ -31,6 +31,7 @@ from psit_lib.sim.engine import complete
 from psit_lib.sim.transport import SimTransport
 from psit_lib.sim.roles import memory_libraries as ml
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.protocol.experiment import fork_outcome
 from recording import RecordingClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -299,9 +300,10 @@ def test_the_factory_builds_baselines_by_name(task):
 @pytest.mark.parametrize("name", BASELINES)
 async def test_fork_episode_completes_offline_and_the_block_stays_private(task, name, network_attempts):
     client = RecordingClient(LLMSettings(cache="off"))
-    record = (await run_fork_episode(task, name, ModelSession(client, run_seed=0, episode_id=f"{name}-e2e"),
-                                    ForkSettings())).model_dump(mode='json')
-    assert record["outcome"] in OUTCOMES, record.get("failure")
+    episode = await run_fork_episode(task, name, ModelSession(client, run_seed=0, episode_id=f"{name}-e2e"),
+                                     ForkSettings())
+    record = episode.model_dump(mode='json')
+    assert fork_outcome(episode).value in OUTCOMES, record.get("failure")
     host_requests = [r for r in client.requests if r.role == "hangman_host"]
     # the study's guidance for the library is in every host request; at the opening nothing is retrieved yet
     assert all("<retrieved_memories>" in r.messages[0]["content"] for r in host_requests)

@@ -33,7 +33,7 @@ def _fork_record(eid, secret, *, status="ok", agent="vanilla"):
     result = None
     if status == "ok":
         result = ForkEpisode(
-            task="hangman", agent=agent, model="m1", outcome="self_consistent" if secret else "unparseable",
+            task="hangman", agent=agent, model="m1",
             failure=None if secret else "reveal answer unreadable", transcript=[], turns_played=4, constraints={},
             private_state_at_fork="", state_size_per_turn=[], memory_edits=[], hidden_calls=[],
             reveal={"question": "reveal?", "answer": str(secret), "parsed": secret, "compatible": True},

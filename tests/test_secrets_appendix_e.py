@@ -20,7 +20,7 @@ from psit_lib.studies.psit.secrets import secret_summary
 def _fork_record(eid: str, secret: str | None, *, model: str = "m1", task: str = "hangman",
                  agent: str = "vanilla") -> dict:
     result = ForkEpisode(
-        task=task, agent=agent, model=model, outcome="self_consistent" if secret else "unparseable",
+        task=task, agent=agent, model=model,
         failure=None if secret else "reveal answer unreadable", transcript=[], turns_played=4, constraints={},
         private_state_at_fork="", state_size_per_turn=[], memory_edits=[], hidden_calls=[],
         reveal={"question": "reveal?", "answer": str(secret), "parsed": secret, "compatible": True},

@@ -82,11 +82,10 @@ def fork_outcome(result: ForkEpisode) -> Outcome:
     """The outcome the classification rule (:func:`~psit_lib.studies.psit.protocol.outcomes.classify_fork`)
     gives for a stored episode's fields: the reveal, the public transcript at the fork, each
     candidate's decision and the pre-fork contradictions. The one label of an episode (the
-    ``outcome`` scorer's, every table's, the figure's and the browsers'); an ``outcome`` stored
-    with the record is read only for an older record that stopped before its fork."""
+    ``outcome`` scorer's, every table's, the figure's and the browsers')."""
     contradictions = len(result.public_contradictions)
-    if result.reveal is None:  # play stopped before the fork: nothing to classify
-        return result.outcome
+    if result.reveal is None:  # an older record whose play stopped at an unreadable reply stored UNPARSEABLE
+        return Outcome.UNPARSEABLE
     if result.reveal.parsed is None:
         return classify_fork(None, "", {}, contradictions)
     public = [m.model_dump() for m in result.transcript]

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from psit_lib.runs.records import EpisodeRecord, StudyResult
-from psit_lib.studies.psit.protocol.outcomes import Outcome
 
 
 class _Part(BaseModel):
@@ -119,7 +118,6 @@ class ForkEpisode(StudyResult):
     task: str
     agent: str
     model: str
-    outcome: Outcome
     failure: str | None
     transcript: list[Message]
     turns_played: int | None
@@ -135,6 +133,12 @@ class ForkEpisode(StudyResult):
     public_contradictions: list[PublicContradiction] = []
     unreadable_replies: list[UnreadableReply] = []
     private_state_per_turn: list[str] = []  # what the agent carried after each turn (empty in older records)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_stored_outcome(cls, data: Any) -> Any:
+        """Older records stored an ``outcome``; the label is derived (``fork_outcome``), so it is ignored."""
+        return {k: v for k, v in data.items() if k != "outcome"} if isinstance(data, dict) else data
 
     @property
     def answers(self) -> dict[str, bool | None]:

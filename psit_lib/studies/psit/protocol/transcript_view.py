@@ -223,7 +223,7 @@ def episode_html(record: Any) -> str:
 
 def is_fork_result(result: Any) -> bool:
     """Whether a stored result (a dict) is a fork episode's."""
-    return isinstance(result, dict) and "candidates" in result and "transcript" in result and "outcome" in result
+    return isinstance(result, dict) and "candidates" in result and "transcript" in result and "reveal" in result
 
 
 def _outcome(result: Any) -> Outcome:
