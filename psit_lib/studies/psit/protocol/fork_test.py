@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable
 
-from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
+from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent
+from psit_lib.studies.psit.agents.names import canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import READ_FORK_ANSWER, READ_REPLY

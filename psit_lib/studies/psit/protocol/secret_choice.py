@@ -25,7 +25,8 @@ from typing import Any, Mapping
 import pandas as pd
 
 from psit_lib.analysis.labels import format_number
-from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
+from psit_lib.studies.psit.agents.factory import build_agent
+from psit_lib.studies.psit.agents.names import canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
 from psit_lib.studies.psit.protocol.appendix_e import COLUMNS, main_fork_reveals, rows_from_records, top_secrets
