@@ -1,9 +1,5 @@
-"""Typed episode results of the private-state study (notebooks 02-04 and 07).
-
-Written by the fork test (:func:`~psit_lib.studies.psit.protocol.fork_test.run_fork_episode`)
-and the secret-choice experiment, read back by every table, figure and transcript, and by
-notebook 07's reader of other notebooks' runs. Every field is always written; a record that
-lacks one fails loudly when read (see :mod:`psit_lib.runs.records`).
+"""Typed episode results of the private-state study (notebooks 02-04 and 07): generation only, no
+verdict. Every field is always written; a record that lacks one fails loudly when read.
 """
 
 from __future__ import annotations
@@ -107,12 +103,9 @@ class MemoryEdit(_Part):
 
 
 class ForkEpisode(StudyResult):
-    """One self-consistency fork test (SPEC §1): public play, the private state at the fork,
-    the reveal, the yes/no branches and the outcome.
-
-    Version 2 added the pre-fork contradictions, the candidate from memory and whether each
-    candidate is checkable; version 3 the pre-fork replies that could not be read (play goes on
-    past them); older records read with those empty."""
+    """One self-consistency fork test (SPEC §1): public play, the private state at the fork, the
+    reveal and the yes/no branches. Version 2 added the pre-fork contradictions, the candidate from
+    memory and checkability; 3 the unreadable pre-fork replies; older records read with those empty."""
 
     schema_version: Literal[1, 2, 3] = 3
     task: str
