@@ -22,7 +22,6 @@ from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import host_text, run_fork_episode
 from psit_lib.studies.psit.protocol.params import ForkTestParams
 from psit_lib.studies.psit.protocol.table1 import with_workbook_reader
-from psit_lib.studies.psit.protocol.reproduction import reproduction_check
 from psit_lib.studies.psit.protocol.reproduction import reproduction_reading as reproduction_reading  # for notebooks
 from psit_lib.runs.health import beside_rates
 
@@ -138,15 +137,8 @@ def edit_success_table(records: list[ForkRecord]) -> pd.DataFrame | str:
 
 
 SIGNIFICANCE_BASELINES = ("vanilla", "mem0", "amem", "lightmem", "memoryos")
-"""The agents compared as baselines in the significance tests (:func:`split_methods`): public-only
-chat and the retrieval baselines over the public dialogue (``agents.baselines.RETRIEVAL_BASELINES``).
-Every other agent is tested as a method with private state."""
-
-
-def split_methods(agents: list[str]) -> tuple[list[str], list[str]]:
-    """(methods tested, baselines) among the agents of a run: every agent with private state,
-    private CoT included (the study tests and stars it too), against every baseline."""
-    return [a for a in agents if a not in SIGNIFICANCE_BASELINES], [a for a in agents if a in SIGNIFICANCE_BASELINES]
+"""Public-only chat and the retrieval baselines over the public dialogue: every other agent (private
+CoT included, as the study tests and stars it too) is tested as a method with private state."""
 
 
 def significance(df: pd.DataFrame, agents: list[str], family: str = "method",
@@ -155,7 +147,8 @@ def significance(df: pd.DataFrame, agents: list[str], family: str = "method",
     Holm within ``family`` (default: each method's comparisons in its task and model, as the
     study), on ``success_col`` (the workbook's classification, or ``table1_self_consistent``: the
     study's); empty when the run has no method or no baseline."""
-    methods, baselines = split_methods(agents)
+    methods = [a for a in agents if a not in SIGNIFICANCE_BASELINES]
+    baselines = [a for a in agents if a in SIGNIFICANCE_BASELINES]
     if not methods or not baselines:
         return pd.DataFrame()
     return significance_table(df, methods, baselines, family=family, success_col=success_col)
@@ -204,14 +197,6 @@ def table1_rates(df: pd.DataFrame, agents: list[str], records: list[ForkRecord])
     rates = in_agent_order(rate_table(df, ["task", "model", "agent"], "table1_self_consistent"), agents)
     rates = with_workbook_reader(rates, df, ["task", "model", "agent"])
     return beside_rates(rates, records, ["model", "agent"])
-
-
-def table1_view(df: pd.DataFrame, table1: pd.DataFrame, strict: pd.DataFrame, tasks: list[str],
-                agents: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(significance on Table 1's rule, the Table 1 layout with the strict view beside, the
-    reproduction check per covered cell): what a fork-test notebook shows beside the paper."""
-    sig = significance(df, agents, success_col="table1_self_consistent")
-    return sig, summary_table(table1, stars(sig), tasks, agents, strict=strict), reproduction_check(table1)
 
 
 def in_agent_order(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:
