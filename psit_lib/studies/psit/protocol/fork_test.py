@@ -78,11 +78,8 @@ def observe_host_reply(task: PsitTask, session: ModelSession, reply: str, observ
 
     try:
         result = observe()
-    except HostContradictionError:
-        count(None)
-        raise
     except HostReplyError as exc:
-        count(exc)
+        count(None if isinstance(exc, HostContradictionError) else exc)  # a contradiction was read
         raise
     count(None)
     return result
