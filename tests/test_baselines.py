@@ -23,7 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.studies.psit.agents.factory import OPTIONAL_AGENTS, build_agent, canonical_agent_name
+from psit_lib.studies.psit.agents.factory import build_agent
+from psit_lib.studies.psit.agents.names import OPTIONAL_AGENTS, canonical_agent_name
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings, ModelSession
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, host_role, run_fork_episode
@@ -31,6 +32,7 @@ from psit_lib.sim.engine import complete
 from psit_lib.sim.transport import SimTransport
 from psit_lib.sim.roles import memory_libraries as ml
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.protocol.experiment import fork_outcome
 from recording import RecordingClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -250,7 +252,7 @@ async def test_lightmem_extracts_every_turn_as_the_study_ran_it_or_buffers_m_mes
 def test_baseline_names_are_known_without_importing_their_packages():
     code = textwrap.dedent("""
         import sys
-        from psit_lib.studies.psit.agents.factory import canonical_agent_name
+        from psit_lib.studies.psit.agents.names import canonical_agent_name
         from psit_lib.studies.psit.protocol.experiment import ForkTestParams
         assert [canonical_agent_name(n) for n in ("mem0", "AMem", "lightmem", "memoryos")] == ["mem0", "amem", "lightmem", "memoryos"]
         ForkTestParams(agents=["vanilla", "mem0", "memoryos"])
@@ -299,9 +301,10 @@ def test_the_factory_builds_baselines_by_name(task):
 @pytest.mark.parametrize("name", BASELINES)
 async def test_fork_episode_completes_offline_and_the_block_stays_private(task, name, network_attempts):
     client = RecordingClient(LLMSettings(cache="off"))
-    record = (await run_fork_episode(task, name, ModelSession(client, run_seed=0, episode_id=f"{name}-e2e"),
-                                    ForkSettings())).model_dump(mode='json')
-    assert record["outcome"] in OUTCOMES, record.get("failure")
+    episode = await run_fork_episode(task, name, ModelSession(client, run_seed=0, episode_id=f"{name}-e2e"),
+                                     ForkSettings())
+    record = episode.model_dump(mode='json')
+    assert fork_outcome(episode).value in OUTCOMES, record.get("failure")
     host_requests = [r for r in client.requests if r.role == "hangman_host"]
     # the study's guidance for the library is in every host request; at the opening nothing is retrieved yet
     assert all("<retrieved_memories>" in r.messages[0]["content"] for r in host_requests)

@@ -13,6 +13,7 @@ from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episo
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_episode
 from psit_lib.studies.psit.protocol.secret_choice import run_secret_choice_episode
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.protocol.experiment import fork_outcome
 from recording import RecordingClient
 
 DEBRIS = "<|im_end|>user My next guess is the letter 'q'."
@@ -42,7 +43,7 @@ async def test_an_unreadable_reply_is_recorded_and_play_goes_on_to_the_fork():
     session = ModelSession(client, run_seed=0, episode_id="debris")
     record = await run_fork_episode(HangmanTask(), "workflow_overwrite", session, ForkSettings(t_fork=4))
     assert record.reveal is not None and record.candidates        # the fork was reached
-    assert record.outcome.value != "unparseable" and record.failure is None
+    assert fork_outcome(record).value != "unparseable" and record.failure is None
     assert record.turns_played == 3                              # every move of the plan was played
     (unreadable,) = record.unreadable_replies
     assert unreadable.turn == 3 and "no pattern" in unreadable.error.lower() and unreadable.reply == ""

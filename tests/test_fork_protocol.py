@@ -18,6 +18,7 @@ from psit_lib.runs.records import read_records
 from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.runs import RunStore, run_episodes
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.protocol.experiment import fork_outcome
 from recording import RecordingClient
 
 AGENTS = ["vanilla", "private_cot", "workflow_overwrite", "autonomous_overwrite"]
@@ -81,9 +82,10 @@ async def test_a_read_state_is_a_copy_and_the_agent_follows_its_latest_turn(task
 async def test_episode_completes_and_private_state_never_goes_public(task, agent_name):
     client = make_client(LLMSettings(cache="off"))
     for i in range(3):
-        record = (await run_fork_episode(task, agent_name, ModelSession(client, run_seed=0, episode_id=f"{agent_name}-{i}"),
-                                        ForkSettings())).model_dump(mode='json')
-        assert record["outcome"] in {"self_consistent", "over_confirmation", "state_substitution",
+        episode = await run_fork_episode(task, agent_name, ModelSession(client, run_seed=0, episode_id=f"{agent_name}-{i}"),
+                                         ForkSettings())
+        record = episode.model_dump(mode='json')
+        assert fork_outcome(episode).value in {"self_consistent", "over_confirmation", "state_substitution",
                                      "all_denial", "leakage", "unparseable"}
         public = " ".join(m["content"] for m in record["transcript"])
         for private_marker in ("<secret>", "working_memory", "## 2. Facts", "private_reasoning", "My secret is"):

@@ -18,11 +18,12 @@ from wordfreq import word_frequency
 from psit_lib.llm import LLMSettings, ModelSession
 from psit_lib.studies.psit.agents.graphs import ChatAgent
 from psit_lib.studies.psit.agents.config import parse_agent
-from psit_lib.studies.psit.agents.factory import register_agent_family
+from psit_lib.studies.psit.agents.names import register_agent_family
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT, ForkSettings, host_role, run_fork_episode
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.studies.psit.tasks.hangman_rules import is_compatible, pattern
+from psit_lib.studies.psit.protocol.experiment import fork_outcome
 from recording import RecordingClient
 
 
@@ -111,7 +112,7 @@ async def test_candidates_are_revealed_then_stored_then_the_most_frequent_compat
     expected = [w for w in _by_frequency(task, vocabulary, 10) if w not in ("planet", "planes")][:3]
     assert secrets[2:] == expected
     assert result.candidate_search.from_memory == 1 and result.candidate_search.from_dataset == 3
-    assert result.outcome.value == "self_consistent"  # yes to its word, no to every other
+    assert fork_outcome(result).value == "self_consistent"  # yes to its word, no to every other
     again = await _episode(task, "scripted_d", ScriptedHost("planet", stored="planes"), ForkSettings(n_candidates=5))
     assert [c.secret for c in again.candidates] == secrets  # deterministic, as in the reference
 
@@ -126,7 +127,7 @@ async def test_sampled_candidates_remain_available_as_an_option():
 async def test_a_public_contradiction_is_its_own_outcome_and_play_goes_on():
     task = HangmanTask()
     result = await _episode(task, "scripted_f", ScriptedHost("planet", contradict_at=1), ForkSettings(t_fork=4))
-    assert result.outcome.value == "public_contradiction"
+    assert fork_outcome(result).value == "public_contradiction"
     assert result.turns_played == 3 and len(result.public_contradictions) == 1
     contradiction = result.public_contradictions[0]
     assert contradiction.turn == 2 and "'q'" in contradiction.error
@@ -147,7 +148,7 @@ async def test_a_free_choice_off_dataset_reveal_is_kept_and_marked_unchecked():
     result = await _episode(task, "scripted_g", OffDatasetHost("x"), ForkSettings(t_fork=3, n_candidates=3))
     assert result.reveal.parsed == "lyme disease" and result.reveal.compatible is None
     assert result.candidates[0].checkable is False and all(c.checkable for c in result.candidates[1:])
-    assert result.outcome.value == "self_consistent"
+    assert fork_outcome(result).value == "self_consistent"
 
 
 # -- the agents as the reference builds them ---------------------------------------------------

@@ -250,7 +250,7 @@ def test_two_reveals_per_temperature_are_too_small_and_the_flag_agrees():
     text = sc.spread_reading(summary, pd.DataFrame(rows), n_boot=200)
     assert "too small to compare entropies" in text
     assert "do not overlap" not in text and "rises" not in text and "excludes zero" not in text
-    assert sc.entropy_comparisons(summary, pd.DataFrame(rows), n_boot=200)["verdict"].tolist() == ["too small"]
+    assert text.count("- **") == 1 and "cannot tell them apart" not in text and "a tie" not in text
 
 
 def test_entropy_separation_is_the_bootstrap_of_the_gap_and_the_flag_follows_it():
@@ -262,22 +262,22 @@ def test_entropy_separation_is_the_bootstrap_of_the_gap_and_the_flag_follows_it(
     summary = _summary(rows)
     text = sc.spread_reading(summary, pd.DataFrame(rows), n_boot=200)
     assert "excludes zero: entropy rises with temperature" in text and "better" not in text
-    assert sc.entropy_comparisons(summary, pd.DataFrame(rows), n_boot=200)["verdict"].tolist() == ["rises"]
     # with 25 words the hot end's own bootstrap interval misses its estimate: the gap is not decided by it
     rng = np.random.default_rng(3)
     wide = rows[:40] + [{"task": "hangman", "model": "m", "temperature": 1.5, "secret": f"w{rng.integers(0, 25)}"}
                         for i in range(40)]
-    assert sc.entropy_comparisons(_summary(wide), pd.DataFrame(wide), n_boot=200)["verdict"].tolist() == ["unreliable"]
+    undecided = sc.spread_reading(_summary(wide), pd.DataFrame(wide), n_boot=200)
+    assert "cannot say whether entropy rises or falls" in undecided and "excludes zero" not in undecided
     same = [{"task": "diagnosis", "model": "m", "temperature": t, "secret": f"c{i % 5}"}
             for t in (0.1, 1.0) for i in range(20)]
     summary = _summary(same)
-    assert "a tie" in sc.spread_reading(summary, pd.DataFrame(same), n_boot=200)
-    assert sc.entropy_comparisons(summary, pd.DataFrame(same), n_boot=200)["verdict"].tolist() != ["rises"]
+    tie = sc.spread_reading(summary, pd.DataFrame(same), n_boot=200)
+    assert "a tie" in tie and "rises" not in tie
     close = [{"task": "diagnosis", "model": "m", "temperature": t, "secret": f"c{rng.integers(0, k)}"}
              for t, k in ((0.1, 6), (1.0, 7)) for i in range(30)]
     summary = _summary(close)
-    verdict = sc.entropy_comparisons(summary, pd.DataFrame(close), n_boot=200)["verdict"].iat[0]
-    assert verdict in {"cannot be told apart", "rises", "falls"}
+    close_text = sc.spread_reading(summary, pd.DataFrame(close), n_boot=200)
+    assert "the bootstrap 95% interval of the gap" in close_text  # decided by the gap's interval, whichever way
     gap, low, high = entropy_gap(["a"] * 2, ["a", "b"])
     assert np.isnan(low) and np.isnan(high)                         # two reveals: no interval at all
 
@@ -286,14 +286,12 @@ def test_entropy_readings_without_any_readable_secret_or_with_one_temperature_do
     rows = [{"task": task, "model": "m", "temperature": t, "secret": None}
             for task in ("hangman", "diagnosis") for t in (0.1, 1.0)]
     summary = _summary(rows)
-    assert sc.entropy_comparisons(summary, pd.DataFrame(rows), n_boot=200)["verdict"].tolist() == ["no readable secret"] * 2
     assert sc.spread_reading(summary, pd.DataFrame(rows), n_boot=200).count("no readable secret") == 2
     one = [{"task": "hangman", "model": "m", "temperature": 0.3, "secret": f"w{i}"} for i in range(12)]
     assert "nothing to compare" in sc.spread_reading(_summary(one), pd.DataFrame(one))
     none = pd.DataFrame(columns=["task", "model", "temperature", "secret"])
     empty = secret_summary(none, ["task", "model", "temperature"], "secret")
     assert sc.spread_reading(empty, none).startswith("No reveals")
-    assert sc.entropy_comparisons(empty, none).empty
 
 
 def test_attractor_rows_with_one_task_only_or_no_reveals():

@@ -33,6 +33,7 @@ from hypothesis import given, strategies as st
 from psit_lib.runs.folder import read_run_file
 from psit_lib.llm.reply_readers import split_reasoning
 from psit_lib.runs.folder import RunFolder
+from psit_lib.studies.psit.protocol.transcript_view import episode_row
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = Path(__file__).with_name("real_model_params.yaml")
@@ -225,10 +226,11 @@ def test_every_episode_reaches_its_scoring_point_or_is_failed_with_a_reason(real
             if record["status"] != "ok":
                 assert record["error"], where
                 continue
-            if "outcome" in record:  # a fork test
-                assert record["outcome"] in {"self_consistent", "over_confirmation", "state_substitution",
+            if "reveal" in record:  # a fork test
+                outcome = episode_row(record)["outcome"]
+                assert outcome in {"self_consistent", "over_confirmation", "state_substitution",
                                              "all_denial", "public_contradiction", "leakage", "unparseable"}, where
-                if record["outcome"] == "unparseable":
+                if outcome == "unparseable":
                     assert record["failure"], where
                 # played to the fork whatever the host wrote, as the study's player: a reveal was asked
                 assert record["reveal"] is not None and record["reveal"]["question"], where

@@ -33,7 +33,7 @@ def _fork_record(eid, secret, *, status="ok", agent="vanilla"):
     result = None
     if status == "ok":
         result = ForkEpisode(
-            task="hangman", agent=agent, model="m1", outcome="self_consistent" if secret else "unparseable",
+            task="hangman", agent=agent, model="m1",
             failure=None if secret else "reveal answer unreadable", transcript=[], turns_played=4, constraints={},
             private_state_at_fork="", state_size_per_turn=[], memory_edits=[], hidden_calls=[],
             reveal={"question": "reveal?", "answer": str(secret), "parsed": secret, "compatible": True},
@@ -170,7 +170,7 @@ async def test_simulated_hangman_secrets_spread_out_as_temperature_rises(tmp_pat
     entropy = {t: shannon_entropy(part["secret"].tolist()) for t, part in df.groupby("temperature")}
     assert entropy[1.5] > entropy[0.1] + 0.5
     summary = sc.metrics_table(df, ["task", "model", "temperature"], n_boot=50)
-    assert "falls" not in set(sc.entropy_comparisons(summary, df, n_boot=50)["verdict"])  # n_boot=50: rises or not told apart
+    assert "entropy falls" not in sc.spread_reading(summary, df, n_boot=50)  # n_boot=50: rises or not told apart
     assert summary.set_index("temperature").loc[0.1, "top_share"] > summary.set_index("temperature").loc[1.5, "top_share"]
 
 

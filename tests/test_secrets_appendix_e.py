@@ -5,6 +5,7 @@ on a table built to make it wrong (ties, a single reveal each, too few reveals, 
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pandas as pd
 import pytest
@@ -14,13 +15,13 @@ from psit_lib.studies.psit.protocol import appendix_e
 from psit_lib.studies.psit.protocol import secret_choice as sc
 from psit_lib.studies.psit.protocol.records import ForkEpisode
 from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
-from psit_lib.studies.psit.secrets import secret_summary
+from psit_lib.studies.psit.secrets import entropy_gap, secret_summary
 
 
 def _fork_record(eid: str, secret: str | None, *, model: str = "m1", task: str = "hangman",
                  agent: str = "vanilla") -> dict:
     result = ForkEpisode(
-        task=task, agent=agent, model=model, outcome="self_consistent" if secret else "unparseable",
+        task=task, agent=agent, model=model,
         failure=None if secret else "reveal answer unreadable", transcript=[], turns_played=4, constraints={},
         private_state_at_fork="", state_size_per_turn=[], memory_edits=[], hidden_calls=[],
         reveal={"question": "reveal?", "answer": str(secret), "parsed": secret, "compatible": True},
@@ -227,12 +228,10 @@ def test_an_end_at_its_log2_n_ceiling_leaves_the_gap_undecided():
     summary = _summary(rows)
     assert summary["entropy_low"].isna().iat[1]                          # 40 distinct: no interval
     assert sc.at_ceiling(float(summary["entropy"].iat[1]), 40)
-    comparison = sc.entropy_comparisons(summary, pd.DataFrame(rows), n_boot=200).iloc[0]
-    assert comparison["verdict"] == "unreliable" and "log2(n) ceiling at T=1.5" in comparison["method"]
     text = sc.spread_reading(summary, pd.DataFrame(rows), n_boot=200)
     assert "rises" not in text.replace("rises or falls", "") and "excludes zero" not in text
     assert "cannot say whether entropy rises or falls" in text and "nan" not in text.lower()
-    assert sc.entropy_comparisons(summary, pd.DataFrame(rows), n_boot=200)["verdict"].iat[0] == "unreliable"
+    assert "log2(n) ceiling at T=1.5" in text
 
 
 def test_equal_entropies_are_a_tie_and_never_rise():
@@ -287,12 +286,10 @@ def test_the_reading_follows_the_gap_interval_it_prints_never_the_per_temperatur
     rows = ([{"task": "hangman", "model": "m", "temperature": 0.1, "secret": s} for s, c in cold.items() for _ in range(c)]
             + [{"task": "hangman", "model": "m", "temperature": 1.5, "secret": s} for s, c in hot.items() for _ in range(c)])
     summary = sc.metrics_table(pd.DataFrame(rows), ["task", "model", "temperature"], n_boot=1000)
-    comparison = sc.entropy_comparisons(summary, pd.DataFrame(rows)).iloc[0]
-    assert comparison["verdict"] == verdict
-    assert (comparison["ci_low"] > 0) == (verdict == "rises")
+    _, low, high = entropy_gap(Counter(hot), Counter(cold), n_boot=1000, seed=0)
+    assert (low > 0) == (verdict == "rises")
     text = sc.spread_reading(summary, pd.DataFrame(rows))
-    interval = f"[{sc.plain_number(comparison['ci_low'])}, {sc.plain_number(comparison['ci_high'])}]"
-    assert interval in text
+    assert f"[{sc.plain_number(low)}, {sc.plain_number(high)}]" in text  # the interval the verdict follows
     assert ("excludes zero: entropy rises" in text) == (verdict == "rises")
     assert ("includes zero, so this run cannot tell them apart" in text) == (verdict != "rises")
 

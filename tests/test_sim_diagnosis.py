@@ -41,6 +41,8 @@ from psit_lib.sim.roles.diagnosis import (
 from psit_lib.sim.knowledge.ddxplus import medical_knowledge
 from psit_lib.sim.request_reading import secret_statements
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisState, DiagnosisTask, answers_yes, is_consistent
+from psit_lib.studies.psit.protocol.experiment import fork_outcome
+from psit_lib.studies.psit.protocol.records import ForkEpisode
 
 TASK = DiagnosisTask()
 GAME = DiagnosisGame()
@@ -119,7 +121,7 @@ def episodes() -> dict[str, list[dict]]:
 @pytest.mark.parametrize("agent", PSIT_AGENTS)
 def test_episodes_complete_for_every_agent(episodes, agent):
     for record in episodes[agent]:
-        assert record["outcome"] in {o.value for o in Outcome} - {"unparseable", "error"}, record.get("failure")
+        assert fork_outcome(ForkEpisode.model_validate(record)).value in {o.value for o in Outcome} - {"unparseable", "error"}, record.get("failure")
         assert record["turns_played"] == ForkSettings().t_fork - 1 and record["reveal"]["compatible"]  # opener is turn 1
         assert [c["source"] for c in record["candidates"]][0] == "revealed"
         assert len(record["candidates"]) == 5 and all(c["parsed"] is not None for c in record["candidates"])

@@ -30,6 +30,7 @@ from psit_lib.studies.psit.protocol.fork_test import ForkSettings, run_fork_epis
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER
+from psit_lib.studies.psit.protocol.experiment import fork_outcome
 
 
 class HeaderlessSim(SimTransport):
@@ -147,9 +148,9 @@ async def _outcomes(task, agent="private_cot", n=4):
     client = LLMClient(LLMSettings(cache="off"), transport=SimTransport())
     outcomes = []
     for i in range(n):
-        record = (await run_fork_episode(task, agent, ModelSession(client, run_seed=3, episode_id=f"e{i}"),
-                                        ForkSettings())).model_dump(mode='json')
-        outcomes.append((record["outcome"], [c["answer"] for c in record.get("candidates", [])]))
+        episode = await run_fork_episode(task, agent, ModelSession(client, run_seed=3, episode_id=f"e{i}"),
+                                         ForkSettings())
+        outcomes.append((fork_outcome(episode).value, [c.answer for c in episode.candidates]))
     await client.aclose()
     return outcomes
 

@@ -15,6 +15,7 @@ from psit_lib.sim.profiles import UnknownProfileError, get_profile, with_overrid
 from psit_lib.sim.transport import SimTransport
 from psit_lib.studies.psit.protocol.experiment import ForkTestParams, fork_episode_fn, plan_fork_episodes
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
+from psit_lib.studies.psit.protocol.transcript_view import episode_row
 
 
 # -- profiles with overrides ------------------------------------------------------------------
@@ -53,7 +54,7 @@ async def _fork_records(tmp_path, profile: str) -> dict[str, tuple]:
     records = await run_episodes(plan_fork_episodes(task, params, ["psit-sim"]), fork_episode_fn(task, params),
                                  store=RunStore(tmp_path / profile), client=client, run_seed=5, progress=False)
     await client.aclose()
-    return {r["episode_id"]: (r["outcome"], r["revealed"] if "revealed" in r else None, r["transcript"]) for r in records}
+    return {r["episode_id"]: (episode_row(r)["outcome"], r["revealed"] if "revealed" in r else None, r["transcript"]) for r in records}
 
 
 async def test_a_knob_the_task_never_reads_leaves_its_episodes_identical(tmp_path):

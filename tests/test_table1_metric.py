@@ -14,7 +14,7 @@ from psit_lib.studies.psit.protocol.reference_reading import substring_leak as r
 from psit_lib.studies.psit.protocol.table1 import reference_yes, score_table1, score_table1_workbook_reader
 
 
-def _episode(host_replies, revealed, answers, *, contradictions=0, outcome=Outcome.SELF_CONSISTENT,
+def _episode(host_replies, revealed, answers, *, contradictions=0,
              task="hangman", reveal_reply=None):
     transcript = []
     for i, reply in enumerate(host_replies):
@@ -24,7 +24,7 @@ def _episode(host_replies, revealed, answers, *, contradictions=0, outcome=Outco
                                   parsed={"yes": True, "no": False}.get(answer.strip(" .").lower()))
                   for i, (secret, answer) in enumerate(answers)]
     return ForkEpisode(
-        task=task, agent="vanilla", model="m", outcome=outcome, failure=None, transcript=transcript,
+        task=task, agent="vanilla", model="m", failure=None, transcript=transcript,
         turns_played=len(host_replies) - 1, constraints={}, private_state_at_fork="", state_size_per_turn=[],
         memory_edits=[], hidden_calls=[], reveal=Reveal(question="reveal?", answer=reveal_reply or revealed or "??", parsed=revealed,
                                                          compatible=True),

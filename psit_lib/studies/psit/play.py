@@ -17,7 +17,8 @@ from typing import Any
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
 from psit_lib.runs.records import UsageSummary
 from psit_lib.runs.runner import describe_error
-from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
+from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent
+from psit_lib.studies.psit.agents.names import canonical_agent_name
 from psit_lib.studies.psit.protocol.fork_test import (NEUTRAL_SYSTEM_PROMPT, ForkSettings, Play, fork_episode, host_role,
                                                       open_game, play_move, player_rng)
 from psit_lib.studies.psit.protocol.params import WORKBOOK_AGENTS

@@ -6,9 +6,6 @@ measure that spread from the secrets revealed at the fork, with bootstrap interv
 50 episodes per cell is a small sample, and a chi-square test of the observed distribution
 against a prior (e.g. word frequency) when the counts allow one.
 
-Every function takes either a sequence of revealed secrets (one per episode) or a mapping
-from secret to count (e.g. a ``Counter``).
-
 Caveat worth stating next to every number: the plug-in entropy of ``n`` samples is at most
 ``log n`` and is biased downwards, so with 50 episodes a normalised entropy over a domain of
 thousands of words cannot approach 1 even for a perfectly uniform chooser. Compare cells

@@ -22,7 +22,6 @@ from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import host_text, run_fork_episode
 from psit_lib.studies.psit.protocol.params import ForkTestParams
 from psit_lib.studies.psit.protocol.table1 import with_workbook_reader
-from psit_lib.studies.psit.protocol.reproduction import reproduction_check
 from psit_lib.studies.psit.protocol.reproduction import reproduction_reading as reproduction_reading  # for notebooks
 from psit_lib.runs.health import beside_rates
 
@@ -82,11 +81,10 @@ def fork_outcome(result: ForkEpisode) -> Outcome:
     """The outcome the classification rule (:func:`~psit_lib.studies.psit.protocol.outcomes.classify_fork`)
     gives for a stored episode's fields: the reveal, the public transcript at the fork, each
     candidate's decision and the pre-fork contradictions. The one label of an episode (the
-    ``outcome`` scorer's, every table's, the figure's and the browsers'); an ``outcome`` stored
-    with the record is read only for an older record that stopped before its fork."""
+    ``outcome`` scorer's, every table's, the figure's and the browsers')."""
     contradictions = len(result.public_contradictions)
-    if result.reveal is None:  # play stopped before the fork: nothing to classify
-        return result.outcome
+    if result.reveal is None:  # an older record whose play stopped at an unreadable reply stored UNPARSEABLE
+        return Outcome.UNPARSEABLE
     if result.reveal.parsed is None:
         return classify_fork(None, "", {}, contradictions)
     public = [m.model_dump() for m in result.transcript]
@@ -139,15 +137,8 @@ def edit_success_table(records: list[ForkRecord]) -> pd.DataFrame | str:
 
 
 SIGNIFICANCE_BASELINES = ("vanilla", "mem0", "amem", "lightmem", "memoryos")
-"""The agents compared as baselines in the significance tests (:func:`split_methods`): public-only
-chat and the retrieval baselines over the public dialogue (``agents.baselines.RETRIEVAL_BASELINES``).
-Every other agent is tested as a method with private state."""
-
-
-def split_methods(agents: list[str]) -> tuple[list[str], list[str]]:
-    """(methods tested, baselines) among the agents of a run: every agent with private state,
-    private CoT included (the study tests and stars it too), against every baseline."""
-    return [a for a in agents if a not in SIGNIFICANCE_BASELINES], [a for a in agents if a in SIGNIFICANCE_BASELINES]
+"""Public-only chat and the retrieval baselines over the public dialogue: every other agent (private
+CoT included, as the study tests and stars it too) is tested as a method with private state."""
 
 
 def significance(df: pd.DataFrame, agents: list[str], family: str = "method",
@@ -156,7 +147,8 @@ def significance(df: pd.DataFrame, agents: list[str], family: str = "method",
     Holm within ``family`` (default: each method's comparisons in its task and model, as the
     study), on ``success_col`` (the workbook's classification, or ``table1_self_consistent``: the
     study's); empty when the run has no method or no baseline."""
-    methods, baselines = split_methods(agents)
+    methods = [a for a in agents if a not in SIGNIFICANCE_BASELINES]
+    baselines = [a for a in agents if a in SIGNIFICANCE_BASELINES]
     if not methods or not baselines:
         return pd.DataFrame()
     return significance_table(df, methods, baselines, family=family, success_col=success_col)
@@ -205,14 +197,6 @@ def table1_rates(df: pd.DataFrame, agents: list[str], records: list[ForkRecord])
     rates = in_agent_order(rate_table(df, ["task", "model", "agent"], "table1_self_consistent"), agents)
     rates = with_workbook_reader(rates, df, ["task", "model", "agent"])
     return beside_rates(rates, records, ["model", "agent"])
-
-
-def table1_view(df: pd.DataFrame, table1: pd.DataFrame, strict: pd.DataFrame, tasks: list[str],
-                agents: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(significance on Table 1's rule, the Table 1 layout with the strict view beside, the
-    reproduction check per covered cell): what a fork-test notebook shows beside the paper."""
-    sig = significance(df, agents, success_col="table1_self_consistent")
-    return sig, summary_table(table1, stars(sig), tasks, agents, strict=strict), reproduction_check(table1)
 
 
 def in_agent_order(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:

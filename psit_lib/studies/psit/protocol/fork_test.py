@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable
 
-from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, canonical_agent_name
+from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent
+from psit_lib.studies.psit.agents.names import canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import READ_FORK_ANSWER, READ_REPLY
@@ -77,11 +78,8 @@ def observe_host_reply(task: PsitTask, session: ModelSession, reply: str, observ
 
     try:
         result = observe()
-    except HostContradictionError:
-        count(None)
-        raise
     except HostReplyError as exc:
-        count(exc)
+        count(None if isinstance(exc, HostContradictionError) else exc)  # a contradiction was read
         raise
     count(None)
     return result
@@ -177,7 +175,7 @@ async def fork_episode(task: PsitTask, agent: ForkableAgent, name: str, session:
         private_state_per_turn=[str(t.get("private_state") or "") for t in turn_log],
         memory_edits=[t["edits"] for t in turn_log if t.get("edits")],
         hidden_calls=list(at_fork.get("hidden_calls") or []), failure=fork.get("failure"), reveal=fork["reveal"], candidates=fork["candidates"],
-        candidate_search=fork["candidate_search"], outcome=fork["outcome"],
+        candidate_search=fork["candidate_search"],
         branch_hidden_calls=fork["branch_hidden_calls"], public_contradictions=play.contradictions,
         unreadable_replies=play.unreadable)
 
@@ -191,8 +189,8 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     branch per candidate (concurrently, each from the identical state), the outcome.
 
     ``rng`` None means the reference code's deterministic candidate order. Returns ``reveal``,
-    ``candidates``, ``candidate_search``, ``outcome`` (and ``failure`` when the reveal was
-    unreadable). The checkpoint itself is never changed. The reveal and every yes/no answer
+    ``candidates``, ``candidate_search`` and ``failure`` (the outcome is derived from these by
+    ``fork_outcome``). The checkpoint itself is never changed. The reveal and every yes/no answer
     are counted in the session's diagnostics (``agent_name`` labels them).
     """
     at_fork = await agent.state(checkpoint_id=fork_id)
@@ -217,8 +215,7 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     result: dict[str, Any] = {"reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
                                          "compatible": compatible}}
     if revealed is None:
-        outcome = classify_fork(None, "", {}, public_contradictions)
-        return {**result, "branch_hidden_calls": hidden_in_order(), "outcome": outcome.value,
+        return {**result, "branch_hidden_calls": hidden_in_order(),
                 "failure": f"reveal answer unreadable ({reading.reason})", "candidates": [],
                 "candidate_search": None}
 
@@ -243,5 +240,5 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     failure = (f"yes/no answer unreadable for {', '.join(map(repr, unread))}"
                if outcome == Outcome.UNPARSEABLE and unread else None)
     return {**result, "branch_hidden_calls": hidden_in_order(), "candidates": rows,
-            "candidate_search": note, "outcome": outcome.value, "failure": failure}
+            "candidate_search": note, "failure": failure}
 

@@ -1,12 +1,8 @@
 """The outcome vocabulary of the self-consistency test (SPEC §1 step 3), shared by protocol and plots.
 
-One fork episode ends in exactly one :class:`Outcome`. The protocol records it, the statistics
-count it, and the failure-mode figure stacks it, so all three must agree on the names, the
-order and the colours. That is why they live together here and nowhere else.
-
-:func:`classify_fork` is the single rule that turns what happened at a fork (the revealed
-secret, the public transcript before the reveal, the yes/no answers per candidate) into an
-outcome. It is pure so it can be tested on hand-made episodes.
+One fork episode ends in exactly one :class:`Outcome`; the tables count it and the failure-mode
+figure stacks it, so names, order and colours live here and nowhere else. :func:`classify_fork`
+is the one rule from a fork to its outcome, pure so hand-made episodes test it.
 """
 
 from __future__ import annotations
@@ -75,14 +71,9 @@ OUTCOME_LABELS: dict[Outcome, str] = {
 def secret_appears_in(secret: str, text: str) -> bool:
     """Whether ``secret`` occurs in ``text`` as a whole word (or whole phrase), ignoring case.
 
-    Why whole words: Hangman secrets are short common words, and a substring test would call
-    "cat" leaked by "category", "ant" by "want" or "art" by "start", which would turn ordinary
-    host chatter into false leakage. A whole-word test flags the cases the protocol cares
-    about: the secret written out where the player can read it. Multi-word secrets (diagnosis
-    names) match as a phrase with any run of whitespace between the words. Word edges are
-    "not a letter, digit or underscore" on either side, so secrets that start or end with
-    punctuation still match. A pattern such as ``c _ t`` never spells the secret and so is
-    not leakage.
+    Whole words because a substring test would call "cat" leaked by "category" or "art" by "start"
+    (Hangman secrets are short common words); multi-word diagnoses match as a phrase across any
+    whitespace, and a board such as ``c _ t`` never spells the secret, so it is not leakage.
     """
     words = secret.split()
     if not words:
@@ -99,14 +90,8 @@ def classify_fork(
 ) -> Outcome:
     """Outcome of one fork episode, applying SPEC §1 step 3 in its stated order.
 
-    Arguments:
-        revealed: the normalised secret parsed from the reveal branch, or None when the reveal
-            reply could not be read.
-        transcript_before_reveal: the public transcript (both sides) up to the fork, i.e.
-            everything the player could read before the reveal turn.
-        answers: yes/no answer per candidate, keyed by normalised secret; None where the
-            answer could not be parsed. The revealed secret must be one of the keys.
-        public_contradictions: how many pre-fork replies contradicted earlier public ones.
+    ``revealed`` is the normalised secret read from the reveal (None: unreadable); ``answers`` the
+    yes/no per candidate (None: unreadable), keyed by normalised secret, the revealed one included.
 
     Order: LEAKAGE of a readable reveal first (a secret shown in public makes the test
     meaningless); then PUBLIC_CONTRADICTION when the host contradicted itself in public before

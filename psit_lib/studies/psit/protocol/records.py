@@ -1,19 +1,14 @@
-"""Typed episode results of the private-state study (notebooks 02-04 and 07).
-
-Written by the fork test (:func:`~psit_lib.studies.psit.protocol.fork_test.run_fork_episode`)
-and the secret-choice experiment, read back by every table, figure and transcript, and by
-notebook 07's reader of other notebooks' runs. Every field is always written; a record that
-lacks one fails loudly when read (see :mod:`psit_lib.runs.records`).
+"""Typed episode results of the private-state study (notebooks 02-04 and 07): generation only, no
+verdict. Every field is always written; a record that lacks one fails loudly when read.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from psit_lib.runs.records import EpisodeRecord, StudyResult
-from psit_lib.studies.psit.protocol.outcomes import Outcome
 
 
 class _Part(BaseModel):
@@ -108,18 +103,14 @@ class MemoryEdit(_Part):
 
 
 class ForkEpisode(StudyResult):
-    """One self-consistency fork test (SPEC §1): public play, the private state at the fork,
-    the reveal, the yes/no branches and the outcome.
-
-    Version 2 added the pre-fork contradictions, the candidate from memory and whether each
-    candidate is checkable; version 3 the pre-fork replies that could not be read (play goes on
-    past them); older records read with those empty."""
+    """One self-consistency fork test (SPEC §1): public play, the private state at the fork, the
+    reveal and the yes/no branches. Version 2 added the pre-fork contradictions, the candidate from
+    memory and checkability; 3 the unreadable pre-fork replies; older records read with those empty."""
 
     schema_version: Literal[1, 2, 3] = 3
     task: str
     agent: str
     model: str
-    outcome: Outcome
     failure: str | None
     transcript: list[Message]
     turns_played: int | None
@@ -135,6 +126,12 @@ class ForkEpisode(StudyResult):
     public_contradictions: list[PublicContradiction] = []
     unreadable_replies: list[UnreadableReply] = []
     private_state_per_turn: list[str] = []  # what the agent carried after each turn (empty in older records)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_stored_outcome(cls, data: Any) -> Any:
+        """Older records stored an ``outcome``; the label is derived (``fork_outcome``), so it is ignored."""
+        return {k: v for k, v in data.items() if k != "outcome"} if isinstance(data, dict) else data
 
     @property
     def answers(self) -> dict[str, bool | None]:

@@ -20,6 +20,7 @@ from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol import experiment as fx
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
 from psit_lib.studies.psit.protocol.records import ForkRecord
+from psit_lib.studies.psit.protocol.reproduction import reproduction_check
 from psit_lib.studies.psit.protocol.table1 import paper_outcome, score_table1, score_table1_workbook_reader
 
 
@@ -111,10 +112,14 @@ def table1_self_consistency(scored: Scored) -> pd.DataFrame:
     return fx.table1_rates(df, scored.params.agents, records)
 
 
-def _table1_view(scored: Scored, tasks: Callable[[Any], list[str]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    df = scored_frame(scored)
-    return fx.table1_view(df, table1_self_consistency(scored), self_consistency(scored), tasks(scored.params),
-                          scored.params.agents)
+def _significance_table1(scored: Scored) -> pd.DataFrame:
+    return fx.significance(scored_frame(scored), scored.params.agents, success_col="table1_self_consistent")
+
+
+def _summary(scored: Scored, tasks: Callable[[Any], list[str]]) -> pd.DataFrame:
+    """The Table 1 layout (Table 1's rule, ``*`` on its significance) with the strict view beside."""
+    return fx.summary_table(table1_self_consistency(scored), fx.stars(_significance_table1(scored)),
+                            tasks(scored.params), scored.params.agents, strict=self_consistency(scored))
 
 
 def outcome_mix(scored: Scored) -> pd.DataFrame:
@@ -167,10 +172,10 @@ def fork_metrics(tasks: Callable[[Any], list[str]], names: Sequence[str]) -> tup
         "table1_self_consistency": Metric("table1_self_consistency", table1_self_consistency, _RATE),
         "significance": Metric("significance", lambda s: fx.significance(scored_frame(s), s.params.agents),
                                {"rate_method": True, "rate_baseline": False}),
-        "significance_table1": Metric("significance_table1", lambda s: _table1_view(s, tasks)[0],
+        "significance_table1": Metric("significance_table1", _significance_table1,
                                       {"rate_method": True, "rate_baseline": False}),
-        "summary": Metric("summary", lambda s: _table1_view(s, tasks)[1]),
-        "reproduction": Metric("reproduction", lambda s: _table1_view(s, tasks)[2]),
+        "summary": Metric("summary", lambda s: _summary(s, tasks)),
+        "reproduction": Metric("reproduction", lambda s: reproduction_check(table1_self_consistency(s))),
         "outcome_mix": Metric("outcome_mix", outcome_mix),
         "candidate_sources": Metric("candidate_sources", candidate_sources),
         "sweep": Metric("sweep", sweep_table, {"gap": True, "a": True, "b": True}, parts=("sweep:",)),

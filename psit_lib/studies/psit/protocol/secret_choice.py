@@ -25,7 +25,8 @@ from typing import Any, Mapping
 import pandas as pd
 
 from psit_lib.analysis.labels import format_number
-from psit_lib.studies.psit.agents.factory import build_agent, canonical_agent_name
+from psit_lib.studies.psit.agents.factory import build_agent
+from psit_lib.studies.psit.agents.names import canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import secret_appears_in
 from psit_lib.studies.psit.reference import attractor_spellings, mode_collapse_attractors
 from psit_lib.studies.psit.protocol.appendix_e import COLUMNS, main_fork_reveals, rows_from_records, top_secrets
@@ -292,68 +293,13 @@ def spread_caption(summary: pd.DataFrame) -> str:
     return note
 
 
-def entropy_comparisons(summary: pd.DataFrame, reveals: pd.DataFrame, *, n_boot: int = 1000,
-                        seed: int = 0) -> pd.DataFrame:
-    """Per (task, model): entropy at the coldest and the hottest temperature with reveals, the gap
-    (hot - cold) with the bootstrap 95% interval of :func:`~psit_lib.studies.psit.secrets.entropy_gap`
-    over ``reveals`` (:func:`secret_frame`), and the verdict the reading says.
-
-    ``rises``/``falls`` only when the gap's interval excludes zero; ``unreliable`` when an end sits at
-    its log2(n) ceiling or has no interval of its own (the same resampling cannot decide the gap);
-    ``too small`` below ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval is no separation).
-    """
-    columns = ["task", "model", "cold", "hot", "n_cold", "n_hot", "entropy_cold", "entropy_hot", "gap",
-               "ci_low", "ci_high", "method", "verdict", "unusable"]
-    if summary.empty or not {"task", "model", "temperature", "entropy"} <= set(summary.columns):
-        return pd.DataFrame(columns=columns)
-
-    def counts(cell: pd.Series) -> Counter:
-        at = (reveals["task"] == cell["task"]) & (reveals["model"] == cell["model"]) & (
-            reveals["temperature"].astype(float) == float(cell["temperature"]))
-        return Counter(reveals.loc[at, "secret"].dropna())
-
-    rows = []
-    for (task, model), cell in summary.groupby(["task", "model"], sort=False, dropna=False):
-        part = cell.dropna(subset=["entropy"]).sort_values("temperature")
-        row: dict[str, Any] = dict.fromkeys(columns)
-        row.update(task=task, model=model, unusable=[])
-        if part.empty:
-            rows.append({**row, "verdict": "no readable secret"})
-            continue
-        cold, hot = part.iloc[0], part.iloc[-1]
-        row.update(cold=float(cold["temperature"]), hot=float(hot["temperature"]), n_cold=int(cold["n"]),
-                   n_hot=int(hot["n"]), entropy_cold=float(cold["entropy"]), entropy_hot=float(hot["entropy"]),
-                   gap=float(hot["entropy"]) - float(cold["entropy"]))
-        row["unusable"] = [float(r["temperature"]) for r in (cold, hot)
-                           if not r["entropy_low"] <= r["entropy"] <= r["entropy_high"]]
-        if len(part) < 2:
-            rows.append({**row, "verdict": "one temperature"})
-            continue
-        if min(row["n_cold"], row["n_hot"]) < MIN_SAMPLES_TO_COMPARE:
-            rows.append({**row, "verdict": "too small", "method": f"fewer than {MIN_SAMPLES_TO_COMPARE} reveals"})
-            continue
-        if row["gap"] == 0:
-            rows.append({**row, "verdict": "tie", "method": "equal entropies"})
-            continue
-        ceiling = [float(r["temperature"]) for r in (cold, hot) if at_ceiling(float(r["entropy"]), int(r["n"]))]
-        if ceiling or row["unusable"]:
-            # the same bootstrap that cannot give an end its own interval cannot decide the gap
-            rows.append({**row, "verdict": "unreliable", "method": _unreliable_method(ceiling, row["unusable"])})
-            continue
-        _, low, high = entropy_gap(counts(hot), counts(cold), n_boot=n_boot, seed=seed)
-        row.update(ci_low=low, ci_high=high, method="bootstrap 95% interval of the gap")
-        verdict = ("rises" if row["gap"] > 0 else "falls") if low > 0 or high < 0 else "cannot be told apart"
-        rows.append({**row, "verdict": verdict})
-    return pd.DataFrame(rows, columns=columns)
-
-
 def at_ceiling(entropy: float, n: int) -> bool:
     """Whether an entropy sits at its sample-size ceiling, log2(n): every one of the n reveals
     distinct, so the estimate says how many reveals there were, not how spread the choice is."""
     return n >= 2 and entropy >= math.log2(n) - 1e-9
 
 
-def _unreliable_method(ceiling: list[float], unusable: list[float]) -> str:
+def _unreliable_why(ceiling: list[float], unusable: list[float]) -> str:
     parts = []
     if ceiling:
         parts.append(f"entropy at its log2(n) ceiling at {' and '.join(f'T={plain_number(t)}' for t in ceiling)} "
@@ -361,7 +307,7 @@ def _unreliable_method(ceiling: list[float], unusable: list[float]) -> str:
     rest = [t for t in unusable if t not in ceiling]
     if rest:
         parts.append(f"no usable entropy interval at {' and '.join(f'T={plain_number(t)}' for t in rest)}")
-    return "not tested: " + "; ".join(parts)
+    return "; ".join(parts)
 
 
 def attractor_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -453,48 +399,59 @@ def run_note(df: pd.DataFrame, top: pd.DataFrame) -> str:
 
 
 def spread_reading(summary: pd.DataFrame, reveals: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> str:
-    """Generated sentences on :func:`entropy_comparisons`: too few reveals, ties and one temperature
-    are said as such, never compared. Entropy describes the spread: rises or falls, never better."""
-    comparisons = entropy_comparisons(summary, reveals, n_boot=n_boot, seed=seed)
-    if comparisons.empty:
+    """Per (task, model): entropy at the coldest against the hottest temperature with reveals, and
+    what the bootstrap 95% interval of the gap (:func:`~psit_lib.studies.psit.secrets.entropy_gap`
+    over ``reveals``) says. Rises/falls only when it excludes zero; undecided when an end sits at its
+    log2(n) ceiling or has no interval of its own (the same resampling cannot decide the gap); too
+    small below ``MIN_SAMPLES_TO_COMPARE`` reveals (a zero-width interval is no separation); ties and
+    one temperature are said as such. Entropy describes the spread: rises or falls, never better."""
+    if summary.empty or not {"task", "model", "temperature", "entropy"} <= set(summary.columns):
         return "No reveals in this run, so there is no entropy to compare."
-    rows = summary.assign(_t=summary["temperature"].astype(float)) if "temperature" in summary else summary
-    lines = []
 
-    def at(c: pd.Series, t: float) -> str:
-        r = rows[(rows["task"] == c["task"]) & (rows["model"] == c["model"]) & (rows["_t"] == t)].iloc[0]
+    def at(r: pd.Series) -> str:
         interval = ("" if pd.isna(r["entropy_low"]) or pd.isna(r["entropy_high"])
                     else f" [{plain_number(r['entropy_low'])}, {plain_number(r['entropy_high'])}]")
-        return f"{plain_number(r['entropy'])} bits{interval} at T={plain_number(t)} (n={int(r['n'])})"
+        return f"{plain_number(r['entropy'])} bits{interval} at T={plain_number(float(r['temperature']))} (n={int(r['n'])})"
 
-    for _, c in comparisons.iterrows():
-        head = f"- **{c['task']} · {c['model']}**: "
-        verdict = c["verdict"]
-        if verdict == "no readable secret":
+    def counts(task: Any, model: Any, r: pd.Series) -> Counter:
+        here = (reveals["task"] == task) & (reveals["model"] == model) & (
+            reveals["temperature"].astype(float) == float(r["temperature"]))
+        return Counter(reveals.loc[here, "secret"].dropna())
+
+    lines = []
+    for (task, model), cell in summary.groupby(["task", "model"], sort=False, dropna=False):
+        part = cell.dropna(subset=["entropy"]).sort_values("temperature")
+        head = f"- **{task} · {model}**: "
+        if part.empty:
             lines.append(head + "no readable secret at any temperature, so there is no entropy to compare.")
             continue
-        if verdict == "one temperature":
-            lines.append(head + f"entropy {at(c, c['cold'])}; no other temperature has reveals, so there is "
-                                "nothing to compare.")
+        cold, hot = part.iloc[0], part.iloc[-1]
+        if len(part) < 2:
+            lines.append(head + f"entropy {at(cold)}; no other temperature has reveals, so there is nothing to compare.")
             continue
-        text = head + f"entropy {at(c, c['cold'])} against {at(c, c['hot'])}; "
-        if verdict == "too small":
-            text += (f"with {int(c['n_cold'])} and {int(c['n_hot'])} reveals this run is too small to compare "
+        text = head + f"entropy {at(cold)} against {at(hot)}; "
+        gap = float(hot["entropy"]) - float(cold["entropy"])
+        unusable = [float(r["temperature"]) for r in (cold, hot) if not r["entropy_low"] <= r["entropy"] <= r["entropy_high"]]
+        ceiling = [float(r["temperature"]) for r in (cold, hot) if at_ceiling(float(r["entropy"]), int(r["n"]))]
+        if min(int(cold["n"]), int(hot["n"])) < MIN_SAMPLES_TO_COMPARE:
+            text += (f"with {int(cold['n'])} and {int(hot['n'])} reveals this run is too small to compare "
                      f"entropies (at least {MIN_SAMPLES_TO_COMPARE} per temperature are needed; the interval of a "
                      "handful of reveals is narrow by construction, not by evidence)")
-        elif verdict == "tie":
+        elif gap == 0:
             text += "the two entropies are equal: a tie"
-        elif verdict == "unreliable":
-            text += (f"this run cannot say whether entropy rises or falls with temperature: {str(c['method'])[12:]}, "
-                     "and a bootstrap that cannot give an end its own interval cannot decide the gap either "
-                     "(more reveals per temperature would)")
+        elif ceiling or unusable:
+            text += (f"this run cannot say whether entropy rises or falls with temperature: "
+                     f"{_unreliable_why(ceiling, unusable)}, and a bootstrap that cannot give an end its own "
+                     "interval cannot decide the gap either (more reveals per temperature would)")
+            unusable = []  # said already
         else:
-            interval = f"[{plain_number(c['ci_low'])}, {plain_number(c['ci_high'])}]"
-            text += f"the bootstrap 95% interval of the gap (hot − cold, {plain_number(c['gap'])} bits) is {interval}, "
-            text += ("which includes zero, so this run cannot tell them apart" if verdict == "cannot be told apart"
-                     else f"which excludes zero: entropy {verdict} with temperature")
-        if c["unusable"] and verdict != "unreliable":
-            temps = " and ".join(f"T={plain_number(t)}" for t in c["unusable"])
+            _, low, high = entropy_gap(counts(task, model, hot), counts(task, model, cold), n_boot=n_boot, seed=seed)
+            text += (f"the bootstrap 95% interval of the gap (hot − cold, {plain_number(gap)} bits) is "
+                     f"[{plain_number(low)}, {plain_number(high)}], ")
+            text += ("which includes zero, so this run cannot tell them apart" if not (low > 0 or high < 0)
+                     else f"which excludes zero: entropy {'rises' if gap > 0 else 'falls'} with temperature")
+        if unusable:
+            temps = " and ".join(f"T={plain_number(t)}" for t in unusable)
             text += (f" (no entropy interval at {temps}: the bootstrap interval excluded the plug-in estimate, "
                      "as it does when most reveals are distinct)")
         lines.append(text + ".")

@@ -223,17 +223,14 @@ def episode_html(record: Any) -> str:
 
 def is_fork_result(result: Any) -> bool:
     """Whether a stored result (a dict) is a fork episode's."""
-    return isinstance(result, dict) and "candidates" in result and "transcript" in result and "outcome" in result
+    return isinstance(result, dict) and "candidates" in result and "transcript" in result and "reveal" in result
 
 
-def _outcome(result: Any) -> Outcome:
-    """The episode's one label, the tables' and the figure's (derived from its fields, never the
-    ``outcome`` an older record stored)."""
-    if result is None:
-        return Outcome.ERROR
+def _outcome(result: ForkEpisode | None) -> Outcome:
+    """The episode's one label, the tables' and the figure's (derived, never an older record's stored one)."""
     from psit_lib.studies.psit.protocol.experiment import fork_outcome
 
-    return fork_outcome(result)
+    return Outcome.ERROR if result is None else fork_outcome(result)
 
 
 def episode_row(record: Any) -> dict[str, Any]:

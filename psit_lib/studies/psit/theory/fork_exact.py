@@ -290,12 +290,8 @@ def policy_table(
     seed: int = 0,
     alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """Exact and simulated outcome rates side by side, one row per (policy, outcome).
-
-    ``outcome`` holds :class:`Outcome` values (strings such as ``"self_consistent"``), so
-    ``OUTCOME_COLOURS[Outcome(value)]`` colours a bar. ``simulated`` is count / episodes with a
-    Wilson (1 - alpha) interval. Policy i is simulated with seed ``seed + i``.
-    """
+    """Exact and simulated (Wilson 1 - alpha interval) outcome rates, one row per (policy, outcome);
+    policy i is simulated with seed ``seed + i`` so adding a policy leaves the others' rows alone."""
     rows = []
     for offset, policy in enumerate(policies):
         exact = exact_outcomes(policy, compatible, k)
@@ -325,12 +321,8 @@ def self_consistency_points(
     alpha: float = 0.05,
     policy: HostPolicy | None = None,
 ) -> pd.DataFrame:
-    """Simulated P(self-consistent) at each |C_t| with Wilson intervals, next to the exact value.
-
-    Uses ``policy`` (default: the uniform :class:`ReimaginingPoca`) on a synthetic set of each
-    size; size i of the list is simulated with seed ``seed + i``. Columns ``size``, ``k``,
-    ``episodes``, ``successes``, ``rate``, ``wilson_low``, ``wilson_high``, ``exact``.
-    """
+    """Simulated P(self-consistent) of ``policy`` (default uniform re-imagining) at each |C_t| with
+    Wilson intervals, next to the exact value; size i of the list is simulated with seed ``seed + i``."""
     host = policy if policy is not None else ReimaginingPoca()
     return pd.DataFrame([{"size": int(size), "k": k, **consistency_point(host, synthetic_compatible_set(int(size)), k,
                                                                          n_episodes, seed + offset, alpha)}
