@@ -105,9 +105,10 @@ class MemoryEdit(_Part):
 class ForkEpisode(StudyResult):
     """One self-consistency fork test (SPEC §1): public play, the private state at the fork, the
     reveal and the yes/no branches. Version 2 added the pre-fork contradictions, the candidate from
-    memory and checkability; 3 the unreadable pre-fork replies; older records read with those empty."""
+    memory and checkability; 3 the unreadable pre-fork replies; 4 stopped storing the outcome (it is derived);
+    older records read with those empty."""
 
-    schema_version: Literal[1, 2, 3] = 3
+    schema_version: Literal[1, 2, 3, 4] = 4
     task: str
     agent: str
     model: str
