@@ -23,7 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psit_lib.studies.psit.agents.factory import OPTIONAL_AGENTS, build_agent, canonical_agent_name
+from psit_lib.studies.psit.agents.factory import build_agent
+from psit_lib.studies.psit.agents.names import OPTIONAL_AGENTS, canonical_agent_name
 from psit_lib.runs.backend import make_client
 from psit_lib.llm import LLMClient, LLMSettings, ModelSession
 from psit_lib.studies.psit.protocol.fork_test import ForkSettings, host_role, run_fork_episode
@@ -250,7 +251,8 @@ async def test_lightmem_extracts_every_turn_as_the_study_ran_it_or_buffers_m_mes
 def test_baseline_names_are_known_without_importing_their_packages():
     code = textwrap.dedent("""
         import sys
-        from psit_lib.studies.psit.agents.factory import canonical_agent_name
+        from psit_lib.studies.psit.agents.factory import build_agent  # noqa: F401  (the factory stays light)
+        from psit_lib.studies.psit.agents.names import canonical_agent_name
         from psit_lib.studies.psit.protocol.experiment import ForkTestParams
         assert [canonical_agent_name(n) for n in ("mem0", "AMem", "lightmem", "memoryos")] == ["mem0", "amem", "lightmem", "memoryos"]
         ForkTestParams(agents=["vanilla", "mem0", "memoryos"])

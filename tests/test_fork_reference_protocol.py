@@ -18,7 +18,7 @@ from wordfreq import word_frequency
 from psit_lib.llm import LLMSettings, ModelSession
 from psit_lib.studies.psit.agents.graphs import ChatAgent
 from psit_lib.studies.psit.agents.config import parse_agent
-from psit_lib.studies.psit.agents.factory import register_agent_family
+from psit_lib.studies.psit.agents.names import register_agent_family
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT, ForkSettings, host_role, run_fork_episode
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
