@@ -108,11 +108,6 @@ def reveal_slots(secret: str, guessed: Iterable[str]) -> Slots:
     return tuple(letter if letter in guessed_set else None for letter in secret)
 
 
-def pattern(secret: str, guessed: Iterable[str]) -> str:
-    """Rule R's pattern text, e.g. ``pattern("paper", "ae") == "_ a _ e _"``."""
-    return format_slots(reveal_slots(secret, guessed))
-
-
 def observe_pattern(state: HangmanState, letter: str, slots: Slots) -> HangmanState:
     """Public consequence of the host showing ``slots`` after the guess ``letter``; a pattern that
     cannot follow the earlier one under rule R raises :class:`HostContradictionError`."""
