@@ -148,10 +148,8 @@ def sections_with_changes(before: str, after: str) -> list[str]:
 
 
 def last_content_index(lines: list[str], start: int, end: int) -> int:
-    """Index after the last non-blank line of `lines[start:end]` (or `start` if all blank).
-
-    Appending there keeps the blank line that separates a section from the next header.
-    """
+    """Index after the last non-blank line of `lines[start:end]` (or `start`): appending there keeps
+    the blank line that separates a section from the next header."""
     position = start
     for index in range(start, end):
         if lines[index].strip():

@@ -171,11 +171,8 @@ def _resolve_refs(node: Any, definitions: dict[str, Any]) -> Any:
 
 
 def _simplify(node: Any) -> Any:
-    """Drop pydantic noise (titles, null defaults) and show optional fields as their plain type.
-
-    An optional argument is expressed by leaving it out of `required`; `anyOf [X, null]`
-    only confuses smaller models.
-    """
+    """Drop pydantic noise (titles, null defaults) and show optional fields as their plain type:
+    `anyOf [X, null]` only confuses smaller models."""
     if isinstance(node, list):
         return [_simplify(item) for item in node]
     if not isinstance(node, dict):
