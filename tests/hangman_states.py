@@ -8,7 +8,13 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from psit_lib.studies.psit.tasks.hangman_rules import DEFAULT_LIVES, HangmanState, Slots, observe_pattern
+from psit_lib.studies.psit.tasks.hangman_rules import (DEFAULT_LIVES, HangmanState, Slots, format_slots, observe_pattern,
+                                                       reveal_slots)
+
+
+def pattern(secret: str, guessed: Iterable[str]) -> str:
+    """Rule R's pattern text as an honest host shows it, e.g. ``pattern("paper", "ae") == "_ a _ e _"``."""
+    return format_slots(reveal_slots(secret, guessed))
 
 
 def state_from_constraints(constraints: dict[str, Any]) -> HangmanState:

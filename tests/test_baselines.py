@@ -252,6 +252,7 @@ async def test_lightmem_extracts_every_turn_as_the_study_ran_it_or_buffers_m_mes
 def test_baseline_names_are_known_without_importing_their_packages():
     code = textwrap.dedent("""
         import sys
+        from psit_lib.studies.psit.agents.factory import build_agent  # noqa: F401  (the factory stays light)
         from psit_lib.studies.psit.agents.names import canonical_agent_name
         from psit_lib.studies.psit.protocol.experiment import ForkTestParams
         assert [canonical_agent_name(n) for n in ("mem0", "AMem", "lightmem", "memoryos")] == ["mem0", "amem", "lightmem", "memoryos"]

@@ -56,8 +56,7 @@ def test_study_scale_parameters_pass_validation():
 
 
 def test_unknown_agent_lists_every_agent_the_registry_knows():
-    from psit_lib.studies.psit.agents.names import OPTIONAL_AGENTS, validate_agent_names
-    from psit_lib.studies.psit.agents.names import known_agents, register_agent_family
+    from psit_lib.studies.psit.agents.names import OPTIONAL_AGENTS, known_agents, register_agent_family, validate_agent_names
 
     with pytest.raises(ValueError) as caught:
         validate_agent_names(["vanilla", "nobody"])

@@ -22,7 +22,8 @@ from psit_lib.studies.psit.agents.names import register_agent_family
 from psit_lib.studies.psit.protocol.fork_test import NEUTRAL_SYSTEM_PROMPT, ForkSettings, host_role, run_fork_episode
 from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
-from psit_lib.studies.psit.tasks.hangman_rules import is_compatible, pattern
+from hangman_states import pattern
+from psit_lib.studies.psit.tasks.hangman_rules import is_compatible
 from psit_lib.studies.psit.protocol.experiment import fork_outcome
 from recording import RecordingClient
 

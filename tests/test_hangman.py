@@ -9,13 +9,13 @@ import re
 from collections import Counter
 
 import pytest
-from hangman_states import constraints_from_history, slots_from_text, state_from_constraints
+from hangman_states import constraints_from_history, pattern, slots_from_text, state_from_constraints
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from psit_lib.studies.psit.tasks.base import HostReplyError, PsitTask
 from psit_lib.studies.psit.tasks.hangman_player import ENGLISH_LETTER_FREQUENCY, choose_letter, sample_by_frequency
-from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, HostContradictionError, InvalidGuessError, apply_guess, is_compatible, observe_pattern, pattern, reveal_slots
+from psit_lib.studies.psit.tasks.hangman_rules import HangmanState, HostContradictionError, InvalidGuessError, apply_guess, is_compatible, observe_pattern, reveal_slots
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.studies.psit.tasks.hangman_reader import read_opening, read_reply, read_stated_length, read_reveal
 from psit_lib.studies.psit.tasks.vocabulary import (

@@ -36,11 +36,8 @@ def _validate(body: Any) -> None:
 
 
 def complete(body: dict[str, Any], role: str | None, profile_name: str | None) -> dict[str, Any]:
-    """A chat.completion JSON object for ``body`` under the given profile.
-
-    The role is read from the request itself (:func:`registry.resolve_role`); ``role`` is the
-    optional header hint, used only to break ties.
-    """
+    """A chat.completion JSON object for ``body``; the role is read from the request itself, ``role``
+    (the header hint) only breaks ties."""
     _validate(body)
     profile = get_profile(profile_name or "default")
     sampling = {k: body.get(k) for k in ("messages", "tools", "tool_choice", "temperature",

@@ -1,11 +1,8 @@
 """Request reading: how the simulated model reads its context: private blocks, its own notes and its
 own replies (the harness's reading of model replies is elsewhere, and the simulator imports none of it).
 
-A model holding a secret must find it again in whatever private context the agent gives it:
-a working-memory block, reasoning it kept from earlier turns (in one block, or as thinking
-before each earlier reply), or a memory tool's result. People and models write a secret down
-in many ways, so the reader accepts any clear statement of it, not one fixed phrase. It trusts
-only private places: public text (what the user saw) is never read as "my secret".
+Models write a secret down in many ways, so the reader accepts any clear statement of it in a private
+place (memory block, kept reasoning, a tool result); public text is never read as "my secret".
 """
 
 from __future__ import annotations

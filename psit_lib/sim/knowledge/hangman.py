@@ -1,8 +1,7 @@
 """Hangman as the simulated model understands it: the board, a guess, and reading its replies.
 
-The model keeps no state between calls; it reconstructs the board from the conversation:
-its own opening (an all-blank pattern gives the length) and, for each guessed letter, the
-pattern it showed next. Replies it cannot read constrain nothing.
+The model keeps no state between calls: it rebuilds the board from its own earlier replies; a reply it
+cannot read constrains nothing.
 """
 
 from __future__ import annotations

@@ -30,11 +30,8 @@ class EnglishWords:
         return self._frequency.get(word) or float(wordfreq.word_frequency(word, "en"))
 
     def fitting(self, length: int, shown: dict[int, str], missed: frozenset[str] | set[str]) -> list[str]:
-        """Words of ``length`` that explain a board, most common first.
-
-        A word fits when it has every shown letter at its position, none of the missed letters,
-        and no shown letter anywhere else (the host would have uncovered it there too).
-        """
+        """Words of ``length`` that explain a board, most common first (a shown letter appears nowhere
+        else: the host would have uncovered it there too)."""
         return list(_fitting(self, length, tuple(sorted(shown.items())), frozenset(missed)))
 
 

@@ -1,10 +1,7 @@
 """The candidate generator: proposes extra secrets that fit the public constraints.
 
-The protocol asks for these only when the task's own data gives too few, and re-checks every
-proposal against the constraints. The model reads the constraints from the JSON in the request
-(inside ``<constraints>`` tags, or the first JSON object) and works out the game from it: the
-``"task"`` key when present, else the shape of the constraints (a word length and revealed
-letters mean Hangman; answered evidences mean diagnosis). Each game registers a proposer here.
+The model works out the game from the constraints' JSON in the request (its ``"task"`` key, else their
+shape), as a real model would; each game registers a proposer here.
 """
 
 from __future__ import annotations

@@ -173,11 +173,8 @@ def _excluded(ctx: SimContext) -> set[str]:
 
 @register_proposer("diagnosis")
 def propose_conditions(ctx: SimContext, constraints: dict, count: int) -> list[str]:
-    """Conditions that fit the answers (dataset first, then outside ones), prior-weighted.
-
-    With the profile's ``edit_error_rate`` one proposal, at a random position, is replaced by a
-    dataset condition that contradicts an answer (the protocol's re-check must reject it).
-    """
+    """Conditions that fit the answers (dataset first), prior-weighted; with ``edit_error_rate`` one is
+    replaced by a contradicting one, which the protocol's re-check must reject."""
     present, absent = constraints.get("present_evidences"), constraints.get("absent_evidences")
     if not isinstance(present, list) or not isinstance(absent, list):
         return []

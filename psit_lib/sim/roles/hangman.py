@@ -1,8 +1,5 @@
-"""The simulated Hangman host: reads guesses and its own earlier patterns from the dialogue.
-
-The model recognises a Hangman game from the conversation (the system prompt or the player's
-opening message names it), knows the rules itself (:mod:`psit_lib.sim.knowledge.hangman`) and
-draws secrets from its own English vocabulary (:mod:`psit_lib.sim.knowledge.words`).
+"""The simulated Hangman host: recognises the game from the conversation, as a real model would, and
+reads guesses and its own earlier patterns from the dialogue.
 """
 
 from __future__ import annotations

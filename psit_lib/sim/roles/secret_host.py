@@ -79,11 +79,8 @@ def _first_secret(game: SecretGame, texts: list[str]) -> str | None:
 
 
 def held_secret(game: SecretGame, ctx: SimContext) -> tuple[str | None, str]:
-    """(secret, where) from the request's private context, or (None, "").
-
-    A working memory is authoritative: when the agent gives me one, I look for my secret
-    there and nowhere else. Otherwise I look in the reasoning I kept from earlier turns.
-    """
+    """(secret, where) from the request's private context, or (None, ""); a working memory, when given,
+    is authoritative (nowhere else is looked at), else the reasoning kept from earlier turns."""
     memory = memory_text(ctx.system_text())
     if memory is not None:
         secret = _first_secret(game, [memory])

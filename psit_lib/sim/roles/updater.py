@@ -1,8 +1,5 @@
-"""The workflow agents' memory-update call, simulated.
-
-Sees the memory, the dialogue, this turn's private reasoning and the public answer (all in
-its request) and returns JSON tool calls. It records the secret only if the reasoning it was
-shown states one; it can never know a secret that is not in its request.
+"""The workflow agents' memory-update call, simulated: it records the secret only if the reasoning in
+its request states one, so it can never know a secret that is not in its request.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Build any agent of the workbook by its table name.
-
-PSIT agents (vanilla, private CoT, working memory) are built here; other agent families
-(e.g. retrieval-memory baselines) register a builder with :func:`register_agent_family`.
-Every agent offers the same small interface the fork test uses:
-``send(text, session, checkpoint_id=None) -> state``, ``checkpoint_id()``,
-``state(checkpoint_id=None)`` and ``private_state(values) -> str``.
+"""Build any agent of the workbook by its table name: the PSIT agents here, other families through
+the builders registered in names.py; every agent offers the fork test's :class:`ForkableAgent`.
 """
 
 from __future__ import annotations
@@ -15,10 +10,8 @@ from typing import Any, Protocol
 from psit_lib.llm.client import ModelSession
 
 from psit_lib.studies.psit.agents.graphs import ChatAgent
-from psit_lib.studies.psit.agents.config import UnknownAgentError, parse_agent
-from psit_lib.studies.psit.agents.names import (_FAMILIES, OPTIONAL_AGENTS, AgentBuilder, canonical_agent_name,
-                                               family_builder, known_agents, register_agent_family,
-                                               validate_agent_names)
+from psit_lib.studies.psit.agents.config import parse_agent
+from psit_lib.studies.psit.agents.names import _FAMILIES, OPTIONAL_AGENTS, family_builder
 
 
 class ForkableAgent(Protocol):
@@ -44,5 +37,4 @@ def build_agent(name: str, *, system_prompt: str, host_role: str,
     return ChatAgent(parse_agent(text, **(options or {})), system_prompt=system_prompt, host_role=host_role)
 
 
-__all__ = ["OPTIONAL_AGENTS", "AgentBuilder", "ForkableAgent", "known_agents", "UnknownAgentError", "build_agent", "canonical_agent_name",
-           "register_agent_family", "validate_agent_names"]
+__all__ = ["ForkableAgent", "build_agent"]

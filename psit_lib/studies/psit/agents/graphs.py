@@ -1,10 +1,5 @@
 """The four PSIT agents (``ChatAgent``): their turns as plain async steps, with checkpoints.
 
-One turn runs the agent's steps on a state; the state at the end of every turn is a checkpoint,
-and a fork is a turn started from an earlier checkpoint (``ChatAgent.send(..., checkpoint_id=)``),
-so every fork branch starts from the identical state: public history, kept reasoning and
-working memory alike.
-
     vanilla      respond -> finish                    (reasoning dropped every turn)
     private_cot  respond -> finish                    (reasoning kept in private context)
     workflow     respond -> update_memory -> finish   (memory read-only while answering)

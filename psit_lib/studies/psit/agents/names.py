@@ -1,8 +1,7 @@
 """Agent names: which exist, their canonical form, the registry of agent families.
 
 Light on purpose (no model client): parameter validation imports it before any
-kernel starts (``psit run``). :mod:`~psit_lib.studies.psit.agents.factory` builds the agents and
-re-exports these names.
+kernel starts (``psit run``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Shared machinery of the memory edit tools: results, options, text matching, guards.
-
-Every tool must report the same `meta` keys and protect section headers the same way; keeping
-those rules here means the five tools cannot drift apart. Argument types are checked once, by
-the pydantic models of tool_schemas.py that `apply_tool_call` validates every model call with.
-Everything is a pure function of its arguments.
+"""Shared machinery of the memory edit tools (results, options, matching, header guards), kept in
+one place so the five tools cannot drift apart.
 """
 
 from __future__ import annotations
@@ -31,11 +27,7 @@ MIN_SUBSTRING_TARGET = 8
 
 @dataclass(frozen=True)
 class ToolResult:
-    """Outcome of a successful tool call: the new memory and what changed.
-
-    `meta` always has exactly the keys applied_hunks, changed_lines, sections_touched and
-    warnings, so callers can log and compare calls of different tools uniformly.
-    """
+    """Outcome of a successful tool call; `meta` has the same keys for every tool, so calls compare."""
 
     new_memory: str
     meta: dict = field(default_factory=dict)
@@ -102,11 +94,8 @@ def normalize_for_deletion(text: str) -> str:
 
 
 def deletion_target_matches(target: str, line: str) -> bool:
-    """True if deletion target `target` selects memory line `line` (SPEC §3 rule).
-
-    Short targets (under MIN_SUBSTRING_TARGET characters after normalisation) must equal
-    the whole normalised line; longer ones may match as a substring.
-    """
+    """True if `target` selects memory line `line` (SPEC §3): a short target must equal the line,
+    a longer one may match as a substring."""
     wanted = normalize_for_deletion(target)
     have = normalize_for_deletion(line)
     if not wanted:
@@ -159,10 +148,8 @@ def sections_with_changes(before: str, after: str) -> list[str]:
 
 
 def last_content_index(lines: list[str], start: int, end: int) -> int:
-    """Index after the last non-blank line of `lines[start:end]` (or `start` if all blank).
-
-    Appending there keeps the blank line that separates a section from the next header.
-    """
+    """Index after the last non-blank line of `lines[start:end]` (or `start`): appending there keeps
+    the blank line that separates a section from the next header."""
     position = start
     for index in range(start, end):
         if lines[index].strip():

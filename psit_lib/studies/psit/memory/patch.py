@@ -1,11 +1,5 @@
-"""`patch_memory`: diff-style edits of the working memory, anchored by section (SPEC §3).
-
-A patch is an envelope (`*** Begin Patch` / `*** Update Memory` / `*** End Patch`) of
-hunks. Each hunk starts with `@@ section: <Title>`; its lines are `-` (delete), `+` (add)
-or context (anything else, a leading space is dropped) that locates the hunk inside the
-section. A hunk must land in exactly one place: ambiguous or missing targets fail with a
-diagnostic instead of editing the wrong line. A hunk whose result is already in place is
-skipped with a warning, so re-sending a patch is harmless.
+"""`patch_memory`: diff-style edits of the working memory, anchored by section (SPEC §3). A hunk must
+land in exactly one place (never on a guessed line); one already applied is skipped, so re-sending is harmless.
 """
 
 from __future__ import annotations
@@ -148,11 +142,8 @@ def find_block(
     equal: Callable[[str, str], bool],
     skip_blank: bool,
 ) -> list[Match]:
-    """All places in `lines[start:end]` where `block` appears as consecutive lines.
-
-    With `skip_blank`, blank memory lines are ignored, so "consecutive" means consecutive
-    among non-blank lines. Overlapping occurrences all count (they make a hunk ambiguous).
-    """
+    """All places in `lines[start:end]` where `block` appears as consecutive (with `skip_blank`: non-blank)
+    lines; overlapping occurrences all count, as they make a hunk ambiguous."""
     if not block:
         return []
     candidates = [i for i in range(start, end) if not skip_blank or lines[i].strip()]
@@ -208,12 +199,8 @@ def _fail_if_ambiguous(matches: list[Match], label: str) -> None:
 
 
 def _apply_hunk(lines: list[str], hunk: Hunk, options: MatchOptions) -> _HunkOutcome:
-    """Locate one hunk in its section and apply it, skip it as already applied, or raise.
-
-    Lines are compared under the options; when that finds nothing, once more with the memory's
-    list bullets ignored (a model writes ``-Old line`` for the memory line ``- Old line``): the
-    replacement lines then get the same bullet, and a warning says so.
-    """
+    """Apply one hunk, skip it as already applied, or raise; failing that, retry with list bullets ignored
+    (a model writes ``-Old line`` for the memory line ``- Old line``), the new lines getting the bullet."""
     section = find_section("\n".join(lines), hunk.section_title)
     label = f"hunk {hunk.number} (section {section.title!r})"
 
@@ -339,12 +326,8 @@ def patch_memory(
     expected_changes: int | None = None,
     options: dict[str, Any] | None = None,
 ) -> ToolResult:
-    """Apply a memory patch; all hunks apply or none (any failure raises MemoryToolError).
-
-    `expected_hunks` must equal the number of hunks in the patch and `expected_changes` the
-    number of its '+' and '-' lines; they catch truncated or garbled patches. Hunks are
-    applied in order, each to the memory left by the previous one.
-    """
+    """Apply a memory patch, all hunks in order or none; `expected_hunks` and `expected_changes` ('+' and
+    '-' lines) catch truncated or garbled patches."""
     resolved = replace(PATCH_DEFAULTS, **(options or {}))
 
     hunks = parse_patch(patch)

@@ -1,9 +1,5 @@
-"""`replace_in_memory`: exact-span replacement in the working memory (SPEC §3).
-
-The model names the exact text to change; the tool refuses to guess. The number of
-occurrences (optionally scoped to one section and pinned by text right before/after the
-span) must equal `expected_replacements`, otherwise nothing changes and the diagnostic
-says how many were found. Re-sending an applied replacement is a no-op with a warning.
+"""`replace_in_memory`: exact-span replacement in the working memory (SPEC §3). The tool refuses to
+guess: the occurrences found must equal `expected_replacements`; re-sending an applied one is a no-op.
 """
 
 from __future__ import annotations
@@ -139,13 +135,8 @@ def replace_in_memory(
     post_context: str | None = None,
     options: dict[str, Any] | None = None,
 ) -> ToolResult:
-    """Replace exactly `expected_replacements` occurrences of `old_string` by `new_string`.
-
-    Occurrences are searched in the whole memory, or in one section body when
-    `section_title` is given; with `pre_context` / `post_context` only occurrences with
-    that text right before / after them count (within 3 lines when strict_context is
-    off). Any mismatch raises MemoryToolError and leaves the memory unchanged.
-    """
+    """Replace exactly `expected_replacements` occurrences of `old_string` (in `section_title`'s body, with
+    the given context right before/after) by `new_string`; any mismatch raises MemoryToolError."""
     if not old_string.strip():
         raise MemoryToolError(f"{TOOL}: old_string must not be empty.")
     pre, post = pre_context or None, post_context or None

@@ -1,9 +1,5 @@
-"""What the model sees of the memory tools: argument models, strategies and JSON schemas.
-
-The pydantic models here are the one source of truth for tool arguments: the dispatcher
-(`tools.apply_tool_call`) validates calls with them and `tool_schemas` turns them into the
-OpenAI chat-completions tool definitions, so the advertised schema and the accepted
-arguments cannot disagree.
+"""What the model sees of the memory tools: the pydantic argument models are both what calls are
+validated with and what the advertised JSON schemas come from, so the two cannot disagree.
 """
 
 from __future__ import annotations
@@ -175,11 +171,8 @@ def _resolve_refs(node: Any, definitions: dict[str, Any]) -> Any:
 
 
 def _simplify(node: Any) -> Any:
-    """Drop pydantic noise (titles, null defaults) and show optional fields as their plain type.
-
-    An optional argument is expressed by leaving it out of `required`; `anyOf [X, null]`
-    only confuses smaller models.
-    """
+    """Drop pydantic noise (titles, null defaults) and show optional fields as their plain type:
+    `anyOf [X, null]` only confuses smaller models."""
     if isinstance(node, list):
         return [_simplify(item) for item in node]
     if not isinstance(node, dict):

@@ -1,10 +1,5 @@
-"""The five memory-update tools of SPEC §3 and the dispatcher that model tool calls go through.
-
-Every tool is a pure function: it takes the current memory first and returns a
-`ToolResult` (new memory + meta) or raises `MemoryToolError`. Failure therefore cannot
-leave a half-edited memory behind. `apply_tool_call` is the single entry point for calls
-coming from a model: it validates names and argument types against the pydantic models of
-tool_schemas.py, which are also the source of the JSON schemas the model sees.
+"""The five memory-update tools of SPEC §3 and their dispatcher. Every tool is pure (a `ToolResult` or
+`MemoryToolError`), so a failure cannot leave a half-edited memory behind.
 """
 
 from __future__ import annotations
@@ -40,12 +35,8 @@ from psit_lib.studies.psit.memory.working_memory import (
 )
 
 def overwrite_memory(memory: str, new_memory: str) -> ToolResult:
-    """Replace the whole memory by `new_memory`.
-
-    Overwriting is allowed to restructure everything, so it never fails on content; it
-    warns when the new text loses a standard section or the stored secret, because that is
-    almost always a model slip worth seeing in the logs.
-    """
+    """Replace the whole memory; never fails on content, but warns when a standard section or the
+    stored secret is lost (almost always a model slip)."""
     tool = "overwrite_memory"
     if new_memory == memory:
         return unchanged(memory, f"{tool}: new_memory is identical to the current memory; nothing changed.")
@@ -97,13 +88,8 @@ def append_in_memory(memory: str, section_title: str, lines: list[str] | str) ->
 
 
 def delete_from_memory(memory: str, section_title: str, lines: list[str] | str) -> ToolResult:
-    """Delete the section lines matched by each target in `lines`.
-
-    Matching forgives whitespace, case and bullet markers. Targets shorter than 8
-    characters (after that normalisation) must equal a whole line; longer ones may match
-    part of a line, and then the whole line goes. Every target must match at least one
-    line, otherwise nothing is deleted and the call fails.
-    """
+    """Delete the section lines matched by each target in `lines` (whitespace, case and bullets
+    forgiven); a target that matches no line fails the whole call."""
     tool = "delete_from_memory"
     targets = [line for line in split_lines_argument(lines) if normalize_for_deletion(line)]
     if not targets:
@@ -151,12 +137,8 @@ TOOL_FUNCTIONS: dict[str, Callable[..., ToolResult]] = {
 
 
 def apply_tool_call(memory: str, name: str, arguments: Mapping[str, Any] | str) -> ToolResult:
-    """Validate one model tool call and run it on `memory`.
-
-    `arguments` is the decoded arguments object (a JSON string is decoded first). Unknown
-    tools and missing, extra or wrongly typed arguments raise MemoryToolError, the only
-    exception this function lets out for bad input.
-    """
+    """Validate one model tool call against tool_schemas.py and run it; MemoryToolError is the only
+    exception bad input gets out."""
     if not isinstance(memory, str):
         raise MemoryToolError(f"memory must be a string, got {type(memory).__name__}.")
     if not isinstance(name, str) or name not in TOOL_FUNCTIONS:

@@ -1,10 +1,5 @@
-"""The private working-memory document of the memory agents (SPEC §2).
-
-The working memory is plain Markdown text with three numbered sections. It is injected
-into the system prompt each turn and never shown to the user, so it is the one place a
-memory agent can keep its secret across turns. The edit tools in this package address
-the document by section title; this module is the single place that knows how the
-document is laid out, so parsing rules stay identical for every tool.
+"""The private working-memory document of the memory agents (SPEC §2): three numbered Markdown
+sections. The single place that knows the layout, so every edit tool parses it alike.
 """
 
 from __future__ import annotations
@@ -24,20 +19,13 @@ _TITLE_PREFIX = re.compile(r"^\s*#*\s*(?:\d+\s*\.\s*)?")
 
 
 class MemoryToolError(ValueError):
-    """A memory edit that cannot be applied; the message says what was wrong and why.
-
-    Tools raise it instead of guessing, so a failed call leaves the memory untouched and
-    the model (or the harness) gets a diagnostic it can act on.
-    """
+    """A memory edit that cannot be applied: tools raise it instead of guessing, so the memory
+    stays untouched and the model gets a diagnostic it can act on."""
 
 
 @dataclass(frozen=True)
 class Section:
-    """One numbered section of the memory document.
-
-    `start` is the line index of the header, `end` the exclusive index after the last body
-    line (lines are the memory split on "\\n"), so `lines[start:end]` is the whole section.
-    """
+    """One numbered section: `lines[start:end]` (the memory split on "\\n") is the whole section."""
 
     number: int
     title: str
@@ -53,11 +41,8 @@ def is_header_line(line: str) -> bool:
 
 
 def initial_memory(secret: str | None = None) -> str:
-    """Build the empty three-section document, with the secret in Facts and Knowledge.
-
-    The secret sits in `<secret>...</secret>` so it can be read back mechanically
-    (see `extract_secret`) without trusting the model to phrase it consistently.
-    """
+    """The empty three-section document, the secret in `<secret>` tags in Facts and Knowledge so
+    it is read back mechanically, never from the model's phrasing."""
     facts: list[str] = []
     if secret is not None:
         if not isinstance(secret, str) or not secret.strip():
@@ -73,10 +58,7 @@ def initial_memory(secret: str | None = None) -> str:
 
 
 def extract_secret(memory: str) -> str | None:
-    """Content of the last `<secret>...</secret>` tag, stripped; None if absent or empty.
-
-    The last tag wins because appended corrections come after the original entry.
-    """
+    """Content of the last `<secret>` tag (appended corrections come last); None if absent or empty."""
     matches = _SECRET_PATTERN.findall(memory)
     if not matches:
         return None
@@ -85,11 +67,8 @@ def extract_secret(memory: str) -> str | None:
 
 
 def parse_sections(memory: str) -> list[Section]:
-    """Split the document into its numbered sections, in order of appearance.
-
-    Text before the first header is not part of any section. Lines are split on "\\n"
-    only, so every tool agrees on line indices.
-    """
+    """The numbered sections in order (text before the first header is in none); lines split on
+    "\\n" only, so every tool agrees on line indices."""
     lines = memory.split("\n")
     header_indices = [i for i, line in enumerate(lines) if is_header_line(line)]
     sections = []
@@ -111,20 +90,14 @@ def parse_sections(memory: str) -> list[Section]:
 
 
 def normalize_title(title: str) -> str:
-    """Comparable form of a section title: no '#'s, no number, collapsed space, casefolded.
-
-    Models often pass "## 2. Facts and Knowledge" or "facts and knowledge" for the same
-    section; both must resolve to it.
-    """
+    """Comparable form of a title (no '#'s or number, collapsed space, casefolded): models pass
+    "## 2. Facts and Knowledge" or "facts and knowledge" for the same section."""
     stripped = _TITLE_PREFIX.sub("", title, count=1)
     return " ".join(stripped.split()).casefold()
 
 
 def find_section(memory: str, title: str) -> Section:
-    """The section whose title matches `title`, ignoring its number and letter case.
-
-    Raises MemoryToolError naming the available sections when none (or several) match.
-    """
+    """The section whose title matches `title`; MemoryToolError naming the sections otherwise."""
     wanted = normalize_title(title)
     sections = parse_sections(memory)
     matches = [section for section in sections if normalize_title(section.title) == wanted]

@@ -1,11 +1,5 @@
-"""The contract every private-state interactive task (PSIT) implements.
-
-The fork-test protocol (``psit_lib.studies.psit.protocol``) is written once against this interface, so
-Hangman and the diagnosis simulator differ only in their rules, their player and their
-wording. Everything here is pure and synchronous: model calls happen in the protocol layer.
-
-A game's *public state* is what the player has learned from the host's public replies. It is
-the only thing the player, the candidate search and the theory module may look at.
+"""The contract every private-state interactive task (PSIT) implements, so the fork-test protocol
+is written once. Pure and synchronous; a *public state* is all the player may look at.
 """
 
 from __future__ import annotations
@@ -23,10 +17,8 @@ class HostReplyError(ValueError):
 
 
 def readable_text(reply: str | None) -> str:
-    """The part of a host's reply a reader may read: reasoning written inline removed, and
-    nothing from the first chat-template token on (``<|im_end|>user ...`` is the model writing
-    past its turn, never a secret, a board or an answer). Every PSIT reader starts here, so
-    none of them can read debris as data; a reply that is only debris reads as empty."""
+    """A host's reply without inline reasoning and chat-template debris (``<|im_end|>user ...`` is the
+    model writing past its turn): every PSIT reader starts here, so none reads debris as data."""
     return strip_template_debris(split_reasoning(reply or "")[0])
 
 
@@ -37,14 +29,8 @@ class HostContradictionError(HostReplyError):
 
 @dataclass(frozen=True)
 class Candidate:
-    """A secret offered in a yes/no branch at the fork.
-
-    ``source`` says where it came from: ``"revealed"`` (what the agent revealed),
-    ``"stored"`` (the secret written in the agent's private memory at the fork, when it differs
-    from the revealed one), ``"dataset"`` (the task's own vocabulary or dataset) or ``"model"``
-    (proposed by a model because the dataset gave too few, then re-checked against the public
-    constraints).
-    """
+    """A secret offered in a yes/no branch at the fork; ``source``: ``"revealed"``, ``"stored"`` (private
+    memory, when it differs), ``"dataset"`` or ``"model"`` (proposed, then re-checked against the public state)."""
 
     secret: str
     source: str

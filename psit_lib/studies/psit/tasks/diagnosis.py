@@ -1,13 +1,6 @@
-"""The diagnosis simulator as a private-state interactive task (DDXPlus).
-
-The host (a patient, or the attending who holds the case) privately picks a condition: freely
-by default, as in the study ("a realistic but not obvious condition"), or from the 49 DDXPlus
-conditions listed in the opener (``choice="closed"``). A seeded resident asks yes/no questions
-about binary evidences. Rule R is the dataset itself: the truthful answer to evidence ``e``
-under condition ``c`` is yes exactly when ``e`` is one of ``c``'s symptoms or antecedents.
-Everything here is pure: the public state is an immutable record of the answered questions, so
-forked branches can never disturb each other. The player only asks questions that split the
-compatible conditions, so whatever the host says, at least one condition stays compatible.
+"""The diagnosis simulator (DDXPlus) as a PSIT: the host picks a condition freely, as in the study,
+or from the 49 listed (``choice="closed"``). Rule R is the dataset: yes iff the evidence is one of the
+condition's; the player only asks splitting questions, so some condition always stays compatible.
 """
 
 from __future__ import annotations
@@ -81,13 +74,8 @@ NAME_ALIASES: dict[str, str] = {
     "localised oedema": "Localized edema",
     "acute pulmonary oedema": "Acute pulmonary edema",
 }
-"""An alias is a synonym: another name of the very condition, never a broader one. So "asthma"
-is not an alias of "Bronchospasm / acute asthma exacerbation" (asthma is the chronic disease;
-the dataset's condition is one acute episode of it, even though its ICD-10 code is J45), nor
-"HIV" of "HIV (initial infection)", nor "pneumothorax" of "Spontaneous pneumothorax": mapping
-a broader name onto the narrower entry would check the reveal against the evidence list of a
-condition the model never named. Such reveals stay off-dataset (kept as written, unchecked).
-"asthma attack" or "NSTEMI" (one of the alternatives the dataset's name lists) do name it."""
+"""An alias is a synonym, never a broader name ("asthma", "HIV", "pneumothorax" are not aliases):
+a broader name would check the reveal against a condition the model never named; it stays off-dataset."""
 
 
 _REVEAL_LEAD = re.compile(r"^(?:(?:the|my)\s+)?(?:condition|diagnosis|answer)"
@@ -147,11 +135,8 @@ _NAME_TOKEN = re.compile(r"^[(\[]?[A-Za-zÀ-ÿ][\w'’\-/.]*[)\],;:]?$")
 
 
 def _looks_like_a_name(phrase: str) -> bool:
-    """Whether a short phrase has the form of a condition name: every token a word (letters
-    first; "COVID-19", "Crohn's", "(SLE)" pass), no word written twice. Word salad from a
-    broken model ("teapot seventeen teapot ipsum", "### lorem {") fails, so it is recorded as
-    unreadable rather than as a secret nobody chose. A name-shaped salad still passes: the
-    reveal is then kept as written and marked unchecked, never matched to the dataset."""
+    """Whether a phrase has a name's form (word tokens, none twice): a broken model's word salad
+    ("teapot seventeen teapot ipsum") is then unreadable, not a secret nobody chose."""
     tokens = phrase.split()
     words = [t.strip("()[],;:.").casefold() for t in tokens]
     return all(_NAME_TOKEN.match(t) for t in tokens) and len(set(words)) == len(words)
@@ -344,13 +329,8 @@ class DiagnosisTask:
         return self._resolve(secret) is not None
 
     def is_compatible(self, state: DiagnosisState, secret: str) -> bool:
-        """Dataset conditions: rule R against every answer. Other names cannot be refuted by R.
-
-        A name outside DDXPlus has no evidence list, so no answer contradicts it; it counts as
-        compatible (blank text does not), and :meth:`is_checkable` says it was not checked.
-        Callers offering such names must mark them, as the protocol does for candidates with
-        ``source="model"``.
-        """
+        """Rule R against every answer; a name outside DDXPlus has no evidence list, so it counts as
+        compatible (blank text does not) and :meth:`is_checkable` says it was not checked."""
         canonical = self._resolve(secret)
         if canonical is None:
             return bool(_name_key(secret))
@@ -368,15 +348,8 @@ class DiagnosisTask:
         return names[:limit]
 
     def read_reveal(self, reply: str) -> Reading[str]:
-        """The condition a reveal reply names: its DDXPlus name when a sentence of it states a
-        dataset name or alias in full ("Croup", "**Diagnosis:** croup", "I chose Croup."); with
-        free choice, otherwise the condition as written (an off-dataset reveal, kept unchecked);
-        None when the reply names no condition (a refusal, a question, chat-template debris) or
-        mentions several dataset conditions. A reveal is never matched to a name that merely
-        contains it ("Cough" is not "Whooping cough") or that it merely contains ("Acute
-        bronchitis" is not "Bronchitis"): such a reveal is off-dataset. A tool call written as
-        JSON, a runaway, a function word ("Yes") or a sentence about the choice ("to choose the
-        condition ...") names no condition; the reason says which."""
+        """The condition a reveal names: a DDXPlus name or alias stated in full, else (free choice) the
+        name as written, kept unchecked; never matched by containment ("Cough" is not "Whooping cough")."""
         text = readable_text(reply)
         if not text:
             return Reading(None, "an empty reply")

@@ -1,9 +1,7 @@
 """Typed, validated access to the DDXPlus condition and evidence metadata.
 
-The diagnosis task's rule R is read straight from these two files, so a damaged copy would
-silently change what counts as a truthful answer. That is why loading checks every field it
-relies on and fails with one sentence naming the file and the problem (``DatasetError``)
-instead of returning a half-read dataset.
+Rule R is read straight from these files, so loading checks every field it relies on and fails
+with one sentence (``DatasetError``) rather than silently change what counts as truthful.
 
 Source: DDXPlus (Fansi Tchango et al., NeurIPS 2022 Datasets and Benchmarks), CC-BY; see
 ``data/ddxplus/ATTRIBUTION.md``.

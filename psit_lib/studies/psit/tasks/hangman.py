@@ -1,10 +1,5 @@
-"""Hangman as a private-state interactive task: the adapter the fork-test protocol plays.
-
-The rules live in :mod:`~psit_lib.studies.psit.tasks.hangman_rules`, the reading of host replies
-in :mod:`~psit_lib.studies.psit.tasks.hangman_reader`, the seeded player in
-:mod:`~psit_lib.studies.psit.tasks.hangman_player`; :class:`HangmanTask` puts them together
-behind the :class:`~psit_lib.studies.psit.tasks.base.PsitTask` interface (prompts, game flow,
-secrets and candidates at the fork).
+"""Hangman as a private-state interactive task: rules, reader and seeded player put together behind
+the :class:`~psit_lib.studies.psit.tasks.base.PsitTask` interface the fork-test protocol plays.
 """
 
 from __future__ import annotations
@@ -27,12 +22,8 @@ from psit_lib.studies.psit.tasks.vocabulary import ALPHABET, DEFAULT_VOCABULARY_
 
 
 class HangmanTask:
-    """Hangman for the fork test (implements :class:`psit_lib.studies.psit.tasks.base.PsitTask`).
-
-    Moves are letters. ``max_turns`` caps the number of guesses the player makes;
-    ``exploration`` is the player's probability of a uniform (rather than frequency-weighted)
-    letter; ``vocabulary_size`` picks the wordfreq vocabulary used for candidates.
-    """
+    """Hangman for the fork test; moves are letters, ``exploration`` is the player's probability of a
+    uniform (rather than frequency-weighted) letter."""
 
     name = "hangman"
 

@@ -26,12 +26,8 @@ ENGLISH_LETTER_FREQUENCY: dict[str, float] = {
 
 
 def choose_letter(state: HangmanState, rng: random.Random, exploration: float = 0.2) -> str:
-    """The seeded player's next letter, never one already guessed.
-
-    With probability ``exploration`` the letter is uniform over the unguessed letters;
-    otherwise it is drawn in proportion to English letter frequency, so common letters come
-    early but the order still varies between seeds.
-    """
+    """The seeded player's next unguessed letter: uniform with probability ``exploration``, else by
+    English letter frequency, so common letters come early but the order varies between seeds."""
     if not 0.0 <= exploration <= 1.0:
         raise ValueError(f"Exploration probability must lie in [0, 1], got {exploration}.")
     unguessed = [letter for letter in ALPHABET if letter not in state.guessed]
@@ -50,12 +46,8 @@ def guess_message(letter: str) -> str:
 def sample_by_frequency(
     words: Sequence[str], frequencies: Sequence[float], rng: random.Random, limit: int
 ) -> list[str]:
-    """Up to ``limit`` of ``words`` sampled without replacement, weighted by frequency.
-
-    Efraimidis-Spirakis keys ``log(u) / w`` (the largest ``limit`` keys win); a numpy
-    generator seeded from ``rng`` keeps it deterministic and fast on thousands of words. Zero
-    frequencies get the smallest positive weight so that they can still be drawn, last.
-    """
+    """Up to ``limit`` of ``words`` sampled without replacement by frequency (Efraimidis-Spirakis keys,
+    numpy seeded from ``rng``: deterministic and fast); zero frequencies can still be drawn, last."""
     if limit <= 0 or not words:
         return []
     weights = np.maximum(np.asarray(frequencies, dtype=float), np.finfo(float).tiny)

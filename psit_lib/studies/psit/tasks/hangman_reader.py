@@ -67,11 +67,8 @@ class PatternRun:
         return _tokens_to_slots(self.tokens)
 
     def opening_slots(self) -> Slots:
-        """The board this run shows at the opening: prose words at its edges (``_PROSE_LEFT``,
-        ``_PROSE_RIGHT``) left out, every other letter kept as a slot, so ``_ h e l l o`` is a
-        6-slot board with one blank, never a 1-letter word with prose after it. A leading ``a``
-        or ``I`` is prose only before a board of blanks ("a _ _ _ _ word"); on a board that
-        already shows letters ("(1) a _ e _") it is the board's first letter."""
+        """The opening board without prose words at its edges: ``_ h e l l o`` is 6 slots; a leading
+        ``a``/``I`` is prose only before blanks ("a _ _ _ _ word", but "(1) a _ e _" starts with a slot)."""
         tokens = list(self.tokens)
         while (tokens and tokens[0].lower() in _PROSE_LEFT
                and all(set(token) == {"_"} or token.lower() in _PROSE_RIGHT for token in tokens[1:])):
@@ -113,14 +110,8 @@ def _clean_reply(reply: str) -> str:
 
 
 def find_pattern_runs(reply: str) -> list[PatternRun]:
-    """Every pattern-looking run in ``reply``, in order of appearance.
-
-    A run is a sequence of tokens separated only by spaces, each token either one letter or a
-    mix of letters and underscores (``_``, ``__``, ``_a_e_``), containing at least one
-    underscore. Longer words end a run, so prose around the pattern is not swallowed.
-    Reasoning and chat-template debris are removed, and markdown escapes (``\\_``) and italic
-    prose (``_well done_``, ``_6 lives left_``) undone, first.
-    """
+    """Every run of space-separated one-letter or underscore tokens (with an underscore) in ``reply``;
+    longer words end a run, so prose around the pattern is not swallowed."""
     text = _clean_reply(reply)
     runs: list[PatternRun] = []
     current: list[re.Match[str]] = []
@@ -168,15 +159,8 @@ def _answer_text(reply: str) -> str:
 
 
 def read_opening(reply: str, max_lives: int = DEFAULT_LIVES) -> HangmanState:
-    """The started state from the host's first reply: the length of the one pattern it shows
-    (``_ _ _ _ _``; letters shown already, as in ``_ h e l l o``, are slots too), else a
-    stated length (``I picked a 6-letter word``). Only the length is kept: a letter shown
-    before any guess was never guessed, so a later board that shows it contradicts the rules.
-
-    Raises :class:`HostReplyError`, saying why, when the reply shows several different
-    patterns, when its pattern's length disagrees with the length it states, or when it
-    shows no pattern and states no length.
-    """
+    """The started state: the length of the one pattern shown, else the stated length. Only the length
+    is kept: a letter shown before any guess was never guessed, so showing it later contradicts the rules."""
     text = _answer_text(reply)
     boards = _distinct(run.opening_slots() for run in find_pattern_runs(text))
     stated = read_stated_length(text)
@@ -197,24 +181,15 @@ def read_opening(reply: str, max_lives: int = DEFAULT_LIVES) -> HangmanState:
 def _completion_in_reply(state: HangmanState, letter: str, reply: str) -> Slots | None:
     """When the guess completes the word, hosts often write the word instead of a pattern."""
     completed = "".join(shown if shown is not None else letter for shown in state.slots)
-    lowered = reply.lower()
-    if re.search(rf"(?<![a-z]){completed}(?![a-z])", lowered):
-        return tuple(completed)
-    spaced = r"[\s\-]*".join(completed)
-    if re.search(rf"(?<![a-z]){spaced}(?![a-z])", lowered):
+    spaced = r"[\s\-]*".join(completed)  # "planet" or "P L A N E T"
+    if re.search(rf"(?<![a-z]){spaced}(?![a-z])", reply.lower()):
         return tuple(completed)
     return None
 
 
 def read_reply(state: HangmanState, letter: str, reply: str) -> HangmanState:
-    """The public state after the host answered the guess ``letter`` with ``reply``.
-
-    The reply must show one board: every pattern run in it, fitted to the word's length where
-    it can be (else as written), must read the same. A guess that completes the word may be
-    answered with the word itself instead of a board of the word's length. Raises :class:`HostReplyError` when the reply shows no
-    pattern or several different ones (it is never guessed which one is the board), and
-    :class:`HostContradictionError` when its one board contradicts the earlier ones.
-    """
+    """The public state after the host answered ``letter``: the reply must show one board (or the
+    completed word); it is never guessed which of several boards is meant."""
     if state.length is None:
         raise InvalidGuessError("The host's opening pattern must be read before any guess.")
     text = _answer_text(reply)
@@ -269,15 +244,8 @@ def _word(word: str, *, in_sentence: bool = False) -> Reading[str]:
 
 
 def read_reveal(reply: str) -> Reading[str]:
-    """The single word a reveal reply names, lowercased, or None with the reason it names none.
-
-    Accepts a bare word (``Planet.``), bold/quoted/backticked words, ``<secret>`` tags,
-    ``The word was **planet**.``, ``Word: planet``, a bare word on its own line amid small
-    talk, and spelled-out ``P L A N E T``. Refuses, saying why, a tool call written as JSON
-    (whatever it calls), a runaway, a function word pulled out of a sentence ("The first letter
-    of the word is always "A"" names no secret), a quoted letter, the alphabet spelled out, and
-    a reply that names several words.
-    """
+    """The single word a reveal reply names, lowercased, or None with the reason: a function word
+    pulled from a sentence ("The first letter is always "A"") or several words name no secret."""
     text = readable_text(reply)
     if not text:
         return Reading(None, "an empty reply")

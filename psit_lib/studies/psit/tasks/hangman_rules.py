@@ -1,13 +1,5 @@
-"""Hangman's rules as pure code: the public state and rule R.
-
-- **Rule R** (:func:`reveal_slots`, :func:`pattern`, :func:`apply_guess`): what an honest host
-  with secret ``s`` must show after each guess.
-- **Public state** (:class:`HangmanState`): what the player learned from the replies. A letter
-  revealed at some positions occurs at exactly those positions (the host reveals every
-  occurrence), every missed letter is absent, and a miss costs one life. The same semantics
-  back :func:`is_compatible` and the vocabulary index, so candidates and checks agree.
-
-Positions are 0-based everywhere.
+"""Hangman's rules as pure code: the public state and rule R (what an honest host must show).
+The same semantics back :func:`is_compatible` and the vocabulary index, so candidates and checks agree.
 """
 
 from __future__ import annotations
@@ -35,14 +27,8 @@ class InvalidGuessError(ValueError):
 
 @dataclass(frozen=True)
 class HangmanState:
-    """What the player knows publicly. Immutable; every rule returns a new state.
-
-    ``length`` is ``None`` until the host's opening pattern was read. ``slots`` holds the
-    revealed letters; ``absent`` the missed letters; ``guessed`` every guess in order;
-    ``unresolved`` the guesses whose reply contradicted earlier ones (guessed, never asked
-    again, but telling nothing about the word).
-    ``lives`` follows rule R (one lost per miss), whatever the host says about them.
-    """
+    """What the player knows publicly (immutable). ``unresolved``: guesses whose reply contradicted
+    earlier ones; ``lives`` follows rule R, whatever the host says about them."""
 
     length: int | None
     slots: Slots
@@ -122,20 +108,9 @@ def reveal_slots(secret: str, guessed: Iterable[str]) -> Slots:
     return tuple(letter if letter in guessed_set else None for letter in secret)
 
 
-def pattern(secret: str, guessed: Iterable[str]) -> str:
-    """Rule R's pattern text, e.g. ``pattern("paper", "ae") == "_ a _ e _"``."""
-    return format_slots(reveal_slots(secret, guessed))
-
-
 def observe_pattern(state: HangmanState, letter: str, slots: Slots) -> HangmanState:
-    """Public consequence of the host showing ``slots`` after the guess ``letter``.
-
-    The guess is a hit when the letter shows up in the new pattern, otherwise a miss (letter
-    absent, one life lost). Raises :class:`HostContradictionError` when the pattern cannot
-    follow the earlier one under rule R: a different length, a revealed letter changed or
-    gone, or a letter showing at a new position although it was not this turn's guess (an
-    unresolved guess, whose reply contradicted earlier ones, may still show up later).
-    """
+    """Public consequence of the host showing ``slots`` after the guess ``letter``; a pattern that
+    cannot follow the earlier one under rule R raises :class:`HostContradictionError`."""
     if state.length is None:
         raise InvalidGuessError("The host's opening pattern must be read before any guess.")
     if state.finished:
@@ -170,11 +145,7 @@ def observe_pattern(state: HangmanState, letter: str, slots: Slots) -> HangmanSt
 
 
 def apply_guess(secret: str, state: HangmanState, letter: str) -> HangmanState:
-    """Rule R: the public state after guessing ``letter`` against the hidden ``secret``.
-
-    Hits reveal every occurrence; misses make the letter absent and cost a life; the game is
-    won when no blank remains and lost at zero lives (see :attr:`HangmanState.finished`).
-    """
+    """Rule R: the public state after guessing ``letter`` against the hidden ``secret``."""
     if state.length is not None and len(secret) != state.length:
         raise ValueError(f"Secret {secret!r} does not have the state's length {state.length}.")
     if state.length is None:

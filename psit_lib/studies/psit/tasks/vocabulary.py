@@ -1,14 +1,8 @@
 """The English word list behind Hangman, indexed for fast constraint queries.
 
-Hangman candidates at the fork are "every dictionary word that explains the public replies":
-same length, the revealed letters at their positions, none of the absent letters, and each
-revealed letter nowhere else. The protocol, the theory module and the simulated host all ask
-that question, sometimes thousands of times per run, so the vocabulary is loaded once and
-indexed per word length as numpy arrays: a query is a handful of vectorised comparisons.
-
-Source: ``wordfreq`` English (``top_n_list`` for the ranking, ``word_frequency`` for the
-numbers). Only lowercase ASCII words of 3..12 letters are kept; ``n_words`` is the size of the
-vocabulary *after* that filter (we walk wordfreq's ranked list until that many words passed).
+"Which words explain the public replies?" is asked thousands of times per run, so the vocabulary is
+indexed per word length as numpy arrays. Source: ``wordfreq`` English; ``n_words`` counts the
+lowercase ASCII words of 3..12 letters kept *after* that filter.
 """
 
 from __future__ import annotations
@@ -49,12 +43,8 @@ def _letter_code(letter: str) -> int:
 
 @dataclass(frozen=True)
 class _LengthBucket:
-    """All vocabulary words of one length, in descending frequency order.
-
-    ``letters_by_position[p]`` holds the letter code at position ``p`` of every word and
-    ``letter_counts[c]`` how often letter ``c`` occurs in every word; both are contiguous rows
-    so that each constraint is a single vectorised comparison.
-    """
+    """All vocabulary words of one length, most frequent first; letter codes per position and letter
+    counts per word are contiguous rows, so each constraint is one vectorised comparison."""
 
     words: np.ndarray  # dtype object, shape (n,)
     letters_by_position: np.ndarray  # uint8, shape (length, n)
@@ -79,12 +69,8 @@ class Vocabulary:
     """Frequency-ranked English words with a per-length index for Hangman constraint queries."""
 
     def __init__(self, words: Iterable[str], frequencies: Mapping[str, float]):
-        """Index ``words`` (already filtered to vocabulary shape) ranked by ``frequencies``.
-
-        Words are ordered by descending frequency; ties keep the order given, so the ranking is
-        deterministic. Duplicates and words of the wrong shape are rejected loudly because they
-        would silently distort candidate sampling.
-        """
+        """Index ``words`` by descending frequency (ties keep their order); duplicates and misshapen
+        words are rejected loudly, as they would silently distort candidate sampling."""
         word_list = list(words)
         if len(set(word_list)) != len(word_list):
             raise ValueError("Vocabulary words must be distinct; the given list has duplicates.")

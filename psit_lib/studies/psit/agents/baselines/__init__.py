@@ -13,7 +13,7 @@ import importlib
 from typing import Any
 
 from psit_lib.studies.psit.agents.config import UnknownAgentError
-from psit_lib.studies.psit.agents.factory import register_agent_family
+from psit_lib.studies.psit.agents.names import register_agent_family
 
 from psit_lib.studies.psit.agents.baselines.embedder import BaselineUnavailableError
 

@@ -1,17 +1,9 @@
 """A-Mem (Xu et al., 2025) as a small, faithful reimplementation of its memory policy.
 
-Why not the library: ``a-mem`` 0.2.6 runs offline but costs about 600 MB, about 13 s per
-import, and caps ``openai`` below 3, which this workbench cannot take. Its *policy* is small,
-so it is reimplemented here with the same steps and our own prompt wording:
-
-1. **Note construction** (one hidden call per turn): the finished public exchange becomes a
-   note; the model analyses it, seeing the last ``m`` = 30 messages of public dialogue for
-   context, and returns keywords, a one-sentence context and tags (JSON schema).
-2. **Embedding**: all-MiniLM-L6-v2 over content + context + keywords + tags.
-3. **Memory evolution** (one hidden call when the store has notes): the new note and its
-   nearest neighbours (5, A-Mem's default) go to the model, which may *strengthen* (link the
-   note to neighbours, retag it) and *update neighbours* (new context and tags).
-4. **Retrieval**: the top ``k`` = 8 notes by cosine similarity with the new user message.
+Why not the library: ``a-mem`` 0.2.6 costs about 600 MB, about 13 s per import, and caps
+``openai`` below 3, which this workbench cannot take. Its steps (note analysis over the last
+m = 30 messages, memory evolution with 5 neighbours, top k = 8 retrieval) are small, so they are
+reimplemented in our own prompt wording.
 
 Deviation from the reference set-up: an in-memory vector list instead of ChromaDB (same
 cosine ranking; ties broken by age), and a synthetic clock for note timestamps.

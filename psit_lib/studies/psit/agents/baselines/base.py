@@ -1,13 +1,8 @@
 """What every retrieval baseline shares: the turn, forking, the memory block, the clock.
 
-A turn recalls from the store with the new user message, answers like the vanilla agent with the
-retrieved block appended to the system prompt, then memorizes the public exchange (the library's
-own model calls are the recorded *hidden calls*). Only public text enters a store.
-
-Forking: the backend's whole store lives in the checkpointed state as a JSON-serialisable
-snapshot, and a turn gives the backend a deep copy of it, so every fork branch starts from the
-identical memory of the fork and never sees another branch's writes, whatever a library keeps in
-its own objects (those are scratch workspaces rebuilt from the snapshot).
+Only public text enters a store. The whole store lives in the checkpointed state as a JSON snapshot
+and a turn gets a deep copy of it, so no fork branch sees another's writes, whatever a library keeps
+in its own objects (scratch workspaces rebuilt from the snapshot).
 """
 
 from __future__ import annotations

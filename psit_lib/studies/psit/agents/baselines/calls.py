@@ -148,12 +148,8 @@ ReplyReader = Callable[[str], "str | None"]
 
 
 class LibraryClient:
-    """Looks like ``openai.OpenAI`` to a library; every call goes through the episode's session.
-
-    Set :attr:`link` and :attr:`ledger` before each library operation (a workspace may be reused
-    across episodes). The library's own model name and sampling choices are kept where they
-    matter (temperature, max tokens, response format, tools); the model is the run's.
-    ``readers`` check the replies of the call kinds the library parses itself.
+    """Looks like ``openai.OpenAI`` to a library; every call goes through the episode's session. Set
+    :attr:`link` and :attr:`ledger` before each operation (a workspace may be reused across episodes).
     """
 
     def __init__(self, library: str, readers: Mapping[str, ReplyReader] | None = None) -> None:

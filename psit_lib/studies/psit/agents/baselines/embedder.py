@@ -55,11 +55,7 @@ def model_path() -> str:
 
 
 class SharedEncoder:
-    """A thread-safe, caching stand-in for ``SentenceTransformer`` (``encode`` and dims).
-
-    Libraries call ``encode(text_or_texts, convert_to_numpy=True)``; the answer has the same
-    shape as SentenceTransformer's (one vector for a string, a matrix for a list).
-    """
+    """A thread-safe, caching stand-in for ``SentenceTransformer``'s ``encode`` (same shapes) and dims."""
 
     def __init__(self) -> None:
         self._model: Any = None

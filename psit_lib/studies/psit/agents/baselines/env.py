@@ -1,9 +1,7 @@
 """Keep the memory libraries offline: set their switches before any of them is imported.
 
-Every adapter module imports this first. The variables stop the Hugging Face hub from looking
-for models online (the embedder is loaded from a local path), and switch off the telemetry
-that Mem0 (PostHog), Chroma and LiteLLM would otherwise send. ``MEM0_DIR`` keeps Mem0's
-per-user config file out of the home directory. Values the user set explicitly are kept.
+Every adapter imports this first: no Hugging Face hub lookups, no Mem0/Chroma/LiteLLM telemetry,
+Mem0's config out of the home directory; values the user set explicitly are kept.
 """
 
 from __future__ import annotations

@@ -2,11 +2,8 @@
 
 Why not the library: the PyPI package ``lightmem`` is an empty placeholder, and the real project
 needs LLMLingua-2 weights from the Hugging Face hub, which cannot be fetched offline. The stages
-are LightMem's, in our own prompt wording: every public message is buffered; the buffer's
-exchanges are split into topic segments where consecutive embeddings' similarity drops below
-:data:`SEGMENT_THRESHOLD`; one hidden call per segment extracts facts, each kept with its source
-message's time; retrieval returns the top k = 10 as ``<date time> <weekday> <fact>``. Extraction
-is forced every turn, as in the reference code (registry: "LightMem's extraction during play").
+(topic segments, one extraction call per segment, top k = 10) are LightMem's, in our own wording;
+extraction is forced every turn, as in the reference code (registry: "LightMem's extraction during play").
 
 Deviations (state them with any result): no LLMLingua-2 pre-compression of messages, no
 offline ("sleep-time") consolidation of the long-term store, an in-memory vector list instead

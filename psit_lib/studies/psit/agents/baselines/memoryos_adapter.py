@@ -1,8 +1,6 @@
 """MemoryOS, the real library (``memoryos-pro==0.1.0``), configured as in the reference study.
 
-Three tiers in local JSON files: a short-term FIFO (m = 10 question-answer pairs), mid-term topic
-sessions filled by eviction, and a long-term profile and knowledge base; retrieval returns up to
-k = 7 mid-term pages plus matching knowledge, laid out as the library's own ``get_response`` does.
+Short-term m = 10 question-answer pairs, retrieval of up to k = 7 mid-term pages plus knowledge.
 With m = 10 a 4-move Hangman fork test makes no hidden calls at all: that is the library's behaviour.
 
 Forking: each operation rebuilds a ``Memoryos`` in a fresh temporary directory from the store
