@@ -9,7 +9,7 @@ valid). Plain async classes rather than LangGraph graphs: each turn is a fixed p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from psit_lib.llm.diagnostics import report_helper_read
 from psit_lib.llm.tokens import count_message_tokens, count_tokens
@@ -41,12 +41,6 @@ class AgentTurn:
     answer: str
     footprint_tokens: int
     details: dict[str, Any] = field(default_factory=dict)
-
-
-class Agent(Protocol):
-    name: str
-
-    async def respond(self, turn: int, query: str) -> AgentTurn: ...
 
 
 class TranscriptReplayAgent:
@@ -155,7 +149,7 @@ class AccAgent:
 
 
 def make_agents(session: Any, *, ks: tuple[int, ...] = DEFAULT_RETRIEVAL_KS, recall_limit: int = 8, max_qualified: int = 3,
-                min_score: float = 0.1) -> list[Agent]:
+                min_score: float = 0.1) -> list[TranscriptReplayAgent | RetrievalAgent | AccAgent]:
     """The agents in the fixed answering order (replay, retrieval per k, ACC), each on its own
     session branch."""
     return [TranscriptReplayAgent(session.branch("transcript")),

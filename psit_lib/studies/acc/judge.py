@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from psit_lib.llm.reply_readers import json_breaks_off, read_json_object
 
 from psit_lib.llm.diagnostics import report_helper_read
-from psit_lib.studies.acc.agents import AgentTurn
+from psit_lib.studies.acc.agents import agent_rank
 from psit_lib.studies.acc.catalogue import PROMPTS
 
 MEMORY_TASK = "TASK: update the canonical memory"
@@ -156,15 +156,34 @@ def parse_evaluations(text: str, labels: Sequence[str]) -> dict[str, Evaluation]
     return out
 
 
-@dataclass
-class TurnJudgement:
-    """The judge's verdict on one turn: presentation order, per-agent evaluation, failures."""
+def hallucination_rate(supported: int, unsupported: int) -> float:
+    """H_t = unsupported / max(1, supported + unsupported); 0 for an answer with no claims."""
+    return unsupported / max(1, supported + unsupported)
 
-    turn: int
-    order: list[str]
-    evaluations: dict[str, dict[str, int]] = field(default_factory=dict)
-    memory_error: str | None = None
-    scoring_error: str | None = None
+
+def drift_rate(violations: int, omitted: int, active: int, turn: int) -> float | None:
+    """D_t = (violations + omitted) / max(1, active); None on turn 1, where drift is not defined."""
+    return None if turn < 2 else (violations + omitted) / max(1, active)
+
+
+def verdict_rows(turn: int, agents: Iterable[str], order: list[str], evaluations: dict[str, dict[str, Any]],
+                 memory_error: str | None, scoring_error: str | None) -> list[dict[str, Any]]:
+    """One row per agent of one judged turn: the verdict's scores and counts with H_t and D_t,
+    or ``judge_error`` when the scoring reply could not be read."""
+    rows = []
+    for name in sorted(agents, key=agent_rank):  # records keep them by name
+        row: dict[str, Any] = {"turn": turn, "agent": name,
+                               "presented_as": order.index(name) if name in order else None,
+                               "memory_error": memory_error}
+        ev = evaluations.get(name)
+        if ev is None:
+            rows.append({**row, "status": "judge_error", "error": scoring_error})
+            continue
+        row.update({k: ev[k] for k in (*CRITERIA, *COUNTS)})
+        row["hallucination"] = hallucination_rate(ev["supported_claims"], ev["unsupported_claims"])
+        row["drift"] = drift_rate(ev["violations"], ev["omitted_required"], ev["active_constraints"], turn)
+        rows.append({**row, "status": "ok", "error": None})
+    return rows
 
 
 async def score_blinded(session: Any, system: str, memory: CanonicalMemory, query: str, order: Sequence[str],
@@ -227,20 +246,16 @@ class LiveJudge:
         report_helper_read(self.session, JUDGE_ROLE, reply.content, error, agent=None)
         return error
 
-    def presentation_order(self, names: Sequence[str]) -> list[str]:
-        order = list(names)
-        self.rng.shuffle(order)
-        return order
-
-    async def judge_turn(self, turn: int, query: str, answers: Sequence[AgentTurn]) -> TurnJudgement:
-        """Update the memory from the query, then score the answers blinded and shuffled."""
+    async def judge_turn(self, turn: int, query: str, answers: dict[str, str]) -> list[dict[str, Any]]:
+        """Update the memory from the query, then score the answers (by agent, in answering order)
+        blinded and shuffled: :func:`verdict_rows`."""
         memory_error = await self.update_memory(query)
-        order = self.presentation_order([a.agent for a in answers])
-        judgement = TurnJudgement(turn, order, memory_error=memory_error)
+        order = list(answers)
+        self.rng.shuffle(order)
+        evaluations, error = {}, None
         try:
-            judgement.evaluations = await score_blinded(
-                self.session, PROMPTS.render("acc.judge_scoring_system"), self.memory, query, order,
-                {a.agent: a.answer for a in answers}, self.answer_chars)
+            evaluations = await score_blinded(self.session, PROMPTS.render("acc.judge_scoring_system"), self.memory,
+                                              query, order, answers, self.answer_chars)
         except JudgeOutputError as exc:
-            judgement.scoring_error = str(exc)
-        return judgement
+            error = str(exc)
+        return verdict_rows(turn, answers, order, evaluations, memory_error, error)
