@@ -47,10 +47,6 @@ class JudgeVariant:
     def system(self) -> str:
         return PROMPTS.render(self.template)
 
-    def to_ten(self, score: float) -> float:
-        """A score on this variant's scale put on 0-10, so variants can be compared."""
-        return 10 * (score - self.low) / (self.high - self.low)
-
 
 JUDGE_VARIANTS: dict[str, JudgeVariant] = {v.name: v for v in (
     JudgeVariant("standard", "acc.judge_scoring_system"),
@@ -216,7 +212,8 @@ async def rejudge_turn(session: Any, variant: JudgeVariant, memory: CanonicalMem
     if variant.order == "reversed":
         order.reverse()
     out = await score_blinded(session, variant.system, memory, query, order, answers, answer_chars)
-    return {name: {**ev, **{c: variant.to_ten(ev[c]) for c in CRITERIA}} for name, ev in out.items()}
+    span = variant.high - variant.low  # every variant's scores put on 0-10, so variants can be compared
+    return {name: {**ev, **{c: 10 * (ev[c] - variant.low) / span for c in CRITERIA}} for name, ev in out.items()}
 
 
 class LiveJudge:
