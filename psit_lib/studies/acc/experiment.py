@@ -99,11 +99,8 @@ async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
     turns: list[AccTurn] = []
     for turn in scenario.turns:
         query = turn.text  # the judge plays the user: it issues the scripted query
-        answers = [await agent.respond(turn.index, query) for agent in agents]  # fixed order
-        turns.append(AccTurn.model_validate({
-            "turn": turn.index, "topic": turn.topic, "query": query,
-            "agents": {a.agent: {"answer": a.answer, "footprint_tokens": a.footprint_tokens,
-                                 "details": a.details} for a in answers}}))
+        answers = {agent.name: await agent.respond(turn.index, query) for agent in agents}  # fixed order
+        turns.append(AccTurn(turn=turn.index, topic=turn.topic, query=query, agents=answers))
     return AccEpisode(
         model=p.get("model") or session.model,
         domain=p["domain"], scenario_id=scenario.scenario_id,
