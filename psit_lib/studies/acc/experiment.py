@@ -19,6 +19,7 @@ from psit_lib.runs.params import ModelRunParams, Sweeps, distinct
 from psit_lib.runs.runner import EpisodeSpec, study_episode
 
 from psit_lib.studies.acc.agents import DEFAULT_RETRIEVAL_KS, make_agents
+from psit_lib.studies.acc.judge import JUDGE_VARIANTS
 from psit_lib.studies.acc.records import AccEpisode, AccTurn
 from psit_lib.studies.acc.scenarios import DOMAINS, PAPER_DOMAINS, build_scenario
 
@@ -54,8 +55,6 @@ class AccParams(ModelRunParams):
     @field_validator("judge_variants", "domains")
     @classmethod
     def _known(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
-        from psit_lib.studies.acc.judge import JUDGE_VARIANTS
-
         variants = info.field_name == "judge_variants"
         known, what = (list(JUDGE_VARIANTS), "judge variant") if variants else (list(DOMAINS), "domain")
         unknown = [v for v in value if v not in known]

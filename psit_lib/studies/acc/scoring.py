@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from psit_lib.llm.tokens import count_tokens
 from psit_lib.studies.acc.agents import agent_rank
+from psit_lib.studies.acc.ccs import CCS, compact_ccs, render_ccs
 from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS, CanonicalMemory, JudgeOutputError, LiveJudge, rejudge_turn
 from psit_lib.studies.acc.records import AccEpisode
 
@@ -66,9 +68,6 @@ def ccs_form_rows(episode: AccEpisode) -> list[dict[str, Any]]:
     """Tokens of the ACC's committed CCS per turn in three serialisations: the labelled lines the
     agent reads (the footprint reported), the compact token-oriented form of the paper's Figure 3
     and compact JSON; re-serialised from the stored state, no model call."""
-    from psit_lib.llm.tokens import count_tokens
-    from psit_lib.studies.acc.ccs import CCS, compact_ccs, render_ccs
-
     rows = []
     for t in episode.turns:
         acc = t.agents.get("acc")
