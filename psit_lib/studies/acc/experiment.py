@@ -1,7 +1,4 @@
-"""Notebook 05's experiment: parameters, episode specs and one live evaluation (SPEC §5).
-
-One episode = one scripted scenario run live, every agent answering each turn in a fixed order;
-the judge scores the stored turns afterwards (the study's ``judge`` scorer). A scenario's seed
+"""Notebook 05's experiment: parameters, episode specs and one live evaluation (SPEC §5). A scenario's seed
 depends on (run seed, domain, scenario index) only, so every model meets the same scripts.
 """
 
