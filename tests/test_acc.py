@@ -170,6 +170,15 @@ async def test_judge_blinds_shuffles_and_maps_scores_back():
     assert [tuple(order) for order in replayed] == orders
 
 
+async def test_the_judge_is_shown_only_the_latest_unverified_notes():
+    sent: list = []
+    memory = CanonicalMemory(unverified=[f"note {i}" for i in range(judge_mod.MAX_UNVERIFIED + 5)])
+    await judge_mod.score_blinded(CapturingSession(session(), sent), judge_mod.JUDGE_VARIANTS["standard"].system, memory,
+                                  SETUP, list(THREE), answers(1), 1200)
+    shown = sent[0]["messages"][1]["content"]
+    assert '"note 5"' in shown and '"note 4"' not in shown and memory.unverified[0] == "note 0"
+
+
 async def test_canonical_memory_is_updated_only_from_queries():
     sent: list = []
     judge = LiveJudge(CapturingSession(session(), sent), seed=0)

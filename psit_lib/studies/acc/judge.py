@@ -90,10 +90,6 @@ class CanonicalMemory(BaseModel):
     rules: dict[str, str] = Field(default_factory=dict)
     unverified: list[str] = Field(default_factory=list)
 
-    def bounded(self) -> "CanonicalMemory":
-        """The visible form: unverified notes cut to the latest :data:`MAX_UNVERIFIED`."""
-        return CanonicalMemory(facts=self.facts, rules=self.rules, unverified=self.unverified[-MAX_UNVERIFIED:])
-
 
 class Evaluation(BaseModel):
     """One blinded answer's verdict. Scores may be fractional (7.5) or numbers written as
@@ -189,7 +185,8 @@ async def score_blinded(session: Any, system: str, memory: CanonicalMemory, quer
     read is reported for the judge alone: its scores belong to no one agent."""
     labels = [chr(ord("A") + i) for i in range(len(order))]
     cut = {name: text if len(text) <= answer_chars else text[:answer_chars] + " …[cut]" for name, text in answers.items()}
-    message = "\n\n".join([f"Canonical memory:\n{memory.bounded().model_dump_json()}", f"Query:\n{query}",
+    shown = memory.model_copy(update={"unverified": memory.unverified[-MAX_UNVERIFIED:]})  # the latest notes only
+    message = "\n\n".join([f"Canonical memory:\n{shown.model_dump_json()}", f"Query:\n{query}",
                            *(f"Response {label}:\n<<<\n{cut[name]}\n>>>" for label, name in zip(labels, order))])
     reply = await session.chat([{"role": "system", "content": system}, {"role": "user", "content": message}],
                                role=JUDGE_ROLE, response_format={"type": "json_object"})
