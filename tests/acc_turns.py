@@ -8,6 +8,7 @@ import pandas as pd
 
 from psit_lib.llm import ModelSession
 from psit_lib.studies.acc import scoring
+from psit_lib.studies.acc.judge import verdict_rows
 from psit_lib.studies.acc.study import turns_of
 
 
@@ -25,7 +26,7 @@ def recorded_turns(records: list[Any]) -> pd.DataFrame:
     for record in records:
         judged = None
         if record.ok:
-            judged = [v for t in record.result.turns for v in scoring.verdict_rows(
+            judged = [v for t in record.result.turns for v in verdict_rows(
                 t.turn, t.agents, t.judge["order"], t.judge["evaluations"], t.judge["memory_error"],
                 t.judge["scoring_error"])]
         rows.append(_row(record, judged))

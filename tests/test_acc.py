@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from psit_lib.studies.acc import judge as judge_mod
-from psit_lib.studies.acc.agents import AccAgent, AgentTurn
+from psit_lib.studies.acc.agents import AccAgent
 from psit_lib.studies.acc.ccs import CCSValidationError, empty_ccs, parse_ccs, render_ccs
 from psit_lib.studies.acc.experiment import AccParams, make_specs, run_acc_episode
-from psit_lib.studies.acc.judge import CanonicalMemory, JudgeOutputError, LiveJudge, parse_evaluations
+from psit_lib.studies.acc.judge import (CanonicalMemory, JudgeOutputError, LiveJudge, drift_rate, hallucination_rate,
+                                       parse_evaluations)
 from psit_lib.runs.records import read_records
 from psit_lib.studies.acc.records import AccEpisode
-from psit_lib.studies.acc.metrics import drift_rate, footprint_table, hallucination_rate, rate_table
+from psit_lib.studies.acc.metrics import footprint_table, rate_table
 from psit_lib.studies.acc.scenarios import DOMAINS, PAPER_DOMAINS, STRESS_TOPICS, ScenarioError, build_scenario
 from psit_lib.studies.acc.store import ArtifactStore, StoreError, content_terms, qualify
 from psit_lib.runs.backend import make_client
@@ -135,8 +137,12 @@ SETUP = ('Ticket INC-1 is open. R2: every answer must include "INC-1". '
          "Evidence update: the failing node is db-07. State the current failing node.")
 
 
-def answers(turn: int) -> list[AgentTurn]:
-    return [AgentTurn(name, turn, ANSWERS[name], 0) for name in THREE]
+def answers(turn: int) -> dict[str, str]:
+    return {name: ANSWERS[name] for name in THREE}
+
+
+def by_agent(rows: list[dict]) -> dict[str, dict]:
+    return {row["agent"]: row for row in rows}
 
 
 async def test_judge_blinds_shuffles_and_maps_scores_back():
@@ -144,12 +150,12 @@ async def test_judge_blinds_shuffles_and_maps_scores_back():
     judge = LiveJudge(CapturingSession(session(), sent), seed=3)
     orders = []
     for turn in range(1, 9):
-        verdict = await judge.judge_turn(turn, SETUP, answers(turn))
-        orders.append(tuple(verdict.order))
-        assert verdict.scoring_error is None and set(verdict.evaluations) == set(THREE)
-        assert verdict.evaluations["retrieval_k5"]["unsupported_claims"] == 1  # wherever it was shown
-        assert verdict.evaluations["retrieval_k5"]["omitted_required"] == 1
-        assert verdict.evaluations["transcript"]["supported_claims"] == 1
+        verdict = by_agent(await judge.judge_turn(turn, SETUP, answers(turn)))
+        orders.append(tuple(sorted(verdict, key=lambda name: verdict[name]["presented_as"])))
+        assert set(verdict) == set(THREE) and all(row["status"] == "ok" for row in verdict.values())
+        assert verdict["retrieval_k5"]["unsupported_claims"] == 1  # wherever it was shown
+        assert verdict["retrieval_k5"]["omitted_required"] == 1
+        assert verdict["transcript"]["supported_claims"] == 1
     assert len(set(orders)) > 1
     scoring = [r for r in sent if sim_acc.SCORING_TASK in r["messages"][0]["content"]]
     assert len(scoring) == 8
@@ -157,8 +163,20 @@ async def test_judge_blinds_shuffles_and_maps_scores_back():
         text = json.dumps(request["messages"])
         assert not any(name in text for name in ("transcript", "retrieval", '"acc"', "ACC"))
         assert all(f"Response {label}:" in text for label in "ABC")
-    replay = LiveJudge(session(), seed=3)
-    assert [tuple(replay.presentation_order(THREE)) for _ in range(8)] == orders
+    replay, replayed = random.Random(3), []  # the judge's order RNG, seeded by the scenario: the orders replay
+    for _ in range(8):
+        replayed.append(list(THREE))
+        replay.shuffle(replayed[-1])
+    assert [tuple(order) for order in replayed] == orders
+
+
+async def test_the_judge_is_shown_only_the_latest_unverified_notes():
+    sent: list = []
+    memory = CanonicalMemory(unverified=[f"note {i}" for i in range(judge_mod.MAX_UNVERIFIED + 5)])
+    await judge_mod.score_blinded(CapturingSession(session(), sent), judge_mod.JUDGE_VARIANTS["standard"].system, memory,
+                                  SETUP, list(THREE), answers(1), 1200)
+    shown = sent[0]["messages"][1]["content"]
+    assert '"note 5"' in shown and '"note 4"' not in shown and memory.unverified[0] == "note 0"
 
 
 async def test_canonical_memory_is_updated_only_from_queries():
@@ -181,8 +199,8 @@ async def test_unparseable_judge_replies_are_recorded_not_guessed():
     bad = lambda role: "no json here" if role == "acc_judge" else None  # noqa: E731
     judge = LiveJudge(CapturingSession(session(), [], bad), seed=0)
     verdict = await judge.judge_turn(1, SETUP, answers(1))
-    assert verdict.scoring_error is not None and verdict.evaluations == {}
-    assert "no JSON object" in verdict.memory_error and judge.memory == CanonicalMemory()
+    assert all(row["status"] == "judge_error" and row["error"] and "relevance" not in row for row in verdict)
+    assert "no JSON object" in verdict[0]["memory_error"] and judge.memory == CanonicalMemory()
     with pytest.raises(JudgeOutputError, match="labels"):
         parse_evaluations(json.dumps({"evaluations": []}), ["A"])
     # qwen2.5-coder-0.5b at max_tokens 96 (the real-model test): the reply stops inside the list
@@ -206,8 +224,11 @@ def test_metric_rules_on_hand_made_counts():
     assert drift_rate(1, 1, 4, turn=2) == 0.5
     assert drift_rate(0, 3, 0, turn=5) == 3.0  # max(1, active) in the denominator, as specified
     assert drift_rate(2, 2, 4, turn=1) is None
-    with pytest.raises(ValueError):
-        hallucination_rate(-1, 0)
+    with pytest.raises(JudgeOutputError, match="supported_claims"):  # counts are checked where they are read
+        parse_evaluations(json.dumps({"evaluations": [{"label": "A", "relevance": 5, "answer_quality": 5,
+                                                       "instruction_following": 5, "coherence": 5, "supported_claims": -1,
+                                                       "unsupported_claims": 0, "active_constraints": 0, "violations": 0,
+                                                       "omitted_required": 0}]}), ["A"])
 
 
 @given(s=st.integers(0, 50), u=st.integers(0, 50))

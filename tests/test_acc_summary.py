@@ -17,7 +17,7 @@ from psit_lib.studies.acc import metrics as accm
 from psit_lib.studies.acc import summary as accsum
 from psit_lib.studies.acc.ccs import CCS, ArtifactRef, FocalEntity, Relation, compact_ccs, render_ccs
 from psit_lib.studies.acc.experiment import AccParams
-from psit_lib.studies.acc.judge import CRITERIA
+from psit_lib.studies.acc.judge import CRITERIA, drift_rate, hallucination_rate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,8 +32,8 @@ def _row(agent: str, turn: int, *, supported: int = 0, unsupported: int = 0, act
                                         "violations", "omitted_required", "hallucination", "drift"), np.nan)}
     return {**row, **dict.fromkeys(CRITERIA, score), "supported_claims": supported, "unsupported_claims": unsupported,
             "active_constraints": active, "violations": violations, "omitted_required": omitted,
-            "hallucination": accm.hallucination_rate(supported, unsupported),
-            "drift": accm.drift_rate(violations, omitted, active, turn)}
+            "hallucination": hallucination_rate(supported, unsupported),
+            "drift": drift_rate(violations, omitted, active, turn)}
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:

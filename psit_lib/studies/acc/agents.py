@@ -8,13 +8,13 @@ valid). Plain async classes rather than LangGraph graphs: each turn is a fixed p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from psit_lib.llm.diagnostics import report_helper_read
 from psit_lib.llm.tokens import count_message_tokens, count_tokens
 
 from psit_lib.studies.acc.catalogue import PROMPTS
+from psit_lib.studies.acc.records import AgentAnswer
 from psit_lib.studies.acc.ccs import CCS, CCSValidationError, empty_ccs, parse_ccs, render_ccs
 from psit_lib.studies.acc.store import ArtifactStore, qualify
 
@@ -32,23 +32,6 @@ def agent_rank(name: str) -> tuple[int, int]:
     return (2, 0) if name == "acc" else (3, 0)
 
 
-@dataclass
-class AgentTurn:
-    """One agent's answer to one turn, and what its memory cost in context tokens."""
-
-    agent: str
-    turn: int
-    answer: str
-    footprint_tokens: int
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-class Agent(Protocol):
-    name: str
-
-    async def respond(self, turn: int, query: str) -> AgentTurn: ...
-
-
 class TranscriptReplayAgent:
     """Replays the full transcript every turn."""
 
@@ -58,15 +41,15 @@ class TranscriptReplayAgent:
         self.session = session
         self.history: list[dict[str, str]] = []
 
-    async def respond(self, turn: int, query: str) -> AgentTurn:
+    async def respond(self, turn: int, query: str) -> AgentAnswer:
         footprint = count_message_tokens(self.history) if self.history else 0
         messages = [{"role": "system", "content": PROMPTS.render("acc.agent_system")}, *self.history,
                     {"role": "user", "content": query}]
         result = await self.session.chat(messages, role="acc_agent")
         self.history += [{"role": "user", "content": query},
                          {"role": "assistant", "content": result.content}]
-        return AgentTurn(self.name, turn, result.content, footprint,
-                         {"replayed_messages": len(messages) - 2})
+        return AgentAnswer(answer=result.content, footprint_tokens=footprint,
+                           details={"replayed_messages": len(messages) - 2})
 
 
 def _artifact_text(query: str, answer: str) -> str:
@@ -89,7 +72,7 @@ class RetrievalAgent:
         self.name = f"retrieval_k{k}"
         self.store = ArtifactStore()
 
-    async def respond(self, turn: int, query: str) -> AgentTurn:
+    async def respond(self, turn: int, query: str) -> AgentAnswer:
         recalled = self.store.recall(query, self.k)
         block = (_notes_block("Notes retrieved from earlier turns (most relevant first):",
                               [r.artifact for r in recalled]) if recalled else "")
@@ -97,8 +80,8 @@ class RetrievalAgent:
         result = await self.session.chat([{"role": "system", "content": system},
                                           {"role": "user", "content": query}], role="acc_agent")
         self.store.add(f"t{turn}", turn, _artifact_text(query, result.content), "stored turn")
-        return AgentTurn(self.name, turn, result.content, count_tokens(block),
-                         {"retrieved": [r.artifact.artifact_id for r in recalled]})
+        return AgentAnswer(answer=result.content, footprint_tokens=count_tokens(block),
+                           details={"retrieved": [r.artifact.artifact_id for r in recalled]})
 
 
 def compressor_message(previous: CCS, qualified: list, turn: int, query: str) -> str:
@@ -122,7 +105,7 @@ class AccAgent:
         self.store = ArtifactStore()
         self.state: CCS = empty_ccs()
 
-    async def respond(self, turn: int, query: str) -> AgentTurn:
+    async def respond(self, turn: int, query: str) -> AgentAnswer:
         previous_text = render_ccs(self.state)
         recalled = self.store.recall(f"{query}\n{previous_text}", self.recall_limit)
         decisions = qualify(recalled, query, previous_text, min_score=self.min_score,
@@ -143,7 +126,7 @@ class AccAgent:
         result = await self.session.chat([{"role": "system", "content": system},
                                           {"role": "user", "content": query}], role="acc_agent")
         self.store.add(f"t{turn}", turn, _artifact_text(query, result.content), "stored turn")
-        return AgentTurn(self.name, turn, result.content, count_tokens(rendered), {
+        return AgentAnswer(answer=result.content, footprint_tokens=count_tokens(rendered), details={
             "ccs_valid": ccs_error is None,
             "ccs_error": ccs_error,
             "ccs": self.state.model_dump(),
@@ -155,7 +138,7 @@ class AccAgent:
 
 
 def make_agents(session: Any, *, ks: tuple[int, ...] = DEFAULT_RETRIEVAL_KS, recall_limit: int = 8, max_qualified: int = 3,
-                min_score: float = 0.1) -> list[Agent]:
+                min_score: float = 0.1) -> list[TranscriptReplayAgent | RetrievalAgent | AccAgent]:
     """The agents in the fixed answering order (replay, retrieval per k, ACC), each on its own
     session branch."""
     return [TranscriptReplayAgent(session.branch("transcript")),

@@ -1,9 +1,7 @@
 """The ACC study's headline claims (SPEC §5), each decided on notebook 05's saved tables.
 
 The paper reports its comparisons as figures and summary rates without a reference file here
-(``data/reference/`` holds none for ACC), so its evidence is stated, never tested on counts.
-The run's evidence: ``hallucination_drift`` (pooled failures over opportunities per agent and
-metric) and ``footprint_by_domain`` (mean and last-turn tokens per domain and agent). Pooled
+(``data/reference/`` holds none for ACC), so its evidence is stated, never tested on counts. Pooled
 counts treat turns as independent; turns of one episode are correlated, so the intervals are a
 lower bound on the uncertainty (said in each test).
 """

@@ -1,7 +1,4 @@
-"""Notebook 05's experiment: parameters, episode specs and one live evaluation (SPEC §5).
-
-One episode = one scripted scenario run live, every agent answering each turn in a fixed order;
-the judge scores the stored turns afterwards (the study's ``judge`` scorer). A scenario's seed
+"""Notebook 05's experiment: parameters, episode specs and one live evaluation (SPEC §5). A scenario's seed
 depends on (run seed, domain, scenario index) only, so every model meets the same scripts.
 """
 
@@ -19,6 +16,7 @@ from psit_lib.runs.params import ModelRunParams, Sweeps, distinct
 from psit_lib.runs.runner import EpisodeSpec, study_episode
 
 from psit_lib.studies.acc.agents import DEFAULT_RETRIEVAL_KS, make_agents
+from psit_lib.studies.acc.judge import JUDGE_VARIANTS
 from psit_lib.studies.acc.records import AccEpisode, AccTurn
 from psit_lib.studies.acc.scenarios import DOMAINS, PAPER_DOMAINS, build_scenario
 
@@ -54,8 +52,6 @@ class AccParams(ModelRunParams):
     @field_validator("judge_variants", "domains")
     @classmethod
     def _known(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
-        from psit_lib.studies.acc.judge import JUDGE_VARIANTS
-
         variants = info.field_name == "judge_variants"
         known, what = (list(JUDGE_VARIANTS), "judge variant") if variants else (list(DOMAINS), "domain")
         unknown = [v for v in value if v not in known]
@@ -99,11 +95,8 @@ async def run_acc_episode(spec: EpisodeSpec, session: Any) -> AccEpisode:
     turns: list[AccTurn] = []
     for turn in scenario.turns:
         query = turn.text  # the judge plays the user: it issues the scripted query
-        answers = [await agent.respond(turn.index, query) for agent in agents]  # fixed order
-        turns.append(AccTurn.model_validate({
-            "turn": turn.index, "topic": turn.topic, "query": query,
-            "agents": {a.agent: {"answer": a.answer, "footprint_tokens": a.footprint_tokens,
-                                 "details": a.details} for a in answers}}))
+        answers = {agent.name: await agent.respond(turn.index, query) for agent in agents}  # fixed order
+        turns.append(AccTurn(turn=turn.index, topic=turn.topic, query=query, agents=answers))
     return AccEpisode(
         model=p.get("model") or session.model,
         domain=p["domain"], scenario_id=scenario.scenario_id,

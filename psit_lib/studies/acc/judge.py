@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from psit_lib.llm.reply_readers import json_breaks_off, read_json_object
 
 from psit_lib.llm.diagnostics import report_helper_read
-from psit_lib.studies.acc.agents import AgentTurn
+from psit_lib.studies.acc.agents import agent_rank
 from psit_lib.studies.acc.catalogue import PROMPTS
 
 MEMORY_TASK = "TASK: update the canonical memory"
@@ -46,10 +46,6 @@ class JudgeVariant:
     @property
     def system(self) -> str:
         return PROMPTS.render(self.template)
-
-    def to_ten(self, score: float) -> float:
-        """A score on this variant's scale put on 0-10, so variants can be compared."""
-        return 10 * (score - self.low) / (self.high - self.low)
 
 
 JUDGE_VARIANTS: dict[str, JudgeVariant] = {v.name: v for v in (
@@ -93,10 +89,6 @@ class CanonicalMemory(BaseModel):
     facts: dict[str, str] = Field(default_factory=dict)
     rules: dict[str, str] = Field(default_factory=dict)
     unverified: list[str] = Field(default_factory=list)
-
-    def bounded(self) -> "CanonicalMemory":
-        """The visible form: unverified notes cut to the latest :data:`MAX_UNVERIFIED`."""
-        return CanonicalMemory(facts=self.facts, rules=self.rules, unverified=self.unverified[-MAX_UNVERIFIED:])
 
 
 class Evaluation(BaseModel):
@@ -156,15 +148,34 @@ def parse_evaluations(text: str, labels: Sequence[str]) -> dict[str, Evaluation]
     return out
 
 
-@dataclass
-class TurnJudgement:
-    """The judge's verdict on one turn: presentation order, per-agent evaluation, failures."""
+def hallucination_rate(supported: int, unsupported: int) -> float:
+    """H_t = unsupported / max(1, supported + unsupported); 0 for an answer with no claims."""
+    return unsupported / max(1, supported + unsupported)
 
-    turn: int
-    order: list[str]
-    evaluations: dict[str, dict[str, int]] = field(default_factory=dict)
-    memory_error: str | None = None
-    scoring_error: str | None = None
+
+def drift_rate(violations: int, omitted: int, active: int, turn: int) -> float | None:
+    """D_t = (violations + omitted) / max(1, active); None on turn 1, where drift is not defined."""
+    return None if turn < 2 else (violations + omitted) / max(1, active)
+
+
+def verdict_rows(turn: int, agents: Iterable[str], order: list[str], evaluations: dict[str, dict[str, Any]],
+                 memory_error: str | None, scoring_error: str | None) -> list[dict[str, Any]]:
+    """One row per agent of one judged turn: the verdict's scores and counts with H_t and D_t,
+    or ``judge_error`` when the scoring reply could not be read."""
+    rows = []
+    for name in sorted(agents, key=agent_rank):  # records keep them by name
+        row: dict[str, Any] = {"turn": turn, "agent": name,
+                               "presented_as": order.index(name) if name in order else None,
+                               "memory_error": memory_error}
+        ev = evaluations.get(name)
+        if ev is None:
+            rows.append({**row, "status": "judge_error", "error": scoring_error})
+            continue
+        row.update({k: ev[k] for k in (*CRITERIA, *COUNTS)})
+        row["hallucination"] = hallucination_rate(ev["supported_claims"], ev["unsupported_claims"])
+        row["drift"] = drift_rate(ev["violations"], ev["omitted_required"], ev["active_constraints"], turn)
+        rows.append({**row, "status": "ok", "error": None})
+    return rows
 
 
 async def score_blinded(session: Any, system: str, memory: CanonicalMemory, query: str, order: Sequence[str],
@@ -174,7 +185,8 @@ async def score_blinded(session: Any, system: str, memory: CanonicalMemory, quer
     read is reported for the judge alone: its scores belong to no one agent."""
     labels = [chr(ord("A") + i) for i in range(len(order))]
     cut = {name: text if len(text) <= answer_chars else text[:answer_chars] + " …[cut]" for name, text in answers.items()}
-    message = "\n\n".join([f"Canonical memory:\n{memory.bounded().model_dump_json()}", f"Query:\n{query}",
+    shown = memory.model_copy(update={"unverified": memory.unverified[-MAX_UNVERIFIED:]})  # the latest notes only
+    message = "\n\n".join([f"Canonical memory:\n{shown.model_dump_json()}", f"Query:\n{query}",
                            *(f"Response {label}:\n<<<\n{cut[name]}\n>>>" for label, name in zip(labels, order))])
     reply = await session.chat([{"role": "system", "content": system}, {"role": "user", "content": message}],
                                role=JUDGE_ROLE, response_format={"type": "json_object"})
@@ -197,7 +209,8 @@ async def rejudge_turn(session: Any, variant: JudgeVariant, memory: CanonicalMem
     if variant.order == "reversed":
         order.reverse()
     out = await score_blinded(session, variant.system, memory, query, order, answers, answer_chars)
-    return {name: {**ev, **{c: variant.to_ten(ev[c]) for c in CRITERIA}} for name, ev in out.items()}
+    span = variant.high - variant.low  # every variant's scores put on 0-10, so variants can be compared
+    return {name: {**ev, **{c: 10 * (ev[c] - variant.low) / span for c in CRITERIA}} for name, ev in out.items()}
 
 
 class LiveJudge:
@@ -227,20 +240,16 @@ class LiveJudge:
         report_helper_read(self.session, JUDGE_ROLE, reply.content, error, agent=None)
         return error
 
-    def presentation_order(self, names: Sequence[str]) -> list[str]:
-        order = list(names)
-        self.rng.shuffle(order)
-        return order
-
-    async def judge_turn(self, turn: int, query: str, answers: Sequence[AgentTurn]) -> TurnJudgement:
-        """Update the memory from the query, then score the answers blinded and shuffled."""
+    async def judge_turn(self, turn: int, query: str, answers: dict[str, str]) -> list[dict[str, Any]]:
+        """Update the memory from the query, then score the answers (by agent, in answering order)
+        blinded and shuffled: :func:`verdict_rows`."""
         memory_error = await self.update_memory(query)
-        order = self.presentation_order([a.agent for a in answers])
-        judgement = TurnJudgement(turn, order, memory_error=memory_error)
+        order = list(answers)
+        self.rng.shuffle(order)
+        evaluations, error = {}, None
         try:
-            judgement.evaluations = await score_blinded(
-                self.session, PROMPTS.render("acc.judge_scoring_system"), self.memory, query, order,
-                {a.agent: a.answer for a in answers}, self.answer_chars)
+            evaluations = await score_blinded(self.session, PROMPTS.render("acc.judge_scoring_system"), self.memory,
+                                              query, order, answers, self.answer_chars)
         except JudgeOutputError as exc:
-            judgement.scoring_error = str(exc)
-        return judgement
+            error = str(exc)
+        return verdict_rows(turn, answers, order, evaluations, memory_error, error)

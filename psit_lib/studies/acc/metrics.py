@@ -1,4 +1,4 @@
-"""ACC study metrics (SPEC §5): the per-turn rules and the tables built from a turns frame
+"""ACC study metrics (SPEC §5): the tables built from a turns frame
 (:func:`frame_of_turns`, one row per (episode, turn, agent)). Failed episodes and judgements keep
 their own status; intervals treat turns as independent, which they are not within an episode, so
 they are optimistic (the notebook says so).
@@ -15,22 +15,6 @@ from psit_lib.analysis.stats import wilson_interval
 
 from psit_lib.studies.acc.agents import agent_rank
 from psit_lib.studies.acc.judge import COUNTS, CRITERIA
-
-
-def hallucination_rate(supported: int, unsupported: int) -> float:
-    """unsupported / max(1, supported + unsupported); 0 for an answer with no claims."""
-    if supported < 0 or unsupported < 0:
-        raise ValueError(f"claim counts must be non-negative, got supported={supported}, unsupported={unsupported}")
-    return unsupported / max(1, supported + unsupported)
-
-
-def drift_rate(violations: int, omitted: int, active: int, turn: int) -> float | None:
-    """(violations + omitted) / max(1, active); None on turn 1, where drift is not defined."""
-    if min(violations, omitted, active) < 0:
-        raise ValueError(f"constraint counts must be non-negative, got {violations}, {omitted}, {active}")
-    if turn < 2:
-        return None
-    return (violations + omitted) / max(1, active)
 
 
 #: The columns of a turns frame. Rows of failed episodes and failed judgements leave the score
@@ -53,11 +37,8 @@ def frame_of_turns(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def agents_of(df: pd.DataFrame) -> list[str]:
-    """The agents of a turns frame, in answering order."""
-    if "agent" not in df:
-        return []
-    values = df["agent"].cat.categories if hasattr(df["agent"], "cat") else df["agent"].dropna().unique()
-    return sorted(values, key=agent_rank)
+    """The agents of a turns frame (:func:`frame_of_turns`), in answering order."""
+    return list(df["agent"].cat.categories)
 
 
 def status_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -7,34 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from psit_lib.studies.acc.agents import AgentTurn, agent_rank
-from psit_lib.studies.acc.judge import (COUNTS, CRITERIA, JUDGE_VARIANTS, CanonicalMemory, JudgeOutputError, LiveJudge,
-                                        rejudge_turn)
-from psit_lib.studies.acc.metrics import drift_rate, hallucination_rate
+from psit_lib.llm.tokens import count_tokens
+from psit_lib.studies.acc.agents import agent_rank
+from psit_lib.studies.acc.ccs import CCS, compact_ccs, render_ccs
+from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS, CanonicalMemory, JudgeOutputError, LiveJudge, rejudge_turn
 from psit_lib.studies.acc.records import AccEpisode
 
 JUDGE_BRANCH = "judge"
 """The session branch the judge's calls go on (the live judge's, so seeds match generation)."""
-
-
-def verdict_rows(turn: int, agents: dict[str, Any], order: list[str], evaluations: dict[str, dict[str, Any]],
-                 memory_error: str | None, scoring_error: str | None) -> list[dict[str, Any]]:
-    """One row per agent of one judged turn: the verdict's scores and counts with H_t and D_t,
-    or ``judge_error`` when the scoring reply could not be read."""
-    rows = []
-    for name in sorted(agents, key=agent_rank):  # records keep them by name
-        row: dict[str, Any] = {"turn": turn, "agent": name,
-                               "presented_as": order.index(name) if name in order else None,
-                               "memory_error": memory_error}
-        ev = evaluations.get(name)
-        if ev is None:
-            rows.append({**row, "status": "judge_error", "error": scoring_error})
-            continue
-        row.update({k: ev[k] for k in (*CRITERIA, *COUNTS)})
-        row["hallucination"] = hallucination_rate(ev["supported_claims"], ev["unsupported_claims"])
-        row["drift"] = drift_rate(ev["violations"], ev["omitted_required"], ev["active_constraints"], turn)
-        rows.append({**row, "status": "ok", "error": None})
-    return rows
 
 
 async def judge_episode(session: Any, episode: AccEpisode, *, seed: int,
@@ -45,13 +25,9 @@ async def judge_episode(session: Any, episode: AccEpisode, *, seed: int,
     rows: list[dict[str, Any]] = []
     memories: list[dict[str, Any]] = []
     for t in episode.turns:
-        query = t.query  # the scripted query the judge issued
-        answers = [AgentTurn(name, t.turn, t.agents[name].answer, t.agents[name].footprint_tokens)
-                   for name in sorted(t.agents, key=agent_rank)]
-        judgement = await judge.judge_turn(t.turn, query, answers)
+        rows += await judge.judge_turn(t.turn, t.query, {name: t.agents[name].answer
+                                                         for name in sorted(t.agents, key=agent_rank)})
         memories.append({"turn": t.turn, "memory": judge.memory.model_dump()})
-        rows += verdict_rows(t.turn, t.agents, judgement.order, judgement.evaluations, judgement.memory_error,
-                             judgement.scoring_error)
     return rows, memories
 
 
@@ -92,9 +68,6 @@ def ccs_form_rows(episode: AccEpisode) -> list[dict[str, Any]]:
     """Tokens of the ACC's committed CCS per turn in three serialisations: the labelled lines the
     agent reads (the footprint reported), the compact token-oriented form of the paper's Figure 3
     and compact JSON; re-serialised from the stored state, no model call."""
-    from psit_lib.llm.tokens import count_tokens
-    from psit_lib.studies.acc.ccs import CCS, compact_ccs, render_ccs
-
     rows = []
     for t in episode.turns:
         acc = t.agents.get("acc")

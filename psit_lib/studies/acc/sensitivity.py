@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 
 from psit_lib.analysis.labels import format_number
-from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
+from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table, sweep_reading
 from psit_lib.runs.runner import EpisodeSpec
 from psit_lib.studies.acc.agents import agent_rank
 from psit_lib.studies.acc.experiment import AccParams, make_specs
 from psit_lib.studies.acc.judge import CRITERIA, JUDGE_VARIANTS
+from psit_lib.studies.acc.summary import tested_gap
 
 SENSITIVITY_COLUMNS = ["agent", "variant", "n", "mean_score", "rank"]
 LEGEND = "`>` separated, `≈` within noise, `=` equal"
@@ -65,8 +66,6 @@ def _separations(table: pd.DataFrame, variant: str, part: pd.DataFrame) -> dict[
     """For each ordered pair (higher mean, lower mean) of agents under one variant: whether the
     bootstrap 95% interval of the gap in mean score separates them (as H_u's and D_r's readings
     test it); None when the turn scores are not at hand."""
-    from psit_lib.studies.acc.summary import tested_gap
-
     means = part.set_index("agent")["mean_score"].astype(float)
     counts = table.attrs.get(SCORES_ATTR, {}).get(str(variant), {})
     scores = {agent: np.repeat([float(v) for v in c], [int(n) for n in c.values()])
@@ -163,8 +162,6 @@ def sweep_gaps(turns: pd.DataFrame, knob: str, metric: str, a: str = "acc", b: s
 def sweeps_reading(gaps: pd.DataFrame) -> str:
     """One generated sentence per (knob, metric) sweep, as a Markdown list; which way is better is
     what the ``sweeps`` metric declares for its rates (lower)."""
-    from psit_lib.analysis.sweeps import sweep_reading
-
     if gaps.empty:
         return "No sweep ran (the simulator's assumptions are swept only on the simulated backend)."
     better = "higher" if SWEEPS_HIGHER_IS_BETTER["a"] else "lower"

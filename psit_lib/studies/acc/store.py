@@ -57,17 +57,15 @@ class ArtifactStore:
 
     def __init__(self) -> None:
         self._artifacts: list[Artifact] = []
-        self._ids: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._artifacts)
 
     def add(self, artifact_id: str, turn: int, text: str, source: str) -> Artifact:
-        if artifact_id in self._ids:
+        if any(a.artifact_id == artifact_id for a in self._artifacts):
             raise StoreError(f"artifact id {artifact_id!r} is already in the store")
         artifact = Artifact(artifact_id, turn, text, source, content_terms(text))
         self._artifacts.append(artifact)
-        self._ids.add(artifact_id)
         return artifact
 
     def recall(self, query: str, limit: int) -> list[Recalled]:

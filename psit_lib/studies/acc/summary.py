@@ -65,8 +65,7 @@ SUMMARY_DIRECTION: Direction = "higher" if SUMMARY_HIGHER_IS_BETTER["mean"] else
 """Which way is better for H_u and D_r, as the ``summary_rates`` metric declares it."""
 
 
-def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
-                   direction: Direction | None = None) -> str:
+def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0) -> str:
     """One generated sentence on one turn-averaged rate (``values``: agent -> per-turn rates), read
     as any rate table is (:func:`~psit_lib.analysis.result_sentences.rate_reading`), each gap
     tested by the bootstrap of the gap in turn averages."""
@@ -74,7 +73,7 @@ def metric_reading(values: dict[str, np.ndarray], metric: str, *, seed: int = 0,
     return rate_reading(pd.DataFrame({"agent": list(values), "mean": means}), "agent",
                         measure=PAPER_SYMBOL.get(metric, metric), rate_col="mean",
                         unit="turns" if metric == "hallucination" else "turns from turn 2 on",
-                        direction=direction or SUMMARY_DIRECTION, interval="bootstrap",
+                        direction=SUMMARY_DIRECTION, interval="bootstrap",
                         untested="no variation to resample",
                         test=lambda a, b: tested_gap(values, str(a["agent"]), str(b["agent"]), seed))
 
@@ -93,6 +92,5 @@ def turn_average_reading(df: pd.DataFrame, *, seed: int = 0) -> str:
     """Generated sentences on H_u and D_r (one per metric, a Markdown list)."""
     if df.empty or not (df["status"] == "ok").any():
         return "No turn was scored, so there is no H_u or D_r to read."
-    direction = SUMMARY_DIRECTION
-    return "\n".join(f"- **{PAPER_SYMBOL[m]} ({m}, mean over turns; {direction} is better)**: "
-                     + metric_reading(turn_values(df, m), m, seed=seed, direction=direction) for m in PAPER_SYMBOL)
+    return "\n".join(f"- **{PAPER_SYMBOL[m]} ({m}, mean over turns; {SUMMARY_DIRECTION} is better)**: "
+                     + metric_reading(turn_values(df, m), m, seed=seed) for m in PAPER_SYMBOL)
