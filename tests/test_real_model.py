@@ -226,10 +226,10 @@ def test_every_episode_reaches_its_scoring_point_or_is_failed_with_a_reason(real
             if record["status"] != "ok":
                 assert record["error"], where
                 continue
-            if "reveal" in record:  # a fork test
-                outcome = episode_row(record)["outcome"]
+            if "candidates" in record:  # a fork test (a secret choice has a reveal too, but no fork)
+                outcome = episode_row(record)["outcome"]  # derived from the record, as every table does
                 assert outcome in {"self_consistent", "over_confirmation", "state_substitution",
-                                             "all_denial", "public_contradiction", "leakage", "unparseable"}, where
+                                   "all_denial", "public_contradiction", "leakage", "unparseable"}, where
                 if outcome == "unparseable":
                     assert record["failure"], where
                 # played to the fork whatever the host wrote, as the study's player: a reveal was asked
