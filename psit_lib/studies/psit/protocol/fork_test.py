@@ -162,9 +162,8 @@ async def fork_episode(task: PsitTask, agent: ForkableAgent, name: str, session:
                        fork_id: str, settings: ForkSettings, rng: random.Random) -> ForkEpisode:
     """The fork from checkpoint ``fork_id`` after ``play``, as the episode's typed audit record."""
     at_fork = await agent.state(checkpoint_id=fork_id)
-    fork = await fork_from_checkpoint(task, agent, play.state, fork_id, session, settings,
+    fork = await fork_from_checkpoint(task, agent, play.state, fork_id, at_fork, session, settings,
                                       rng if settings.candidate_order == "sampled" else None,
-                                      stored=stored_secret(agent.private_state(at_fork)),
                                       public_contradictions=len(play.contradictions), agent_name=name)
     turn_log = at_fork.get("turn_log", [])  # the agent's account of play up to the fork
     return ForkEpisode(
@@ -181,9 +180,9 @@ async def fork_episode(task: PsitTask, agent: ForkableAgent, name: str, session:
 
 
 async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any, fork_id: str,
-                               session: ModelSession, settings: ForkSettings,
-                               rng: random.Random | None, *, stored: str | None = None,
-                               public_contradictions: int = 0, agent_name: str | None = None) -> dict[str, Any]:
+                               at_fork: dict[str, Any], session: ModelSession, settings: ForkSettings,
+                               rng: random.Random | None, *, public_contradictions: int = 0,
+                               agent_name: str | None = None) -> dict[str, Any]:
     """SPEC §1 step 2-3 from checkpoint ``fork_id``: the reveal branch, the candidates (the
     revealed secret, the one stored in memory if different, then compatible ones), one yes/no
     branch per candidate (concurrently, each from the identical state), the outcome.
@@ -191,9 +190,10 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     ``rng`` None means the reference code's deterministic candidate order. Returns ``reveal``,
     ``candidates``, ``candidate_search`` and ``failure`` (the outcome is derived from these by
     ``fork_outcome``). The checkpoint itself is never changed. The reveal and every yes/no answer
-    are counted in the session's diagnostics (``agent_name`` labels them).
+    are counted in the session's diagnostics (``agent_name`` labels them). ``at_fork`` is the
+    checkpoint's state, read once by the caller.
     """
-    at_fork = await agent.state(checkpoint_id=fork_id)
+    stored = stored_secret(agent.private_state(at_fork))
     hidden: dict[str, list[dict[str, Any]]] = {}  # memory-library calls made in each branch
 
     async def branch_turn(question: str, name: str) -> str:

@@ -105,10 +105,11 @@ def compatible_set_samples(
     for game, rows in sizes.sort_values(["game", "turn"]).groupby("game", sort=True):
         guesses = [g for g in rows["guess"].tolist() if g]
         secret = rows["secret"].iloc[0]
+        states = replay(secret, guesses, max_lives)  # once per game; a turn past the game's end is its last state
         for row in rows.itertuples():
             if not min_size <= row.size <= max_size:
                 continue
-            state = replay(secret, guesses[: row.turn], max_lives)[-1]
+            state = states[min(row.turn, len(states) - 1)]
             words = tuple(compatible_set(dictionary, state))
             if words in seen:
                 continue
