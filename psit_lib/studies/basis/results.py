@@ -184,11 +184,14 @@ def sweeps_reading(gaps: pd.DataFrame) -> str:
                      for knob, part in gaps.groupby("knob", sort=False))
 
 
+#: Which way a success rate is better: what the success-rate metrics declare (higher).
+SUCCESS_DIRECTION: Direction = "higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower"
+
+
 def success_reading(rates: pd.DataFrame) -> str:
-    """Generated sentences on the measured success rates, per scenario (systems compared); which
-    way is better is what the success-rate metrics declare (higher)."""
+    """Generated sentences on the measured success rates, per scenario (systems compared)."""
     return grouped_rate_readings(measured_cells(rates), ["model", "scenario"], "system", measure="success rate",
-                                 direction="higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower")
+                                 direction=SUCCESS_DIRECTION)
 
 
 # -- the paper's Success column and headline gain (from the reference-design runs) --------------
@@ -328,11 +331,8 @@ def headline_reading(pooled: pd.DataFrame, main: pd.DataFrame, *, short: bool = 
     or the main trials when there are none), its rate sentences, then the inaction sentences;
     ``short``: one sentence for the report's index."""
     view, table = (POOLED_VIEW, pooled) if has_scored_cells(pooled) or not has_scored_cells(main) else (MAIN_VIEW, main)
-    cells = measured_cells(table)
-    better: Direction = "higher" if RATES_HIGHER_IS_BETTER["rate"] else "lower"  # the success-rate metrics' declaration
     if short:
-        rates = rate_headline(cells, ["model", "scenario"], "system", measure="success rate", direction=better)
+        rates = rate_headline(measured_cells(table), ["model", "scenario"], "system", measure="success rate",
+                              direction=SUCCESS_DIRECTION)
         return f"*{view}:*\n" + one_sentence("\n".join(["- " + rates, *inaction_sentences(table)]))
-    lines = [f"*{view}:*", grouped_rate_readings(cells, ["model", "scenario"], "system", measure="success rate",
-                                                       direction=better)]
-    return "\n".join([*lines, *inaction_sentences(table)])
+    return "\n".join([f"*{view}:*", success_reading(table), *inaction_sentences(table)])

@@ -333,13 +333,10 @@ class CabMultiAgentSystem:
         messages.append({"role": "assistant", "content": result.content or None,
                          "tool_calls": [call.to_message() for call in result.tool_calls]})
         messages.extend(refusals)
-        last_step = step >= self.limits.orchestrator_max_steps
-        if last_step and not pending:
-            self._note_orchestrator_limit()
         await self._ingest(ORCHESTRATOR_ID, step_trace(ORCHESTRATOR_ID, "orchestrator_step", inputs=inputs,
                                                        calls=traced, reply=result.content or None),
                            "orchestrator_step", label)
-        for i, (call_id, agent, instruction) in enumerate(pending):
+        for call_id, agent, instruction in pending:
             record = await self.delegate(instruction, agent)
             reply = record.reply if record.reply is not None else (
                 f"Error: {agent} stopped at its step limit without replying."
@@ -349,14 +346,11 @@ class CabMultiAgentSystem:
                 ORCHESTRATOR_ID, "delegation",
                 inputs=[("delegated to", agent), ("instruction", instruction), ("subagent reply", reply)]
             )
-            if last_step and i == len(pending) - 1:
-                self._note_orchestrator_limit()
             await self._ingest(ORCHESTRATOR_ID, trace, "delegation", f"delegation {len(self.run_record.delegations)}")
+        if step >= self.limits.orchestrator_max_steps:
+            self.run_record.errors.append(f"{ORCHESTRATOR_ID} reached its step limit "
+                                          f"({self.limits.orchestrator_max_steps}) without answering the user.")
         return None
-
-    def _note_orchestrator_limit(self) -> None:
-        self.run_record.errors.append(f"{ORCHESTRATOR_ID} reached its step limit "
-                                      f"({self.limits.orchestrator_max_steps}) without answering the user.")
 
     # -- running ------------------------------------------------------------------------------
     async def run(self) -> MultiAgentRun:
