@@ -38,7 +38,9 @@ def rate_comparison(ta: pd.DataFrame, tb: pd.DataFrame, name: str) -> list[str]:
     rows_a = {tuple(r[k] for k in keys): r for _, r in ta.iterrows() if r.get("n_scored") == r.get("n_scored")}
     rows_b = {tuple(r[k] for k in keys): r for _, r in tb.iterrows() if r.get("n_scored") == r.get("n_scored")}
     lines = [f"  {name}: rates (B − A; * two-sided Fisher p < 0.05, uncorrected)"]
-    for key in [*rows_a, *(k for k in rows_b if k not in rows_a)]:
+    # rows in both runs first, then those only in B, then those only in A
+    for key in [*(k for k in rows_a if k in rows_b), *(k for k in rows_b if k not in rows_a),
+                *(k for k in rows_a if k not in rows_b)]:
         label, ra, rb = " · ".join(str(v) for v in key)[:48], rows_a.get(key), rows_b.get(key)
         if ra is None or rb is None:
             lines.append(f"    {label:48} only in {'B' if ra is None else 'A'}")
@@ -114,8 +116,8 @@ def _verdict_rows(check: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
     lines = [f"  {' · '.join(keys):44} {'run':>9} {'paper':>5} {'run−paper [95%]':>21}  verdict"]
     for r in check.itertuples(index=False):
         label = " · ".join(str(getattr(r, k)) for k in keys)[:44]
-        lines.append(fit(f"  {label:44} {r.run_successes:>4}/{r.run_n:<4} {r.paper_rate:>5.2f} "
-                         f"{r.difference:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]  {_verdict_short(r)}", WIDTH))
+        lines.append(f"  {label:44} {r.run_successes:>4}/{r.run_n:<4} {r.paper_rate:>5.2f} "
+                     f"{r.difference:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]  {_verdict_short(r)}")
     return lines
 
 

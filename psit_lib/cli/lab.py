@@ -7,7 +7,6 @@ copied under :func:`psit_lib.runs.paths.adhoc_root` and refreshed unless the cop
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from psit_lib.cli.notebooks import available, notebooks_dir
-from psit_lib.runs.paths import adhoc_root
+from psit_lib.runs.paths import adhoc_root, digest
 
 SOURCES = ".psit-lab.json"
 """In the working folder: per notebook, the hash of the repository file it was copied from and
@@ -32,7 +31,7 @@ def sources_hash(path: Path) -> str:
     """A hash of a notebook's cell sources only (outputs and metadata change when it runs)."""
     cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
     text = json.dumps([(c.get("cell_type"), "".join(c.get("source") or "")) for c in cells])
-    return hashlib.sha256(text.encode()).hexdigest()
+    return digest(text.encode(), 64)
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ def sync_copies(target: Path, *, refresh: bool = False) -> Sync:
     kept: list[str] = []
     for nb in available():
         copy, seen = target / nb.name, state.get(nb.name) or {}
-        repo_hash = hashlib.sha256(nb.read_bytes()).hexdigest()
+        repo_hash = digest(nb.read_bytes(), 64)
         if copy.exists() and not refresh:
             if seen.get("repo") == repo_hash:
                 continue

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -22,7 +21,7 @@ from psit_lib.cli.signals import terminate_as_interrupt
 from psit_lib.cli.summary import headline_block, table, write_run_file
 from psit_lib.runs.folder import read_run_file
 from psit_lib.runs.outputs import publish_figures
-from psit_lib.runs.paths import figures_dir, results_root
+from psit_lib.runs.paths import digest, figures_dir, results_root
 
 EXIT_EPISODES_FAILED = 1
 EXIT_USAGE = 2
@@ -46,7 +45,7 @@ def check_run_id(run_id: str) -> str:
 def default_run_id(per_nb: dict[str, dict[str, Any]]) -> str:
     text = json.dumps(per_nb, sort_keys=True, default=str)
     env = "|".join(os.environ.get(k, "") for k in ("PSIT_BACKEND", "PSIT_MODEL", "PSIT_SIM_PROFILE"))
-    return "run-" + hashlib.sha256((text + env).encode()).hexdigest()[:8]
+    return "run-" + digest((text + env).encode(), 8)
 
 
 def move_latest(run_id: str) -> None:

@@ -37,6 +37,7 @@ from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER
 from psit_lib.llm.types import CallRecord, ChatRequest, ChatResult, ToolCall, Usage
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+FAULT_CHARS = 160  # a fault's reason quotes this much of what the endpoint said
 
 log = logging.getLogger("psit_lib.llm")
 
@@ -126,14 +127,14 @@ def connection_fault(exc: BaseException, timeout: float) -> EndpointFault:
     while cause.__cause__ is not None:
         cause = cause.__cause__
     if isinstance(cause, (ConnectionRefusedError, aiohttp.ClientConnectorError, httpx2.ConnectError)):
-        return EndpointFault("connection_refused", f"connection error ({excerpt(str(cause))})", replica_down=True)
+        return EndpointFault("connection_refused", f"connection error ({excerpt(str(cause), FAULT_CHARS)})", replica_down=True)
     if isinstance(cause, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError)) and not isinstance(
             cause, (aiohttp.ServerTimeoutError, TimeoutError)):
-        return EndpointFault("connection_error", f"connection error ({excerpt(str(cause))})")
+        return EndpointFault("connection_error", f"connection error ({excerpt(str(cause), FAULT_CHARS)})")
     if isinstance(exc, openai.APITimeoutError) or isinstance(cause, (TimeoutError, httpx2.TimeoutException)):
         # not ``replica_down``: the pool decides (a lone replica is never marked down by timeouts)
         return EndpointFault("timeout", f"timeout after {timeout:g}s")
-    return EndpointFault("connection_error", f"connection error ({excerpt(str(cause))})")
+    return EndpointFault("connection_error", f"connection error ({excerpt(str(cause), FAULT_CHARS)})")
 
 
 def _text(value: Any) -> str | None:
@@ -149,19 +150,19 @@ def _result_from_body(data: Any) -> ChatResult:
     response objects cost more CPU than the rest of a call. Anything that is not a completion
     is an endpoint fault (retried), never a guessed reply."""
     if not isinstance(data, dict):
-        raise EndpointFault("malformed_body", f"a body that is not a chat completion ({excerpt(str(data))})")
+        raise EndpointFault("malformed_body", f"a body that is not a chat completion ({excerpt(str(data), FAULT_CHARS)})")
     choices = data.get("choices")
     if not choices:
         raise EndpointFault("no_choices", "a completion with no choices")
     choice = choices[0] if isinstance(choices, list) else None
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(choice, dict) or not isinstance(message, dict):
-        raise EndpointFault("malformed_body", f"a completion without a message ({excerpt(str(choices))})")
+        raise EndpointFault("malformed_body", f"a completion without a message ({excerpt(str(choices), FAULT_CHARS)})")
     calls = []
     for i, tc in enumerate(message.get("tool_calls") or ()):
         fn = tc.get("function") if isinstance(tc, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise EndpointFault("malformed_body", f"a tool call without a function name ({excerpt(str(tc))})")
+            raise EndpointFault("malformed_body", f"a tool call without a function name ({excerpt(str(tc), FAULT_CHARS)})")
         calls.append(ToolCall(id=_text(tc.get("id")) or f"call_{i}", name=fn["name"],
                               arguments=_text(fn.get("arguments")) or "{}"))
     usage = data.get("usage")
@@ -280,14 +281,14 @@ class LLMClient:
             data = json.loads(response.content)
         except openai.APIStatusError as exc:
             kind = "http_429" if exc.status_code == 429 else f"http_{exc.status_code // 100}xx"
-            raise EndpointFault(kind, f"HTTP {exc.status_code} ({excerpt(exc.message)})",
+            raise EndpointFault(kind, f"HTTP {exc.status_code} ({excerpt(exc.message, FAULT_CHARS)})",
                                 retryable=exc.status_code in RETRYABLE_STATUS,
                                 wait=retry_after_seconds(exc.response), status=exc.status_code,
                                 body=_body_text(exc.response)) from None
         except openai.APIConnectionError as exc:  # APITimeoutError included
             raise connection_fault(exc, timeout) from None
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
-            raise EndpointFault("malformed_body", f"a body that is not a chat completion ({excerpt(str(exc))})") from None
+            raise EndpointFault("malformed_body", f"a body that is not a chat completion ({excerpt(str(exc), FAULT_CHARS)})") from None
         self._observe_speed(data)
         return _result_from_body(data)
 

@@ -263,10 +263,9 @@ class Study:
         for name in scorers or ():
             self.scorer(notebook, name)
         store = RunStore(folder)
-        bound = store.params().stored()
-        params = nb.params_model.model_validate({k: v for k, v in bound.items() if not k.startswith("_")})
-        models = [str(m) for m in bound.get("_models") or []]
-        backend, profile = str(bound.get("_backend") or "sim"), bound.get("_profile")
+        run_params = store.params()
+        params = nb.params_model.model_validate({k: v for k, v in run_params.stored().items() if not k.startswith("_")})
+        models, backend, profile = list(run_params.run_models), run_params.run_backend or "sim", run_params.run_profile
         before = store.metadata()
 
         def sweep_models(knob: str, values: Sequence[Any]) -> dict[Any, str]:

@@ -11,8 +11,6 @@ shared counter, so thread scheduling cannot change it.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import threading
 from dataclasses import asdict, dataclass
 from types import SimpleNamespace
@@ -22,6 +20,7 @@ from openai.types.chat import ChatCompletion
 
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.types import ChatResult
+from psit_lib.runs.paths import digest
 
 from psit_lib.llm.diagnostics import report_helper_read
 
@@ -140,7 +139,7 @@ class LibraryLink:
 
 def _request_digest(params: dict[str, Any]) -> str:
     wanted = {k: params.get(k) for k in ("messages", "tools", "response_format", "temperature")}
-    return hashlib.sha256(json.dumps(wanted, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return digest(wanted)
 
 
 ReplyReader = Callable[[str], "str | None"]
