@@ -1,6 +1,6 @@
 """Package facades that load their names on first use (PEP 562): importing a light module of a
 package, or validating parameters on the command line, must not pull in the model client, pandas
-or langgraph. Each facade keeps its maps and literal ``__all__``; this is their one ``__getattr__``."""
+or the memory libraries. Each facade keeps its maps and literal ``__all__``; this is their one ``__getattr__``."""
 
 from __future__ import annotations
 

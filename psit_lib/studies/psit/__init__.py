@@ -2,7 +2,7 @@
 
 Everything a notebook uses from this study, and what it uses from ``psit_lib.runs``, is named
 here. Names are loaded lazily (PEP 562): importing a light submodule such as
-``psit_lib.studies.psit.tasks.hangman`` must not pull in the agents (langgraph), pandas or
+``psit_lib.studies.psit.tasks.hangman`` must not pull in the agents, pandas or
 matplotlib. A name's module is imported the first time the name is used.
 """
 

@@ -1,6 +1,6 @@
 """Parameter models of the fork-test and secret-choice notebooks (02, 03, 04, 07).
 
-Light on purpose: no LangGraph, pandas or episode code, so ``psit run`` can validate every
+Light on purpose: no agent, pandas or episode code, so ``psit run`` can validate every
 parameter value before a kernel starts.
 """
 
