@@ -199,7 +199,8 @@ def endpoint_part(row: Estimate) -> Estimate:
 
 def context_warnings(rows: list[Estimate], settings: Any) -> list[str]:
     """One line per notebook and model whose longest planned prompt (measured on the simulator) exceeds
-    the context the model's endpoint reports (llama.cpp ``/props``, vLLM, Ollama); none on the simulator."""
+    the context the model's endpoint reports (llama.cpp ``/props``, vLLM, Ollama), and one per model
+    whose endpoint reports none (the check is skipped, and says so); none on the simulator."""
     from psit_lib.llm.server_limits import probe
 
     if settings.simulated:
@@ -215,6 +216,10 @@ def context_warnings(rows: list[Estimate], settings: Any) -> list[str]:
             if model not in contexts:
                 urls = settings.urls_for(model)
                 contexts[model] = probe(urls[0], model, key, measure=False).context if urls else None
+                if contexts[model] is None:
+                    lines.append(f"skipped: the context check of {model}: "
+                                 + (f"{urls[0]} reports no context length (llama.cpp, vLLM and Ollama do)" if urls
+                                    else "no endpoint serves it (PSIT_BASE_URLS, PSIT_MODEL_ENDPOINTS)"))
             context = contexts[model]
             if context and tokens > context:
                 lines.append(f"warning: {row.notebook}'s longest prompt ({role}, {tokens:,} tokens on the simulator) "
@@ -222,9 +227,24 @@ def context_warnings(rows: list[Estimate], settings: Any) -> list[str]:
     return lines
 
 
+def resumes(run_id: str, notebooks: list[Path], fresh: bool = False) -> str:
+    """Whether a run id is a new run or resumes folders (their set-up checked already)."""
+    from psit_lib.runs.folder import RunFolder
+    from psit_lib.runs.paths import results_root
+
+    found = {nb.stem: len(RunFolder(results_root() / run_id / nb.stem).finished_ids()) for nb in notebooks}
+    done = {stem: n for stem, n in found.items() if n}
+    if not done:
+        return "a new run"
+    if fresh:
+        return "--fresh replaces the episodes of " + ", ".join(f"{stem} ({n})" for stem, n in done.items())
+    return "it resumes " + ", ".join(f"{stem} ({n} finished episodes kept)" for stem, n in done.items())
+
+
 def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, prompt_rate: float,
                   completion_rate: float, price: tuple[float, float] | None = None,
-                  call_model_path: Path | None = None, margin: float | None = None) -> str:
+                  call_model_path: Path | None = None, margin: float | None = None, run_id: str | None = None,
+                  fresh: bool = False) -> str:
     from psit_lib.cli.notebooks import default_values
     from psit_lib.cli.progress import format_duration
     from psit_lib.llm.settings import LLMSettings
@@ -256,7 +276,8 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
     lines = [f"psit run --dry-run: nothing runs. Episodes from each notebook's plan; calls and tokens from the call model "
              f"measured {call_model.get('measured', '?')} on the simulator at commit "
              f"{str(call_model.get('commit', '?'))[:10]} (profile {call_model.get('profile', 'default')}). Backend "
-             f"{settings.backend}, model {settings.model} (where a notebook's `models` parameter names none).",
+             f"{settings.backend}, model {settings.model} (where a notebook's `models` parameter names none)."
+             + (f" The run would write {run_id}: {resumes(run_id, notebooks, fresh)}." if run_id else ""),
              f"{'notebook':36} {'episodes':>8} {'calls':>7} {'prompt':>8} {'compl.':>8}"
              + (f" {'simulator':>9}" if sim else "") + f" {'endpoint':>8}" + (f" {'cost':>8}" if price else "")]
     for r in rows:
@@ -291,5 +312,6 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
     sizing = {stem: cells for stem, v in values.items() if (cells := _paper_cells(stem, v)) is not None}
     lines += margin_sizing_lines(sizing, DEFAULT_MARGIN if margin is None else margin)
     width = shutil.get_terminal_size((100, 24)).columns - 1
-    return "\n".join(line if line[:1] in " " or line[:2].isdigit() or line.startswith(("notebook ", "total ", "warning: "))
+    return "\n".join(line if line[:1] in " " or line[:2].isdigit()
+                     or line.startswith(("notebook ", "total ", "warning: ", "skipped: "))
                      else textwrap.fill(line, width, subsequent_indent="  ") for line in lines)
