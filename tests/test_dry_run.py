@@ -271,3 +271,20 @@ def test_a_context_check_the_endpoint_cannot_answer_is_said_to_be_skipped(tmp_pa
     assert skipped == [f"skipped: the context check of m: {server.url} reports no context length "
                        "(llama.cpp, vLLM and Ollama do)"]
 
+
+def test_05s_estimate_counts_the_judge_and_each_judge_variant_re_scoring_pass():
+    from psit_lib.cli.notebooks import default_values
+
+    call_model = load_call_model()
+    nb = "05_acc_judge_evaluation"
+    scoring = call_model["scoring"][nb]
+    values = {**default_values(ROOT / "notebooks" / f"{nb}.ipynb"), "sweeps": {}}
+    every = estimate_notebook(nb, values, ["m"], False, call_model)
+    one = estimate_notebook(nb, {**values, "judge_variants": ["standard"]}, ["m"], False, call_model)
+    bare = estimate_notebook(nb, values, ["m"], False, {**call_model, "scoring": {}})
+    turns = every.episodes * values["n_turns"]
+    variants = sum(scoring[f"judge_{v}"]["calls"] for v in values["judge_variants"])
+    assert every.calls == pytest.approx(bare.calls + turns * (scoring["judge"]["calls"] + variants))
+    assert every.calls - one.calls == pytest.approx(turns * (variants - scoring["judge_standard"]["calls"]))
+    assert "not counted" not in every.note and "model-graded" in every.note
+    assert "are not measured" in bare.note

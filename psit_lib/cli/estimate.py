@@ -90,13 +90,18 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
     run_models = list(getattr(params, "models", None) or models)
     # every part of the run (main, each swept value on the simulator, the notebook's others)
     sweep_names = (lambda knob, swept: {value: f"sweep:{knob}={value}" for value in swept}) if simulated else None
-    specs = [spec for p in study.parts(notebook, params, run_models, sweep_names) for spec in p.specs]
+    parts = study.parts(notebook, params, run_models, sweep_names)
+    specs = [(p.name, spec) for p in parts for spec in p.specs]
     notes = [f"{part.unplanned} are not counted"] if part.unplanned else []
     missing = 0
     default_model = (run_models or ["?"])[0]
     longest = call_model.get("longest_prompt", {}).get(notebook) or {}
     measured = call_model.get("per_unit", {}).get(notebook) or {}  # by episode_key, else its task's, else "*"
-    for spec in specs:
+    # model-graded scorers call a model again for each episode they score (05's judge and its variants)
+    graded = [s for s in part.scorers if s.model_graded]
+    scoring = call_model.get("scoring", {}).get(notebook) or {}
+    unmeasured = sorted(s.name for s in graded if s.name not in scoring)
+    for part_name, spec in specs:
         name = str(spec.params.get("model") or default_model)
         per_model = found.by_model.setdefault(SWEEPS if name.startswith("sweep:") else name,
                                               Estimate(notebook))
@@ -108,12 +113,19 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
             missing += 1
             continue
         units = episode_units(spec.params)
-        counts = (row["calls"] * units, row["prompt_tokens"] * units, row["completion_tokens"] * units)
-        found.add(*counts)
-        per_model.add(*counts)
+        rows = [row, *(scoring[s.name] for s in graded if s.name in scoring
+                       and (s.applies is None or s.applies(params, part_name)))]
+        for counted in rows:
+            counts = (counted["calls"] * units, counted["prompt_tokens"] * units, counted["completion_tokens"] * units)
+            found.add(*counts)
+            per_model.add(*counts)
     found.episodes = len(specs)
     if missing:
         notes.append(f"{missing} episode(s) of a kind the call model has not measured are not counted")
+    if graded:
+        counted = [s.name for s in graded if s.name not in unmeasured]
+        notes += [f"with the calls of {len(counted)} model-graded scorer(s)"] if counted else []
+        notes += [f"the calls of scorer(s) {', '.join(unmeasured)} are not measured, not counted"] if unmeasured else []
     found.note = "; ".join(notes)
     return found
 

@@ -72,6 +72,9 @@ class StudyNotebook:
     unplanned: str = ""
     """Model calls the notebook makes that no plan lists (they depend on earlier results), said
     beside an estimate."""
+    key_table: str | None = None
+    """The table a reader takes away (its headline reads it): what ``psit export`` puts in a paper;
+    None: its first metric's."""
 
     @property
     def table_names(self) -> list[str]:
