@@ -10,8 +10,9 @@ For every finished episode it reads the model calls and tokens the run recorded 
 them per unit (an episode, or a turn where episodes have turns) of each (task or scenario, agent
 or system) of each notebook, with the coarser averages (per task, per notebook) as fall-backs,
 and the longest prompt of each role in each kind of episode (the dry-run checks the plan's
-against an endpoint's context), and the simulator's start-up and seconds per call of each
-notebook; a later folder's notebook replaces an earlier one's. It prints the table it writes.
+against an endpoint's context), the simulator's start-up and seconds per call of each notebook,
+and each model-graded scorer's own calls per unit (05's judge and its variants, from the ``usage``
+of its score lines); a later folder's notebook replaces an earlier one's. It prints the table it writes.
 """
 
 from __future__ import annotations
@@ -79,6 +80,27 @@ def measure(run_dirs: list[Path], commits: dict[str, str], seconds: dict[str, di
     return per_unit
 
 
+def measure_scoring(run_dirs: list[Path]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per notebook and model-graded scorer, its new model calls and tokens per unit of the episodes
+    it called a model for (``usage`` of its score lines: calls the response cache did not answer)."""
+    scoring: dict[str, dict[str, dict[str, float]]] = {}
+    for run_dir in run_dirs:
+        for notebook in sorted(notebooks_with_metadata(run_dir)):
+            folder = RunFolder(run_dir / notebook)
+            specs = {eid: r.get("spec") or {} for eid, r in folder.records().items()}
+            sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+            for (eid, scorer), line in folder.score_lines().items():
+                usage = line.get("usage") or {}
+                if usage.get("calls"):
+                    for i, name in enumerate(FIELDS):
+                        sums[scorer][i] += float(usage.get(name, 0))
+                    sums[scorer][3] += episode_units(specs.get(eid, {}))
+            if sums:
+                scoring[notebook] = {k: {**{name: round(v[i] / v[3], 2) for i, name in enumerate(FIELDS)},
+                                         "units": int(v[3])} for k, v in sorted(sums.items())}
+    return scoring
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
@@ -90,7 +112,8 @@ def main(argv: list[str]) -> int:
     per_unit = measure([Path(a) for a in argv], commits, seconds, longest)
     model = {"measured": date.today().isoformat(), "commit": commit, "backend": "sim", "profile": "default",
              "unit": "an episode, or a turn where episodes have turns", "run_commits": commits,
-             "per_unit": per_unit, "simulator_seconds": seconds, "longest_prompt": longest}
+             "per_unit": per_unit, "simulator_seconds": seconds, "longest_prompt": longest,
+             "scoring": measure_scoring([Path(a) for a in argv])}
     out = data_root() / CALL_MODEL
     out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n")
     for notebook, table in per_unit.items():

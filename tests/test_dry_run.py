@@ -226,3 +226,65 @@ def test_the_simulator_seconds_are_start_up_plus_seconds_per_recorded_call():
 
     assert simulator_seconds(100, 8.0, 20.0) == {"per_call": 0.08, "start_up": 12.0}
     assert simulator_seconds(0, 8.0, 20.0) is None  # no calls recorded: nothing to measure per call
+
+
+# -- a pre-flight: the endpoint asked as the run would ---------------------------------------------
+
+def test_a_dry_run_against_a_closed_port_exits_non_zero_with_one_sentence(tmp_path):
+    import os
+
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PSIT_")},
+           "PSIT_BACKEND": "openai", "PSIT_BASE_URLS": "http://127.0.0.1:9/v1", "PSIT_MODEL": "m",
+           "PSIT_RESULTS_DIR": str(tmp_path / "results")}
+    done = subprocess.run([sys.executable, "-m", "psit_lib.cli", "run", "02", "--dry-run"], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and not done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and ". " not in lines[0], done.stderr
+    assert "http://127.0.0.1:9/v1 does not answer GET /models" in lines[0] and "start the server" in lines[0]
+
+
+class ModelsOnlyServer(HandlerServer):
+    """An endpoint that lists its model and reports nothing about its context or slots."""
+
+    def __init__(self) -> None:
+        class Handler(QuietHandler):
+            def do_GET(self) -> None:
+                if self.path.endswith("/models"):
+                    send_json(self, 200, {"object": "list", "data": [{"id": "m", "object": "model"}]})
+                else:
+                    send_json(self, 404, {})
+
+        self._serve(Handler)
+
+
+def test_a_context_check_the_endpoint_cannot_answer_is_said_to_be_skipped(tmp_path, monkeypatch):
+    server = ModelsOnlyServer()
+    try:
+        monkeypatch.setenv("PSIT_BASE_URLS", server.url)
+        monkeypatch.setenv("PSIT_MODEL", "m")
+        text = _table(monkeypatch, backend="openai", params={"agents": ["vanilla"]},
+                      call_model_path=_with_longest(tmp_path, {"hangman_host": 1937}))
+    finally:
+        server.close()
+    skipped = [line for line in text.splitlines() if line.startswith("skipped:")]
+    assert skipped == [f"skipped: the context check of m: {server.url} reports no context length "
+                       "(llama.cpp, vLLM and Ollama do)"]
+
+
+def test_05s_estimate_counts_the_judge_and_each_judge_variant_re_scoring_pass():
+    from psit_lib.cli.notebooks import default_values
+
+    call_model = load_call_model()
+    nb = "05_acc_judge_evaluation"
+    scoring = call_model["scoring"][nb]
+    values = {**default_values(ROOT / "notebooks" / f"{nb}.ipynb"), "sweeps": {}}
+    every = estimate_notebook(nb, values, ["m"], False, call_model)
+    one = estimate_notebook(nb, {**values, "judge_variants": ["standard"]}, ["m"], False, call_model)
+    bare = estimate_notebook(nb, values, ["m"], False, {**call_model, "scoring": {}})
+    turns = every.episodes * values["n_turns"]
+    variants = sum(scoring[f"judge_{v}"]["calls"] for v in values["judge_variants"])
+    assert every.calls == pytest.approx(bare.calls + turns * (scoring["judge"]["calls"] + variants))
+    assert every.calls - one.calls == pytest.approx(turns * (variants - scoring["judge_standard"]["calls"]))
+    assert "not counted" not in every.note and "model-graded" in every.note
+    assert "are not measured" in bare.note

@@ -88,7 +88,9 @@ def test_other_prompt_wording_is_refused_and_the_metadata_is_left_alone(tmp_path
     assert folder.identity()["endpoint"]["psit-sim"]["id"] == "psit-sim"  # the simulator reports itself
     Experiment("98_x", {"n": 1}, run_dir=tmp_path, prompts={"t.a": "Say {x}."})  # the same: resumes
     before = (folder.dir / "metadata.json").read_text()
-    with pytest.raises(IdentityMismatchError, match=r"other prompt wording \(t\.a\).*--run-id NEW.*--fresh"):
+    with pytest.raises(IdentityMismatchError,
+                       match=r"other prompt wording \(t\.a\).*--run-id run-[0-9a-f]{8}, or redo it with --fresh, "
+                             r"which replaces its episodes"):
         Experiment("98_x", {"n": 1}, run_dir=tmp_path, prompts={"t.a": "Please say {x}."})
     assert (folder.dir / "metadata.json").read_text() == before
     with pytest.raises(IdentityMismatchError) as refused:
@@ -149,6 +151,7 @@ def _one_sentence(err: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_psit_run_stops_a_resume_with_another_prompts_file_or_model_settings(ident_notebook, tmp_path,
                                                                              monkeypatch, capsys):
     args = ["run", "98", "--run-id", "r1", "--no-progress", "--no-report"]
@@ -160,7 +163,8 @@ def test_psit_run_stops_a_resume_with_another_prompts_file_or_model_settings(ide
     monkeypatch.setenv("PSIT_PROMPTS_FILE", str(wording))
     assert main(args) == 2
     line = _one_sentence(capsys.readouterr().err)
-    assert "r1/98_ident" in line and "PSIT_PROMPTS_FILE" in line and "--run-id NEW" in line and "--fresh" in line
+    assert "r1/98_ident" in line and "PSIT_PROMPTS_FILE" in line and "--run-id run-" in line
+    assert line.index("--run-id run-") < line.index("--fresh, which replaces its episodes")  # a new id first
     assert (ident_notebook / "metadata.json").read_text() == metadata  # nothing ran, nothing rewritten
     monkeypatch.delenv("PSIT_PROMPTS_FILE")
     monkeypatch.setenv("PSIT_MODEL_SETTINGS", '{"psit-sim": {"max_tokens": 64}}')
@@ -170,6 +174,7 @@ def test_psit_run_stops_a_resume_with_another_prompts_file_or_model_settings(ide
     assert json.loads((ident_notebook / "identity.json").read_text())["model_settings"] != NONE
 
 
+@pytest.mark.slow
 def test_psit_run_stops_when_another_model_is_behind_the_served_name(ident_notebook, models_server,
                                                                      monkeypatch, capsys):
     for name, value in {"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": models_server.url, "PSIT_MODEL": "m"}.items():
@@ -180,16 +185,17 @@ def test_psit_run_stops_when_another_model_is_behind_the_served_name(ident_noteb
     models_server.entry["meta"] = {"n_params": 1}
     assert main(args) == 2
     line = _one_sentence(capsys.readouterr().err)
-    assert "another model behind 'm'" in line and "--run-id NEW" in line
+    assert "another model behind 'm'" in line and "--run-id run-" in line
 
 
+@pytest.mark.slow
 def test_psit_run_reports_other_parameters_found_by_the_notebook_as_a_usage_error(ident_notebook, capsys):
     args = ["run", "98", "--run-id", "r1", "--no-progress", "--no-report"]
     assert main(args) == 0
     capsys.readouterr()
     assert main([*args, "-p", "x=2"]) == 2
     err = capsys.readouterr().err
-    assert "other parameters (x: 1 -> 2)" in err and "--run-id NEW" in err
+    assert "other parameters (x: 1 -> 2)" in err and "--run-id run-" in err
 
 
 def test_the_fingerprint_covers_parameters_setup_and_scorer_versions_but_not_the_commit():
@@ -201,3 +207,59 @@ def test_the_fingerprint_covers_parameters_setup_and_scorer_versions_but_not_the
     assert fingerprint({"n": 2}, setup, {"consistent": 1}) != base
     assert fingerprint({"n": 1}, {**setup, "prompts_file": "ab12"}, {"consistent": 1}) != base
     assert fingerprint({"n": 1}, setup, {"consistent": 2}) != base
+
+
+# -- the default run id is the identity's; a resume keeps the record whole -----------------------------
+
+@pytest.mark.slow
+def test_another_prompts_file_gets_a_new_run_id_without_run_id(tmp_path, monkeypatch):
+    """The issue's repro: a plain run, then the same command with PSIT_PROMPTS_FILE (each a process of
+    its own, as typed: a study's prompts are read once per process)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import psit_lib
+    from psit_lib.runs.identity import default_run_id
+
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PSIT_")}
+    env.update(PYTHONPATH=str(root), PSIT_RESULTS_DIR=str(tmp_path / "results"), MPLBACKEND="Agg",
+               PSIT_FIGURES_DIR=str(tmp_path / "figures"))
+    wording = tmp_path / "wording.toml"
+    wording.write_text(WORDING)
+    args = [sys.executable, "-m", "psit_lib.cli", "run", "02", "-p", "n_episodes=1", "-p", 'agents=["vanilla"]',
+            "-p", "sweep_episodes=0", "--no-progress", "--no-report"]
+    for extra in ({}, {"PSIT_PROMPTS_FILE": str(wording)}):
+        done = subprocess.run(args, capture_output=True, text=True, env={**env, **extra}, cwd=root, timeout=900)
+        assert done.returncode == 0, done.stderr[-2000:]  # not refused: a run of its own beside the plain one
+    runs = sorted(p.name for p in (tmp_path / "results").iterdir() if p.is_dir())
+    assert len(runs) == 2
+    for run_id in runs:  # each id is its run's identity: the hash of its notebooks' fingerprints
+        assert run_id == default_run_id(psit_lib.load_run(tmp_path / "results" / run_id).fingerprint)
+    files = {psit_lib.load_run(tmp_path / "results" / r).identity["02_hangman_fork_tests"]["prompts_file"]
+             for r in runs}
+    assert NONE in files and len(files) == 2
+
+
+@pytest.mark.slow
+def test_a_resumed_run_compared_with_its_original_shows_no_configuration_difference(tmp_path, capsys):
+    import shutil
+
+    from psit_lib.cli.compare import compare
+    from psit_lib.report.compare_page import config_differences
+
+    nb = "90_example_reveal_probe"
+    args = ["run", "90", "--run-id", "r1", "--no-progress", "--no-report"]
+    assert main(args) == 0
+    results = tmp_path / "results"
+    shutil.copytree(results / "r1", results / "r0")
+    assert main([*args, "-p", "concurrency=2", "-p", "suspect_threshold=0.5"]) == 0  # only slower: resumed
+    capsys.readouterr()
+    text = compare("r0", "r1")
+    assert f"== {nb}\n  configuration: identical" in text, text
+    assert config_differences([results / "r0" / nb, results / "r1" / nb]).empty  # the --html page's too
+    meta = RunFolder(results / "r1" / nb).metadata()
+    assert [e.model_calls for e in meta.executions][1] == 0 and meta.executions[1].episodes_resumed == 12
+    assert meta.executions[1].settings["concurrency"] == 2 and meta.simulator["roles"]

@@ -61,6 +61,7 @@ def small_run(tmp_path_factory):
     return base, done
 
 
+@pytest.mark.slow
 def test_a_plugin_agent_runs_in_notebook_02_without_editing_psit_lib(small_run):
     base, done = small_run
     assert done.returncode == 0, done.stderr[-2000:]
@@ -72,6 +73,7 @@ def test_a_plugin_agent_runs_in_notebook_02_without_editing_psit_lib(small_run):
     assert set(table["agent"]) == {"mine", "vanilla"}
 
 
+@pytest.mark.slow
 def test_load_run_gives_episodes_scores_and_tables_as_frames(small_run, monkeypatch):
     base, done = small_run
     assert done.returncode == 0, done.stderr[-2000:]
@@ -195,6 +197,73 @@ def test_an_entry_point_plugin_is_loaded_and_a_function_entry_is_called(monkeypa
     monkeypatch.setattr(plugins, "_loaded", {})
     monkeypatch.setattr(metadata, "entry_points",
                         lambda group: [EntryPoint()] if group == plugins.ENTRY_POINT_GROUP else [])
-    assert plugins.load_plugins("") == {"entry point theirs": "their_package.plugin:register"}
+    assert plugins.load_plugins("") == {"entry point theirs": {"module": "their_package.plugin",
+                                                               "source": "entry point their_package.plugin:register"}}
     plugins.load_plugins("")
     assert calls == ["registered"]  # once per process
+
+
+# -- a plug-in is part of the run's identity ---------------------------------------------------------
+
+SMALL = ["run", "02", "-p", "n_episodes=2", "-p", 'agents=["vanilla","mine"]', "-p", "sweep_episodes=0",
+         "--no-report", "--no-progress"]
+
+
+def _env(base: Path, plugins: bool = True) -> dict[str, str]:
+    return {"PSIT_RESULTS_DIR": str(base / "results"), "PSIT_FIGURES_DIR": str(base / "figures"), "MPLBACKEND": "Agg",
+            **({"PSIT_PLUGINS": "my_agents.py"} if plugins else {})}
+
+
+def _one_sentence(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1 and ". " not in lines[0], text
+    assert "ValidationError" not in lines[0] and "Traceback" not in text and "errors.pydantic.dev" not in text
+    return lines[0]
+
+
+@pytest.mark.slow
+def test_the_run_records_its_plugin_and_each_agents_system_prompt(small_run):
+    from psit_lib.runs.paths import digest
+
+    base, done = small_run
+    assert done.returncode == 0, done.stderr[-2000:]
+    folder = base / "results" / "small" / NB
+    plugins = json.loads((folder / "identity.json").read_text())["plugins"]
+    assert plugins == {"my_agents.py": {"path": str((base / "my_agents.py").resolve()), "sha": digest(PLUGIN.encode()),
+                                        "source": "PSIT_PLUGINS"}}
+    assert json.loads((folder / "metadata.json").read_text())["plugins"] == plugins
+    records = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
+    assert all(r["system_prompts"].get("hangman_host") for r in records)  # what each agent was told, as sent
+
+
+@pytest.mark.slow
+def test_an_edited_plugin_stops_a_resume_in_one_sentence_and_gets_a_new_run_of_its_own(small_run):
+    base, done = small_run
+    assert done.returncode == 0, done.stderr[-2000:]
+    plugin = base / "my_agents.py"
+    plugin.write_text(PLUGIN.replace('"""A researcher', '"""Edited: a researcher'))
+    try:
+        refused = _psit(*SMALL, "--run-id", "small", env_extra=_env(base), cwd=base)
+        line = _one_sentence(refused.stderr)
+        assert refused.returncode == 2 and "small/02_hangman_fork_tests" in line
+        assert "the plug-in 'my_agents.py' has changed since" in line and "--run-id run-" in line
+        planned = _psit(*SMALL, "--dry-run", env_extra=_env(base), cwd=base)
+        assert planned.returncode == 0, planned.stderr
+        assert "The run would write run-" in " ".join(planned.stdout.split()) and "a new run" in planned.stdout
+    finally:
+        plugin.write_text(PLUGIN)
+
+
+@pytest.mark.slow
+def test_without_its_plugin_a_resume_and_a_rescore_say_which_plugin_and_how_to_load_it(small_run):
+    base, done = small_run
+    assert done.returncode == 0, done.stderr[-2000:]
+    how = f"(PSIT_PLUGINS={(base / 'my_agents.py').resolve()} loads it)"
+    resumed = _psit(*SMALL, "--run-id", "small", env_extra=_env(base, plugins=False), cwd=base)
+    assert resumed.returncode == 2
+    assert _one_sentence(resumed.stderr) == (f"psit: small/02_hangman_fork_tests cannot be resumed: the plug-in "
+                                             f"'my_agents.py' it was made with is not loaded {how}")
+    rescored = _psit("rescore", "small", env_extra=_env(base, plugins=False), cwd=base)
+    assert rescored.returncode == 2
+    assert _one_sentence(rescored.stderr) == (f"psit: small/02_hangman_fork_tests cannot be rescored: the plug-in "
+                                              f"'my_agents.py' it was made with is not loaded {how}")

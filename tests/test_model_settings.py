@@ -271,14 +271,27 @@ def test_the_dry_run_of_the_study_configuration_lists_the_four_models_per_notebo
     import sys
     import time
 
+    class Listing(HandlerServer):  # the dry run asks the endpoint what it serves, as the run would
+        def __init__(self) -> None:
+            class Handler(QuietHandler):
+                def do_GET(self) -> None:
+                    send_json(self, 200, {"object": "list", "data": [{"id": m} for m in STUDY_MODELS]}) \
+                        if self.path.endswith("/models") else send_json(self, 404, {})
+
+            self._serve(Handler)
+
+    server = Listing()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PSIT_")}
     env.update(PSIT_RESULTS_DIR=str(tmp_path / "results"), PSIT_FIGURES_DIR=str(tmp_path / "figures"),
                PSIT_BACKEND="openai", PSIT_MODEL=STUDY_MODELS[0], PSIT_MODEL_SETTINGS="notebooks/params/study_model_settings.yaml",
-               PSIT_MODEL_ENDPOINTS=";".join(f"{m}=http://127.0.0.1:9/v1" for m in STUDY_MODELS))
+               PSIT_MODEL_ENDPOINTS=";".join(f"{m}={server.url}" for m in STUDY_MODELS))
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "psit_lib.cli", "run", "2", "3", "4", "7", "--dry-run",
-                           "-f", "notebooks/params/study_models.yaml"], capture_output=True, text=True, env=env,
-                          cwd=REPO, timeout=120)
+    try:
+        done = subprocess.run([sys.executable, "-m", "psit_lib.cli", "run", "2", "3", "4", "7", "--dry-run",
+                               "-f", "notebooks/params/study_models.yaml"], capture_output=True, text=True, env=env,
+                              cwd=REPO, timeout=120)
+    finally:
+        server.close()
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - started < 60  # nothing runs (test_dry_run holds the 30 s bound at study scale)
     blocks: dict[str, list[list[str]]] = {}

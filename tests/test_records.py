@@ -78,7 +78,8 @@ def test_a_failed_episode_stays_failed_and_carries_no_result():
               "calls": [], "wall_seconds": 0.1,
               "diagnostics": {"reads": {"reply|hangman_host|": {"ok": 0, "unreadable": 1}}, "flags": {},
                               "notes": [{"kind": "unreadable_reply", "role": "hangman_host", "agent": None,
-                                         "example": "The word is apple", "detail": "no pattern"}]}}
+                                         "example": "The word is apple", "detail": "no pattern"}]},
+              "system_prompts": {"hangman_host": "You host Hangman."}}
     (record,) = read_records([failed], ForkEpisode)
     assert not record.ok and record.result is None and record.error.startswith("ModelCallError")
     assert record.stored() == {"format": 2, **failed, "result": None}

@@ -49,16 +49,57 @@ def test_inspect_reads_back_one_sample_per_episode_with_its_scores(run):
     assert means["self_consistent"] == 0.5 and means["judge"] == 0.5
 
 
-def test_tables_export_as_markdown_and_latex(run):
-    assert main(["export", str(run), "02", "--markdown", "--latex"]) == 0
+def _simulated(run):
+    """The fixture's folder as a simulated run records itself, with a key table holding intervals
+    and the paper's reported rows."""
+    nb = run / "02_hangman_fork_tests"
+    (nb / "metadata.json").write_text(json.dumps({"backend": "sim", "simulated": True, "model": "psit-sim",
+                                                  "profile": "default", "headline": "*Self-consistency by Table 1's "
+                                                  "rule:*\nvanilla lowest."}))
+    (nb / "params.json").write_text(json.dumps({"_backend": "sim", "_models": ["psit-sim"], "_profile": "default"}))
+    (nb / "tables" / "table1_self_consistency.csv").write_text(
+        "model,agent,n_scored,successes,rate,wilson_low,wilson_high\n"
+        "psit-sim,vanilla_x,10,9,0.9,0.5958499732047614,0.982123786904927\n"
+        "psit-sim,workflow,10,1,0.1,0.017876213095072924,0.40415002679523854\n"
+        "reference study,vanilla_x,,,0.02,,\n")
+    return nb
+
+
+def test_a_markdown_table_of_a_simulated_run_says_its_run_and_that_it_is_simulated(run):
+    _simulated(run)
+    assert main(["export", str(run), "02", "--markdown"]) == 0
     markdown = (run / "export" / "markdown" / "02_hangman_fork_tests.md").read_text()
-    assert "| agent | rate | n_scored |\n| --- | ---: | ---: |" in markdown
-    assert "| vanilla_x | 0.123 | 2 |" in markdown and "empty" not in markdown  # empty tables are left out
+    ours, paper = markdown.split("\n\n**", 1)
+    assert ours.startswith("**Self-consistency by Table 1's rule · ")  # the report's title, not a file name
+    assert "run r1" in ours and "(simulated)" in ours and "model=psit-sim" in ours and "profile=default" in ours
+    assert "| agent | n scored | successes | rate [95% CI] |" in ours  # headers in words, bounds merged
+    assert "| vanilla_x | 10 | 9 | 0.9 [0.596, 0.982] |" in ours and "reference" not in ours
+    assert "the paper's reported numbers, not measured by this run" in paper and "| vanilla_x | — | — | 0.02 |" in paper
+    assert "self_consistency" not in markdown.replace("Self-consistency", "")  # one key table, not every table
+
+
+def test_tables_export_as_latex_and_csv_with_their_provenance(run):
+    _simulated(run)
+    assert main(["export", str(run), "02", "--latex", "--csv"]) == 0
     latex = (run / "export" / "latex" / "02_hangman_fork_tests.tex").read_text()
-    assert "\\begin{tabular}{lrr}" in latex and "vanilla\\_x & 0.123 & 2" in latex and "n\\_scored" in latex
-    assert "\\toprule" in latex and "\\caption{02\\_hangman\\_fork\\_tests: self\\_consistency}" in latex
+    assert "\\begin{tabular}{lrrr}" in latex and "vanilla\\_x & 10 & 9 & 0.9 [0.596, 0.982]" in latex
+    assert "\\toprule" in latex and "run r1" in latex and "(simulated)" in latex and "rate [95\\% CI]" in latex
+    import pandas as pd
+
+    csv = pd.read_csv(run / "export" / "csv" / "02_hangman_fork_tests.csv")
+    assert list(csv["rate [95% CI]"]) == ["0.9 [0.596, 0.982]", "0.1 [0.0179, 0.404]"]
+    assert csv["source"].str.contains("run r1 · backend=sim \\(simulated\\)").all()
+    paper = pd.read_csv(run / "export" / "csv" / "02_hangman_fork_tests-paper.csv")
+    assert paper["source"].str.startswith("Self-consistency by Table 1's rule: the paper's reported numbers").all()
+
+
+def test_a_notebook_without_its_key_table_exports_its_first_table_with_rows(run):
+    assert main(["export", str(run), "02", "--markdown"]) == 0
+    markdown = (run / "export" / "markdown" / "02_hangman_fork_tests.md").read_text()
+    assert "| agent | rate | n scored |" in markdown and "| vanilla_x | 0.123 | 2 |" in markdown
+    assert "empty" not in markdown and "run r1" in markdown
 
 
 def test_export_needs_a_format(run, capsys):
     assert main(["export", str(run)]) == 2
-    assert "--inspect, --markdown or --latex" in capsys.readouterr().err
+    assert "--inspect, --markdown, --latex or --csv" in capsys.readouterr().err

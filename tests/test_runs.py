@@ -52,12 +52,15 @@ def test_store_repairs_a_partial_last_line(tmp_path):
     assert set(RunStore(tmp_path).records()) == {"a", "b"}
 
 
-def test_parameters_are_bound_to_the_folder(tmp_path):
+def test_parameters_are_bound_to_the_folder_and_execution_settings_are_not(tmp_path):
+    from psit_lib.runs.identity import RunIdentity, bind
+
     store = RunStore(tmp_path)
-    store.bind_params({"n": 5, "agents": ["vanilla"]})
-    store.bind_params({"agents": ["vanilla"], "n": 5})
+    bind(store, {"n": 5, "agents": ["vanilla"], "concurrency": 16}, RunIdentity(), "r/x")
+    bind(store, {"agents": ["vanilla"], "n": 5, "concurrency": 2, "suspect_threshold": 0.5}, RunIdentity(), "r/x")
+    assert "concurrency" not in store.params().stored()  # how fast it ran is each execution's, not the folder's
     with pytest.raises(ParameterMismatchError, match=r"n: 5 -> 6"):
-        store.bind_params({"n": 6, "agents": ["vanilla"]})
+        bind(store, {"n": 6, "agents": ["vanilla"]}, RunIdentity(), "r/x")
 
 
 class _Params(NotebookParams):

@@ -99,13 +99,13 @@ examples:
   psit run -f notebooks/params/study_scale.yaml --run-id study
   psit run 02 --run-id study                 resume (finished episodes are never redone)
   psit run -j 1 --no-report                  one notebook at a time, no HTML report at the end
-  psit run --dry-run                         plan and estimate without calling the endpoint
+  psit run --dry-run                         plan and estimate; the endpoint is asked, nothing runs
   psit compare run-a run-b                   configuration and result tables of two runs
   psit compare run-a run-b --html            the runs side by side on a page (dot plots, differences)
   psit compare run-a --paper                 the claims ledger and every paper number against the run's
   psit run 02 --dry-run --margin 0.15        episodes per cell a run needs to decide Table 1 at a margin
   psit rescore run-a 02                      score 02's stored episodes again and reproduce its tables
-  psit export run-a --inspect --markdown     Inspect eval logs and Markdown tables of a run
+  psit export run-a --inspect --markdown     Inspect eval logs and each notebook's key table in Markdown
   psit prompts from-reference ~/src/Hangman  the study's own wording, from your checkout of its code
 
 environment (models are configured here, never by notebook parameters):
@@ -205,13 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
                          help="recompute this scorer's scores even where stored (repeatable; model-graded "
                               "scorers replay the run's cache)")
     rescore.set_defaults(func=_lazy("psit_lib.cli.rescore:cmd_rescore"))
-    export = sub.add_parser("export", help="a run as Inspect AI eval logs, or its tables as Markdown or LaTeX")
+    export = sub.add_parser("export", help="a run as Inspect AI eval logs, or its key tables as Markdown, LaTeX or CSV")
     export.add_argument("run", help="run id (under results/) or folder")
     export.add_argument("notebooks", nargs="*", help="notebook names, stems or numbers (default: all of the run)")
     export.add_argument("--inspect", action="store_true",
                         help="one Inspect eval log per notebook and model, one sample per episode (inspect view opens them)")
-    export.add_argument("--markdown", action="store_true", help="every saved table as Markdown, one file per notebook")
-    export.add_argument("--latex", action="store_true", help="every saved table as a LaTeX booktabs table")
+    export.add_argument("--markdown", action="store_true",
+                        help="each notebook's key table as Markdown, captioned with run, backend, model, profile")
+    export.add_argument("--latex", action="store_true", help="the same tables as LaTeX booktabs tables")
+    export.add_argument("--csv", action="store_true", help="the same tables as CSV, each row naming its source")
     export.set_defaults(func=_lazy("psit_lib.cli.export:cmd_export"))
     lab = sub.add_parser("lab", help="JupyterLab on working copies of the notebooks (outputs never reach the repository)")
     lab.add_argument("--refresh", action="store_true", help="replace every working copy with the repository's notebook")

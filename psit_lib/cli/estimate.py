@@ -90,13 +90,18 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
     run_models = list(getattr(params, "models", None) or models)
     # every part of the run (main, each swept value on the simulator, the notebook's others)
     sweep_names = (lambda knob, swept: {value: f"sweep:{knob}={value}" for value in swept}) if simulated else None
-    specs = [spec for p in study.parts(notebook, params, run_models, sweep_names) for spec in p.specs]
+    parts = study.parts(notebook, params, run_models, sweep_names)
+    specs = [(p.name, spec) for p in parts for spec in p.specs]
     notes = [f"{part.unplanned} are not counted"] if part.unplanned else []
     missing = 0
     default_model = (run_models or ["?"])[0]
     longest = call_model.get("longest_prompt", {}).get(notebook) or {}
     measured = call_model.get("per_unit", {}).get(notebook) or {}  # by episode_key, else its task's, else "*"
-    for spec in specs:
+    # model-graded scorers call a model again for each episode they score (05's judge and its variants)
+    graded = [s for s in part.scorers if s.model_graded]
+    scoring = call_model.get("scoring", {}).get(notebook) or {}
+    unmeasured = sorted(s.name for s in graded if s.name not in scoring)
+    for part_name, spec in specs:
         name = str(spec.params.get("model") or default_model)
         per_model = found.by_model.setdefault(SWEEPS if name.startswith("sweep:") else name,
                                               Estimate(notebook))
@@ -108,12 +113,19 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
             missing += 1
             continue
         units = episode_units(spec.params)
-        counts = (row["calls"] * units, row["prompt_tokens"] * units, row["completion_tokens"] * units)
-        found.add(*counts)
-        per_model.add(*counts)
+        rows = [row, *(scoring[s.name] for s in graded if s.name in scoring
+                       and (s.applies is None or s.applies(params, part_name)))]
+        for counted in rows:
+            counts = (counted["calls"] * units, counted["prompt_tokens"] * units, counted["completion_tokens"] * units)
+            found.add(*counts)
+            per_model.add(*counts)
     found.episodes = len(specs)
     if missing:
         notes.append(f"{missing} episode(s) of a kind the call model has not measured are not counted")
+    if graded:
+        counted = [s.name for s in graded if s.name not in unmeasured]
+        notes += [f"with the calls of {len(counted)} model-graded scorer(s)"] if counted else []
+        notes += [f"the calls of scorer(s) {', '.join(unmeasured)} are not measured, not counted"] if unmeasured else []
     found.note = "; ".join(notes)
     return found
 
@@ -199,7 +211,8 @@ def endpoint_part(row: Estimate) -> Estimate:
 
 def context_warnings(rows: list[Estimate], settings: Any) -> list[str]:
     """One line per notebook and model whose longest planned prompt (measured on the simulator) exceeds
-    the context the model's endpoint reports (llama.cpp ``/props``, vLLM, Ollama); none on the simulator."""
+    the context the model's endpoint reports (llama.cpp ``/props``, vLLM, Ollama), and one per model
+    whose endpoint reports none (the check is skipped, and says so); none on the simulator."""
     from psit_lib.llm.server_limits import probe
 
     if settings.simulated:
@@ -215,6 +228,10 @@ def context_warnings(rows: list[Estimate], settings: Any) -> list[str]:
             if model not in contexts:
                 urls = settings.urls_for(model)
                 contexts[model] = probe(urls[0], model, key, measure=False).context if urls else None
+                if contexts[model] is None:
+                    lines.append(f"skipped: the context check of {model}: "
+                                 + (f"{urls[0]} reports no context length (llama.cpp, vLLM and Ollama do)" if urls
+                                    else "no endpoint serves it (PSIT_BASE_URLS, PSIT_MODEL_ENDPOINTS)"))
             context = contexts[model]
             if context and tokens > context:
                 lines.append(f"warning: {row.notebook}'s longest prompt ({role}, {tokens:,} tokens on the simulator) "
@@ -222,9 +239,24 @@ def context_warnings(rows: list[Estimate], settings: Any) -> list[str]:
     return lines
 
 
+def resumes(run_id: str, notebooks: list[Path], fresh: bool = False) -> str:
+    """Whether a run id is a new run or resumes folders (their set-up checked already)."""
+    from psit_lib.runs.folder import RunFolder
+    from psit_lib.runs.paths import results_root
+
+    found = {nb.stem: len(RunFolder(results_root() / run_id / nb.stem).finished_ids()) for nb in notebooks}
+    done = {stem: n for stem, n in found.items() if n}
+    if not done:
+        return "a new run"
+    if fresh:
+        return "--fresh replaces the episodes of " + ", ".join(f"{stem} ({n})" for stem, n in done.items())
+    return "it resumes " + ", ".join(f"{stem} ({n} finished episodes kept)" for stem, n in done.items())
+
+
 def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, prompt_rate: float,
                   completion_rate: float, price: tuple[float, float] | None = None,
-                  call_model_path: Path | None = None, margin: float | None = None) -> str:
+                  call_model_path: Path | None = None, margin: float | None = None, run_id: str | None = None,
+                  fresh: bool = False) -> str:
     from psit_lib.cli.notebooks import default_values
     from psit_lib.cli.progress import format_duration
     from psit_lib.llm.settings import LLMSettings
@@ -256,7 +288,8 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
     lines = [f"psit run --dry-run: nothing runs. Episodes from each notebook's plan; calls and tokens from the call model "
              f"measured {call_model.get('measured', '?')} on the simulator at commit "
              f"{str(call_model.get('commit', '?'))[:10]} (profile {call_model.get('profile', 'default')}). Backend "
-             f"{settings.backend}, model {settings.model} (where a notebook's `models` parameter names none).",
+             f"{settings.backend}, model {settings.model} (where a notebook's `models` parameter names none)."
+             + (f" The run would write {run_id}: {resumes(run_id, notebooks, fresh)}." if run_id else ""),
              f"{'notebook':36} {'episodes':>8} {'calls':>7} {'prompt':>8} {'compl.':>8}"
              + (f" {'simulator':>9}" if sim else "") + f" {'endpoint':>8}" + (f" {'cost':>8}" if price else "")]
     for r in rows:
@@ -291,5 +324,6 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
     sizing = {stem: cells for stem, v in values.items() if (cells := _paper_cells(stem, v)) is not None}
     lines += margin_sizing_lines(sizing, DEFAULT_MARGIN if margin is None else margin)
     width = shutil.get_terminal_size((100, 24)).columns - 1
-    return "\n".join(line if line[:1] in " " or line[:2].isdigit() or line.startswith(("notebook ", "total ", "warning: "))
+    return "\n".join(line if line[:1] in " " or line[:2].isdigit()
+                     or line.startswith(("notebook ", "total ", "warning: ", "skipped: "))
                      else textwrap.fill(line, width, subsequent_indent="  ") for line in lines)

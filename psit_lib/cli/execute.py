@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from jupyter_client.manager import AsyncKernelManager
 
@@ -69,7 +68,8 @@ class LocalKernelManager(AsyncKernelManager):
 
 def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> NotebookSummary:
     """Execute one notebook into ``run_dir`` and summarise it; a notebook's error is its summary's, never
-    raised; a KeyboardInterrupt propagates after papermill shut the kernel down."""
+    raised; a KeyboardInterrupt propagates after papermill shut the kernel down. The process runs this
+    one notebook: its environment (:func:`worker_environment`) tells the kernel where its folder is."""
     import papermill
 
     out_dir = run_dir / "notebooks"
@@ -77,14 +77,13 @@ def run_notebook(notebook: Path, params: dict[str, Any], run_dir: Path) -> Noteb
     folder = run_dir / notebook.stem
     started, since = time.perf_counter(), time.time()
     status, error = "ok", None
-    with mock.patch.dict(os.environ, {"PSIT_RUN_DIR": str(run_dir), KERNEL_LOG: str(folder / KERNEL_LOG_NAME)}):
-        try:
-            papermill.execute_notebook(str(notebook), str(out_dir / notebook.name), parameters=params,
-                                       cwd=str(notebook.parent), progress_bar=False, kernel_name="python3",
-                                       log_output=False,
-                                       kernel_manager_class="psit_lib.cli.execute.LocalKernelManager")
-        except Exception as exc:  # papermill's execution errors, and a kernel that died
-            status, error = "failed", notebook_error(exc, out_dir / notebook.name)
+    try:
+        papermill.execute_notebook(str(notebook), str(out_dir / notebook.name), parameters=params,
+                                   cwd=str(notebook.parent), progress_bar=False, kernel_name="python3",
+                                   log_output=False,
+                                   kernel_manager_class="psit_lib.cli.execute.LocalKernelManager")
+    except Exception as exc:  # papermill's execution errors, and a kernel that died
+        status, error = "failed", notebook_error(exc, out_dir / notebook.name)
     return NotebookSummary.from_folder(folder, notebook=notebook.stem, status=status,
                                        seconds=time.perf_counter() - started, error=error, since=since)
 
@@ -144,8 +143,15 @@ def _start_worker(notebook: Path, params: dict[str, Any], run_dir: Path, scratch
     with log.open("ab") as sink:  # the worker's own warnings, beside its kernel's log
         process = subprocess.Popen([sys.executable, "-m", "psit_lib.cli.execute", str(order)],
                                    stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
-                                   start_new_session=True)
+                                   start_new_session=True, env=worker_environment(run_dir, log))
     return _Job(notebook, process, result)
+
+
+def worker_environment(run_dir: Path, log: Path) -> dict[str, str]:
+    """The environment of a notebook's worker and so of its kernel: this one's, with the run's folder
+    (``PSIT_RUN_DIR``, where ``Experiment`` writes) and the kernel's log. Where, not what: the
+    folder's identity is bound by the notebook itself (:mod:`psit_lib.runs.identity`)."""
+    return {**os.environ, "PSIT_RUN_DIR": str(run_dir), KERNEL_LOG: str(log)}
 
 
 def _collect(job: _Job, run_dir: Path) -> NotebookSummary:

@@ -26,10 +26,10 @@ def _reason(exc: BaseException) -> str:
     return str(inner) or type(inner).__name__
 
 
-def check_settings(env=None, *, probe: bool = True, say=None) -> LLMSettings:
+def check_settings(env=None, *, probe: bool = True, size: bool = True, say=None) -> LLMSettings:
     """The run's model settings, checked; a CliError with one sentence otherwise. On a real
-    endpoint (``probe``), the servers are asked what they serve and the run is sized by it
-    (:func:`size_by_server`), said in one line through ``say`` (default: stderr)."""
+    endpoint (``probe``), the servers are asked what they serve and (``size``) the run is sized by
+    it (:func:`size_by_server`), said in one line through ``say`` (default: stderr)."""
     try:
         settings = LLMSettings.from_env(env)
     except ConfigurationError as exc:
@@ -60,7 +60,7 @@ def check_settings(env=None, *, probe: bool = True, say=None) -> LLMSettings:
                            "start the server or fix the URL") from None
         if models and model not in models and not (model.startswith(SIM_MODEL_NAME) and SIM_MODEL_NAME in models):
             raise CliError(f"PSIT_MODEL={model!r} is not served at {url} (it serves {', '.join(models[:8])})")
-    return size_by_server(settings, env, say=say)
+    return size_by_server(settings, env, say=say) if size else settings
 
 
 def size_by_server(settings: LLMSettings, env=None, *, say=None) -> LLMSettings:

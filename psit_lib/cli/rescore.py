@@ -90,10 +90,15 @@ def rescore_folder(folder: RunFolder, scorers: list[str] | None = None) -> tuple
 
 def cmd_rescore(args: argparse.Namespace) -> int:
     """Print one line per notebook; 0 when every compared table was reproduced, 1 otherwise."""
+    from psit_lib.cli.resume import check_recorded_plugins
+    from psit_lib.cli.run import load_plugins_once
+
     run_dir = resolve_run(check_run_id(args.run))
     folders = chosen(args.notebooks, notebook_folders(run_dir), lambda f: f.dir.name, " of the run")
     if not folders:
         raise CliError(f"run {args.run!r} holds no notebook with episode records")
+    load_plugins_once()
+    check_recorded_plugins(folders, "rescored")  # its plug-ins' agents and scorers are names its records use
     ok = True
     for folder in folders:
         try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -15,13 +14,15 @@ from typing import Any
 
 from psit_lib.cli.errors import CliError
 from psit_lib.cli.notebooks import available, load_params, resolve_notebooks
-from psit_lib.cli.preflight import check_settings
-from psit_lib.cli.resume import check_resumed_folders, mismatch_in
+from psit_lib.cli.preflight import check_settings, size_by_server
+from psit_lib.cli.resume import check_recorded_plugins, check_resumed_folders, mismatch_in, plan_run
 from psit_lib.cli.signals import terminate_as_interrupt
 from psit_lib.cli.summary import headline_block, table, write_run_file
-from psit_lib.runs.folder import read_run_file
+from psit_lib.llm.settings import LLMSettings
+from psit_lib.runs.folder import RunFolder, read_run_file
+from psit_lib.runs.identity import default_run_id
 from psit_lib.runs.outputs import publish_figures
-from psit_lib.runs.paths import digest, figures_dir, results_root
+from psit_lib.runs.paths import figures_dir, results_root
 
 EXIT_EPISODES_FAILED = 1
 EXIT_USAGE = 2
@@ -42,10 +43,20 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def default_run_id(per_nb: dict[str, dict[str, Any]]) -> str:
-    text = json.dumps(per_nb, sort_keys=True, default=str)
-    env = "|".join(os.environ.get(k, "") for k in ("PSIT_BACKEND", "PSIT_MODEL", "PSIT_SIM_PROFILE"))
-    return "run-" + digest((text + env).encode(), 8)
+def choose_run(args: argparse.Namespace, notebooks: list[Path], params: dict[str, dict[str, Any]],
+               settings: LLMSettings) -> tuple[str, Path]:
+    """The run's id (``--run-id``, else the one this set-up's identity gives) and folder, its
+    selected folders emptied with ``--fresh``; CliError when one would resume another set-up."""
+    planned = plan_run(notebooks, params, settings)
+    own_id = default_run_id({stem: plan.fingerprint for stem, plan in planned.items()})
+    run_id = args.run_id or own_id
+    run_dir = results_root() / run_id
+    if args.fresh and not args.dry_run:
+        for nb in notebooks:
+            shutil.rmtree(run_dir / nb.stem, ignore_errors=True)
+    if not args.fresh:
+        check_resumed_folders(planned, run_dir, own_id if own_id != run_id else None)
+    return run_id, run_dir
 
 
 def move_latest(run_id: str) -> None:
@@ -99,21 +110,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_jobs(args.jobs)
     load_plugins_once()
     notebooks = resolve_notebooks(args.notebooks)
+    if args.run_id is not None and not args.fresh:  # its plug-ins name the agents its parameters use
+        check_recorded_plugins([RunFolder(results_root() / args.run_id / nb.stem) for nb in notebooks], changed=False)
     params = load_params(args.params_file, args.param, notebooks)
-    if args.dry_run:  # plan and estimate without running anything
+    if args.dry_run:  # plan and estimate, and ask the endpoint as the run would, without running anything
         from psit_lib.cli.estimate import dry_run_table, parse_price
 
+        price = parse_price(args.price)
+        settings = check_settings(probe=True, size=False)
+        run_id, _ = choose_run(args, notebooks, params, settings)
         print(dry_run_table(notebooks, params, prompt_rate=args.prompt_rate, completion_rate=args.completion_rate,
-                            price=parse_price(args.price), margin=args.margin))
+                            price=price, margin=args.margin, run_id=run_id, fresh=args.fresh))
         return 0
-    settings = check_settings(probe=False)
-    run_id = args.run_id or default_run_id(params)
-    run_dir = results_root() / run_id
-    if args.fresh:
-        for nb in notebooks:
-            shutil.rmtree(run_dir / nb.stem, ignore_errors=True)
-    check_resumed_folders(notebooks, params, run_dir, settings)
-    settings = check_settings()  # a refused resume stops before the servers are asked and sized
+    settings = check_settings(probe=True, size=False)  # the servers answer and serve the model
+    run_id, run_dir = choose_run(args, notebooks, params, settings)
+    if settings.backend == "openai":  # sized once the folders are known to resume (it sends completions)
+        settings = size_by_server(settings)
     jobs = min(check_jobs(args.jobs, simulated=settings.simulated), len(notebooks))
     at_once = f", {jobs} at a time" if jobs > 1 else ""
     if jobs > 1 and not settings.simulated:

@@ -38,7 +38,10 @@ class NotebookSummary:
         last = run.metadata().last_execution
         finished_now = since is None or (last is not None and _stamp(last.ended) >= since - 1.0)  # stamps are to the second
         failed = sum(r.get("status") != "ok" for r in records.values())
-        threshold = run.params().suspect_threshold  # as the notebook recorded it
+        meta = run.metadata()
+        # as the notebook judged it (its health record); an older folder kept it in its parameters
+        threshold = meta.health.threshold if meta.health and meta.health.threshold is not None \
+            else run.params().suspect_threshold
         verdict = folder_health(run, DEFAULT_SUSPECT_THRESHOLD if threshold is None else threshold)
         if status == "ok" and failed:
             status = "episodes failed"

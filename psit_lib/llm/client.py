@@ -427,7 +427,8 @@ class ModelSession:
 
     def __init__(self, client: LLMClient, *, run_seed: int, episode_id: str,
                  sampling: SamplingDefaults | None = None, path: str = "main",
-                 log: list[CallRecord] | None = None, diagnostics: EpisodeDiagnostics | None = None) -> None:
+                 log: list[CallRecord] | None = None, diagnostics: EpisodeDiagnostics | None = None,
+                 system_prompts: dict[str, str] | None = None) -> None:
         self.client = client
         self.run_seed = run_seed
         self.episode_id = episode_id
@@ -435,13 +436,15 @@ class ModelSession:
         self.path = path
         self.log: list[CallRecord] = [] if log is None else log
         self.diagnostics = EpisodeDiagnostics() if diagnostics is None else diagnostics
+        self.system_prompts: dict[str, str] = {} if system_prompts is None else system_prompts
+        """Per role, the system message of its first call: what the episode record keeps of each prompt."""
         self._index = 0
 
     def branch(self, name: str) -> "ModelSession":
         """A child session for a fork branch: own seed path, shared call log and diagnostics."""
         return ModelSession(self.client, run_seed=self.run_seed, episode_id=self.episode_id,
                             sampling=self.sampling, path=f"{self.path}/{name}", log=self.log,
-                            diagnostics=self.diagnostics)
+                            diagnostics=self.diagnostics, system_prompts=self.system_prompts)
 
     @property
     def model(self) -> str:
@@ -453,6 +456,8 @@ class ModelSession:
                    temperature: float | None = None, max_tokens: int | None = None) -> ChatResult:
         index = self._index
         self._index += 1
+        if messages and messages[0].get("role") == "system" and role not in self.system_prompts:
+            self.system_prompts[role] = str(messages[0].get("content") or "")
         seed = derive_seed(self.run_seed, self.episode_id, self.path, index)
         # the model's own settings replace the run's max_tokens (a call's own stands) and add their
         # optional fields; on a real server short roles are capped and turn markers stop a runaway

@@ -23,15 +23,18 @@ from psit_lib.runs import outputs
 from psit_lib.runs.backend import make_client
 from psit_lib.runs.folder import Execution, HealthRecord, RunMetadata, RunStore
 from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, HealthVerdict, folder_health
+from psit_lib.runs.identity import EXECUTION_PARAMS, current_identity, default_run_id, episode_params, fingerprint
 from psit_lib.runs.identity import bind as bind_identity
-from psit_lib.runs.identity import current_identity
 from psit_lib.runs.metadata import (base_metadata, git_commit, now_iso, prompt_fingerprints,
                                      simulator_assumptions_table, simulator_configuration)
-from psit_lib.runs.paths import adhoc_root, digest
+from psit_lib.runs.paths import adhoc_root
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
 from psit_lib.runs.sweeps import sweep_model_names
 
 __all__ = ["Experiment", "RunSummary"]
+
+CLIENT_SPEED = ("concurrency", "endpoint_slots", "timeout", "max_retries")
+"""The model client's settings that change how fast an execution goes, recorded with it."""
 
 
 class RunSummary(dict[str, Any]):
@@ -65,22 +68,22 @@ class Experiment:
         self.settings = settings or LLMSettings.from_env(sim_profile=profile)
         self.models = list(models) if models else [self.settings.model]
         self.sampling = SamplingDefaults(temperature=temperature, max_tokens=max_tokens)
-        identity = {**self.params, "_backend": self.settings.backend, "_models": self.models,
-                    "_profile": self.settings.profile_label}
         commit = git_commit()
         setup = current_identity(self.settings, self.models, prompts=prompt_fingerprints(prompts or {}), code=commit)
+        bound = episode_params(self.params, backend=self.settings.backend, models=self.models,
+                               profile=self.settings.profile_label)
+        own_id = default_run_id({notebook: fingerprint(bound, setup)})  # this set-up's run of this notebook alone
         if run_dir is None and os.environ.get("PSIT_RUN_DIR"):
             run_dir = Path(os.environ["PSIT_RUN_DIR"])
             folder = run_dir / notebook
         elif run_dir is not None:
             folder = Path(run_dir) / notebook
         else:  # by hand: another set-up is another folder, never a resume
-            run_dir = adhoc_root() / f"{notebook}-{digest({**identity, '_identity': setup.compared()}, 10)}"
+            run_dir = adhoc_root() / f"{notebook}-{fingerprint(bound, setup)[:10]}"
             folder = Path(run_dir)
         self.run_dir = Path(run_dir)
         self.store = RunStore(folder)
-        self.store.bind_params(identity)
-        warning = bind_identity(self.store, setup, f"{self.run_dir.name}/{notebook}")
+        warning = bind_identity(self.store, bound, setup, f"{self.run_dir.name}/{notebook}", own_id)
         if warning:
             logging.getLogger("psit_lib.runs").warning("%s: %s", notebook, warning)
         self.cache = ResponseCache(self.run_dir / "cache.sqlite", mode=self.settings.cache)
@@ -90,13 +93,18 @@ class Experiment:
         self._episode_counts = {"planned": 0, "resumed": 0, "done": 0}
         self._runs = 0  # exp.run calls of unswept models so far: names the phase in the progress file
         self._swept: dict[str, str] = {}  # swept model name -> its knob (sweep_models)
-        previous = self.store.metadata()
-        self.metadata = RunMetadata.model_validate({**base_metadata(self.settings, seed=seed, notebook=notebook, commit=commit),
+        self._started, self._commit = now_iso(), commit  # this execution's (the metadata keeps the first's)
+        # a resume adds to the record, never replaces it: what earlier executions recorded stays
+        # (their executions, parts, roles), the first execution's start and commit included
+        previous = self.store.metadata().stored()
+        current = base_metadata(self.settings, seed=seed, notebook=notebook, commit=commit)
+        kept = {k: previous[k] for k in ("started", "git_commit") if previous.get(k)}
+        self.metadata = RunMetadata.model_validate({**previous, **current, **kept,
                                                     "prompts": prompt_fingerprints(prompts or {}),
                                                     "prompt_versions": dict(getattr(prompts, "versions", {})),
                                                     # templates a user's PSIT_PROMPTS_FILE replaced
                                                     "prompt_overrides": dict(getattr(prompts, "overridden", {})),
-                                                    "executions": previous.executions, "rescored": previous.rescored})
+                                                    "plugins": setup.plugins or {}})
         self.store.write_metadata(self.metadata)
 
     # -- provenance ---------------------------------------------------------------------------
@@ -243,19 +251,25 @@ class Experiment:
         episode counts cover every ``run`` of this execution (main runs and sweeps), not the last."""
         records = self.store.records()
         counts = self._episode_counts
-        execution = {"started": self.metadata.started, "ended": now_iso(), "git_commit": self.metadata.git_commit,
+        public = self.settings.public_dict()
+        execution = {"started": self._started, "ended": now_iso(), "git_commit": self._commit,
                      **self.call_stats(),
                      "episodes_recorded": len(records),
                      "episodes_failed": sum(r.get("status") != "ok" for r in records.values()),
                      "episodes_planned": counts["planned"],
                      "episodes_resumed": counts["resumed"],
                      "episodes_run": counts["done"],
+                     # how this execution ran (never part of the identity): episodes and calls in flight, timeouts
+                     "settings": {**{k: self.params[k] for k in sorted(EXECUTION_PARAMS) if k in self.params},
+                                  **{f"client_{k}": public[k] for k in CLIENT_SPEED if k in public}},
                      **summary}
         # the models the episodes actually ran with (sweeps add simulated profiles), not only the
         # environment's model
         self.metadata.models_run = sorted({str((r.get("spec") or {}).get("model") or self.models[0])
                                            for r in records.values()})
-        self.metadata.simulator = simulator_configuration(self.settings, execution.get("calls_by_role", {}))
+        # every role that answered in any execution: a fully resumed one makes no calls
+        roles = {*execution.get("calls_by_role", {}), *(r for e in self.metadata.executions for r in e.calls_by_role)}
+        self.metadata.simulator = simulator_configuration(self.settings, roles)
         execution["health"] = self.health().status
         typed = Execution.model_validate(execution)
         self.metadata.executions = [*self.metadata.executions, typed]

@@ -70,6 +70,7 @@ class Execution(BaseModel):
     episodes_resumed: int = 0
     episodes_run: int = 0
     health: str | None = None
+    settings: dict[str, Any] = {}  # how it ran: the execution parameters (concurrency, suspect_threshold), not its identity
 
 
 class RunMetadata(BaseModel):
@@ -91,6 +92,7 @@ class RunMetadata(BaseModel):
     ended: str | None = None
     prompts: dict[str, str] = {}
     prompt_versions: dict[str, int] = {}  # each catalogued template's version in its study's prompts file
+    plugins: dict[str, dict[str, Any]] = {}  # each plug-in module loaded: path or distribution, content hash
     executions: list[Execution] = []
     last_execution: Execution | None = None
     health: HealthRecord | None = None
@@ -108,9 +110,9 @@ class RunMetadata(BaseModel):
 
 
 class RunParams(BaseModel):
-    """A notebook folder's parameters: the notebook's own (kept as they are, typed where a
-    reader of finished runs needs them) and the run's identity, ``_backend``, ``_models`` and
-    ``_profile``."""
+    """A notebook folder's parameters: the notebook's own that shape episodes (typed where a reader
+    of finished runs needs them; :func:`psit_lib.runs.identity.episode_params`) with ``_backend``,
+    ``_models`` and ``_profile``. Older folders also hold execution settings (``suspect_threshold``)."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     run_backend: str | None = Field(None, alias="_backend")
@@ -207,6 +209,9 @@ class RunFolder:
 
     def has_records(self) -> bool:
         return (self.dir / _RECORDS).is_file()
+
+    def has_params(self) -> bool:
+        return (self.dir / _PARAMS).is_file()
 
     def table_names(self) -> list[str]:
         """The saved result tables (``<name>.csv``), sorted."""
@@ -315,20 +320,10 @@ class RunStore(RunFolder):
         self._lock = threading.Lock()
         self._repair_tail()
 
-    def bind_params(self, params: dict[str, Any]) -> None:
-        """Record the parameters, or check them against the ones already recorded."""
-        path = self.dir / _PARAMS
-        canonical = json.loads(json.dumps(params, sort_keys=True, default=str))
-        if path.exists():
-            old = json.loads(path.read_text())
-            if old != canonical:
-                diffs = [f"{k}: {old.get(k)!r} -> {canonical.get(k)!r}"
-                         for k in sorted(set(old) | set(canonical)) if old.get(k) != canonical.get(k)]
-                raise ParameterMismatchError(
-                    f"{self.dir} was made with other parameters ({'; '.join(diffs)}); it is not resumed: "
-                    "start a new run with --run-id NEW, or redo this one with --fresh")
-        else:
-            _atomic_write(path, json.dumps(canonical, indent=2, sort_keys=True))
+    def write_params(self, params: dict[str, Any]) -> None:
+        """Record the episode parameters of a new folder (:func:`psit_lib.runs.identity.bind` checks
+        them against an existing one first)."""
+        _atomic_write(self.dir / _PARAMS, json.dumps(params, indent=2, sort_keys=True, default=str))
 
     def write_identity(self, identity: dict[str, Any]) -> None:
         """Record what the folder's episodes are made with (:func:`psit_lib.runs.identity.bind`

@@ -13,7 +13,8 @@ from typing import Any, Generic, Literal, Sequence, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-ENVELOPE_FIELDS = ("episode_id", "status", "error", "spec", "usage", "calls", "wall_seconds", "diagnostics")
+ENVELOPE_FIELDS = ("episode_id", "status", "error", "spec", "usage", "calls", "wall_seconds", "diagnostics",
+                   "system_prompts")
 RECORD_FORMAT = 2
 """The stored format written now: the study result nested under ``result``."""
 FORMAT_KEY = "format"
@@ -80,6 +81,10 @@ class EpisodeRecord(BaseModel, Generic[R]):
     calls: list[CallLog]
     wall_seconds: float
     diagnostics: Diagnostics = Diagnostics()
+    system_prompts: dict[str, str] = {}
+    """Per role, the system prompt of its first call as sent (a long one by its head and hash;
+    :func:`psit_lib.runs.runner.shown_prompt`): what a plug-in's agent was actually told.
+    Empty in records made before it."""
     result: R | None = None
 
     @model_validator(mode="before")

@@ -22,6 +22,7 @@ from psit_lib.llm.errors import FatalRunError
 from psit_lib.llm.replicas import EPISODE_RANK
 
 from psit_lib.runs.folder import RunStore
+from psit_lib.runs.paths import digest
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,18 @@ class RunProgress:
         self.store.write_progress(self.as_dict())
 
 
+PROMPT_KEPT_CHARS = 4000
+"""A system prompt up to this long is kept whole in the record; a longer one by its head and hash."""
+
+
+def shown_prompt(text: str) -> str:
+    """A system prompt as the episode record keeps it: whole, or its first 500 characters with its
+    length and hash (a long prompt's memory block would otherwise repeat in every record)."""
+    if len(text) <= PROMPT_KEPT_CHARS:
+        return text
+    return f"{text[:500]}… [{len(text):,} characters, sha256 {digest(text.encode())}]"
+
+
 def describe_error(exc: BaseException) -> str:
     """One line: the exception type and message, without a traceback wall."""
     text = " ".join(str(exc).split()) or "(no message)"
@@ -156,7 +169,9 @@ async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, 
                       "calls": [dataclasses.asdict(c) for c in sorted(session.log, key=lambda c: (c.path, c.index))],
                       "wall_seconds": round(time.perf_counter() - started, 4),
                       # what could not be read, however the episode ended (psit_lib.runs.health)
-                      "diagnostics": session.diagnostics.as_dict(), "result": body}
+                      "diagnostics": session.diagnostics.as_dict(),
+                      "system_prompts": {r: shown_prompt(t) for r, t in sorted(session.system_prompts.items())},
+                      "result": body}
             # fsync waits on the disk: in a thread, so the other episodes' calls go on meanwhile
             await asyncio.to_thread(store.append, record)
             counts.update(status, all_cached=usage["calls"] > 0 and usage["cache_hits"] == usage["calls"])

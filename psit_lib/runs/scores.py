@@ -51,10 +51,14 @@ class ScoreLine(BaseModel):
     value: ScoreValue = None
     explanation: str = ""
     metadata: dict[str, Any] = {}
+    usage: dict[str, int] = {}
+    """A model-graded score's new model calls (not from the response cache) and their tokens: what
+    scoring cost on top of the episode (``psit run --dry-run`` counts it); absent for other scorers."""
 
     def stored(self) -> dict[str, Any]:
         """The line as the scores file holds it (JSON types only, so a re-read gives it back)."""
-        return json.loads(json.dumps(self.model_dump(), sort_keys=True, default=str))
+        return json.loads(json.dumps(self.model_dump(exclude={"usage"} if not self.usage else None),
+                                     sort_keys=True, default=str))
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,9 @@ class Scorer:
     version: int = 1
     model_graded: bool = False
     """True when the scorer calls a model (through ``ctx.session``); it is then async."""
+    applies: Callable[[Any, str], bool] | None = None
+    """(parameters, part) -> whether it scores that part's episodes (None: every part's); what the
+    scorer checks itself, declared so an estimate counts a model-graded scorer's calls where it makes them."""
 
     def __post_init__(self) -> None:
         if not self.name or "." in self.name:
@@ -101,10 +108,11 @@ class Scorer:
         return out
 
 
-def scorer(name: str, *, version: int = 1, model_graded: bool = False) -> Callable[[ScoreFn], Scorer]:
+def scorer(name: str, *, version: int = 1, model_graded: bool = False,
+           applies: Callable[[Any, str], bool] | None = None) -> Callable[[ScoreFn], Scorer]:
     """Decorator form: ``@scorer("outcome", version=1)`` over ``def fn(record, ctx) -> Score``."""
     def make(fn: ScoreFn) -> Scorer:
-        return Scorer(name, fn, version, model_graded)
+        return Scorer(name, fn, version, model_graded, applies)
     return make
 
 
@@ -213,13 +221,26 @@ async def score_records(records: Iterable[tuple[str, EpisodeRecord[Any]]], score
                     client = getattr(session, "client", None)  # a ModelSession's (a plug-in may hand another)
                     if hasattr(client, "close_connections"):
                         clients[id(client)] = client
+                log = getattr(session, "log", None)
+                before = len(log) if isinstance(log, list) else 0
                 score = await sc.score(record, ScoreContext(params, list(models), part, session))
                 lines.append(ScoreLine(episode_id=record.episode_id, part=part, scorer=sc.name, version=sc.version,
-                                       value=score.value, explanation=score.explanation, metadata=score.metadata))
+                                       value=score.value, explanation=score.explanation, metadata=score.metadata,
+                                       usage=new_calls(log[before:]) if isinstance(log, list) else {}))
     finally:  # a judge's HTTP pools close with the scoring (they belong to this event loop)
         for client in clients.values():
             await client.close_connections()
     return lines
+
+
+def new_calls(calls: Sequence[Any]) -> dict[str, int]:
+    """Calls of a call log (:class:`~psit_lib.llm.types.CallRecord`) that reached a model, not the
+    cache, and their tokens; empty when there were none."""
+    made = [c for c in calls if not getattr(c, "cached", False)]
+    if not made:
+        return {}
+    return {"calls": len(made), "prompt_tokens": sum(int(c.prompt_tokens) for c in made),
+            "completion_tokens": sum(int(c.completion_tokens) for c in made)}
 
 
 _FIXED = ("episode_id", "part", "status", "error")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from psit_lib.runs.folder import RunStore
+from psit_lib.runs.params import validate_params
 from psit_lib.runs.records import EpisodeRecord, StudyResult, read_records
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec
 from psit_lib.runs.scores import Metric, Scored, ScoreLine, Scorer, SessionFor, score_records, scores_frame
@@ -71,6 +72,9 @@ class StudyNotebook:
     unplanned: str = ""
     """Model calls the notebook makes that no plan lists (they depend on earlier results), said
     beside an estimate."""
+    key_table: str | None = None
+    """The table a reader takes away (its headline reads it): what ``psit export`` puts in a paper;
+    None: its first metric's."""
 
     @property
     def table_names(self) -> list[str]:
@@ -264,7 +268,8 @@ class Study:
             self.scorer(notebook, name)
         store = RunStore(folder)
         run_params = store.params()
-        params = nb.params_model.model_validate({k: v for k, v in run_params.stored().items() if not k.startswith("_")})
+        params = validate_params(nb.params_model, {k: v for k, v in run_params.stored().items()
+                                                   if not k.startswith("_") and k in nb.params_model.model_fields})
         models, backend, profile = list(run_params.run_models), run_params.run_backend or "sim", run_params.run_profile
         before = store.metadata()
 

@@ -83,8 +83,11 @@ def variant_scorer(variant: str) -> Scorer:
     canonical memory, on seeds of episode ``<episode>/judge-<variant>`` (as older runs' re-judging
     pass drew them, so their cached calls replay). Value: mean 0-10 score over scored answers."""
 
+    def applies(params: Any, part: str) -> bool:
+        return part == MAIN and variant in params.judge_variants
+
     async def score(record: EpisodeRecord[Any], ctx: ScoreContext) -> Score:
-        if ctx.part != MAIN or variant not in ctx.params.judge_variants:
+        if not applies(ctx.params, ctx.part):
             return Score(explanation=f"not scored: the {variant} judge scores the main part's episodes when "
                                      "judge_variants names it")
         episode = _episode(record)
@@ -98,7 +101,7 @@ def variant_scorer(variant: str) -> Scorer:
                      explanation=f"mean 0-10 score over {len(values)} answers under the {variant} judge prompt",
                      metadata={"rows": rows})
 
-    return Scorer(f"judge_{variant}", score, version=1, model_graded=True)
+    return Scorer(f"judge_{variant}", score, version=1, model_graded=True, applies=applies)
 
 
 @scorer("ccs_forms", version=1)
@@ -212,7 +215,6 @@ STUDY = Study(
     notebooks={NOTEBOOK: StudyNotebook(
         params_model=accx.AccParams, plan=accx.make_specs, episode=lambda params: accx.run_acc_episode,
         scorers=SCORERS, metrics=METRICS,
-        sweeps=lambda params: params.sweeps, sweep_plan=accs.sweep_specs,
-        unplanned="the judge variants' scoring calls")},
+        sweeps=lambda params: params.sweeps, sweep_plan=accs.sweep_specs, key_table="summary_rates")},
     prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
 

@@ -43,7 +43,7 @@ def _fork_notebook(task_of: Callable[[ForkTestParams], PsitTask], tables: tuple[
         params_model=ForkTestParams,
         plan=lambda params, models: fx.plan_fork_episodes(task_of(params), params, models),
         episode=lambda params: fx.fork_episode_fn(task_of(params), params),
-        scorers=FORK_SCORERS,
+        scorers=FORK_SCORERS, key_table="table1_self_consistency",
         metrics=fork_metrics(lambda params: [task_of(params).name], (*tables, "sweep")),
         sweeps=_fork_sweeps,
         sweep_plan=lambda params, models: fx.sweep_specs(task_of(params), params, models))
@@ -98,7 +98,7 @@ THEOREM_NOTEBOOK = StudyNotebook(
 
 SECRET_CHOICE_NOTEBOOK = StudyNotebook(
     params_model=SecretChoiceParams, plan=sc.plan_secret_choice, episode=sc.secret_choice_episode_fn,
-    scorers=sc.SCORERS, metrics=sc.METRICS, reads=FORK_NOTEBOOKS,
+    scorers=sc.SCORERS, metrics=sc.METRICS, reads=FORK_NOTEBOOKS, key_table="appendix_e_top10",
     reads_from=lambda params: params.read_from)
 """Notebook 07: the secret-choice experiment, and Appendix E from the fork tests of 02 and 03
 (its run-mates: the folders of the same run, or of the run ``read_from`` names)."""
@@ -115,7 +115,7 @@ STUDY = Study(
                                                (*FORK_TABLES, "candidate_sources")),
         "04_memory_strategy_ablations": StudyNotebook(
             params_model=AblationParams, plan=_plan_ablation, episode=_ablation_episode,
-            scorers=FORK_SCORERS,
+            scorers=FORK_SCORERS, key_table="table1_self_consistency",
             metrics=fork_metrics(lambda params: list(params.tasks),
                                  ("self_consistency", "table1_self_consistency", "significance",
                                   "significance_table1", "summary", "reproduction", "sweep")),
