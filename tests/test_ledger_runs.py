@@ -82,7 +82,9 @@ def _simulated_run(run: Path) -> None:
                                         ("autonomous_overwrite", 6))])
     failures = pd.DataFrame([{"task": "hangman", "model": "psit-sim", "agent": a, "self-consistent": 5,
                               "over-confirmation": 1, "state substitution": 3, "all denial": 1, "leakage": 0}
-                             for a in ("vanilla", "private_cot")])
+                             for a in ("vanilla", "private_cot")] +
+                            [{"task": "diagnosis", "model": "psit-sim", "agent": "vanilla", "self-consistent": 2,
+                              "over-confirmation": 6, "state substitution": 0, "all denial": 1, "leakage": 1}])
     _folder(run, "02_hangman_fork_tests", {psit.TABLE: table1, "failure_modes": failures}, backend="sim",
             model="psit-sim")
     episodes = pd.DataFrame([{"episode_id": f"e{e}", "domain": "it", "agent": a, "turns": 10, "H_u": h, "D_r": h,
@@ -178,3 +180,24 @@ def test_a_capped_real_endpoint_record_set_reads_not_comparable(tmp_path):
     again = study.rescore(folder).tables
     assert set(again["reproduction"]["verdict"]) & {"consistent", "differs", "inconclusive"}
     assert NOT_COMPARABLE not in set(again["reproduction"]["verdict"])
+
+
+def test_the_host_budget_rule_and_the_pre_flight_line(capsys):
+    from psit_lib.cli.preflight import budget_note, say_budget
+    from psit_lib.llm.model_settings import REPLY_CAP, ModelRequestSettings, reply_budget
+    from psit_lib.llm.settings import LLMSettings
+
+    own = ModelRequestSettings(max_tokens=4096)
+    assert reply_budget("hangman_host", 2048, None, simulated=False) == REPLY_CAP == 512
+    assert reply_budget("hangman_host", 2048, own, simulated=False) == 4096
+    assert reply_budget("hangman_host", 2048, None, simulated=True) == 2048
+    assert reply_budget("memory_updater", 2048, None, simulated=False) == 2048
+    real = LLMSettings(backend="openai", base_urls=("http://127.0.0.1:9/v1",), model="qwen3-32b")
+    note = budget_note(real)
+    assert note is not None and "capped at 512 tokens where the study used 2,048" in note and "qwen3-32b" in note
+    assert budget_note(real.model_copy(update={"model_settings": {"qwen3-32b": own}})) is None
+    assert budget_note(LLMSettings()) is None  # the simulator is not capped
+    say_budget(real, {"05_acc_judge_evaluation": {}})  # no private-state notebook: nothing to say
+    assert capsys.readouterr().err == ""
+    say_budget(real, {"02_hangman_fork_tests": {"models": ["qwen3-32b"]}})
+    assert capsys.readouterr().err.count("\n") == 1  # one line

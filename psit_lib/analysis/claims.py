@@ -228,19 +228,22 @@ def merge_tables(per_notebook: Mapping[str, Tables]) -> dict[str, pd.DataFrame]:
     return out
 
 
-def all_of(parts: Sequence[tuple[str, bool, bool]], what: str, alpha: float = 0.05, shown: int = 3) -> Decision:
+def all_of(parts: Sequence[tuple[str, bool, bool]], what: str, shown: int = 3, name_open: bool = True) -> Decision:
     """An "in every cell" claim from per-cell (label, supports, opposes) results: supported when every
     cell supports, contradicted when a cell opposes (the caller tests opposition at alpha / cells),
-    else inconclusive; the statistic counts them and names the opposing cells, or the undecided ones."""
+    else inconclusive; the statistic counts them and names the opposing cells, or the undecided ones
+    (``name_open``: False when the caller lists every cell after it)."""
     if not parts:
         return Decision(INCONCLUSIVE, f"no {what} in this run")
     against = [label for label, _, opposes in parts if opposes]
     held = sum(1 for _, supports, _ in parts if supports)
     summary = f"{held} of {len(parts)} {what} support it"
     if against:
-        return Decision(CONTRADICTED, f"{summary}; against it: {', '.join(against)}")
+        return Decision(CONTRADICTED, f"{summary}; against it: {', '.join(against)}" if name_open else summary)
     if held == len(parts):
         return Decision(SUPPORTED, summary)
+    if not name_open:
+        return Decision(INCONCLUSIVE, summary)
     open_ = [label for label, supports, _ in parts if not supports]
     more = f" and {len(open_) - shown} more" if len(open_) > shown else ""
     return Decision(INCONCLUSIVE, f"{summary}; undecided: {', '.join(open_[:shown])}{more}")

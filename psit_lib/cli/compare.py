@@ -123,9 +123,9 @@ def _verdict_rows(check: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
         label = " · ".join(str(getattr(r, k)) for k in keys)[:44]
         lines.append(f"  {label:44} {r.run_successes:>4}/{r.run_n:<4} {r.paper_rate:>5.2f} "
                      f"{r.difference:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]  {_verdict_short(r)}")
-    for verdict, note in dict.fromkeys(zip(check["verdict"], check["note"].fillna(""))):
+    for note in dict.fromkeys(check["note"].fillna("")):
         if note:
-            lines += textwrap.wrap(f"{verdict}: {note}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+            lines += textwrap.wrap(f"no verdict: {note}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     decided = check[check["verdict"].isin(["consistent", "differs", "inconclusive"])]
     if len(decided):
         lines.append(f"  ({len(decided)} cell(s) tested at 0.05: about {chance_differs(len(decided)):.2g} of them would "

@@ -83,7 +83,7 @@ def _lower(column: str):
         parts = _compare(table, column, lower=True, comparisons=max(1, len(_baselines(table["agent"]))))
         if not parts:
             return Decision(INCONCLUSIVE, f"needs acc and a baseline with {column} per episode")
-        decision = all_of(parts, "baselines")
+        decision = all_of(parts, "baselines", name_open=False)
         few = len(set(table["episode_id"]))
         note = f" (with {few} scenario(s) the smallest p is {0.5 ** few:.3g})" if 0.5 ** few >= ALPHA else ""
         return Decision(decision.verdict, f"{decision.statistic}: " + "; ".join(p[0] for p in parts) + note)
@@ -123,7 +123,7 @@ def _bounded(tables: Tables) -> Decision:
                       acc.last_turn_tokens > replay.last_turn_tokens))
     if parts and all(opposes for _, _, opposes in parts):
         return Decision("contradicted", "; ".join(p[0] for p in parts))
-    decision = all_of([(label, supports, False) for label, supports, _ in parts], "domains")
+    decision = all_of([(label, supports, False) for label, supports, _ in parts], "domains", name_open=False)
     return Decision(decision.verdict, f"{decision.statistic}: " + "; ".join(p[0] for p in parts))
 
 

@@ -50,7 +50,7 @@ def _raises(tables: Tables) -> Decision:
         below = newcombe_interval(ka, na, kb, nb, ALPHA / max(1, len(gaps)))[1] < 0
         parts.append((f"{scenario}{'' if model == gaps[0][0] else ' · ' + model} {ka / na - kb / nb:+.2f} "
                       f"[{low:+.2f}, {high:+.2f}]", low > 0, below))
-    decision = all_of(parts, "scenarios")
+    decision = all_of(parts, "scenarios", name_open=False)
     return Decision(decision.verdict, f"{decision.statistic}: " + "; ".join(p[0] for p in parts))
 
 
@@ -80,7 +80,7 @@ def _most_on_stale(tables: Tables) -> Decision:
                           f"absolute gaps {gap_s:+.2f} vs {gap_o:+.2f}", diff - z * se > 0, diff + zc * se < 0))
     if not parts:
         return Decision(INCONCLUSIVE, f"needs {STALE} and another scenario with both systems")
-    decision = all_of(parts, "other scenarios")
+    decision = all_of(parts, "other scenarios", name_open=False)
     return Decision(decision.verdict, f"{decision.statistic}: " + "; ".join(p[0] for p in parts))
 
 

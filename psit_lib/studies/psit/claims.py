@@ -206,7 +206,7 @@ def _ours_scale(cells: pd.DataFrame) -> Decision:
         return Decision(INCONCLUSIVE, "needs two or more model sizes within a family")
     parts = [(_label(name, s, z), one_sided_p(z) < ALPHA, one_sided_p(-z) < ALPHA / len(series))
              for name, s in series for z in [_trend(s)]]
-    decision = all_of(parts, "(game, family) series")
+    decision = all_of(parts, "(game, family) series", name_open=False)
     return Decision(decision.verdict, decision.statistic + ": " + "; ".join(p[0] for p in parts))
 
 
@@ -259,7 +259,7 @@ def _failure_mix(tables: Tables) -> Decision:
     p = float(chi2_contingency(columns.to_numpy())[1]) if columns.shape[1] >= 2 else 1.0
     shown = "; ".join(f"{cell}: {lead} leads ({n} failures)" for cell, (lead, n, _) in leaders.items())
     distinct = {lead for lead, _, _ in leaders.values()}
-    text = f"mix differs between cells: chi-square p {p:.2g}; {shown}"
+    text = f"failure mix across cells: chi-square p {p:.2g}; {shown}"
     if p < ALPHA and len(distinct) > 1:
         return Decision("supported", text)
     if len(distinct) == 1 and all(sep for _, _, sep in leaders.values()):
@@ -308,7 +308,7 @@ def _state_sizes(tables: Tables) -> Decision:
         parts.append((label, supports, opposes))
     if not parts:
         return Decision(INCONCLUSIVE, "needs private_cot and a memory agent in one (game, model) cell")
-    decision = all_of(parts, "(game, model) cells")
+    decision = all_of(parts, "(game, model) cells", name_open=False)
     return Decision(decision.verdict, decision.statistic + ": " + "; ".join(p[0] for p in parts))
 
 
@@ -340,7 +340,7 @@ def _collapse(tables: Tables) -> Decision:
         low, high = wilson_interval(top, n)
         parts.append((f"{task} on {model}: top {TOP_K} hold {top}/{n} ({top / n:.2f})", low > 0.5,
                       wilson_interval(top, n, ALPHA / len(cells))[1] < 0.5))
-    decision = all_of(parts, "(game, model) cells")
+    decision = all_of(parts, "(game, model) cells", name_open=False)
     return Decision(decision.verdict, decision.statistic + ": " + "; ".join(p[0] for p in parts))
 
 
