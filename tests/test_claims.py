@@ -404,3 +404,13 @@ def test_the_forest_and_size_figures_keep_families_apart():
     families = {20.0: "GPT-OSS", 120.0: "GPT-OSS", 32.0: "Qwen3", 235.0: "Qwen3"}
     drawn = [line for line in fig.axes[0].lines if len(line.get_xdata()) > 1]
     assert drawn and all(len({families[float(x)] for x in line.get_xdata()}) == 1 for line in drawn)
+
+
+def test_the_papers_reference_rows_beside_a_run_are_neither_its_cells_nor_other_models(monkeypatch):
+    monkeypatch.setenv("PSIT_PAPER_MODELS", "m=BASIS")
+    measured = _pooled({"premium_bias": (60, 100), "quote_only_vs_book": (70, 100), "stale_locations": (20, 170)})
+    shown = measured.assign(model="reference study", source="reference study (reported)", successes=None)
+    decision = _claim(basis.claims(), "BASIS-1").decide({basis.TABLE: pd.concat([measured, shown])})
+    assert decision.verdict == SUPPORTED and "other models" not in decision.statistic
+    only_shown = _claim(basis.claims(), "BASIS-1").decide({basis.TABLE: shown.assign(successes=1)})
+    assert only_shown.verdict == ILLUSTRATES

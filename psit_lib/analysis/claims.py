@@ -132,15 +132,18 @@ class Claim:
                 continue
             names = (table["model"].astype(str) if "model" in table.columns
                      else pd.Series([", ".join(run.models)] * len(table), index=table.index))
-            keep = pd.Series([all(self.models.model_of(m.strip()) is not None for m in n.split(",") if m.strip())
-                              and bool(n.strip()) for n in names], index=table.index)
-            if not keep.all():
-                first = names[~keep].iloc[0]
+            reference = (table["source"].astype(str).str.startswith("reference") if "source" in table.columns
+                         else pd.Series(False, index=table.index))  # the paper's own rows a table shows beside
+            ours = pd.Series([all(self.models.model_of(m.strip()) is not None for m in n.split(",") if m.strip())
+                              and bool(n.strip()) for n in names], index=table.index) & ~reference
+            other = ~ours & ~reference
+            if other.any():
+                first = names[other].iloc[0]
                 why = why or self.models.why_not(first.split(",")[0].strip(), is_simulated_model(first))
-                left_out += int((~keep).sum()) if name in self.tables else 0
-            out[name] = table[keep]
-        if any(out[t].empty for t in self.tables):
-            return None, left_out, why
+                left_out += int(other.sum()) if name in self.tables else 0
+            out[name] = table[ours | reference]
+            if name in self.tables and not ours.any():
+                return None, left_out, why or self.models.why_not(", ".join(run.models) or "this run's model")
         return out, left_out, why
 
     def _comparable(self, tables: dict[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFrame] | None, int, str]:
