@@ -94,7 +94,7 @@ NOTEBOOK = "05_acc_judge_evaluation"
 SMALL = dict(domains=["cybersecurity"], n_turns=3, judge_variants=["standard", "five_point"],
              sweeps={"attention_tokens": [500, 8000], "answer_elaboration_tokens": [0, 400]}, sweep_turns=3,
              sweep_scenarios=2, n_boot=200)
-TABLES = {"summary_rates", "hallucination_drift", "judge_scores", "footprint_by_domain", "ccs_forms",
+TABLES = {"summary_rates", "episode_rates", "hallucination_drift", "judge_scores", "footprint_by_domain", "ccs_forms",
           "judge_sensitivity", "sweeps"}
 
 

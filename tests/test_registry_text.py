@@ -24,8 +24,9 @@ def test_the_reference_diagnosis_player_is_said_to_read_the_hosts_answers():
 
 def test_the_basis_headline_is_registered_as_the_papers_absolute_gain():
     entry = _entry(BASIS, "Headline gain")
-    assert '"54.4% increase"' in entry.study and "0.744 - 0.200" in entry.study
-    assert "not available" not in entry.why and "+270%" not in entry.here
+    assert "54.4% increase" in entry.study and "0.744 - 0.200" in entry.study
+    assert "relative" in entry.study and "percentage points" not in entry.study  # absolute number, relative sentence
+    assert "not available" not in entry.why and "+270%" not in entry.here and "risk ratios" in entry.here
 
 
 def test_the_reveal_reading_difference_is_registered_with_its_effect():

@@ -43,7 +43,27 @@ def test_a_small_run_is_inconclusive_never_consistent():
 def test_a_run_on_other_models_covers_no_cell_and_says_so():
     check = reproduction_check(_rates("psit-sim", "vanilla", 3, 10))
     assert check.empty and "verdict" in check.columns
-    assert reproduction_reading(check, ["psit-sim"]).startswith("No Table 1 cell is covered")
+    assert reproduction_reading(check, ["psit-sim"]).startswith("No Table 1 cell is tested: this run's model (psit-sim) "
+                                                                "is the simulated model, which illustrates the protocol")
+    assert reproduction_reading(check, ["llama-3-8b"]).startswith("No Table 1 cell is covered")
+
+
+def test_the_simulator_under_a_papers_name_illustrates_the_protocol():
+    check = reproduction_check(_rates("qwen3-32b", "vanilla", 2, 50), simulated=True)
+    assert list(check["verdict"]) == ["illustrates the protocol"] and check["run_n"].iloc[0] == 50
+    assert "simulated model" in check["note"].iloc[0] and check["episodes_to_decide"].isna().all()
+    assert reproduction_reading(check, ["qwen3-32b"]).startswith("No Table 1 cell is tested")
+
+
+@pytest.mark.parametrize("budget, cut, verdict", [(512, 0.0, "not comparable"), (2048, 0.4, "not comparable"),
+                                                  (4096, 0.05, "consistent")])
+def test_a_cell_under_a_smaller_budget_or_cut_too_often_is_not_comparable(budget, cut, verdict):
+    paper = self_consistency_reference("hangman", ["vanilla"]).set_index("model")["rate"]["Qwen3 32B"]
+    table = _rates("qwen3-32b", "vanilla", round(paper * 400), 400).assign(host_max_tokens=budget, cut_share=cut)
+    check = reproduction_check(table)
+    assert check["verdict"].iloc[0] == verdict
+    if verdict == "not comparable":
+        assert check["note"].iloc[0] and "not comparable" in reproduction_reading(check, ["qwen3-32b"])
 
 
 def test_unscored_cells_are_left_out():
@@ -70,12 +90,13 @@ def test_psit_compare_paper_prints_the_ledger_and_each_cells_verdict_within_120_
     assert out.index("== Claims ledger") < out.index("== Paper numbers")
     for claim in ("PSIT-1", "PSIT-2", "PSIT-3", "ACC-1", "ACC-2", "BASIS-1"):
         line = next(line for line in out.splitlines() if line.startswith(f"[{claim}]"))
-        assert re.search(r"=>\s+(SUPPORTED|CONTRADICTED|INCONCLUSIVE)", line), line
-    rows = [line for line in out.splitlines() if line.strip().startswith("hangman")]
+        assert re.match(rf"\[{claim}\] (SUPPORTED|CONTRADICTED|INCONCLUSIVE) · ", line), line
+    rows = [line for line in out.splitlines() if line.startswith("  hangman · ")]
     assert len(rows) == 2 and "Qwen3 32B" in rows[0]
-    assert rows[0].endswith("differs") and rows[1].endswith("consistent ±0.15")
-    assert main(["compare", "r1", "--paper", "--margin", "0.05"]) == 0
-    assert capsys.readouterr().out.count("consistent ±0.05") == 0  # the paper's n = 50 cannot confirm ±0.05
+    assert rows[0].endswith("differs") and rows[1].endswith("consistent (h ±0.3)")
+    assert "would read differs by chance" in out
+    assert main(["compare", "r1", "--paper", "--margin", "0.1"]) == 0
+    assert capsys.readouterr().out.count("consistent (h ±0.1)") == 0  # the paper's n = 50 cannot confirm h ±0.1
     assert main(["compare", "r1", "r1", "--paper"]) == 2
     assert main(["compare", "r1"]) == 2
 
@@ -101,6 +122,8 @@ def test_a_roster_naming_a_model_the_study_did_not_run_is_an_error():
     with pytest.raises(ValueError, match="PSIT_PAPER_MODELS"):
         read_roster({"PSIT_PAPER_MODELS": "my-model=Llama 3"})
     assert read_roster({}) == {}
+    assert read_roster({"PSIT_PAPER_MODELS": "gpt-5-mini=BASIS"}) == {"gpt5mini": "BASIS"}  # an unrecorded model
+    assert study_model("psit-sim", roster={"psitsim": "Qwen3 32B"}) is None  # the simulator is never the paper's
 
 
 def test_the_reading_of_an_uncovered_run_says_a_near_name_is_not_the_papers(monkeypatch):

@@ -42,11 +42,11 @@ def test_rescore_reproduces_a_small_run_of_notebooks_02_and_07(tmp_path, monkeyp
     _forbid_models(monkeypatch)
     assert main(["rescore", "small"]) == 0
     out = capsys.readouterr().out
-    assert ("02_hangman_fork_tests: reproduced 8 tables (self_consistency, table1_self_consistency, significance, "
-            "significance_table1, summary, reproduction, outcome_mix, sweep)") in out
+    assert ("02_hangman_fork_tests: reproduced 10 tables (self_consistency, table1_self_consistency, significance, "
+            "significance_table1, summary, reproduction, outcome_mix, failure_modes, state_size, sweep)") in out
     assert ("07_secret_distribution_mode_collapse: reproduced 4 tables (secret_spread, chi_square, appendix_e_top10, "
             "attractors)") in out
-    assert len(saved["02_hangman_fork_tests"]) == 8
+    assert len(saved["02_hangman_fork_tests"]) == 10
 
     # one scorer recomputed where stored: the same tables
     assert main(["rescore", "small", "02", "--scorer", "outcome"]) == 0
@@ -190,7 +190,7 @@ def test_every_fork_table_when_every_episode_failed(tmp_path, monkeypatch):
     exp = Experiment(notebook, params.model_dump(), seed=params.seed, run_dir=tmp_path / "run")
     run = asyncio.run(STUDY.run(exp, params))
     assert set(run.tables) == {"self_consistency", "table1_self_consistency", "significance", "significance_table1",
-                               "summary", "reproduction", "outcome_mix", "sweep"}
+                               "summary", "reproduction", "outcome_mix", "failure_modes", "state_size", "sweep"}
     rates = run.tables["self_consistency"]
     assert list(rates["n_scored"]) == [0, 0] and list(rates["n_failed"]) == [2, 2]
     assert run.tables["outcome_mix"]["error"].tolist() == [2, 2]

@@ -344,12 +344,15 @@ def plot_forest(gaps: pd.DataFrame, label: str, *, rows: Sequence[str] = ("task"
     return label_figure(fig, label)
 
 
-def plot_rate_by_size(rates: pd.DataFrame, label: str, *, facet: str = "task", line: Sequence[str] = ("source", "group"),
-                      title: str = "Self-consistency against model size (Wilson 95% intervals)",
+def plot_rate_by_size(rates: pd.DataFrame, label: str, *, facet: str = "task",
+                      line: Sequence[str] = ("source", "group", "family"),
+                      title: str = "Self-consistency against model size within each family (Wilson 95% intervals)",
                       min_sizes: int = 2) -> Figure:
     """Rate against model size (billions of parameters, log axis), one panel per ``facet``, one line
-    per ``line`` label; a figure that says so when the run (``source`` "this run") has fewer than
+    per ``line`` label (those of its columns the table has: a ``family`` column keeps model families apart,
+    so no line joins GPT-OSS to Qwen3); a figure that says so when the run (``source`` "this run") has fewer than
     ``min_sizes`` model sizes."""
+    line = [c for c in line if c in rates.columns]
     require_columns(rates, [facet, *line, "size", "rate", "wilson_low", "wilson_high"], "plot_rate_by_size")
     run = rates[rates["source"] == "this run"] if "source" in rates.columns else rates
     if run["size"].nunique() < min_sizes:

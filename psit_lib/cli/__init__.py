@@ -103,7 +103,7 @@ examples:
   psit compare run-a run-b                   configuration and result tables of two runs
   psit compare run-a run-b --html            the runs side by side on a page (dot plots, differences)
   psit compare run-a --paper                 the claims ledger and every paper number against the run's
-  psit run 02 --dry-run --margin 0.15        episodes per cell a run needs to decide Table 1 at a margin
+  psit run 02 --dry-run --margin 0.3         episodes per cell a run needs to decide Table 1 at a margin
   psit rescore run-a 02                      score 02's stored episodes again and reproduce its tables
   psit export run-a --inspect --markdown     Inspect eval logs and each notebook's key table in Markdown
   psit prompts from-reference ~/src/Hangman  the study's own wording, from your checkout of its code
@@ -163,8 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--price", metavar="IN,OUT",
                      help="with --dry-run: USD per million prompt and completion tokens, for a cost per model")
     run.add_argument("--margin", type=float, default=None,
-                     help="with --dry-run: size the run for this equivalence margin against the papers "
-                          "(episodes per cell needed; default 0.15, docs/protocol.md)")
+                     help="with --dry-run: size the run for this equivalence margin (Cohen's h) against the "
+                          "papers (episodes per cell needed; default 0.3, docs/protocol.md §9)")
     run.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                      help="notebooks run at once, each in its own process (default: the machine's cores on the "
                           "simulator, 1 on a real endpoint, whose call limits hold per process; -j 1 runs them "
@@ -183,9 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("run_b", nargs="?", help="run id (under results/) or folder")
     comp.add_argument("--paper", action="store_true",
                       help="one run against the papers: the claims ledger, then every paper number with a count "
-                           "beside the run's, with a verdict (consistent within ±margin, differs, inconclusive)")
+                           "beside the run's, with a verdict (consistent within ±margin, differs, inconclusive; "
+                           "none on the simulator or another model: it illustrates the protocol)")
     comp.add_argument("--margin", type=float, default=None,
-                      help="with --paper: equivalence margin of the verdicts (default 0.15, docs/protocol.md)")
+                      help="with --paper: equivalence margin of the verdicts in Cohen's h (default 0.3, "
+                           "docs/protocol.md §9)")
     comp.add_argument("more", nargs="*", help="further runs (with --html)")
     comp.add_argument("--html", action="store_true",
                       help="one offline page: overlaid dot plots with each difference and its interval per cell, "

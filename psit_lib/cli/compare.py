@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from psit_lib.analysis.verdicts import chance_differs
 from psit_lib.cli.errors import CliError
 from psit_lib.cli.progress import fit
 from psit_lib.runs.folder import RunFolder, notebooks_with_metadata
@@ -106,27 +107,39 @@ def compare(run_a: str, run_b: str) -> str:
 
 
 def _verdict_short(row: Any) -> str:
+    if row.verdict == "consistent":
+        return f"consistent (h ±{row.margin_h:g})"
     if row.verdict != "inconclusive":
-        return f"consistent ±{row.margin:g}" if row.verdict == "consistent" else str(row.verdict)
+        return str(row.verdict)
     need = row.episodes_to_decide
     return "inconclusive (no n decides)" if pd.isna(need) else f"inconclusive (n≈{int(need)} decides)"
 
 
 def _verdict_rows(check: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
+    """One line per cell (run and paper counts, run − paper with its 95% interval, the verdict), then one line per
+    reason a cell has no verdict."""
     lines = [f"  {' · '.join(keys):44} {'run':>9} {'paper':>5} {'run−paper [95%]':>21}  verdict"]
     for r in check.itertuples(index=False):
         label = " · ".join(str(getattr(r, k)) for k in keys)[:44]
         lines.append(f"  {label:44} {r.run_successes:>4}/{r.run_n:<4} {r.paper_rate:>5.2f} "
                      f"{r.difference:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]  {_verdict_short(r)}")
+    for note in dict.fromkeys(check["note"].fillna("")):
+        if note:
+            lines += textwrap.wrap(f"no verdict: {note}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+    decided = check[check["verdict"].isin(["consistent", "differs", "inconclusive"])]
+    if len(decided):
+        lines.append(f"  ({len(decided)} cell(s) tested at 0.05: about {chance_differs(len(decided)):.2g} of them would "
+                     "read differs by chance were every one equal to the paper's)")
     return lines
 
 
 def compare_with_paper(run: str, margin: float | None = None) -> str:
     """``psit compare RUN --paper``: the claims ledger, then every paper number with a count beside the run's,
-    with the difference's interval and a verdict (analysis/verdicts); every line fits 120 columns."""
+    with the difference's interval and a verdict (analysis/verdicts); a simulated run's cells illustrate the protocol
+    (no verdict); every line fits 120 columns."""
     from psit_lib.analysis.claims import ledger, ledger_lines, merge_tables
     from psit_lib.analysis.verdicts import DEFAULT_MARGIN
-    from psit_lib.report.ledger import all_claims, claim_tables, run_tables
+    from psit_lib.report.ledger import all_claims, claim_tables, run_context, run_tables
     from psit_lib.studies.basis.claims import passk_against_paper, success_against_paper
     from psit_lib.studies.psit.protocol.reproduction import reproduction_check, reproduction_reading
 
@@ -135,24 +148,31 @@ def compare_with_paper(run: str, margin: float | None = None) -> str:
     if not notebooks_with_metadata(folder):
         raise CliError(f"{folder.name} holds no notebook results; run one first")
     per_notebook = run_tables(folder, claim_tables() | {"passk_comparison"})
-    lines = [f"run = {folder}", "", "== Claims ledger (docs/protocol.md §10)"]
-    lines += ledger_lines(ledger(all_claims(), merge_tables(per_notebook)), WIDTH)
-    lines += ["", f"== Paper numbers with counts, run against paper (margin ±{margin:g}; docs/protocol.md §9)"]
+    context = run_context(folder)
+    lines = [f"run = {folder}", ""]
+    if context.simulated:
+        lines += textwrap.wrap("This run is the simulated model: every claim and cell below illustrates the protocol "
+                               "(its statistic is shown; no verdict against the paper).", WIDTH) + [""]
+    lines += ["== Claims ledger (docs/protocol.md §10)"]
+    lines += ledger_lines(ledger(all_claims(), merge_tables(per_notebook), context), WIDTH)
+    lines += ["", f"== Paper numbers with counts, run against paper (margin: Cohen's h ±{margin:g}; "
+                  "docs/protocol.md §9)"]
     for nb, tables in per_notebook.items():
         if "table1_self_consistency" in tables:
             table1 = tables["table1_self_consistency"]
-            check = reproduction_check(table1, margin)
+            check = reproduction_check(table1, margin, simulated=context.simulated)
             lines.append(f"\n-- {nb}: Table 1 self-consistency")
             lines += textwrap.wrap(reproduction_reading(check, sorted(set(table1["model"].astype(str)))), WIDTH,
                                    initial_indent="  ", subsequent_indent="  ")
             if len(check):
                 lines += _verdict_rows(check, ("task", "agent", "paper_model"))
         if "success_pooled" in tables:
-            check = success_against_paper(tables["success_pooled"], margin)
-            lines.append(f"\n-- {nb}: BASIS Table 1 success (paper: 180 runs per cell; its model is not recorded)")
+            check = success_against_paper(tables["success_pooled"], margin, simulated=context.simulated)
+            lines.append(f"\n-- {nb}: BASIS Table 1 success (paper: 180 runs per cell)")
             lines += _verdict_rows(check, ("model", "scenario", "system")) if len(check) else ["  no measured cell"]
             if "passk_comparison" in tables:
-                sets = passk_against_paper(tables["passk_comparison"], tables["success_pooled"], margin)
+                sets = passk_against_paper(tables["passk_comparison"], tables["success_pooled"], margin,
+                                           simulated=context.simulated)
                 lines.append(f"\n-- {nb}: BASIS Table 1 pass^k and pass@k (paper: 10 sets per k; run: its sets)")
                 lines += _verdict_rows(sets, ("scenario", "system", "measure", "k")) if len(sets) else ["  no sets"]
     return "\n".join(fit(line, WIDTH) for line in lines)

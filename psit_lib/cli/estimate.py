@@ -155,7 +155,7 @@ def margin_sizing_lines(sizing: dict[str, tuple[list[float], int, int]], margin:
 
     if not sizing:
         return []
-    lines = [f"Sizing for the verdicts against the papers at margin ±{margin:g} (--margin; docs/protocol.md, "
+    lines = [f"Sizing for the verdicts against the papers at margin: Cohen's h ±{margin:g} (--margin; docs/protocol.md, "
              "Verdicts): episodes per cell for a cell at the paper's rate to read 'consistent'."]
     for notebook, (rates, paper_n, planned) in sizing.items():
         needs = [episodes_for_margin(r, margin, paper_n) for r in rates]

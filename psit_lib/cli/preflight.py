@@ -86,3 +86,32 @@ def size_by_server(settings: LLMSettings, env=None, *, say=None) -> LLMSettings:
             os.environ["PSIT_TIMEOUT"] = f"{sizing.timeout:g}"
     (say or (lambda line: print(f"psit: {line}", file=sys.stderr, flush=True)))(sizing.message)
     return settings.model_copy(update=update) if update else settings
+
+
+def budget_note(settings: LLMSettings, models: list[str] | None = None) -> str | None:
+    """One line before a real run whose models have no request settings of their own: their host replies are capped
+    below the private-state study's budget, so its Table 1 cells will read "not comparable"; None otherwise."""
+    from psit_lib.llm.model_settings import REPLY_CAP
+
+    if settings.simulated:
+        return None
+    bare = [m for m in (models or [settings.model]) if not (settings.model_settings.get(m) or None)
+            or not settings.model_settings[m].max_tokens]
+    if not bare:
+        return None
+    return (f"psit: no max_tokens of its own for {', '.join(bare)} (PSIT_MODEL_SETTINGS): host replies are capped at "
+            f"{REPLY_CAP} tokens where the study used 2,048, so Table 1 cells will read 'not comparable'; "
+            "PSIT_MODEL_SETTINGS=notebooks/params/study_model_settings.yaml gives the study's budgets")
+
+
+def say_budget(settings: LLMSettings, params: dict[str, dict]) -> None:
+    """Print :func:`budget_note` for the models the notebooks name (else the run's model), when there is one and the
+    run holds a notebook of the private-state study (whose hosts the cap acts on)."""
+    from psit_lib.studies.registry import notebooks
+
+    if not any(notebooks().get(nb, ("",))[0] == "psit" for nb in params):
+        return
+    named = sorted({str(m) for values in params.values() for m in values.get("models") or []})
+    note = budget_note(settings, named or None)
+    if note:
+        print(note, file=sys.stderr, flush=True)

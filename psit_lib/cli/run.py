@@ -14,7 +14,7 @@ from typing import Any
 
 from psit_lib.cli.errors import CliError
 from psit_lib.cli.notebooks import available, load_params, resolve_notebooks
-from psit_lib.cli.preflight import check_settings, size_by_server
+from psit_lib.cli.preflight import check_settings, say_budget, size_by_server
 from psit_lib.cli.resume import check_recorded_plugins, check_resumed_folders, mismatch_in, plan_run
 from psit_lib.cli.signals import terminate_as_interrupt
 from psit_lib.cli.summary import headline_block, table, write_run_file
@@ -132,6 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"psit: -j {jobs} on a real endpoint: each notebook process keeps its own call limits "
               f"(PSIT_CONCURRENCY, PSIT_ENDPOINT_CONCURRENCY), so the server sees up to {jobs} times as many "
               "calls at once", file=sys.stderr)
+    say_budget(settings, params)  # one line when a real run lacks the study's token budgets (docs/protocol.md §9)
     print(f"psit run: {len(notebooks)} notebook(s){at_once} -> {run_dir} "
           f"(backend {settings.backend}, model {settings.model}, profile {settings.profile_label})", flush=True)
 

@@ -26,7 +26,7 @@ import tenacity
 
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.errors import ConfigurationError, ModelCallError
-from psit_lib.llm.model_settings import STOP_SEQUENCES, rejected_field, role_cap
+from psit_lib.llm.model_settings import STOP_SEQUENCES, rejected_field, reply_budget
 from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics, excerpt
 from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris, tool_call_in_text
 from psit_lib.llm.replicas import ReplicaPool
@@ -463,11 +463,9 @@ class ModelSession:
         # optional fields; on a real server short roles are capped and turn markers stop a runaway
         settings = self.client.settings
         own = settings.request_settings()
-        default_max = own.max_tokens if own is not None and own.max_tokens else self.sampling.max_tokens
+        default_max = reply_budget(role, self.sampling.max_tokens, own, settings.simulated)
         extra = dict(own.optional_fields()) if own is not None else {}
         if not settings.simulated:
-            cap = role_cap(role) if own is None or not own.max_tokens else None
-            default_max = min(default_max, cap) if cap else default_max
             extra.setdefault("stop", list(STOP_SEQUENCES))
         request = ChatRequest(
             role=role, messages=tuple(messages), model=settings.wire_model(),
@@ -478,10 +476,12 @@ class ModelSession:
         try:
             result = await self.client.chat(request)
         except Exception as exc:
-            self.log.append(CallRecord(role, self.path, index, seed, False, 0, 0, error=str(exc)))
+            self.log.append(CallRecord(role, self.path, index, seed, False, 0, 0, error=str(exc),
+                                       max_tokens=request.max_tokens))
             raise
         self.log.append(CallRecord(role, self.path, index, seed, result.cached,
-                                   result.usage.prompt_tokens, result.usage.completion_tokens))
+                                   result.usage.prompt_tokens, result.usage.completion_tokens,
+                                   max_tokens=request.max_tokens, finish_reason=result.finish_reason))
         kept = strip_template_debris(result.content)
         if kept != result.content.strip():
             # The model ran on past its turn (``<|im_end|>user ...``): what follows a template

@@ -131,3 +131,13 @@ def role_cap(role: str) -> int | None:
     if role in ROLE_CAPS:
         return ROLE_CAPS[role]
     return REPLY_CAP if role.endswith("_host") else None
+
+def reply_budget(role: str, run_max_tokens: int, own: ModelRequestSettings | None, simulated: bool) -> int:
+    """The generated-token budget a call by ``role`` carries: the model's own ``max_tokens`` (PSIT_MODEL_SETTINGS)
+    else the run's; on a real server without the model's own, capped by :func:`role_cap` (a host's replies at
+    :data:`REPLY_CAP`, below the private-state study's 2,048: such a run's Table 1 cells are not comparable)."""
+    budget = own.max_tokens if own is not None and own.max_tokens else run_max_tokens
+    if simulated or (own is not None and own.max_tokens):
+        return budget
+    cap = role_cap(role)
+    return min(budget, cap) if cap else budget

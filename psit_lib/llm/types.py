@@ -129,3 +129,7 @@ class CallRecord:
     error: str | None = None
     read_error: str | None = None
     """Set when the call succeeded but its reply could not be read (a helper role's garbage)."""
+    max_tokens: int | None = None
+    """The generated-token budget the request carried (what a reply could use before it was cut)."""
+    finish_reason: str | None = None
+    """Why the reply ended (``length``: cut at ``max_tokens``), as the server said."""

@@ -11,12 +11,13 @@ import logging
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pandas as pd
 
 from psit_lib.llm.cache import ResponseCache
 from psit_lib.llm.client import LLMClient, ModelSession, SamplingDefaults
+from psit_lib.llm.model_settings import reply_budget
 from psit_lib.llm.settings import LLMSettings
 
 from psit_lib.runs import outputs
@@ -30,6 +31,9 @@ from psit_lib.runs.metadata import (base_metadata, git_commit, now_iso, prompt_f
 from psit_lib.runs.paths import adhoc_root
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec, execute_episodes
 from psit_lib.runs.sweeps import sweep_model_names
+
+if TYPE_CHECKING:
+    from psit_lib.analysis.claims import RunContext
 
 __all__ = ["Experiment", "RunSummary"]
 
@@ -122,7 +126,26 @@ class Experiment:
                 "real model's behaviour" if self.settings.simulated else "real endpoint")
         return (f"**Backend:** `{self.settings.backend}` ({kind}) · **model:** `{', '.join(self.models)}` · "
                 f"**profile:** `{self.settings.profile_label}` · **seed:** `{self.seed}` · "
-                f"**temperature:** `{self.sampling.temperature}`")
+                f"**temperature:** `{self.sampling.temperature}`" + self._budget_line())
+
+    def _budget_line(self) -> str:
+        """The token budget that applies to a host's replies when it is not the run's ``max_tokens`` (a real endpoint
+        caps them unless the model has its own, llm/model_settings.py), so the page never shows 2048 where 512 applies."""
+        budgets = {m: reply_budget("task_host", self.sampling.max_tokens,
+                                   self.settings.model_settings.get(m) or None, self.settings.simulated)
+                   for m in self.models}
+        capped = {m: b for m, b in budgets.items() if b < self.sampling.max_tokens}
+        if not capped:
+            return ""
+        shown = ", ".join(f"`{b}` ({m})" for m, b in capped.items())
+        return (f" · **host replies capped at:** {shown} tokens, below `max_tokens` = `{self.sampling.max_tokens}` "
+                "(no max_tokens of the model's own in PSIT_MODEL_SETTINGS): Table 1 cells read *not comparable*")
+
+    def run_context(self) -> "RunContext":
+        """What the claims ledger needs to know about this notebook's run: the simulator or not, and its models."""
+        from psit_lib.analysis.claims import RunContext
+
+        return RunContext(simulated=self.settings.simulated, models=tuple(self.models))
 
     # -- running ------------------------------------------------------------------------------
     async def run(self, specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *,

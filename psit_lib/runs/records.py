@@ -45,6 +45,8 @@ class CallLog(BaseModel):
     completion_tokens: int
     error: str | None = None
     read_error: str | None = None  # the reply came back but could not be read (absent in older records)
+    max_tokens: int | None = None  # the request's budget of generated tokens (absent in older records)
+    finish_reason: str | None = None  # why the reply ended; "length": cut at max_tokens (absent in older records)
 
 
 class UsageSummary(BaseModel):

@@ -7,6 +7,7 @@ light module (no study code imported) naming its ``Study`` object and its notebo
     STUDIES = {"example": "psit_lib.studies.example.study:STUDY"}
     NOTEBOOKS = {"90_example_reveal_probe": ("example", "psit_lib.studies.example.study:ProbeParams")}
     RUNS_AFTER = {}   # notebook -> notebooks of the same run whose folders it reads
+    CLAIMS = {}       # study -> a function returning its paper's claims (the claims ledger reads them)
 
 This module finds those files, so adding a study adds nothing here. A researcher's own study,
 outside ``psit_lib``, calls :func:`register_study` from a plug-in (:mod:`psit_lib.runs.plugins`).
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 
 REGISTRATION_MODULE = "registration"
 
-_PLUGGED: dict[str, dict[str, Any]] = {"STUDIES": {}, "NOTEBOOKS": {}, "RUNS_AFTER": {}}
+_KEYS = ("STUDIES", "NOTEBOOKS", "RUNS_AFTER", "CLAIMS")
+_PLUGGED: dict[str, dict[str, Any]] = {key: {} for key in _KEYS}
 
 
 @lru_cache(maxsize=1)
@@ -38,7 +40,7 @@ def _found() -> dict[str, dict[str, Any]]:
     """The registrations of the study folders under ``psit_lib/studies``, merged."""
     import psit_lib.studies as package
 
-    merged: dict[str, dict[str, Any]] = {"STUDIES": {}, "NOTEBOOKS": {}, "RUNS_AFTER": {}}
+    merged: dict[str, dict[str, Any]] = {key: {} for key in _KEYS}
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if not info.ispkg:
             continue
@@ -73,13 +75,26 @@ def runs_after() -> dict[str, tuple[str, ...]]:
     return _table("RUNS_AFTER")
 
 
+def claims() -> list[Any]:
+    """Every registered study's paper claims (:class:`psit_lib.analysis.claims.Claim`), the studies in the order of
+    their first notebook (the private-state study's 01 first)."""
+    _plugins()
+    first: dict[str, str] = {}
+    for notebook, (name, _) in sorted(notebooks().items()):
+        first.setdefault(name, notebook)
+    found = _table("CLAIMS")
+    return [claim for name in sorted(found, key=lambda n: first.get(n, "~" + n)) for claim in _load(found[name])()]
+
+
 def register_study(name: str, study: str, notebooks: Mapping[str, str],
-                   runs_after: Mapping[str, tuple[str, ...]] | None = None) -> None:
+                   runs_after: Mapping[str, tuple[str, ...]] | None = None, claims: str | None = None) -> None:
     """Register a study from outside ``psit_lib`` (a plug-in): ``study`` and each notebook's
     parameter model as ``"module:attribute"``."""
     _PLUGGED["STUDIES"][name] = study
     _PLUGGED["NOTEBOOKS"].update({nb: (name, model) for nb, model in notebooks.items()})
     _PLUGGED["RUNS_AFTER"].update(runs_after or {})
+    if claims:
+        _PLUGGED["CLAIMS"][name] = claims
 
 
 def _load(target: str) -> Any:

@@ -14,7 +14,8 @@ DIFFERENCES: tuple[Difference, ...] = (
              "The same model plays agents, compressor and judge.",
         why="No model weights and no network offline; one configured model keeps runs reproducible.",
         effect="Default numbers are the simulator's reading rules at work, not a model's; see "
-               "'What decides this result'.",
+               "'What decides this result'. The paper's model is not named in the workbench's sources, so its claims "
+               "illustrate the protocol (no verdict) unless PSIT_PAPER_MODELS names the run's model (served-name=ACC).",
         notebooks=NB),
     Difference(
         point="Scale",

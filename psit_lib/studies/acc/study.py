@@ -150,6 +150,12 @@ def summary_rates(scored: Scored) -> pd.DataFrame:
     return accsum.summary_table(main_turns(scored))
 
 
+@metric("episode_rates", higher_is_better=accsum.EPISODE_HIGHER_IS_BETTER, parts=[MAIN])
+def episode_rates(scored: Scored) -> pd.DataFrame:
+    """Per (episode, agent): H_u, D_r and the mean judge scores within the episode (the claims pair agents by it)."""
+    return accsum.episode_table(main_turns(scored))
+
+
 @metric("hallucination_drift", higher_is_better=accm.RATES_HIGHER_IS_BETTER, parts=[MAIN])
 def hallucination_drift(scored: Scored) -> pd.DataFrame:
     """Pooled hallucination and drift rates with Wilson intervals; lower is better."""
@@ -200,7 +206,7 @@ def sweeps(scored: Scored) -> pd.DataFrame:
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*GAP_COLUMNS, "metric"])
 
 
-METRICS: tuple[Metric, ...] = (summary_rates, hallucination_drift, judge_scores, footprint_by_domain, ccs_form_table,
+METRICS: tuple[Metric, ...] = (summary_rates, episode_rates, hallucination_drift, judge_scores, footprint_by_domain, ccs_form_table,
                                judge_sensitivity, sweeps)
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from psit_lib.analysis.result_sentences import Direction, gap_separates, rate_headline, rate_reading
 from psit_lib.analysis.sweeps import mean_gap
+from psit_lib.studies.acc.judge import CRITERIA
 from psit_lib.studies.acc.metrics import agents_of, rate_table
 
 #: The paper's symbol for each turn-averaged rate.
@@ -61,6 +62,11 @@ SUMMARY_HIGHER_IS_BETTER = {"mean": False, "pooled_rate": False}
 these): H_u, D_r and the pooled rates are failure rates, so lower is better."""
 
 
+EPISODE_HIGHER_IS_BETTER = {"H_u": False, "D_r": False, "relevance": True, "answer_quality": True,
+                            "instruction_following": True, "coherence": True}
+"""Which way is better for the ``episode_rates`` table's values."""
+
+
 SUMMARY_DIRECTION: Direction = "higher" if SUMMARY_HIGHER_IS_BETTER["mean"] else "lower"
 """Which way is better for H_u and D_r, as the ``summary_rates`` metric declares it."""
 
@@ -94,3 +100,22 @@ def turn_average_reading(df: pd.DataFrame, *, seed: int = 0) -> str:
         return "No turn was scored, so there is no H_u or D_r to read."
     return "\n".join(f"- **{PAPER_SYMBOL[m]} ({m}, mean over turns; {SUMMARY_DIRECTION} is better)**: "
                      + metric_reading(turn_values(df, m), m, seed=seed) for m in PAPER_SYMBOL)
+
+
+EPISODE_COLUMNS = ["episode_id", "domain", "agent", "turns", "H_u", "D_r", *CRITERIA]
+
+
+def episode_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (episode, agent): the paper's turn averages within the episode, H_u (mean H_t over its scored turns) and
+    D_r (mean D_t over turns 2..T), and its mean judge score per criterion. Turns of one episode are not
+    independent; episodes are, and every agent answered the same turns of one scenario, so a claim compares agents
+    paired by episode (the ACC claims' tests)."""
+    ok = df[(df["status"] == "ok") & df["agent"].notna()]
+    if ok.empty:
+        return pd.DataFrame(columns=EPISODE_COLUMNS)
+    later = ok[ok["turn"].astype(float) >= 2]
+    keys = ["episode_id", "domain", "agent"]
+    table = ok.groupby(keys, observed=True, sort=False).agg(
+        turns=("turn", "size"), H_u=("hallucination", "mean"), **{c: (c, "mean") for c in CRITERIA})
+    table["D_r"] = later.groupby(keys, observed=True, sort=False)["drift"].mean()
+    return table.reset_index()[EPISODE_COLUMNS]

@@ -271,8 +271,10 @@ DIFFERENCES: tuple[Difference, ...] = (
             "The test models' well-formed host turns are under 30 tokens.",
         effect="None on the simulator. On a real model, a host reply longer than 512 tokens is cut (finish_reason "
                "length) and read as written (a baseline's JSON cut there was unreadable to it at 2048 too); a "
-               "reasoning model that thinks at length before answering needs "
-               "its own max_tokens in PSIT_MODEL_SETTINGS.",
+               "reasoning model that thinks at length before answering needs its own max_tokens in "
+               "PSIT_MODEL_SETTINGS. A cell run under the cap, or whose host replies were cut in more than 10% of its "
+               "episodes, is marked not comparable and left out of the claims ledger (docs/protocol.md §9); psit run "
+               "says so before it starts.",
         notebooks=FORK + ("07",)),
     Difference(
         point="Temperature sweep (this workbook's extension)",

@@ -9,13 +9,14 @@ model's name; they are never used as results.
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from psit_lib.analysis.paper_models import ROSTER_ENV, name_key, paper_models, read_roster
 from psit_lib.analysis.reference import REFERENCE_SOURCE, reference_table
+
+__all__ = ["ROSTER_ENV", "read_roster", "study_model", "near_study_model", "model_match_notes", "reference_models"]
 
 TABLE1 = "psit_table1_self_consistency"
 
@@ -60,60 +61,24 @@ def attractor_spellings() -> dict[str, tuple[str, ...]]:
 
 # -- which served model is the paper's ---------------------------------------------------------
 
-ROSTER_ENV = "PSIT_PAPER_MODELS"
-"""A user's roster: ``served-name=Study Model;...`` says that a served name the exact rule does not
-recognise (a quantised build, a mirror's own name) is the study's model, e.g.
-``PSIT_PAPER_MODELS="Qwen3-32B-AWQ=Qwen3 32B"``. Without it a near name is not the paper's model."""
-
-STUDY_SERVED_NAMES: dict[str, tuple[str, ...]] = {
-    "GPT-OSS 20B": ("openai/gpt-oss-20b",),
-    "GPT-OSS 120B": ("openai/gpt-oss-120b",),
-    "Qwen3 32B": ("qwen/qwen3-32b",),
-    "Qwen3 235B": ("qwen/qwen3-235b-a22b-thinking-2507",),
-}
-"""The model ids the study's reference configuration served each of its four models under."""
-
-
-def name_key(name: str) -> str:
-    """A served or printed model name without its ``org/`` prefix, case and punctuation."""
-    return re.sub(r"[^a-z0-9]", "", name.strip().rsplit("/", 1)[-1].lower())
-
-
-def read_roster(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The user's roster from :data:`ROSTER_ENV` (served name key -> study model); an entry naming
-    a model the study did not run is an error in one sentence."""
-    text = (os.environ if env is None else env).get(ROSTER_ENV, "").strip()
-    roster: dict[str, str] = {}
-    for entry in filter(None, (e.strip() for e in text.split(";"))):
-        served, sep, study = entry.partition("=")
-        study = study.strip()
-        if not sep or not served.strip() or study not in STUDY_SERVED_NAMES:
-            raise ValueError(f"{ROSTER_ENV}: {entry!r} must be served-name=one of "
-                             f"{', '.join(STUDY_SERVED_NAMES)}.")
-        roster[name_key(served)] = study
-    return roster
+STUDY = "PSIT"
+"""The study's name in ``data/reference/paper_models.csv`` (its four models and the ids its reference
+configuration served them under)."""
 
 
 def study_model(run_model: str, roster: Mapping[str, str] | None = None) -> str | None:
     """The study's model a served name is: the same name as the study prints it or as its reference
     configuration served it (ignoring case, punctuation and an ``org/`` prefix), or the user's
-    roster entry for it; None for anything else, near names included (``Qwen3-32B-AWQ`` is another
-    build, ``Qwen3-235B-A22B-Instruct-2507`` another model)."""
-    key = name_key(run_model)
-    mapped = (read_roster() if roster is None else roster).get(key)
-    if mapped is not None:
-        return mapped
-    for study, served in STUDY_SERVED_NAMES.items():
-        if key == name_key(study) or key in {name_key(s) for s in served}:
-            return study
-    return None
+    roster entry for it; None for the simulator and anything else, near names included (``Qwen3-32B-AWQ``
+    is another build, ``Qwen3-235B-A22B-Instruct-2507`` another model)."""
+    return paper_models(STUDY).model_of(run_model, roster)
 
 
 def near_study_model(run_model: str) -> str | None:
     """The study's model a served name merely resembles (it starts with the study's name), for the
     label "not the paper's model"; None when the name is the study's or resembles none."""
     key = name_key(run_model)
-    near = [m for m in STUDY_SERVED_NAMES if key.startswith(name_key(m)) and key != name_key(m)]
+    near = [m for m in paper_models(STUDY).models if key.startswith(name_key(m)) and key != name_key(m)]
     if study_model(run_model, roster={}) is not None or not near:
         return None
     return max(near, key=lambda m: len(name_key(m)))

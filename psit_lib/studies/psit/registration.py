@@ -1,6 +1,7 @@
 """The private-state study's notebooks, for :mod:`psit_lib.studies.registry` (imports nothing)."""
 
 STUDIES = {"psit": "psit_lib.studies.psit.study:STUDY"}
+CLAIMS = {"psit": "psit_lib.studies.psit.claims:claims"}
 
 NOTEBOOKS = {
     "01_theorem_illustration": ("psit", "psit_lib.studies.psit.theorem_params:TheoremParams"),

@@ -34,7 +34,7 @@ def _fork_sweeps(params: ForkTestParams) -> dict[str, list[Any]]:
 
 
 FORK_TABLES = ("self_consistency", "table1_self_consistency", "significance", "significance_table1", "summary",
-               "reproduction", "outcome_mix")
+               "reproduction", "outcome_mix", "failure_modes", "state_size")
 
 
 def _fork_notebook(task_of: Callable[[ForkTestParams], PsitTask], tables: tuple[str, ...]) -> StudyNotebook:
@@ -118,7 +118,8 @@ STUDY = Study(
             scorers=FORK_SCORERS, key_table="table1_self_consistency",
             metrics=fork_metrics(lambda params: list(params.tasks),
                                  ("self_consistency", "table1_self_consistency", "significance",
-                                  "significance_table1", "summary", "reproduction", "sweep")),
+                                  "significance_table1", "summary", "reproduction", "failure_modes", "state_size",
+                                  "sweep")),
             sweeps=_fork_sweeps,
             sweep_plan=lambda params, models: fx.sweep_specs(_sweep_task(params), params, models)),
         "07_secret_distribution_mode_collapse": SECRET_CHOICE_NOTEBOOK,

@@ -22,6 +22,7 @@ from psit_lib.studies.psit.tasks.base import PsitTask
 from psit_lib.studies.psit.protocol.fork_test import host_text, run_fork_episode
 from psit_lib.studies.psit.protocol.params import ForkTestParams
 from psit_lib.studies.psit.protocol.table1 import with_workbook_reader
+from psit_lib.studies.psit.protocol.budget import with_budget
 from psit_lib.studies.psit.protocol.reproduction import reproduction_reading as reproduction_reading  # for notebooks
 from psit_lib.runs.health import beside_rates
 
@@ -192,11 +193,11 @@ def _rate_cells(rates: pd.DataFrame, task: str, model: str, agents: list[str],
 
 def table1_rates(df: pd.DataFrame, agents: list[str], records: list[ForkRecord]) -> pd.DataFrame:
     """Self-consistency by Table 1's own rule (:mod:`~psit_lib.studies.psit.protocol.table1`) per
-    (task, model, agent), with Wilson intervals and the unreadable shares beside; failed episodes
-    counted apart, never scored."""
+    (task, model, agent), with Wilson intervals, the unreadable shares and the host's token budget
+    (:mod:`~psit_lib.studies.psit.protocol.budget`) beside; failed episodes counted apart, never scored."""
     rates = in_agent_order(rate_table(df, ["task", "model", "agent"], "table1_self_consistent"), agents)
     rates = with_workbook_reader(rates, df, ["task", "model", "agent"])
-    return beside_rates(rates, records, ["model", "agent"])
+    return with_budget(beside_rates(rates, records, ["model", "agent"]), df, ["task", "model", "agent"])
 
 
 def in_agent_order(df: pd.DataFrame, agents: list[str]) -> pd.DataFrame:

@@ -12,12 +12,15 @@ from typing import Any
 
 import pandas as pd
 
+from psit_lib.analysis.labels import is_simulated_backend
 from psit_lib.analysis.stats import rate_table
 from psit_lib.analysis.sweeps import GAP_COLUMNS, gap_table
 from psit_lib.runs.health import beside_rates
 from psit_lib.runs.scores import Metric, Score, ScoreContext, Scored, Scorer, scorer
 from psit_lib.runs.study import MAIN
 from psit_lib.studies.psit.protocol import experiment as fx
+from psit_lib.studies.psit.protocol.budget import budget_scorer, with_budget
+from psit_lib.studies.psit.protocol.state_size import state_size_summary
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_ORDER, Outcome
 from psit_lib.studies.psit.protocol.records import ForkRecord
 from psit_lib.studies.psit.protocol.reproduction import reproduction_check
@@ -60,7 +63,7 @@ def candidates_scorer(record: ForkRecord, ctx: ScoreContext) -> Score:
                  metadata={**counts, "unchecked": sum(c.checkable is False for c in candidates)})
 
 
-FORK_SCORERS: tuple[Scorer, ...] = (outcome_scorer, table1_scorer, candidates_scorer)
+FORK_SCORERS: tuple[Scorer, ...] = (outcome_scorer, table1_scorer, candidates_scorer, budget_scorer)
 
 
 # -- the scored frame ------------------------------------------------------------------------------
@@ -76,7 +79,8 @@ def scored_frame(scored: Scored, part: str = MAIN) -> pd.DataFrame:
     table and the outcome figure read."""
     rows = scored.part(part)
     columns = ["episode_id", "task", "model", "agent", "outcome", "scored", "self_consistent",
-               "table1_self_consistent", "table1_outcome", "table1_workbook_reader_self_consistent"]
+               "table1_self_consistent", "table1_outcome", "table1_workbook_reader_self_consistent", "budget",
+               "budget_cut"]
     if rows.empty:
         return pd.DataFrame(columns=columns)
     ok = rows["status"] == "ok"
@@ -87,7 +91,9 @@ def scored_frame(scored: Scored, part: str = MAIN) -> pd.DataFrame:
                        "table1_self_consistent": rows["table1"].where(ok, False).astype(bool),
                        "table1_outcome": _column(rows, "table1.outcome").where(ok, None),
                        "table1_workbook_reader_self_consistent":
-                           _column(rows, "table1.workbook_reader").where(ok, False).astype(bool)}, columns=columns)
+                           _column(rows, "table1.workbook_reader").where(ok, False).astype(bool),
+                       "budget": _column(rows, "budget").where(ok, None),
+                       "budget_cut": _column(rows, "budget.cut").where(ok, None)}, columns=columns)
     df["outcome"] = pd.Categorical(df["outcome"], [o.value for o in OUTCOME_ORDER])
     return df.reset_index(drop=True)
 
@@ -125,6 +131,36 @@ def _summary(scored: Scored, tasks: Callable[[Any], list[str]]) -> pd.DataFrame:
 def outcome_mix(scored: Scored) -> pd.DataFrame:
     df = scored_frame(scored)
     return fx.outcome_mix(df) if len(df) else pd.DataFrame()
+
+
+FIGURE2_CLASSES = ("self-consistent", "over-confirmation", "state substitution", "all denial", "leakage")
+"""The study's Figure 2 partition of scored episodes by Table 1's rule (:func:`~.table1.paper_outcome`)."""
+
+
+def failure_modes(scored: Scored) -> pd.DataFrame:
+    """Scored episodes per (task, model, agent) in each class of the study's Figure 2 (Table 1's rule), with the
+    host's budget beside (RQ2's claim reads it)."""
+    df = scored_frame(scored)
+    df = df[df["scored"]]
+    keys = ["task", "model", "agent"]
+    if df.empty:
+        return pd.DataFrame(columns=[*keys, *FIGURE2_CLASSES])
+    table = pd.crosstab([df[k] for k in keys], df["table1_outcome"]).reindex(columns=list(FIGURE2_CLASSES),
+                                                                              fill_value=0)
+    table = fx.in_agent_order(table.reset_index().rename_axis(columns=None), scored.params.agents)
+    return with_budget(table, df, keys)
+
+
+def state_size(scored: Scored) -> pd.DataFrame:
+    """Private state per (task, model, agent) from each scored episode's mean over turns (RQ3's claim reads it)."""
+    df, records = _main(scored)
+    ok = {e for e, flag in zip(df["episode_id"], df["scored"]) if flag}
+    rows = [{"task": rec.spec.get("task", result.task), "model": rec.spec["model"], "agent": rec.spec["agent"],
+             "state_tokens": sum(result.state_size_per_turn) / len(result.state_size_per_turn)}
+            for rec in records if rec.episode_id in ok and (result := rec.result) is not None
+            and result.state_size_per_turn]
+    return with_budget(state_size_summary(pd.DataFrame(rows, columns=["task", "model", "agent", "state_tokens"])), df,
+                       ["task", "model", "agent"])
 
 
 def candidate_sources(scored: Scored) -> pd.DataFrame:
@@ -175,8 +211,11 @@ def fork_metrics(tasks: Callable[[Any], list[str]], names: Sequence[str]) -> tup
         "significance_table1": Metric("significance_table1", _significance_table1,
                                       {"rate_method": True, "rate_baseline": False}),
         "summary": Metric("summary", lambda s: _summary(s, tasks)),
-        "reproduction": Metric("reproduction", lambda s: reproduction_check(table1_self_consistency(s))),
+        "reproduction": Metric("reproduction", lambda s: reproduction_check(
+            table1_self_consistency(s), simulated=is_simulated_backend(s.backend))),
         "outcome_mix": Metric("outcome_mix", outcome_mix),
+        "failure_modes": Metric("failure_modes", failure_modes),
+        "state_size": Metric("state_size", state_size),
         "candidate_sources": Metric("candidate_sources", candidate_sources),
         "sweep": Metric("sweep", sweep_table, {"gap": True, "a": True, "b": True}, parts=("sweep:",)),
         "live_outcome_mix": Metric("live_outcome_mix", outcome_mix),
