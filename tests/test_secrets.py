@@ -181,6 +181,13 @@ def test_secret_summary_per_group():
     assert "top share: Wilson 95%" in diagnosis.interval
 
 
+def test_a_top_secret_tied_with_others_is_named_as_a_tie():
+    df = pd.DataFrame({"task": ["hangman"] * 5, "secret": ["apple", "zebra", "planet", "planet", "apple"]})
+    row = secret_summary(df, "task", "secret", n_boot=50).iloc[0]
+    assert (row.top_secret, row.top_count) == ("(2 secrets tied)", 2)
+    assert row.top_share == pytest.approx(0.4) and row.top_share_low < 0.4 < row.top_share_high
+
+
 def test_secret_summary_without_domain_size_or_secrets():
     df = pd.DataFrame({"model": ["m1", "m1", "m2"], "secret": ["a", "b", None]})
     table = secret_summary(df, ["model"], "secret", n_boot=50).set_index("model")

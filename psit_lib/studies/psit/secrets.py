@@ -113,6 +113,15 @@ def lead_is_separated(top_count: int, runner_up: int, alpha: float = LEAD_ALPHA)
     return lead_test(top_count, runner_up) < alpha
 
 
+def top_of(counter: Counter) -> tuple[Hashable, int]:
+    """The most frequent secret and its count; secrets tied at that count are ties, never one of
+    them picked by its text: ``("(N secrets tied)", count)``."""
+    ranked = _ranked(counter)
+    top, count = ranked[0]
+    tied = sum(c == count for _, c in ranked)
+    return (top if tied == 1 else f"({tied} secrets tied)"), count
+
+
 def _ranked(counter: Counter) -> list[tuple[Hashable, int]]:
     """Secrets by count, descending; ties broken by the secret's text so the order is reproducible."""
     return sorted(counter.items(), key=lambda item: (-item[1], str(item[0])))
@@ -393,7 +402,7 @@ def secret_summary(
                 for name in outside:
                     row[f"{name}_low"] = row[f"{name}_high"] = float("nan")
             row["normalised_entropy"] = normalised_entropy(secrets, size) if size else float("nan")
-            row["top_secret"], row["top_count"] = _ranked(Counter(secrets))[0]
+            row["top_secret"], row["top_count"] = top_of(Counter(secrets))
             row["top_share"] = top_share(secrets)
             top = top_share_interval(int(row["top_count"]), len(secrets))
             row["top_share_low"], row["top_share_high"] = top.low, top.high

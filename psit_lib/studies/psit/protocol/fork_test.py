@@ -40,7 +40,8 @@ class ForkSettings:
     checked once, by the notebooks' parameters (:class:`~psit_lib.studies.psit.protocol.params.ForkTestParams`).
 
     ``t_fork``: turns before the fork, the opener counted as turn 1. ``candidate_order``:
-    ``"reference"`` (deterministic: most frequent compatible words, conditions by name) or
+    ``"reference"`` (the reference code's: the stored secret, the reveal, then the most frequent
+    compatible words, or conditions in the dataset's order, by name when more fit) or
     ``"sampled"`` (seeded, frequency-weighted). ``system_prompt``: ``"neutral"`` (rules in the
     opener) or ``"task"`` (a task-specific host prompt). ``agent_options``: design choices of
     the PSIT agents (:class:`~psit_lib.studies.psit.agents.config.AgentConfig`), as pairs.
