@@ -311,7 +311,8 @@ def test_task_satisfies_the_protocol_and_prompts_carry_the_rules():
     for prompt in (TASK.host_system_prompt(), TASK.opener()):  # free choice (the study): no list
         assert not any(f"- {name}" in prompt for name in RAW_HAS) and "realistic" in prompt
     assert "yes or no" in TASK.host_system_prompt().lower() and "privately" in TASK.host_system_prompt().lower()
-    assert "name of the medical condition only" in TASK.reveal_prompt() and "in the list" in closed.reveal_prompt()
+    reveal = TASK.reveal_prompt()
+    assert "reveal the medical condition" in reveal and "name only" in reveal and "in the list" in closed.reveal_prompt()
     confirm = TASK.confirm_prompt("Croup")
     assert "Croup" in confirm and "single word" in confirm and "yes or no" in confirm
     opener = TASK.opener().lower()
