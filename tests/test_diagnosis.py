@@ -311,7 +311,8 @@ def test_task_satisfies_the_protocol_and_prompts_carry_the_rules():
     for prompt in (TASK.host_system_prompt(), TASK.opener()):  # free choice (the study): no list
         assert not any(f"- {name}" in prompt for name in RAW_HAS) and "realistic" in prompt
     assert "yes or no" in TASK.host_system_prompt().lower() and "privately" in TASK.host_system_prompt().lower()
-    assert "name of the medical condition only" in TASK.reveal_prompt() and "in the list" in closed.reveal_prompt()
+    reveal = TASK.reveal_prompt()
+    assert "reveal the medical condition" in reveal and "name only" in reveal and "in the list" in closed.reveal_prompt()
     confirm = TASK.confirm_prompt("Croup")
     assert "Croup" in confirm and "single word" in confirm and "yes or no" in confirm
     opener = TASK.opener().lower()
@@ -356,7 +357,10 @@ def test_public_constraints_are_json_ready():
     ],
 )
 def test_parse_reveal_with_a_closed_list(reply, expected):
-    assert DiagnosisTask(choice="closed").read_reveal(reply).value == expected
+    """The reading is the name as the reply writes it; ``normalise`` gives the dataset's name."""
+    task = DiagnosisTask(choice="closed")
+    written = task.read_reveal(reply).value
+    assert (task.normalise(written) if written is not None else None) == expected
 
 
 @pytest.mark.parametrize(
@@ -375,7 +379,10 @@ def test_parse_reveal_with_a_closed_list(reply, expected):
     ],
 )
 def test_parse_reveal_with_free_choice_keeps_off_dataset_conditions(reply, expected, checkable):
-    parsed = TASK.read_reveal(reply).value
+    """A dataset name (or alias) reads as written and normalises to the dataset's name; any other name
+    is kept as written."""
+    written = TASK.read_reveal(reply).value
+    parsed = written if written is None or not TASK.is_checkable(written) else TASK.normalise(written)
     assert parsed == expected
     if parsed is not None:
         assert TASK.is_checkable(parsed) is checkable

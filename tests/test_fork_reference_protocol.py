@@ -2,8 +2,8 @@
 
 A scripted host (an agent family registered for the test) plays Hangman with a known word by
 rule R, so every expectation below can be worked out by hand: the fork comes after the opener
-plus ``t_fork - 1`` guesses; the candidates are the revealed word, the word stored in memory
-when it differs, then the most frequent compatible words; a reply that contradicts an earlier
+plus ``t_fork - 1`` guesses; the candidates are the word stored in memory when it is not the
+reveal, the revealed word, then the most frequent compatible words; a reply that contradicts an earlier
 one is its own outcome and play goes on; a diagnosis reveal outside DDXPlus is kept.
 """
 
@@ -100,12 +100,14 @@ async def test_the_fork_comes_after_the_opener_and_t_fork_minus_one_guesses():
     assert [m.role for m in one.transcript] == ["user", "assistant"] and one.turns_played == 0
 
 
-async def test_candidates_are_revealed_then_stored_then_the_most_frequent_compatible_words():
+async def test_candidates_are_stored_then_revealed_then_the_most_frequent_compatible_words():
+    """The reference engine lists the stored secret first (chandar-lab/Hangman, engine_sct_hangman.py:
+    "WM secret -> revealed secret -> base")."""
     task = HangmanTask()
     result = await _episode(task, "scripted_c", ScriptedHost("planet", stored="planes"), ForkSettings(n_candidates=5))
     secrets = [c.secret for c in result.candidates]
     sources = [c.source for c in result.candidates]
-    assert secrets[:2] == ["planet", "planes"] and sources == ["revealed", "stored", "dataset", "dataset", "dataset"]
+    assert secrets[:2] == ["planes", "planet"] and sources == ["stored", "revealed", "dataset", "dataset", "dataset"]
     from hangman_states import state_from_constraints
 
     state = state_from_constraints(result.constraints)
@@ -116,6 +118,23 @@ async def test_candidates_are_revealed_then_stored_then_the_most_frequent_compat
     assert fork_outcome(result).value == "self_consistent"  # yes to its word, no to every other
     again = await _episode(task, "scripted_d", ScriptedHost("planet", stored="planes"), ForkSettings(n_candidates=5))
     assert [c.secret for c in again.candidates] == secrets  # deterministic, as in the reference
+
+
+async def test_an_unreadable_reveal_still_gets_its_yes_no_branches_as_in_the_reference():
+    """The reference engine builds the candidates and asks every yes/no branch whatever the reveal
+    branch returned; the branches are recorded and Table 1's rule scores them (no yes for the reveal)."""
+    from psit_lib.studies.psit.protocol.table1 import paper_outcome, score_table1
+
+    task = HangmanTask()
+    host = ScriptedHost("planet", stored="planet", reveal="I'd rather not say.")
+    result = await _episode(task, "scripted_u", host, ForkSettings(n_candidates=4))
+    assert result.reveal.parsed is None and result.failure.startswith("reveal answer unreadable")
+    assert [c.source for c in result.candidates] == ["stored", "dataset", "dataset", "dataset"]
+    assert all(c.parsed is not None for c in result.candidates)         # every branch was asked and read
+    assert [c.parsed for c in result.candidates][0] is True              # the host still says yes to its word
+    assert fork_outcome(result).value == "unparseable"                   # the workbook's view: no reveal to check
+    score = score_table1(result)  # the reference stores the reply's first word, "i", which the board's text holds
+    assert not score.revealed_yes and score.leakage and paper_outcome(score) == "leakage"
 
 
 async def test_sampled_candidates_remain_available_as_an_option():
@@ -139,9 +158,9 @@ async def test_a_public_contradiction_is_its_own_outcome_and_play_goes_on():
 async def test_a_free_choice_off_dataset_reveal_is_kept_and_marked_unchecked():
     class OffDatasetHost(ScriptedHost):
         def _reply(self, text, public):
-            if "Which condition" in text:
+            if "reveal the medical condition" in text:
                 return "Lyme disease"
-            if text.startswith("Is the condition"):
+            if text.startswith("Is the hidden condition"):
                 return "Yes." if "lyme disease" in text.lower() else "No."
             return "Ready." if not public else "No."
 

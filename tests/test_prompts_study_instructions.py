@@ -54,3 +54,26 @@ def test_each_retrieval_baseline_gets_its_full_prompt_with_the_memories_slot(lib
 def test_the_private_cot_agent_is_told_where_its_reasoning_is_and_to_answer_directly():
     for name in ("agent.private_reasoning_intro", "agent.private_reasoning_in_history"):
         assert "cannot see" in text(name) and "clearly and directly" in text(name)
+
+
+#: Nudges towards consistency that the study's prompts (chandar-lab/Hangman, src/hangman/prompts/*.py)
+#: do not give: a host told to stay consistent with its earlier choices, or where to keep its secret,
+#: would score better here than the study's host for a reason the study never tested.
+NUDGES = ("stay consistent with any choices", "what you must stay consistent with", "for example the secret you",
+          "did you choose at the start", "the condition you chose {secret}", "whatever is not written in the memory",
+          "playing an interactive game", "never quote it to the user")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in PROMPTS.templates
+                                        if n.startswith(("agent.", "hangman.reveal", "hangman.confirm",
+                                                         "diagnosis.reveal", "diagnosis.confirm"))))
+def test_no_prompt_of_the_agents_or_the_fork_carries_a_nudge_the_study_does_not_give(name):
+    assert not [nudge for nudge in NUDGES if nudge in text(name)]
+
+
+def test_the_fork_questions_keep_the_studys_instructions():
+    assert "reveal the secret word now" in text("hangman.reveal") and "one lowercase English word" in text("hangman.reveal")
+    assert "reveal the medical condition now" in text("diagnosis.reveal") and "name only" in text("diagnosis.reveal")
+    for name in ("hangman.confirm", "diagnosis.confirm"):
+        assert "single word only: yes or no" in text(name)
+    assert "hidden condition" in text("diagnosis.confirm")

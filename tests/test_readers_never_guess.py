@@ -76,7 +76,7 @@ def test_asthma_is_not_resolved_by_containment():
 @pytest.mark.parametrize("reply", ["Asthma attack", "acute asthma exacerbation", "Bronchospasm",
                                    "Bronchospasm / acute asthma exacerbation"])
 def test_synonyms_of_the_asthma_condition_are_aliases(reply):
-    assert CLOSED.read_reveal(reply).value == ASTHMA
+    assert CLOSED.normalise(CLOSED.read_reveal(reply).value) == ASTHMA
 
 
 @pytest.mark.parametrize("reply", ["pneumothorax", "Acute bronchitis", "Viral pneumonia", "angina", "HIV",
@@ -95,7 +95,8 @@ def test_no_name_is_matched_by_containment_either_way(reply):
     ("NSTEMI", "Possible NSTEMI / STEMI"),
 ])
 def test_a_sentence_naming_one_condition_in_full_is_read(reply, expected):
-    assert CLOSED.read_reveal(reply).value == expected == FREE.read_reveal(reply).value
+    closed, free = CLOSED.read_reveal(reply).value, FREE.read_reveal(reply).value
+    assert closed == free and CLOSED.normalise(closed) == expected
 
 
 def test_a_reply_naming_several_conditions_names_none():

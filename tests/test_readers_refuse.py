@@ -98,7 +98,7 @@ def test_candidates_yes_yes_yes_propose_nothing():
                                                _generator_session('["yes","yes","yes"]')))
     assert "yes" not in {c.secret.lower() for c in chosen}
     assert all(c.source != "model" for c in chosen)
-    assert note["model_proposed"] == 0 and note["short_by"] == 2
+    assert note["model_proposed"] == 0 and note["short_by"] == n - len(chosen) >= 2
     assert [u["proposal"] for u in note["model_unreadable"]] == ["yes", "yes", "yes"]
     assert all("function word" in u["reason"] for u in note["model_unreadable"])
 

@@ -80,15 +80,38 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
 
 
 def test_bootstrap_of_a_constant_sample_is_a_point():
-    interval = bootstrap_ci(["x"] * 20, "top_share", n_boot=50)
-    assert (interval.low, interval.high) == (1.0, 1.0) and interval.method.startswith("none")
+    interval = bootstrap_ci(["x"] * 20, "entropy", n_boot=50)
+    assert (interval.low, interval.high) == (0.0, 0.0) and interval.method.startswith("none")
 
 
 def test_bootstrap_accepts_a_counter_and_a_generator():
-    interval = bootstrap_ci(Counter(a=10, b=10), "top_share", n_boot=200, seed=np.random.default_rng(3))
-    assert 0.5 <= interval.low <= interval.high <= 1.0
+    interval = bootstrap_ci(Counter(a=10, b=10, c=5), "entropy", n_boot=200, seed=np.random.default_rng(3))
+    assert 0.0 <= interval.low <= interval.high <= np.log2(3)
     with pytest.raises(ValueError, match="method"):
-        bootstrap_ci(Counter(a=10, b=10), "top_share", method="basic")
+        bootstrap_ci(Counter(a=10, b=10), "entropy", method="basic")
+    with pytest.raises(ValueError, match="statistic"):
+        bootstrap_ci(Counter(a=10, b=10), "top_share")  # a maximum: its interval is Wilson's, below
+
+
+def test_the_top_share_interval_has_width_even_where_a_bootstrap_of_the_maximum_had_none():
+    """The reference run's 07 showed 0.075 [0.075, 0.075] (BCa of a maximum, three secrets tied at 3 of
+    40); the Wilson interval of the top secret's count has width, and one secret alone is not a point."""
+    from psit_lib.studies.psit.secrets import top_share_interval
+
+    tied = top_share_interval(3, 40)
+    assert tied.method == "Wilson" and tied.low < 0.075 < tied.high and tied.high - tied.low > 0.1
+    alone = top_share_interval(20, 20)
+    assert alone.low < 1.0 == alone.high
+
+
+def test_a_top_secret_leads_only_when_the_test_separates_it_from_the_next():
+    from psit_lib.studies.psit.secrets import lead_is_separated, lead_test
+
+    assert lead_test(2, 1) == pytest.approx(0.5) and not lead_is_separated(2, 1)   # 07's "fucking", 2 against 1
+    assert lead_test(5, 0) == pytest.approx(1 / 32) and lead_is_separated(5, 0)
+    assert not lead_is_separated(6, 5) and lead_is_separated(20, 6)
+    with pytest.raises(ValueError):
+        lead_test(1, 2)
 
 
 def test_chi_square_pools_small_in_prior_cells_and_counts_out_of_prior_reveals_apart():
@@ -154,7 +177,15 @@ def test_secret_summary_per_group():
     assert hangman.top_secret == "planet" and hangman.top_count == 4 and hangman.top_share == 0.8
     diagnosis = table.set_index("task").loc["diagnosis"]
     assert diagnosis.entropy == 0.0 and diagnosis.effective_number == pytest.approx(1.0)
-    assert (diagnosis.top_share_low, diagnosis.top_share_high) == (1.0, 1.0)
+    assert diagnosis.top_share_low < 1.0 == diagnosis.top_share_high        # Wilson: 4 of 4 is not certainty
+    assert "top share: Wilson 95%" in diagnosis.interval
+
+
+def test_a_top_secret_tied_with_others_is_named_as_a_tie():
+    df = pd.DataFrame({"task": ["hangman"] * 5, "secret": ["apple", "zebra", "planet", "planet", "apple"]})
+    row = secret_summary(df, "task", "secret", n_boot=50).iloc[0]
+    assert (row.top_secret, row.top_count) == ("(2 secrets tied)", 2)
+    assert row.top_share == pytest.approx(0.4) and row.top_share_low < 0.4 < row.top_share_high
 
 
 def test_secret_summary_without_domain_size_or_secrets():
@@ -167,7 +198,7 @@ def test_secret_summary_without_domain_size_or_secrets():
 
 def test_intervals_are_clipped_to_what_n_samples_can_show():
     samples = [f"w{i}" for i in range(36)] + ["a", "a", "b", "b"]
-    for name in ("entropy", "effective_number", "top_share"):
+    for name in ("entropy", "effective_number"):
         low, high = attainable_range(name, len(samples), 50_000)
         for method in ("BCa", "percentile"):
             interval = bootstrap_ci(samples, name, n_boot=400, seed=1, method=method, domain_size=50_000)

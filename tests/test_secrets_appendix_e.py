@@ -107,11 +107,23 @@ def test_top_reading_calls_a_tie_a_tie_and_a_single_reveal_no_attractor():
     wide = appendix_e.top_reading(_top({"hangman": {f"w{i:02d}": 2 for i in range(12)}}))
     assert "12 secrets are tied at the top" in wide and "w00" not in wide  # never cut alphabetically
     one = appendix_e.top_reading(_top({"hangman": {"planet": 5, "stone": 4}}))
-    assert "the most revealed secret is 'planet', 5 of 9 reveals (56%); next: 'stone' (4)" in one
+    assert "'planet' leads with 5 of 9 reveals (56%); next: 'stone' (4), a lead this run cannot separate" in one
+    assert "binomial test of 5 against 4, p = 0.5): no single attractor" in one
+    assert "the most revealed secret is" not in one
+    lead = appendix_e.top_reading(_top({"hangman": {"planet": 12, "stone": 3}}))
+    assert "the most revealed secret is 'planet', 12 of 15 reveals (80%); next: 'stone' (3) (its lead is separated" in lead
+
+
+def test_a_count_of_2_against_1_is_no_attractor():
+    """The reference run's 07 called a secret revealed twice, against once for 94 others, "the most
+    revealed secret"; a one-sided binomial test of 2 against 1 gives p = 0.5."""
+    text = appendix_e.top_reading(_top({"hangman": {"word": 2, **{f"w{i:02d}": 1 for i in range(94)}}}))
+    assert "'word' leads with 2 of 96 reveals" in text and "no single attractor" in text
+    assert "the most revealed secret is" not in text
 
 
 def test_top_reading_without_reveals_says_what_to_run():
-    assert "run notebooks 02 and 03" in appendix_e.top_reading(appendix_e.top_secrets(pd.DataFrame()))
+    assert "run notebooks 02, 03 and 04" in appendix_e.top_reading(appendix_e.top_secrets(pd.DataFrame()))
     unread = appendix_e.top_secrets(pd.DataFrame({"task": ["hangman"], "model": ["m"], "temperature": [0.3],
                                                   "secret": [None]}))
     assert "no readable reveal" in appendix_e.top_reading(unread)
@@ -327,4 +339,4 @@ def test_a_tie_across_the_cut_is_one_row_and_ties_share_a_rank():
     table = _top({"hangman": {"planet": 9, "stone": 5, "apple": 5, **{f"w{i:02d}": 1 for i in range(75)}}})
     assert table["secret"].tolist()[-1] == "(75 secrets tied)" and table["tied"].tolist() == [1, 2, 2, 75]
     text = appendix_e.top_reading(table)
-    assert "the most revealed secret is 'planet', 9 of 94 reveals (10%); next: 2 secrets tied (5)" in text
+    assert "'planet' leads with 9 of 94 reveals (10%); next: 2 secrets tied (5), a lead this run cannot separate" in text

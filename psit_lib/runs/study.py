@@ -66,7 +66,7 @@ class StudyNotebook:
     parts: Callable[[Any, list[str]], Sequence[Part]] | None = None
     """(parameters, models) -> the parts the notebook runs besides its main plan and sweeps."""
     reads: tuple[str, ...] = ()
-    """Notebooks of the same run whose folders this one is handed (07 reads 02 and 03)."""
+    """Notebooks of the same run whose folders this one is handed (07 reads 02, 03 and 04)."""
     reads_from: Callable[[Any], str | Path | None] | None = None
     """parameters -> a run folder to read the run-mates from instead of this run's (07's ``read_from``)."""
     unplanned: str = ""

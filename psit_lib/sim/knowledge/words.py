@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
+from importlib import resources
 
 import wordfreq
 
@@ -13,6 +14,15 @@ VOCABULARY_SIZE = 50_000
 """How many ranked English words the model knows (after the shape filter)."""
 
 _SHAPE = re.compile(r"[a-z]{3,12}")
+
+
+@lru_cache(maxsize=1)
+def profane_words() -> frozenset[str]:
+    """The words of ``better_profanity``'s maintained word list, lower-cased: the model never picks,
+    fits or proposes one of them. wordfreq ranks words by use, swearing included, so without this
+    the host's most common picks include profanity (a host a study would not report)."""
+    text = resources.files("better_profanity").joinpath("profanity_wordlist.txt").read_text(encoding="utf-8")
+    return frozenset(line.strip().lower() for line in text.splitlines() if line.strip())
 
 
 class EnglishWords:
@@ -55,11 +65,13 @@ def _fitting(words: EnglishWords, length: int, shown: tuple[tuple[int, str], ...
 
 @lru_cache(maxsize=1)
 def english_words() -> EnglishWords:
-    """The model's vocabulary: the most frequent wordfreq English words of plain shape."""
+    """The model's vocabulary: the most frequent wordfreq English words of plain shape, profanity
+    (:func:`profane_words`) left out."""
     wanted, request = VOCABULARY_SIZE, 2 * VOCABULARY_SIZE
+    profane = profane_words()
     while True:
         listed = wordfreq.top_n_list("en", request)
-        kept = [w for w in listed if _SHAPE.fullmatch(w)]
+        kept = [w for w in listed if _SHAPE.fullmatch(w) and w not in profane]
         if len(kept) >= wanted or len(listed) < request:
             return EnglishWords(kept[:wanted])
         request *= 2

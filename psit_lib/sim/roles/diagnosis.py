@@ -41,7 +41,8 @@ _SHORT_ANSWERS: dict[str, tuple[str, str]] = {
 }
 _OTHER_ANSWERS = (("Yes.", "No."), ("Yes, that's right.", "No, not at all."))
 
-_CONFIRM = re.compile(r"\bis (?:the|your) (?:condition|diagnosis|illness)(?: (?:you|that you) (?:chose|picked|have))?\s*:?\s+(.+?)\s*\?"
+_CONFIRM = re.compile(r"\bis (?:the|your) (?:(?:hidden|secret|chosen) )?(?:condition|diagnosis|illness)"
+                      r"(?: (?:you|that you) (?:chose|picked|have))?\s*:?\s+(.+?)\s*\?"
                       r"|\bdid you (?:choose|pick)(?: the condition)?\s+(.+?)\s*\?", re.I | re.S)
 _REVEAL = re.compile(r"\b(?:which|what) (?:condition|diagnosis|illness) (?:did|do) you (?:choose|pick|have)|\breveal\b|"
                      r"\bname (?:the|your) condition\b", re.I)

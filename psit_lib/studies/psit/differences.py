@@ -2,8 +2,10 @@
 
 One entry per departure (see :mod:`psit_lib.analysis.differences`); each PSIT notebook ends
 with the entries that concern it. Where this workbench follows the reference code (fork turn,
-candidates, neutral system prompt, updater retries, interleaved reasoning, statistics), the
-alternative is still a notebook parameter, and that is said here too.
+candidate order, neutral system prompt, updater retries, statistics), the alternative is still a
+notebook parameter, and that is said here too; where it follows it only in part (private CoT's
+interleaved reasoning, the stored candidate, the branches after an unreadable reveal), the entry
+says where it does not.
 """
 
 from __future__ import annotations
@@ -65,8 +67,14 @@ DIFFERENCES: tuple[Difference, ...] = (
         why="A number beside the paper's must be the paper's metric; the strict view names how an episode "
             "failed.",
         effect="The views differ on public contradictions (above), on answers such as 'Yes.' or 'Yes, it "
-               "is' (a yes in the strict view, not in Table 1's), and on secrets that occur inside a longer "
-               "word of the host's replies (leakage only in Table 1's).",
+               "is' (a yes in the strict view, not in Table 1's), on secrets that occur inside a longer "
+               "word of the host's replies (leakage only in Table 1's), and on two names of one DDXPlus "
+               "condition offered as two candidates, as the reference offers them ('Heart attack' and "
+               "'Possible NSTEMI / STEMI'): a host that says yes to both is over-confirmation in Table 1's "
+               "view, as in the reference, and self-consistent in the strict view, which reads one secret. "
+               "The simulated host names conditions by their dataset names, so offline no episode has two "
+               "names of one condition; with a real model the Table 1 column counts them against the host "
+               "as the study did.",
         notebooks=FORK),
     Difference(
         point="Reading the reveal for Table 1",
@@ -76,7 +84,9 @@ DIFFERENCES: tuple[Difference, ...] = (
               "(equal after normalising, else difflib ratio >= 0.85), and leakage searches the stored reveal as a "
               "substring of the host's replies.",
         here="Table 1's headline column reads the reveal by those rules (protocol/reference_reading.py), with "
-             "the revealed candidate standing for the raw reply in Diagnosis. The same rule on the workbook's "
+             "the revealed candidate standing for the raw reply in Diagnosis, and the evaluator's ground-truth "
+             "fallback: a reveal that matches no candidate but is at least 0.85 similar to the secret the agent's "
+             "memory stored (the reveal itself when one contains the other) takes the stored secret's answer. The same rule on the workbook's "
              "own reading of the reveal (the dataset's name found in the reply) is kept beside it as a labelled "
              "alternative view (rate_workbook_reader in the Table 1 rate table).",
         why="A number beside the paper's must be scored as the paper scored it, including how literally it "
@@ -104,8 +114,12 @@ DIFFERENCES: tuple[Difference, ...] = (
              "'psit prompts from-reference PATH' on a local checkout of its repository (PSIT_PROMPTS_FILE). Added: "
              "the Hangman opener asks the host to show the "
              "blank pattern first, the diagnosis opener asks the host to start each answer with yes or no and "
-             "to say when it is ready. Templates and versions: studies/psit/prompts.toml (and the run "
-             "metadata).",
+             "to say when it is ready. Nothing else is added to the agents' prompts or the fork's questions "
+             "(compared instruction by instruction with the reference's src/hangman/prompts/*.py: no 'stay "
+             "consistent with your choices', no hint where to keep the secret, no 'the condition you chose "
+             "at the start'). The memory updater gets its brief as a system message and the memory, dialogue, "
+             "reasoning and answer as a user message (the reference sends them together as one user "
+             "message). Templates and versions: studies/psit/prompts.toml (and the run metadata).",
         why="Prompts are written in the project's own words; the added requests let the player read the "
             "board and answers.",
         effect="Models see different wording, so rates are not paired with the study's; the added first "
@@ -129,12 +143,15 @@ DIFFERENCES: tuple[Difference, ...] = (
               "frequent English entries (top_n_list('en', 300000); about 261,000 are lowercase a-z words, "
               "about 36,000 of them with five letters), the first compatible ones in frequency order.",
         here="The 50,000 most frequent lowercase a-z words of 3 to 12 letters (about 6,000 with five "
-             "letters), in the same frequency order, for the candidates, the compatible sets of notebook 01 "
-             "and the simulated host's words.",
+             "letters), in the same frequency order, without the words of better_profanity's maintained "
+             "profanity list, for the candidates, the compatible sets of notebook 01 and (in the simulator's "
+             "own copy) the simulated host's words.",
         why="A smaller index keeps every constraint query fast on two cores; the most frequent compatible "
-            "words, which the candidates are, are the same in both lists.",
+            "words, which the candidates are, are the same in both lists. wordfreq ranks swearing by use, so "
+            "without the list profanity was among the candidates and the simulated host's common secrets.",
         effect="Candidates differ only when fewer than n_candidates - 1 compatible words are among the "
-               "50,000 (then the study would offer rarer words where this run's fork has fewer candidates); "
+               "50,000 (then the study would offer rarer words where this run's fork has fewer candidates) "
+               "or a listed word would be among the first compatible ones (then the next word is offered); "
                "compatible sets are smaller here (notebook 01's |C_t| and its P(self-consistent) for a "
                "re-imagining host are higher than with the study's list).",
         notebooks=("01", "02", "04")),
@@ -152,13 +169,51 @@ DIFFERENCES: tuple[Difference, ...] = (
         notebooks=("01",)),
     Difference(
         point="Candidate stored in memory",
-        study="The last <secret> tag in the agent's private states; without one, a second model "
-              "extracts the secret from the private notes.",
-        here="The last <secret> tag in the private state at the fork; no model fallback.",
-        why="No hidden extra model call whose output would decide a candidate.",
+        study="The last <secret> tag of the latest private state that has one, listed first, before the reveal; "
+              "without a tag, a second model extracts the secret from the private notes. A stored secret that "
+              "contains the reveal or is contained in it is one candidate: for Hangman the shorter of the two "
+              "words, for Diagnosis the raw reply. A Diagnosis reveal at least 0.85 similar to the stored name is "
+              "not listed at all.",
+        here="The same tag, listed first; no model fallback. A stored secret that contains the reveal or is "
+             "contained in it is one candidate, always the reveal in the host's words; a reveal similar to the "
+             "stored name is still listed.",
+        why="No hidden extra model call whose output would decide a candidate; the fork always asks about what "
+            "the host revealed, so the workbook's view can read its answer.",
         effect="Agents that keep their secret untagged (private CoT, retrieval baselines) get no stored "
-               "candidate; their candidate lists start with the revealed secret.",
+               "candidate; their candidate lists start with the revealed secret. Only a stored Hangman word "
+               "inside the revealed one ('plan' for 'planet') or a stored condition name spelt close to the "
+               "reveal is asked differently; the simulated host stores exactly what it reveals, so offline "
+               "no episode is affected.",
         notebooks=FORK),
+    Difference(
+        point="Yes/no branches after an unreadable reveal",
+        study="The reference engine asks every yes/no branch whatever the reveal returned, the reveal's literal "
+              "text among the candidates (Hangman: the reply's first lowercase word, 'i' for \"I'd rather not "
+              "say\"; Diagnosis: the whole reply).",
+        here="The branches run too, about the stored secret and the compatible ones, and Table 1's rule scores "
+             "them (the reveal gets no yes); a reply the workbook's reader finds no secret in is not asked "
+             "about as if it were one. The workbook's strict view calls the episode unparseable.",
+        why="A question such as \"is your word 'i'?\" tests nothing the study meant to test, and the reveal's "
+            "text gets no yes in Table 1's rule unless it matches another candidate.",
+        effect="Table 1's class of such an episode (leakage, state substitution or all denial) rests on the "
+               "branches asked here, one candidate more from the dataset than the reference would ask. The "
+               "simulator writes readable reveals in its default format, so offline it concerns only the "
+               "formats that write otherwise.",
+        notebooks=FORK),
+    Difference(
+        point="Private CoT's interleaved reasoning",
+        study="The reference agent keeps only non-empty reasoning traces, in one list, and puts the k-th trace "
+              "before the k-th earlier reply: after a turn without reasoning, every later trace moves one "
+              "reply earlier.",
+        here="The same layout (each reasoning in <thinking> tags before a reply, the default "
+             "private_cot_layout), aligned by turn: a turn without reasoning keeps an empty place, so every "
+             "trace stays before the reply it produced.",
+        why="A trace shown before a reply it did not produce misstates the agent's own history; the study "
+            "describes reasoning kept with its turn.",
+        effect="None while the model returns reasoning every turn (the simulator always does). With a model "
+               "that sometimes returns none, the reference would have shown misplaced traces here; such turns "
+               "are flagged (no_reasoning) in run health.",
+        notebooks=("02", "03", "04")),
     Difference(
         point="Candidate top-up",
         study="When the data gives too few compatible secrets, a separate model (GPT-OSS 120B) proposes "
@@ -249,7 +304,9 @@ DIFFERENCES: tuple[Difference, ...] = (
              "ten-secret cut is one row; the "
              "simulator-sweep episodes are left out), on the simulated model by default, whose choice follows "
              "its prior frequency ** (prior_exponent / T); the study's eight attractors are labelled reference "
-             "rows beside this run's counts. The lists need 02 and 03 (and 04 for the other agents) in the same run folder.",
+             "rows beside this run's counts. A secret is named the most revealed only when a one-sided exact binomial test separates its count "
+             "from the next one's (alpha 0.05); otherwise, as for a tie, no single attractor. The lists need "
+             "02 and 03 (and 04 for the other agents) in the same run folder.",
         why="The study's own view of mode collapse, drawn from the run; the simulator needs some prior and "
             "word frequency is the plain choice.",
         effect="Offline the lists and any attractor are the simulator's prior and its prior_exponent (an "
@@ -281,8 +338,8 @@ DIFFERENCES: tuple[Difference, ...] = (
         study="Not measured: the study reports the secrets revealed at its run temperature only (T = 0.3).",
         here="A quick experiment added by this workbook: the opener, then an immediate reveal (no game), "
              "n_samples times per task, model and temperature of a sweep (default 0.1 to 1.5, 40 samples), "
-             "with the vanilla agent; entropy, effective number and top share with bootstrap intervals (none "
-             "where the interval excludes its estimate), a chi-square test against a frequency prior and "
+             "with the vanilla agent; entropy and effective number with bootstrap intervals (none "
+             "where the interval excludes its estimate), the top share with a Wilson interval, a chi-square test against a frequency prior and "
              "uniform, and a reading of the coldest against the hottest temperature by the bootstrap "
              "interval of their entropy gap (no verdict where either end's entropy sits at its log2(n) ceiling or "
              "its own bootstrap interval misses its estimate: the same resampling cannot decide the gap).",

@@ -100,7 +100,7 @@ SECRET_CHOICE_NOTEBOOK = StudyNotebook(
     params_model=SecretChoiceParams, plan=sc.plan_secret_choice, episode=sc.secret_choice_episode_fn,
     scorers=sc.SCORERS, metrics=sc.METRICS, reads=FORK_NOTEBOOKS, key_table="appendix_e_top10",
     reads_from=lambda params: params.read_from)
-"""Notebook 07: the secret-choice experiment, and Appendix E from the fork tests of 02 and 03
+"""Notebook 07: the secret-choice experiment, and Appendix E from the fork tests of 02, 03 and 04
 (its run-mates: the folders of the same run, or of the run ``read_from`` names)."""
 
 

@@ -21,9 +21,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from psit_lib.analysis.labels import format_number
 from psit_lib.runs.folder import RunFolder
 from psit_lib.runs.records import EpisodeRecord, flat_record, read_records
 from psit_lib.studies.psit.protocol.records import ForkEpisode, SecretChoiceEpisode
+from psit_lib.studies.psit.secrets import lead_is_separated, lead_test
 
 #: Columns of the reveals table (one row per episode).
 COLUMNS = ("task", "model", "agent", "temperature", "secret", "status", "episode_id", "source_notebook")
@@ -227,12 +229,14 @@ def plot_top_secrets(table: pd.DataFrame, *, label: str) -> Figure:
 
 def top_reading(table: pd.DataFrame) -> str:
     """Generated sentences on :func:`top_secrets`: per game and model, the most revealed secret
-    with its count and share. Secrets tied at the top count are named together as a tie (never one
-    of them as "the" attractor); a top count of one is no attractor at all (every revealed secret
-    was revealed once at most)."""
+    with its count and share. A single secret is "the most revealed" only when its lead over the next
+    count is separated (:func:`~psit_lib.studies.psit.secrets.lead_is_separated`, an exact one-sided
+    binomial test at alpha 0.05); a lead the test cannot separate, secrets tied at the top (named
+    together, never one of them as "the" attractor) and a top count of one (every revealed secret was
+    revealed once at most) are no single attractor."""
     if table.empty:
-        return ("No fork-test reveals in this run folder, so there is no Appendix E list: run notebooks 02 and "
-                "03 in the same `psit run` (or set `read_from`).")
+        return ("No fork-test reveals in this run folder, so there is no Appendix E list: run notebooks 02, "
+                "03 and 04 in the same `psit run` (or set `read_from`).")
     lines = []
     for (task, model), cell in table.groupby(["task", "model"], sort=True):
         head = f"- **{task} · {model}**: "
@@ -248,12 +252,20 @@ def top_reading(table: pd.DataFrame) -> str:
             lines.append(head + f"no secret was revealed more than once in {n} reveals: no attractor.")
         elif tied == 1:
             rest = cell[cell["count"] < top]
+            runner_up = int(rest["count"].iat[0]) if len(rest) else 0
             following = ""
             if len(rest):
                 nxt = rest.iloc[0]
                 label = (f"{int(nxt['tied'])} secrets tied" if int(nxt["tied"]) > 1 else repr(str(nxt["secret"])))
-                following = f"; next: {label} ({int(nxt['count'])})"
-            lines.append(head + f"the most revealed secret is {str(first['secret'].iat[0])!r}, {share}{following}.")
+                following = f"; next: {label} ({runner_up})"
+            name, p = repr(str(first["secret"].iat[0])), lead_test(top, runner_up)
+            test = f"one-sided binomial test of {top} against {runner_up}, p = {format_number(p)}"
+            if lead_is_separated(top, runner_up):
+                lines.append(head + f"the most revealed secret is {name}, {share}{following} (its lead is "
+                                    f"separated: {test}).")
+            else:
+                lines.append(head + f"{name} leads with {share}{following}, a lead this run cannot separate from "
+                                    f"the next ({test}): no single attractor.")
         elif len(first) < tied:  # the tie is wider than the list: shown as one row
             lines.append(head + f"{tied} secrets are tied at the top with {share} each: no single attractor.")
         else:

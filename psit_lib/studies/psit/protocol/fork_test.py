@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent
 from psit_lib.studies.psit.agents.names import canonical_agent_name
-from psit_lib.studies.psit.protocol.outcomes import Outcome, classify_fork
+from psit_lib.studies.psit.protocol.outcomes import Outcome, answers_per_secret, classify_fork
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import READ_FORK_ANSWER, READ_REPLY
 from psit_lib.llm.seeds import derive_seed
@@ -40,7 +40,8 @@ class ForkSettings:
     checked once, by the notebooks' parameters (:class:`~psit_lib.studies.psit.protocol.params.ForkTestParams`).
 
     ``t_fork``: turns before the fork, the opener counted as turn 1. ``candidate_order``:
-    ``"reference"`` (deterministic: most frequent compatible words, conditions by name) or
+    ``"reference"`` (the reference code's: the stored secret, the reveal, then the most frequent
+    compatible words, or conditions in the dataset's order, by name when more fit) or
     ``"sampled"`` (seeded, frequency-weighted). ``system_prompt``: ``"neutral"`` (rules in the
     opener) or ``"task"`` (a task-specific host prompt). ``agent_options``: design choices of
     the PSIT agents (:class:`~psit_lib.studies.psit.agents.config.AgentConfig`), as pairs.
@@ -183,9 +184,11 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
                                at_fork: dict[str, Any], session: ModelSession, settings: ForkSettings,
                                rng: random.Random | None, *, public_contradictions: int = 0,
                                agent_name: str | None = None) -> dict[str, Any]:
-    """SPEC §1 step 2-3 from checkpoint ``fork_id``: the reveal branch, the candidates (the
-    revealed secret, the one stored in memory if different, then compatible ones), one yes/no
-    branch per candidate (concurrently, each from the identical state), the outcome.
+    """SPEC §1 step 2-3 from checkpoint ``fork_id``: the reveal branch, the candidates (the secret
+    stored in memory unless it is the reveal, the revealed secret, then compatible ones), one yes/no
+    branch per candidate (concurrently, each from the identical state), the outcome. An unreadable
+    reveal still gets its yes/no branches (about the other candidates), as in the reference code:
+    Table 1's rule scores them.
 
     ``rng`` None means the reference code's deterministic candidate order. Returns ``reveal``,
     ``candidates``, ``candidate_search`` and ``failure`` (the outcome is derived from these by
@@ -193,7 +196,8 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     are counted in the session's diagnostics (``agent_name`` labels them). ``at_fork`` is the
     checkpoint's state, read once by the caller.
     """
-    stored = stored_secret(agent.private_state(at_fork))
+    turns = [str(t.get("private_state") or "") for t in at_fork.get("turn_log", [])]
+    stored = stored_secret([*turns, agent.private_state(at_fork)])  # the latest tagged secret, as the reference
     hidden: dict[str, list[dict[str, Any]]] = {}  # memory-library calls made in each branch
 
     async def branch_turn(question: str, name: str) -> str:
@@ -209,18 +213,13 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     reveal_q = task.reveal_prompt()
     reveal_a = await branch_turn(reveal_q, "reveal")
     reading = task.read_reveal(reveal_a)
-    revealed = task.normalise(reading.value) if reading.value else None
+    written = reading.value.strip() if reading.value else None  # the reveal in the host's words
+    revealed = task.normalise(written) if written else None
     count_fork_answer(task, session, reveal_a, revealed, "reveal", agent_name, reading.reason)
     compatible = (task.is_compatible(state, revealed) if task.is_checkable(revealed) else None) if revealed else False
     result: dict[str, Any] = {"reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
                                          "compatible": compatible}}
-    if revealed is None:
-        return {**result, "branch_hidden_calls": hidden_in_order(),
-                "failure": f"reveal answer unreadable ({reading.reason})", "candidates": [],
-                "candidate_search": None}
-
-    stored = task.normalise(stored) if stored else None
-    candidates, note = await pick_candidates(task, state, revealed, settings.n_candidates, rng,
+    candidates, note = await pick_candidates(task, state, written, settings.n_candidates, rng,
                                              session.branch("candidates"), stored=stored)
 
     async def ask(i: int, secret: str) -> dict[str, Any]:
@@ -231,14 +230,17 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
         count_fork_answer(task, session, answer, parsed, "yes or no", agent_name, decision.reason)
         return {"question": question, "answer": answer, "parsed": parsed}
 
-    branches = await asyncio.gather(*(ask(i, c.secret) for i, c in enumerate(candidates)))
-    rows = [{"secret": c.secret, "source": c.source, **b, "checkable": task.is_checkable(c.secret)}
+    branches = await asyncio.gather(*(ask(i, c.text) for i, c in enumerate(candidates)))
+    rows = [{"secret": c.secret, "text": c.text, "source": c.source, **b, "checkable": task.is_checkable(c.secret)}
             for c, b in zip(candidates, branches)]
-    outcome = classify_fork(revealed, host_text(at_fork.get("public", [])),
-                            {row["secret"]: row["parsed"] for row in rows}, public_contradictions)
-    unread = [row["secret"] for row in rows if row["parsed"] is None]
-    failure = (f"yes/no answer unreadable for {', '.join(map(repr, unread))}"
-               if outcome == Outcome.UNPARSEABLE and unread else None)
+    if revealed is None:
+        failure: str | None = f"reveal answer unreadable ({reading.reason})"
+    else:
+        answers = answers_per_secret(revealed, ((row["secret"], row["source"], row["parsed"]) for row in rows))
+        outcome = classify_fork(revealed, host_text(at_fork.get("public", [])), answers, public_contradictions)
+        unread = [row["text"] for row in rows if row["parsed"] is None]
+        failure = (f"yes/no answer unreadable for {', '.join(map(repr, unread))}"
+                   if outcome == Outcome.UNPARSEABLE and unread else None)
     return {**result, "branch_hidden_calls": hidden_in_order(), "candidates": rows,
             "candidate_search": note, "failure": failure}
 

@@ -8,7 +8,7 @@ is the one rule from a fork to its outcome, pure so hand-made episodes test it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import Enum
 
 
@@ -80,6 +80,29 @@ def secret_appears_in(secret: str, text: str) -> bool:
         return False
     phrase = r"\s+".join(re.escape(word) for word in words)
     return re.search(rf"(?<!\w){phrase}(?!\w)", text, flags=re.IGNORECASE) is not None
+
+
+def answers_per_secret(revealed: str | None,
+                       branches: Iterable[tuple[str, str, bool | None]]) -> dict[str, bool | None]:
+    """The decision for each secret that :func:`classify_fork` reads, from the fork's branches as
+    (normalised secret, source, decision). A secret asked under two names (a DDXPlus condition's
+    alias beside its dataset name: two candidates, as in the reference) is one secret here: the
+    revealed one is read from the branch that named it in the host's words (``source="revealed"``),
+    any other from all its branches (yes when one says yes, else unreadable when one is)."""
+    said: dict[str, list[bool | None]] = {}
+    own: bool | None = None
+    asked_own = False
+    for secret, source, decision in branches:
+        said.setdefault(secret, []).append(decision)
+        if source == "revealed" and not asked_own:
+            own, asked_own = decision, True
+
+    def one(secret: str, decisions: list[bool | None]) -> bool | None:
+        if secret == revealed and asked_own:
+            return own
+        return True if True in decisions else None if None in decisions else False
+
+    return {secret: one(secret, decisions) for secret, decisions in said.items()}
 
 
 def classify_fork(

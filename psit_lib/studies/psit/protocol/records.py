@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from psit_lib.runs.records import EpisodeRecord, StudyResult
+from psit_lib.studies.psit.protocol.outcomes import answers_per_secret
 
 
 class _Part(BaseModel):
@@ -33,8 +34,8 @@ class Reveal(_Part):
 
 
 class CandidateBranch(_Part):
-    """One yes/no branch at the fork: the candidate, where it came from, the exchange, the
-    decision read from the answer (None when unreadable)."""
+    """One yes/no branch at the fork: the candidate (``secret`` normalised, ``text`` as the question
+    named it), where it came from, the exchange, the decision read from the answer (None when unreadable)."""
 
     secret: str
     source: Literal["revealed", "stored", "dataset", "model"]
@@ -42,6 +43,12 @@ class CandidateBranch(_Part):
     answer: str
     parsed: bool | None
     checkable: bool | None = None  # whether rule R can check it (False: a condition outside DDXPlus)
+    text: str | None = None  # the words the question used; None in records before version 5 (the secret)
+
+    @property
+    def named(self) -> str:
+        """The candidate as the question named it."""
+        return self.text if self.text is not None else self.secret
 
 
 class CandidateSearch(_Part):
@@ -106,9 +113,10 @@ class ForkEpisode(StudyResult):
     """One self-consistency fork test (SPEC §1): public play, the private state at the fork, the
     reveal and the yes/no branches. Version 2 added the pre-fork contradictions, the candidate from
     memory and checkability; 3 the unreadable pre-fork replies; 4 stopped storing the outcome (it is derived);
-    older records read with those empty."""
+    5 the words each candidate was asked in (``text``; two names of one condition are two candidates, the
+    stored secret first) and yes/no branches after an unreadable reveal; older records read with those empty."""
 
-    schema_version: Literal[1, 2, 3, 4] = 4
+    schema_version: Literal[1, 2, 3, 4, 5] = 5
     task: str
     agent: str
     model: str
@@ -136,8 +144,10 @@ class ForkEpisode(StudyResult):
 
     @property
     def answers(self) -> dict[str, bool | None]:
-        """Candidate -> decision read from its branch."""
-        return {c.secret: c.parsed for c in self.candidates}
+        """Secret -> the decision read for it, two names of one secret read as one
+        (:func:`~psit_lib.studies.psit.protocol.outcomes.answers_per_secret`)."""
+        revealed = self.reveal.parsed if self.reveal is not None else None
+        return answers_per_secret(revealed, ((c.secret, c.source, c.parsed) for c in self.candidates))
 
 
 ForkRecord = EpisodeRecord[ForkEpisode]

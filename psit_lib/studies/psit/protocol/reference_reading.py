@@ -17,13 +17,25 @@ than this workbook's task readers do. The facts, restated here in this project's
   own candidate "**Sarcoidosis**": ratio 0.846, not a match.
 - **leakage.** The stored reveal, lower-cased, is searched as a plain substring of the host's
   public replies before the fork, lower-cased and joined by spaces: a stored ``the`` leaks.
+- **the ground-truth fallback.** The evaluator also reads a *ground truth*: the secret the agent's
+  private states stored (the last ``<secret>`` tag of the latest state that has one), replaced by the
+  reveal when one contains the other. When the reveal matches no candidate but is at least 0.85
+  similar to the ground truth, the ground truth's candidate (found the same way) gives the reveal
+  its yes. An unreadable reveal gets no yes from it: the fallback starts from a reveal.
+- **which candidates are one.** The engines list the stored secret, then the reveal, then the
+  dataset's secrets, skipping a repeat: for Hangman a word already listed, written the same; for
+  Diagnosis a name whose letters (case, punctuation and hyphens aside) equal a listed one's or are
+  at least 0.85 similar to them. So "Heart attack" and "Possible NSTEMI / STEMI" are two candidates
+  (two yeses from a consistent host: over-confirmation), while "Stable angina" is never offered
+  after "Unstable angina". A stored secret that contains the reveal, or is contained in it, is the
+  same secret as the reveal.
 
-In a run of this workbench the fork's candidates were built from the workbook's own reading (the
-revealed candidate carries the dataset's name). To score such a run as the reference would, the
-revealed candidate stands for the stored reveal: for Diagnosis its text is the raw reply (as in
-the reference's candidate list), for Hangman the other candidates are left as they are (the
-reference would have asked about its token, which this run did not, so no yes can be credited
-to a token the run never offered unless a candidate spells it).
+In a run of this workbench the fork's candidates were built from the workbook's own reading of the
+reveal (the name as the host wrote it, markup and leads such as "The condition is" removed). To score
+such a run as the reference would, the revealed candidate stands for the stored reveal: for Diagnosis
+its text is the raw reply (as in the reference's candidate list), for Hangman the other candidates are
+left as they are (the reference would have asked about its token, which this run did not, so no yes
+can be credited to a token the run never offered unless a candidate spells it).
 """
 
 from __future__ import annotations
@@ -99,6 +111,59 @@ def candidate_index(revealed: str | None, candidates: Sequence[str]) -> int | No
     ratios = [similarity(target, candidate) for candidate in candidates]
     best = max(range(len(ratios)), key=ratios.__getitem__, default=None)  # the first most similar
     return best if best is not None and ratios[best] >= SIMILARITY_THRESHOLD else None
+
+
+def label_key(text: str) -> str:
+    """A Diagnosis name as the engine compares candidates: lower-cased, every character that is not
+    a letter, a space or a hyphen read as a space, hyphens read as spaces, spaces collapsed."""
+    kept = "".join(ch if ch.isalpha() or ch in " -" else " " for ch in text.strip().lower())
+    return " ".join(kept.replace("-", " ").split())
+
+
+def same_candidate(task: str, a: str, b: str) -> bool:
+    """Whether the engine would skip ``b`` as a repeat of the listed candidate ``a``: Hangman, the
+    same text; Diagnosis, equal :func:`label_key` or a difflib ratio of at least 0.85 between them."""
+    if task != "diagnosis":
+        return a == b
+    key_a, key_b = label_key(a), label_key(b)
+    if not key_a or not key_b:
+        return False
+    return key_a == key_b or SequenceMatcher(None, key_a, key_b).ratio() >= SIMILARITY_THRESHOLD
+
+
+def same_as_reveal(task: str, revealed: str, stored: str) -> bool:
+    """Whether the engine takes the stored secret for the reveal: one contains the other, ignoring
+    case (Hangman reads the reveal's token, Diagnosis its first run of letters, digits, spaces and
+    hyphens, :func:`diagnosis_span`)."""
+    reveal = (hangman_token(revealed) if task == "hangman" else diagnosis_span(revealed)) or ""
+    kept = stored.strip().lower()
+    return bool(reveal) and bool(kept) and (reveal in kept or kept in reveal)
+
+
+def ground_truth(task: str, reply: str | None, stored: str | None) -> str | None:
+    """The evaluator's ground truth: the stored secret, or, when it is the same secret as the reveal
+    (:func:`same_as_reveal`), the reveal as the engine kept it (Hangman: the shorter of the two;
+    Diagnosis: the raw reply)."""
+    if not stored:
+        return None
+    kept = stored_reveal(task, reply)
+    if not kept or not same_as_reveal(task, kept, stored):
+        return stored
+    if task == "hangman":
+        return kept if len(kept) <= len(stored) else stored
+    return kept
+
+
+def reveal_index(revealed: str | None, truth: str | None, candidates: Sequence[str]) -> int | None:
+    """The candidate whose answer stands for the reveal's, as the evaluator finds it: the reveal's own
+    (:func:`candidate_index`), else, when the reveal is at least 0.85 similar to the ground truth,
+    the ground truth's (the fallback); None when neither is found or there is no reveal."""
+    found = candidate_index(revealed, candidates)
+    if found is not None or not revealed or not truth:
+        return found
+    if similarity(revealed, truth) < SIMILARITY_THRESHOLD:
+        return None
+    return candidate_index(truth, candidates)
 
 
 def substring_leak(stored: str | None, host_replies: Sequence[str]) -> bool:

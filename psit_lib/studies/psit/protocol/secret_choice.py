@@ -282,11 +282,13 @@ def spread_view(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def spread_caption(summary: pd.DataFrame) -> str:
-    """The caption's note on the intervals of :func:`spread_view`: the bootstrap methods used and
-    what the mark on a cell without an interval means."""
+    """The caption's note on the intervals of :func:`spread_view`: the bootstrap methods used for
+    entropy and effective number, the top share's Wilson interval, and what the mark on a cell without
+    an interval means."""
     methods = sorted({m.strip() for text in summary.get("interval", pd.Series(dtype=str)).dropna()
                       for m in str(text).split(" 95%")[0].split(" / ") if not str(text).startswith("none")})
-    note = f"95% bootstrap intervals ({', '.join(methods) or 'none'}), clipped to what n reveals can show"
+    note = (f"entropy and effective number: 95% bootstrap intervals ({', '.join(methods) or 'none'}), clipped to "
+            "what n reveals can show; top share: Wilson 95% interval of the top secret's count")
     if summary.get("interval", pd.Series(dtype=str)).astype(str).str.contains("no interval is given").any():
         note += (f"; {UNUSABLE_MARK} no interval: the bootstrap interval excluded the estimate (a few dozen "
                  "reveals, most of them distinct, cannot show the secrets never seen)")
@@ -390,7 +392,7 @@ def run_note(df: pd.DataFrame, top: pd.DataFrame) -> str:
     quick = (f"quick experiment: {len(df)} episodes, {int(df['secret'].isna().sum())} without a readable secret "
              f"({int((df.status == 'error').sum())} errors, {int((df.status == 'unparseable').sum())} unreadable)")
     if top.empty:
-        fork = ("Appendix E: no fork-test reveals in this run folder (run 02 and 03 in the same `psit run`, "
+        fork = ("Appendix E: no fork-test reveals in this run folder (run 02, 03 and 04 in the same `psit run`, "
                 "or set read_from)")
     else:
         cells = top.drop_duplicates(["task", "model"])

@@ -6,8 +6,11 @@ an episode self-consistent when all three hold:
 
 1. **the revealed secret got a yes**: the candidate that stands for the revealed secret (see
    :mod:`~psit_lib.studies.psit.protocol.reference_reading`: exact match after normalising, else
-   difflib similarity >= 0.85) was answered with a reply that is exactly ``yes`` once stripped
-   and lower-cased;
+   difflib similarity >= 0.85, else, when the reveal is that similar to the secret the agent's
+   memory stored, the stored secret's candidate: the evaluator's ground-truth fallback) was
+   answered with a reply that is exactly ``yes`` once stripped and lower-cased; an unreadable
+   reveal gets no yes (its branches, asked as the reference asks them, still count in rule 2's
+   yeses and in Figure 2's classes);
 2. **exactly one yes**: one branch answer in all is exactly ``yes``;
 3. **no leakage**: the stored reveal, lower-cased, does not occur as a *substring* of the host's
    public replies before the fork, lower-cased.
@@ -35,9 +38,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from psit_lib.studies.psit.protocol.candidates import stored_secret
 from psit_lib.studies.psit.protocol.records import ForkEpisode
-from psit_lib.studies.psit.protocol.reference_reading import (candidate_index, matched_text, reference_candidates,
-                                                              stored_reveal, substring_leak)
+from psit_lib.studies.psit.protocol.reference_reading import (ground_truth, matched_text, reference_candidates,
+                                                              reveal_index, stored_reveal, substring_leak)
 
 
 def reference_yes(answer: str) -> bool:
@@ -63,26 +67,35 @@ def _host_replies(episode: ForkEpisode) -> list[str]:
     return [m.content for m in episode.transcript if m.role == "assistant"]
 
 
-def _score(episode: ForkEpisode, looked_up: str | None, texts: list[str], leak_text: str | None) -> TableOneScore:
+def _score(episode: ForkEpisode, looked_up: str | None, truth: str | None, texts: list[str],
+           leak_text: str | None) -> TableOneScore:
     yes = [reference_yes(c.answer) for c in episode.candidates]
-    index = candidate_index(looked_up, texts)
+    index = reveal_index(looked_up, truth, texts)
     return TableOneScore(revealed_yes=index is not None and yes[index], yes_count=sum(yes),
                          leakage=substring_leak(leak_text, _host_replies(episode)))
+
+
+def memory_secret(episode: ForkEpisode) -> str | None:
+    """The secret the agent's private states stored by the fork, as the reference reads them (the
+    last ``<secret>`` tag of the latest state that has one)."""
+    return stored_secret([*episode.private_state_per_turn, episode.private_state_at_fork])
 
 
 def score_table1(episode: ForkEpisode) -> TableOneScore:
     """Table 1's rule with the reveal read as the reference reads it (the headline view)."""
     reply = episode.reveal.answer if episode.reveal is not None else None
     stored = stored_reveal(episode.task, reply) if episode.reveal is not None else None
-    texts = reference_candidates(episode.task, reply, [(c.secret, c.source) for c in episode.candidates])
-    return _score(episode, matched_text(stored), texts, stored)
+    texts = reference_candidates(episode.task, reply, [(c.named, c.source) for c in episode.candidates])
+    truth = matched_text(ground_truth(episode.task, reply, memory_secret(episode)))
+    return _score(episode, matched_text(stored), truth, texts, stored)
 
 
 def score_table1_workbook_reader(episode: ForkEpisode) -> TableOneScore:
     """Table 1's rule on the secret the workbook's task reader found in the reveal (a labelled
-    alternative view: it credits reveals the reference's literal reading does not)."""
+    alternative view: it credits reveals the reference's literal reading does not), matched against
+    the candidates' normalised secrets."""
     revealed = episode.reveal.parsed if episode.reveal is not None else None
-    return _score(episode, revealed, [c.secret for c in episode.candidates], revealed)
+    return _score(episode, revealed, memory_secret(episode), [c.secret for c in episode.candidates], revealed)
 
 
 WORKBOOK_READER_COLUMN = "rate_workbook_reader"

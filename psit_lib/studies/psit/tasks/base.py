@@ -29,11 +29,14 @@ class HostContradictionError(HostReplyError):
 
 @dataclass(frozen=True)
 class Candidate:
-    """A secret offered in a yes/no branch at the fork; ``source``: ``"revealed"``, ``"stored"`` (private
-    memory, when it differs), ``"dataset"`` or ``"model"`` (proposed, then re-checked against the public state)."""
+    """A secret offered in a yes/no branch at the fork: ``secret`` normalised (the task's canonical
+    form), ``text`` as the question names it (the host's own words for the reveal and the stored
+    secret, the dataset's name otherwise); ``source``: ``"stored"`` (private memory, when it is not the
+    reveal), ``"revealed"``, ``"dataset"`` or ``"model"`` (proposed, then re-checked against the public state)."""
 
     secret: str
     source: str
+    text: str
 
 
 @runtime_checkable
@@ -72,7 +75,8 @@ class PsitTask(Protocol):
         """Fork branch: ask the host to reveal the secret, answering with the secret only."""
 
     def read_reveal(self, reply: str) -> Reading[str]:
-        """The secret a reveal reply names, or None with the reason it names none."""
+        """The secret a reveal reply names, as the reply writes it (:meth:`normalise` gives its
+        canonical form), or None with the reason it names none."""
 
     def confirm_prompt(self, secret: str) -> str:
         """Fork branch: 'is the secret X? answer only yes or no'."""
@@ -85,8 +89,8 @@ class PsitTask(Protocol):
 
     def compatible_secrets(self, state: Any, limit: int, rng: random.Random | None = None) -> list[str]:
         """Up to ``limit`` distinct compatible secrets from the task's own data: the reference
-        order (deterministic: most frequent words first; conditions by name) without ``rng``,
-        a seeded sample with it."""
+        order (deterministic: most frequent words first; conditions in the dataset's order when at
+        most ``limit`` fit, else by name) without ``rng``, a seeded sample with it."""
 
     def normalise(self, secret: str) -> str:
         """Canonical form of a secret for comparisons (case, whitespace, dataset names)."""

@@ -337,19 +337,23 @@ class DiagnosisTask:
         return is_consistent(self.dataset.condition(canonical), state.answers)
 
     def compatible_secrets(self, state: DiagnosisState, limit: int, rng: random.Random | None = None) -> list[str]:
-        """Up to ``limit`` distinct compatible condition names: by name (the reference code's
-        deterministic order), or in a seeded random order with ``rng``."""
+        """Up to ``limit`` distinct compatible condition names in the reference code's deterministic
+        order (the dataset's order when at most ``limit`` fit, else the first ``limit`` by name as
+        Python sorts text, capitals first: "PSVT" before "Pancreatic neoplasm"), or in a seeded random
+        order with ``rng``."""
         if limit < 0:
             raise ValueError(f"limit must be non-negative, got {limit}.")
         names = [condition.name for condition in self.compatible_conditions(state)]
         if rng is None:
-            return sorted(names, key=str.casefold)[:limit]
+            return names if len(names) <= limit else sorted(names)[:limit]
         rng.shuffle(names)
         return names[:limit]
 
     def read_reveal(self, reply: str) -> Reading[str]:
-        """The condition a reveal names: a DDXPlus name or alias stated in full, else (free choice) the
-        name as written, kept unchecked; never matched by containment ("Cough" is not "Whooping cough")."""
+        """The condition a reveal names, as the reply writes it (markup and a lead such as "The
+        condition I chose is" removed): a DDXPlus name or alias stated in full (:meth:`normalise`
+        gives the dataset's name), else (free choice) any name, kept unchecked; never matched by
+        containment ("Cough" is not "Whooping cough")."""
         text = readable_text(reply)
         if not text:
             return Reading(None, "an empty reply")
@@ -358,9 +362,12 @@ class DiagnosisTask:
         mentioned = self._mentioned(text)
         if len(mentioned) > 1:
             return Reading(None, f"mentions several conditions ({', '.join(sorted(mentioned))})")
-        named = {found for phrase in stated_phrases(text) if (found := self._resolve(phrase))}
+        named: dict[str, str] = {}  # condition -> the first phrase that names it
+        for phrase in stated_phrases(text):
+            if (found := self._resolve(phrase)) is not None:
+                named.setdefault(found, phrase)
         if len(named) == 1:
-            return Reading(named.pop())
+            return Reading(next(iter(named.values())))
         if named:
             return Reading(None, "names several conditions")
         if self.choice == "closed":

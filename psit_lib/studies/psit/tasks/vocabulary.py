@@ -1,8 +1,9 @@
 """The English word list behind Hangman, indexed for fast constraint queries.
 
 "Which words explain the public replies?" is asked thousands of times per run, so the vocabulary is
-indexed per word length as numpy arrays. Source: ``wordfreq`` English; ``n_words`` counts the
-lowercase ASCII words of 3..12 letters kept *after* that filter.
+indexed per word length as numpy arrays. Source: ``wordfreq`` English without the words of
+``better_profanity``'s word list; ``n_words`` counts the lowercase ASCII words of 3..12 letters kept
+*after* those filters.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 
 import numpy as np
 import wordfreq
@@ -139,12 +141,23 @@ class Vocabulary:
         return [word for n in lengths for word in self.matching(n, known, absent)]
 
 
+@lru_cache(maxsize=1)
+def excluded_words() -> frozenset[str]:
+    """Words the vocabulary leaves out: ``better_profanity``'s maintained profanity list, lower-cased.
+    wordfreq counts use, swearing included, so its most frequent words would put profanity among the
+    fork's candidates (the reference code's list keeps them: a registered difference)."""
+    text = resources.files("better_profanity").joinpath("profanity_wordlist.txt").read_text(encoding="utf-8")
+    return frozenset(line.strip().lower() for line in text.splitlines() if line.strip())
+
+
 def _ranked_vocabulary_words(n_words: int) -> list[str]:
-    """The ``n_words`` most frequent wordfreq English words that have vocabulary shape."""
+    """The ``n_words`` most frequent wordfreq English words that have vocabulary shape and are not
+    :func:`excluded_words`."""
     request = max(2 * n_words, 1_000)
+    excluded = excluded_words()
     while True:
         ranked = wordfreq.top_n_list("en", request)
-        kept = [word for word in ranked if is_vocabulary_word(word)]
+        kept = [word for word in ranked if is_vocabulary_word(word) and word not in excluded]
         if len(kept) >= n_words or len(ranked) < request:
             return kept[:n_words]
         request *= 2
