@@ -3,6 +3,7 @@ how it ran; the header names the run, the code's commit, the model and whether t
 
 from __future__ import annotations
 
+import base64
 import html
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -11,6 +12,7 @@ from typing import Any, cast
 
 from psit_lib.runs.folder import Execution, HealthRecord, RunFolder
 
+from .assets import ReportAssets
 from .ledger import ledger_section
 from .notebook_prep import first_result_figure, png_outputs
 from .page_head import html_page
@@ -112,10 +114,17 @@ def _reasons_html(reasons: tuple[str, ...]) -> str:
     return f"<div class='reason'>{html.escape(first)}{more}</div>"
 
 
-def _row_html(row: IndexRow) -> str:
+def _thumbnail(uri: str, assets: ReportAssets | None) -> str:
+    """The thumbnail's ``src``: the figure's shared file (its page shows the same file), else the data URI."""
+    if assets is None or not uri.startswith("data:image/png;base64,"):
+        return uri
+    return assets.figure(base64.b64decode(uri.split(",", 1)[1]))
+
+
+def _row_html(row: IndexRow, assets: ReportAssets | None = None) -> str:
     good = row.status == "ok"
     figure = (f"<div class='view'>Figure: {html.escape(row.figure_view)}</div>"
-              f"<a href='{html.escape(row.stem)}.html'><img class='thumb' src='{row.figure}' "
+              f"<a href='{html.escape(row.stem)}.html'><img class='thumb' src='{_thumbnail(row.figure, assets)}' "
               f"alt='{html.escape(row.figure_view or 'a result figure of ' + row.stem, quote=True)}'></a>"
               if row.figure else "")
     seconds = f"{row.seconds:.0f} s" if isinstance(row.seconds, (int, float)) else "—"
@@ -129,7 +138,7 @@ def _row_html(row: IndexRow) -> str:
 
 
 def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit: str,
-               protocol: str | None = None) -> str:
+               protocol: str | None = None, assets: ReportAssets | None = None) -> str:
     complete = bool(run.get("complete")) and all(r.status == "ok" for r in rows)
     ran = (f"the {len(rows)} notebooks below" if len(rows) > 1
            else f"1 notebook, {html.escape(rows[0].stem)}" if rows else "no notebook")
@@ -153,4 +162,4 @@ def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit:
                      + ledger_section(run_dir)
                      + "<div class='scroll'><table><thead><tr><th>Notebook, key result and a result figure</th><th>Status</th><th>Time</th>"
                      "<th>Episodes</th><th>Model calls</th><th>Cache hits</th></tr></thead><tbody>"
-                     + "".join(_row_html(r) for r in rows) + "</tbody></table></div>", _STYLE)
+                     + "".join(_row_html(r, assets) for r in rows) + "</tbody></table></div>", _STYLE)

@@ -214,5 +214,6 @@ STUDY = Study(
         scorers=SCORERS, metrics=METRICS,
         sweeps=lambda params: params.sweeps, sweep_plan=accs.sweep_specs,
         unplanned="the judge variants' scoring calls")},
-    prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
+    prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions,
+    episode_view=imported("psit_lib.studies.acc.conversation_view:VIEW"))
 
