@@ -14,6 +14,7 @@ from psit_lib.runs.folder import Execution, HealthRecord, RunFolder
 
 from .assets import ReportAssets
 from .ledger import ledger_section
+from .runs_index import run_models
 from .notebook_prep import first_result_figure, png_outputs
 from .page_head import html_page
 
@@ -149,10 +150,11 @@ def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit:
              "is suspect (replies the harness could not read, or roles that lacked what they need) or the run "
              "was not recorded by <code>psit run</code>; its numbers are not final.</p>")
     simulated = run.get("backend") == "sim"
+    models = run_models(run_dir) or [str(run.get("model", "?"))]
     provenance = (f"backend <b>{html.escape(str(run.get('backend', '?')))}</b>"
-                  f"{' (simulated model: not a real LLM)' if simulated else ''}, model "
-                  f"<b>{html.escape(str(run.get('model', '?')))}</b>, profile "
-                  f"<b>{html.escape(str(run.get('profile', '?')))}</b>")
+                  f"{' (simulated model: not a real LLM)' if simulated else ''}, "
+                  f"{'models' if len(models) > 1 else 'model'} " + ", ".join(f"<b>{html.escape(m)}</b>" for m in models)
+                  + f", profile <b>{html.escape(str(run.get('profile', '?')))}</b>")
     rendered = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return html_page("PSIT workbench report", "<h1>PSIT workbench report</h1>"
                      f"<p>Run <code>{html.escape(str(run.get('run_id') or run_dir.name))}</code> · rendered {rendered} · "
