@@ -181,3 +181,36 @@ def test_the_compare_page_of_two_models_opens_in_a_browser(two_models):
         assert page.evaluate("document.documentElement.scrollWidth") <= 1400
         browser.close()
     assert all(url.startswith(("file://", "data:")) for url in requested), requested
+
+
+@pytest.mark.skipif(CHROMIUM is None and not os.environ.get("PSIT_REQUIRE_BROWSER"), reason="no Chromium installed")
+def test_the_runs_page_chooses_two_runs_to_compare(two_models, monkeypatch):
+    """The runs page of the two runs above, at 1400 and 800 px: no header broken inside a word, every
+    headline whole, and ticking two runs gives the command that compares them (here rendered already: linked)."""
+    from playwright.sync_api import sync_playwright
+
+    results = two_models.parent / "results"
+    monkeypatch.setenv("PSIT_RESULTS_DIR", str(results))
+    (results / "compare-plain-cautious.html").write_text(two_models.read_text())
+    assert main(["runs", "--html"]) == 0
+    page_path = results / "runs.html"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        for width in (1400, 800):
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.goto(page_path.as_uri())
+            heads = page.evaluate("[...document.querySelectorAll('th')].map(h => [h.innerText, h.getClientRects().length,"
+                                  " h.getBoundingClientRect().height])")
+            line = min(height for _, _, height in heads)
+            assert all(height < 1.5 * line for _, _, height in heads), f"a header wraps at {width} px: {heads}"
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            text = page.inner_text("body")
+            assert text.count("partial: 1 of") == 2 and "n_episodes=2, sweep_episodes=0" in text
+            assert "…" not in text  # headlines whole
+            page.locator("input.pick[value='plain']").check()
+            assert "Tick two runs" in page.inner_text("#pick")
+            page.locator("input.pick[value='cautious']").check()
+            assert page.inner_text("#pick-command") == "psit compare plain cautious --html"
+            assert page.locator("#pick a[href='compare-plain-cautious.html']").count() == 1
+            page.close()
+        browser.close()
