@@ -150,7 +150,7 @@ def test_the_explorer_lists_episodes_in_plan_order_with_their_part(tmp_path):
     planned = [(part.name, spec.episode_id) for part in parts for spec in part.specs]
     assert planned[0][0] == "main" and len({p for p, _ in planned}) > 1
     records = []
-    for part, eid in reversed(planned):  # finished in the opposite order
+    for _, eid in reversed(planned):  # finished in the opposite order
         record = _basis_record()
         record["episode_id"] = eid
         records.append(record)

@@ -123,7 +123,7 @@ def _score_lines(folder: RunFolder) -> dict[str, dict[str, dict[str, Any]]]:
     return found
 
 
-def _ordered(folder: RunFolder, notebook: str) -> list[tuple[str, dict[str, Any]]]:
+def _ordered(folder: RunFolder, notebook: str) -> list[tuple[str, dict[str, Any]]]:  # (part, record)
     """(part, record) of every recorded episode: planned ones in plan order, then any other in
     file order (its part from its score lines)."""
     records = folder.records()
@@ -153,15 +153,11 @@ def _row(part: str, record: dict[str, Any], scores: ScoreLines, view: EpisodeVie
     return row
 
 
-def episodes_table(folder: RunFolder | str | Path, notebook: str | None = None) -> pd.DataFrame:
-    """Every recorded episode of a notebook's run folder, one row each, in plan order (the
-    explorer's data): episode, part (main first, then sweeps and other parts), model, agent, task,
-    status, the study's columns, the scores it does not show, calls, tokens, flags, error."""
-    folder = folder if isinstance(folder, RunFolder) else RunFolder(folder)
-    notebook = notebook_of(folder, notebook)
-    view, scores = view_of(notebook), _score_lines(folder)
-    rows = [_row(part, record, scores.get(str(record.get("episode_id")), {}), view)
-            for part, record in _ordered(folder, notebook)]
+Ordered = list[tuple[str, dict[str, Any]]]
+
+
+def _frame(ordered: Ordered, view: EpisodeView, scores: dict[str, dict[str, dict[str, Any]]]) -> pd.DataFrame:
+    rows = [_row(part, record, scores.get(str(record.get("episode_id")), {}), view) for part, record in ordered]
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=BASE_COLUMNS + TAIL_COLUMNS)
@@ -173,22 +169,29 @@ def episodes_table(folder: RunFolder | str | Path, notebook: str | None = None) 
     return frame.drop(columns=empty).dropna(axis=1, how="all")  # a column with nothing in it only takes room
 
 
-def transcript_html(record: dict[str, Any], scores: ScoreLines | None = None, notebook: str | None = None) -> str:
-    """The one view of an episode (a stored record) by its notebook's study (the fork view for
-    fork episodes whatever the notebook)."""
-    from psit_lib.studies.psit.protocol.transcript_view import is_fork_result
-
-    if notebook is None and is_fork_result(record.get("result")):
-        notebook = "02_hangman_fork_tests"
-    return (view_of(notebook) if notebook else GENERIC).html(record, scores or {})
-
-
-def views(folder: RunFolder, notebook: str | None = None) -> dict[str, str]:
-    """Every recorded episode's view, by episode id, in plan order."""
+def episodes_table(folder: RunFolder | str | Path, notebook: str | None = None) -> pd.DataFrame:
+    """Every recorded episode of a notebook's run folder, one row each, in plan order (the
+    explorer's data): episode, part (main first, then sweeps and other parts), model, agent, task,
+    status, the study's columns, the scores it does not show, calls, tokens, flags, error."""
+    folder = folder if isinstance(folder, RunFolder) else RunFolder(folder)
     notebook = notebook_of(folder, notebook)
-    view, scores = view_of(notebook), _score_lines(folder)
+    return _frame(_ordered(folder, notebook), view_of(notebook), _score_lines(folder))
+
+
+def transcript_html(record: dict[str, Any], scores: ScoreLines | None = None, notebook: str | None = None) -> str:
+    """The one view of an episode (a stored record): its notebook's study's view; without a
+    notebook, the fork view for a fork episode, else the generic view."""
+    if notebook is not None:
+        return view_of(notebook).html(record, scores or {})
+    from psit_lib.studies.psit.protocol.transcript_view import VIEW, is_fork_result
+
+    return (VIEW if is_fork_result(record.get("result")) else GENERIC).html(record, scores or {})
+
+
+def _views(ordered: Ordered, view: EpisodeView, scores: dict[str, dict[str, dict[str, Any]]]) -> dict[str, str]:
+    """Every episode's view, by episode id, in plan order."""
     return {str(record.get("episode_id")): view.html(record, scores.get(str(record.get("episode_id")), {}))
-            for _, record in _ordered(folder, notebook)}
+            for _, record in ordered}
 
 
 def chunks(shown: Mapping[str, str], limit: int = CHUNK_BYTES) -> list[dict[str, str]]:
@@ -249,7 +252,8 @@ def explorer_html(folder: RunFolder | str | Path, *, table_id: str = "psit-episo
 
     folder = folder if isinstance(folder, RunFolder) else RunFolder(folder)
     notebook = notebook_of(folder, notebook)
-    table = episodes_table(folder, notebook)
+    ordered, view, scores = _ordered(folder, notebook), view_of(notebook), _score_lines(folder)
+    table = _frame(ordered, view, scores)
     if table.empty:
         return "<div class='psit-explorer'><p><i>No episode recorded.</i></p></div>"
     datatable = to_html_datatable(
@@ -257,7 +261,7 @@ def explorer_html(folder: RunFolder | str | Path, *, table_id: str = "psit-episo
         lengthMenu=[10, 25, 50, 100, -1], pageLength=10, maxBytes=0, classes="display compact", order=[],
         layout={"topStart": "pageLength", "topEnd": "search", "bottomStart": "info", "bottomEnd": "paging"},
         columnDefs=[{"className": "dt-left", "targets": "_all"}], autoWidth=False, allow_html=False)
-    parts = chunks(views(folder, notebook))
+    parts = chunks(_views(ordered, view, scores))
     where = hashlib.sha256(str(folder.dir.resolve()).encode()).hexdigest()[:8]
     keys = [f"{notebook}/{where}/{i}" for i in range(len(parts))]
     payloads = [chunk_script(key, chunk_payload(part)) for key, part in zip(keys, parts)]
