@@ -116,3 +116,27 @@ def test_an_episode_opens_from_the_side_file_at_800_px(default_run, notebook):
         assert page.evaluate("document.documentElement.scrollWidth") <= 800
         browser.close()
     assert all(url.startswith(("file://", "blob:", "data:")) for url in requested), requested
+
+
+@pytest.mark.skipif(CHROMIUM is None and not os.environ.get("PSIT_REQUIRE_BROWSER"), reason="no Chromium installed")
+def test_every_page_of_the_default_report_answers_within_2_s(default_run):
+    """From navigation to a page whose figures have loaded and whose explorer (if it has one) lists its episodes."""
+    from playwright.sync_api import sync_playwright
+
+    assert CHROMIUM is not None
+    pages = sorted((default_run / "report").glob("*.html"))
+    slow = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        for html_page in pages:
+            started = time.monotonic()
+            page.goto(html_page.as_uri())
+            if page.locator(".psit-explorer").count():
+                page.wait_for_selector(".psit-explorer table.dataTable tbody tr td")
+            page.wait_for_function("[...document.images].every(i => i.complete)")
+            seconds = time.monotonic() - started
+            if seconds >= 2.0:
+                slow.append((html_page.name, round(seconds, 2)))
+        browser.close()
+    assert not slow, f"pages slower than 2 s: {slow}"
