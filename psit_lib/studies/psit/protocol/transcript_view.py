@@ -254,7 +254,7 @@ def _choice_row(record: dict[str, Any]) -> dict[str, Any]:
     result = record.get("result") or {}
     reveal = result.get("reveal") or {}
     return {"temperature": (record.get("spec") or {}).get("temperature", result.get("temperature")),
-            "secret": reveal.get("parsed"), "failure": result.get("failure") or ""}
+            "secret": reveal.get("parsed"), "failure": result.get("failure")}
 
 
 def _is_choice(record: dict[str, Any]) -> bool:
