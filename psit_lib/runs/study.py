@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from psit_lib.runs.folder import RunFolder, RunStore
+from psit_lib.runs.params import validate_params
 from psit_lib.runs.records import EpisodeRecord, StudyResult, read_records
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec
 from psit_lib.runs.scores import Metric, Scored, ScoreLine, Scorer, SessionFor, score_records, scores_frame
@@ -275,7 +276,8 @@ class Study:
         notebook = notebook or folder.dir.name
         nb = self.notebook(notebook)
         run_params = folder.params()
-        params = nb.params_model.model_validate({k: v for k, v in run_params.stored().items() if not k.startswith("_")})
+        params = validate_params(nb.params_model, {k: v for k, v in run_params.stored().items()
+                                                   if not k.startswith("_") and k in nb.params_model.model_fields})
         models, backend, profile = list(run_params.run_models), run_params.run_backend or "sim", run_params.run_profile
 
         def sweep_models(knob: str, values: Sequence[Any]) -> dict[Any, str]:
