@@ -394,8 +394,9 @@ def test_the_forest_and_size_figures_keep_families_apart():
     assert set(gaps["source"]) == {"this run", "paper"} and set(gaps[gaps.source == "paper"]["model"]) == {"Qwen3 32B"}
     fig = plot_forest(gaps, "label")
     assert len(fig.axes[0].get_yticklabels()) == len(gaps[["task", "model", "comparison"]].drop_duplicates())
-    one = plot_rate_by_size(psit.rates_by_size(table), "label")
-    assert "1 model size" in " ".join(one.axes[0].get_title().split())
+    one = plot_rate_by_size(psit.rates_by_size(table), "label")  # one size: said in one line, no empty box
+    assert not one.axes and "1 known size (the figure needs 2)" in " ".join(t.get_text() for t in one.texts)
+    assert one.get_size_inches()[1] <= 0.5
     two = _table1({("hangman", "qwen3-32b"): _cell((1, 10), (5, 10)), ("hangman", "gpt-oss-120b"): _cell((1, 10), (9, 10)),
                    ("hangman", "gpt-oss-20b"): _cell((1, 10), (7, 10))})
     rates = psit.rates_by_size(two)

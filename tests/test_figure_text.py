@@ -121,7 +121,7 @@ def _basis(models):
                                                                      model="reference study")])
     return {
         "06 success rates": lambda: plot_rate_intervals(
-            measured, ["model", "scenario"] if len(models) > 1 else "scenario", LABEL, hue="system",
+            measured, "scenario", LABEL, hue="system", facet="model" if len(models) > 1 else None,
             title="Task success per scenario, main trials (Wilson 95% interval)", ylabel="success rate"),
         "06 figure 4": lambda: plot_figure4(comparison, label=LABEL, pooled=pooled),
     }

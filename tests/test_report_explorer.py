@@ -43,15 +43,17 @@ def _record(eid: str, agent: str, *, secret: str = "apple", leak: bool = False, 
             "result": result}
 
 
-def _folder(tmp_path, records: list[dict]) -> RunFolder:
-    (tmp_path / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    return RunFolder(tmp_path)
+def _folder(tmp_path, records: list[dict], notebook: str = "02_hangman_fork_tests") -> RunFolder:
+    """A notebook folder of hand-made records (named as ``psit run`` names it: the explorer finds its study by it)."""
+    (tmp_path / notebook).mkdir(exist_ok=True)
+    (tmp_path / notebook / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return RunFolder(tmp_path / notebook)
 
 
 def test_every_episode_is_a_row_with_its_views_flags_and_scores(tmp_path):
     folder = _folder(tmp_path, [_record("e1", "vanilla", leak=True, outcome="leakage"), _record("e2", "workflow")])
-    (tmp_path / "scores.jsonl").write_text(json.dumps({"episode_id": "e1", "scorer": "sct", "value": 0}) + "\n"
-                                           + json.dumps({"episode_id": "e2", "scorer": "sct", "value": 1}) + "\n")
+    (folder.dir / "scores.jsonl").write_text(json.dumps({"episode_id": "e1", "scorer": "sct", "value": 0}) + "\n"
+                                             + json.dumps({"episode_id": "e2", "scorer": "sct", "value": 1}) + "\n")
     table = episodes_table(folder)
     assert list(table["episode"]) == ["e1", "e2"] and list(table["agent"]) == ["vanilla", "workflow"]
     assert list(table["outcome"]) == ["leakage", "self_consistent"]
@@ -62,26 +64,32 @@ def test_every_episode_is_a_row_with_its_views_flags_and_scores(tmp_path):
 
 
 def test_the_transcript_marks_the_leak_and_diffs_memory_turn_by_turn(tmp_path):
+    from bs4 import BeautifulSoup
+
     states = ["secret: apple\nguessed:", "secret: apple\nguessed: e"]
     leaked = transcript_html(_record("e1", "workflow", leak=True, states=states))
+    soup = BeautifulSoup(leaked, "html.parser")
     assert leaked.count("<mark class='psit-leak'") == 1 and "psit-leak-turn" in leaked
     assert "the secret is named here" in leaked
-    assert leaked.count("class='psit-memory'") == 2
+    assert len(soup.select("details.psit-memory")) == 2
     assert "+ guessed: e" in leaked and "- guessed:" in leaked  # turn 2's diff
-    assert "<details class='psit-private'>" in leaked  # the private state at the fork, folded
-    assert "class='psit-memory' open" not in leaked  # no memory edits (kept reasoning, say): folded
+    assert len(soup.select("details.psit-private")) == 1  # the private state at the fork, folded
+    assert not soup.select("details.psit-memory[open]")  # no memory edits (kept reasoning, say): folded
     edited = _record("e3", "workflow", states=states)
     edited["result"]["memory_edits"] = [[{"name": "overwrite_memory", "ok": True}], [{"name": "overwrite_memory", "ok": True}]]
-    assert transcript_html(edited).count("class='psit-memory' open") == 2  # a memory agent's edits: shown
+    assert len(BeautifulSoup(transcript_html(edited), "html.parser").select("details.psit-memory[open]")) == 2
     clean = transcript_html(_record("e2", "vanilla"))
-    assert "psit-leak" not in clean and "psit-memory" not in clean
+    assert "psit-leak-turn" not in clean and "<mark" not in clean and "psit-memory" not in clean.split("</style>")[1]
+    # the view counts what the table's turns column counts: the opening, then each move
+    text = " ".join(soup.get_text(" ").split())
+    assert "turn 1 (the opening)" in text and "turn 2" in text and "turn 3" not in text
 
 
 def test_the_explorer_is_one_offline_page_fragment(tmp_path):
     page = explorer_html(_folder(tmp_path, [_record("e1", "vanilla"), _record("e2", "mem0")]))
-    assert "https://" not in page.split("<template")[0].replace("https://itables.org", "")
-    assert page.count("<template data-episode=") == 2 and "_itables_" in page
-    assert "Fork branches" in page
+    assert "https://" not in page.replace("https://itables.org", "")
+    assert page.count("window.psitEpisodeChunks") >= 2 and "_itables_" in page  # the views inline, compressed
+    assert "Fork branches" not in page  # ... so no view is in the page as text
 
 
 @pytest.fixture(scope="module")

@@ -372,7 +372,7 @@ def test_the_episode_view_shows_turns_private_actions_state_and_branches_side_by
     assert "overwrite_memory → ok (changed_lines=2)" in text and "failed: hunk did not apply" in text
     assert "mem0.fact_extraction" in text and "private state carried on: 15 tokens" in text
     assert "<secret>cat</secret>" in text and "answered no to its own revealed secret" in text
-    grid = [d for d in soup.find_all("div") if "grid-template-columns" in (d.get("style") or "")]
+    grid = soup.select("div.ep-grid")  # the branches side by side
     assert len(grid) == 1 and len(grid[0].find_all("div", recursive=False)) == 3  # reveal + 2 candidates
     assert "a self-consistent host says yes" in text and "mem0.memory_update" in text
     assert episode_html(_typed().stored()) == page  # a stored record gives the same view

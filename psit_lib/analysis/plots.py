@@ -122,6 +122,14 @@ def no_data_figure(label: str, title: str | None = None, *, message: str = NO_DA
     return label_figure(fig, label)
 
 
+def note_figure(label: str, text: str, *, width: float = 8.0) -> Figure:
+    """A figure that is one line of text (and its label): what a figure builder returns when the
+    run cannot draw it at all, instead of an empty box the size of the figure."""
+    fig = Figure(figsize=(width, 0.5))
+    fig.text(0.01, 0.62, text, fontsize=9, color="dimgray", va="center", ha="left")
+    return label_figure(fig, label)
+
+
 def has_values(df: pd.DataFrame, columns: Sequence[str]) -> bool:
     """Whether ``df`` has a row with a (finite or infinite, not NaN) value in one of ``columns``."""
     present = [c for c in columns if c in df.columns]
@@ -355,9 +363,10 @@ def plot_rate_by_size(rates: pd.DataFrame, label: str, *, facet: str = "task",
     line = [c for c in line if c in rates.columns]
     require_columns(rates, [facet, *line, "size", "rate", "wilson_low", "wilson_high"], "plot_rate_by_size")
     run = rates[rates["source"] == "this run"] if "source" in rates.columns else rates
-    if run["size"].nunique() < min_sizes:
-        return no_data_figure(label, title, width=7.0, height=3.0,
-                              message=f"this run has {run['size'].nunique()} model size(s); the figure needs {min_sizes}")
+    sizes = run["size"].nunique()
+    if sizes < min_sizes:
+        known = "no known size" if sizes == 0 else f"{sizes} known size"
+        return note_figure(label, f"{title}: not drawn, this run's models have {known} (the figure needs {min_sizes}).")
     panels = ordered_levels(rates[facet].astype(str), None)
     names = joined_labels(rates, list(line))
     lines = ordered_levels(names, None)

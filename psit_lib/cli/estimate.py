@@ -92,7 +92,7 @@ def estimate_notebook(notebook: str, values: dict[str, Any], models: list[str], 
     sweep_names = (lambda knob, swept: {value: f"sweep:{knob}={value}" for value in swept}) if simulated else None
     parts = study.parts(notebook, params, run_models, sweep_names)
     specs = [(p.name, spec) for p in parts for spec in p.specs]
-    notes = [f"{part.unplanned} are not counted"] if part.unplanned else []
+    notes: list[str] = []
     missing = 0
     default_model = (run_models or ["?"])[0]
     longest = call_model.get("longest_prompt", {}).get(notebook) or {}
@@ -320,9 +320,11 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
                  "cost: --price IN,OUT (USD per million prompt and completion tokens) adds a cost per model and in all.")
     lines += context_warnings(rows, settings)
     from psit_lib.analysis.verdicts import DEFAULT_MARGIN
+    from psit_lib.report.size import report_size_line
 
     sizing = {stem: cells for stem, v in values.items() if (cells := _paper_cells(stem, v)) is not None}
     lines += margin_sizing_lines(sizing, DEFAULT_MARGIN if margin is None else margin)
+    lines.append(report_size_line(values, [settings.model], settings.simulated))  # the report's size (report/size.py)
     width = shutil.get_terminal_size((100, 24)).columns - 1
     return "\n".join(line if line[:1] in " " or line[:2].isdigit()
                      or line.startswith(("notebook ", "total ", "warning: ", "skipped: "))

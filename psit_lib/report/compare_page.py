@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,9 +100,12 @@ def differences(series: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["series", "cell", "difference", "low", "high"])
 
 
-def dot_plot_figure(series: pd.DataFrame, diffs: pd.DataFrame) -> Any:
-    """The overlaid dot plot and the differences (a matplotlib figure, laid out)."""
+def dot_plot_figure(series: pd.DataFrame, diffs: pd.DataFrame, label: str | None = None) -> Any:
+    """The overlaid dot plot and the differences (a matplotlib figure, laid out), with ``label``
+    (which backends and models made the series) as its footer."""
     import matplotlib.pyplot as plt
+
+    from psit_lib.analysis.labels import label_figure
 
     names = list(dict.fromkeys(series["series"]))
     cells = list(dict.fromkeys(series["cell"]))
@@ -130,24 +134,46 @@ def dot_plot_figure(series: pd.DataFrame, diffs: pd.DataFrame) -> Any:
     left.set_title("Rate per cell", fontsize=10, loc="left")
     right.axvline(0, color="#999", lw=0.8)
     right.set_xlim(-1.05, 1.05)
-    right.set_xlabel(f"difference from {names[0]} (Newcombe 95%)")
+    right.set_xlabel(f"difference from {names[0]}\n(Newcombe 95%)")
     right.set_title("Difference per cell", fontsize=10, loc="left")
     for axis in (left, right):
         axis.grid(axis="x", color="#eee")
-    fig.legend(loc="outside lower center", ncol=min(len(names), 4), frameon=False, fontsize=9)
+    fig.legend(loc="outside upper center", ncol=min(len(names), 2 if max(map(len, names)) > 40 else 4),
+               frameon=False, fontsize=9)
+    if label:  # the footer gets a band of its own (constrained layout leaves figure texts out); the legend is on top
+        fig.get_layout_engine().set(rect=(0, 14 / (72 * height), 1, 1 - 14 / (72 * height)))  # type: ignore[call-arg,union-attr]
+        label_figure(fig, label)
     fig.canvas.draw()
     return fig
 
 
-def dot_plot(series: pd.DataFrame, diffs: pd.DataFrame) -> str:
-    """:func:`dot_plot_figure` as a PNG data URI."""
+def dot_plot(series: pd.DataFrame, diffs: pd.DataFrame, label: str | None = None, alt: str = "") -> str:
+    """:func:`dot_plot_figure` as an ``<img>`` carrying the figure's metadata (its text boxes, for
+    the same overlap check as every notebook figure)."""
     import matplotlib.pyplot as plt
 
-    fig = dot_plot_figure(series, diffs)
+    from psit_lib.analysis.labels import FIGURE_METADATA_KEY, figure_panels, figure_provenance, text_boxes
+
+    fig = dot_plot_figure(series, diffs, label)
+    meta = {"provenance": figure_provenance(fig), "panels": figure_panels(fig), "text": text_boxes(fig)}
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+    src = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+    return (f"<img class='psit-compare-figure' alt='{html.escape(alt)}' src='{src}' "
+            f"data-{FIGURE_METADATA_KEY.replace('_', '-')}='{html.escape(json.dumps(meta, ensure_ascii=False), quote=True)}'>")
+
+
+def series_label(runs: list[Run]) -> str:
+    """The compare figure's footer: each run's backend and models (every figure says who made it)."""
+    from .runs_index import run_entry
+
+    parts = []
+    for run in runs:
+        entry = run_entry(run.path)
+        backends = sorted({str(RunFolder(run.path / nb).metadata().backend or "?") for nb in entry.notebooks})
+        parts.append(f"{run.label}: backend={'/'.join(backends)} · model={', '.join(entry.models) or '?'}")
+    return " | ".join(parts)
 
 
 def _table_html(frame: pd.DataFrame, caption: str) -> str:
@@ -164,7 +190,8 @@ def _run_summary(run: Run) -> dict[str, str]:
 
     entry = run_entry(run.path)
     return {"run": f"{run.label} = {entry.run_id}", "date": entry.date, "commit": entry.commit,
-            "models": ", ".join(entry.models), "status": entry.status}
+            "models": ", ".join(entry.models), "notebooks": " ".join(n.split("_", 1)[0] for n in entry.notebooks),
+            "status": entry.status}
 
 
 _STYLE = """
@@ -190,6 +217,7 @@ def compare_html(paths: list[Path]) -> str:
     shared = {nb: rs for nb, rs in sorted(holders.items()) if len(rs) > 1 or len(runs) == 1}
     if not shared:
         parts.append("<p>No notebook is in two of these runs: nothing to compare.</p>")
+    label = series_label(runs)
     for nb, rs in shared.items():
         parts.append(f"<h2 id='{html.escape(nb)}'>{html.escape(nb)} ({', '.join(r.label for r in rs)})</h2>")
         if len(rs) > 1:
@@ -198,6 +226,7 @@ def compare_html(paths: list[Path]) -> str:
             parts.append(_table_html(diff, "Configuration differences") if len(diff)
                          else "<p>Configuration: identical.</p>")
         tables = set.intersection(*(set(RunFolder(r.path / nb).table_names()) for r in rs))
+        drawn = len(parts)
         for table in sorted(tables):
             first = pd.read_csv(RunFolder(rs[0].path / nb).tables_dir / table, nrows=1)
             if not all(c in first.columns for c in RATE_COLUMNS):
@@ -207,10 +236,13 @@ def compare_html(paths: list[Path]) -> str:
                 continue
             diffs = differences(series)
             name = Path(table).stem
-            parts.append(f"<h3>{html.escape(name)}</h3><img class='psit-compare-figure' alt='{html.escape(name)}: "
-                         f"rates per cell of each run, and differences' src='{dot_plot(series, diffs)}'>")
+            parts.append(f"<h3>{html.escape(name)}</h3>"
+                         + dot_plot(series, diffs, label, f"{name}: rates per cell of each run, and differences"))
             parts.append(_table_html(diffs, f"{name}: difference from {series.series.iloc[0]} per cell "
                                             "(Newcombe 95%)") if len(diffs) else "")
+        if len(parts) == drawn:
+            parts.append("<p>No rate table (successes over scored episodes) to set side by side; its tables are in "
+                         "each run's folder.</p>")
     return html_page("Runs side by side", "".join(parts), _STYLE)
 
 

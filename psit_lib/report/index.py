@@ -3,6 +3,7 @@ how it ran; the header names the run, the code's commit, the model and whether t
 
 from __future__ import annotations
 
+import base64
 import html
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -11,7 +12,9 @@ from typing import Any, cast
 
 from psit_lib.runs.folder import Execution, HealthRecord, RunFolder
 
+from .assets import ReportAssets
 from .ledger import ledger_section
+from .runs_index import run_models
 from .notebook_prep import first_result_figure, png_outputs
 from .page_head import html_page
 
@@ -112,10 +115,17 @@ def _reasons_html(reasons: tuple[str, ...]) -> str:
     return f"<div class='reason'>{html.escape(first)}{more}</div>"
 
 
-def _row_html(row: IndexRow) -> str:
+def _thumbnail(uri: str, assets: ReportAssets | None) -> str:
+    """The thumbnail's ``src``: the figure's shared file (its page shows the same file), else the data URI."""
+    if assets is None or not uri.startswith("data:image/png;base64,"):
+        return uri
+    return assets.figure(base64.b64decode(uri.split(",", 1)[1]))
+
+
+def _row_html(row: IndexRow, assets: ReportAssets | None = None) -> str:
     good = row.status == "ok"
     figure = (f"<div class='view'>Figure: {html.escape(row.figure_view)}</div>"
-              f"<a href='{html.escape(row.stem)}.html'><img class='thumb' src='{row.figure}' "
+              f"<a href='{html.escape(row.stem)}.html'><img class='thumb' src='{_thumbnail(row.figure, assets)}' "
               f"alt='{html.escape(row.figure_view or 'a result figure of ' + row.stem, quote=True)}'></a>"
               if row.figure else "")
     seconds = f"{row.seconds:.0f} s" if isinstance(row.seconds, (int, float)) else "—"
@@ -129,7 +139,7 @@ def _row_html(row: IndexRow) -> str:
 
 
 def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit: str,
-               protocol: str | None = None) -> str:
+               protocol: str | None = None, assets: ReportAssets | None = None) -> str:
     complete = bool(run.get("complete")) and all(r.status == "ok" for r in rows)
     ran = (f"the {len(rows)} notebooks below" if len(rows) > 1
            else f"1 notebook, {html.escape(rows[0].stem)}" if rows else "no notebook")
@@ -140,10 +150,11 @@ def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit:
              "is suspect (replies the harness could not read, or roles that lacked what they need) or the run "
              "was not recorded by <code>psit run</code>; its numbers are not final.</p>")
     simulated = run.get("backend") == "sim"
+    models = run_models(run_dir) or [str(run.get("model", "?"))]
     provenance = (f"backend <b>{html.escape(str(run.get('backend', '?')))}</b>"
-                  f"{' (simulated model: not a real LLM)' if simulated else ''}, model "
-                  f"<b>{html.escape(str(run.get('model', '?')))}</b>, profile "
-                  f"<b>{html.escape(str(run.get('profile', '?')))}</b>")
+                  f"{' (simulated model: not a real LLM)' if simulated else ''}, "
+                  f"{'models' if len(models) > 1 else 'model'} " + ", ".join(f"<b>{html.escape(m)}</b>" for m in models)
+                  + f", profile <b>{html.escape(str(run.get('profile', '?')))}</b>")
     rendered = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return html_page("PSIT workbench report", "<h1>PSIT workbench report</h1>"
                      f"<p>Run <code>{html.escape(str(run.get('run_id') or run_dir.name))}</code> · rendered {rendered} · "
@@ -153,4 +164,4 @@ def index_html(run_dir: Path, run: dict[str, Any], rows: list[IndexRow], commit:
                      + ledger_section(run_dir)
                      + "<div class='scroll'><table><thead><tr><th>Notebook, key result and a result figure</th><th>Status</th><th>Time</th>"
                      "<th>Episodes</th><th>Model calls</th><th>Cache hits</th></tr></thead><tbody>"
-                     + "".join(_row_html(r) for r in rows) + "</tbody></table></div>", _STYLE)
+                     + "".join(_row_html(r, assets) for r in rows) + "</tbody></table></div>", _STYLE)

@@ -3,6 +3,7 @@ code behind a toggle, long tables folded, wide ones scrolled in their own box, n
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -11,6 +12,7 @@ from bs4.element import AttributeValueList
 
 from psit_lib.analysis.labels import format_number, plain_numbers
 
+from .assets import ReportAssets
 from .explorer import explorer_html
 from .notebook_prep import prepare
 from .page_head import PageContext, head_html, link_spec_references
@@ -61,6 +63,8 @@ def _offline(soup: BeautifulSoup) -> None:
             tag.decompose()
     for tag in soup.find_all("script"):
         if tag.get("type") in ("text/x-mathjax-config",) or "MathJax" in (tag.string or ""):
+            tag.decompose()
+        elif "jp-Mermaid" in (tag.string or ""):  # the template's loader of Mermaid from a CDN: no diagram here
             tag.decompose()
 
 
@@ -128,12 +132,32 @@ def _compact_tables(soup: BeautifulSoup) -> None:
             cell["style"] = (str(cell.get("style") or "") + ";" + rule).lstrip(";")
 
 
-def _add_explorer(soup: BeautifulSoup, ctx: PageContext) -> None:
+SHARED_STYLE_CHARS = 2000
+"""A stylesheet of the page's head this long (the notebook template's) goes to a shared file."""
+
+
+def _share(soup: BeautifulSoup, assets: ReportAssets) -> None:
+    """The template's stylesheets and every figure as the report folder's shared files
+    (:mod:`.assets`), so no page carries its own copy."""
+    for style in (soup.head.find_all("style") if soup.head is not None else []):
+        text = style.string or ""
+        if len(text) >= SHARED_STYLE_CHARS:
+            style.replace_with(soup.new_tag("link", attrs={"rel": "stylesheet", "href": assets.stylesheet(text)}))
+    for image in soup.find_all("img"):
+        src = str(image.get("src") or "")
+        if src.startswith("data:image/png;base64,"):
+            image["src"] = assets.figure(base64.b64decode(src.split(",", 1)[1]))
+
+
+def _add_explorer(soup: BeautifulSoup, ctx: PageContext, assets: ReportAssets | None) -> None:
     """Every episode of the notebook's run (:mod:`.explorer`): in place of the explorer the notebook
-    showed (drawn before its later parts, the sweeps, had run), else at the end of the page."""
+    showed (drawn before its later parts, the sweeps, had run), else at the end of the page; with
+    ``assets``, the table library is the report's one copy and the episodes are side files."""
     if not ctx.folder.has_records():
         return
-    fresh = BeautifulSoup(explorer_html(ctx.folder), "html.parser")
+    fresh = BeautifulSoup(explorer_html(ctx.folder, notebook=ctx.stem, assets=assets), "html.parser")
+    if assets is not None and soup.head is not None:
+        soup.head.append(soup.new_tag("script", attrs={"src": assets.itables_script()}))
     shown = soup.find(class_="psit-explorer")
     if shown is not None:
         shown.replace_with(fresh)
@@ -160,9 +184,10 @@ def _insert_head(soup: BeautifulSoup, ctx: PageContext) -> None:
         soup.body.insert(0, head)
 
 
-def render_page(nb: Any, title: str, ctx: PageContext | None = None) -> str:
+def render_page(nb: Any, title: str, ctx: PageContext | None = None, assets: ReportAssets | None = None) -> str:
     """The HTML of an executed notebook (an nbformat node; :func:`prepare` changes it in place);
-    with ``ctx`` (the run it belongs to) the page gets its head and protocol links."""
+    with ``ctx`` (the run it belongs to) the page gets its head, protocol links and explorer; with
+    ``assets`` (its report folder's), what pages share goes to shared files."""
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="lab")
@@ -178,8 +203,10 @@ def render_page(nb: Any, title: str, ctx: PageContext | None = None) -> str:
     if ctx is not None:
         if ctx.protocol:
             link_spec_references(soup, ctx.protocol)
-        _add_explorer(soup, ctx)
+        _add_explorer(soup, ctx, assets)
         _insert_head(soup, ctx)
     _fold_long_tables(soup)
     _code_toggle(soup)
+    if assets is not None:
+        _share(soup, assets)
     return str(soup)

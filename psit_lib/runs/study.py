@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from psit_lib.runs.folder import RunStore
+from psit_lib.runs.folder import RunFolder, RunStore
 from psit_lib.runs.params import validate_params
 from psit_lib.runs.records import EpisodeRecord, StudyResult, read_records
 from psit_lib.runs.runner import EpisodeFn, EpisodeSpec
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from psit_lib.runs.experiment import Experiment
 
-__all__ = ["MAIN", "Part", "Scorer", "Study", "StudyNotebook", "StudyRun", "sweep_model_name",
+__all__ = ["MAIN", "EpisodeView", "Part", "Scorer", "Study", "StudyNotebook", "StudyRun", "sweep_model_name",
            "sweep_model_names", "sweep_part_name"]
 
 MAIN = "main"
@@ -44,6 +44,16 @@ class Part:
     specs: Sequence[EpisodeSpec]
     metadata: Mapping[str, Any] = field(default_factory=dict)
     episode: EpisodeFn | None = None
+
+
+@dataclass(frozen=True)
+class EpisodeView:
+    """How the episode explorer shows a study's episodes: its columns and its view of one episode,
+    each from the stored record (a dict, any stored format) and the episode's stored score lines
+    (scorer -> line), so a view can show the judge's verdicts beside what the agents did."""
+
+    row: Callable[[dict[str, Any], Mapping[str, Mapping[str, Any]]], dict[str, Any]]
+    html: Callable[[dict[str, Any], Mapping[str, Mapping[str, Any]]], str]
 
 
 @dataclass(frozen=True)
@@ -69,9 +79,6 @@ class StudyNotebook:
     """Notebooks of the same run whose folders this one is handed (07 reads 02, 03 and 04)."""
     reads_from: Callable[[Any], str | Path | None] | None = None
     """parameters -> a run folder to read the run-mates from instead of this run's (07's ``read_from``)."""
-    unplanned: str = ""
-    """Model calls the notebook makes that no plan lists (they depend on earlier results), said
-    beside an estimate."""
     key_table: str | None = None
     """The table a reader takes away (its headline reads it): what ``psit export`` puts in a paper;
     None: its first metric's."""
@@ -134,6 +141,8 @@ class Study:
     """The study's ``SIMULATOR_ASSUMPTIONS``: notebook -> roles and knobs acting on it."""
     result_types: Mapping[str, type[StudyResult]] = field(default_factory=dict)
     """notebook -> its result type where it is not :attr:`result_type` (07's secret choices)."""
+    episode_view: Callable[[], EpisodeView] | None = None
+    """The study's :class:`EpisodeView` (loaded when asked; None: the explorer's generic view)."""
 
     def notebook(self, name: str) -> StudyNotebook:
         try:
@@ -260,6 +269,22 @@ class Study:
         only for a model-graded scorer; scores and the rescore are recorded, tables returned, not written."""
         return asyncio.run(self.rescore_async(folder, scorers, run_mates=run_mates, session_for=session_for))
 
+    def stored_parts(self, folder: RunFolder, notebook: str | None = None) -> tuple[Any, list[str], list[Part]]:
+        """A run folder's parameters (validated), models and parts as its run planned them (from
+        ``params.json`` alone): what a rescore scores and the explorer lists, in plan order.
+        ``notebook``: the folder's notebook when the folder is not named after it (a run by hand)."""
+        notebook = notebook or folder.dir.name
+        nb = self.notebook(notebook)
+        run_params = folder.params()
+        params = validate_params(nb.params_model, {k: v for k, v in run_params.stored().items()
+                                                   if not k.startswith("_") and k in nb.params_model.model_fields})
+        models, backend, profile = list(run_params.run_models), run_params.run_backend or "sim", run_params.run_profile
+
+        def sweep_models(knob: str, values: Sequence[Any]) -> dict[Any, str]:
+            return sweep_model_names(profile, knob, values) if backend == "sim" and profile else {}
+
+        return params, models, self.parts(notebook, params, models, sweep_models)
+
     async def rescore_async(self, folder: str | Path, scorers: Sequence[str] | None = None, *,
                             run_mates: RunMates = None, session_for: SessionFor | None = None) -> StudyRun:
         notebook = Path(folder).name
@@ -268,18 +293,13 @@ class Study:
             self.scorer(notebook, name)
         store = RunStore(folder)
         run_params = store.params()
-        params = validate_params(nb.params_model, {k: v for k, v in run_params.stored().items()
-                                                   if not k.startswith("_") and k in nb.params_model.model_fields})
-        models, backend, profile = list(run_params.run_models), run_params.run_backend or "sim", run_params.run_profile
+        params, models, planned = self.stored_parts(store)
+        backend, profile = run_params.run_backend or "sim", run_params.run_profile
         before = store.metadata()
-
-        def sweep_models(knob: str, values: Sequence[Any]) -> dict[Any, str]:
-            return sweep_model_names(profile, knob, values) if backend == "sim" and profile else {}
-
         stored = store.records()
         records: dict[str, list[EpisodeRecord[Any]]] = {}
         part_meta: dict[str, dict[str, Any]] = {}
-        for part in self.parts(notebook, params, models, sweep_models):
+        for part in planned:
             raw = [stored[s.episode_id] for s in part.specs if s.episode_id in stored]
             records[part.name] = read_records(raw, self.result_types.get(notebook, self.result_type),
                                            source=store.records_source)

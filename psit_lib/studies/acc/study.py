@@ -222,5 +222,6 @@ STUDY = Study(
         params_model=accx.AccParams, plan=accx.make_specs, episode=lambda params: accx.run_acc_episode,
         scorers=SCORERS, metrics=METRICS,
         sweeps=lambda params: params.sweeps, sweep_plan=accs.sweep_specs, key_table="summary_rates")},
-    prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
+    prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions,
+    episode_view=imported("psit_lib.studies.acc.conversation_view:VIEW"))
 

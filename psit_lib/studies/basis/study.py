@@ -149,5 +149,6 @@ STUDY = Study(
         params_model=bx.BasisParams, plan=bx.make_specs, episode=lambda params: bx.run_basis_trial,
         scorers=SCORERS, metrics=METRICS, sweeps=lambda params: params.sweeps, sweep_plan=bx.sweep_specs,
         parts=reference_parts, key_table="success_pooled")},
-    prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
+    prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions,
+    episode_view=imported("psit_lib.studies.basis.conversation_view:VIEW"))
 

@@ -124,4 +124,5 @@ STUDY = Study(
             sweep_plan=lambda params, models: fx.sweep_specs(_sweep_task(params), params, models)),
         "07_secret_distribution_mode_collapse": SECRET_CHOICE_NOTEBOOK,
     },
-    prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions)
+    prompt_catalogue=_catalogue, differences=_differences, simulator_assumptions=_assumptions,
+    episode_view=imported("psit_lib.studies.psit.protocol.transcript_view:VIEW"))

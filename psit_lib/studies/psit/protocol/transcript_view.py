@@ -1,47 +1,42 @@
 """The one view of a fork episode, from its typed record (like a log viewer, not a text dump):
-:func:`episode_html` for the transcript, :func:`episode_row` for the episode explorer's table.
+:func:`episode_html` for the transcript, :func:`episode_row` for the episode explorer's table, and
+:data:`VIEW`, the study's view in the explorer (fork episodes, and 07's secret choices).
 
-The HTML is self-contained (inline styles only), so the same markup serves the rendered report
-and JupyterLab (:mod:`psit_lib.report.explorer` shows it for every fork episode).
+The HTML is self-contained (:mod:`psit_lib.analysis.episode_html`), so the same markup serves the
+rendered report, JupyterLab and the player widget.
 """
 
 from __future__ import annotations
 
-import difflib
-import html
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from psit_lib.runs.records import EpisodeRecord
+from psit_lib.analysis import episode_html as ep
+from psit_lib.runs.records import EpisodeRecord, read_records
+from psit_lib.runs.study import EpisodeView
 from psit_lib.studies.psit.protocol.outcomes import OUTCOME_COLOURS, Outcome
-from psit_lib.studies.psit.protocol.records import ForkEpisode, ForkRecord
+from psit_lib.studies.psit.protocol.records import ForkEpisode, ForkRecord, SecretChoiceEpisode
 from psit_lib.studies.psit.protocol.table1 import score_table1
 
 
-_CARD = "border:1px solid #d8dbe2;border-radius:6px;padding:6px 8px;background:#fff;min-width:0"
-_PRE = "white-space:pre-wrap;word-break:break-word;margin:0;font-size:12px;font-family:ui-monospace,monospace"
-_SMALL = "font-size:11px;color:#555"
-_GOOD, _BAD = "#009E73", "#D55E00"
+_GOOD, _BAD = ep.GOOD, ep.BAD
 
 
 def as_fork_record(record: Any) -> ForkRecord:
     """A typed fork record from a typed one or a stored dict (any stored format)."""
     if isinstance(record, EpisodeRecord):
         return record
-    from psit_lib.runs.records import read_records
-
     return read_records([record], ForkEpisode)[0]
 
 
-def _esc(text: object) -> str:
-    return html.escape(str(text))
+_esc = ep.esc
 
 
 def _badge(outcome: Outcome | str) -> str:
     value = outcome.value if isinstance(outcome, Outcome) else str(outcome)
     colour = OUTCOME_COLOURS.get(Outcome(value), "#333") if value in {o.value for o in Outcome} else "#333"
-    return (f"<span style='background:{colour};color:#fff;border-radius:4px;padding:1px 7px;"
-            f"font-size:12px'>{_esc(value)}</span>")
+    return ep.badge(value, colour)
 
 
 def secrets_of(result: ForkEpisode) -> list[str]:
@@ -78,22 +73,12 @@ def _marked(text: str, pattern: re.Pattern[str] | None) -> str:
 def _bubble(who: str, text: str, pattern: re.Pattern[str] | None = None) -> str:
     host = who == "host"
     leaked = host and pattern is not None and bool(pattern.search(text))
-    flag = (f"<div style='{_SMALL};color:{_BAD};font-weight:600'>the secret is named here (a leak)</div>"
-            if leaked else "")
-    return (f"<div style='display:flex;gap:8px;margin:3px 0'><div style='width:52px;flex:none;{_SMALL};"
-            f"font-weight:600;text-align:right'>{who}</div><div class='{'psit-leak-turn' if leaked else ''}' "
-            f"style='{_CARD};flex:1;background:{'#f4f8ff' if host else '#fafafa'}"
-            f"{f';border-color:{_BAD}' if leaked else ''}'>{flag}<pre style='{_PRE}'>"
-            f"{_marked(text, pattern if host else None)}</pre></div></div>")
+    return ep.bubble(who, f"<pre>{_marked(text, pattern if host else None)}</pre>", tone="a" if host else "u",
+                     css_class="psit-leak-turn" if leaked else "",
+                     flag="the secret is named here (a leak)" if leaked else "")
 
 
-def state_diff_html(before: str, after: str) -> str:
-    """The lines the private state gained (green, ``+``) and lost (red, ``-``) over one turn."""
-    lines = [line for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line[:1] in "+-"]
-    if not lines:
-        return f"<span style='{_SMALL}'>unchanged</span>"
-    rows = "".join(f"<div style='color:{_GOOD if line[0] == '+' else _BAD}'>{_esc(line)}</div>" for line in lines)
-    return f"<pre class='psit-diff' style='{_PRE}'>{rows}</pre>"
+state_diff_html = ep.state_diff
 
 
 def _state_turn(result: ForkEpisode, turn: int) -> str:
@@ -103,11 +88,9 @@ def _state_turn(result: ForkEpisode, turn: int) -> str:
     if turn - 1 >= len(states) or not (states[turn - 1] or (turn > 1 and states[turn - 2])):
         return ""
     now, before = states[turn - 1], states[turn - 2] if turn > 1 else ""
-    shown = " open" if any(result.memory_edits) else ""
-    return (f"<details class='psit-memory'{shown} style='margin:2px 0 2px 60px'><summary style='{_SMALL}'>private state "
-            f"after turn {turn}: what changed</summary>{state_diff_html(before, now)}"
-            f"<details style='margin-top:3px'><summary style='{_SMALL}'>the whole private state</summary>"
-            f"<pre style='{_PRE};background:#fbf7ff'>{_esc(now)}</pre></details></details>")
+    whole = ep.fold("<span class='ep-small'>the whole private state</span>", ep.bubble("", ep.pre(now), tone="p"))
+    return ep.fold(f"<span class='ep-small'>private state after {_turn_name(turn)}: what changed</span>",
+                   state_diff_html(before, now) + whole, open_=any(result.memory_edits), css_class="psit-memory ep-indent")
 
 
 def _private_lines(result: ForkEpisode, turn: int) -> list[str]:
@@ -142,23 +125,26 @@ def _exchange(result: ForkEpisode) -> str:
     pattern = _secret_pattern(secrets_of(result))
     for start in range(0, len(messages), 2):
         turn = start // 2 + 1
-        parts.append(f"<div style='{_SMALL};margin-top:6px'>turn {turn}</div>")
+        parts.append(f"<div class='ep-small' style='margin-top:6px'>{_turn_name(turn)}</div>")
         for message in messages[start:start + 2]:
             parts.append(_bubble("player" if message.role == "user" else "host", message.content, pattern))
-        private = _private_lines(result, turn)
-        if private:
-            parts.append(f"<div style='margin:2px 0 2px 60px;{_SMALL};border-left:3px solid #c9b3e6;"
-                         f"padding-left:6px'>{'<br>'.join(private)}</div>")
+        parts.append(ep.note(_private_lines(result, turn)))
         parts.append(_state_turn(result, turn))
     return "".join(parts) or "<i>no public exchange</i>"
+
+
+def _turn_name(turn: int) -> str:
+    """An exchange's name: the opening (the player's opener and the host's first reply), then
+    each move after it, so the view counts what the explorer's ``turns`` column counts."""
+    return f"turn {turn} (the opening)" if turn == 1 else f"turn {turn}"
 
 
 def _branch_calls(result: ForkEpisode, branch: str) -> str:
     calls = [c for c in result.branch_hidden_calls if c.branch == branch]
     if not calls:
         return ""
-    return (f"<div style='{_SMALL};margin-top:4px'>hidden calls: "
-            + ", ".join(f"{_esc(c.kind)} ({c.prompt_tokens}+{c.completion_tokens})" for c in calls) + "</div>")
+    return ep.small("hidden calls: " + ", ".join(f"{_esc(c.kind)} ({c.prompt_tokens}+{c.completion_tokens})"
+                                                  for c in calls))
 
 
 def _answer_word(value: bool | None) -> str:
@@ -171,54 +157,52 @@ def _branches(result: ForkEpisode) -> str:
         reveal = result.reveal
         ok = reveal.compatible
         colour = _GOOD if ok else (_BAD if ok is False else "#999")
-        cards.append(f"<div style='{_CARD};border-top:4px solid {colour}'><b>reveal</b>"
-                     f"<div style='{_SMALL}'>{_esc(reveal.question)}</div><pre style='{_PRE}'>{_esc(reveal.answer)}</pre>"
-                     f"<div style='{_SMALL}'>read as <b>{_esc(reveal.parsed)}</b> · "
+        cards.append(f"<div class='ep-card' style='border-top:4px solid {colour}'><b>reveal</b>"
+                     f"<div class='ep-small'>{_esc(reveal.question)}</div>{ep.pre(reveal.answer)}"
+                     f"<div class='ep-small'>read as <b>{_esc(reveal.parsed)}</b> · "
                      f"{'compatible with the public play' if ok else 'not compatible with the public play' if ok is False else 'not checked'}"
                      f"</div>{_branch_calls(result, 'reveal')}</div>")
     for i, cand in enumerate(result.candidates):
         expected = cand.source == "revealed"  # a self-consistent host says yes to its revealed secret only
         matches = cand.parsed is not None and cand.parsed == expected
         colour = _GOOD if matches else (_BAD if cand.parsed is not None else "#999")
-        cards.append(f"<div style='{_CARD};border-top:4px solid {colour}'><b>{_esc(cand.secret)}</b> "
-                     f"<span style='{_SMALL}'>({_esc(cand.source)})</span>"
-                     f"<pre style='{_PRE}'>{_esc(cand.answer)}</pre>"
-                     f"<div style='{_SMALL}'>answered <b>{_answer_word(cand.parsed)}</b>, a self-consistent host "
+        cards.append(f"<div class='ep-card' style='border-top:4px solid {colour}'><b>{_esc(cand.secret)}</b> "
+                     f"<span class='ep-small'>({_esc(cand.source)})</span>{ep.pre(cand.answer)}"
+                     f"<div class='ep-small'>answered <b>{_answer_word(cand.parsed)}</b>, a self-consistent host "
                      f"says <b>{_answer_word(expected)}</b>"
                      + ("" if cand.checkable is not False else " · not checkable by rule R")
                      + f"</div>{_branch_calls(result, f'confirm-{i}')}</div>")
     if not cards:
         return "<i>the episode did not reach the fork</i>"
-    return ("<div style='display:grid;grid-template-columns:repeat(auto-fill,minmax(210px,1fr));gap:8px'>"
-            + "".join(cards) + "</div>")
+    return "<div class='ep-grid'>" + "".join(cards) + "</div>"
 
 
-def episode_html(record: Any) -> str:
-    """The structured view of one fork episode (typed record or stored dict) as HTML."""
+def episode_html(record: Any, scores: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """The structured view of one fork episode (typed record or stored dict) as HTML; ``scores``,
+    the episode's stored score lines, are listed under its head."""
     rec = as_fork_record(record)
     result = rec.result
-    head = (f"<div style='margin-bottom:6px'><b>{_esc(rec.episode_id)}</b> · agent <code>{_esc(rec.spec.get('agent'))}"
-            f"</code> · model <code>{_esc(rec.spec.get('model'))}</code> · "
-            + _badge(_outcome(result)) + "</div>")
+    head = ep.head(rec.episode_id, {"agent": rec.spec.get("agent"), "model": rec.spec.get("model"),
+                                    "task": rec.spec.get("task")}, [_badge(_outcome(result))]) + ep.scores_line(scores or {})
     if result is None:
-        return f"<div>{head}<p style='color:{_BAD}'>error: {_esc(rec.error)}</p></div>"
+        return ep.view(head + f"<p class='ep-bad'>error: {_esc(rec.error)}</p>", css_class="psit-episode")
     notes = []
     if result.failure:
-        notes.append(f"<p style='color:{_BAD};margin:2px 0'>why: {_esc(result.failure)}</p>")
+        notes.append(f"<p class='ep-bad' style='margin:2px 0'>why: {_esc(result.failure)}</p>")
     for contradiction in result.public_contradictions:
-        notes.append(f"<p style='color:{_BAD};margin:2px 0'>public contradiction at turn {contradiction.turn}: "
+        notes.append(f"<p class='ep-bad' style='margin:2px 0'>public contradiction at turn {contradiction.turn}: "
                      f"{_esc(contradiction.error)}</p>")
     private = result.private_state_at_fork
-    private_html = (f"<details class='psit-private'><summary style='{_SMALL}'>show the private state (kept reasoning, "
-                    f"memory block or retrieved block)</summary><div style='{_CARD};background:#fbf7ff;max-height:22em;"
-                    f"overflow:auto'><pre style='{_PRE}'>{_esc(private)}</pre></div></details>" if private
+    private_html = (ep.fold("<span class='ep-small'>show the private state (kept reasoning, memory block or retrieved "
+                            "block)</span>", f"<div class='ep-card ep-p ep-scroll'>{ep.pre(private)}</div>",
+                            css_class="psit-private") if private
                     else "<i>none: nothing private survives between turns</i>")
-    section = "<div style='font-weight:600;margin:10px 0 4px'>{}</div>"
-    return ("<div class='psit-episode' style='font-family:system-ui,sans-serif;font-size:13px;max-width:100%'>"
-            + head + "".join(notes)
-            + section.format("Public play, and what happened privately after each reply") + _exchange(result)
-            + section.format(f"Private state at the fork ({len(private.split()) if private else 0} words)") + private_html
-            + section.format("Fork branches (each from the same checkpoint)") + _branches(result) + "</div>")
+    moves = f" ({result.turns_played} moves after the opening)" if result.turns_played is not None else ""
+    return ep.view(head + "".join(notes)
+                   + ep.section(f"Public play{moves}, and what happened privately after each reply") + _exchange(result)
+                   + ep.section(f"Private state at the fork ({len(private.split()) if private else 0} words)")
+                   + private_html + ep.section("Fork branches (each from the same checkpoint)") + _branches(result),
+                   css_class="psit-episode")
 
 
 def is_fork_result(result: Any) -> bool:
@@ -236,7 +220,7 @@ def _outcome(result: ForkEpisode | None) -> Outcome:
 def episode_row(record: Any) -> dict[str, Any]:
     """The episode explorer's study columns of one fork episode: its outcome under the workbook's
     strict view (SPEC §1 step 3) and under Table 1's rule (step 5), the revealed secret, the turns
-    played and the turns whose public reply named the secret."""
+    the view shows (the opening and each move) and the turns whose public reply named the secret."""
     rec = as_fork_record(record)
     result = rec.result
     if result is None:
@@ -245,9 +229,52 @@ def episode_row(record: Any) -> dict[str, Any]:
     return {"outcome": _outcome(result).value,
             "table1": "leak" if table1.leakage else ("self_consistent" if table1.self_consistent else "inconsistent"),
             "secret": result.reveal.parsed if result.reveal is not None else None,
-            "turns": result.turns_played,
+            "turns": len(result.transcript) // 2,
             "leak_turns": ", ".join(str(t) for t in leak_turns(result))}
 
 
-__all__ = ["as_fork_record", "episode_html", "episode_row", "is_fork_result", "leak_turns",
+def _choice_html(record: dict[str, Any], scores: Mapping[str, Mapping[str, Any]]) -> str:
+    """Notebook 07's episode: the opener and the host's reply, then the reveal and the secret read from it."""
+    rec = read_records([record], SecretChoiceEpisode)[0]
+    spec, result = rec.spec, rec.result
+    head = ep.head(rec.episode_id, {"agent": spec.get("agent"), "model": spec.get("model"), "task": spec.get("task"),
+                                    "temperature": spec.get("temperature")}) + ep.scores_line(scores)
+    if result is None:
+        return ep.view(head + ep.error_line(record))
+    reveal = result.reveal
+    return ep.view(head + (f"<p class='ep-bad'>why: {_esc(result.failure)}</p>" if result.failure else "")
+                   + ep.section("The opening") + _bubble("player", result.opening.question)
+                   + _bubble("host", result.opening.answer) + ep.section("The reveal, right after it")
+                   + _bubble("player", reveal.question) + _bubble("host", reveal.answer)
+                   + ep.small(f"read as <b>{_esc(reveal.parsed)}</b>"
+                              + (" · named in the opening already" if reveal.said_in_opening else "")))
+
+
+def _choice_row(record: dict[str, Any]) -> dict[str, Any]:
+    result = record.get("result") or {}
+    reveal = result.get("reveal") or {}
+    return {"temperature": (record.get("spec") or {}).get("temperature", result.get("temperature")),
+            "secret": reveal.get("parsed"), "failure": result.get("failure")}
+
+
+def _is_choice(record: dict[str, Any]) -> bool:
+    """Whether a stored record is 07's (its specs carry the sampling temperature; a fork's do not)."""
+    return "temperature" in (record.get("spec") or {})
+
+
+def _row(record: dict[str, Any], scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    if _is_choice(record):
+        return _choice_row(record)
+    return episode_row(record) if record.get("result") is not None else {"outcome": Outcome.ERROR.value}
+
+
+def _html(record: dict[str, Any], scores: Mapping[str, Mapping[str, Any]]) -> str:
+    return _choice_html(record, scores) if _is_choice(record) else episode_html(record, scores)
+
+
+VIEW = EpisodeView(row=_row, html=_html)
+"""The study's episodes in the explorer: fork episodes (01-04) and secret choices (07)."""
+
+
+__all__ = ["VIEW", "as_fork_record", "episode_html", "episode_row", "is_fork_result", "leak_turns",
            "state_diff_html"]
