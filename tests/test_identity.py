@@ -149,6 +149,7 @@ def _one_sentence(err: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # runs psit run or a notebook's kernel (the fast tier: -m 'not slow')
 def test_psit_run_stops_a_resume_with_another_prompts_file_or_model_settings(ident_notebook, tmp_path,
                                                                              monkeypatch, capsys):
     args = ["run", "98", "--run-id", "r1", "--no-progress", "--no-report"]
@@ -170,6 +171,7 @@ def test_psit_run_stops_a_resume_with_another_prompts_file_or_model_settings(ide
     assert json.loads((ident_notebook / "identity.json").read_text())["model_settings"] != NONE
 
 
+@pytest.mark.slow  # runs psit run or a notebook's kernel (the fast tier: -m 'not slow')
 def test_psit_run_stops_when_another_model_is_behind_the_served_name(ident_notebook, models_server,
                                                                      monkeypatch, capsys):
     for name, value in {"PSIT_BACKEND": "openai", "PSIT_BASE_URLS": models_server.url, "PSIT_MODEL": "m"}.items():
@@ -183,6 +185,7 @@ def test_psit_run_stops_when_another_model_is_behind_the_served_name(ident_noteb
     assert "another model behind 'm'" in line and "--run-id NEW" in line
 
 
+@pytest.mark.slow  # runs psit run or a notebook's kernel (the fast tier: -m 'not slow')
 def test_psit_run_reports_other_parameters_found_by_the_notebook_as_a_usage_error(ident_notebook, capsys):
     args = ["run", "98", "--run-id", "r1", "--no-progress", "--no-report"]
     assert main(args) == 0

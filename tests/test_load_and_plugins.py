@@ -61,6 +61,7 @@ def small_run(tmp_path_factory):
     return base, done
 
 
+@pytest.mark.slow  # runs psit run or a notebook's kernel (the fast tier: -m 'not slow')
 def test_a_plugin_agent_runs_in_notebook_02_without_editing_psit_lib(small_run):
     base, done = small_run
     assert done.returncode == 0, done.stderr[-2000:]
@@ -72,6 +73,7 @@ def test_a_plugin_agent_runs_in_notebook_02_without_editing_psit_lib(small_run):
     assert set(table["agent"]) == {"mine", "vanilla"}
 
 
+@pytest.mark.slow  # its fixture runs psit run (the fast tier: -m 'not slow')
 def test_load_run_gives_episodes_scores_and_tables_as_frames(small_run, monkeypatch):
     base, done = small_run
     assert done.returncode == 0, done.stderr[-2000:]

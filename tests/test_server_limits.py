@@ -229,18 +229,20 @@ async def test_an_attempt_on_the_wire_gets_more_time_when_the_server_slows_down(
                                    max_retries=0))
     long = ChatRequest(role="r", messages=({"role": "user", "content": "a long one"},), model="m", max_tokens=100)
     short = ChatRequest(role="r", messages=({"role": "user", "content": "a short one"},), model="m", max_tokens=4)
+    caplog.set_level("WARNING", logger="psit_lib.llm")
     try:
         assert client.timeout_for(long) == 0.5
         pending = asyncio.ensure_future(client.chat(long))
         await asyncio.sleep(0.1)
         await client.chat(short)  # reports the slower speed while the long one is on the wire
         assert client.timeout_for(long) == TIMEOUT_SAFETY * 100 / 200.0
-        with caplog.at_level("WARNING", logger="psit_lib.llm"):
-            result = await pending
+        result = await pending
     finally:
         await client.aclose()
         server.close()
     assert result.content == "word" and client.stats.faults == {}
+    said = [r.getMessage() for r in caplog.records if "decode at" in r.getMessage()]
+    assert len(said) == 1 and "of 100 tokens times out after 2s" in said[0] and "it was 0.5s" in said[0]
 
 
 @pytest.mark.slow

@@ -256,11 +256,13 @@ async def _run_through_a_one_slot_server(tmp_path, **kw):
 
 
 @pytest.mark.slow
-async def test_a_slow_server_that_reports_no_slots_loses_no_episode_the_run_backs_off(tmp_path):
+async def test_a_slow_server_that_reports_no_slots_loses_no_episode_the_run_backs_off(tmp_path, caplog):
     """12 episodes at once against a server that runs one request at a time (0.1 s each) and reports no
     slots, timeout 0.6 s: queueing in the server would time calls out; the client halves its calls in
     flight when replies take more than half their timeout, so every episode finishes."""
+    caplog.set_level("WARNING", logger="psit_lib.llm")
     records, client = await _run_through_a_one_slot_server(tmp_path)
+    assert any("calls in flight there lowered to 6 (from 12)" in r.getMessage() for r in caplog.records)
     assert [r["status"] for r in records] == ["ok"] * 12, [r.get("error") for r in records]
     assert client.stats.failures == 0
     url = client.settings.base_urls[0]
