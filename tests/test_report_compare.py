@@ -161,6 +161,7 @@ def two_models(tmp_path_factory):
     return tmp / "compare.html"
 
 
+@pytest.mark.slow  # runs psit run or a notebook's kernel (the fast tier: -m 'not slow')
 @pytest.mark.skipif(CHROMIUM is None and not os.environ.get("PSIT_REQUIRE_BROWSER"), reason="no Chromium installed")
 def test_the_compare_page_of_two_models_opens_in_a_browser(two_models):
     from playwright.sync_api import sync_playwright

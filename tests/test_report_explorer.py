@@ -107,6 +107,7 @@ def run_02(tmp_path_factory):
     return tmp / "results" / "default"
 
 
+@pytest.mark.slow  # runs psit run or a notebook's kernel (the fast tier: -m 'not slow')
 @pytest.mark.skipif(CHROMIUM is None and not os.environ.get("PSIT_REQUIRE_BROWSER"), reason="no Chromium installed")
 def test_a_run_page_filters_episodes_and_opens_a_transcript(run_02):
     from playwright.sync_api import sync_playwright

@@ -74,6 +74,7 @@ def _api(base: str, path: str, token: str, body: dict | None = None) -> dict:
         return json.loads(response.read())
 
 
+@pytest.mark.slow  # runs psit run or a notebook's kernel (the fast tier: -m 'not slow')
 def test_running_a_notebook_in_lab_leaves_the_repository_clean(tmp_path, monkeypatch):
     import nbformat
     from nbclient import NotebookClient

@@ -191,3 +191,72 @@ async def test_a_server_that_reports_slower_decoding_lengthens_the_timeout_and_n
     assert client.timeout_for(request) == TIMEOUT_SAFETY * 100 / 2.0
     short = ChatRequest(role="r", messages=request.messages, model="m", max_tokens=4)
     assert client.timeout_for(short) == 10.0
+
+
+class HeldServer(HandlerServer):
+    """Holds a completion that may be long (``max_tokens`` 100) for ``hold`` seconds; answers short ones
+    (``max_tokens`` 4) at once, reporting the slow decoding speed ``speed``."""
+
+    def __init__(self, hold: float, speed: float) -> None:
+        import json
+        import time
+
+        class Handler(QuietHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+                if body.get("max_tokens") == 100:
+                    time.sleep(hold)
+                send_json(self, 200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": "word"}}],
+                                      "usage": {"completion_tokens": 20},
+                                      "timings": {"predicted_per_second": speed, "predicted_n": 20}})
+
+        self._serve(Handler)
+
+
+@pytest.mark.slow
+async def test_an_attempt_on_the_wire_gets_more_time_when_the_server_slows_down(caplog):
+    """The timeout follows the decoding speed measured during the run, calls already sent included: a
+    reply of up to 100 tokens sent with the 0.5 s setting (no speed known yet) is not cut off at 0.5 s
+    when, meanwhile, another reply reports 200 tokens/s (4 x 100 tokens at that speed: 2 s)."""
+    import asyncio
+
+    from psit_lib.llm import ChatRequest, LLMClient
+
+    server = HeldServer(hold=1.2, speed=200.0)
+    client = LLMClient(LLMSettings(backend="openai", base_urls=(server.url,), model="m", cache="off", timeout=0.5,
+                                   max_retries=0))
+    long = ChatRequest(role="r", messages=({"role": "user", "content": "a long one"},), model="m", max_tokens=100)
+    short = ChatRequest(role="r", messages=({"role": "user", "content": "a short one"},), model="m", max_tokens=4)
+    caplog.set_level("WARNING", logger="psit_lib.llm")
+    try:
+        assert client.timeout_for(long) == 0.5
+        pending = asyncio.ensure_future(client.chat(long))
+        await asyncio.sleep(0.1)
+        await client.chat(short)  # reports the slower speed while the long one is on the wire
+        assert client.timeout_for(long) == TIMEOUT_SAFETY * 100 / 200.0
+        result = await pending
+    finally:
+        await client.aclose()
+        server.close()
+    assert result.content == "word" and client.stats.faults == {}
+    said = [r.getMessage() for r in caplog.records if "decode at" in r.getMessage()]
+    assert len(said) == 1 and "of 100 tokens times out after 2s" in said[0] and "it was 0.5s" in said[0]
+
+
+@pytest.mark.slow
+async def test_without_a_slower_speed_the_attempt_times_out_at_its_setting():
+    """The contrast: the same long reply alone keeps the 0.5 s it was sent with, and times out."""
+    from psit_lib.llm import ChatRequest, LLMClient, ModelCallError
+
+    server = HeldServer(hold=1.2, speed=200.0)
+    client = LLMClient(LLMSettings(backend="openai", base_urls=(server.url,), model="m", cache="off", timeout=0.5,
+                                   max_retries=0))
+    long = ChatRequest(role="r", messages=({"role": "user", "content": "a long one"},), model="m", max_tokens=100)
+    try:
+        with pytest.raises(ModelCallError, match="timeout after 0.5s"):
+            await client.chat(long)
+    finally:
+        await client.aclose()
+        server.close()

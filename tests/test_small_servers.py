@@ -231,3 +231,71 @@ async def test_a_waiting_call_of_an_earlier_episode_gets_the_free_slot_first():
     pool.release("a", answered=True)
     await asyncio.gather(*waiting)
     assert order == [1, 1, 2, 3] and pool.in_flight("a") == 0
+
+
+async def _three_calls(spec, session):
+    """An episode of three calls, each waiting for the one before."""
+    for turn in range(3):
+        result = await session.chat([{"role": "user", "content": f"turn {turn} of {spec.episode_id}"}], role="generic")
+    return {"last": result.content}
+
+
+async def _run_through_a_one_slot_server(tmp_path, **kw):
+    from psit_lib.runs import EpisodeSpec, RunStore, run_episodes
+
+    server = SlotServer(slots=1, seconds=0.1)  # one request at a time, the rest queue in the server
+    client = LLMClient(settings(server.url, timeout=0.6, max_retries=3, concurrency=12, **kw))
+    specs = [EpisodeSpec(f"e{i}") for i in range(12)]
+    try:
+        records = await run_episodes(specs, _three_calls, store=RunStore(tmp_path / str(len(kw))), client=client,
+                                     run_seed=0, concurrency=12, progress=False)
+    finally:
+        await client.aclose()
+        server.close()
+    return records, client
+
+
+@pytest.mark.slow
+async def test_a_slow_server_that_reports_no_slots_loses_no_episode_the_run_backs_off(tmp_path, caplog):
+    """12 episodes at once against a server that runs one request at a time (0.1 s each) and reports no
+    slots, timeout 0.6 s: queueing in the server would time calls out; the client halves its calls in
+    flight when replies take more than half their timeout, so every episode finishes."""
+    caplog.set_level("WARNING", logger="psit_lib.llm")
+    records, client = await _run_through_a_one_slot_server(tmp_path)
+    assert any("calls in flight there lowered to 6 (from 12)" in r.getMessage() for r in caplog.records)
+    assert [r["status"] for r in records] == ["ok"] * 12, [r.get("error") for r in records]
+    assert client.stats.failures == 0
+    url = client.settings.base_urls[0]
+    assert client._pool().limit_of(url) < 12  # it backed off (and may be growing back)
+
+
+@pytest.mark.slow
+async def test_the_same_run_with_its_calls_in_flight_fixed_loses_episodes(tmp_path):
+    """The problem the back-off solves: the same run with 12 calls in flight set by hand (a setting the
+    client keeps) times calls out in the server's queue until episodes fail."""
+    records, client = await _run_through_a_one_slot_server(tmp_path, endpoint_concurrency=12)
+    assert any(r["status"] != "ok" for r in records)
+    assert client.stats.faults.get("timeout", 0) > 0
+
+
+def test_an_adaptive_replica_halves_once_per_round_and_grows_back_by_one_per_round():
+    now = [0.0]
+    pool = ReplicaPool(["a"], adaptive={"a": 8}, clock=lambda: now[0])
+    assert pool.limit_of("a") == 8 and pool.slots_of("a") is None
+    pool._in_flight["a"] = 8
+    now[0] = 1.0
+    pool.release("a", timed_out=True, sent_at=0.5)
+    assert pool.limit_of("a") == 4
+    pool.release("a", queued=True, answered=True, sent_at=0.6)  # sent before the cut: the same round
+    assert pool.limit_of("a") == 4
+    pool.release("a", queued=True, answered=True, sent_at=1.5)  # sent after it: a new round cuts again
+    assert pool.limit_of("a") == 2
+    pool._in_flight["a"] = 10
+    for _ in range(3):
+        pool.release("a", answered=True, sent_at=2.0)  # about a round of replies in time: one more
+    assert pool.limit_of("a") == 3
+    for _ in range(8):
+        pool.release("a", answered=True, sent_at=2.0)
+    assert pool.limit_of("a") <= 8
+    limited = ReplicaPool(["a"], slots=2, adaptive={"a": 8})  # reported slots stand
+    assert limited.limit_of("a") == 2

@@ -29,7 +29,7 @@ from psit_lib.llm.errors import ConfigurationError, ModelCallError
 from psit_lib.llm.model_settings import STOP_SEQUENCES, rejected_field, reply_budget
 from psit_lib.llm.diagnostics import FLAG_TEMPLATE_DEBRIS, FLAG_TOOL_CALL_AS_TEXT, EpisodeDiagnostics, excerpt
 from psit_lib.llm.reply_readers import split_reasoning, strip_template_debris, tool_call_in_text
-from psit_lib.llm.replicas import ReplicaPool
+from psit_lib.llm.replicas import QUEUE_SHARE, ReplicaPool
 from psit_lib.llm.seeds import derive_seed
 from psit_lib.llm.server_limits import TIMEOUT_SAFETY
 from psit_lib.llm.settings import SIM_BASE_URL, LLMSettings
@@ -97,6 +97,19 @@ SPEED_MIN_TOKENS = 8
 
 CONNECTIONS_PER_POOL = 8
 """Calls in flight per HTTP connection pool; a client holds ceil(concurrency / this) pools."""
+
+ANNOUNCE_GROWTH = 1.25
+"""The timeout is said again (one line) when it has grown by this factor since it was last said."""
+
+
+@dataclass(eq=False)
+class _InFlight:
+    """One attempt on the wire: its deadline (an ``asyncio.timeout`` scope, moved later when the server
+    slows down), when it was sent (loop time) and the tokens it may generate."""
+
+    scope: asyncio.Timeout
+    sent: float
+    max_tokens: int
 
 
 class EndpointFault(Exception):
@@ -203,6 +216,10 @@ class LLMClient:
         self._turn = 0
         self._speeds: deque[float] = deque(maxlen=SPEED_WINDOW)
         """Decoding speeds (tokens/s) the server reported in its latest replies."""
+        self._flights: set[_InFlight] = set()
+        """Attempts on the wire, whose deadlines follow the server's speed."""
+        self._said_timeout = self.settings.timeout
+        """The longest timeout said so far (the setting until the server slows down)."""
         self._dropped: dict[str, str] = {}
         """Optional request fields the server refused (field -> its reason): never sent again."""
         self._in_flight = 0
@@ -211,7 +228,11 @@ class LLMClient:
     def _pool(self) -> ReplicaPool:
         if self._replicas is None:
             urls = (SIM_BASE_URL,) if self.settings.backend == "sim" else self.settings.urls_for(self.settings.model)
-            self._replicas = ReplicaPool(urls, slots={url: self.settings.slots_for(url) for url in urls})
+            slots = {url: self.settings.slots_for(url) for url in urls}
+            # a real server that reports no slots (and whose count the user did not set) is sized by what it does
+            adaptive = {} if self.settings.backend == "sim" else {
+                url: self.settings.concurrency for url, n in slots.items() if n is None}
+            self._replicas = ReplicaPool(urls, slots=slots, adaptive=adaptive)
         return self._replicas
 
     def _openai(self, base_url: str) -> openai.AsyncOpenAI:
@@ -268,28 +289,41 @@ class LLMClient:
 
     async def _attempt(self, request: ChatRequest, url: str) -> ChatResult:
         """One HTTP attempt through the OpenAI client; every way an endpoint can fail becomes an
-        :class:`EndpointFault`."""
+        :class:`EndpointFault`. Its deadline is an ``asyncio`` timeout, not the HTTP client's, so that it
+        can move later while the reply is being generated (:meth:`_observe_speed`)."""
         client = self._openai(url)
         named = request.model.partition(":")[2] if request.model.startswith("psit-sim:") else ""  # psit-sim:<profile>
         headers = {ROLE_HEADER: request.role, PROFILE_HEADER: named or self.settings.sim_profile}
         timeout = self.timeout_for(request)
+        loop = asyncio.get_running_loop()
+        sent = loop.time()
         try:
-            # ``post`` skips the SDK's per-field request transform (tens of ms for long
-            # histories); the body is already plain JSON of the wire format.
-            response = await client.post("/chat/completions", body=request.wire_body(), cast_to=httpx2.Response,
-                                         options={"headers": headers, "timeout": timeout})
+            async with asyncio.timeout_at(sent + timeout) as scope:
+                flight = _InFlight(scope, sent, request.max_tokens)
+                self._flights.add(flight)
+                try:
+                    # ``post`` skips the SDK's per-field request transform (tens of ms for long
+                    # histories); the body is already plain JSON of the wire format. No read timeout
+                    # here: the deadline above is the attempt's.
+                    response = await client.post("/chat/completions", body=request.wire_body(), cast_to=httpx2.Response,
+                                                 options={"headers": headers,
+                                                          "timeout": httpx2.Timeout(timeout, read=None)})
+                finally:
+                    self._flights.discard(flight)
             data = json.loads(response.content)
+        except TimeoutError:
+            raise EndpointFault("timeout", f"timeout after {round((scope.when() or loop.time()) - sent, 1):g}s") from None
         except openai.APIStatusError as exc:
             kind = "http_429" if exc.status_code == 429 else f"http_{exc.status_code // 100}xx"
             raise EndpointFault(kind, f"HTTP {exc.status_code} ({excerpt(exc.message, FAULT_CHARS)})",
                                 retryable=exc.status_code in RETRYABLE_STATUS,
                                 wait=retry_after_seconds(exc.response), status=exc.status_code,
                                 body=_body_text(exc.response)) from None
-        except openai.APIConnectionError as exc:  # APITimeoutError included
+        except openai.APIConnectionError as exc:  # APITimeoutError included (connecting, waiting for a connection)
             raise connection_fault(exc, timeout) from None
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
             raise EndpointFault("malformed_body", f"a body that is not a chat completion ({excerpt(str(exc), FAULT_CHARS)})") from None
-        self._observe_speed(data)
+        self._observe_speed(data, request.max_tokens)
         return _result_from_body(data)
 
     def timeout_for(self, request: ChatRequest) -> float:
@@ -297,17 +331,36 @@ class LLMClient:
         ``TIMEOUT_SAFETY`` full replies (its ``max_tokens``) at the slowest decoding speed the
         server reported in its recent replies (llama.cpp's ``timings``), never shortened: a
         busy CPU server decodes several times slower than it did alone."""
+        return self._timeout_at_speed(request.max_tokens)
+
+    def _timeout_at_speed(self, max_tokens: int) -> float:
         if not self._speeds:
             return self.settings.timeout
-        return max(self.settings.timeout, math.ceil(TIMEOUT_SAFETY * request.max_tokens / min(self._speeds)))
+        return max(self.settings.timeout, math.ceil(TIMEOUT_SAFETY * max_tokens / min(self._speeds)))
 
-    def _observe_speed(self, data: Any) -> None:
+    def _observe_speed(self, data: Any, max_tokens: int) -> None:
+        """Record the speed a reply reports; when the server has slowed down, move the deadline of every
+        attempt still on the wire to what its timeout is now (never earlier), and say so once it has grown."""
         timings = data.get("timings") if isinstance(data, dict) else None
         if not isinstance(timings, dict):
             return
         speed, tokens = timings.get("predicted_per_second"), timings.get("predicted_n")
-        if isinstance(speed, (int, float)) and speed > 0 and isinstance(tokens, int) and tokens >= SPEED_MIN_TOKENS:
-            self._speeds.append(float(speed))
+        if not (isinstance(speed, (int, float)) and speed > 0 and isinstance(tokens, int) and tokens >= SPEED_MIN_TOKENS):
+            return
+        self._speeds.append(float(speed))
+        for flight in self._flights:
+            deadline = flight.sent + self._timeout_at_speed(flight.max_tokens)
+            when = flight.scope.when()
+            if when is not None and deadline > when and not flight.scope.expired():
+                flight.scope.reschedule(deadline)
+        longest = max([max_tokens, *(f.max_tokens for f in self._flights)])
+        now = self._timeout_at_speed(longest)
+        if now >= ANNOUNCE_GROWTH * self._said_timeout:
+            log.warning("model server: replies now decode at %.1f tokens/s (the slowest of its latest %d): an attempt "
+                        "of %d tokens times out after %gs (%g x its tokens at that speed; it was %gs), attempts "
+                        "already sent included", min(self._speeds), len(self._speeds), longest, now,
+                        TIMEOUT_SAFETY, self._said_timeout)
+            self._said_timeout = now
 
     async def _send(self, request: ChatRequest, url: str) -> ChatResult:
         """One attempt, without the optional fields this server refused; a refusal (HTTP 400 or
@@ -363,18 +416,20 @@ class LLMClient:
         """One attempt on a replica with a free slot; a fault is counted, marks the replica by
         its kind, and carries the replica and whether it now cools down."""
         url = await pool.slot()
+        sent = pool.now()
         try:
             result = await self._send(request, url)
         except EndpointFault as exc:
             exc.url = url
             exc.failed_over = pool.release(url, failed=exc.replica_down, timed_out=exc.kind == "timeout",
-                                           answered=exc.kind not in _UNANSWERED)
+                                           answered=exc.kind not in _UNANSWERED, sent_at=sent)
             self.stats.faults[exc.kind] = self.stats.faults.get(exc.kind, 0) + 1
             raise
         except BaseException:
             pool.release(url)
             raise
-        pool.release(url, answered=True)
+        queued = pool.now() - sent > QUEUE_SHARE * self.timeout_for(request)
+        pool.release(url, answered=True, queued=queued, sent_at=sent)
         return result
 
     def _count_retry(self, state: tenacity.RetryCallState) -> None:

@@ -3,8 +3,10 @@
 A call that finds every replica's slots taken waits here, in the client (earlier episodes
 first), and its timeout starts only when it is sent: without slots it would wait in the server's
 queue, where waiting counts against its timeout and a small server times out calls that never
-started. A replica that refused a connection cools down; timeouts cool one down only when there
-is another to fail over to. Where a call goes never changes what is cached.
+started. A replica that reports no slots is sized by what it does instead (``adaptive``): its calls
+in flight halve when replies queue towards their timeout and grow back by one per round of
+replies that come back in time. A replica that refused a connection cools down; timeouts cool one
+down only when there is another to fail over to. Where a call goes never changes what is cached.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
@@ -21,6 +25,15 @@ COOLDOWN_SECONDS = 10.0
 
 TIMEOUTS_BEFORE_COOLDOWN = 2
 """Consecutive timeouts after which a replica of several is passed over for a while."""
+
+QUEUE_SHARE = 0.5
+"""A reply that took more than this share of its timeout counts as queueing (as a timeout does): on a
+server that reports no slots, calls in flight are then cut."""
+
+CUT_FACTOR = 0.5
+"""The multiplicative decrease of an adaptive limit (at most once per round of calls)."""
+
+log = logging.getLogger("psit_lib.llm")
 
 EPISODE_RANK: ContextVar[int] = ContextVar("psit_episode_rank", default=0)
 """The order in which the calling episode started (set by the runner): waiting calls of earlier
@@ -32,9 +45,11 @@ class ReplicaPool:
     """The base URLs serving one model, with their load, free slots and health."""
 
     def __init__(self, urls: Sequence[str], *, slots: int | Mapping[str, int | None] | None = None,
-                 cooldown: float = COOLDOWN_SECONDS, clock=time.monotonic) -> None:
+                 adaptive: Mapping[str, int] | None = None, cooldown: float = COOLDOWN_SECONDS,
+                 clock=time.monotonic) -> None:
         """``slots``: one count for every replica, or a count per URL (a URL not named, or
-        named with None, has no limit)."""
+        named with None, has no limit). ``adaptive``: replicas without slots whose calls in flight
+        follow what they do (AIMD), each starting at, and never above, the count given."""
         if not urls:
             raise ValueError("a replica pool needs at least one base URL")
         self.urls = tuple(urls)
@@ -50,15 +65,30 @@ class ReplicaPool:
         self._waiters: list[tuple[int, int, asyncio.Future[str]]] = []  # a heap: (episode rank, arrival, call)
         self._arrivals = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
+        self._ceiling = {url: n for url, n in (adaptive or {}).items() if url in self._slots and self._slots[url] is None}
+        if any(n < 1 for n in self._ceiling.values()):
+            raise ValueError("an adaptive replica needs at least one call in flight")
+        self._limit = {url: float(n) for url, n in self._ceiling.items()}
+        self._cut_at = {url: -math.inf for url in self._ceiling}
 
     # -- choosing ------------------------------------------------------------------------
     def _has_room(self, url: str) -> bool:
-        limit = self._slots[url]
+        limit = self.limit_of(url)
         return limit is None or self._in_flight[url] < limit
 
     def slots_of(self, url: str) -> int | None:
-        """Calls ``url`` runs at once (None: no limit)."""
+        """Calls ``url`` runs at once, as reported or set (None: not known)."""
         return self._slots[url]
+
+    def limit_of(self, url: str) -> int | None:
+        """Calls in flight ``url`` may have now: its slots, else its adaptive limit (None: no limit)."""
+        if url in self._limit:
+            return max(1, int(self._limit[url]))
+        return self._slots[url]
+
+    def now(self) -> float:
+        """The pool's clock (what ``sent_at`` in :meth:`release` is measured on)."""
+        return self._clock()
 
     def pick(self) -> str | None:
         """The least-busy healthy replica with a free slot (list order breaks ties). If every
@@ -112,12 +142,18 @@ class ReplicaPool:
                 self._timer = asyncio.get_running_loop().call_later(min(returning) - now + 0.001, self._wake)
 
     # -- outcomes ------------------------------------------------------------------------
-    def release(self, url: str, *, failed: bool = False, timed_out: bool = False, answered: bool = False) -> bool:
+    def release(self, url: str, *, failed: bool = False, timed_out: bool = False, answered: bool = False,
+                queued: bool = False, sent_at: float | None = None) -> bool:
         """The call at ``url`` ended: ``failed`` (refused) cools the replica down; ``timed_out``
         does when it is one of several and timed out ``TIMEOUTS_BEFORE_COOLDOWN`` times in a
-        row; ``answered`` (the server replied, even with an error) clears its timeouts. Returns
-        whether the replica is now cooling down because of this call."""
+        row; ``answered`` (the server replied, even with an error) clears its timeouts. On an
+        adaptive replica a timeout, or an answer that ``queued`` (took more than ``QUEUE_SHARE`` of
+        its timeout), cuts the calls in flight, once per round (calls sent before the last cut,
+        at ``sent_at`` on :meth:`now`, do not cut again); an answer in time adds one per round.
+        Returns whether the replica is now cooling down because of this call."""
         self._in_flight[url] -= 1
+        if url in self._limit:
+            self._adapt(url, timed_out or queued, answered, sent_at)
         if timed_out:
             self._timeouts[url] += 1
             failed = failed or (len(self.urls) > 1 and self._timeouts[url] >= TIMEOUTS_BEFORE_COOLDOWN)
@@ -129,6 +165,24 @@ class ReplicaPool:
         if self._waiters:
             self._wake()
         return failed
+
+    def _adapt(self, url: str, congested: bool, answered: bool, sent_at: float | None) -> None:
+        """Additive increase, multiplicative decrease of ``url``'s calls in flight; says so in one line
+        when the count it allows changes by a cut, or is back at its ceiling."""
+        before = self.limit_of(url)
+        if congested:
+            if sent_at is not None and sent_at < self._cut_at[url]:
+                return  # sent before the last cut: that cut answered this round already
+            self._limit[url] = max(1.0, self._limit[url] * CUT_FACTOR)
+            self._cut_at[url] = self._clock()
+            if self.limit_of(url) != before:
+                log.warning("model server %s reports no slots and its replies queue towards their timeout: calls in "
+                            "flight there lowered to %d (from %d); they grow back while replies come in time "
+                            "(PSIT_ENDPOINT_CONCURRENCY fixes the count)", url, self.limit_of(url), before)
+        elif answered and self._limit[url] < self._ceiling[url]:
+            self._limit[url] = min(float(self._ceiling[url]), self._limit[url] + 1.0 / self._limit[url])
+            if self.limit_of(url) == self._ceiling[url]:
+                log.warning("model server %s: calls in flight there back at %d", url, self._ceiling[url])
 
     def healthy_count(self) -> int:
         now = self._clock()

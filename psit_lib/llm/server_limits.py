@@ -3,7 +3,9 @@
 A small server queues calls beyond its slots and queued time counts against the timeout, so the
 endpoint is asked its slots and context (llama.cpp ``/props``, vLLM ``/v1/models``, Ollama
 ``/api/ps``) and, with every slot busy, its decoding speed; :func:`plan_sizing` (pure) turns that
-into calls in flight and a timeout. A setting the user made always stands.
+into calls in flight and a timeout. A setting the user made always stands. During the run the client
+lengthens the timeout as replies report slower decoding, and sizes a server that reports no slots by
+its replies' latency (``llm.client``, ``llm.replicas``).
 """
 
 from __future__ import annotations
@@ -197,7 +199,8 @@ def plan_sizing(limits: Sequence[ServerLimits], *, env: Mapping[str, str], concu
     elif user_slots:
         how = f"calls in flight per replica: {env['PSIT_ENDPOINT_CONCURRENCY'].strip()} (PSIT_ENDPOINT_CONCURRENCY)"
     else:
-        how = f"up to {concurrency} calls in flight (PSIT_CONCURRENCY)"
+        how = (f"up to {concurrency} calls in flight (PSIT_CONCURRENCY), halved while replies queue towards "
+               "their timeout")
     if new_timeout is not None:
         when = (f"timeout {used_timeout:g}s per attempt ({TIMEOUT_SAFETY:g} x {max_tokens} tokens at the measured "
                 f"{min(lim.tokens_per_second or math.inf for lim in limits):.1f} tokens/s)")
@@ -206,7 +209,7 @@ def plan_sizing(limits: Sequence[ServerLimits], *, env: Mapping[str, str], concu
     note = ""
     if unreported and not user_slots:
         note = (f"; {', '.join(unreported)} reported no slot count: set PSIT_ENDPOINT_CONCURRENCY to what one "
-                "server runs at once (vLLM --max-num-seqs, OLLAMA_NUM_PARALLEL) and PSIT_TIMEOUT to change these")
+                "server runs at once (vLLM --max-num-seqs, OLLAMA_NUM_PARALLEL) to fix the count, and PSIT_TIMEOUT")
     elif not user_timeout:
         note = "; PSIT_ENDPOINT_CONCURRENCY and PSIT_TIMEOUT change them"
     return Sizing(slots, new_timeout, f"model server: {how}; {when}{note}")

@@ -275,6 +275,19 @@ DIFFERENCES: tuple[Difference, ...] = (
         effect="Retrieval quality may differ from the study's; hidden calls are listed per episode.",
         notebooks=("02", "03", "04")),
     Difference(
+        point="Embedding runtime",
+        study="all-MiniLM-L6-v2 through sentence-transformers on PyTorch, one library call at a time.",
+        here="The same weights exported to ONNX and run by ONNX Runtime on one thread, every episode's texts "
+             "in shared batches, each distinct text embedded once per run (mean pooling and unit length as "
+             "sentence-transformers does them).",
+        why="One text at a time cost about twice the CPU per text and held the event loop's GIL; ONNX "
+            "Runtime's vectors do not depend on the batch or the thread count, PyTorch's do (by up to "
+            "2.4e-7), and batches form by timing, so only a batch-invariant runtime keeps runs reproducible.",
+        effect="Vectors within 2.5e-7 of PyTorch's per component (cosine >= 0.9999998; "
+               "tests/test_embedder.py); the default run's tables were compared with PyTorch's (the "
+               "closing note of the change says which, if any, moved).",
+        notebooks=("02", "03", "04")),
+    Difference(
         point="LightMem's extraction during play",
         study="The reference code calls LightMem's add_memory with force_segment and force_extract after "
               "every reply, passing the whole sliding window (m = 10 recent messages) each time.",

@@ -11,7 +11,6 @@ cosine ranking; ties broken by age), and a synthetic clock for note timestamps.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 from typing import Any
@@ -21,7 +20,7 @@ from psit_lib.llm.errors import ModelOutputError
 
 from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
 from psit_lib.studies.psit.agents.baselines.calls import HiddenCall, read_call
-from psit_lib.studies.psit.agents.baselines.embedder import embed, require_embedder
+from psit_lib.studies.psit.agents.baselines.embedder import embed_async, embed_many, require_embedder
 from psit_lib.studies.psit.agents.baselines.similarity import recall_top_k, top_k
 
 AMEM_SETTINGS = BaselineSettings(window=30, top_k=8)
@@ -148,7 +147,7 @@ class AMemBackend:
                 "timestamp": turn_time(turn.turn).strftime("%Y-%m-%d %H:%M"), "links": [], **analysis}
 
         if notes:
-            probe = await asyncio.to_thread(embed, note_vector_text(note))
+            probe = await embed_async(note_vector_text(note))
             neighbours = [notes[i] for i in top_k(probe, [n["vector"] for n in notes], EVOLUTION_NEIGHBOURS)]
             result = await turn.session.chat(evolution_messages(note, neighbours), role=EVOLUTION_ROLE,
                                              response_format=EVOLUTION_FORMAT)
@@ -161,8 +160,8 @@ class AMemBackend:
             except (ValueError, TypeError) as exc:  # A-Mem skips evolution on a bad reply
                 problem = f"evolution reply unusable: {exc}"[:300]
             calls.append(read_call(turn.session, self.name, EVOLUTION_ROLE, "amem.evolution", result, problem))
-            for neighbour in neighbours:  # neighbours' metadata may have changed
-                neighbour["vector"] = await asyncio.to_thread(embed, note_vector_text(neighbour))
+            for neighbour, vector in zip(neighbours, await embed_many([note_vector_text(n) for n in neighbours])):
+                neighbour["vector"] = vector  # neighbours' metadata may have changed
 
-        note["vector"] = await asyncio.to_thread(embed, note_vector_text(note))
+        note["vector"] = await embed_async(note_vector_text(note))
         return Memorized({"notes": [*notes, note]}, calls)

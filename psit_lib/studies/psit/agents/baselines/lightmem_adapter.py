@@ -12,7 +12,6 @@ of Qdrant (same cosine ranking), and a synthetic clock for timestamps.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any, Sequence
 
@@ -21,7 +20,7 @@ from psit_lib.llm.errors import ModelOutputError
 
 from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
 from psit_lib.studies.psit.agents.baselines.calls import HiddenCall, read_call
-from psit_lib.studies.psit.agents.baselines.embedder import embed, require_embedder
+from psit_lib.studies.psit.agents.baselines.embedder import embed_many, require_embedder
 from psit_lib.studies.psit.agents.baselines.similarity import cosine_scores, recall_top_k
 
 LIGHTMEM_SETTINGS = BaselineSettings(window=10, top_k=10)
@@ -110,7 +109,7 @@ class LightMemBackend:
         calls: list[HiddenCall] = []
         if self.force_extract or len(buffer) >= self.settings.window:
             groups = _exchanges(buffer)
-            vectors = [await asyncio.to_thread(embed, "\n".join(m["content"] for m in g)) for g in groups]
+            vectors = await embed_many(["\n".join(m["content"] for m in g) for g in groups])
             for run in topic_segments(vectors):
                 segment = [m for i in run for m in groups[i]]
                 entries.extend(await self._extract(segment, turn, calls))
@@ -128,9 +127,9 @@ class LightMemBackend:
             facts, problem = [], str(exc)
         calls.append(read_call(turn.session, self.name, EXTRACTION_ROLE, "lightmem.extraction", result, problem))
         entries: list[dict[str, Any]] = []
-        for source_id, fact in facts:
+        for (source_id, fact), vector in zip(facts, await embed_many([fact for _, fact in facts])):
             when = turn_time(by_source[source_id]["turn"])
             entries.append({"id": f"e{source_id:04d}-{len(entries):02d}", "source_id": source_id,
                             "time": when.strftime("%Y-%m-%d %H:%M"), "weekday": when.strftime("%A"),
-                            "fact": fact, "vector": await asyncio.to_thread(embed, fact)})
+                            "fact": fact, "vector": vector})
         return entries

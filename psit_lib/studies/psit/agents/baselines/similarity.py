@@ -33,12 +33,10 @@ def top_k(query: Sequence[float], vectors: Sequence[Sequence[float]], k: int) ->
 
 async def recall_top_k(items: Sequence[dict], query_text: str, k: int, render) -> str:
     """The ``k`` stored items (each with a ``vector``) nearest to ``query_text``, rendered one
-    per line best first; '' for an empty store. Embedding runs off the event loop."""
+    per line best first; '' for an empty store. Embedding runs off the event loop, batched."""
     if not items:
         return ""
-    import asyncio
+    from psit_lib.studies.psit.agents.baselines.embedder import embed_async
 
-    from psit_lib.studies.psit.agents.baselines.embedder import embed
-
-    query = await asyncio.to_thread(embed, query_text)
+    query = await embed_async(query_text)
     return "\n".join(render(items[i]) for i in top_k(query, [item["vector"] for item in items], k))
