@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from psit_lib.cli import terminal
 from psit_lib.cli.errors import CliError
 
 CALL_MODEL = "call_model.json"
@@ -323,7 +323,7 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
 
     sizing = {stem: cells for stem, v in values.items() if (cells := _paper_cells(stem, v)) is not None}
     lines += margin_sizing_lines(sizing, DEFAULT_MARGIN if margin is None else margin)
-    width = shutil.get_terminal_size((100, 24)).columns - 1
+    width = terminal.width()
     return "\n".join(line if line[:1] in " " or line[:2].isdigit()
                      or line.startswith(("notebook ", "total ", "warning: ", "skipped: "))
                      else textwrap.fill(line, width, subsequent_indent="  ") for line in lines)
