@@ -1,5 +1,5 @@
-"""The command line in a terminal 100 columns wide: help, ``psit runs`` and ``psit compare RUN --paper``
-print no line over 100 columns and break no word, headlines print as plain text, and every usage
+"""The command line in a terminal 100 columns wide: help, ``psit list``, ``psit runs``, the dry run and
+``psit compare RUN --paper`` print no line over 100 columns and break no word, headlines print as plain text, and every usage
 error is one sentence with exit status 2 (an unknown scorer, a misspelt parameter with its
 "did you mean"); ``psit lab`` as root starts JupyterLab with ``--allow-root`` and says so."""
 
@@ -78,6 +78,20 @@ def test_the_width_is_the_terminals_capped_at_100(monkeypatch):
     assert width() == 100
     monkeypatch.setenv("COLUMNS", "72")
     assert width() == 72
+
+
+def test_psit_list_fits_100_columns(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert '"autonomous_patch_replace"' in out and "(study: 50)" in out  # long defaults wrapped, kept
+
+
+def test_the_dry_run_fits_100_columns(capsys):
+    assert main(["run", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100, out
+    assert "\n    (with the calls of" in out  # a row's note below it, the row left whole
 
 
 def _run(root, name, headline, models):

@@ -21,13 +21,19 @@ def _lazy(reference: str) -> Callable[[argparse.Namespace], int]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    import textwrap
+
     from psit_lib.cli.notebooks import available, declared
 
+    columns = terminal.width()
     for nb in available():
         print(nb.stem)
         for p in declared(nb).values():  # a comment may give the study-scale value: "# per cell; study: 50"
             study = re.search(r"\bstudy:\s*([^;,)]+)", p.get("help") or "", re.I)
-            print(f"    {p['name']:26} = {p['default']:30}" + (f"  (study: {study.group(1).strip()})" if study else ""))
+            head = f"    {p['name']:26} = "
+            text = f"{p['default']:30}" + (f"  (study: {study.group(1).strip()})" if study else "")
+            print("\n".join(textwrap.wrap(text, columns, initial_indent=head, subsequent_indent=" " * len(head),
+                                         break_long_words=False, break_on_hyphens=False)))
     return 0
 
 
