@@ -341,15 +341,16 @@ def _run_with_rates(results, run_id, notebook, rows):
         store.tables_dir / "self_consistency.csv", index=False)
 
 
-def test_compare_gives_deltas_and_a_test_per_rate_lists_one_run_notebooks_and_fits_120_columns(
+def test_compare_gives_deltas_and_a_test_per_rate_lists_one_run_notebooks_and_fits_the_terminal(
         tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PSIT_RESULTS_DIR", str(tmp_path))
     _run_with_rates(tmp_path, "a", "02_hangman_fork_tests", [("vanilla", 1, 40), ("private_cot", 20, 40)])
     _run_with_rates(tmp_path, "b", "02_hangman_fork_tests", [("vanilla", 30, 40), ("private_cot", 21, 40)])
     _run_with_rates(tmp_path, "a", "03_diagnosis_ddxplus", [("vanilla", 1, 4)])
+    monkeypatch.setenv("COLUMNS", "100")
     assert main(["compare", "a", "b"]) == 0
     out = capsys.readouterr().out
-    assert max(len(line) for line in out.splitlines()) <= 120
+    assert max(len(line) for line in out.splitlines()) <= 100
     vanilla = next(line for line in out.splitlines() if "· vanilla" in line)
     cot = next(line for line in out.splitlines() if "· private_cot" in line)
     assert "Δ +0.72" in vanilla and vanilla.endswith(" *")      # 1/40 vs 30/40: beyond chance

@@ -182,7 +182,7 @@ def test_the_longest_prompt_is_checked_against_the_context_the_endpoint_reports(
                       call_model_path=_with_longest(tmp_path, {"hangman_host": 1937, "candidate_generator": 100}))
     finally:
         server.close()
-    warnings = [line for line in text.splitlines() if line.startswith("warning")]
+    warnings = [line for line in _sentences(text) if line.startswith("warning")]
     if warned:
         assert len(warnings) == 1
         assert all(word in warnings[0] for word in ("02_hangman_fork_tests", "hangman_host", "1,937", "1,024"))
@@ -244,6 +244,17 @@ def test_a_dry_run_against_a_closed_port_exits_non_zero_with_one_sentence(tmp_pa
     assert "http://127.0.0.1:9/v1 does not answer GET /models" in lines[0] and "start the server" in lines[0]
 
 
+def _sentences(text: str) -> list[str]:
+    """The estimate's lines with each wrapped one joined again (its continuation lines are indented)."""
+    joined: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("  ") and joined and joined[-1].startswith(("warning", "skipped")):
+            joined[-1] += " " + line.strip()
+        else:
+            joined.append(line)
+    return joined
+
+
 class ModelsOnlyServer(HandlerServer):
     """An endpoint that lists its model and reports nothing about its context or slots."""
 
@@ -267,7 +278,7 @@ def test_a_context_check_the_endpoint_cannot_answer_is_said_to_be_skipped(tmp_pa
                       call_model_path=_with_longest(tmp_path, {"hangman_host": 1937}))
     finally:
         server.close()
-    skipped = [line for line in text.splitlines() if line.startswith("skipped:")]
+    skipped = [line for line in _sentences(text) if line.startswith("skipped:")]
     assert skipped == [f"skipped: the context check of m: {server.url} reports no context length "
                        "(llama.cpp, vLLM and Ollama do)"]
 

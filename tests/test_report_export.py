@@ -8,7 +8,6 @@ import json
 import pytest
 
 from psit_lib.cli import main
-from psit_lib.report.explorer import episodes_table
 from psit_lib.runs.folder import RunFolder
 
 from test_report_explorer import _record
@@ -29,24 +28,22 @@ def run(tmp_path):
     return run
 
 
-def test_inspect_reads_back_one_sample_per_episode_with_its_scores(run):
+def test_inspect_reads_back_one_sample_per_episode_with_its_stored_scores(run):
+    """Scores come from the run's scores file only (tests/test_inspect_export.py reads every study)."""
     from inspect_ai.log import read_eval_log
 
     assert main(["export", str(run), "--inspect"]) == 0
     logs = sorted((run / "export" / "inspect").glob("*.eval"))
     assert [p.name for p in logs] == ["02_hangman_fork_tests-m.eval"]
     log = read_eval_log(str(logs[0]))
-    table = episodes_table(RunFolder(run / "02_hangman_fork_tests"))
     assert log.status == "success" and log.eval.model == "m" and log.eval.task == "02_hangman_fork_tests"
-    assert [s.id for s in log.samples] == list(table.episode)  # one sample per episode
+    assert [s.id for s in log.samples] == list(RunFolder(run / "02_hangman_fork_tests").records())
     leaked, kept = log.samples
-    assert leaked.scores["outcome"].value == "leakage" and leaked.scores["table1"].value == "leak"
-    assert leaked.scores["self_consistent"].value == 0 and kept.scores["self_consistent"].value == 1
-    assert kept.scores["judge"].value == 0.5 and "judge" not in leaked.scores  # scores.jsonl, per episode
+    assert kept.scores["judge"].value == 0.5 and kept.scores["judge"].explanation == "the scorer stored no explanation"
+    assert not leaked.scores  # nothing stored for it: no score is made up from the record
     assert [m.role for m in kept.messages][:4] == ["user", "assistant", "user", "assistant"]
-    assert kept.messages[-1].content == "no"  # the fork's last branch answer
-    means = {s.name: s.metrics["mean"].value for s in log.results.scores}
-    assert means["self_consistent"] == 0.5 and means["judge"] == 0.5
+    assert kept.messages[-1].text == "no" and kept.messages[-2].metadata["branch"].startswith("branch 3 of 3")
+    assert {s.name: s.metrics["all"].value for s in log.results.scores} == {"judge": 0.5}
 
 
 def _simulated(run):

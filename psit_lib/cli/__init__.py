@@ -10,6 +10,8 @@ from collections.abc import Callable
 from importlib import metadata
 
 from psit_lib.cli.errors import CliError
+from psit_lib.cli import terminal
+from psit_lib.cli.terminal import HelpFormatter
 
 
 def _lazy(reference: str) -> Callable[[argparse.Namespace], int]:
@@ -19,13 +21,19 @@ def _lazy(reference: str) -> Callable[[argparse.Namespace], int]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    import textwrap
+
     from psit_lib.cli.notebooks import available, declared
 
+    columns = terminal.width()
     for nb in available():
         print(nb.stem)
         for p in declared(nb).values():  # a comment may give the study-scale value: "# per cell; study: 50"
             study = re.search(r"\bstudy:\s*([^;,)]+)", p.get("help") or "", re.I)
-            print(f"    {p['name']:26} = {p['default']:30}" + (f"  (study: {study.group(1).strip()})" if study else ""))
+            head = f"    {p['name']:26} = "
+            text = f"{p['default']:30}" + (f"  (study: {study.group(1).strip()})" if study else "")
+            print("\n".join(textwrap.wrap(text, columns, initial_indent=head, subsequent_indent=" " * len(head),
+                                         break_long_words=False, break_on_hyphens=False)))
     return 0
 
 
@@ -65,7 +73,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     root = results_root()
     entries = runs_index(root)
-    print(runs_text(entries))
+    print(runs_text(entries, terminal.width()))
     if args.html:
         page = root / "runs.html"
         page.write_text(runs_html(entries, root), encoding="utf-8")
@@ -94,19 +102,19 @@ def version() -> str:
 
 EPILOG = """\
 examples:
-  psit run                                   every notebook on the configured backend (default: simulator)
+  psit run                                   every notebook on the configured backend
   psit run 02 03 -p n_episodes=20            two notebooks with a parameter changed
   psit run -f notebooks/params/study_scale.yaml --run-id study
   psit run 02 --run-id study                 resume (finished episodes are never redone)
   psit run -j 1 --no-report                  one notebook at a time, no HTML report at the end
-  psit run --dry-run                         plan and estimate; the endpoint is asked, nothing runs
+  psit run --dry-run                         plan and estimate only (the endpoint is asked)
   psit compare run-a run-b                   configuration and result tables of two runs
-  psit compare run-a run-b --html            the runs side by side on a page (dot plots, differences)
-  psit compare run-a --paper                 the claims ledger and every paper number against the run's
-  psit run 02 --dry-run --margin 0.3         episodes per cell a run needs to decide Table 1 at a margin
-  psit rescore run-a 02                      score 02's stored episodes again and reproduce its tables
-  psit export run-a --inspect --markdown     Inspect eval logs and each notebook's key table in Markdown
-  psit prompts from-reference ~/src/Hangman  the study's own wording, from your checkout of its code
+  psit compare run-a run-b --html            one page: dot plots and differences side by side
+  psit compare run-a --paper                 claims ledger; each paper number against the run's
+  psit run 02 --dry-run --margin 0.3         episodes per cell that decide Table 1 at a margin
+  psit rescore run-a 02                      rescore 02's stored episodes, reproduce its tables
+  psit export run-a --inspect --markdown     Inspect eval logs; each key table in Markdown
+  psit prompts from-reference ~/src/Hangman  the study's own prompts, from your checkout of it
 
 environment (models are configured here, never by notebook parameters):
   PSIT_BACKEND            sim (default, the embedded simulated model) or openai
@@ -119,15 +127,15 @@ environment (models are configured here, never by notebook parameters):
   PSIT_TIMEOUT            per-attempt timeout in seconds, from when a call is sent
   PSIT_MAX_RETRIES        retries of a failed call (429, 5xx, timeouts) before the episode fails
   PSIT_CACHE              response cache: rw (default), off, or replay (a miss stops the run)
-  PSIT_MODEL_SETTINGS     per-model request settings file (max_tokens, reasoning_effort, extra_body)
+  PSIT_MODEL_SETTINGS     per-model request settings (max_tokens, reasoning_effort, extra_body)
   PSIT_PROMPTS_FILE       a TOML of prompt templates replacing the workbench's by name
   PSIT_PLUGINS            your modules (names or .py paths) registering agents, tasks or studies
   PSIT_PAPER_MODELS       served names that are the study's models: Qwen3-32B-AWQ=Qwen3 32B;...
   PSIT_SIM_PROFILE        the simulator's profile (default, or knob overrides)
   PSIT_RESULTS_DIR        where runs are written (default: results/)
   PSIT_FIGURES_DIR        where the latest complete run's figures are copied (default: figures/)
-  PSIT_ADHOC_DIR          where notebooks run by hand (JupyterLab) write (default: ~/.cache/psit/adhoc,
-                          or adhoc/ under PSIT_RESULTS_DIR when that is set)
+  PSIT_ADHOC_DIR          where notebooks run by hand write (default ~/.cache/psit/adhoc;
+                          with PSIT_RESULTS_DIR set, its adhoc/)
 The README lists every variable. Exit status of `psit run`: 0 complete, 1 failed notebooks or
 episodes, 2 usage or configuration error (a resumed folder made with another set-up too),
 3 suspect (unreadable replies), 130 Ctrl-C, 143 SIGTERM.
@@ -136,9 +144,9 @@ episodes, 2 usage or configuration error (a resumed folder made with another set
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="psit", description="PSIT workbench command line", epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"psit {version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="execute notebooks headlessly (papermill) and summarise the run",
                          description="Execute notebooks on the configured backend, -j at a time, showing each "
                                      "running notebook's phase and progress; end with a summary, each notebook's "

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from psit_lib.cli import terminal
 from psit_lib.cli.errors import CliError
 
 CALL_MODEL = "call_model.json"
@@ -325,7 +325,15 @@ def dry_run_table(notebooks: list[Path], params: dict[str, dict[str, Any]], *, p
     sizing = {stem: cells for stem, v in values.items() if (cells := _paper_cells(stem, v)) is not None}
     lines += margin_sizing_lines(sizing, DEFAULT_MARGIN if margin is None else margin)
     lines.append(report_size_line(values, [settings.model], settings.simulated))  # the report's size (report/size.py)
-    width = shutil.get_terminal_size((100, 24)).columns - 1
-    return "\n".join(line if line[:1] in " " or line[:2].isdigit()
-                     or line.startswith(("notebook ", "total ", "warning: ", "skipped: "))
-                     else textwrap.fill(line, width, subsequent_indent="  ") for line in lines)
+    return "\n".join(out for line in lines for out in _fitted(line, terminal.width()))
+
+
+def _fitted(line: str, width: int) -> list[str]:
+    """One line of the estimate in the terminal: prose wrapped; a table row as it is, its note below
+    it when the row would not fit; an indented row wrapped under its second column."""
+    if line[:2].isdigit() and len(line) > width and "  (" in line:  # a notebook's row and its note
+        row, note = line.split("  (", 1)
+        return [row, *terminal.reflow(f"    ({note}", width)]
+    if line[:1] == " " or line[:2].isdigit() or line.startswith(("notebook ", "total ")):
+        return terminal.reflow(line, width)
+    return textwrap.wrap(line, width, subsequent_indent="  ")  # prose, a warning: its words wrapped under it

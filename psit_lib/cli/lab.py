@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -70,9 +71,15 @@ def sync_copies(target: Path, *, refresh: bool = False) -> Sync:
     return Sync(tuple(copied), tuple(refreshed), tuple(kept))
 
 
-def lab_command(target: Path, extra: list[str]) -> list[str]:
-    """JupyterLab from this environment, rooted at the working copies."""
-    return [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={target}", *extra]
+def lab_command(target: Path, extra: list[str], *, root: bool = False) -> list[str]:
+    """JupyterLab from this environment, rooted at the working copies; as the root user (a
+    container's), with ``--allow-root``, without which Jupyter refuses to start."""
+    allow = ["--allow-root"] if root and "--allow-root" not in extra else []
+    return [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={target}", *allow, *extra]
+
+
+def running_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def cmd_lab(args: argparse.Namespace) -> int:
@@ -85,4 +92,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         print(f"  {name}: the repository's version changed and your copy is edited; kept "
               "(psit lab --refresh replaces every copy)")
     extra = args.lab_args
-    return subprocess.call(lab_command(target, extra[1:] if extra[:1] == ["--"] else extra))
+    root = running_as_root()
+    if root:
+        print("psit: running as root (a container?): JupyterLab is started with --allow-root")
+    return subprocess.call(lab_command(target, extra[1:] if extra[:1] == ["--"] else extra, root=root))

@@ -8,7 +8,6 @@ command line never duplicates them; a parameter's comment may give its study-sca
 from __future__ import annotations
 
 import ast
-import difflib
 import os
 import re
 from functools import lru_cache
@@ -17,7 +16,7 @@ from typing import Any, Callable, TypeVar
 
 import yaml
 
-from psit_lib.cli.errors import CliError
+from psit_lib.cli.errors import CliError, did_you_mean
 from psit_lib.runs.paths import repo_root
 
 T = TypeVar("T")
@@ -91,9 +90,8 @@ def load_params(path: str | None, overrides: list[str], notebooks: list[Path]) -
                     shared.update(values or {})
                     continue
                 if key not in every:
-                    close = difflib.get_close_matches(str(key), sorted(every), n=1)
-                    hint = f" (did you mean {close[0]!r}?)" if close else ""
-                    raise CliError(f"params file {path} names notebook {key!r}, which does not exist{hint}")
+                    raise CliError(f"params file {path} names notebook {key!r}, which does not exist"
+                                   + did_you_mean(key, every))
                 if not isinstance(values, dict):
                     raise CliError(f"params for {key!r} in {path} must be a mapping")
                 if key in params:
@@ -112,14 +110,15 @@ def load_params(path: str | None, overrides: list[str], notebooks: list[Path]) -
     names = {nb.stem: set(declared(nb)) for nb in notebooks}
     unknown = sorted(k for k in {**shared, **command_line} if not any(k in d for d in names.values()))
     if unknown:
-        raise CliError(f"no selected notebook has parameter(s) {', '.join(unknown)} "
-                       f"(see `psit list` for each notebook's parameters)")
+        hints = "".join(did_you_mean(k, set().union(*names.values())) for k in unknown[:1])
+        raise CliError(f"no selected notebook has parameter(s) {', '.join(unknown)}{hints}; "
+                       "`psit list` shows each notebook's parameters")
     for nb in notebooks:
         explicit = params[nb.stem]
         bad = sorted(set(explicit) - names[nb.stem])
         if bad:
-            raise CliError(f"{nb.stem} has no parameter(s) {', '.join(bad)}; it declares "
-                           f"{', '.join(sorted(names[nb.stem]))}")
+            raise CliError(f"{nb.stem} has no parameter(s) {', '.join(bad)}{did_you_mean(bad[0], names[nb.stem])}; "
+                           f"it declares {', '.join(sorted(names[nb.stem]))}")
         params[nb.stem] = {**{k: v for k, v in shared.items() if k in names[nb.stem]}, **explicit,
                            **{k: v for k, v in command_line.items() if k in names[nb.stem]}}
         check_values(nb, params[nb.stem])

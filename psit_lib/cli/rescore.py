@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from psit_lib.cli.errors import CliError
+from psit_lib.cli.errors import CliError, did_you_mean
 from psit_lib.cli.notebooks import chosen
 from psit_lib.cli.run import check_run_id
 from psit_lib.runs.folder import RunFolder, notebook_folders
@@ -88,8 +88,30 @@ def rescore_folder(folder: RunFolder, scorers: list[str] | None = None) -> tuple
     return True, f"{name}: reproduced {len(reproduced)} tables ({', '.join(reproduced)}){extra}"
 
 
+def scorers_of(folders: list[RunFolder]) -> dict[str, list[str]]:
+    """Each notebook folder's scorers by name (none for a notebook no study declares)."""
+    from psit_lib.studies.registry import study_of
+
+    found = {}
+    for folder in folders:
+        study = study_of(folder.dir.name)
+        nb = study.notebooks.get(folder.dir.name) if study is not None else None
+        found[folder.dir.name] = [s.name for s in nb.scorers] if nb is not None else []
+    return found
+
+
+def check_scorers(named: list[str], known: dict[str, list[str]]) -> None:
+    """A ``--scorer`` no chosen notebook has is a usage error naming the scorers there are."""
+    every = sorted({name for names in known.values() for name in names})
+    for name in named:
+        if name not in every:
+            raise CliError(f"no chosen notebook of the run has a scorer {name!r}{did_you_mean(name, every)}; "
+                           f"the scorers are {', '.join(every) or 'none'}")
+
+
 def cmd_rescore(args: argparse.Namespace) -> int:
-    """Print one line per notebook; 0 when every compared table was reproduced, 1 otherwise."""
+    """Print one line per notebook; 0 when every compared table was reproduced, 1 otherwise. A
+    ``--scorer`` is recomputed in the notebooks that have it; the others are rescored as stored."""
     from psit_lib.cli.resume import check_recorded_plugins
     from psit_lib.cli.run import load_plugins_once
 
@@ -99,10 +121,13 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         raise CliError(f"run {args.run!r} holds no notebook with episode records")
     load_plugins_once()
     check_recorded_plugins(folders, "rescored")  # its plug-ins' agents and scorers are names its records use
+    named = list(args.scorer or [])
+    known = scorers_of(folders)
+    check_scorers(named, known)
     ok = True
     for folder in folders:
         try:
-            reproduced, line = rescore_folder(folder, args.scorer or None)
+            reproduced, line = rescore_folder(folder, [n for n in named if n in known[folder.dir.name]] or None)
         except Exception as exc:  # one notebook's failure is reported, the others still rescored
             from psit_lib.runs.runner import describe_error
 

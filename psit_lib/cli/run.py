@@ -17,6 +17,7 @@ from psit_lib.cli.notebooks import available, load_params, resolve_notebooks
 from psit_lib.cli.preflight import check_settings, say_budget, size_by_server
 from psit_lib.cli.resume import check_recorded_plugins, check_resumed_folders, mismatch_in, plan_run
 from psit_lib.cli.signals import terminate_as_interrupt
+from psit_lib.cli import terminal
 from psit_lib.cli.summary import headline_block, table, write_run_file
 from psit_lib.llm.settings import LLMSettings
 from psit_lib.runs.folder import RunFolder, read_run_file
@@ -166,8 +167,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     complete = not failed_notebooks and not failed_episodes and not suspect
     write_run_file(run_dir, summaries, run_id=run_id, complete=complete, backend=settings.backend,
                    model=settings.model, profile=settings.profile_label)
-    headlines = headline_block(run_dir, [s for s in summaries if s.status != "failed"],
-                               width=shutil.get_terminal_size((100, 24)).columns - 1)
+    headlines = headline_block(run_dir, [s for s in summaries if s.status != "failed"], width=terminal.width())
     if headlines:
         print("\n" + headlines, flush=True)
     report_failed = False

@@ -86,10 +86,12 @@ def table(summaries: list[NotebookSummary]) -> str:
 def headline_lines(notebook: str, headline: str, width: int = 100) -> list[str]:
     """A notebook's recorded headline (``Experiment.headline``, the report index's sentence) as
     terminal lines: the notebook's name, then each of its points wrapped to ``width`` under it,
-    markdown emphasis dropped; nothing when it recorded none."""
+    plain (:func:`~psit_lib.cli.terminal.plain`); nothing when it recorded none."""
     import textwrap
 
-    points = [" ".join(line.replace("**", "").split()) for line in headline.splitlines() if line.strip()]
+    from psit_lib.cli.terminal import plain
+
+    points = [" ".join(plain(line).split()) for line in headline.splitlines() if line.strip()]
     if not points:
         return []
     lines = [f"  {notebook}"]

@@ -13,6 +13,7 @@ import ast
 import html
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,16 +131,22 @@ def runs_index(root: Path) -> list[RunEntry]:
     return sorted(entries, key=lambda e: (e.date, e.run_id), reverse=True)
 
 
-def runs_text(entries: list[RunEntry]) -> str:
-    """The list for a terminal, one run per line (then its headline, indented)."""
+def runs_text(entries: list[RunEntry], columns: int = 100) -> str:
+    """The list for a terminal ``columns`` wide, one run per line (its models, then its headline,
+    wrapped under it)."""
     if not entries:
         return "no runs yet (psit run writes them under results/)"
     width = max(len(e.run_id) for e in entries)
     lines = [f"{'run':{width}}  {'date':16}  {'commit':13}  {'status':12}  models"]
     for e in entries:
-        lines.append(f"{e.run_id:{width}}  {e.date:16}  {e.commit:13}  {e.status:12}  {', '.join(e.models)}")
-        if e.headline:
-            lines.append(f"{'':{width}}  {e.headline}")
+        row = f"{e.run_id:{width}}  {e.date:16}  {e.commit:13}  {e.status:12}  "
+        if len(row) + max(map(len, e.models), default=1) + 1 > columns:  # no room beside: the models go below
+            lines.append(row.rstrip())
+            row = " " * (width + 2)
+        lines += textwrap.wrap(", ".join(e.models) or "—", columns, initial_indent=row,
+                               subsequent_indent=" " * len(row), break_long_words=False, break_on_hyphens=False)
+        lines += textwrap.wrap(e.headline, columns, initial_indent=" " * (width + 2),
+                               subsequent_indent=" " * (width + 2), break_long_words=False, break_on_hyphens=False)
     return "\n".join(lines)
 
 
