@@ -24,7 +24,9 @@ def sim_server_url():
 
 @pytest.fixture(autouse=True)
 def _isolated_results(tmp_path, monkeypatch):
-    """Keep every test's results and figures out of the repository."""
+    """Keep every test's results and figures out of the repository, and the terminal 100 columns wide
+    whatever runs the tests (an xdist worker can inherit another width), so printed layouts are the same."""
+    monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setenv("PSIT_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("PSIT_FIGURES_DIR", str(tmp_path / "figures"))
     for name in ("PSIT_BACKEND", "PSIT_BASE_URLS", "OPENAI_BASE_URL", "PSIT_API_KEY",

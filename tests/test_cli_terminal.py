@@ -129,7 +129,7 @@ def test_psit_compare_paper_fits_100_columns_with_long_labels(tmp_path, monkeypa
     assert main(["compare", "r1", "--paper"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert max(len(line) for line in out) <= 100
-    verdicts = [line for line in out if "/7 " in line]
+    verdicts = [line for line in out if "/7 " in line and "]  " in line]  # the cells, not the ledger's evidence
     assert len(verdicts) == 3 and all(re.search(r"  (differs|consistent ±[\d.]+|inconclusive \(.*\))$", line)
                                       for line in verdicts), verdicts  # each verdict whole
     assert any(line.strip() == "hangman · autonomous_patch_replace · Qwen3 235B" for line in out)  # whole, above its row

@@ -137,8 +137,9 @@ def _verdict_rows(check: pd.DataFrame, keys: tuple[str, ...], width: int) -> lis
             lines += textwrap.wrap(f"no verdict: {note}", width, initial_indent="  ", subsequent_indent="    ")
     decided = check[check["verdict"].isin(["consistent", "differs", "inconclusive"])]
     if len(decided):
-        lines.append(f"  ({len(decided)} cell(s) tested at 0.05: about {chance_differs(len(decided)):.2g} of them would "
-                     "read differs by chance were every one equal to the paper's)")
+        lines += textwrap.wrap(f"({len(decided)} cell(s) tested at 0.05: about {chance_differs(len(decided)):.2g} of "
+                               "them would read differs by chance were every one equal to the paper's)", width,
+                               initial_indent="  ", subsequent_indent="   ")
     return lines
 
 
