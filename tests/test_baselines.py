@@ -120,9 +120,9 @@ def _agent(task, name, **kwargs):
 
 
 async def _play(agent, task, session, letters="eat"):
-    state = await agent.send(task.opener(), session)
+    state = (await agent.send(task.opener(), session)).values
     for letter in letters:
-        state = await agent.send(f"My next guess is the letter '{letter}'.", session)
+        state = (await agent.send(f"My next guess is the letter '{letter}'.", session)).values
     return state
 
 
@@ -329,11 +329,11 @@ async def test_fork_branches_start_from_one_memory_and_never_see_each_others_wri
     agent = _agent(task, name)
     session = ModelSession(make_client(LLMSettings(cache="off")), run_seed=1, episode_id=f"{name}-iso")
     await _play(agent, task, session, letters="eaoi")
-    fork_id = await agent.checkpoint_id()
+    fork_id = agent.head
     before = await agent.state(checkpoint_id=fork_id)
     marker_a, marker_b = "My favourite colour is zzqamber.", "My favourite colour is zzqbronze."
-    state_a = await agent.send(marker_a, session.branch("a"), checkpoint_id=fork_id)
-    state_b = await agent.send(marker_b, session.branch("b"), checkpoint_id=fork_id)
+    state_a = (await agent.send(marker_a, session.branch("a"), checkpoint_id=fork_id)).values
+    state_b = (await agent.send(marker_b, session.branch("b"), checkpoint_id=fork_id)).values
     store_a, store_b = json.dumps(state_a["store"]), json.dumps(state_b["store"])
     assert "zzqamber" in store_a and "zzqbronze" not in store_a
     assert "zzqbronze" in store_b and "zzqamber" not in store_b
