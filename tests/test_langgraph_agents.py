@@ -210,3 +210,14 @@ async def test_a_run_without_kept_checkpoints_says_how_to_keep_them(tmp_path):
     with pytest.raises(FileNotFoundError, match="PSIT_CHECKPOINTS=sqlite"):
         async with reopen_episode(tmp_path, "02", record.episode_id):
             pass
+
+
+def test_the_documented_graph_is_the_example_a_test_runs():
+    """docs/adding_a_study.md shows docs/examples/scratchpad_agent.py, line for line."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "adding_a_study.md").read_text()
+    shown = doc.split("## Your own LangGraph agent", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    example = (root / "docs" / "examples" / "scratchpad_agent.py").read_text().splitlines()
+    assert [line for line in shown.splitlines() if line.strip() and line not in example] == []

@@ -1,6 +1,6 @@
 """Where the agents' LangGraph checkpoints live.
 
-Every agent of the workbook is a compiled LangGraph graph whose state after each turn is a
+The fork test's agents and the BASIS agents are compiled LangGraph graphs whose state after each turn is a
 checkpoint of LangGraph's own checkpointer, on one thread per episode. By default that is an
 ``InMemorySaver`` per episode (the study's ``MemorySaver``): the checkpoints live as long as the
 episode's agent, and nothing is written to disk. With ``PSIT_CHECKPOINTS=sqlite`` a notebook keeps

@@ -22,13 +22,8 @@ from psit_lib.runs.checkpoints import episode_checkpointer, is_kept
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.graph.state import CompiledStateGraph
-    from langgraph.types import StreamMode
 
     from psit_lib.llm.client import ModelSession
-
-STREAM: list[StreamMode] = ["values", "checkpoints"]
-"""What a turn streams: the state after each step (the last is the turn's) and each checkpoint (the
-last is the one saved on exit)."""
 
 
 class AgentStateError(ValueError):
@@ -92,14 +87,12 @@ class GraphAgent:
         raise NotImplementedError
 
     # -- running and reading ---------------------------------------------------------------------
-    def run_config(self, checkpoint_id: str | None = None, **metadata: Any) -> RunnableConfig:
+    def run_config(self, checkpoint_id: str | None = None) -> RunnableConfig:
         """The LangGraph config of this episode's thread, at ``checkpoint_id`` when given."""
         configurable: dict[str, Any] = {"thread_id": self.thread_id}
         if checkpoint_id is not None:
             configurable["checkpoint_id"] = checkpoint_id
         config: RunnableConfig = {"configurable": configurable}
-        if metadata:
-            config["metadata"] = metadata
         if self.recursion_limit is not None:
             config["recursion_limit"] = self.recursion_limit
         return config
@@ -117,13 +110,13 @@ class GraphAgent:
         values: dict[str, Any] | None = None
         saved: str | None = None
         try:
+            # the checkpoints a run makes, with their values: the last is the one saved on exit
             async for part in self.graph.astream(
-                    self.turn_input(text), self.run_config(start, psit_path=session.path), context=self.context(session),
-                    durability="exit", stream_mode=STREAM, version="v2"):
-                if part["type"] == "values":
-                    values = part["data"]
-                elif part["type"] == "checkpoints" and (config := part["data"]["config"]) is not None:
+                    self.turn_input(text), self.run_config(start), context=self.context(session),
+                    durability="exit", stream_mode="checkpoints", version="v2"):
+                if part["type"] == "checkpoints" and (config := part["data"]["config"]) is not None:
                     saved = config["configurable"]["checkpoint_id"]
+                    values = part["data"]["values"]
         except GraphRecursionError:
             raise AgentStepLimitError(f"{self.name} ran past LangGraph's recursion limit of {self.recursion_limit} "
                                       "steps in one turn, so the turn has no reply") from None

@@ -8,7 +8,8 @@
 A turn of the first three is one node running the turn's steps in order (``respond``,
 ``update_memory`` for the workflow agent, ``finish``); the autonomous agent's tool loop is the
 study's two-node cycle, bounded as the study's was by LangGraph's recursion limit (25 steps, its
-default then: a turn that asks for a thirteenth round of tools fails, as the study's did). The
+default then; the step that ends the run counts, so eleven rounds of tools and a reply fit, and a
+turn that asks for a twelfth round fails, as the study's did). The
 steps are plain functions of the state and the turn's context (``AgentContext``, LangGraph's
 runtime context), each returning the keys it changes.
 
@@ -46,12 +47,20 @@ from psit_lib.studies.psit.agents.tool_json import parse_tool_calls_json
 
 
 class AgentState(TypedDict, total=False):
+    """What a checkpoint holds: the agent's state between turns."""
+
     public: list[dict[str, str]]        # the public transcript (user / assistant)
     kept_reasoning: list[str]           # private CoT only
     memory: str                         # working-memory agents only
     turn_log: list[dict[str, Any]]      # per-turn audit (private state size, memory edits)
-    pending_user: str                   # this turn's input
+    pending_user: str                   # this turn's input (the last turn's, between turns)
     reply: str                          # this turn's public answer
+
+
+class ToolLoopState(AgentState, total=False):
+    """The autonomous agent's state: a turn's tool loop passes these between its two nodes (empty
+    between turns). The other agents' turns are one node, so they keep them out of the state."""
+
     reasoning: str                      # this turn's private reasoning (never public)
     tool_exchange: list[dict[str, Any]] # autonomous: this turn's tool-call messages
     edits: list[dict[str, Any]]         # this turn's memory edits
@@ -82,7 +91,7 @@ def private_state_text(config: AgentConfig, state: Mapping[str, Any]) -> str:
     return ""
 
 
-def _system(ctx: AgentContext, state: AgentState) -> str:
+def _system(ctx: AgentContext, state: Mapping[str, Any]) -> str:
     parts = [ctx.system_prompt]
     if ctx.config.kind == "private_cot" and ctx.config.reasoning_layout == "system_block":
         block = private_reasoning_block(state.get("kept_reasoning", []))
@@ -105,7 +114,7 @@ def _apply(memory: str, name: str, arguments: dict[str, Any]) -> tuple[str, dict
     return result.new_memory, {"name": name, "ok": True, "meta": result.meta}
 
 
-async def respond(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
+async def respond(state: Mapping[str, Any], ctx: AgentContext) -> dict[str, Any]:
     history = state.get("public", [])
     if ctx.config.kind == "private_cot" and ctx.config.reasoning_layout == "interleaved":
         history = interleaved_reasoning(history, state.get("kept_reasoning", []))
@@ -159,7 +168,7 @@ def tool_result_text(edit: dict[str, Any]) -> str:
     return text + ("; warnings: " + "; ".join(map(str, warnings)) if warnings else "")
 
 
-async def apply_tools(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
+async def apply_tools(state: Mapping[str, Any], ctx: AgentContext) -> dict[str, Any]:
     memory = state.get("memory") or initial_memory()
     exchange = list(state.get("tool_exchange", []))
     edits = list(state.get("edits", []))
@@ -237,48 +246,54 @@ async def finish(state: Mapping[str, Any], ctx: AgentContext) -> dict[str, Any]:
                  "reasoning_tokens": count_tokens(state.get("reasoning", "")),
                  "edits": state.get("edits", []),
                  "tool_calls_as_text": state.get("text_tool_calls", [])}
-    return {**new_state, "turn_log": [*state.get("turn_log", []), log_entry], "pending_user": "",
-            "reasoning": "", "tool_exchange": [], "edits": [],
-            "pending_tool_calls": [], "text_tool_calls": []}
+    return {**new_state, "turn_log": [*state.get("turn_log", []), log_entry]}
+
+
+def tool_loop_cleared() -> dict[str, Any]:
+    """The autonomous agent's tool-loop keys as a finished turn leaves them for the next (new lists
+    each time: a state's values are never shared)."""
+    return {"reasoning": "", "tool_exchange": [], "edits": [], "pending_tool_calls": [], "text_tool_calls": []}
 
 
 async def turn(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     """The whole turn of the vanilla, private CoT and workflow agents, as one node."""
     ctx = runtime.context
-    update = await respond(state, ctx)
+    during = {**state, **await respond(state, ctx)}  # the turn's reasoning and edits stay in the node
     if ctx.config.kind == "workflow":
-        update |= await update_memory({**state, **update}, ctx)
-    return update | await finish({**state, **update}, ctx)
+        during |= await update_memory(during, ctx)
+    return {"reply": during["reply"], **await finish(during, ctx)}
 
 
-async def respond_or_finish(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+async def respond_or_finish(state: ToolLoopState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     """The autonomous agent's model call: the tool calls it asked for go to ``tools``; a reply
     without them ends the turn."""
     update = await respond(state, runtime.context)
     if update.get("pending_tool_calls"):
         return update
-    return update | await finish({**state, **update}, runtime.context)
+    return update | await finish({**state, **update}, runtime.context) | tool_loop_cleared()
 
 
-async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+async def tools(state: ToolLoopState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     return await apply_tools(state, runtime.context)
 
 
-def _after_respond(state: AgentState) -> str:
+def _after_respond(state: ToolLoopState) -> str:
     return "tools" if state.get("pending_tool_calls") else END
 
 
 @functools.cache
 def compiled_graph(kind: str) -> Any:
     """The graph of agent ``kind``, compiled once per process (each agent binds its episode's saver)."""
-    graph = StateGraph(AgentState, context_schema=AgentContext)
+    graph: StateGraph[Any, Any, Any, Any]
     if kind == "autonomous":
+        graph = StateGraph(ToolLoopState, context_schema=AgentContext)
         graph.add_node("respond", respond_or_finish)
         graph.add_node("tools", tools)
         graph.add_edge(START, "respond")
         graph.add_conditional_edges("respond", _after_respond, ["tools", END])
         graph.add_edge("tools", "respond")
     else:
+        graph = StateGraph(AgentState, context_schema=AgentContext)
         graph.add_node("turn", turn)
         graph.add_edge(START, "turn")
         graph.add_edge("turn", END)
@@ -286,8 +301,8 @@ def compiled_graph(kind: str) -> Any:
 
 
 STUDY_RECURSION_LIMIT = 25
-"""The study's LangGraph default recursion limit: the autonomous agent's respond/tools cycle gets
-25 steps per turn, at most twelve rounds of tools and a reply."""
+"""The study's LangGraph default recursion limit (langgraph 0.5): the autonomous agent's
+respond/tools cycle gets 25 steps per turn (tests/test_langgraph_agents.py pins what fits)."""
 
 
 class ChatAgent(GraphAgent):
