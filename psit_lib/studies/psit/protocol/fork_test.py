@@ -4,8 +4,9 @@ Play ``t_fork`` turns with a seeded player (the opener counts as turn 1, as in t
 reference code), then branch from the agent's checkpoint (LangGraph time travel: each branch is a
 run from the pre-fork checkpoint's id): one branch asks for the secret, then one branch per
 candidate asks "is it X?", all from the identical state, concurrently. The episode record is the
-audit trail, the checkpoint tree included (each turn's and each branch's checkpoint and parent). As in the study, a reply that contradicts earlier ones or
-cannot be read never ends the game: it is recorded and the move counts as made (a public-only
+audit trail, the checkpoint tree included (each turn's and each branch's checkpoint and parent).
+As in the study, a reply that contradicts earlier ones or cannot be read never ends the game: it
+is recorded and the move counts as made (a public-only
 host fails in public first: ``public_contradiction``). Every reply and fork answer read is
 counted in the session's diagnostics, so a rate can be told apart from replies the harness
 failed to read.
