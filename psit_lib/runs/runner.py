@@ -121,7 +121,8 @@ async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, 
     # Everything alive now (vocabularies, tokenizers, the simulator's knowledge, compiled agent graphs)
     # lives as long as the process: out of the cyclic GC's scans with it. Episodes allocate many
     # short-lived objects (LangGraph's per-turn bookkeeping above all), and every collection of the
-    # oldest generation would walk that heap again (measured: a third of the agents' cost in 02).
+    # oldest generation would walk that heap again (measured on 02: about half of the harness CPU
+    # per call that the LangGraph agents added).
     gc.freeze()
     pick = client if callable(client) and not isinstance(client, LLMClient) else (lambda spec: client)
     ids = [s.episode_id for s in specs]
