@@ -31,5 +31,5 @@ def _isolated_results(tmp_path, monkeypatch):
     monkeypatch.setenv("PSIT_FIGURES_DIR", str(tmp_path / "figures"))
     for name in ("PSIT_BACKEND", "PSIT_BASE_URLS", "OPENAI_BASE_URL", "PSIT_API_KEY",
                  "OPENAI_API_KEY", "PSIT_MODEL", "PSIT_SIM_PROFILE", "PSIT_CACHE", "PSIT_RUN_DIR",
-                 "PSIT_MODEL_ENDPOINTS", "PSIT_ENDPOINT_CONCURRENCY"):
+                 "PSIT_MODEL_ENDPOINTS", "PSIT_ENDPOINT_CONCURRENCY", "PSIT_CHECKPOINTS"):
         monkeypatch.delenv(name, raising=False)

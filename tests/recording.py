@@ -33,6 +33,14 @@ class CapturingSession:
     def branch(self, name: str) -> "CapturingSession":
         return CapturingSession(self.inner.branch(name), self.sink, self.override)
 
+    @property
+    def episode_id(self) -> str:
+        return self.inner.episode_id
+
+    @property
+    def path(self) -> str:
+        return self.inner.path
+
     async def chat(self, messages, **kwargs):
         self.sink.append({"role": kwargs["role"], "messages": copy.deepcopy(list(messages))})
         scripted = self.override(kwargs["role"]) if self.override is not None else None

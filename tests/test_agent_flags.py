@@ -136,7 +136,7 @@ async def test_autonomous_tool_call_written_as_text_is_flagged_and_never_run():
     task = HangmanTask()
     session = ModelSession(client, run_seed=0, episode_id="text-tools")
     agent = build_agent("autonomous_overwrite", system_prompt=task.host_system_prompt(), host_role=HOST)
-    state = await agent.send(task.opener(), session)
+    state = (await agent.send(task.opener(), session)).values
     await client.aclose()
     entry = state["turn_log"][-1]
     assert entry["edits"] == [] and entry["tool_calls_as_text"] == ["overwrite_memory"]

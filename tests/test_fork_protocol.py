@@ -43,13 +43,13 @@ async def test_branches_start_from_the_identical_state_and_never_see_each_other(
     client = RecordingClient(LLMSettings(cache="off"))
     session = ModelSession(client, run_seed=1, episode_id="iso")
     agent = await _played_agent(task, agent_name, session)
-    fork_id = await agent.checkpoint_id()
+    fork_id = agent.head
     before = await agent.state(checkpoint_id=fork_id)
     marker_a, marker_b = "Is your word 'zzzqa'? Answer only yes or no.", "Is your word 'zzzqb'? Answer only yes or no."
     client.requests.clear()
-    state_a = await agent.send(marker_a, session.branch("a"), checkpoint_id=fork_id)
+    state_a = (await agent.send(marker_a, session.branch("a"), checkpoint_id=fork_id)).values
     n_a = len(client.requests)
-    state_b = await agent.send(marker_b, session.branch("b"), checkpoint_id=fork_id)
+    state_b = (await agent.send(marker_b, session.branch("b"), checkpoint_id=fork_id)).values
     requests_b = client.requests[n_a:]
     assert requests_b, "branch b made no model call"
     for request in requests_b:
@@ -62,18 +62,21 @@ async def test_branches_start_from_the_identical_state_and_never_see_each_other(
     assert await agent.state(checkpoint_id=fork_id) == before
 
 
-async def test_a_read_state_is_a_copy_and_the_agent_follows_its_latest_turn(task):
+async def test_a_read_state_is_a_copy_and_a_fork_is_a_child_checkpoint_that_never_moves_the_game(task):
     session = ModelSession(RecordingClient(LLMSettings(cache="off")), run_seed=1, episode_id="copy")
     agent = await _played_agent(task, "workflow_overwrite", session)
-    fork_id = await agent.checkpoint_id()
+    fork_id = agent.head
     read = await agent.state(checkpoint_id=fork_id)
     read["public"].append({"role": "user", "content": "tampered"})
     read["memory"] = "tampered"
     assert await agent.state(checkpoint_id=fork_id) != read
     after = await agent.send("Is your word 'zzzqa'? Answer only yes or no.", session.branch("a"), checkpoint_id=fork_id)
-    assert await agent.checkpoint_id() != fork_id
-    assert (await agent.state())["public"] == after["public"]
-    assert len(after["turn_log"]) == len((await agent.state(checkpoint_id=fork_id))["turn_log"]) + 1
+    assert after.checkpoint.parent == fork_id and after.checkpoint.id != fork_id
+    assert agent.head == fork_id  # a fork never moves the game's main line
+    assert (await agent.state(after.checkpoint.id))["public"] == after.values["public"]
+    assert len(after.values["turn_log"]) == len((await agent.state(checkpoint_id=fork_id))["turn_log"]) + 1
+    snapshot = await agent.graph.aget_state(agent.run_config(after.checkpoint.id))  # LangGraph's own lineage
+    assert snapshot.parent_config["configurable"]["checkpoint_id"] == fork_id
     with pytest.raises(KeyError):
         await agent.state(checkpoint_id="no-such-checkpoint")
 

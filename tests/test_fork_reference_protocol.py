@@ -16,6 +16,7 @@ import pytest
 from wordfreq import word_frequency
 
 from psit_lib.llm import LLMSettings, ModelSession
+from psit_lib.studies.psit.agents.graph_agent import CheckpointRef, Turn
 from psit_lib.studies.psit.agents.graphs import ChatAgent
 from psit_lib.studies.psit.agents.config import parse_agent
 from psit_lib.studies.psit.agents.names import register_agent_family
@@ -51,16 +52,19 @@ class ScriptedHost:
             shown = "q " + shown[2:]  # a letter nobody guessed appears
         return f"{shown} · letters so far: {' '.join(letters)}"
 
-    async def send(self, text: str, session: ModelSession, *, checkpoint_id: str | None = None) -> dict[str, Any]:
+    thread_id = "scripted"
+
+    async def send(self, text: str, session: ModelSession, *, checkpoint_id: str | None = None) -> Turn:
+        """A hand-written ForkableAgent: the main line moves on with every move (the fork test passes
+        the latest turn's checkpoint, which is the head); a branch ("reveal", "confirm-n") never does."""
         public = list(self.public)
         reply = self._reply(text, public)
         after = [*public, {"role": "user", "content": text}, {"role": "assistant", "content": reply}]
-        if checkpoint_id is None:
+        branch = session.path != "main"
+        if not branch:
             self.public = after
-        return {"reply": reply, "public": after}
-
-    async def checkpoint_id(self) -> str:
-        return f"turn-{len(self.public)}"
+        here = f"{session.path}/turn-{len(after) // 2}"
+        return Turn({"reply": reply, "public": after}, CheckpointRef(here, checkpoint_id))
 
     async def state(self, checkpoint_id: str | None = None) -> dict[str, Any]:
         return {"public": list(self.public), "turn_log": [{"private_state_tokens": 0}] * (len(self.public) // 2)}
@@ -208,7 +212,7 @@ async def test_the_workflow_updater_sees_the_whole_dialogue():
 
 def test_agent_design_defaults_follow_the_reference_code():
     config = parse_agent("autonomous_overwrite")
-    assert config.max_tool_rounds == 12 and config.updater_attempts == 5
+    assert config.updater_attempts == 5
     assert parse_agent("private_cot").reasoning_layout == "interleaved"
     with pytest.raises(ValueError):
         parse_agent("private_cot", reasoning_layout="sideways")
@@ -227,7 +231,7 @@ async def test_a_failed_memory_update_is_retried_with_its_error_shown_then_appli
     session = CapturingSession(ModelSession(client, run_seed=1, episode_id="retry"), sink,
                                override=lambda role: next(replies) if role == "memory_updater" else None)
     agent = ChatAgent(parse_agent("workflow_overwrite"), system_prompt=NEUTRAL_SYSTEM_PROMPT, host_role=host_role(task))
-    state = await agent.send(task.opener(), session)
+    state = (await agent.send(task.opener(), session)).values
     await client.aclose()
     updater = [c["messages"][-1]["content"] for c in sink if c["role"] == "memory_updater"]
     assert len(updater) == 3
@@ -248,7 +252,7 @@ async def test_after_five_failed_tries_the_memory_is_left_as_it_was():
     session = CapturingSession(ModelSession(client, run_seed=1, episode_id="retry5"), sink,
                                override=lambda role: "not json" if role == "memory_updater" else None)
     agent = ChatAgent(parse_agent("workflow_overwrite"), system_prompt=NEUTRAL_SYSTEM_PROMPT, host_role=host_role(task))
-    state = await agent.send(task.opener(), session)
+    state = (await agent.send(task.opener(), session)).values
     await client.aclose()
     assert sum(c["role"] == "memory_updater" for c in sink) == 5
     from psit_lib.studies.psit.memory.working_memory import initial_memory

@@ -31,6 +31,7 @@ from psit_lib.studies.psit.tasks.diagnosis import DiagnosisTask
 from psit_lib.studies.psit.tasks.hangman import HangmanTask
 from psit_lib.wire import PROFILE_HEADER, ROLE_HEADER
 from psit_lib.studies.psit.protocol.experiment import fork_outcome
+from lineage import without_checkpoint_ids
 
 
 class HeaderlessSim(SimTransport):
@@ -104,7 +105,8 @@ async def _records(transport, folder: Path, profile: str = "agreeable") -> dict[
     for name, specs, fn in _studies():
         records = await run_episodes(specs, fn, store=RunStore(folder / name), client=client,
                                      run_seed=7, progress=False)
-        out.update({r["episode_id"]: {k: v for k, v in r.items() if k not in ("started", "ended", "seconds", "wall_seconds")}
+        out.update({r["episode_id"]: without_checkpoint_ids({k: v for k, v in r.items()
+                                                              if k not in ("started", "ended", "seconds", "wall_seconds")})
                     for r in records})
     await client.aclose()
     return out

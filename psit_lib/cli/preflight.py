@@ -13,6 +13,7 @@ from psit_lib.llm.model_settings import INLINE_SOURCE
 from psit_lib.llm.server_limits import format_endpoint_slots, plan_sizing, probe as probe_server
 from psit_lib.llm.settings import LLMSettings
 from psit_lib.runs.backend import list_served_models
+from psit_lib.runs.checkpoints import checkpoint_mode
 from psit_lib.wire import SIM_MODEL_NAME
 
 PROBE_TIMEOUT = 3.0
@@ -32,6 +33,7 @@ def check_settings(env=None, *, probe: bool = True, size: bool = True, say=None)
     it (:func:`size_by_server`), said in one line through ``say`` (default: stderr)."""
     try:
         settings = LLMSettings.from_env(env)
+        checkpoint_mode(env)
     except ConfigurationError as exc:
         raise CliError(str(exc)) from None
     if env is None:  # the notebooks run in notebooks/: hand them the absolute paths that were read

@@ -22,6 +22,7 @@ from psit_lib.llm.settings import LLMSettings
 
 from psit_lib.runs import outputs
 from psit_lib.runs.backend import make_client
+from psit_lib.runs.checkpoints import kept_checkpoints
 from psit_lib.runs.folder import Execution, HealthRecord, RunMetadata, RunStore
 from psit_lib.runs.health import DEFAULT_SUSPECT_THRESHOLD, HealthVerdict, folder_health
 from psit_lib.runs.identity import EXECUTION_PARAMS, current_identity, default_run_id, episode_params, fingerprint
@@ -156,10 +157,11 @@ class Experiment:
         bar only outside ``psit run`` (whose terminal shows progress instead)."""
         if progress is None:
             progress = not os.environ.get("PSIT_RUN_DIR")
-        counts = await execute_episodes(specs, episode_fn, store=self.store, client=self.client_for,
-                                        run_seed=self.seed, sampling=self.sampling,
-                                        concurrency=concurrency or self.settings.concurrency,
-                                        desc=desc or self._phase(specs), progress=progress, count_progress=True)
+        async with kept_checkpoints(self.store.dir):  # PSIT_CHECKPOINTS=sqlite: the agents' checkpoints on disk
+            counts = await execute_episodes(specs, episode_fn, store=self.store, client=self.client_for,
+                                            run_seed=self.seed, sampling=self.sampling,
+                                            concurrency=concurrency or self.settings.concurrency,
+                                            desc=desc or self._phase(specs), progress=progress, count_progress=True)
         for key, value in counts.as_dict().items():  # every run() of the notebook counts, sweeps too
             if key in self._episode_counts:
                 self._episode_counts[key] += int(value)

@@ -13,7 +13,7 @@ from typing import Any
 from psit_lib.llm.settings import LLMSettings
 from psit_lib.runs.paths import digest
 
-PACKAGES = ("psit-lib", "openai", "pandas", "numpy", "scipy", "statsmodels",
+PACKAGES = ("psit-lib", "openai", "langgraph", "pandas", "numpy", "scipy", "statsmodels",
             "wordfreq", "pydantic", "papermill")
 
 

@@ -22,9 +22,11 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         point="Agent framework",
         study="ARE's agent loop, with one app subagent per app exposed to the orchestrator as a tool.",
-        here="Plain async loops for the orchestrator and its subagents around ARE's own CabApp "
-             "(its tools called directly); the orchestrator delegates with one tool per subagent.",
-        why="Each agent is a bounded loop of model calls with recorded limits; a graph framework adds nothing to it.",
+        here="The orchestrator and each delegation to a subagent are LangGraph graphs (one node per step, "
+             "bounded by LangGraph's recursion limit at the step limits) around ARE's own CabApp (its tools "
+             "called directly); the orchestrator delegates with one tool per subagent.",
+        why="One agent framework for the whole workbook (the private-state study's agents are LangGraph graphs): "
+            "one checkpointer and one loop bound for every agent; of ARE, a trial needs only the CabApp.",
         effect="Prompts and step limits are ours; the information flow (cortex or not) is the study's.",
         notebooks=NB),
     Difference(

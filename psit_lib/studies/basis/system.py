@@ -3,18 +3,32 @@
 ``baseline`` and ``basis`` share every prompt, node and limit; with ``basis`` the cortex (one
 ``ingest_episode`` model call per agent step) stores every step as an episode and puts the episodes an
 agent may see into its system prompt, so a difference in success comes from that information flow
-alone. Loops are bounded (``BasisLimits``); what goes wrong is recorded in ``MultiAgentRun.errors``.
+alone. What goes wrong is recorded in ``MultiAgentRun.errors``.
+
+The orchestrator and each delegation to a subagent are LangGraph graphs, compiled once per process:
+one node per step (a model call and the tool calls it asked for), looping until the agent replies.
+The trial's own object is the graphs' runtime context. Each loop is bounded by LangGraph's
+recursion limit, set to the agent's step limit (``BasisLimits``) plus the step that ends the run;
+a step knows it is the last from LangGraph's ``RemainingSteps``. The orchestrator runs on the
+trial's thread (the episode id) with the episode's checkpointer, a checkpoint per step; a
+delegation runs as its subgraph, in a namespace of that thread, a fresh conversation each time.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.managed import RemainingSteps
+from langgraph.runtime import Runtime
 
 from psit_lib.llm.diagnostics import FLAG_HELPER_FAILED, FLAG_MISSING_TOOL_CALL, READ_HELPER
 from psit_lib.llm.errors import ModelCallError, ModelOutputError
 from psit_lib.llm.reply_readers import tool_call_in_text
+from psit_lib.runs.checkpoints import episode_checkpointer, is_kept
 from psit_lib.studies.basis.cortex import (CORTEX_WINDOW, INGEST_TOOL, AgentRegistry, CortexInputError, Episode,
                                            EpisodeStore, fallback_episode, format_context_block, parse_ingest_call)
 from psit_lib.studies.basis.cab_app import CAB_TOOLS, CabApp, call_cab_tool
@@ -55,7 +69,8 @@ SYSTEMS: tuple[SystemKind, ...] = ("baseline", "basis")
 
 @dataclass(frozen=True)
 class BasisLimits:
-    """Upper bounds on model calls, so a confused model cannot loop forever (``BasisParams`` checks them)."""
+    """Upper bounds on each agent's steps, so a confused model cannot loop forever (``BasisParams``
+    checks them); each is its loop's LangGraph recursion limit, less the step that ends the run."""
 
     orchestrator_max_steps: int = 5
     subagent_max_steps: int = 6
@@ -134,6 +149,7 @@ class CabMultiAgentSystem:
         self.cortex = session.branch(CORTEX_ROLE) if system == "basis" else None
         self.store = EpisodeStore()
         self.run_record = MultiAgentRun(system=system)
+        self.thread_id = str(getattr(session, "episode_id", "trial"))
 
     # -- shared pieces ---------------------------------------------------------------------
     def _system_prompt(self, agent_id: str, base: str, step_label: str) -> str:
@@ -248,9 +264,10 @@ class CabMultiAgentSystem:
         return "Message sent to the user."
 
     async def _subagent_step(self, agent: str, delegation: int, step: int, messages: list[dict[str, Any]],
-                             instruction: str) -> str | None:
+                             instruction: str, last: bool) -> str | None:
         """One subagent step: a model call, then every tool call it asked for (under the policy),
-        stored by the cortex when there is one. Returns the reply, or None while the agent acts."""
+        stored by the cortex when there is one. Returns the reply, or None while the agent acts
+        (``last``: no step follows this one)."""
         label = f"d{delegation} step {step}"
         subagent = self.subagents[agent]
         inputs = [("instruction", instruction)]
@@ -278,7 +295,7 @@ class CabMultiAgentSystem:
             traced.append(TracedCall(call.name, arguments, outcome))
         messages.append({"role": "assistant", "content": result.content or None, "tool_calls": wire_calls})
         messages.extend(tool_messages)
-        if step >= self.limits.subagent_max_steps:
+        if last:
             self.run_record.errors.append(
                 f"{agent} reached its step limit ({self.limits.subagent_max_steps}) in delegation "
                 f"{delegation} without replying."
@@ -288,20 +305,22 @@ class CabMultiAgentSystem:
         return None
 
     async def delegate(self, instruction: str, agent: str = SUBAGENT_ID) -> Delegation:
-        """Run a subagent on one instruction (a fresh conversation) and return its reply."""
+        """Run a subagent on one instruction (a fresh conversation, its graph) and return its reply."""
         index = len(self.run_record.delegations) + 1
-        messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
-        for step in range(1, self.limits.subagent_max_steps + 1):
-            if (reply := await self._subagent_step(agent, index, step, messages, instruction)) is not None:
-                break
-        record = Delegation(index=index, agent=agent, instruction=instruction, reply=reply, steps=step)
+        final = await _loop_graph("subagent").ainvoke(
+            {"messages": [{"role": "user", "content": instruction}], "step": 0, "reply": None},
+            {"recursion_limit": self.limits.subagent_max_steps + 1},
+            context=Delegated(self, agent, index, instruction))
+        record = Delegation(index=index, agent=agent, instruction=instruction, reply=final["reply"],
+                            steps=final["step"])
         self.run_record.delegations.append(record)
         return record
 
     # -- the orchestrator --------------------------------------------------------------------
-    async def _orchestrator_step(self, step: int, messages: list[dict[str, Any]]) -> str | None:
+    async def _orchestrator_step(self, step: int, messages: list[dict[str, Any]], last: bool) -> str | None:
         """One orchestrator step: a model call that answers the user (returned) or delegates (each
-        delegation run, its completion a step of its own for the cortex; returns None)."""
+        delegation run, its completion a step of its own for the cortex; returns None). ``last``: no
+        step follows this one."""
         label = f"step {step}"
         inputs = [("user request", self.scenario.user_request)]
         result, named = await self._chat(ORCHESTRATOR_ID, self.orchestrator_session, orchestrator_prompt(), label,
@@ -347,7 +366,7 @@ class CabMultiAgentSystem:
                 inputs=[("delegated to", agent), ("instruction", instruction), ("subagent reply", reply)]
             )
             await self._ingest(ORCHESTRATOR_ID, trace, "delegation", f"delegation {len(self.run_record.delegations)}")
-        if step >= self.limits.orchestrator_max_steps:
+        if last:
             self.run_record.errors.append(f"{ORCHESTRATOR_ID} reached its step limit "
                                           f"({self.limits.orchestrator_max_steps}) without answering the user.")
         return None
@@ -355,12 +374,64 @@ class CabMultiAgentSystem:
     # -- running ------------------------------------------------------------------------------
     async def run(self) -> MultiAgentRun:
         """Serve the scenario's user request once and return the run record."""
-        messages: list[dict[str, Any]] = [{"role": "user", "content": self.scenario.user_request}]
-        for step in range(1, self.limits.orchestrator_max_steps + 1):
-            self.run_record.final_answer = await self._orchestrator_step(step, messages)
-            if self.run_record.final_answer is not None:
-                break
+        saver = episode_checkpointer()
+        if is_kept(saver):  # a retried trial starts afresh on the run's file
+            await saver.adelete_thread(self.thread_id)
+        graph = _loop_graph("orchestrator").copy(update={"checkpointer": saver})
+        final = await graph.ainvoke(
+            {"messages": [{"role": "user", "content": self.scenario.user_request}], "step": 0, "reply": None},
+            {"configurable": {"thread_id": self.thread_id},
+             "recursion_limit": self.limits.orchestrator_max_steps + 1},
+            context=Delegated(self, ORCHESTRATOR_ID, 0, self.scenario.user_request))
+        self.run_record.final_answer = final["reply"]
         self.run_record.episodes = list(self.store)
         self._check_acted()
         self._check_cortex()
         return self.run_record
+
+
+# -- the agents' loops as LangGraph graphs -----------------------------------------------------
+class LoopState(TypedDict, total=False):
+    messages: list[dict[str, Any]]      # the agent's conversation (system prompt added per call)
+    step: int                           # steps taken
+    reply: str | None                   # the agent's answer, once it gives one
+    remaining_steps: RemainingSteps     # LangGraph's count of steps left under the recursion limit
+
+
+@dataclass(frozen=True)
+class Delegated:
+    """A loop's runtime context: the trial's system, the agent, its delegation and instruction."""
+
+    system: CabMultiAgentSystem
+    agent: str
+    delegation: int
+    instruction: str
+
+
+async def _orchestrator_node(state: LoopState, runtime: Runtime[Delegated]) -> dict[str, Any]:
+    step, messages = state["step"] + 1, list(state["messages"])
+    reply = await runtime.context.system._orchestrator_step(step, messages, last=state["remaining_steps"] <= 1)
+    return {"messages": messages, "step": step, "reply": reply}
+
+
+async def _subagent_node(state: LoopState, runtime: Runtime[Delegated]) -> dict[str, Any]:
+    ctx = runtime.context
+    step, messages = state["step"] + 1, list(state["messages"])
+    reply = await ctx.system._subagent_step(ctx.agent, ctx.delegation, step, messages, ctx.instruction,
+                                            last=state["remaining_steps"] <= 1)
+    return {"messages": messages, "step": step, "reply": reply}
+
+
+def _next_step(state: LoopState) -> str:
+    """Another step, until the agent replies or the recursion limit leaves only the run's end."""
+    return END if state.get("reply") is not None or state["remaining_steps"] <= 1 else "step"
+
+
+@functools.cache
+def _loop_graph(agent: Literal["orchestrator", "subagent"]) -> Any:
+    """The orchestrator's or a subagent's loop, compiled once per process."""
+    graph = StateGraph(LoopState, context_schema=Delegated)
+    graph.add_node("step", _orchestrator_node if agent == "orchestrator" else _subagent_node)
+    graph.add_edge(START, "step")
+    graph.add_conditional_edges("step", _next_step, ["step", END])
+    return graph.compile()

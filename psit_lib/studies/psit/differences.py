@@ -236,25 +236,20 @@ DIFFERENCES: tuple[Difference, ...] = (
                "and reported (notebook 07 shows their share).",
         notebooks=("03", "04", "07")),
     Difference(
-        point="Agent machinery",
-        study="Each agent a LangGraph graph with a checkpointer; a fork is a graph run from a checkpoint.",
-        here="Every agent, the retrieval baselines included, runs its turn as plain async steps; "
-             "CheckpointedAgent keeps a copy of the state after every turn as its checkpoint and forks from it "
-             "without changing it (a baseline's memory store is deep-copied at the start of each turn, so fork "
-             "branches never see each other's library writes).",
-        why="The graph machinery cost more CPU per model call than the rest of the harness "
-            "(benchmarks/harness_overhead.py: 02 went from 4.8 to 2.6 ms per call; 04, dominated by the "
-            "embedder and the memory libraries, stayed at about 10 ms).",
-        effect="None: the same steps in the same order; tables, scores and records byte-identical to the "
-               "LangGraph version on the simulator (checked on 01-07).",
+        point="How a fork branch starts",
+        study="Each branch is a fresh agent of the same class: its LangGraph thread is seeded with update_state "
+              "(the pre-fork messages and working memory, where private CoT keeps its reasoning too), then the "
+              "turn runs on a thread of its own; a retrieval baseline's branch clones the library's memories and "
+              "sliding window into a fresh agent.",
+        here="Each branch is a LangGraph run from the pre-fork checkpoint's id on the episode's own thread (time "
+             "travel): a new child checkpoint of it, which LangGraph never changes; a retrieval baseline's whole "
+             "store is in that checkpoint. Each record keeps the thread and every turn's and branch's checkpoint "
+             "with its parent.",
+        why="One thread per episode makes the fork tree LangGraph's own lineage (recorded, and reopenable with "
+            "PSIT_CHECKPOINTS=sqlite); the saver serialises every checkpoint, so no branch can see another's.",
+        effect="None: every branch starts from the same public messages and private state as the study's; "
+               "tables and scores on the simulator are those of the agents before this change.",
         notebooks=FORK),
-    Difference(
-        point="Autonomous agent's tool loop",
-        study="LangGraph's default recursion limit (25 graph steps), an error when it is exceeded.",
-        here="At most 12 tool rounds (25 steps, two per round); the reply after the last round is taken.",
-        why="A turn must end with a reply; an error would drop the episode.",
-        effect="None expected on the simulator (it calls a memory tool at most once a turn).",
-        notebooks=("02", "04")),
     Difference(
         point="Private reasoning of the simulated host",
         study="Reasoning models write hundreds of tokens of reasoning per turn; private CoT keeps them all "

@@ -55,7 +55,6 @@ class PlaySession:
         self.rng = player_rng(self.session)
         self.play: Play | None = None
         self.forks: list[ForkRecord] = []
-        self._head: str | None = None  # the game's last checkpoint: forks never move it
         self._lock = asyncio.Lock()
 
     @property
@@ -74,11 +73,13 @@ class PlaySession:
 
     async def transcript(self) -> list[dict[str, str]]:
         """The game's public conversation so far (forks excluded)."""
-        return list((await self.agent.state(checkpoint_id=self._head)).get("public", [])) if self._head else []
+        head = self.play.head if self.play else None
+        return list((await self.agent.state(head)).get("public", [])) if head else []
 
     async def private_state(self) -> str:
         """The agent's private state now (empty for a public-only agent)."""
-        return self.agent.private_state(await self.agent.state(checkpoint_id=self._head)) if self._head else ""
+        head = self.play.head if self.play else None
+        return self.agent.private_state(await self.agent.state(head)) if head else ""
 
     async def start(self) -> None:
         """Send the opener; the host shows its blank pattern."""
@@ -86,7 +87,6 @@ class PlaySession:
             if self.play is not None:
                 raise PlayError("This game has already started; build a new session for a new game.")
             self.play = await open_game(self.task, self.agent, self.session, self.agent_name)
-            self._head = await self.agent.checkpoint_id()
 
     async def guess(self, letter: str | None = None) -> str:
         """Guess ``letter`` (case-insensitive), or let the seeded player choose as in the fork test;
@@ -106,19 +106,17 @@ class PlaySession:
                 raise PlayError(f"Guess {letter!r} is not a single letter a-z.")
             if cleaned in self.play.state.guessed:
                 raise PlayError(f"Letter {cleaned!r} was already guessed.")
-            reply = await play_move(self.task, self.agent, self.session, self.play, cleaned, guess_message(cleaned),
-                                    self.agent_name, checkpoint_id=self._head)
-            self._head = await self.agent.checkpoint_id()
-            return reply
+            return await play_move(self.task, self.agent, self.session, self.play, cleaned, guess_message(cleaned),
+                                   self.agent_name)
 
     async def fork(self) -> ForkRecord:
         """The fork test's reveal and yes/no branches from the game's last checkpoint, as a fork-test
         record (``<game>/fork-<n>``); the game itself is untouched."""
         async with self._lock:
-            if self.play is None or self._head is None:
+            if self.play is None or self.play.head is None:
                 raise PlayError("Start a game (and play a few letters) before forking.")
             branch = self.session.branch(f"fork-{len(self.forks) + 1}")
-            result = await fork_episode(self.task, self.agent, self.agent_name, branch, self.play, self._head,
+            result = await fork_episode(self.task, self.agent, self.agent_name, branch, self.play, self.play.head,
                                         self.settings, self.rng)
             record = ForkRecord(episode_id=f"{self.game_id}/fork-{len(self.forks) + 1}", status="ok", error=None,
                                 spec={"agent": self.agent_name, "model": self.session.model}, wall_seconds=0.0,

@@ -27,21 +27,19 @@ ReasoningLayout = Literal["interleaved", "system_block"]
 
 @dataclass(frozen=True)
 class AgentConfig:
-    """One agent's design. The defaults follow the study's reference code: the autonomous
-    agent may call tools for as many rounds as the reference's LangGraph recursion limit allowed
-    (25 graph steps, two per round); the workflow updater sees the whole dialogue and gets up to
-    five tries, each failed try's error shown to it in the next; private CoT puts each earlier
-    turn's reasoning, in ``<thinking>`` tags, before the reply it produced."""
+    """One agent's design. The defaults follow the study's reference code: the workflow updater
+    sees the whole dialogue and gets up to five tries, each failed try's error shown to it in the
+    next; private CoT puts each earlier turn's reasoning, in ``<thinking>`` tags, before the reply
+    it produced. (The autonomous agent's tool rounds are bounded by its graph's recursion limit.)"""
 
     kind: Kind
     strategy: str | None = None
-    max_tool_rounds: int = 12
     updater_attempts: int = 5
     reasoning_layout: ReasoningLayout = "interleaved"
 
     def __post_init__(self) -> None:
-        if self.max_tool_rounds < 0 or self.updater_attempts < 1:
-            raise ValueError("max_tool_rounds must be >= 0 and updater_attempts >= 1")
+        if self.updater_attempts < 1:
+            raise ValueError("updater_attempts must be >= 1")
         if self.reasoning_layout not in ("interleaved", "system_block"):
             raise ValueError(f"unknown reasoning_layout {self.reasoning_layout!r}")
 

@@ -1,9 +1,17 @@
-"""The four PSIT agents (``ChatAgent``): their turns as plain async steps, with checkpoints.
+"""The four PSIT agents (``ChatAgent``) as LangGraph graphs, one compiled per agent kind.
 
-    vanilla      respond -> finish                    (reasoning dropped every turn)
-    private_cot  respond -> finish                    (reasoning kept in private context)
-    workflow     respond -> update_memory -> finish   (memory read-only while answering)
-    autonomous   respond <-> apply_tools -> finish    (the model edits memory through tools)
+    vanilla      turn                       (reasoning dropped every turn)
+    private_cot  turn                       (reasoning kept in private context)
+    workflow     turn                       (respond, then the memory updater; memory read-only while answering)
+    autonomous   respond <-> tools          (the model edits memory through tools)
+
+A turn of the first three is one node running the turn's steps in order (``respond``,
+``update_memory`` for the workflow agent, ``finish``); the autonomous agent's tool loop is the
+study's two-node cycle, bounded as the study's was by LangGraph's recursion limit (25 steps, its
+default then; the step that ends the run counts, so eleven rounds of tools and a reply fit, and a
+turn that asks for a twelfth round fails, as the study's did). The
+steps are plain functions of the state and the turn's context (``AgentContext``, LangGraph's
+runtime context), each returning the keys it changes.
 
 Private CoT keeps one reasoning text per turn (empty when the model gave none), aligned with
 its public replies, so the interleaved layout can put each one before the reply it produced.
@@ -11,9 +19,13 @@ its public replies, so the interleaved layout can put each one before the reply 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.diagnostics import FLAG_NO_REASONING, FLAG_PRIVATE_IN_PUBLIC
@@ -26,7 +38,7 @@ from psit_lib.studies.psit.memory.tools import apply_tool_call
 from psit_lib.studies.psit.memory.working_memory import (WORKING_MEMORY_TAG, MemoryToolError, carries_memory_block,
                                                           initial_memory)
 
-from psit_lib.studies.psit.agents.checkpointed import CheckpointedAgent
+from psit_lib.studies.psit.agents.graph_agent import GraphAgent
 from psit_lib.studies.psit.agents.config import AgentConfig
 from psit_lib.llm.diagnostics import diagnostics_of, report_helper_failed, report_helper_read
 from psit_lib.studies.psit.agents.prompts import (interleaved_reasoning, memory_block, private_reasoning_block,
@@ -35,15 +47,22 @@ from psit_lib.studies.psit.agents.tool_json import parse_tool_calls_json
 
 
 class AgentState(TypedDict, total=False):
+    """What a checkpoint holds: the agent's state between turns."""
+
     public: list[dict[str, str]]        # the public transcript (user / assistant)
     kept_reasoning: list[str]           # private CoT only
     memory: str                         # working-memory agents only
     turn_log: list[dict[str, Any]]      # per-turn audit (private state size, memory edits)
-    pending_user: str                   # this turn's input
+    pending_user: str                   # this turn's input (the last turn's, between turns)
     reply: str                          # this turn's public answer
+
+
+class ToolLoopState(AgentState, total=False):
+    """The autonomous agent's state: a turn's tool loop passes these between its two nodes (empty
+    between turns). The other agents' turns are one node, so they keep them out of the state."""
+
     reasoning: str                      # this turn's private reasoning (never public)
     tool_exchange: list[dict[str, Any]] # autonomous: this turn's tool-call messages
-    tool_rounds: int
     edits: list[dict[str, Any]]         # this turn's memory edits
     text_tool_calls: list[str]          # autonomous: tools this turn's replies named in text (not run)
     pending_tool_calls: list[tuple[str, str, str]]  # autonomous: this reply's calls, not yet applied
@@ -72,7 +91,7 @@ def private_state_text(config: AgentConfig, state: Mapping[str, Any]) -> str:
     return ""
 
 
-def _system(ctx: AgentContext, state: AgentState) -> str:
+def _system(ctx: AgentContext, state: Mapping[str, Any]) -> str:
     parts = [ctx.system_prompt]
     if ctx.config.kind == "private_cot" and ctx.config.reasoning_layout == "system_block":
         block = private_reasoning_block(state.get("kept_reasoning", []))
@@ -95,7 +114,7 @@ def _apply(memory: str, name: str, arguments: dict[str, Any]) -> tuple[str, dict
     return result.new_memory, {"name": name, "ok": True, "meta": result.meta}
 
 
-async def respond(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
+async def respond(state: Mapping[str, Any], ctx: AgentContext) -> dict[str, Any]:
     history = state.get("public", [])
     if ctx.config.kind == "private_cot" and ctx.config.reasoning_layout == "interleaved":
         history = interleaved_reasoning(history, state.get("kept_reasoning", []))
@@ -111,7 +130,7 @@ async def respond(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
         named = tool_call_in_text(result.content, {t["function"]["name"] for t in tools or ()})
         if named:  # flagged by the session; never run: the turn's log shows it and no edit
             update["text_tool_calls"] = [*state.get("text_tool_calls", []), named]
-    if autonomous and result.tool_calls and state.get("tool_rounds", 0) < ctx.config.max_tool_rounds:
+    if autonomous and result.tool_calls:
         assistant = {"role": "assistant", "content": result.content or "",
                      "tool_calls": [c.to_message() for c in result.tool_calls]}
         update["tool_exchange"] = [*state.get("tool_exchange", []), assistant]
@@ -149,7 +168,7 @@ def tool_result_text(edit: dict[str, Any]) -> str:
     return text + ("; warnings: " + "; ".join(map(str, warnings)) if warnings else "")
 
 
-async def apply_tools(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
+async def apply_tools(state: Mapping[str, Any], ctx: AgentContext) -> dict[str, Any]:
     memory = state.get("memory") or initial_memory()
     exchange = list(state.get("tool_exchange", []))
     edits = list(state.get("edits", []))
@@ -162,14 +181,13 @@ async def apply_tools(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
         edits.append(edit)
         text = tool_result_text(edit)
         exchange.append({"role": "tool", "tool_call_id": call_id, "content": text})
-    return {"memory": memory, "tool_exchange": exchange, "edits": edits, "pending_tool_calls": [],
-            "tool_rounds": state.get("tool_rounds", 0) + 1}
+    return {"memory": memory, "tool_exchange": exchange, "edits": edits, "pending_tool_calls": []}
 
 
 UPDATER_ROLE = "memory_updater"
 
 
-async def update_memory(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
+async def update_memory(state: Mapping[str, Any], ctx: AgentContext) -> dict[str, Any]:
     """The updater's edits for this turn, applied all together or not at all. A try whose JSON
     cannot be read, names a tool the strategy lacks, or has an edit the tools reject leaves the
     memory as it was; the next try shows the updater that error (up to ``updater_attempts``)."""
@@ -214,7 +232,7 @@ async def update_memory(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
     return {"memory": memory, "edits": edits}
 
 
-async def finish(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
+async def finish(state: Mapping[str, Any], ctx: AgentContext) -> dict[str, Any]:
     public = [*state.get("public", []), {"role": "user", "content": state["pending_user"]},
               {"role": "assistant", "content": state.get("reply", "")}]
     kept = list(state.get("kept_reasoning", []))
@@ -228,39 +246,79 @@ async def finish(state: AgentState, ctx: AgentContext) -> dict[str, Any]:
                  "reasoning_tokens": count_tokens(state.get("reasoning", "")),
                  "edits": state.get("edits", []),
                  "tool_calls_as_text": state.get("text_tool_calls", [])}
-    return {**new_state, "turn_log": [*state.get("turn_log", []), log_entry], "pending_user": "",
-            "reasoning": "", "tool_exchange": [], "tool_rounds": 0, "edits": [],
-            "pending_tool_calls": [], "text_tool_calls": []}
+    return {**new_state, "turn_log": [*state.get("turn_log", []), log_entry]}
 
 
-async def run_turn(state: AgentState, ctx: AgentContext) -> AgentState:
-    """One turn from ``state`` (a checkpoint plus ``pending_user``): the agent's steps in order,
-    each step's update replacing the keys it names; the checkpoint itself is never changed."""
-    state = {**state}
-    while True:
-        state.update(await respond(state, ctx))  # type: ignore[typeddict-item]
-        if not state.get("pending_tool_calls"):
-            break
-        state.update(await apply_tools(state, ctx))  # type: ignore[typeddict-item]
+def tool_loop_cleared() -> dict[str, Any]:
+    """The autonomous agent's tool-loop keys as a finished turn leaves them for the next (new lists
+    each time: a state's values are never shared)."""
+    return {"reasoning": "", "tool_exchange": [], "edits": [], "pending_tool_calls": [], "text_tool_calls": []}
+
+
+async def turn(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    """The whole turn of the vanilla, private CoT and workflow agents, as one node."""
+    ctx = runtime.context
+    during = {**state, **await respond(state, ctx)}  # the turn's reasoning and edits stay in the node
     if ctx.config.kind == "workflow":
-        state.update(await update_memory(state, ctx))  # type: ignore[typeddict-item]
-    state.update(await finish(state, ctx))  # type: ignore[typeddict-item]
-    return state
+        during |= await update_memory(during, ctx)
+    return {"reply": during["reply"], **await finish(during, ctx)}
 
 
-class ChatAgent(CheckpointedAgent):
-    """One PSIT agent instance for one episode, with its checkpoints."""
+async def respond_or_finish(state: ToolLoopState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    """The autonomous agent's model call: the tool calls it asked for go to ``tools``; a reply
+    without them ends the turn."""
+    update = await respond(state, runtime.context)
+    if update.get("pending_tool_calls"):
+        return update
+    return update | await finish({**state, **update}, runtime.context) | tool_loop_cleared()
+
+
+async def tools(state: ToolLoopState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    return await apply_tools(state, runtime.context)
+
+
+def _after_respond(state: ToolLoopState) -> str:
+    return "tools" if state.get("pending_tool_calls") else END
+
+
+@functools.cache
+def compiled_graph(kind: str) -> Any:
+    """The graph of agent ``kind``, compiled once per process (each agent binds its episode's saver)."""
+    graph: StateGraph[Any, Any, Any, Any]
+    if kind == "autonomous":
+        graph = StateGraph(ToolLoopState, context_schema=AgentContext)
+        graph.add_node("respond", respond_or_finish)
+        graph.add_node("tools", tools)
+        graph.add_edge(START, "respond")
+        graph.add_conditional_edges("respond", _after_respond, ["tools", END])
+        graph.add_edge("tools", "respond")
+    else:
+        graph = StateGraph(AgentState, context_schema=AgentContext)
+        graph.add_node("turn", turn)
+        graph.add_edge(START, "turn")
+        graph.add_edge("turn", END)
+    return graph.compile()
+
+
+STUDY_RECURSION_LIMIT = 25
+"""The study's LangGraph default recursion limit (langgraph 0.5): the autonomous agent's
+respond/tools cycle gets 25 steps per turn (tests/test_langgraph_agents.py pins what fits)."""
+
+
+class ChatAgent(GraphAgent):
+    """One PSIT agent for one episode: its kind's graph on the episode's thread."""
 
     def __init__(self, config: AgentConfig, *, system_prompt: str, host_role: str) -> None:
-        super().__init__()
+        super().__init__(compiled_graph(config.kind), name=config.name)
         self.config = config
         self.system_prompt = system_prompt
         self.host_role = host_role
+        if config.kind == "autonomous":
+            self.recursion_limit = STUDY_RECURSION_LIMIT
 
-    async def _turn(self, state: dict[str, Any], session: ModelSession) -> dict[str, Any]:
-        context = AgentContext(session=session, config=self.config, system_prompt=self.system_prompt,
-                               host_role=self.host_role)
-        return dict(await run_turn(state, context))  # type: ignore[arg-type]
+    def context(self, session: ModelSession) -> AgentContext:
+        return AgentContext(session=session, config=self.config, system_prompt=self.system_prompt,
+                            host_role=self.host_role)
 
     def private_state(self, values: dict[str, Any]) -> str:
         return private_state_text(self.config, values)

@@ -1,10 +1,12 @@
 """The self-consistency fork test (SPEC §1), for any task and any agent.
 
 Play ``t_fork`` turns with a seeded player (the opener counts as turn 1, as in the study's
-reference code), then branch from the agent's checkpoint: one branch asks for the secret, then
-one branch per candidate asks "is it X?", all from the identical state, concurrently. The
-episode record is the audit trail. As in the study, a reply that contradicts earlier ones or
-cannot be read never ends the game: it is recorded and the move counts as made (a public-only
+reference code), then branch from the agent's checkpoint (LangGraph time travel: each branch is a
+run from the pre-fork checkpoint's id): one branch asks for the secret, then one branch per
+candidate asks "is it X?", all from the identical state, concurrently. The episode record is the
+audit trail, the checkpoint tree included (each turn's and each branch's checkpoint and parent).
+As in the study, a reply that contradicts earlier ones or cannot be read never ends the game: it
+is recorded and the move counts as made (a public-only
 host fails in public first: ``public_contradiction``). Every reply and fork answer read is
 counted in the session's diagnostics, so a rate can be told apart from replies the harness
 failed to read.
@@ -18,7 +20,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable
 
-from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent
+from psit_lib.studies.psit.agents.factory import ForkableAgent, build_agent, checked_fork_state
+from psit_lib.studies.psit.agents.graph_agent import CheckpointRef
 from psit_lib.studies.psit.agents.names import canonical_agent_name
 from psit_lib.studies.psit.protocol.outcomes import Outcome, answers_per_secret, classify_fork
 from psit_lib.llm.client import ModelSession
@@ -104,13 +107,21 @@ class Play:
     moves: int = 0
     contradictions: list[PublicContradiction] = field(default_factory=list)
     unreadable: list[UnreadableReply] = field(default_factory=list)
+    checkpoints: list[CheckpointRef] = field(default_factory=list)  # the agent's checkpoint after each turn
+
+    @property
+    def head(self) -> str | None:
+        """The latest turn's checkpoint, where the next move continues and the fork branches."""
+        return self.checkpoints[-1].id if self.checkpoints else None
 
 
 async def open_game(task: PsitTask, agent: ForkableAgent, session: ModelSession,
                     agent_name: str | None = None) -> Play:
     """Turn 1: the opener and the host's first board."""
     play = Play(task.initial_state())
-    reply = (await agent.send(task.opener(), session))["reply"]
+    turn = await agent.send(task.opener(), session)
+    play.checkpoints.append(turn.checkpoint)
+    reply = turn.reply
     try:
         play.state = observe_host_reply(task, session, reply, lambda: task.observe_opening(play.state, reply),
                                         agent_name)
@@ -120,10 +131,13 @@ async def open_game(task: PsitTask, agent: ForkableAgent, session: ModelSession,
 
 
 async def play_move(task: PsitTask, agent: ForkableAgent, session: ModelSession, play: Play, move: Any,
-                    message: str, agent_name: str | None = None, checkpoint_id: str | None = None) -> str:
-    """One move and the host's reply, whatever it says (as the study's scripted player): a
-    contradicting or unreadable reply is recorded and nothing is learned from it. Returns the reply."""
-    reply = (await agent.send(message, session, checkpoint_id=checkpoint_id))["reply"]
+                    message: str, agent_name: str | None = None) -> str:
+    """One move from the game's latest checkpoint and the host's reply, whatever it says (as the
+    study's scripted player): a contradicting or unreadable reply is recorded and nothing is learned
+    from it. Returns the reply."""
+    turn = await agent.send(message, session, checkpoint_id=play.head)
+    play.checkpoints.append(turn.checkpoint)
+    reply = turn.reply
     play.moves += 1
     try:
         play.state = observe_host_reply(task, session, reply, partial(task.observe_reply, play.state, move, reply),
@@ -148,21 +162,26 @@ async def play_until_fork(task: PsitTask, agent: ForkableAgent, session: ModelSe
     return play
 
 
+def fork_agent(task: PsitTask, name: str, settings: ForkSettings) -> ForkableAgent:
+    """The agent ``name`` as an episode of ``task`` runs it: its host prompt and design options."""
+    system = NEUTRAL_SYSTEM_PROMPT if settings.system_prompt == "neutral" else task.host_system_prompt()
+    return build_agent(name, system_prompt=system, host_role=host_role(task), options=dict(settings.agent_options))
+
+
 async def run_fork_episode(task: PsitTask, agent_name: str, session: ModelSession,
                            settings: ForkSettings) -> ForkEpisode:
     """One fork-test episode; returns its typed audit record."""
     name = canonical_agent_name(agent_name)
-    system = NEUTRAL_SYSTEM_PROMPT if settings.system_prompt == "neutral" else task.host_system_prompt()
-    agent = build_agent(name, system_prompt=system, host_role=host_role(task), options=dict(settings.agent_options))
+    agent = fork_agent(task, name, settings)
     rng = player_rng(session)
     play = await play_until_fork(task, agent, session, settings, rng, name)
-    return await fork_episode(task, agent, name, session, play, await agent.checkpoint_id(), settings, rng)
+    return await fork_episode(task, agent, name, session, play, str(play.head), settings, rng)
 
 
 async def fork_episode(task: PsitTask, agent: ForkableAgent, name: str, session: ModelSession, play: Play,
                        fork_id: str, settings: ForkSettings, rng: random.Random) -> ForkEpisode:
     """The fork from checkpoint ``fork_id`` after ``play``, as the episode's typed audit record."""
-    at_fork = await agent.state(checkpoint_id=fork_id)
+    at_fork = checked_fork_state(await agent.state(checkpoint_id=fork_id), name)
     fork = await fork_from_checkpoint(task, agent, play.state, fork_id, at_fork, session, settings,
                                       rng if settings.candidate_order == "sampled" else None,
                                       public_contradictions=len(play.contradictions), agent_name=name)
@@ -175,6 +194,7 @@ async def fork_episode(task: PsitTask, agent: ForkableAgent, name: str, session:
         private_state_per_turn=[str(t.get("private_state") or "") for t in turn_log],
         memory_edits=[t["edits"] for t in turn_log if t.get("edits")],
         hidden_calls=list(at_fork.get("hidden_calls") or []), failure=fork.get("failure"), reveal=fork["reveal"], candidates=fork["candidates"],
+        thread_id=agent.thread_id, turn_checkpoints=play.checkpoints,
         candidate_search=fork["candidate_search"],
         branch_hidden_calls=fork["branch_hidden_calls"], public_contradictions=play.contradictions,
         unreadable_replies=play.unreadable)
@@ -200,35 +220,35 @@ async def fork_from_checkpoint(task: PsitTask, agent: ForkableAgent, state: Any,
     stored = stored_secret([*turns, agent.private_state(at_fork)])  # the latest tagged secret, as the reference
     hidden: dict[str, list[dict[str, Any]]] = {}  # memory-library calls made in each branch
 
-    async def branch_turn(question: str, name: str) -> str:
-        after = await agent.send(question, session.branch(name), checkpoint_id=fork_id)
+    async def branch_turn(question: str, name: str) -> tuple[str, CheckpointRef]:
+        turn = await agent.send(question, session.branch(name), checkpoint_id=fork_id)
         hidden[name] = [{**call, "branch": name}  # the memory library's own calls made after the fork
-                        for call in (after.get("hidden_calls") or [])[len(at_fork.get("hidden_calls") or []):]]
-        return after["reply"]
+                        for call in (turn.values.get("hidden_calls") or [])[len(at_fork.get("hidden_calls") or []):]]
+        return turn.reply, turn.checkpoint
 
     def hidden_in_order() -> list[dict[str, Any]]:  # branches finish in any order; records must not
         order = ["reveal", *(f"confirm-{i}" for i in range(len(hidden)))]  # reveal, then candidate order
         return [call for name in order if name in hidden for call in hidden[name]]
 
     reveal_q = task.reveal_prompt()
-    reveal_a = await branch_turn(reveal_q, "reveal")
+    reveal_a, reveal_at = await branch_turn(reveal_q, "reveal")
     reading = task.read_reveal(reveal_a)
     written = reading.value.strip() if reading.value else None  # the reveal in the host's words
     revealed = task.normalise(written) if written else None
     count_fork_answer(task, session, reveal_a, revealed, "reveal", agent_name, reading.reason)
     compatible = (task.is_compatible(state, revealed) if task.is_checkable(revealed) else None) if revealed else False
     result: dict[str, Any] = {"reveal": {"question": reveal_q, "answer": reveal_a, "parsed": revealed,
-                                         "compatible": compatible}}
+                                         "compatible": compatible, "checkpoint": reveal_at}}
     candidates, note = await pick_candidates(task, state, written, settings.n_candidates, rng,
                                              session.branch("candidates"), stored=stored)
 
     async def ask(i: int, secret: str) -> dict[str, Any]:
         question = task.confirm_prompt(secret)
-        answer = await branch_turn(question, f"confirm-{i}")
+        answer, at = await branch_turn(question, f"confirm-{i}")
         decision = read_yes_no(strip_template_debris(answer))
         parsed = decision.value
         count_fork_answer(task, session, answer, parsed, "yes or no", agent_name, decision.reason)
-        return {"question": question, "answer": answer, "parsed": parsed}
+        return {"question": question, "answer": answer, "parsed": parsed, "checkpoint": at}
 
     branches = await asyncio.gather(*(ask(i, c.text) for i, c in enumerate(candidates)))
     rows = [{"secret": c.secret, "text": c.text, "source": c.source, **b, "checkable": task.is_checkable(c.secret)}

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from psit_lib.runs.records import EpisodeRecord, StudyResult
+from psit_lib.studies.psit.agents.graph_agent import CheckpointRef
 from psit_lib.studies.psit.protocol.outcomes import answers_per_secret
 
 
@@ -23,14 +24,21 @@ class Message(_Part):
     content: str
 
 
-class Reveal(_Part):
-    """The reveal branch: the question, the raw answer, the secret read from it (None when
-    unreadable) and whether it fits every public constraint."""
+class RevealAnswer(_Part):
+    """A reveal: the question, the raw answer, the secret read from it (None when unreadable) and
+    whether it fits every public constraint."""
 
     question: str
     answer: str
     parsed: str | None
     compatible: bool | None
+
+
+class Reveal(RevealAnswer):
+    """The fork's reveal branch, with its checkpoint (its parent is the pre-fork checkpoint; None in
+    records made before checkpoints were recorded)."""
+
+    checkpoint: CheckpointRef | None = None
 
 
 class CandidateBranch(_Part):
@@ -44,6 +52,7 @@ class CandidateBranch(_Part):
     parsed: bool | None
     checkable: bool | None = None  # whether rule R can check it (False: a condition outside DDXPlus)
     text: str | None = None  # the words the question used; None in records before version 5 (the secret)
+    checkpoint: CheckpointRef | None = None  # the branch's checkpoint; its parent is the pre-fork one
 
     @property
     def named(self) -> str:
@@ -114,7 +123,9 @@ class ForkEpisode(StudyResult):
     reveal and the yes/no branches. Version 2 added the pre-fork contradictions, the candidate from
     memory and checkability; 3 the unreadable pre-fork replies; 4 stopped storing the outcome (it is derived);
     5 the words each candidate was asked in (``text``; two names of one condition are two candidates, the
-    stored secret first) and yes/no branches after an unreadable reveal; older records read with those empty."""
+    stored secret first), yes/no branches after an unreadable reveal, and the checkpoint tree: the agent's
+    LangGraph thread, each pre-fork turn's checkpoint (the last is the one every branch forked from) and
+    each branch's; older records read with those empty."""
 
     schema_version: Literal[1, 2, 3, 4, 5] = 5
     task: str
@@ -135,6 +146,8 @@ class ForkEpisode(StudyResult):
     public_contradictions: list[PublicContradiction] = []
     unreadable_replies: list[UnreadableReply] = []
     private_state_per_turn: list[str] = []  # what the agent carried after each turn (empty in older records)
+    thread_id: str | None = None  # the agent's LangGraph thread (the episode id)
+    turn_checkpoints: list[CheckpointRef] = []  # each pre-fork turn's checkpoint; the last is the fork's
 
     @model_validator(mode="before")
     @classmethod
@@ -159,7 +172,7 @@ class Opening(_Part):
     constraints: dict[str, Any]
 
 
-class ChoiceReveal(Reveal):
+class ChoiceReveal(RevealAnswer):
     said_in_opening: bool
 
 

@@ -67,7 +67,7 @@ async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: Mo
     name = canonical_agent_name(agent_name)
     agent = build_agent(agent_name, system_prompt=NEUTRAL_SYSTEM_PROMPT, host_role=host_role(task))
     opener = task.opener()
-    opening = (await agent.send(opener, session))["reply"]
+    opening = (await agent.send(opener, session)).reply
     try:
         state = observe_host_reply(task, session, opening,
                                    lambda: task.observe_opening(task.initial_state(), opening), name)
@@ -75,7 +75,7 @@ async def run_secret_choice_episode(task: PsitTask, agent_name: str, session: Mo
     except HostReplyError as exc:
         state, constraints = None, {"unreadable": str(exc)}
     reveal_q = task.reveal_prompt()
-    reveal_a = (await agent.send(reveal_q, session.branch("reveal")))["reply"]
+    reveal_a = (await agent.send(reveal_q, session.branch("reveal"))).reply
     reading = task.read_reveal(reveal_a)
     revealed = task.normalise(reading.value) if reading.value else None
     count_fork_answer(task, session, reveal_a, revealed, "reveal", name, reading.reason)
