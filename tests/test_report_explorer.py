@@ -134,7 +134,7 @@ def test_a_run_page_filters_episodes_and_opens_a_transcript(run_02):
         assert sorted(shown) == sorted(expected.episode), "the filtered table shows exactly those episodes"
         rows.first.click()
         viewer = page.locator(".psit-explorer .psit-transcript")
-        assert "Fork branches" in viewer.inner_text()
+        viewer.get_by_text("Fork branches").first.wait_for()  # the episode's chunk loads on demand
         record = folder.records()[shown[0]]
         for candidate in record["result"]["candidates"]:  # every fork answer, as the model gave it
             assert candidate["secret"] in viewer.inner_text()

@@ -50,8 +50,8 @@ def test_rescore_reproduces_a_small_run_of_notebooks_02_and_07(tmp_path, monkeyp
 
     # one scorer recomputed where stored: the same tables
     assert main(["rescore", "small", "02", "--scorer", "outcome"]) == 0
-    assert main(["rescore", "small", "02", "--scorer", "nope"]) == 1
-    assert "has no scorer 'nope'" in capsys.readouterr().out
+    assert main(["rescore", "small", "02", "--scorer", "nope"]) == 2  # a usage error: one sentence, exit 2
+    assert "has a scorer 'nope'; the scorers are budget, candidates, outcome, table1" in capsys.readouterr().err
 
     # a saved table that no longer matches its scores is named, with exit status 1
     table = run / "02_hangman_fork_tests" / "tables" / "outcome_mix.csv"
@@ -137,7 +137,8 @@ def test_outcomes_are_scored_from_the_episode_fields_never_the_stored_label(tmp_
 @pytest.mark.parametrize("notebook, params, tables, rescored", [
     ("05", ["-p", "n_turns=3", "-p", "domains=[cybersecurity]", "-p", "judge_variants=[standard,five_point]",
             "-p", "sweep_turns=2", "-p", "sweep_scenarios=2", "-p", "n_boot=100"],
-     "summary_rates, hallucination_drift, judge_scores, footprint_by_domain, ccs_forms, judge_sensitivity, sweeps",
+     "summary_rates, episode_rates, hallucination_drift, judge_scores, footprint_by_domain, ccs_forms, "
+     "judge_sensitivity, sweeps",
      ["judge", "judge_standard", "judge_five_point"]),
     ("06", ["-p", "scenarios=[stale_locations]", "-p", "n_trials=2", "-p", "ks=[1,2]", "-p", "reference_sets=1",
             "-p", "sweep_trials=1"],
@@ -156,7 +157,7 @@ def test_rescore_reproduces_every_saved_table_of_05_and_06(tmp_path, monkeypatch
     make_client = backend.make_client
     _forbid_models(monkeypatch)
     assert main(["rescore", "small", notebook]) == 0
-    assert f"reproduced 7 tables ({tables})" in capsys.readouterr().out
+    assert f"reproduced {len(tables.split(', '))} tables ({tables})" in capsys.readouterr().out
     # scorers run again: a client is built, but answers come from the run's cache only (no model
     # call: the simulator's transport refuses, and so does every socket)
     monkeypatch.setattr("psit_lib.runs.backend.make_client", make_client)
@@ -166,7 +167,7 @@ def test_rescore_reproduces_every_saved_table_of_05_and_06(tmp_path, monkeypatch
 
     monkeypatch.setattr("psit_lib.sim.transport.SimTransport.handle_async_request", refuse)
     assert main(["rescore", "small", notebook, *(a for name in rescored for a in ("--scorer", name))]) == 0
-    assert f"reproduced 7 tables ({tables})" in capsys.readouterr().out
+    assert f"reproduced {len(tables.split(', '))} tables ({tables})" in capsys.readouterr().out
 
 
 def test_every_fork_table_when_every_episode_failed(tmp_path, monkeypatch):
