@@ -171,12 +171,10 @@ def _prompt(role: str, text: str) -> str:
 
 def system_prompts(prompts: Mapping[str, str] | None) -> str:
     """The system prompt each role's first call sent (the record's ``system_prompts``), folded, one fold per
-    role: what the agents were actually told, a plug-in's included. ``None`` (a record from before they were
-    kept) shows nothing; an empty mapping says the calls sent none."""
-    if prompts is None:
-        return ""
+    role: what the agents were actually told, a plug-in's included. Empty shows nothing: a record from
+    before they were kept reads the same as one whose calls sent none."""
     if not prompts:
-        return small("system prompts: none (no call of this episode sent a system message)")
+        return ""
     inner = "".join(_prompt(role, text) for role, text in prompts.items())
     summary = f"system prompts (each role's first call, as sent): {esc(', '.join(prompts))}"
     return fold(f"<span class='ep-small'>{summary}</span>", inner, css_class="psit-prompts")

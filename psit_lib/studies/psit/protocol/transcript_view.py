@@ -184,7 +184,7 @@ def episode_html(record: Any, scores: Mapping[str, Mapping[str, Any]] | None = N
     result = rec.result
     head = ep.head(rec.episode_id, {"agent": rec.spec.get("agent"), "model": rec.spec.get("model"),
                                     "task": rec.spec.get("task")}, [_badge(_outcome(result))]) + ep.scores_line(scores or {})
-    head += ep.system_prompts(rec.system_prompts if "system_prompts" in rec.model_fields_set else None)
+    head += ep.system_prompts(rec.system_prompts)
     if result is None:
         return ep.view(head + f"<p class='ep-bad'>error: {_esc(rec.error)}</p>", css_class="psit-episode")
     notes = []
