@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from bs4 import BeautifulSoup
 
 from psit_lib.studies.acc.conversation_view import VIEW as ACC
@@ -161,3 +162,45 @@ def test_the_explorer_lists_episodes_in_plan_order_with_their_part(tmp_path):
     assert list(zip(table["part"], table["episode"])) == planned
     assert "success" in table.columns and "score: success" not in table.columns
     assert list(table.columns[:6]) == ["episode", "part", "model", "agent", "task", "status"]
+
+
+def _choice_record() -> dict:
+    """Notebook 07's secret choice."""
+    opening = {"question": "Let's play Hangman, with you as the host.", "answer": "Pattern: _ _ _ _ _", "constraints": {}}
+    result = {"schema_version": 1, "task": "hangman", "agent": "vanilla", "model": "m", "temperature": 0.3,
+              "opening": opening, "failure": None, "reveal": {"question": "Reveal it.", "answer": "apple",
+                                                              "parsed": "apple", "compatible": True,
+                                                              "said_in_opening": False}}
+    return {"format": 2, "episode_id": "hangman/m/T0.30/0000", "status": "ok", "error": None,
+            "spec": {"agent": "vanilla", "model": "m", "task": "hangman", "temperature": 0.3, "index": 0},
+            "usage": {"calls": 2, "cache_hits": 0, "prompt_tokens": 10, "completion_tokens": 5, "calls_by_role": {}},
+            "calls": [], "wall_seconds": 0.1, "result": result}
+
+
+def _probe_record() -> dict:
+    """The example study's probe (90), shown by the generic view."""
+    return {"format": 2, "episode_id": "m/4/000", "status": "ok", "error": None,
+            "spec": {"agent": "public_only", "length": 4, "model": "m"},
+            "usage": {"calls": 2, "cache_hits": 0, "prompt_tokens": 10, "completion_tokens": 5, "calls_by_role": {}},
+            "calls": [], "wall_seconds": 0.1,
+            "result": {"schema_version": 1, "length": 4, "opening": "Pattern: _ _ _ _", "reveal": "tree"}}
+
+
+@pytest.mark.parametrize("notebook, make", [("05_acc_judge_evaluation", _acc_record),
+                                            ("06_basis_cab_scenarios", _basis_record),
+                                            ("07_secret_distribution_mode_collapse", _choice_record),
+                                            ("90_example_reveal_probe", _probe_record)])
+def test_every_study_view_shows_the_system_prompts_folded_per_role(notebook, make):
+    """Each study's view (as the explorer picks it by notebook) shows what each role was told, folded; a
+    record without any (made before records kept them, or whose calls sent none) shows nothing."""
+    from psit_lib.report.explorer import view_of
+
+    view = view_of(notebook)
+    prompts = {"first_role": "You are the first role. Keep the <secret> to yourself.", "second_role": "Be brief."}
+    page = view.html({**make(), "system_prompts": prompts}, {})
+    group = BeautifulSoup(page, "html.parser").select_one("details.psit-prompts")
+    assert group is not None and not group.has_attr("open")
+    shown = {d.select_one("summary code").get_text(): d.pre.get_text() for d in group.select("details.ep-prompt")}
+    assert shown == prompts
+    assert view.html({**make(), "system_prompts": {}}, {}) == view.html(make(), {})
+    assert "system prompts" not in _text(view.html(make(), {}))

@@ -9,9 +9,12 @@ the transcript with the fork's answers.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -90,6 +93,45 @@ def test_the_explorer_is_one_offline_page_fragment(tmp_path):
     assert "https://" not in page.replace("https://itables.org", "")
     assert page.count("window.psitEpisodeChunks") >= 2 and "_itables_" in page  # the views inline, compressed
     assert "Fork branches" not in page  # ... so no view is in the page as text
+
+
+def _side_file_views(report: Path, notebook: str) -> dict[str, str]:
+    """Every view a report folder's side files hold for ``notebook`` (decoded as the viewer decodes them)."""
+    views: dict[str, str] = {}
+    for path in sorted((report / "episodes").glob(f"{notebook}-*.js")):
+        payload = json.loads(path.read_text().split("]=", 1)[1].rstrip(";\n"))
+        views.update(json.loads(gzip.decompress(base64.b64decode(payload))))
+    return views
+
+
+def test_a_fork_episode_shows_the_system_prompts_its_roles_were_sent(tmp_path):
+    """The prompts the record keeps, folded per role, in the report's side files as in a notebook; a long
+    one by its head, length and hash; a record from before they were kept shows none."""
+    from bs4 import BeautifulSoup
+
+    from psit_lib.report.assets import ReportAssets
+    from psit_lib.runs.runner import shown_prompt
+
+    memory = "You have a private working memory, shown below.\n<memory>secret: apple</memory>"
+    told = _record("e1", "workflow_overwrite")
+    told["system_prompts"] = {"hangman_host": memory, "memory_updater": shown_prompt("Update the memory. " * 300)}
+    before = _record("e2", "vanilla")  # no system_prompts: made before records kept them
+    folder = _folder(tmp_path, [told, before])
+    explorer_html(folder, assets=ReportAssets(tmp_path / "report"))
+    views = _side_file_views(tmp_path / "report", "02_hangman_fork_tests")
+    soup = BeautifulSoup(views["e1"], "html.parser")
+    group = soup.select_one("details.psit-prompts")
+    assert group is not None and not group.has_attr("open")  # folded under the episode's head
+    roles = {" ".join(d.summary.get_text(" ").split()): d for d in group.select("details.ep-prompt")}
+    host = roles[f"hangman_host {len(memory):,} characters"]
+    assert not host.has_attr("open") and host.pre.get_text() == memory  # the whole prompt, as sent
+    updater = next(d for line, d in roles.items() if line.startswith("memory_updater 5,700 characters, sha256 "))
+    assert "the record keeps its first 500" in updater.summary.get_text(" ")
+    assert updater.pre.get_text() == ("Update the memory. " * 300)[:500] + " …"
+    assert "psit-prompts" not in views["e2"].split("</style>")[1]
+    inline = explorer_html(folder)  # a notebook's explorer (JupyterLab): the same views, inline
+    payload = json.loads(inline.split("window.psitEpisodeChunks||{})[", 1)[1].split("]=", 1)[1].split(";", 1)[0])
+    assert json.loads(gzip.decompress(base64.b64decode(payload)))["e1"] == views["e1"] == transcript_html(told)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,6 +36,7 @@ STYLE = """
 .psit-ep .ep-note{margin:2px 0 2px 92px;font-size:11px;color:#555;border-left:3px solid #c9b3e6;padding-left:6px}
 .psit-ep details{margin:2px 0}.psit-ep summary{cursor:pointer}
 .psit-ep details.ep-indent{margin-left:92px}
+.psit-ep details.ep-prompt{margin-left:14px}
 .psit-ep details.ep-turn{border:1px solid #e3e5ea;border-radius:6px;padding:3px 8px;margin:4px 0;background:#fdfdfe}
 .psit-ep details.ep-turn[open]{background:#fff}
 .psit-ep .ep-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(210px,1fr));gap:8px}
@@ -151,10 +153,38 @@ def scores_line(scores: Mapping[str, Mapping[str, Any]]) -> str:
     return small("scores: " + "".join(parts))
 
 
+_SHORTENED = re.compile(r"(?P<head>.*)… \[(?P<chars>[\d,]+) characters, sha256 (?P<hash>[0-9a-f]+)\]", re.S)
+"""A long prompt as the record keeps it (``runs.runner.shown_prompt``): its head, its length and its hash."""
+
+
+def _prompt(role: str, text: str) -> str:
+    shortened = _SHORTENED.fullmatch(text)
+    if shortened:
+        line = (f"{shortened['chars']} characters, sha256 <code>{esc(shortened['hash'])}</code>: the record keeps its "
+                f"first {len(shortened['head']):,}")
+        text = shortened["head"] + " …"
+    else:
+        line = f"{len(text):,} characters"
+    return fold(f"<code>{esc(role)}</code> <span class='ep-small'>{line}</span>",
+                f"<div class='ep-card ep-p ep-scroll'>{pre(text)}</div>", css_class="ep-prompt")
+
+
+def system_prompts(prompts: Mapping[str, str] | None) -> str:
+    """The system prompt each role's first call sent (the record's ``system_prompts``), folded, one fold per
+    role: what the agents were actually told, a plug-in's included. Empty shows nothing: a record from
+    before they were kept reads the same as one whose calls sent none."""
+    if not prompts:
+        return ""
+    inner = "".join(_prompt(role, text) for role, text in prompts.items())
+    summary = f"system prompts (each role's first call, as sent): {esc(', '.join(prompts))}"
+    return fold(f"<span class='ep-small'>{summary}</span>", inner, css_class="psit-prompts")
+
+
 def error_line(record: Mapping[str, Any]) -> str:
     """A failed episode's error (empty for a finished one)."""
     return f"<p class='ep-bad' style='margin:2px 0'>error: {esc(record['error'])}</p>" if record.get("error") else ""
 
 
 __all__ = ["BAD", "GOOD", "NEUTRAL", "STYLE", "badge", "bubble", "check_badge", "esc", "error_line", "facts", "fold",
-           "head", "note", "number", "pre", "scores_line", "section", "small", "state_diff", "table", "view"]
+           "head", "note", "number", "pre", "scores_line", "section", "small", "state_diff", "system_prompts", "table",
+           "view"]

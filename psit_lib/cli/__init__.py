@@ -130,8 +130,8 @@ environment (models are configured here, never by notebook parameters):
   PSIT_MODEL_SETTINGS     per-model request settings (max_tokens, reasoning_effort, extra_body)
   PSIT_PROMPTS_FILE       a TOML of prompt templates replacing the workbench's by name
   PSIT_PLUGINS            your modules (names or .py paths) registering agents, tasks or studies
-  PSIT_CHECKPOINTS        memory (default) or sqlite: keep the agents' LangGraph checkpoints in each
-                          notebook folder (checkpoints.sqlite) to reopen episodes at any turn
+  PSIT_CHECKPOINTS        memory (default) or sqlite: keep the agents' LangGraph checkpoints in
+                          each notebook folder (checkpoints.sqlite) to reopen episodes at any turn
   PSIT_PAPER_MODELS       served names that are the study's models: Qwen3-32B-AWQ=Qwen3 32B;...
   PSIT_SIM_PROFILE        the simulator's profile (default, or knob overrides)
   PSIT_RESULTS_DIR        where runs are written (default: results/)

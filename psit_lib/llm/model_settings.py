@@ -1,4 +1,4 @@
-"""Per-model request settings (``PSIT_MODEL_SETTINGS``, README "Per-model request settings").
+"""Per-model request settings (``PSIT_MODEL_SETTINGS``, docs/real_models.md, "Per-model request settings").
 
 Models differ in what a request must carry (a reasoning model's larger ``max_tokens``, a
 reasoning effort, a provider's own field); an optional field the server refuses (HTTP 400/422)

@@ -58,7 +58,7 @@ def generic_html(record: dict[str, Any], scores: ScoreLines) -> str:
     nested ones folded."""
     result = record.get("result") or {}
     parts = [ep.head(str(record.get("episode_id")), {**(record.get("spec") or {}), "status": record.get("status")}),
-             ep.scores_line(scores), ep.error_line(record)]
+             ep.scores_line(scores), ep.system_prompts(record.get("system_prompts")), ep.error_line(record)]
     for key, value in result.items():
         if key == "schema_version":
             continue

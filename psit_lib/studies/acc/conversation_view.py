@@ -125,7 +125,7 @@ def conversation_html(record: dict[str, Any], scores: ScoreLines) -> str:
         "model": spec.get("model") or result.get("model"), "domain": result.get("domain") or spec.get("domain"),
         "scenario": result.get("scenario_id"), "turns": len(result.get("turns") or []),
         "CCS failures": result.get("ccs_failures"), "memory failures": result.get("memory_failures")})
-    parts = [head, ep.scores_line(scores), ep.error_line(record)]
+    parts = [head, ep.scores_line(scores), ep.system_prompts(record.get("system_prompts")), ep.error_line(record)]
     turns = result.get("turns") or []
     if turns:
         verdicts, memories = _verdicts(scores), _memories(scores)

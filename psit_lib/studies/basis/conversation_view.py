@@ -113,7 +113,7 @@ def conversation_html(record: dict[str, Any], scores: ScoreLines) -> str:
     head = ep.head(str(record.get("episode_id")), {
         "model": spec.get("model"), "system": spec.get("system"), "scenario": spec.get("scenario"),
         "trial": spec.get("trial")}, badges)
-    parts = [head, ep.scores_line(scores), ep.error_line(record)]
+    parts = [head, ep.scores_line(scores), ep.system_prompts(record.get("system_prompts")), ep.error_line(record)]
     if result:
         parts += [f"<p class='ep-bad' style='margin:2px 0'>{ep.esc(e)}</p>" for e in result.get("errors") or []]
         if result.get("decided_without_tool_calls"):

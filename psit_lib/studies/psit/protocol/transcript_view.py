@@ -184,6 +184,7 @@ def episode_html(record: Any, scores: Mapping[str, Mapping[str, Any]] | None = N
     result = rec.result
     head = ep.head(rec.episode_id, {"agent": rec.spec.get("agent"), "model": rec.spec.get("model"),
                                     "task": rec.spec.get("task")}, [_badge(_outcome(result))]) + ep.scores_line(scores or {})
+    head += ep.system_prompts(rec.system_prompts)
     if result is None:
         return ep.view(head + f"<p class='ep-bad'>error: {_esc(rec.error)}</p>", css_class="psit-episode")
     notes = []
@@ -239,6 +240,7 @@ def _choice_html(record: dict[str, Any], scores: Mapping[str, Mapping[str, Any]]
     spec, result = rec.spec, rec.result
     head = ep.head(rec.episode_id, {"agent": spec.get("agent"), "model": spec.get("model"), "task": spec.get("task"),
                                     "temperature": spec.get("temperature")}) + ep.scores_line(scores)
+    head += ep.system_prompts(record.get("system_prompts"))
     if result is None:
         return ep.view(head + ep.error_line(record))
     reveal = result.reveal
