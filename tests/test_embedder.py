@@ -125,3 +125,19 @@ def test_the_vectors_are_sentence_transformers_within_the_registered_tolerance()
     expected = np.stack([reference.encode([t], convert_to_numpy=True, show_progress_bar=False)[0] for t in TEXTS])
     ours = BatchingEmbedder(OnnxMiniLM, window=0.0).embed(TEXTS)
     assert np.abs(ours - expected).max() <= 2.5e-7
+
+
+def test_memory_libraries_import_without_sentence_transformers():
+    """Mem0 and MemoryOS import sentence-transformers only to build the model the shared encoder replaces:
+    the adapters import them with a stand-in (the real package pulled in torch: 7.6 s of CPU, 460 MB)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import psit_lib.studies.psit.agents.baselines.mem0_adapter as m\n"
+            "import psit_lib.studies.psit.agents.baselines.memoryos_adapter as o\n"
+            "from psit_lib.studies.psit.agents.baselines.embedder import library_model\n"
+            "assert m._mem0_hf.SentenceTransformer is library_model and o.memoryos.utils.SentenceTransformer is not None\n"
+            "print(sorted({'torch', 'transformers', 'sentence_transformers'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -4,8 +4,8 @@ Bare ``Figure`` objects, not pyplot's: nothing is registered globally, so many f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -248,6 +248,23 @@ def plot_rate_intervals(
     return label_figure(fig, label)
 
 
+def mean_interval(n_boot: int, seed: int) -> Callable[[Any], tuple[float, float]]:
+    """seaborn's ``errorbar=("ci", 95)`` of a mean as a callable: the same resamples, drawn one at a time from
+    ``default_rng(seed)`` as seaborn's bootstrap draws them, but their means taken at once (seaborn takes
+    each in Python: about a second of every figure of twelve agents' turns). Integer sizes sum exactly, so
+    the interval is seaborn's to the bit."""
+    def interval(values: Any) -> tuple[float, float]:
+        data = np.asarray(values)
+        n = len(data)
+        rng = np.random.default_rng(seed)
+        picks = np.stack([rng.integers(0, n, n, dtype=np.intp) for _ in range(n_boot)])
+        means = (np.nanmean if np.isnan(data.sum()) else np.mean)(data[picks], axis=1)
+        low, high = np.nanpercentile(means, (2.5, 97.5))
+        return float(low), float(high)
+
+    return interval
+
+
 def plot_state_size(
     df: pd.DataFrame,
     x: str = "turn",
@@ -274,7 +291,7 @@ def plot_state_size(
     palette = {level: agent_palette(levels)[str(level)] for level in levels}
     counts = df.groupby([hue, x], observed=True).size().groupby(level=0, observed=True).max()
     named = {level: f"{level} (n={int(counts[level])})" if level in counts.index else str(level) for level in levels}
-    line = dict(x=x, y=y, errorbar=("ci", 95), n_boot=n_boot, seed=seed, marker="o")
+    line = dict(x=x, y=y, errorbar=mean_interval(n_boot, seed), marker="o")
     if len(levels) <= MAX_LINES:
         fig = new_figure(8.0, 4.5)
         ax = fig.add_subplot()

@@ -168,9 +168,10 @@ def _collect(job: _Job, run_dir: Path) -> NotebookSummary:
 
 
 def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: Path, *, jobs: int,
-            board: ProgressBoard, announce: Announce) -> list[NotebookSummary]:
+            board: ProgressBoard, announce: Announce, cores: int | None = None) -> list[NotebookSummary]:
     """Run the notebooks into ``run_dir``, ``jobs`` at a time, each in a worker process; one summary each,
-    in the order given (a failure does not stop the others), start and final lines written through ``board``."""
+    in the order given (a failure does not stop the others), start and final lines written through ``board``.
+    ``cores`` (default ``jobs``) not taken by a notebook are lent to the running ones (:func:`lend_idle_cores`)."""
     for nb in notebooks:
         RunFolder(run_dir / nb.stem).clear_progress()  # never show an earlier execution's counts
     pending = list(enumerate(notebooks, 1))
@@ -184,6 +185,7 @@ def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: P
                 board.say(announce(i, nb))
                 running[nb.stem] = _start_worker(nb, params[nb.stem], run_dir, scratch)
                 board.start(nb.stem, RunFolder(run_dir / nb.stem))
+            lend_idle_cores(running, cores or jobs, run_dir)
             time.sleep(0.1)
             for stem, job in list(running.items()):
                 if job.process.poll() is not None:
@@ -200,6 +202,20 @@ def execute(notebooks: list[Path], params: dict[str, dict[str, Any]], run_dir: P
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return [done[nb.stem] for nb in notebooks]
+
+
+def lend_idle_cores(running: dict[str, Any], cores: int, run_dir: Path) -> None:
+    """With fewer notebooks running than ``cores`` and none to start, lend the idle cores to those running:
+    on the simulator their episodes take worker processes (:mod:`psit_lib.runs.processes`), so one notebook
+    left at the end no longer leaves the other core idle. Called when nothing could start."""
+    if not running or len(running) >= cores:
+        return
+    idle = cores - len(running)
+    for k, stem in enumerate(sorted(running)):
+        lent = 1 + idle // len(running) + (k < idle % len(running))
+        folder = RunFolder(run_dir / stem)
+        if folder.lent_processes() < lent:
+            folder.lend_processes(lent)
 
 
 def _next_ready(pending: list[tuple[int, Path]], notebooks: list[Path],

@@ -127,7 +127,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_id, run_dir = choose_run(args, notebooks, params, settings)
     if settings.backend == "openai":  # sized once the folders are known to resume (it sends completions)
         settings = size_by_server(settings)
-    jobs = min(check_jobs(args.jobs, simulated=settings.simulated), len(notebooks))
+    cores = check_jobs(args.jobs, simulated=settings.simulated)  # idle ones are lent to running notebooks
+    jobs = min(cores, len(notebooks))
     at_once = f", {jobs} at a time" if jobs > 1 else ""
     if jobs > 1 and not settings.simulated:
         print(f"psit: -j {jobs} on a real endpoint: each notebook process keeps its own call limits "
@@ -147,7 +148,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         with terminate_as_interrupt():  # SIGTERM: a KeyboardInterrupt whose exit status is 143
             with ProgressBoard(enabled=args.progress) as board:
-                summaries = execute(notebooks, params, run_dir, jobs=jobs, board=board, announce=announce)
+                summaries = execute(notebooks, params, run_dir, jobs=jobs, board=board, announce=announce,
+                                    cores=cores)
     except KeyboardInterrupt as exc:
         print(f"\npsit: interrupted; finished episodes are saved. Resume with: {resume_command(args, run_id)}",
               file=sys.stderr)

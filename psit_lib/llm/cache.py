@@ -28,9 +28,7 @@ def request_key(request: ChatRequest) -> str:
     equal requests give equal keys across processes. The replica that served it is not part of
     the key: any replica of the model may answer a cached request. On the simulator the model
     name carries the profile (``psit-sim:<profile>``), so profiles never share entries."""
-    payload = {"role": request.role, **request.wire_body()}
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(request.canonical.encode()).hexdigest()
 
 
 class ResponseCache:
@@ -75,11 +73,10 @@ class ResponseCache:
         if self._conn is None or self.mode != "rw":
             return
         key = request_key(request)
-        body = json.dumps(request.wire_body(), sort_keys=True, ensure_ascii=False)
         with self._lock:
             self._conn.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
-                (key, request.role, body, json.dumps(dataclasses.asdict(result)), time.time()))
+                (key, request.role, request.canonical, json.dumps(dataclasses.asdict(result)), time.time()))
 
     def close(self) -> None:
         if self._conn is not None:

@@ -58,6 +58,16 @@ class CallStats:
     """``"<model>: <field>"`` -> calls the server refused for an optional field of the model's
     settings (the field was then left out); not counted as faults or retries."""
 
+    def add(self, other: "CallStats") -> None:
+        """Count ``other``'s calls too (a worker process's, :mod:`psit_lib.runs.processes`)."""
+        for name, value in dataclasses.asdict(other).items():
+            mine = getattr(self, name)
+            if isinstance(mine, dict):
+                for key, n in value.items():
+                    mine[key] = mine.get(key, 0) + n
+            else:
+                setattr(self, name, mine + value)
+
     def as_dict(self) -> dict[str, Any]:
         return {"model_calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
                 "model_call_failures": self.failures, "faults_by_kind": dict(self.faults),

@@ -19,8 +19,10 @@ def _encoding():
     return bpe_openai.get_encoding(TOKENIZER_NAME)
 
 
+@lru_cache(maxsize=16384)
 def count_tokens(text: str | None) -> int:
-    """Number of o200k tokens in ``text`` (0 for None or empty)."""
+    """Number of o200k tokens in ``text`` (0 for None or empty). Kept per text: an agent's private state and
+    a memory block are counted at every turn and fork branch, and the tokenizer is pure Python."""
     if not text:
         return 0
     return len(_encoding().encode(text))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from psit_lib.llm.errors import ModelOutputError
@@ -80,6 +81,13 @@ class ChatRequest:
         if self.extra:
             body.update({k: v for k, v in self.extra.items() if k not in body})
         return body
+
+    @cached_property
+    def canonical(self) -> str:
+        """The request as canonical JSON (the harness's role label and the wire body, keys sorted): what
+        the response cache keys and stores. Computed once per request (a frozen dataclass keeps it)."""
+        return json.dumps({"role": self.role, **self.wire_body()}, sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)
 
     def describe(self) -> str:
         """A short human description used in error messages (never includes credentials)."""

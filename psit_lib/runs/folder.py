@@ -24,6 +24,7 @@ _PARAMS = "params.json"
 _IDENTITY = "identity.json"
 _METADATA = "metadata.json"
 _PROGRESS = "progress.json"
+_LENT = "lent_processes"
 _SCORES = "scores.jsonl"
 _TABLES = "tables"
 _FIGURES = "figures"
@@ -174,8 +175,8 @@ def _atomic_write(path: Path, text: str) -> None:
 # -- reading -------------------------------------------------------------------------------------
 
 class RunFolder:
-    """A notebook's run folder, read only: it is never created, repaired or changed (except
-    :meth:`clear_progress`, which ``psit run`` calls before it executes the notebook)."""
+    """A notebook's run folder, read only: it is never created, repaired or changed (except by ``psit run``:
+    :meth:`clear_progress` before it executes the notebook, :meth:`lend_processes` while it runs)."""
 
     def __init__(self, directory: str | Path) -> None:
         self.dir = Path(directory)
@@ -239,6 +240,19 @@ class RunFolder:
 
     def clear_progress(self) -> None:
         self.progress_path.unlink(missing_ok=True)
+        (self.dir / _LENT).unlink(missing_ok=True)
+
+    def lent_processes(self) -> int:
+        """Processes ``psit run`` lends the notebook's episodes now (its own and the idle cores'); 1 when
+        it lends none (:mod:`psit_lib.runs.processes`)."""
+        try:
+            return max(1, int((self.dir / _LENT).read_text()))
+        except (OSError, ValueError):
+            return 1
+
+    def lend_processes(self, processes: int) -> None:
+        """What ``psit run`` writes when it has idle cores and no notebook to start."""
+        _atomic_write(self.dir / _LENT, str(processes))
 
     # -- episode records -------------------------------------------------------------------------
     def _lines(self) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import functools
 import gc
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Generic, Sequence, TypeVar
@@ -76,6 +77,8 @@ class RunProgress:
     phase: str = ""
     """What these episodes are in the notebook ("main", "sweep unheld_secret"), shown by ``psit run``."""
     ended: float | None = None
+    worker_cpu: float = 0.0
+    """CPU seconds worker processes spent on these episodes (:mod:`psit_lib.runs.processes`)."""
     store: RunStore | None = None
     _written: float = 0.0
 
@@ -124,13 +127,46 @@ async def run_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, s
     return list(store.flat_records([s.episode_id for s in specs]).values())
 
 
+async def episode_record(spec: EpisodeSpec, episode_fn: EpisodeFn, client: LLMClient, *, run_seed: int,
+                         sampling: SamplingDefaults | None) -> dict[str, Any]:
+    """Run one episode and return its record (what happened, or the error that stopped it); a
+    :class:`FatalRunError` propagates. The same in this process and in a worker process."""
+    session = ModelSession(client, run_seed=run_seed, episode_id=spec.episode_id, sampling=sampling)
+    started = time.perf_counter()
+    body: dict[str, Any] | None
+    try:
+        result = await episode_fn(spec, session)
+        # a study's typed result is stored as JSON, nested in the record
+        body = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
+        status, error = "ok", None
+    except FatalRunError:
+        raise  # e.g. a replay-only cache miss: the run must stop, not record a failure
+    except Exception as exc:  # recorded, never dropped
+        body, status, error = None, "error", describe_error(exc)
+    return {"episode_id": spec.episode_id, "status": status, "error": error, "spec": spec.params,
+            "usage": session.usage_summary(),
+            # concurrent branches finish in any order: list calls by where they were made
+            "calls": [dataclasses.asdict(c) for c in sorted(session.log, key=lambda c: (c.path, c.index))],
+            "wall_seconds": round(time.perf_counter() - started, 4),
+            # what could not be read, however the episode ended (psit_lib.runs.health)
+            "diagnostics": session.diagnostics.as_dict(),
+            "system_prompts": {r: shown_prompt(t) for r, t in sorted(session.system_prompts.items())},
+            "result": body}
+
+
 async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, *, store: RunStore,
                            client: LLMClient | Callable[[EpisodeSpec], LLMClient], run_seed: int,
                            sampling: SamplingDefaults | None = None, concurrency: int = 16, desc: str = "episodes",
-                           progress: bool = True, count_progress: bool = False) -> RunProgress:
+                           progress: bool = True, count_progress: bool = False,
+                           processes: int | None = None) -> RunProgress:
     """Run the unfinished episodes of ``specs``, appending one record each to ``store``; the episode
     counts of this execution come back. ``client``: one, or a function choosing an episode's (several
-    models); ``count_progress`` writes the counts to the run folder as episodes finish."""
+    models); ``count_progress`` writes the counts to the run folder as episodes finish. ``processes``
+    (default ``PSIT_PROCESSES``, else 1): worker processes that run the episodes, each with its share of
+    the limits (:mod:`psit_lib.runs.processes`); with one, they run here, and on the simulator workers
+    may join when ``psit run`` lends the notebook an idle core."""
+    from psit_lib.runs import processes as worker_processes
+
     # Everything alive now (vocabularies, tokenizers, the simulator's knowledge, compiled agent graphs)
     # lives as long as the process: out of the cyclic GC's scans with it. Episodes allocate many
     # short-lived objects (LangGraph's per-turn bookkeeping above all), and every collection of the
@@ -148,48 +184,26 @@ async def execute_episodes(specs: Sequence[EpisodeSpec], episode_fn: EpisodeFn, 
     counts.write(force=True)
     bar = tqdm(total=len(specs), initial=len(specs) - len(todo), desc=desc, disable=not progress,
                unit="ep", mininterval=0.5)
-    gate = asyncio.Semaphore(max(1, concurrency))
-    ranks = iter(range(1, len(todo) + 1))
     used: dict[int, LLMClient] = {}
+    ranks = itertools.count(1)
+
+    async def write(record: dict[str, Any]) -> None:
+        # fsync waits on the disk: in a thread, so the other episodes' calls go on meanwhile
+        await asyncio.to_thread(store.append, record)
+        usage = record["usage"]
+        counts.update(record["status"], all_cached=usage["calls"] > 0 and usage["cache_hits"] == usage["calls"])
+        bar.update(1)
 
     async def one(spec: EpisodeSpec) -> None:
-        async with gate:
-            EPISODE_RANK.set(next(ranks))  # its calls wait behind those of episodes started before it
-            chosen = pick(spec)
-            used[id(chosen)] = chosen
-            session = ModelSession(chosen, run_seed=run_seed, episode_id=spec.episode_id, sampling=sampling)
-            started = time.perf_counter()
-            body: dict[str, Any] | None
-            try:
-                result = await episode_fn(spec, session)
-                # a study's typed result is stored as JSON, nested in the record
-                body = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
-                status, error = "ok", None
-            except FatalRunError:
-                raise  # e.g. a replay-only cache miss: the run must stop, not record a failure
-            except Exception as exc:  # recorded, never dropped
-                body, status, error = None, "error", describe_error(exc)
-            usage = session.usage_summary()
-            record: dict[str, Any] = {"episode_id": spec.episode_id, "status": status, "error": error,
-                      "spec": spec.params, "usage": usage,
-                      # concurrent branches finish in any order: list calls by where they were made
-                      "calls": [dataclasses.asdict(c) for c in sorted(session.log, key=lambda c: (c.path, c.index))],
-                      "wall_seconds": round(time.perf_counter() - started, 4),
-                      # what could not be read, however the episode ended (psit_lib.runs.health)
-                      "diagnostics": session.diagnostics.as_dict(),
-                      "system_prompts": {r: shown_prompt(t) for r, t in sorted(session.system_prompts.items())},
-                      "result": body}
-            # fsync waits on the disk: in a thread, so the other episodes' calls go on meanwhile
-            await asyncio.to_thread(store.append, record)
-            counts.update(status, all_cached=usage["calls"] > 0 and usage["cache_hits"] == usage["calls"])
-            bar.update(1)
+        EPISODE_RANK.set(next(ranks))  # its calls wait behind those of episodes started before it
+        chosen = pick(spec)
+        used[id(chosen)] = chosen
+        await write(await episode_record(spec, episode_fn, chosen, run_seed=run_seed, sampling=sampling))
 
     try:
-        async with asyncio.TaskGroup() as group:  # a fatal error cancels the episodes in flight
-            for spec in todo:
-                group.create_task(one(spec))
-    except* FatalRunError as errors:
-        raise errors.exceptions[0] from None
+        counts.worker_cpu = await worker_processes.run_queue(
+            todo, one, write, pick=pick, episode_fn=episode_fn, record=episode_record, store=store, run_seed=run_seed,
+            sampling=sampling, concurrency=max(1, concurrency), processes=processes)
     finally:
         bar.close()
         counts.finished, counts.ended = True, time.time()

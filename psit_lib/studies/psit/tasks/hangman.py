@@ -4,7 +4,9 @@ the :class:`~psit_lib.studies.psit.tasks.base.PsitTask` interface the fork-test 
 
 from __future__ import annotations
 
+import heapq
 import random
+from itertools import islice
 from typing import Any
 
 from psit_lib.studies.psit.prompt_book import PROMPTS
@@ -113,12 +115,12 @@ class HangmanTask:
         if limit < 0:
             raise ValueError(f"limit must be non-negative, got {limit}.")
         vocabulary = self.vocabulary
+        if rng is None:  # each length's words come most frequent first, ties in rank order: merged, the stable sort
+            lengths = vocabulary.lengths if state.length is None else (state.length,)
+            runs = [vocabulary.matching(n, state.known, state.absent) for n in lengths]
+            return list(islice(heapq.merge(*runs, key=lambda word: -vocabulary.frequency(word)), limit))
         words = vocabulary.compatible(state.length, state.known, state.absent)
-        frequencies = [vocabulary.frequency(word) for word in words]
-        if rng is None:
-            ranked = sorted(zip(words, frequencies), key=lambda pair: -pair[1])  # stable: ties keep rank order
-            return [word for word, _ in ranked[:limit]]
-        return sample_by_frequency(words, frequencies, rng, limit)
+        return sample_by_frequency(words, [vocabulary.frequency(word) for word in words], rng, limit)
 
     def public_constraints(self, state: HangmanState) -> dict[str, Any]:
         """``{"length", "known": {position: letter}, "absent", "guessed", "lives", "max_lives",

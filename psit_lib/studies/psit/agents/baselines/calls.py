@@ -11,10 +11,12 @@ shared counter, so thread scheduling cannot change it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from types import SimpleNamespace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 from openai.types.chat import ChatCompletion
 
@@ -135,6 +137,30 @@ class LibraryLink:
     def here(cls, session: ModelSession, branch: str) -> "LibraryLink":
         """A link for an operation started from the running event loop."""
         return cls(session.branch(branch), asyncio.get_running_loop())
+
+
+T = TypeVar("T")
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def library_threads(size: int) -> ThreadPoolExecutor:
+    """The process's threads for memory-library operations, at most ``size`` (one pool per size, its
+    threads started as they are needed and kept)."""
+    with _POOLS_LOCK:
+        if size not in _POOLS:
+            _POOLS[size] = ThreadPoolExecutor(max_workers=size, thread_name_prefix=f"psit-library-{size}")
+        return _POOLS[size]
+
+
+async def in_library_thread(session: ModelSession, operation: Callable[..., T], *args: Any) -> T:
+    """Run a blocking library operation (Mem0's, MemoryOS's) off the event loop, in a pool as large as the
+    session's calls in flight. An operation holds its thread while the library waits for the model, so the
+    default pool's min(32, cores + 4) threads (6 on two cores) capped every episode's library work at six
+    operations at once, whatever the server could take."""
+    pool = library_threads(max(1, session.client.settings.concurrency))
+    return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(operation, *args))
 
 
 def _request_digest(params: dict[str, Any]) -> str:

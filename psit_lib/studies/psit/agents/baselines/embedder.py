@@ -29,12 +29,15 @@ import asyncio
 import hashlib
 import os
 import queue
+import sys
 import tempfile
 import threading
 import time
+import types
 from concurrent.futures import Future
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -299,10 +302,37 @@ class SharedEncoder:
 
 _SHARED = SharedEncoder()
 
+LIBRARY_MODEL_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+"""The names the memory libraries load the study's model by (MemoryOS's default), besides its path."""
 
-def shared_encoder() -> SharedEncoder:
-    """The process-wide encoder (the model loads on first use)."""
-    return _SHARED
+
+def library_model(name: str, *args: Any, **kwargs: Any) -> SharedEncoder:
+    """What ``SentenceTransformer(name)`` gives a memory library: the process's shared encoder for the
+    study's model; any other model is refused (the libraries are configured with this one)."""
+    if name in LIBRARY_MODEL_NAMES or name == model_path():
+        return _SHARED
+    raise BaselineUnavailableError(f"a memory library asked for the embedding model {name!r}; the workbench "
+                                   "serves only all-MiniLM-L6-v2")
+
+
+@contextmanager
+def without_sentence_transformers() -> Iterator[None]:
+    """While a memory library's modules are imported, ``sentence_transformers`` is a stand-in whose
+    ``SentenceTransformer`` is :func:`library_model`. Mem0's and MemoryOS's modules import it at their
+    top only to build the model this module replaces; the real import (transformers, torch) cost about
+    7.6 s of CPU and 460 MB per process that ran a baseline. The stand-in leaves ``sys.modules`` after the
+    import, and a process that imported the real package keeps it (the adapters then patch the name)."""
+    if "sentence_transformers" in sys.modules:
+        yield
+        return
+    stand_in = types.ModuleType("sentence_transformers")
+    stand_in.SentenceTransformer = library_model  # type: ignore[attr-defined]
+    sys.modules["sentence_transformers"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("sentence_transformers") is stand_in:
+            del sys.modules["sentence_transformers"]
 
 
 def _as_list(vector: np.ndarray) -> list[float]:

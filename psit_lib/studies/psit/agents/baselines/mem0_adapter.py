@@ -15,7 +15,6 @@ reported to the episode's diagnostics (:data:`MEM0_READERS`).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import uuid
@@ -23,14 +22,16 @@ from typing import Any
 
 from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
 from psit_lib.studies.psit.agents.baselines.base import BaselineSettings, Memorized, Recall, TurnInput, turn_time
-from psit_lib.studies.psit.agents.baselines.calls import BaselineLibraryError, CallLedger, LibraryClient, LibraryLink
-from psit_lib.studies.psit.agents.baselines.embedder import EMBEDDING_DIMS, model_path, shared_encoder
+from psit_lib.studies.psit.agents.baselines.calls import BaselineLibraryError, CallLedger, LibraryClient, LibraryLink, in_library_thread
+from psit_lib.studies.psit.agents.baselines.embedder import (EMBEDDING_DIMS, library_model, model_path,
+                                                            without_sentence_transformers)
 
 try:
-    import mem0.embeddings.huggingface as _mem0_hf
-    from mem0 import Memory
-    from mem0.memory.storage import SQLiteManager
-    from mem0.memory.utils import extract_json, remove_code_blocks
+    with without_sentence_transformers():
+        import mem0.embeddings.huggingface as _mem0_hf
+        from mem0 import Memory
+        from mem0.memory.storage import SQLiteManager
+        from mem0.memory.utils import extract_json, remove_code_blocks
 except ImportError as exc:  # pragma: no cover - exercised only without the optional packages
     from psit_lib.studies.psit.agents.baselines.embedder import BaselineUnavailableError
 
@@ -72,24 +73,13 @@ MEM0_READERS = {
 UPDATE / DELETE decisions; anything else it logs and drops."""
 
 
-def _use_shared_embedder() -> None:
-    """Make Mem0's HuggingFace embedder use the process's shared model for our model path."""
-    if getattr(_mem0_hf, "_psit_shared_encoder", False):
-        return
-    original, path = _mem0_hf.SentenceTransformer, model_path()
-
-    def sentence_transformer(name: str, *args: Any, **kwargs: Any) -> Any:
-        return shared_encoder() if name == path else original(name, *args, **kwargs)
-
-    _mem0_hf.SentenceTransformer = sentence_transformer
-    _mem0_hf._psit_shared_encoder = True
+_mem0_hf.SentenceTransformer = library_model  # Mem0's HuggingFace embedder: the process's shared encoder
 
 
 class _Workspace:
     """One Mem0 ``Memory`` (Qdrant in memory) used as scratch space for one operation at a time."""
 
     def __init__(self) -> None:
-        _use_shared_embedder()
         self.memory = Memory.from_config({
             "llm": {"provider": "openai", "config": {"model": "run-model", "api_key": "not-used",
                                                      "openai_base_url": _UNUSED_URL}},
@@ -194,11 +184,11 @@ class Mem0Backend:
         if not store.get("memories"):
             return Recall("", store)
         link = LibraryLink.here(turn.session, f"mem0/recall/{turn.turn}")
-        return await asyncio.to_thread(self._recall, link, store, turn.user)
+        return await in_library_thread(turn.session, self._recall, link, store, turn.user)
 
     async def memorize(self, store: dict[str, Any], turn: TurnInput, reply: str) -> Memorized:
         messages = [*turn.history, {"role": "user", "content": turn.user},
                     {"role": "assistant", "content": reply}][-self.settings.window:]
         link = LibraryLink.here(turn.session, f"mem0/memorize/{turn.turn}")
-        return await asyncio.to_thread(self._memorize, link, store,
+        return await in_library_thread(turn.session, self._memorize, link, store,
                                        [dict(m) for m in messages], turn_time(turn.turn).isoformat())

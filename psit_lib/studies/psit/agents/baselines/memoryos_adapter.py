@@ -15,26 +15,28 @@ logging and its clock is frozen at the episode start, so heat recency stays 1.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from psit_lib.studies.psit.agents.baselines import env  # noqa: F401  (offline switches first)
 from psit_lib.studies.psit.agents.baselines.base import CLOCK_START, BaselineSettings, Memorized, Recall, TurnInput, turn_time
-from psit_lib.studies.psit.agents.baselines.calls import LibraryClient, LibraryLink
-from psit_lib.studies.psit.agents.baselines.embedder import shared_encoder
+from psit_lib.studies.psit.agents.baselines.calls import LibraryClient, LibraryLink, in_library_thread
+from psit_lib.studies.psit.agents.baselines.embedder import library_model, without_sentence_transformers
 
 try:
-    import memoryos.long_term
-    import memoryos.memoryos
-    import memoryos.mid_term
-    import memoryos.retriever
-    import memoryos.short_term
-    import memoryos.updater
-    import memoryos.utils
+    with without_sentence_transformers():
+        import memoryos.long_term
+        import memoryos.memoryos
+        import memoryos.mid_term
+        import memoryos.retriever
+        import memoryos.short_term
+        import memoryos.updater
+        import memoryos.utils
 except ImportError as exc:  # pragma: no cover - exercised only without the optional packages
     from psit_lib.studies.psit.agents.baselines.embedder import BaselineUnavailableError
 
@@ -45,7 +47,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the opti
 MEMORYOS_SETTINGS = BaselineSettings(window=10, top_k=7)
 USER_ID = "player"
 ASSISTANT_ID = "host"
-LIBRARY_MODEL_NAME = "all-MiniLM-L6-v2"
 FROZEN_CLOCK = CLOCK_START.strftime("%Y-%m-%d %H:%M:%S")
 _FILES = {"short_term": ("users", USER_ID, "short_term.json"),
           "mid_term": ("users", USER_ID, "mid_term.json"),
@@ -93,6 +94,17 @@ def _quiet_print(*args: Any, **_: Any) -> None:
     _log.debug(" ".join(str(a) for a in args))
 
 
+class _HarnessClient(memoryos.utils.OpenAIClient):
+    """MemoryOS's client without the ``openai.OpenAI`` its constructor builds: an HTTP client with a TLS
+    context, about 20 ms of CPU per operation (a workspace is built for each), for a client the adapter
+    replaces with its :class:`LibraryClient` at once."""
+
+    def __init__(self, api_key: str, base_url: str | None = None, max_workers: int = 5) -> None:
+        self.api_key, self.base_url, self.client = api_key, base_url, None
+        self.executor = ThreadPoolExecutor(max_workers=max_workers)
+        self._lock = threading.Lock()
+
+
 def _install_patches() -> None:
     if getattr(memoryos.utils, "_psit_patched", False):
         return
@@ -107,7 +119,8 @@ def _install_patches() -> None:
         if hasattr(module, "get_timestamp"):
             module.get_timestamp = lambda: FROZEN_CLOCK
     memoryos.updater.gpt_generate_multi_summary = guarded_multi_summary
-    memoryos.utils._model_cache[LIBRARY_MODEL_NAME] = shared_encoder()
+    memoryos.utils.SentenceTransformer = library_model  # the process's shared encoder
+    memoryos.memoryos.OpenAIClient = _HarnessClient
     memoryos.utils._psit_patched = True
 
 
@@ -232,9 +245,9 @@ class MemoryOSBackend:
 
     async def recall(self, store: dict[str, Any], turn: TurnInput) -> Recall:
         link = LibraryLink.here(turn.session, f"memoryos/recall/{turn.turn}")
-        return await asyncio.to_thread(self._recall, link, store, turn.user)
+        return await in_library_thread(turn.session, self._recall, link, store, turn.user)
 
     async def memorize(self, store: dict[str, Any], turn: TurnInput, reply: str) -> Memorized:
         link = LibraryLink.here(turn.session, f"memoryos/memorize/{turn.turn}")
-        return await asyncio.to_thread(self._memorize, link, store, turn.user,
+        return await in_library_thread(turn.session, self._memorize, link, store, turn.user,
                                        reply, turn_time(turn.turn).strftime("%Y-%m-%d %H:%M:%S"))
