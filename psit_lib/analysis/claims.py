@@ -25,7 +25,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from psit_lib.analysis.paper_models import PaperModels, is_simulated_model, paper_models
-from psit_lib.analysis.verdicts import ILLUSTRATES, NOT_COMPARABLE
+from psit_lib.analysis.verdicts import DEFAULT_MARGIN, ILLUSTRATES, NOT_COMPARABLE, margin_note
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
 VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, ILLUSTRATES, NOT_COMPARABLE)
@@ -200,6 +200,16 @@ def ledger(claims: Iterable[Claim], tables: Tables, run: RunContext = FROM_TABLE
                      "paper_statistic": claim.no_counts if own is None else own.statistic,
                      "run_evidence": decision.statistic, "test": claim.test, "verdict": decision.verdict})
     return pd.DataFrame(rows, columns=LEDGER_COLUMNS)
+
+
+def verdict_rule(paper_n: int, run: RunContext = FROM_TABLES, margin: float = DEFAULT_MARGIN,
+                 unit: str = "episodes") -> str:
+    """The verdicts' margin against a paper's count per cell, as a page says it (generated); on a simulated run,
+    that no cell is compared."""
+    if run.simulated:
+        return ("This run is the simulated model: it illustrates the protocol, and no cell or claim is set against "
+                "the paper (the rule below applies to a run of the paper's models).")
+    return margin_note(paper_n, margin, unit=unit)
 
 
 def ledger_lines(table: pd.DataFrame, width: int = 120) -> list[str]:

@@ -22,9 +22,10 @@ from scipy.stats import norm
 
 from psit_lib.analysis.claims import (FROM_TABLES, INCONCLUSIVE, Claim, Decision, Rule, RunContext, Tables, all_of, ledger,
                                       load_claims)
+from psit_lib.analysis.claims import verdict_rule as shared_verdict_rule
 from psit_lib.analysis.paper_models import paper_models
 from psit_lib.analysis.verdicts import (CONSISTENT, DEFAULT_ALPHA, DEFAULT_MARGIN, DIFFERS, ILLUSTRATES,
-                                        VERDICT_COLUMNS, decide, margin_note, newcombe_interval, verdict_row)
+                                        VERDICT_COLUMNS, decide, newcombe_interval, verdict_row)
 from psit_lib.studies.basis.reference import PAPER_HEADLINE, reference_success
 from psit_lib.studies.basis.results import MEASURED, measured_cells, system_pairs
 
@@ -194,12 +195,8 @@ def claims_ledger(tables: Tables, run: RunContext = FROM_TABLES) -> pd.DataFrame
 
 
 def verdict_rule(margin: float = DEFAULT_MARGIN, run: RunContext = FROM_TABLES) -> str:
-    """The verdicts' margin against this paper's count per cell, as a page says it (generated); on a simulated run,
-    that no cell is compared."""
-    if run.simulated:
-        return ("This run is the simulated model: it illustrates the protocol, so no cell or claim is set against the "
-                "paper; the margin applies to runs of the paper's model.")
-    return margin_note(PAPER_N, margin, unit="runs")
+    """The verdicts' margin against this paper's count per cell, as a page says it (generated)."""
+    return shared_verdict_rule(PAPER_N, run, margin, unit="runs")
 
 
 PAPER_SETS = 10

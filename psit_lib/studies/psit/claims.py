@@ -23,9 +23,10 @@ from scipy.stats import t as student_t
 
 from psit_lib.analysis.claims import (FROM_TABLES, INCONCLUSIVE, Claim, Decision, Rule, RunContext, Tables, all_of, any_of, both,
                                       ledger, load_claims, one_sided_p, trend_z)
+from psit_lib.analysis.claims import verdict_rule as shared_verdict_rule
 from psit_lib.analysis.reference import reference_table
 from psit_lib.analysis.stats import fisher_one_sided, wilson_interval
-from psit_lib.analysis.verdicts import DEFAULT_MARGIN, h_interval, margin_note
+from psit_lib.analysis.verdicts import DEFAULT_MARGIN, h_interval
 from psit_lib.studies.psit.protocol.budget import row_comparability
 from psit_lib.studies.psit.protocol.reproduction import PAPER_N
 from psit_lib.studies.psit.protocol.state_size import SMALL_STATE
@@ -473,9 +474,5 @@ def claims_ledger(tables: Tables, run: RunContext = FROM_TABLES) -> pd.DataFrame
 
 
 def verdict_rule(margin: float = DEFAULT_MARGIN, run: RunContext = FROM_TABLES) -> str:
-    """The verdicts' margin against this paper's count per cell, as a page says it (generated); on a simulated run,
-    that no cell is compared."""
-    if run.simulated:
-        return ("This run is the simulated model: it illustrates the protocol, and no cell or claim is set against "
-                "the paper (the rule below applies to a run of the paper's models).")
-    return margin_note(PAPER_N, margin)
+    """The verdicts' margin against this paper's count per cell, as a page says it (generated)."""
+    return shared_verdict_rule(PAPER_N, run, margin)
