@@ -220,10 +220,11 @@ def run_notebook(short: str, endpoint: Endpoint, concurrency: int, seed: int, pr
             _execute(specs, episode, endpoint, concurrency, seed, 1)
             endpoint.latency.value = latency
         else:
+            endpoint.peak.value, server_cpu = 0, endpoint.cpu.value
             timed = _execute(specs, episode, endpoint, concurrency, seed, 1)
     paths = [critical_path(log.calls.get(s.episode_id, [])) for s in specs]
-    endpoint.peak.value, server_cpu = 0, endpoint.cpu.value
     if processes > 1:
+        endpoint.peak.value, server_cpu = 0, endpoint.cpu.value
         timed = _execute(specs, episode, endpoint, concurrency, seed, processes)
     wall, cpu, calls, failed = timed
     return {"episodes": len(specs), "failed": failed, "calls": calls, "wall": wall, "cpu": cpu,
