@@ -26,6 +26,18 @@ if TYPE_CHECKING:
     from psit_lib.llm.client import ModelSession
 
 
+def one_turn_graph(state_schema: type, context_schema: type, turn: Any) -> Any:
+    """A graph of one node, the agent's turn (START -> turn -> END), compiled: the shape of every agent
+    whose turn is one step (the non-tool PSIT agents, the retrieval baselines)."""
+    from langgraph.graph import END, START, StateGraph
+
+    graph: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema, context_schema=context_schema)
+    graph.add_node("turn", turn)
+    graph.add_edge(START, "turn")
+    graph.add_edge("turn", END)
+    return graph.compile()
+
+
 class AgentStateError(ValueError):
     """An agent's state lacks what the fork test reads (a key missing, or not what it must hold)."""
 

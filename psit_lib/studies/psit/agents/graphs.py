@@ -38,7 +38,7 @@ from psit_lib.studies.psit.memory.tools import apply_tool_call
 from psit_lib.studies.psit.memory.working_memory import (WORKING_MEMORY_TAG, MemoryToolError, carries_memory_block,
                                                           initial_memory)
 
-from psit_lib.studies.psit.agents.graph_agent import GraphAgent
+from psit_lib.studies.psit.agents.graph_agent import GraphAgent, one_turn_graph
 from psit_lib.studies.psit.agents.config import AgentConfig
 from psit_lib.llm.diagnostics import diagnostics_of, report_helper_failed, report_helper_read
 from psit_lib.studies.psit.agents.prompts import (interleaved_reasoning, memory_block, private_reasoning_block,
@@ -284,19 +284,14 @@ def _after_respond(state: ToolLoopState) -> str:
 @functools.cache
 def compiled_graph(kind: str) -> Any:
     """The graph of agent ``kind``, compiled once per process (each agent binds its episode's saver)."""
-    graph: StateGraph[Any, Any, Any, Any]
-    if kind == "autonomous":
-        graph = StateGraph(ToolLoopState, context_schema=AgentContext)
-        graph.add_node("respond", respond_or_finish)
-        graph.add_node("tools", tools)
-        graph.add_edge(START, "respond")
-        graph.add_conditional_edges("respond", _after_respond, ["tools", END])
-        graph.add_edge("tools", "respond")
-    else:
-        graph = StateGraph(AgentState, context_schema=AgentContext)
-        graph.add_node("turn", turn)
-        graph.add_edge(START, "turn")
-        graph.add_edge("turn", END)
+    if kind != "autonomous":
+        return one_turn_graph(AgentState, AgentContext, turn)
+    graph = StateGraph(ToolLoopState, context_schema=AgentContext)
+    graph.add_node("respond", respond_or_finish)
+    graph.add_node("tools", tools)
+    graph.add_edge(START, "respond")
+    graph.add_conditional_edges("respond", _after_respond, ["tools", END])
+    graph.add_edge("tools", "respond")
     return graph.compile()
 
 

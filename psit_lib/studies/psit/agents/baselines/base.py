@@ -13,14 +13,13 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
 
-from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from psit_lib.studies.psit.prompt_book import PROMPTS
 from psit_lib.llm.client import ModelSession
 from psit_lib.llm.tokens import count_tokens
 
-from psit_lib.studies.psit.agents.graph_agent import GraphAgent
+from psit_lib.studies.psit.agents.graph_agent import GraphAgent, one_turn_graph
 
 from psit_lib.studies.psit.agents.baselines.calls import HiddenCall
 
@@ -131,11 +130,7 @@ async def baseline_turn(state: BaselineState, runtime: Runtime[BaselineContext])
 @functools.cache
 def compiled_graph() -> Any:
     """The retrieval baselines' graph (one node per turn), compiled once per process."""
-    graph = StateGraph(BaselineState, context_schema=BaselineContext)
-    graph.add_node("turn", baseline_turn)
-    graph.add_edge(START, "turn")
-    graph.add_edge("turn", END)
-    return graph.compile()
+    return one_turn_graph(BaselineState, BaselineContext, baseline_turn)
 
 
 class BaselineAgent(GraphAgent):
