@@ -285,11 +285,12 @@ def test_no_reasoning_or_template_debris_reaches_a_public_transcript_or_a_secret
 
 @pytest.mark.slow
 def test_generated_readings_rank_nothing_the_tables_tie(real_run):
-    """Where every agent of a rate table has the same rate, the headline calls it a tie."""
+    """Where every agent of the headline's table (self-consistency by Table 1's rule) has the same
+    rate, the headline calls it a tie."""
     import pandas as pd
 
     for folder in _notebook_dirs(real_run["run_dir"]):
-        table = folder / "tables" / "self_consistency.csv"
+        table = folder / "tables" / "table1_self_consistency.csv"
         if not table.exists():
             continue
         rates = pd.read_csv(table)
