@@ -201,3 +201,8 @@ def test_the_host_budget_rule_and_the_pre_flight_line(capsys):
     assert capsys.readouterr().err == ""
     say_budget(real, {"02_hangman_fork_tests": {"models": ["qwen3-32b"]}})
     assert capsys.readouterr().err.count("\n") == 1  # one line
+    # the cap it names is the one the calls carry: a run's own max_tokens below REPLY_CAP is that
+    assert "capped at 96 tokens" in budget_note(real, max_tokens=96)
+    say_budget(real, {"02_hangman_fork_tests": {"max_tokens": 96}, "03_diagnosis_ddxplus": {"max_tokens": 300},
+                      "05_acc_judge_evaluation": {"max_tokens": 20}})
+    assert "capped at 96 tokens" in capsys.readouterr().err

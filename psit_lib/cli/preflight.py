@@ -14,6 +14,8 @@ from psit_lib.llm.server_limits import format_endpoint_slots, plan_sizing, probe
 from psit_lib.llm.settings import LLMSettings
 from psit_lib.runs.backend import list_served_models
 from psit_lib.runs.checkpoints import checkpoint_mode
+from psit_lib.runs.params import ModelRunParams
+from psit_lib.studies.psit.protocol.budget import PAPER_BUDGET
 from psit_lib.wire import SIM_MODEL_NAME
 
 PROBE_TIMEOUT = 3.0
@@ -90,10 +92,11 @@ def size_by_server(settings: LLMSettings, env=None, *, say=None) -> LLMSettings:
     return settings.model_copy(update=update) if update else settings
 
 
-def budget_note(settings: LLMSettings, models: list[str] | None = None) -> str | None:
+def budget_note(settings: LLMSettings, models: list[str] | None = None, max_tokens: int = PAPER_BUDGET) -> str | None:
     """One line before a real run whose models have no request settings of their own: their host replies are capped
-    below the private-state study's budget, so its Table 1 cells will read "not comparable"; None otherwise."""
-    from psit_lib.llm.model_settings import REPLY_CAP
+    (at the run's ``max_tokens`` or :data:`REPLY_CAP`, whichever is lower: :func:`reply_budget`) below the
+    private-state study's budget, so its Table 1 cells will read "not comparable"; None otherwise."""
+    from psit_lib.llm.model_settings import reply_budget
 
     if settings.simulated:
         return None
@@ -101,8 +104,9 @@ def budget_note(settings: LLMSettings, models: list[str] | None = None) -> str |
             or not settings.model_settings[m].max_tokens]
     if not bare:
         return None
+    cap = reply_budget("hangman_host", max_tokens, None, simulated=False)
     return (f"psit: no max_tokens of its own for {', '.join(bare)} (PSIT_MODEL_SETTINGS): host replies are capped at "
-            f"{REPLY_CAP} tokens where the study used 2,048, so Table 1 cells will read 'not comparable'; "
+            f"{cap} tokens where the study used {PAPER_BUDGET:,}, so Table 1 cells will read 'not comparable'; "
             "PSIT_MODEL_SETTINGS=notebooks/params/study_model_settings.yaml gives the study's budgets")
 
 
@@ -114,6 +118,9 @@ def say_budget(settings: LLMSettings, params: dict[str, dict]) -> None:
     if not any(notebooks().get(nb, ("",))[0] == "psit" for nb in params):
         return
     named = sorted({str(m) for values in params.values() for m in values.get("models") or []})
-    note = budget_note(settings, named or None)
+    default = ModelRunParams.model_fields["max_tokens"].default
+    smallest = min(int(values.get("max_tokens") or default) for nb, values in params.items()
+                   if notebooks().get(nb, ("",))[0] == "psit")
+    note = budget_note(settings, named or None, smallest)
     if note:
         print(note, file=sys.stderr, flush=True)
