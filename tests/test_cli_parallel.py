@@ -120,6 +120,13 @@ def _gone(pid: int) -> bool:
     return status.exists() and "zombie" in status.read_text()
 
 
+def _as_from_a_terminal() -> None:
+    """``psit run`` starts with Ctrl-C's signal at its default, as from a terminal. A test suite started in
+    the background of a non-interactive shell (``cmd &`` in a script) inherits SIGINT ignored, and so would
+    every process it starts: ``psit run`` would rightly keep ignoring it and run all 400 episodes."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _stop_a_parallel_run(tmp_path: Path, sig: int) -> tuple[int, str, list[int]]:
     for stem in ("92_slow", "93_slow"):
         _notebook(tmp_path / "nbs", stem, SLOW, f"n = 400\npid_file = {str(tmp_path / (stem + '.pid'))!r}")
@@ -127,7 +134,8 @@ def _stop_a_parallel_run(tmp_path: Path, sig: int) -> tuple[int, str, list[int]]
     env.update(PSIT_RESULTS_DIR=str(tmp_path / "results"), PSIT_FIGURES_DIR=str(tmp_path / "figures"),
                PSIT_NOTEBOOKS_DIR=str(tmp_path / "nbs"), PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "psit_lib.cli", "run", "-j", "2", "--run-id", "r1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                            preexec_fn=_as_from_a_terminal)
     pid_files = [tmp_path / "92_slow.pid", tmp_path / "93_slow.pid"]
     progress = [tmp_path / "results" / "r1" / s / "progress.json" for s in ("92_slow", "93_slow")]
     try:
