@@ -115,12 +115,11 @@ def say_budget(settings: LLMSettings, params: dict[str, dict]) -> None:
     run holds a notebook of the private-state study (whose hosts the cap acts on)."""
     from psit_lib.studies.registry import notebooks
 
-    if not any(notebooks().get(nb, ("",))[0] == "psit" for nb in params):
+    private_state = [values for nb, values in params.items() if notebooks().get(nb, ("",))[0] == "psit"]
+    if not private_state:
         return
     named = sorted({str(m) for values in params.values() for m in values.get("models") or []})
     default = ModelRunParams.model_fields["max_tokens"].default
-    smallest = min(int(values.get("max_tokens") or default) for nb, values in params.items()
-                   if notebooks().get(nb, ("",))[0] == "psit")
-    note = budget_note(settings, named or None, smallest)
+    note = budget_note(settings, named or None, min(int(v.get("max_tokens") or default) for v in private_state))
     if note:
         print(note, file=sys.stderr, flush=True)
